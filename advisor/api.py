@@ -1,0 +1,75 @@
+"""The library API: everything the CLI does, callable from Python.
+
+>>> from advisor import api
+>>> ctx = api.Context.load()
+>>> [rec] = api.recommend_files(["profiles/llm-chatbot.yaml"], ctx)
+>>> rec.device
+'tpu'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from advisor.catalog import Catalog, load_catalog
+from advisor.constants import Constants, load_constants
+from advisor.errors import InputError, Problem
+from advisor.estimator import Estimate, estimate
+from advisor.knowledge import KnowledgeBase, load_knowledge
+from advisor.loading import LoadedProfile, load_profiles
+from advisor.models import Profile
+from advisor.recommend import Recommendation, recommend
+
+
+@dataclass
+class Context:
+    """Knowledge base, catalog and constants, loaded once per process."""
+
+    kb: KnowledgeBase
+    catalog: Catalog
+    constants: Constants
+
+    @classmethod
+    def load(cls, rules: Iterable[str] = (), catalogs: Iterable[str] = ()) -> Context:
+        problems: list[Problem] = []
+        kb = catalog = None
+        try:
+            kb = load_knowledge(list(rules))
+        except InputError as exc:
+            problems.extend(exc.problems)
+        try:
+            catalog = load_catalog(list(catalogs))
+        except InputError as exc:
+            problems.extend(exc.problems)
+        if problems:
+            raise InputError(problems)
+        assert kb is not None and catalog is not None
+        return cls(kb, catalog, load_constants())
+
+
+def check_accelerators(loaded: list[LoadedProfile], catalog: Catalog) -> None:
+    """A proposal naming an unknown accelerator is an input error (exit 2)."""
+    problems = []
+    for lp in loaded:
+        prop = lp.profile.proposal
+        if prop is not None and catalog.resolve(prop.accelerator) is None:
+            problems.append(lp.doc.problem(("proposal", "accelerator"), "proposal.accelerator: " + catalog.unknown_message(prop.accelerator)))
+    if problems:
+        raise InputError(problems)
+
+
+def recommend_profile(profile: Profile, ctx: Context, *, label: str = "", with_flip: bool = True) -> Recommendation:
+    return recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=label, with_flip=with_flip)
+
+
+def recommend_files(paths: Iterable[str], ctx: Context, *, with_flip: bool = True) -> list[Recommendation]:
+    loaded = load_profiles(paths)
+    check_accelerators(loaded, ctx.catalog)
+    return [recommend_profile(lp.profile, ctx, label=lp.label, with_flip=with_flip) for lp in loaded]
+
+
+def estimate_config(profile: Profile, accelerator: str, count: int, ctx: Context) -> Estimate:
+    """What-if for one named configuration. Raises KeyError for an unknown accelerator."""
+    acc = ctx.catalog.get(accelerator)
+    return estimate(profile, acc, count, ctx.constants)

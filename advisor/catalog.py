@@ -1,0 +1,320 @@
+"""The accelerator catalog: specs, shapes and prices, each with a source and date.
+
+Facts only, no decisions. The built-in catalog is ``rules/catalog.yaml``;
+``--catalog FILE`` overrides or adds entries (negotiated prices, a region, a
+new chip) with the same validation and line-numbered errors.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from advisor.errors import InputError, Problem
+from advisor.knowledge import builtin_rules_dir
+from advisor.validation import did_you_mean, problems_from
+from advisor.yamlsrc import Document, load_file
+
+Kind = Literal["on-demand", "spot", "committed-1y", "committed-3y"]
+Dtype = Literal["fp64", "fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+Cloud = Literal["gcp", "aws", "azure", "oci", "on-prem"]
+CATALOG_SCHEMA_VERSION = 1
+
+SourceIds = Annotated[list[Annotated[str, Field(min_length=1, max_length=80)]], Field(min_length=1, max_length=20)]
+Positive = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class SourceRef(_Strict):
+    url: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+    repo: str | None = None
+    path: str | None = None
+    commit: str | None = None
+    retrieved: dt.date
+    content_date: str | None = None
+    note: Annotated[str, Field(max_length=4000)] | None = None
+
+    @model_validator(mode="after")
+    def _where(self) -> SourceRef:
+        if not self.url and not self.repo and not self.path:
+            raise ValueError("a source needs a 'url' (or 'repo'/'path')")
+        return self
+
+
+class Specs(_Strict):
+    peak_tflops: dict[Dtype, Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]]
+    memory_gib: Positive
+    memory_bandwidth_gbps: Positive
+    interconnect: Annotated[str, Field(max_length=500)] | None = None
+    interconnect_gbps: Positive | None = None
+    tdp_w: Positive | None = None
+    source: SourceIds
+    as_of: dt.date
+    note: Annotated[str, Field(max_length=4000)] | None = None
+
+    @model_validator(mode="after")
+    def _has_matmul_rate(self) -> Specs:
+        if not {"bf16", "fp16"} & set(self.peak_tflops):
+            raise ValueError("peak_tflops needs a bf16 or fp16 figure")
+        return self
+
+
+class Slice(_Strict):
+    chips: Annotated[int, Field(gt=0, le=1_000_000)]
+    accelerator_type: Annotated[str, Field(min_length=1, max_length=64)]
+    topology: Annotated[str, Field(max_length=32)] | None = None
+    hosts: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    machine_type: Annotated[str, Field(max_length=64)] | None = None
+
+
+class Shapes(_Strict):
+    slices: list[Slice] | None = None
+    max_slices: Annotated[int, Field(ge=1, le=1024)] = 1
+    gpus_per_node: Annotated[int, Field(ge=1, le=1024)] | None = None
+    partial_node_counts: list[Annotated[int, Field(ge=1, le=1024)]] | None = None
+    max_nodes: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    machine_types: dict[int, Annotated[str, Field(max_length=64)]] | None = None
+    source: SourceIds
+    as_of: dt.date
+    note: Annotated[str, Field(max_length=4000)] | None = None
+
+
+class Price(_Strict):
+    cloud: Cloud
+    kind: Kind
+    usd_per_chip_hour: Annotated[float, Field(gt=0, le=10_000, allow_inf_nan=False)]
+    region: Annotated[str, Field(max_length=64)] | None = None
+    includes_host: bool = True
+    source: SourceIds
+    as_of: dt.date
+    note: Annotated[str, Field(max_length=4000)] | None = None
+
+
+class Deploy(_Strict):
+    runtime_version: str | None = None
+    gke_accelerator: str | None = None
+    zones: list[str] = Field(default_factory=list)
+    note: Annotated[str, Field(max_length=4000)] | None = None
+
+
+class Accelerator(_Strict):
+    id: Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
+    device: Literal["tpu", "gpu"]
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    vendor: Annotated[str, Field(min_length=1, max_length=64)]
+    aliases: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list)
+    clouds: list[Cloud] = Field(default_factory=list)  # where offered; empty = where priced
+    specs: Specs
+    shapes: Shapes
+    prices: list[Price] = Field(default_factory=list)
+    deploy: Deploy = Field(default_factory=Deploy)
+    note: Annotated[str, Field(max_length=4000)] | None = None
+
+    @model_validator(mode="after")
+    def _shape_kind(self) -> Accelerator:
+        if self.device == "tpu" and not self.shapes.slices:
+            raise ValueError("a TPU entry needs shapes.slices")
+        if self.device == "gpu" and not (self.shapes.gpus_per_node and self.shapes.partial_node_counts):
+            raise ValueError("a GPU entry needs shapes.gpus_per_node and shapes.partial_node_counts")
+        return self
+
+    @property
+    def peak_bf16_flops(self) -> float:
+        """Dense 16-bit matmul peak per chip, FLOP/s (bf16, else fp16)."""
+        tf = self.specs.peak_tflops
+        return 1e12 * tf.get("bf16", tf.get("fp16", 0.0))
+
+    def peak_flops(self, precision: str) -> float:
+        """The dense peak used for a model held at ``precision`` (falls back to 16-bit)."""
+        tf = self.specs.peak_tflops
+        if precision in ("fp8", "int8", "int4"):
+            for key in (precision, "int8" if precision == "int4" else "fp8"):
+                if key in tf:
+                    return 1e12 * tf[key]
+        if precision in ("fp32", "fp64") and precision in tf:
+            return 1e12 * tf[precision]
+        return self.peak_bf16_flops
+
+    def counts(self) -> list[int]:
+        """Valid chip counts: TPU slices (and multislice), GPU 1/2/4/8 per node then whole nodes."""
+        s = self.shapes
+        if self.device == "tpu":
+            assert s.slices is not None
+            out = sorted({sl.chips for sl in s.slices})
+            biggest = out[-1]
+            out += [biggest * k for k in range(2, s.max_slices + 1) if k & (k - 1) == 0]
+            return out
+        assert s.gpus_per_node and s.partial_node_counts
+        out = sorted(set(s.partial_node_counts))
+        nodes = 2
+        while nodes <= (s.max_nodes or 1):
+            out.append(nodes * s.gpus_per_node)
+            nodes *= 2
+        return out
+
+    def slice_for(self, chips: int) -> Slice | None:
+        for sl in self.shapes.slices or []:
+            if sl.chips == chips:
+                return sl
+        return None
+
+    def price(self, clouds: list[str], kind: str, region: str | None = None) -> Price | None:
+        """Cheapest price of ``kind`` among ``clouds``; a region match is preferred."""
+        found = [p for p in self.prices if p.cloud in clouds and p.kind == kind]
+        if region:
+            local = [p for p in found if p.region == region]
+            found = local or found
+        return min(found, key=lambda p: (p.usd_per_chip_hour, p.cloud)) if found else None
+
+
+class CatalogFile(_Strict):
+    schema_version: Literal[1]
+    as_of: dt.date
+    sources: dict[str, SourceRef] = Field(default_factory=dict)
+    accelerators: list[Accelerator] = Field(default_factory=list)
+
+
+class OverrideFile(_Strict):
+    """``--catalog FILE``: new sources, new accelerators, or partial changes to existing ones."""
+
+    schema_version: Literal[1] = 1
+    as_of: dt.date | None = None
+    sources: dict[str, SourceRef] = Field(default_factory=dict)
+    accelerators: list[dict[str, Any]] = Field(default_factory=list)
+
+
+@dataclass
+class Catalog:
+    as_of: dt.date
+    sources: dict[str, SourceRef]
+    accelerators: dict[str, Accelerator]
+    aliases: dict[str, str]
+    files: list[str]
+
+    def resolve(self, name: str) -> str | None:
+        key = name.strip().lower()
+        if key in self.accelerators:
+            return key
+        return self.aliases.get(key)
+
+    def get(self, name: str) -> Accelerator:
+        resolved = self.resolve(name)
+        if resolved is None:
+            raise KeyError(name)
+        return self.accelerators[resolved]
+
+    def unknown_message(self, name: str) -> str:
+        choices = list(self.accelerators) + list(self.aliases)
+        hint = did_you_mean(name.lower(), choices)
+        return f"unknown accelerator {name!r}{hint} (known: {', '.join(sorted(self.accelerators))})"
+
+    def source_url(self, sid: str) -> str:
+        ref = self.sources.get(sid)
+        if ref is None:
+            return sid
+        if ref.url:
+            return ref.url
+        return " ".join(x for x in (ref.repo, ref.path, ref.commit) if x)
+
+
+def builtin_catalog_path() -> Path:
+    return builtin_rules_dir() / "catalog.yaml"
+
+
+def _doc(path: str) -> Document:
+    docs = [d for d in load_file(path) if d.data is not None]
+    if len(docs) != 1:
+        raise InputError.single(path, 1, 1, "expected exactly one YAML document")
+    doc = docs[0]
+    if not isinstance(doc.data, dict):
+        raise InputError([doc.problem((), "expected a mapping with schema_version, sources, accelerators")])
+    return doc
+
+
+def _check_refs(doc: Document, acc: Accelerator, index: int, sources: dict[str, SourceRef], problems: list[Problem]) -> None:
+    groups: list[tuple[tuple[str | int, ...], list[str]]] = [
+        (("accelerators", index, "specs", "source"), acc.specs.source),
+        (("accelerators", index, "shapes", "source"), acc.shapes.source),
+    ]
+    groups += [(("accelerators", index, "prices", i, "source"), p.source) for i, p in enumerate(acc.prices)]
+    for loc, ids in groups:
+        for sid in ids:
+            if sid not in sources:
+                problems.append(doc.problem(loc, f"unknown source {sid!r}{did_you_mean(sid, sources)}"))
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_catalog(overrides: list[str] | None = None) -> Catalog:
+    """The built-in catalog with ``overrides`` applied in order."""
+    path = str(builtin_catalog_path())
+    doc = _doc(path)
+    try:
+        base = CatalogFile.model_validate(doc.data)
+    except ValidationError as exc:
+        raise InputError(problems_from(exc, doc, CatalogFile)) from None
+    problems: list[Problem] = []
+    sources = dict(base.sources)
+    raw: dict[str, dict[str, Any]] = {}
+    for i, acc in enumerate(base.accelerators):
+        _check_refs(doc, acc, i, sources, problems)
+        raw[acc.id] = acc.model_dump(mode="json", exclude_none=True)
+    as_of = base.as_of
+    files = [path]
+    accelerators = {a.id: a for a in base.accelerators}
+    for opath in overrides or []:
+        odoc = _doc(opath)
+        try:
+            over = OverrideFile.model_validate(odoc.data)
+        except ValidationError as exc:
+            problems.extend(problems_from(exc, odoc, OverrideFile))
+            continue
+        sources.update(over.sources)
+        if over.as_of and over.as_of > as_of:
+            as_of = over.as_of
+        aliases = _alias_map(accelerators)
+        for i, entry in enumerate(over.accelerators):
+            loc = ("accelerators", i)
+            name = entry.get("id")
+            if not isinstance(name, str):
+                problems.append(odoc.problem(loc, "accelerators[]: every entry needs an 'id'"))
+                continue
+            target = name if name in raw else aliases.get(name.lower())
+            merged = _deep_merge(raw[target], entry | {"id": target}) if target else entry
+            try:
+                acc = Accelerator.model_validate(merged)
+            except ValidationError as exc:
+                hint = "" if target else f" (new accelerator; to change an existing one use its id{did_you_mean(name, raw)})"
+                for p in problems_from(exc, odoc, Accelerator, loc):
+                    problems.append(Problem(p.path, p.line, p.col, f"accelerators[{i}].{p.message}{hint}"))
+                continue
+            _check_refs(odoc, acc, i, sources, problems)
+            raw[acc.id] = merged
+            accelerators[acc.id] = acc
+        files.append(opath)
+    if problems:
+        raise InputError(problems)
+    return Catalog(as_of, sources, accelerators, _alias_map(accelerators), files)
+
+
+def _alias_map(accelerators: dict[str, Accelerator]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for acc in accelerators.values():
+        for alias in acc.aliases:
+            out[alias.lower()] = acc.id
+    return out

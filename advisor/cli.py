@@ -1,0 +1,246 @@
+"""Command-line interface: parse arguments, call the library API, render, exit.
+
+No logic lives here. Heavy modules are imported inside the commands that need
+them, so ``advisor recommend`` pays only for what it uses. Exit codes: 0 ok,
+1 ``check`` policy failure, 2 bad input or usage, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from advisor import __version__
+
+app = typer.Typer(
+    name="advisor",
+    help="Decide whether an AI workload belongs on TPUs or GPUs: which accelerator, how many, "
+    "what it costs, how long it takes, and how to set it up.",
+    add_completion=True,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+_STATE: dict[str, Any] = {"debug": False, "no_color": False, "quiet": False}
+
+
+class TextJson(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class RecFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"advisor {__version__}")
+        raise typer.Exit(0)
+
+
+_GLOBAL_FLAGS = {"--debug", "--no-color", "--quiet", "-q"}
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
+    no_color: Annotated[bool, typer.Option("--no-color", help="Plain output (also NO_COLOR=1).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the essential output.")] = False,
+) -> None:
+    """Parsed here for --help; main() applies these flags from anywhere on the line."""
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(
+        stderr=stderr,
+        no_color=_STATE["no_color"],
+        highlight=False,
+        soft_wrap=False,
+        width=None if sys.stdout.isatty() else 120,
+    )
+
+
+def _context(rules: list[Path] | None, catalog: list[Path] | None) -> Any:
+    from advisor.api import Context
+
+    return Context.load([str(r) for r in rules or []], [str(c) for c in catalog or []])
+
+
+def _emit(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+RulesOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--rules", help="Extra rule directory (repeatable); same validation as built-in rules."),
+]
+CatalogOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--catalog", help="Catalog override file (repeatable): prices, regions, new chips."),
+]
+
+
+@app.command()
+def recommend(
+    files: Annotated[list[Path], typer.Argument(help="Workload profile(s), YAML.", show_default=False)],
+    fmt: Annotated[RecFormat, typer.Option("--format", "-f", help="Output format.")] = RecFormat.text,
+    rules: RulesOpt = None,
+    catalog: CatalogOpt = None,
+    no_flip: Annotated[bool, typer.Option("--no-flip", help="Skip the what-would-change-the-verdict search.")] = False,
+) -> None:
+    """Verdict, explanation, estimate and setup path for each profile."""
+    from advisor.api import recommend_files
+
+    ctx = _context(rules, catalog)
+    recs = recommend_files([str(f) for f in files], ctx, with_flip=not no_flip)
+    if fmt is RecFormat.json:
+        from advisor.renderers.json import dumps
+
+        data = [r.to_json() for r in recs]
+        _emit(dumps(data[0] if len(data) == 1 else data))
+        return
+    if fmt is RecFormat.markdown:
+        from advisor.renderers.markdown import render_report
+
+        _emit(render_report(recs))
+        return
+    from advisor.renderers.text import render_recommendation
+
+    console = _console()
+    for i, rec in enumerate(recs):
+        if i:
+            console.print()
+        render_recommendation(rec, console)
+
+
+@app.command()
+def estimate(
+    file: Annotated[Path, typer.Argument(help="Workload profile, YAML.", show_default=False)],
+    accelerator: Annotated[str, typer.Option("--accelerator", "-a", help="Catalog id (or alias), e.g. tpu-v6e, h100.")],
+    count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Chips/GPUs (per replica for inference).")],
+    fmt: Annotated[TextJson, typer.Option("--format", "-f")] = TextJson.text,
+    catalog: CatalogOpt = None,
+) -> None:
+    """What-if: time, cost, memory and throughput of one named configuration."""
+    from advisor.api import estimate_config
+    from advisor.errors import UsageError
+    from advisor.loading import load_profiles
+
+    ctx = _context(None, catalog)
+    loaded = load_profiles([str(file)])
+    if len(loaded) != 1:
+        raise UsageError(f"{file}: estimate takes one profile, the file holds {len(loaded)}")
+    if ctx.catalog.resolve(accelerator) is None:
+        raise UsageError(ctx.catalog.unknown_message(accelerator))
+    acc = ctx.catalog.get(accelerator)
+    valid = acc.counts()
+    warn = None
+    if count not in valid:
+        warn = f"{count} is not a real shape of {acc.id} (valid: {', '.join(map(str, valid))}); estimated anyway"
+    est = estimate_config(loaded[0].profile, accelerator, count, ctx)
+    if warn:
+        est.warnings.insert(0, warn)
+    if fmt is TextJson.json:
+        from advisor.renderers.json import dumps
+
+        _emit(dumps(est.to_json()))
+        return
+    from advisor.renderers.text import render_estimate
+
+    render_estimate(est, _console())
+
+
+@app.command("catalog")
+def catalog_cmd(
+    fmt: Annotated[TextJson, typer.Option("--format", "-f")] = TextJson.text,
+    catalog: CatalogOpt = None,
+) -> None:
+    """The accelerator catalog: specs, shapes, prices, sources and as-of dates."""
+    from advisor.catalog import load_catalog
+
+    cat = load_catalog([str(c) for c in catalog or []])
+    if fmt is TextJson.json:
+        from advisor.renderers.json import catalog_json, dumps
+
+        _emit(dumps(catalog_json(cat)))
+        return
+    from advisor.renderers.text import render_catalog
+
+    render_catalog(cat, _console())
+
+
+@app.command()
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="Workload profile(s), YAML.", show_default=False)],
+    catalog: CatalogOpt = None,
+) -> None:
+    """Schema check only: every problem in every file, at once."""
+    from advisor.api import check_accelerators
+    from advisor.catalog import load_catalog
+    from advisor.loading import load_profiles
+
+    loaded = load_profiles([str(f) for f in files])
+    check_accelerators(loaded, load_catalog([str(c) for c in catalog or []]))
+    if not _STATE["quiet"]:
+        for lp in loaded:
+            typer.echo(f"{lp.label}: ok ({lp.profile.name})")
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Console-script entry point with the one exception boundary."""
+    from advisor.errors import AdvisorError, InputError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    # Global flags are accepted anywhere on the line, not only before the command.
+    debug = "--debug" in args
+    _STATE.update(
+        debug=debug,
+        no_color="--no-color" in args or bool(os.environ.get("NO_COLOR")),
+        quiet="--quiet" in args or "-q" in args,
+    )
+    args = [a for a in args if a not in _GLOBAL_FLAGS]
+    try:
+        app(args=args, prog_name="advisor", standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        _fail("aborted", 130)
+    except InputError as exc:
+        _fail(str(exc), 2)
+    except AdvisorError as exc:
+        _fail(f"advisor: error: {exc}", exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as exc:  # noqa: BLE001 - the one boundary for bugs
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):  # typer/click usage errors
+            _fail(f"advisor: error: {exc.format_message()}", 2)
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        _fail(
+            f"advisor: internal error ({type(exc).__name__}: {exc}); this is a bug in advisor {__version__}. "
+            "Rerun with --debug for the traceback and report it.",
+            3,
+        )
+    sys.exit(0)

@@ -1,0 +1,141 @@
+"""Estimator constants (``rules/estimator.yaml``) and scoring policy (``rules/scoring.yaml``).
+
+Utilisation figures and overheads are measurements from published sources,
+each with low/expected/high; policy values (how many points a cost ratio is
+worth) are design choices and say so in their note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from advisor.catalog import SourceRef
+from advisor.errors import InputError
+from advisor.knowledge import builtin_rules_dir
+from advisor.validation import problems_from
+from advisor.yamlsrc import load_file
+
+SourceIds = Annotated[list[str], Field(min_length=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class Range(_Strict):
+    low: Annotated[float, Field(gt=0)]
+    expected: Annotated[float, Field(gt=0)]
+    high: Annotated[float, Field(gt=0)]
+    source: SourceIds
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Range:
+        if not self.low <= self.expected <= self.high:
+            raise ValueError("needs low <= expected <= high")
+        return self
+
+
+class MfuRow(Range):
+    device: Literal["tpu", "gpu"]
+    stack: Literal["jax", "pytorch-xla", "pytorch", "megatron", "tensorflow"]
+    accelerator: str | None = None
+
+
+class Value(_Strict):
+    value: float
+    source: SourceIds
+    note: str | None = None
+
+
+class InferenceConstants(_Strict):
+    decode_bandwidth_utilisation: Range
+    prefill_mfu: Range
+    tpu_decode_bandwidth_utilisation: Range | None = None
+    decode_mfu: Range | None = None
+
+
+class FineTuning(_Strict):
+    lora_flops_factor: Value
+    qlora_flops_factor: Value
+    lora_trainable_fraction: Value
+
+
+class Memory(_Strict):
+    optimizer_bytes_per_param_full: Value
+    activation_overhead_fraction: Value
+    serving_memory_reserve_fraction: Value
+
+
+class Overheads(_Strict):
+    xla_compile_minutes: Range
+    startup_minutes: Range
+
+
+class Scaling(_Strict):
+    tpu_loss_per_doubling: Value
+    gpu_loss_per_doubling: Value
+    default_global_batch_tokens: Value
+    max_model_parallel: Value
+
+
+class RequestFlops(_Strict):
+    diffusion_flops_per_param_per_step: Value
+    diffusion_default_steps: Value
+    vision_flops_per_param: Value
+
+
+class SmallModel(Value):
+    applies_below_params_b: Annotated[float, Field(gt=0)]
+
+
+class EstimatorConstants(_Strict):
+    schema_version: Literal[1]
+    sources: dict[str, SourceRef]
+    training_mfu: Annotated[list[MfuRow], Field(min_length=1)]
+    small_model_factor: SmallModel
+    inference: InferenceConstants
+    fine_tuning: FineTuning
+    memory: Memory
+    overheads: Overheads
+    scaling: Scaling
+    request_flops: RequestFlops
+
+
+class Scoring(_Strict):
+    schema_version: Literal[1]
+    cost_points_per_doubling: Value
+    cost_points_max: Value
+    no_feasible_penalty: Value
+    confidence_scale_points: Value
+    balanced_cost_slack: Value
+
+
+@dataclass(frozen=True)
+class Constants:
+    estimator: EstimatorConstants
+    scoring: Scoring
+
+
+def _load(path: Path, cls: type[_Strict]) -> _Strict:
+    docs = [d for d in load_file(str(path)) if d.data is not None]
+    if len(docs) != 1:
+        raise InputError.single(str(path), 1, 1, "expected exactly one YAML document")
+    try:
+        return cls.model_validate(docs[0].data)
+    except ValidationError as exc:
+        raise InputError(problems_from(exc, docs[0], cls)) from None
+
+
+@cache
+def load_constants() -> Constants:
+    root = builtin_rules_dir()
+    est = _load(root / "estimator.yaml", EstimatorConstants)
+    sc = _load(root / "scoring.yaml", Scoring)
+    assert isinstance(est, EstimatorConstants) and isinstance(sc, Scoring)
+    return Constants(est, sc)

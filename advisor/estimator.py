@@ -1,0 +1,613 @@
+"""Roofline estimates of time, cost, memory and latency for one configuration.
+
+Pure functions of (profile, accelerator, count, constants). The model, with
+its sources, is documented in docs/estimator.md:
+
+* training: FLOPs = 6 x active params x tokens (x the LoRA/QLoRA factor);
+  time = FLOPs / (chips x peak x MFU x scaling efficiency);
+  memory per chip = sharded weights + gradients + optimiser state
+  (ZeRO-3/FSDP-style full sharding) + checkpointed activations;
+* LLM inference: prefill is compute-bound, decode is memory-bandwidth-bound
+  (weights + KV cache read every step); the batch is the largest that fits
+  memory and keeps the latency target; replicas cover ``peak_qps``;
+* other inference domains: a per-request FLOPs model (diffusion: per
+  denoising step; vision: per image; speech/recsys/other: 2 x params per
+  token), with the weights read once per batch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.catalog import Accelerator, Catalog
+from advisor.constants import Constants, Range
+from advisor.models import Profile
+
+GIB = 1024**3
+HOURS_PER_MONTH = 730.0  # 365 x 24 / 12
+BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+BATCH_LADDER = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+# Head dimension assumed when only kv_heads is known (Llama, Mistral, Qwen, Gemma-2 use 128).
+HEAD_DIM = 128
+# Depth/width of a dense transformer when layers/hidden_size are absent:
+# params ~= 12 x layers x hidden^2 (Kaplan et al. 2020, eq. 2.1 without embeddings)
+# and hidden ~= 128 x layers (Llama-2 7B/13B: 4096/32, 5120/40).
+ASPECT = 128.0
+
+
+@dataclass
+class Estimate:
+    """Time, cost, memory and throughput of one configuration (a candidate)."""
+
+    accelerator: str
+    device: str
+    count: int
+    shape: str
+    mode: str  # training | inference
+    hours: float | None = None
+    hours_low: float | None = None
+    hours_high: float | None = None
+    cost_usd: float | None = None
+    cost_low: float | None = None
+    cost_high: float | None = None
+    usd_per_chip_hour: float | None = None
+    price_cloud: str | None = None
+    price_kind: str | None = None
+    tokens_per_second: float | None = None
+    memory_per_chip_gb: float = 0.0
+    memory_capacity_gb: float = 0.0
+    fits_memory: bool = True
+    meets_deadline: bool | None = None
+    meets_latency: bool | None = None
+    within_budget: bool | None = None
+    batch: int | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    latency_ms: float | None = None
+    replicas: int | None = None
+    usd_per_million_tokens: float | None = None
+    feasible: bool = True
+    why_not: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    assumptions: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def priced(self) -> bool:
+        return self.cost_usd is not None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "accelerator": self.accelerator,
+            "device": self.device,
+            "count": self.count,
+            "shape": self.shape,
+            "mode": self.mode,
+            "hours": _r(self.hours),
+            "hours_range": [_r(self.hours_low), _r(self.hours_high)],
+            "cost_usd": _r(self.cost_usd, 2),
+            "cost_range_usd": [_r(self.cost_low, 2), _r(self.cost_high, 2)],
+            "usd_per_chip_hour": _r(self.usd_per_chip_hour, 5),
+            "price": {"cloud": self.price_cloud, "kind": self.price_kind} if self.price_cloud else None,
+            "tokens_per_second": _r(self.tokens_per_second, 1),
+            "memory_per_chip_gb": _r(self.memory_per_chip_gb, 2),
+            "memory_capacity_gb": _r(self.memory_capacity_gb, 2),
+            "fits_memory": self.fits_memory,
+            "meets_deadline": self.meets_deadline,
+            "meets_latency": self.meets_latency,
+            "within_budget": self.within_budget,
+        }
+        if self.mode == "inference":
+            out.update(
+                batch=self.batch,
+                ttft_ms=_r(self.ttft_ms, 1),
+                tpot_ms=_r(self.tpot_ms, 2),
+                latency_ms=_r(self.latency_ms, 1),
+                replicas=self.replicas,
+                usd_per_million_tokens=_r(self.usd_per_million_tokens, 4),
+            )
+        out.update(feasible=self.feasible, why_not=self.why_not, warnings=list(self.warnings))
+        out["assumptions"] = self.assumptions
+        return out
+
+
+def _r(value: float | None, digits: int = 3) -> float | None:
+    if value is None:
+        return None
+    if not math.isfinite(value):
+        return None
+    return float(round(value, digits)) if abs(value) >= 1 else float(f"{value:.{digits + 3}g}")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def stack_for(profile: Profile, device: str) -> str:
+    """The software stack whose utilisation applies on ``device``."""
+    fw = profile.software.framework
+    if device == "tpu":
+        if fw in ("jax", "keras"):
+            return "jax"
+        if fw == "tensorflow":
+            return "tensorflow"
+        return "pytorch-xla"
+    if {"megatron", "deepspeed"} & set(profile.software.cuda_libraries):
+        return "megatron"
+    if fw == "jax":
+        return "jax"
+    if fw == "tensorflow":
+        return "tensorflow"
+    return "pytorch"
+
+
+def training_mfu(c: Constants, acc: Accelerator, stack: str) -> Range:
+    rows = c.estimator.training_mfu
+    for row in rows:
+        if row.device == acc.device and row.stack == stack and row.accelerator == acc.id:
+            return row
+    for row in rows:
+        if row.device == acc.device and row.stack == stack and row.accelerator is None:
+            return row
+    for row in rows:  # the family's first row is its default
+        if row.device == acc.device and row.accelerator is None:
+            return row
+    return rows[0]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Transformer dimensions, given or approximated."""
+
+    layers: int
+    hidden: int
+    kv_dim: int
+    approximated: tuple[str, ...]
+
+
+def model_shape(profile: Profile) -> Shape:
+    m = profile.model
+    approx: list[str] = []
+    dense = m.params_b * 1e9
+    if m.layers and m.hidden_size:
+        layers, hidden = m.layers, m.hidden_size
+    elif m.hidden_size:
+        hidden = m.hidden_size
+        layers = max(1, round(dense / (12 * hidden * hidden)))
+        approx.append("layers")
+    elif m.layers:
+        layers = m.layers
+        hidden = max(64, round(math.sqrt(dense / (12 * layers))))
+        approx.append("hidden_size")
+    else:
+        layers = max(1, round((dense / (12 * ASPECT * ASPECT)) ** (1 / 3)))
+        hidden = max(64, round(math.sqrt(dense / (12 * layers))))
+        approx += ["layers", "hidden_size"]
+    if m.kv_heads:
+        kv_dim = min(hidden, m.kv_heads * HEAD_DIM)
+    else:
+        # Grouped-query attention with 8 KV heads is the default of current open
+        # LLMs (Llama-3, Mistral, Qwen-2.5); small models keep full attention.
+        kv_dim = min(hidden, 8 * HEAD_DIM) if m.params_b >= 7 else hidden
+        approx.append("kv_heads")
+    return Shape(layers, hidden, kv_dim, tuple(approx))
+
+
+def is_llm_inference(profile: Profile) -> bool:
+    return profile.domain in ("llm", "nlp") or (
+        profile.model.architecture in ("transformer", "moe")
+        and profile.domain not in ("diffusion", "vision", "recommendation", "speech")
+    )
+
+
+class _Price:
+    def __init__(self, usd: float | None, cloud: str | None, kind: str | None, warning: str | None) -> None:
+        self.usd, self.cloud, self.kind, self.warning = usd, cloud, kind, warning
+
+
+def price_for(profile: Profile, acc: Accelerator) -> _Price:
+    clouds = list(profile.deployment.clouds)
+    kind = profile.deployment.pricing
+    p = acc.price(clouds, kind, profile.deployment.region)
+    if p is not None:
+        return _Price(p.usd_per_chip_hour, p.cloud, p.kind, None)
+    if kind != "on-demand":
+        p = acc.price(clouds, "on-demand", profile.deployment.region)
+        if p is not None:
+            return _Price(
+                p.usd_per_chip_hour, p.cloud, p.kind,
+                f"{acc.id}: no {kind} price in the catalog; priced at on-demand",
+            )
+    return _Price(None, None, None, f"{acc.id}: unpriced on {', '.join(clouds)} (no catalog price; add one with --catalog)")
+
+
+def offered_on(acc: Accelerator, clouds: list[str]) -> bool:
+    """Where the catalog says it is offered (else where it is priced); TPUs only on Google Cloud."""
+    if acc.device == "tpu":
+        return "gcp" in clouds
+    if "on-prem" in clouds:
+        return True
+    if acc.clouds:
+        return bool(set(acc.clouds) & set(clouds))
+    priced = {p.cloud for p in acc.prices}
+    return not priced or bool(priced & set(clouds)) or "on-prem" in clouds
+
+
+def shape_name(acc: Accelerator, count: int) -> str:
+    if acc.device == "tpu":
+        sl = acc.slice_for(count)
+        if sl is not None:
+            return sl.accelerator_type
+        biggest = max(acc.shapes.slices or [], key=lambda s: s.chips)
+        return f"{count // biggest.chips} x {biggest.accelerator_type}"
+    per = acc.shapes.gpus_per_node or 8
+    mt = acc.shapes.machine_types or {}
+    if count <= per:
+        return mt.get(count) or f"{count} x {acc.id}"
+    nodes = count // per
+    return f"{nodes} x {mt.get(per) or f'{per} x {acc.id}'}"
+
+
+def _scaling_efficiency(c: Constants, acc: Accelerator, count: int) -> float:
+    """Loss per doubling beyond one node (GPU) or one base slice (TPU, 8 chips)."""
+    base = 8 if acc.device == "tpu" else (acc.shapes.gpus_per_node or 8)
+    if count <= base:
+        return 1.0
+    loss = (c.estimator.scaling.tpu_loss_per_doubling if acc.device == "tpu" else c.estimator.scaling.gpu_loss_per_doubling).value
+    return float((1.0 - loss) ** math.log2(count / base))
+
+
+# --------------------------------------------------------------------------- training
+
+
+def _training_memory(profile: Profile, c: Constants, shape: Shape, count: int) -> tuple[float, dict[str, Any]]:
+    """Bytes per chip under full sharding of weights, grads and optimiser (ZeRO-3 / FSDP)."""
+    assert profile.training is not None
+    t = profile.training
+    m = c.estimator.memory
+    n = profile.model.params_b * 1e9
+    wbytes = BYTES.get(profile.model.precision, 2.0)
+    if t.method == "full":
+        # bf16 weights + bf16 grads + fp32 master and Adam m, v (ZeRO paper: 16 B/param).
+        state = n * (2.0 * wbytes + m.optimizer_bytes_per_param_full.value)
+        sharding = "weights, gradients and Adam state fully sharded over all chips (ZeRO-3 / FSDP)"
+    else:
+        base_bytes = 0.5 if t.method == "qlora" else wbytes
+        trainable = n * c.estimator.fine_tuning.lora_trainable_fraction.value
+        state = n * base_bytes + trainable * (2.0 * 2 + m.optimizer_bytes_per_param_full.value)
+        sharding = f"frozen base weights ({base_bytes:g} B/param) and adapter state sharded over all chips"
+    # Checkpointed activations for one sequence per chip: the layer inputs kept
+    # (2 B x hidden x layers per token) plus one layer's working set re-computed
+    # (34 x hidden bytes per token; Korthikanti et al. 2022, eq. 2, flash attention).
+    seq = t.seq_len
+    activations = seq * shape.hidden * (2.0 * shape.layers + 34.0)
+    overhead = 1.0 + m.activation_overhead_fraction.value
+    per_chip = (state / count + activations) * overhead
+    return per_chip, {
+        "sharding": sharding,
+        "state_gb_total": round(state / 1e9, 2),
+        "activations_gb_per_chip": round(activations / 1e9, 3),
+    }
+
+
+def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constants) -> Estimate:
+    assert profile.training is not None
+    t = profile.training
+    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "training")
+    shape = model_shape(profile)
+    n_active = profile.active_params_b * 1e9
+    tokens = t.tokens_b * 1e9
+    ft = c.estimator.fine_tuning
+    factor = {"full": 1.0, "lora": ft.lora_flops_factor.value, "qlora": ft.qlora_flops_factor.value}[t.method]
+    flops = 6.0 * n_active * tokens * factor
+    stack = stack_for(profile, acc.device)
+    mfu = training_mfu(c, acc, stack)
+    small = c.estimator.small_model_factor
+    size_factor = small.value if profile.active_params_b < small.applies_below_params_b else 1.0
+    peak = acc.peak_flops(profile.model.precision)
+    eff = _scaling_efficiency(c, acc, count) * size_factor
+    ov = c.estimator.overheads
+    compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if acc.device == "tpu" else 0.0)
+
+    def hours(util: float) -> float:
+        return flops / (count * peak * util * eff) / 3600 + compile_h
+
+    e.hours = hours(mfu.expected)
+    e.hours_low = hours(mfu.high)
+    e.hours_high = hours(mfu.low)
+    e.tokens_per_second = tokens / max((e.hours - compile_h) * 3600, 1e-9)
+
+    per_chip, mem_notes = _training_memory(profile, c, shape, count)
+    cap = acc.specs.memory_gib * GIB
+    e.memory_per_chip_gb = per_chip / 1e9
+    e.memory_capacity_gb = cap / 1e9
+    e.fits_memory = per_chip <= cap
+
+    _price(e, profile, acc, lambda: (e.hours or 0.0) * count, lambda h: h * count)
+    if t.deadline_hours is not None:
+        e.meets_deadline = e.hours <= t.deadline_hours
+    if profile.goal.budget_usd is not None and e.cost_usd is not None:
+        e.within_budget = e.cost_usd <= profile.goal.budget_usd
+
+    e.assumptions = {
+        "flops": f"{flops:.3e}",
+        "flops_formula": "6 x active params x tokens" + (f" x {factor:g} ({t.method})" if factor != 1 else ""),
+        "stack": stack,
+        "mfu": {"low": mfu.low, "expected": mfu.expected, "high": mfu.high, "source": mfu.source},
+        "peak_tflops_per_chip": round(peak / 1e12, 1),
+        "scaling_efficiency": round(eff / size_factor, 3),
+        "small_model_factor": size_factor,
+        "memory": mem_notes,
+        "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "approximated": list(shape.approximated)},
+    }
+    e.assumptions["startup_hours"] = round(compile_h, 3)
+    if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
+        e.fits_memory = e.fits_memory  # memory is unaffected; the chip has no FP64 rate
+        e.feasible, e.why_not = False, "no FP64 arithmetic on this accelerator"
+    _feasibility(e, profile, acc)
+    return e
+
+
+# --------------------------------------------------------------------------- inference
+
+
+def estimate_inference(profile: Profile, acc: Accelerator, count: int, c: Constants) -> Estimate:
+    assert profile.inference is not None
+    inf = profile.inference
+    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference")
+    ic = c.estimator.inference
+    mbu = ic.tpu_decode_bandwidth_utilisation if acc.device == "tpu" and ic.tpu_decode_bandwidth_utilisation else ic.decode_bandwidth_utilisation
+    pre = ic.prefill_mfu
+    reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
+    peak = acc.peak_flops(profile.model.precision)
+    bw = acc.specs.memory_bandwidth_gbps * 1e9 * count
+    compute = peak * count
+    n_total = profile.model.params_b * 1e9
+    n_active = profile.active_params_b * 1e9
+    wbytes = BYTES.get(profile.model.precision, 2.0)
+    weights = n_total * wbytes
+    cap = acc.specs.memory_gib * GIB * count
+    usable = cap * reserve
+    e.memory_capacity_gb = acc.specs.memory_gib * GIB / 1e9
+
+    llm = is_llm_inference(profile)
+    if llm:
+        shape = model_shape(profile)
+        kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
+        kv_per_token = 2.0 * shape.layers * shape.kv_dim * kv_bytes
+        ctx = inf.input_tokens + inf.output_tokens
+        max_batch_mem = int((usable - weights) // max(kv_per_token * ctx, 1.0)) if usable > weights else 0
+        out_tokens = max(inf.output_tokens, 1)
+
+        def step(batch: int, u_bw: float, u_pre: float) -> tuple[float, float, float]:
+            """(decode step s, prefill s per request, step incl. interleaved prefill s)."""
+            read = weights + batch * kv_per_token * (inf.input_tokens + inf.output_tokens / 2)
+            t_mem = read / (bw * u_bw)
+            t_cmp = 2.0 * n_active * batch / (compute * u_pre)
+            t_dec = max(t_mem, t_cmp)
+            t_pre = 2.0 * n_active * max(inf.input_tokens, 1) / (compute * u_pre)
+            return t_dec, t_pre, t_dec + (batch / out_tokens) * t_pre
+
+        def metrics(batch: int, u_bw: float, u_pre: float) -> tuple[float, float, float, float]:
+            t_dec, t_pre, t_step = step(batch, u_bw, u_pre)
+            ttft = t_pre + t_step
+            latency = ttft + inf.output_tokens * t_step
+            tok_s = batch / t_step
+            return ttft, t_step, latency, tok_s
+
+        mem_notes: dict[str, Any] = {
+            "weights_gb": round(weights / 1e9, 2),
+            "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
+            "max_batch_by_memory": max_batch_mem,
+            "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated)},
+        }
+    else:
+        flops_req = _request_flops(profile, c)
+        act_per_req = 0.0
+        max_batch_mem = 1024 if usable > weights else 0
+
+        def metrics(batch: int, u_bw: float, u_pre: float) -> tuple[float, float, float, float]:
+            t = max(weights / (bw * u_bw), batch * flops_req / (compute * u_pre))
+            return t, t, t, batch * max(inf.output_tokens, 1) / t
+
+        mem_notes = {
+            "weights_gb": round(weights / 1e9, 2),
+            "request_flops": f"{flops_req:.3e}",
+            "request_model": _request_model_name(profile),
+        }
+        _ = act_per_req
+
+    e.fits_memory = max_batch_mem >= 1
+    e.memory_per_chip_gb = weights / count / 1e9
+    if not e.fits_memory:
+        e.batch = 0
+        e.feasible, e.why_not = False, f"weights ({weights / 1e9:.0f} GB) do not fit in {cap * reserve / 1e9:.0f} GB usable"
+        e.assumptions = {"memory": mem_notes}
+        _price(e, profile, acc, lambda: 0.0, lambda h: 0.0)
+        e.cost_usd = e.cost_low = e.cost_high = None
+        return e
+
+    target_ms = inf.latency_p99_ms if inf.mode == "online" else None
+    ladder = [b for b in BATCH_LADDER if b <= max_batch_mem] or [1]
+    chosen = ladder[0]
+    for b in ladder:
+        ttft, _, lat, _ = metrics(b, mbu.expected, pre.expected)
+        if target_ms is None or lat * 1000 <= target_ms:
+            chosen = b
+    ttft, t_step, lat, tok_s = metrics(chosen, mbu.expected, pre.expected)
+    e.batch = chosen
+    e.ttft_ms, e.tpot_ms, e.latency_ms = ttft * 1000, t_step * 1000, lat * 1000
+    e.tokens_per_second = tok_s
+    e.meets_latency = None if target_ms is None else e.latency_ms <= target_ms
+    if llm:
+        kv_used = chosen * kv_per_token * (inf.input_tokens + inf.output_tokens)
+        e.memory_per_chip_gb = (weights + kv_used) / count / 1e9
+
+    out_per_req = max(inf.output_tokens, 1)
+    rps = tok_s / out_per_req
+    e.replicas = max(1, math.ceil(inf.peak_qps / rps - 1e-9))
+    hours_month = inf.hours_per_day * HOURS_PER_MONTH / 24
+    e.hours = hours_month
+
+    def tok_range(u_bw: float, u_pre: float) -> float:
+        return metrics(chosen, u_bw, u_pre)[3]
+
+    lo_tok, hi_tok = tok_range(mbu.low, pre.low), tok_range(mbu.high, pre.high)
+    rep_hi = max(1, math.ceil(inf.peak_qps / (lo_tok / out_per_req) - 1e-9))
+    rep_lo = max(1, math.ceil(inf.peak_qps / (hi_tok / out_per_req) - 1e-9))
+    _price(
+        e, profile, acc,
+        lambda: hours_month * count * (e.replicas or 1),
+        lambda h: h,
+        chip_hours_range=(hours_month * count * rep_lo, hours_month * count * rep_hi),
+    )
+    e.hours_low = e.hours_high = hours_month
+    if e.usd_per_chip_hour is not None:
+        e.usd_per_million_tokens = e.usd_per_chip_hour * count / (tok_s * 3600) * 1e6
+    if profile.goal.budget_usd is not None and e.cost_usd is not None:
+        e.within_budget = e.cost_usd <= profile.goal.budget_usd
+    e.assumptions = {
+        "decode_bandwidth_utilisation": {"low": mbu.low, "expected": mbu.expected, "high": mbu.high, "source": mbu.source},
+        "prefill_mfu": {"low": pre.low, "expected": pre.expected, "high": pre.high, "source": pre.source},
+        "peak_tflops_per_chip": round(peak / 1e12, 1),
+        "tensor_parallel": count,
+        "hours_per_month": round(hours_month, 1),
+        "latency_model": "no queueing: TTFT = prefill + one step; latency = TTFT + output_tokens x step",
+        "memory": mem_notes,
+        "serving_memory_fraction": reserve,
+        "usd_per_million_tokens_basis": "generated (output) tokens",
+    }
+    if target_ms is not None and not e.meets_latency:
+        e.warnings.append(f"even batch 1 takes {e.latency_ms:.0f} ms, above the {target_ms:g} ms target")
+    _feasibility(e, profile, acc)
+    return e
+
+
+def _request_model_name(profile: Profile) -> str:
+    if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
+        return "diffusion: flops_per_param_per_step x params x steps"
+    if profile.domain == "vision" or profile.model.architecture == "cnn":
+        return "vision: flops_per_param x params per image"
+    return "2 x active params x (input + output tokens)"
+
+
+def _request_flops(profile: Profile, c: Constants) -> float:
+    assert profile.inference is not None
+    rf = c.estimator.request_flops
+    n = profile.active_params_b * 1e9
+    if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
+        steps = profile.inference.steps or int(rf.diffusion_default_steps.value)
+        return rf.diffusion_flops_per_param_per_step.value * n * steps
+    if profile.domain == "vision" or profile.model.architecture == "cnn":
+        return rf.vision_flops_per_param.value * n
+    return 2.0 * n * max(profile.inference.input_tokens + profile.inference.output_tokens, 1)
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def _price(
+    e: Estimate,
+    profile: Profile,
+    acc: Accelerator,
+    chip_hours: Any,
+    _unused: Any,
+    chip_hours_range: tuple[float, float] | None = None,
+) -> None:
+    p = price_for(profile, acc)
+    if p.warning:
+        e.warnings.append(p.warning)
+    if p.usd is None:
+        return
+    e.usd_per_chip_hour, e.price_cloud, e.price_kind = p.usd, p.cloud, p.kind
+    e.cost_usd = chip_hours() * p.usd
+    if chip_hours_range is not None:
+        e.cost_low, e.cost_high = chip_hours_range[0] * p.usd, chip_hours_range[1] * p.usd
+    elif e.hours_low is not None and e.hours_high is not None:
+        e.cost_low, e.cost_high = e.hours_low * e.count * p.usd, e.hours_high * e.count * p.usd
+
+
+def _feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
+    reasons: list[str] = []
+    if e.why_not:
+        reasons.append(e.why_not)
+    if not offered_on(acc, list(profile.deployment.clouds)):
+        reasons.append(f"not offered on {', '.join(profile.deployment.clouds)}")
+    if not e.fits_memory:
+        reasons.append(f"needs {e.memory_per_chip_gb:.1f} GB per chip, has {e.memory_capacity_gb:.1f} GB")
+    if e.meets_deadline is False:
+        assert profile.training is not None and profile.training.deadline_hours is not None
+        reasons.append(f"takes {e.hours:.1f} h, deadline {profile.training.deadline_hours:g} h")
+    if e.meets_latency is False:
+        assert profile.inference is not None
+        reasons.append(f"latency {e.latency_ms:.0f} ms > {profile.inference.latency_p99_ms:g} ms")
+    if e.within_budget is False:
+        reasons.append(f"costs ${e.cost_usd:,.0f}, budget ${profile.goal.budget_usd:,.0f}")
+    e.feasible = not reasons
+    e.why_not = "; ".join(dict.fromkeys(reasons)) or None
+
+
+def estimate(profile: Profile, acc: Accelerator, count: int, c: Constants) -> Estimate:
+    if profile.is_training:
+        return estimate_training(profile, acc, count, c)
+    return estimate_inference(profile, acc, count, c)
+
+
+def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[int]:
+    """Real shapes worth estimating for this workload."""
+    counts = acc.counts()
+    if profile.is_training:
+        assert profile.training is not None
+        t = profile.training
+        sc = c.estimator.scaling
+        if t.global_batch:
+            seqs = t.global_batch
+        else:
+            seqs = max(1, int(sc.default_global_batch_tokens.value // t.seq_len))
+        limit = seqs * int(sc.max_model_parallel.value)
+        # keep at least the smallest shape that could hold the model
+        return [n for n in counts if n <= max(limit, counts[0])]
+    # Serving: one host per replica (vLLM TPU multi-host serving is not validated);
+    # fall back to larger shapes only when nothing single-host holds the weights.
+    if acc.device == "tpu":
+        single = [sl.chips for sl in acc.shapes.slices or [] if (sl.hosts or 1) <= 1]
+    else:
+        single = [n for n in counts if n <= (acc.shapes.gpus_per_node or 8)]
+    return single or counts[:1]
+
+
+def all_candidates(profile: Profile, catalog: Catalog, c: Constants) -> list[Estimate]:
+    out: list[Estimate] = []
+    for acc in catalog.accelerators.values():
+        counts = candidate_counts(profile, acc, c)
+        ests = [estimate(profile, acc, n, c) for n in counts]
+        if profile.task == "inference" and not any(x.fits_memory for x in ests):
+            bigger = [n for n in acc.counts() if n not in counts][:4]
+            ests += [estimate(profile, acc, n, c) for n in bigger]
+        out.extend(ests)
+    return out
+
+
+def best(
+    cands: list[Estimate], objective: str, c: Constants, device: str | None = None
+) -> Estimate | None:
+    """The best feasible, priced candidate (of ``device``) for ``objective``."""
+    pool = [x for x in cands if x.feasible and x.priced and (device is None or x.device == device)]
+    if not pool:
+        return None
+
+    def key_cost(x: Estimate) -> tuple[float, float, str, int]:
+        return (x.cost_usd or 0.0, x.hours or 0.0, x.accelerator, x.count)
+
+    def key_time(x: Estimate) -> tuple[float, float, str, int]:
+        speed = x.hours if x.mode == "training" else (x.latency_ms or 0.0)
+        return (speed or 0.0, x.cost_usd or 0.0, x.accelerator, x.count)
+
+    if objective == "cost":
+        return min(pool, key=key_cost)
+    if objective == "time":
+        return min(pool, key=key_time)
+    cheapest = min(pool, key=key_cost)
+    slack = 1.0 + c.scoring.balanced_cost_slack.value
+    near = [x for x in pool if (x.cost_usd or 0.0) <= (cheapest.cost_usd or 0.0) * slack]
+    return min(near, key=key_time)

@@ -1,0 +1,346 @@
+"""The knowledge base: heuristics, setup paths and the not-encoded seed claims.
+
+All of it is YAML under ``rules/`` (shipped in the wheel as ``advisor/rules``),
+validated on load with file/line/column errors. ``--rules DIR`` adds user
+rules and setup paths with exactly the same validation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from advisor.conditions import Condition, ConditionParser
+from advisor.errors import InputError, Problem
+from advisor.models import Device
+from advisor.validation import problems_from
+from advisor.yamlsrc import Document, load_file
+
+RULE_ID = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+SOURCE = r"^(seed:S-[AB][0-9]+(\.[0-9]+)?|https://\S+)$"
+Category = Literal["workload-fit", "ecosystem", "constraint", "cost", "team", "platform"]
+PLACEHOLDERS = frozenset(
+    {
+        "project", "zone", "region", "name", "cluster", "accelerator", "count",
+        "accelerator_type", "topology", "runtime_version", "machine_type",
+        "gke_accelerator", "chips_per_host", "hosts", "model", "tp", "replicas",
+        "max_model_len",
+    }
+)
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+Source = Annotated[str, Field(pattern=SOURCE, max_length=500)]
+
+
+class Effect(_Strict):
+    device: Device | None = None
+    points: Annotated[float, Field(ge=-100, le=100)] | None = None
+    exclude: Annotated[list[Device], Field(min_length=1, max_length=4)] | None = None
+
+    def model_post_init(self, _ctx: Any) -> None:
+        scored = self.device is not None or self.points is not None
+        if scored and self.exclude is not None:
+            raise ValueError("an effect either scores (device + points) or excludes, not both")
+        if not scored and self.exclude is None:
+            raise ValueError("an effect needs 'device' and 'points', or 'exclude'")
+        if scored and (self.device is None or self.points is None):
+            raise ValueError("a scoring effect needs both 'device' and 'points'")
+
+
+class Examples(_Strict):
+    fires: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=50)]
+    not_fires: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=50)]
+
+
+class RuleSpec(_Strict):
+    id: Annotated[str, Field(pattern=RULE_ID, max_length=80)]
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    category: Category = "workload-fit"
+    when: Any
+    effect: Effect
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]
+    fix: Annotated[str, Field(max_length=2000)] | None = None
+    source: Source | Annotated[list[Source], Field(min_length=1, max_length=20)]
+    examples: Examples
+    aliases: list[Annotated[str, Field(pattern=RULE_ID)]] = Field(default_factory=list)
+
+
+class Step(_Strict):
+    title: Annotated[str, Field(min_length=1, max_length=300)]
+    commands: list[Annotated[str, Field(max_length=4000)]] = Field(default_factory=list, max_length=40)
+    note: Annotated[str, Field(max_length=2000)] | None = None
+
+
+class SetupSpec(_Strict):
+    id: Annotated[str, Field(pattern=RULE_ID, max_length=80)]
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    device: Device
+    priority: Annotated[int, Field(ge=0, le=1000)] = 0
+    when: Any = None
+    source: Source | Annotated[list[Source], Field(min_length=1, max_length=20)]
+    summary: Annotated[str, Field(min_length=1, max_length=4000)]
+    steps: Annotated[list[Step], Field(min_length=1, max_length=30)]
+
+
+class NotEncoded(_Strict):
+    claim: Annotated[str, Field(pattern=r"^S-[AB][0-9]+(\.[0-9]+)?$")]
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A loaded, checked heuristic."""
+
+    id: str
+    title: str
+    category: str
+    when: Condition
+    device: str | None
+    points: float
+    exclude: tuple[str, ...]
+    reason: str
+    fix: str | None
+    sources: tuple[str, ...]
+    fires: tuple[dict[str, Any], ...]
+    not_fires: tuple[dict[str, Any], ...]
+    path: str
+    line: int
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def effect_text(self) -> str:
+        if self.exclude:
+            return "excludes " + ", ".join(self.exclude)
+        return f"{self.points:+g} {self.device}"
+
+
+@dataclass(frozen=True)
+class SetupPath:
+    id: str
+    title: str
+    device: str
+    priority: int
+    when: Condition | None
+    sources: tuple[str, ...]
+    summary: str
+    steps: tuple[Step, ...]
+    path: str
+    line: int
+
+
+@dataclass
+class KnowledgeBase:
+    rules: list[Rule] = field(default_factory=list)
+    setup_paths: list[SetupPath] = field(default_factory=list)
+    not_encoded: list[NotEncoded] = field(default_factory=list)
+    rule_dirs: list[str] = field(default_factory=list)
+
+    def rule(self, rule_id: str) -> Rule | None:
+        for r in self.rules:
+            if r.id == rule_id or rule_id in r.aliases:
+                return r
+        return None
+
+    def cited_claims(self) -> set[str]:
+        out: set[str] = set()
+        for sources in [r.sources for r in self.rules] + [s.sources for s in self.setup_paths]:
+            out.update(s.removeprefix("seed:") for s in sources if s.startswith("seed:"))
+        out.update(n.claim for n in self.not_encoded)
+        return out
+
+
+def builtin_rules_dir() -> Path:
+    """``advisor/rules`` inside an installed wheel, or ``rules/`` of a checkout."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "rules"
+    if packaged.is_dir():
+        return packaged
+    return here.parent / "rules"
+
+
+def _sources(value: str | list[str]) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _validate(doc: Document, cls: type[_Strict]) -> tuple[Any, list[Problem]]:
+    if not isinstance(doc.data, dict):
+        return None, [doc.problem((), f"expected a mapping, got {type(doc.data).__name__}")]
+    try:
+        return cls.model_validate(doc.data), []
+    except ValidationError as exc:
+        return None, problems_from(exc, doc, cls)
+
+
+def _parse_when(doc: Document, data: Any, problems: list[Problem]) -> Condition | None:
+    parser = ConditionParser(doc)
+    cond = parser.parse(data, ("when",))
+    problems.extend(parser.problems)
+    return cond
+
+
+def _yaml_files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def _single_doc(path: Path, problems: list[Problem]) -> Document | None:
+    try:
+        docs = load_file(str(path))
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None
+    docs = [d for d in docs if d.data is not None]
+    if len(docs) != 1:
+        problems.append(Problem(str(path), 1, 1, "expected exactly one YAML document"))
+        return None
+    return docs[0]
+
+
+def load_rule_file(path: Path, problems: list[Problem]) -> Rule | None:
+    doc = _single_doc(path, problems)
+    if doc is None:
+        return None
+    spec, errs = _validate(doc, RuleSpec)
+    problems.extend(errs)
+    if spec is None:
+        return None
+    if spec.id != path.stem:
+        problems.append(doc.problem(("id",), f"rule id {spec.id!r} must match the file name {path.stem!r}"))
+    cond = _parse_when(doc, spec.when, problems)
+    if cond is None:
+        return None
+    eff = spec.effect
+    return Rule(
+        id=spec.id,
+        title=spec.title,
+        category=spec.category,
+        when=cond,
+        device=eff.device,
+        points=float(eff.points or 0.0),
+        exclude=tuple(eff.exclude or ()),
+        reason=" ".join(spec.reason.split()),
+        fix=" ".join(spec.fix.split()) if spec.fix else None,
+        sources=_sources(spec.source),
+        fires=tuple(spec.examples.fires),
+        not_fires=tuple(spec.examples.not_fires),
+        path=str(path),
+        line=doc.start[0],
+        aliases=tuple(spec.aliases),
+    )
+
+
+def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
+    doc = _single_doc(path, problems)
+    if doc is None:
+        return None
+    spec, errs = _validate(doc, SetupSpec)
+    problems.extend(errs)
+    if spec is None:
+        return None
+    if spec.id != path.stem:
+        problems.append(doc.problem(("id",), f"setup path id {spec.id!r} must match the file name {path.stem!r}"))
+    for si, step in enumerate(spec.steps):
+        for ci, command in enumerate(step.commands):
+            for name in _PLACEHOLDER.findall(command):
+                if name not in PLACEHOLDERS:
+                    problems.append(
+                        doc.problem(
+                            ("steps", si, "commands", ci),
+                            f"unknown placeholder {{{name}}}; allowed: {', '.join(sorted(PLACEHOLDERS))}",
+                        )
+                    )
+    cond = None
+    if spec.when is not None:
+        cond = _parse_when(doc, spec.when, problems)
+        if cond is None:
+            return None
+    return SetupPath(
+        id=spec.id,
+        title=spec.title,
+        device=spec.device,
+        priority=spec.priority,
+        when=cond,
+        sources=_sources(spec.source),
+        summary=" ".join(spec.summary.split()),
+        steps=tuple(spec.steps),
+        path=str(path),
+        line=doc.start[0],
+    )
+
+
+def _load_not_encoded(path: Path, problems: list[Problem]) -> list[NotEncoded]:
+    if not path.is_file():
+        return []
+    doc = _single_doc(path, problems)
+    if doc is None:
+        return []
+    if not isinstance(doc.data, list):
+        problems.append(doc.problem((), "expected a list of {claim, reason}"))
+        return []
+    out = []
+    for i, item in enumerate(doc.data):
+        try:
+            out.append(NotEncoded.model_validate(item))
+        except ValidationError as exc:
+            problems.extend(problems_from(exc, doc, NotEncoded, (i,)))
+    return out
+
+
+def load_rule_dir(directory: Path, kb: KnowledgeBase, problems: list[Problem], *, user: bool) -> None:
+    """Load ``heuristics/`` and ``setup/`` of a rule directory (or its top-level YAML files)."""
+    if not directory.is_dir():
+        problems.append(Problem(str(directory), 1, 1, "rule directory does not exist"))
+        return
+    heuristics = directory / "heuristics"
+    rule_files = _yaml_files(heuristics) if heuristics.is_dir() else []
+    if user and not heuristics.is_dir():
+        # A user directory may simply hold rule files.
+        rule_files = [p for p in _yaml_files(directory) if p.name not in ("not-encoded.yaml",)]
+    for path in rule_files:
+        rule = load_rule_file(path, problems)
+        if rule is not None:
+            kb.rules.append(rule)
+    for path in _yaml_files(directory / "setup"):
+        sp = load_setup_file(path, problems)
+        if sp is not None:
+            kb.setup_paths.append(sp)
+    kb.not_encoded.extend(_load_not_encoded(directory / "not-encoded.yaml", problems))
+    kb.rule_dirs.append(str(directory))
+
+
+def load_knowledge(extra_dirs: list[str] | None = None, *, builtin: bool = True) -> KnowledgeBase:
+    """Built-in knowledge plus user rule directories; raises InputError with every problem."""
+    kb = KnowledgeBase()
+    problems: list[Problem] = []
+    if builtin:
+        load_rule_dir(builtin_rules_dir(), kb, problems, user=False)
+    for d in extra_dirs or []:
+        load_rule_dir(Path(os.path.expanduser(d)), kb, problems, user=True)
+    seen: dict[str, Rule] = {}
+    for rule in kb.rules:
+        for name in (rule.id, *rule.aliases):
+            if name in seen:
+                first = seen[name]
+                problems.append(
+                    Problem(rule.path, rule.line, 1, f"duplicate rule id {name!r} (also in {first.path}:{first.line})")
+                )
+            seen[name] = rule
+    ids: dict[str, SetupPath] = {}
+    for sp in kb.setup_paths:
+        if sp.id in ids:
+            problems.append(Problem(sp.path, sp.line, 1, f"duplicate setup path id {sp.id!r} (also in {ids[sp.id].path})"))
+        ids[sp.id] = sp
+    if problems:
+        raise InputError(problems)
+    return kb

@@ -1,0 +1,52 @@
+"""Load workload profiles from files: all problems of all files at once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from advisor.errors import InputError, Problem
+from advisor.models import Profile
+from advisor.validation import validate_document
+from advisor.yamlsrc import MAX_BYTES, Document, load_file
+
+
+@dataclass(frozen=True)
+class LoadedProfile:
+    """A validated profile and the YAML document it came from (for positions)."""
+
+    profile: Profile
+    doc: Document
+
+    @property
+    def label(self) -> str:
+        return self.doc.label
+
+    @property
+    def path(self) -> str:
+        return self.doc.path
+
+
+def load_profiles(paths: Iterable[str], *, max_bytes: int = MAX_BYTES) -> list[LoadedProfile]:
+    """Every document of every file, validated; raises one InputError with every problem."""
+    loaded: list[LoadedProfile] = []
+    problems: list[Problem] = []
+    for path in paths:
+        try:
+            docs = load_file(path, max_bytes=max_bytes)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        if not docs or all(d.data is None for d in docs):
+            problems.append(Problem(path, 1, 1, "empty file: expected a workload profile"))
+            continue
+        for doc in docs:
+            if doc.data is None and len(docs) > 1:
+                continue  # a stray '---' at the end of a multi-document file
+            try:
+                loaded.append(LoadedProfile(validate_document(doc, Profile, what="a workload profile"), doc))
+            except InputError as exc:
+                problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)
+    return loaded

@@ -1,0 +1,158 @@
+"""The workload profile: the input contract of DESIGN.md as pydantic models.
+
+Every model forbids unknown keys. Numbers are finite and bounded so that an
+absurd input is refused with its accepted range instead of producing an
+absurd (or infinite) estimate.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Task = Literal["training", "fine-tuning", "inference"]
+Domain = Literal[
+    "llm", "nlp", "vision", "diffusion", "speech", "recommendation", "scientific", "tabular", "other"
+]
+Architecture = Literal["transformer", "moe", "cnn", "diffusion", "rnn", "gnn", "tree", "other"]
+Precision = Literal["fp64", "fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+Trait = Literal[
+    "branch-heavy",
+    "elementwise-heavy",
+    "sparse-access",
+    "host-io-bound",
+    "huge-embeddings",
+    "custom-ops-in-loop",
+]
+Method = Literal["full", "lora", "qlora"]
+Mode = Literal["online", "batch"]
+Framework = Literal["pytorch", "jax", "tensorflow", "keras", "other"]
+ServingStack = Literal["vllm", "tgi", "jetstream", "triton", "tensorrt-llm", "sglang", "none"]
+CudaLibrary = Literal[
+    "deepspeed", "megatron", "flash-attention", "tensorrt", "apex", "bitsandbytes", "xformers"
+]
+Cloud = Literal["gcp", "aws", "azure", "oci", "on-prem"]
+Pricing = Literal["on-demand", "spot", "committed-1y", "committed-3y"]
+Experience = Literal["none", "some", "expert"]
+Optimize = Literal["cost", "time", "balanced"]
+Device = Literal["tpu", "gpu", "cpu", "edge"]
+
+# Bounds: generous for real workloads, tight enough to keep every estimate finite.
+PositiveBillions = Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
+Count = Annotated[int, Field(gt=0, le=100_000_000)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class Model(_Strict):
+    params_b: Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)]
+    active_params_b: Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)] | None = None
+    architecture: Architecture = "transformer"
+    precision: Precision = "bf16"
+    layers: Annotated[int, Field(gt=0, le=10_000)] | None = None
+    hidden_size: Annotated[int, Field(gt=0, le=1_000_000)] | None = None
+    kv_heads: Annotated[int, Field(gt=0, le=10_000)] | None = None
+    context_tokens: Annotated[int, Field(gt=0, le=100_000_000)] | None = None
+    hf_id: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    traits: list[Trait] = Field(default_factory=list, max_length=16)
+
+    @model_validator(mode="after")
+    def _active_not_above_total(self) -> Model:
+        if self.active_params_b is not None and self.active_params_b > self.params_b:
+            raise ValueError(
+                f"active_params_b ({self.active_params_b:g}) cannot exceed params_b "
+                f"({self.params_b:g})"
+            )
+        return self
+
+
+class Training(_Strict):
+    tokens_b: PositiveBillions
+    seq_len: Annotated[int, Field(gt=0, le=10_000_000)] = 2048
+    method: Method = "full"
+    deadline_hours: Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)] | None = None
+    global_batch: Annotated[int, Field(gt=0, le=100_000_000)] | None = None
+
+
+class Inference(_Strict):
+    mode: Mode = "online"
+    peak_qps: Annotated[float, Field(gt=0, le=10_000_000, allow_inf_nan=False)] = 1.0
+    input_tokens: Annotated[int, Field(ge=0, le=10_000_000)] = 512
+    output_tokens: Annotated[int, Field(ge=0, le=10_000_000)] = 256
+    latency_p99_ms: Annotated[float, Field(gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
+    hours_per_day: Annotated[float, Field(gt=0, le=24, allow_inf_nan=False)] = 24.0
+    steps: Annotated[int, Field(gt=0, le=10_000)] | None = None  # diffusion denoising steps
+
+
+class Software(_Strict):
+    framework: Framework = "pytorch"
+    serving_stack: ServingStack = "none"
+    custom_cuda_kernels: bool = False
+    dynamic_shapes: bool = False
+    fp64: bool = False
+    cuda_libraries: list[CudaLibrary] = Field(default_factory=list, max_length=16)
+
+
+class Deployment(_Strict):
+    clouds: list[Cloud] = Field(default_factory=lambda: ["gcp"], min_length=1, max_length=8)
+    edge: bool = False
+    region: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    pricing: Pricing = "on-demand"
+
+
+class Team(_Strict):
+    tpu_experience: Experience = "none"
+    gpu_experience: Experience = "some"
+
+
+class Goal(_Strict):
+    optimize: Optimize = "balanced"
+    budget_usd: Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)] | None = None
+
+
+class Waiver(_Strict):
+    rule: Annotated[str, Field(min_length=1, max_length=100)]
+    reason: Annotated[str, Field(max_length=2000)] = ""
+    owner: Annotated[str, Field(max_length=200)] | None = None
+    expires: dt.date | None = None
+
+
+class Proposal(_Strict):
+    accelerator: Annotated[str, Field(min_length=1, max_length=64)]
+    count: Count
+    hours: Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
+    waivers: list[Waiver] = Field(default_factory=list, max_length=100)
+
+
+class Profile(_Strict):
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    task: Task
+    domain: Domain = "other"
+    model: Model
+    training: Training | None = None
+    inference: Inference | None = None
+    software: Software = Field(default_factory=Software)
+    deployment: Deployment = Field(default_factory=Deployment)
+    team: Team = Field(default_factory=Team)
+    goal: Goal = Field(default_factory=Goal)
+    proposal: Proposal | None = None
+
+    @model_validator(mode="after")
+    def _task_block(self) -> Profile:
+        if self.task in ("training", "fine-tuning") and self.training is None:
+            raise ValueError(f"task {self.task!r} needs a 'training:' block (tokens_b, seq_len, ...)")
+        if self.task == "inference" and self.inference is None:
+            raise ValueError("task 'inference' needs an 'inference:' block (peak_qps, ...)")
+        return self
+
+    @property
+    def is_training(self) -> bool:
+        return self.task in ("training", "fine-tuning")
+
+    @property
+    def active_params_b(self) -> float:
+        return self.model.active_params_b or self.model.params_b

@@ -1,0 +1,495 @@
+"""From a profile to a verdict: exclusions, scores, estimates, setup path, flip.
+
+1. Every rule whose condition holds either adds points to a device family or
+   excludes families (hard constraints).
+2. The estimator prices every catalog accelerator at its real shapes; the
+   cost (or time) ratio of the best TPU and the best GPU becomes a scored,
+   explained contribution, and a family with nothing feasible is penalised.
+3. The verdict is the best-scoring family that is not excluded, its best
+   configuration, the highest-priority setup path whose condition holds, and
+   a confidence from the score margin.
+4. ``flip`` re-runs the decision on single changes to the profile and keeps
+   the smallest that change the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor import __version__
+from advisor.catalog import Accelerator, Catalog
+from advisor.conditions import evaluate
+from advisor.constants import Constants
+from advisor.estimator import Estimate, all_candidates, best
+from advisor.facts import FieldReader
+from advisor.knowledge import KnowledgeBase, Rule, SetupPath
+from advisor.models import Profile
+
+DEVICES = ("tpu", "gpu", "cpu", "edge")
+# Tie-break order: the general-purpose family first (seed:S-B2).
+_PREFERENCE = {"gpu": 3, "tpu": 2, "cpu": 1, "edge": 0}
+ESTIMATOR_SOURCE = "https://github.com/advisor-project/advisor/blob/main/docs/estimator.md"
+
+
+@dataclass(frozen=True)
+class Contribution:
+    rule: str
+    device: str
+    points: float
+    reason: str
+    sources: tuple[str, ...]
+    title: str = ""
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "device": self.device,
+            "points": round(self.points, 2),
+            "title": self.title,
+            "reason": self.reason,
+            "source": self.sources[0] if self.sources else None,
+            "sources": list(self.sources),
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    device: str
+    rule: str
+    reason: str
+    sources: tuple[str, ...]
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "rule": self.rule,
+            "reason": self.reason,
+            "source": self.sources[0] if self.sources else None,
+            "fix": self.fix,
+        }
+
+
+@dataclass
+class SetupPlan:
+    path: SetupPath
+    steps: list[tuple[str, list[str], str | None]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.path.id,
+            "title": self.path.title,
+            "summary": self.path.summary,
+            "sources": list(self.path.sources),
+            "steps": [{"title": t, "commands": c, "note": n} for t, c, n in self.steps],
+        }
+
+
+@dataclass
+class Decision:
+    """The scoring part of a recommendation (cheap to recompute for ``flip``)."""
+
+    device: str
+    scores: dict[str, float]
+    contributions: list[Contribution]
+    excluded: list[Exclusion]
+    margin: float
+    chosen: Estimate | None
+    best_by_device: dict[str, Estimate | None]
+
+
+@dataclass
+class Recommendation:
+    label: str
+    profile: Profile
+    decision: Decision
+    confidence: float
+    candidates: list[Estimate]
+    setup: SetupPlan | None
+    flip: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    catalog_as_of: str = ""
+    table: list[Estimate] = field(default_factory=list)  # one row per accelerator
+
+    @property
+    def device(self) -> str:
+        return self.decision.device
+
+    @property
+    def estimate(self) -> Estimate | None:
+        return self.decision.chosen
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.decision
+        est = d.chosen
+        return {
+            "profile": self.label,
+            "name": self.profile.name,
+            "task": self.profile.task,
+            "verdict": {
+                "device": d.device,
+                "accelerator": est.accelerator if est else None,
+                "count": est.count if est else None,
+                "shape": est.shape if est else None,
+                "confidence": round(self.confidence, 3),
+                "setup_path": self.setup.path.id if self.setup else None,
+            },
+            "scores": {k: round(v, 2) for k, v in d.scores.items()},
+            "estimate": est.to_json() if est else None,
+            "best_by_device": {k: (v.to_json() if v else None) for k, v in d.best_by_device.items()},
+            "candidates": [c.to_json() for c in self.candidates],
+            "contributions": [c.to_json() for c in d.contributions],
+            "excluded": [x.to_json() for x in d.excluded],
+            "setup": self.setup.to_json() if self.setup else None,
+            "flip": list(self.flip),
+            "warnings": list(self.warnings),
+            "catalog_as_of": self.catalog_as_of,
+            "advisor_version": __version__,
+        }
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _fired(rules: list[Rule], profile: Profile) -> list[Rule]:
+    reader = FieldReader(profile)
+    return [r for r in rules if evaluate(r.when, reader)]
+
+
+def _money(x: float | None) -> str:
+    if x is None:
+        return "unpriced"
+    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
+
+
+def describe(e: Estimate) -> str:
+    """``tpu-v6e x 8 finishes in 31 h for $2,100``-style summary of a configuration."""
+    head = f"{e.accelerator} x {e.count}"
+    if e.mode == "training":
+        return f"{head} takes {e.hours:,.1f} h for {_money(e.cost_usd)}"
+    reps = f" x {e.replicas} replicas" if e.replicas and e.replicas > 1 else ""
+    return f"{head}{reps} serves at {_money(e.cost_usd)}/month ({e.latency_ms:,.0f} ms per request)"
+
+
+def _quantitative(
+    profile: Profile, cands: list[Estimate], c: Constants, excluded: set[str]
+) -> tuple[list[Contribution], dict[str, Estimate | None]]:
+    objective = profile.goal.optimize
+    best_by = {dev: best(cands, objective, c, dev) for dev in ("tpu", "gpu")}
+    out: list[Contribution] = []
+    sc = c.scoring
+    tpu, gpu = best_by["tpu"], best_by["gpu"]
+    live = [d for d in ("tpu", "gpu") if d not in excluded]
+    if len(live) < 2:
+        return out, best_by
+    if tpu and gpu:
+        if objective == "time":
+            a = tpu.hours if tpu.mode == "training" else tpu.latency_ms
+            b = gpu.hours if gpu.mode == "training" else gpu.latency_ms
+            what = "time"
+        else:
+            a, b, what = tpu.cost_usd, gpu.cost_usd, "cost"
+        if a and b and a > 0 and b > 0:
+            ratio = b / a  # > 1: TPU is better
+            pts = max(-sc.cost_points_max.value, min(sc.cost_points_max.value, sc.cost_points_per_doubling.value * math.log2(ratio)))
+            if abs(pts) >= 0.5:
+                winner = "tpu" if pts > 0 else "gpu"
+                good, bad = (tpu, gpu) if winner == "tpu" else (gpu, tpu)
+                factor = max(ratio, 1 / ratio)
+                out.append(
+                    Contribution(
+                        rule=f"estimate-{what}-ratio",
+                        device=winner,
+                        points=abs(pts),
+                        title=f"Estimated {what}: best {winner.upper()} vs best {('gpu' if winner == 'tpu' else 'tpu').upper()}",
+                        reason=f"{describe(good)}; {describe(bad)} ({factor:.1f}x the {what}).",
+                        sources=(ESTIMATOR_SOURCE,),
+                    )
+                )
+    for dev, other in (("tpu", "gpu"), ("gpu", "tpu")):
+        if best_by[dev] is None and best_by[other] is not None:
+            mine = [x for x in cands if x.device == dev]
+            why = _closest_why(mine)
+            out.append(
+                Contribution(
+                    rule="estimate-no-feasible-configuration",
+                    device=dev,
+                    points=-sc.no_feasible_penalty.value,
+                    title=f"No feasible {dev.upper()} configuration",
+                    reason=f"No {dev.upper()} shape in the catalog meets this workload: {why}.",
+                    sources=(ESTIMATOR_SOURCE,),
+                )
+            )
+    return out, best_by
+
+
+def _closest_why(cands: list[Estimate]) -> str:
+    """Why the most promising configuration of a family still fails."""
+    if not cands:
+        return "no catalog entry"
+    fitting = [x for x in cands if x.fits_memory and x.priced]
+    if not fitting:
+        if all(not x.priced for x in cands):
+            return "none is priced on the allowed clouds"
+        return "nothing fits in memory"
+    near = min(fitting, key=lambda x: (x.cost_usd or 0.0, x.accelerator, x.count))
+    return f"the cheapest that fits, {near.accelerator} x {near.count}: {near.why_not}"
+
+
+def decide(
+    profile: Profile, kb: KnowledgeBase, catalog: Catalog, c: Constants, cands: list[Estimate] | None = None
+) -> tuple[Decision, list[Estimate]]:
+    fired = _fired(kb.rules, profile)
+    contributions: list[Contribution] = []
+    excluded: list[Exclusion] = []
+    for r in fired:
+        if r.exclude:
+            excluded.extend(Exclusion(d, r.id, r.reason, r.sources, r.fix) for d in r.exclude)
+        else:
+            assert r.device is not None
+            contributions.append(Contribution(r.id, r.device, r.points, r.reason, r.sources, r.title, r.fix))
+    out_set = {x.device for x in excluded}
+    if cands is None:
+        cands = all_candidates(profile, catalog, c)
+    quant, best_by = _quantitative(profile, cands, c, out_set)
+    contributions.extend(quant)
+    scores = {d: 0.0 for d in DEVICES}
+    for ctr in contributions:
+        scores[ctr.device] += ctr.points
+    live = [d for d in DEVICES if d not in out_set] or list(DEVICES)
+    ranked = sorted(live, key=lambda d: (scores[d], _PREFERENCE[d]), reverse=True)
+    device = ranked[0]
+    margin = scores[device] - scores[ranked[1]] if len(ranked) > 1 else math.inf
+    contributions.sort(key=lambda x: (-abs(x.points), x.rule, x.device))
+    excluded.sort(key=lambda x: (x.device, x.rule))
+    chosen = best_by.get(device) if device in ("tpu", "gpu") else None
+    return Decision(device, scores, contributions, excluded, margin, chosen, best_by), cands
+
+
+def confidence(margin: float, c: Constants) -> float:
+    if math.isinf(margin):
+        return 0.95
+    scale = c.scoring.confidence_scale_points.value
+    m = max(margin, 0.0)
+    return round(0.5 + 0.5 * m / (m + scale), 3)
+
+
+# --------------------------------------------------------------------------- setup path
+
+
+def choose_setup(profile: Profile, kb: KnowledgeBase, device: str) -> SetupPath | None:
+    reader = FieldReader(profile)
+    fits = [p for p in kb.setup_paths if p.device == device and (p.when is None or evaluate(p.when, reader))]
+    if not fits:
+        return None
+    return sorted(fits, key=lambda p: (-p.priority, p.id))[0]
+
+
+_SLUG = re.compile(r"[^a-z0-9-]+")
+
+
+def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None) -> dict[str, str]:
+    slug = _SLUG.sub("-", profile.name.lower()).strip("-")[:40] or "workload"
+    region = profile.deployment.region or "us-central1"
+    values = {
+        "project": "${PROJECT_ID}",
+        "region": region,
+        "zone": f"{region}-a",
+        "name": slug,
+        "cluster": f"{slug}-cluster",
+        "model": profile.model.hf_id or "YOUR_ORG/YOUR_MODEL",
+        "accelerator": acc.id if acc else "",
+        "count": str(est.count) if est else "1",
+        "tp": str(est.count) if est else "1",
+        "replicas": str(est.replicas or 1) if est else "1",
+        "max_model_len": str(
+            profile.model.context_tokens
+            or ((profile.inference.input_tokens + profile.inference.output_tokens) if profile.inference else 2048)
+        ),
+        "accelerator_type": "",
+        "topology": "",
+        "runtime_version": "",
+        "machine_type": "",
+        "gke_accelerator": "",
+        "chips_per_host": "",
+        "hosts": "1",
+    }
+    if acc is not None:
+        zones = acc.deploy.zones
+        local = [z for z in zones if z.startswith(region)]
+        if local or zones:
+            values["zone"] = (local or zones)[0]
+            values["region"] = values["zone"].rsplit("-", 1)[0]
+        values["runtime_version"] = acc.deploy.runtime_version or ""
+        values["gke_accelerator"] = acc.deploy.gke_accelerator or ""
+        count = est.count if est else acc.counts()[0]
+        if acc.device == "tpu":
+            sl = acc.slice_for(count) or max(acc.shapes.slices or [], key=lambda s: s.chips)
+            values["accelerator_type"] = sl.accelerator_type
+            values["topology"] = sl.topology or ""
+            values["machine_type"] = sl.machine_type or ""
+            hosts = max(1, math.ceil(sl.hosts or 1))
+            values["hosts"] = str(hosts)
+            values["chips_per_host"] = str(max(1, sl.chips // hosts))
+        else:
+            per = acc.shapes.gpus_per_node or 8
+            mt = acc.shapes.machine_types or {}
+            on_node = min(count, per)
+            values["machine_type"] = mt.get(on_node) or mt.get(per) or ""
+            values["hosts"] = str(max(1, math.ceil(count / per)))
+            values["chips_per_host"] = str(on_node)
+    return values
+
+
+def plan(path: SetupPath, values: dict[str, str]) -> SetupPlan:
+    def fill(text: str) -> str:
+        return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+
+    return SetupPlan(path, [(s.title, [fill(cmd) for cmd in s.commands], s.note) for s in path.steps])
+
+
+# --------------------------------------------------------------------------- flip
+
+
+def _mutations(p: Profile) -> list[tuple[str, Profile]]:
+    out: list[tuple[str, Profile]] = []
+
+    def sub(block: str, **changes: Any) -> Profile:
+        inner = getattr(p, block)
+        return p.model_copy(update={block: inner.model_copy(update=changes)})
+
+    sw, dep, team, goal = p.software, p.deployment, p.team, p.goal
+    for flag in ("custom_cuda_kernels", "dynamic_shapes", "fp64"):
+        val = getattr(sw, flag)
+        out.append((f"software.{flag}: {str(val).lower()} -> {str(not val).lower()}", sub("software", **{flag: not val})))
+    if sw.cuda_libraries:
+        out.append((f"software.cuda_libraries: {list(sw.cuda_libraries)} -> []", sub("software", cuda_libraries=[])))
+    out.append((f"deployment.edge: {str(dep.edge).lower()} -> {str(not dep.edge).lower()}", sub("deployment", edge=not dep.edge)))
+    if "gcp" not in dep.clouds:
+        out.append((f"deployment.clouds: {list(dep.clouds)} -> {[*dep.clouds, 'gcp']}", sub("deployment", clouds=[*dep.clouds, "gcp"])))
+    elif len(dep.clouds) > 1:
+        out.append((f"deployment.clouds: {list(dep.clouds)} -> ['gcp']", sub("deployment", clouds=["gcp"])))
+    for fw in ("jax", "pytorch", "tensorflow"):
+        if fw != sw.framework:
+            out.append((f"software.framework: {sw.framework} -> {fw}", sub("software", framework=fw)))
+    for lvl in ("none", "some", "expert"):
+        if lvl != team.tpu_experience:
+            out.append((f"team.tpu_experience: {team.tpu_experience} -> {lvl}", sub("team", tpu_experience=lvl)))
+    for goal_opt in ("cost", "time", "balanced"):
+        if goal_opt != goal.optimize:
+            out.append((f"goal.optimize: {goal.optimize} -> {goal_opt}", sub("goal", optimize=goal_opt)))
+    if dep.pricing == "on-demand":
+        out.append(("deployment.pricing: on-demand -> spot", sub("deployment", pricing="spot")))
+    if p.task == "inference":
+        stacks = [s for s in ("vllm", "jetstream", "tensorrt-llm") if s != sw.serving_stack]
+        out += [(f"software.serving_stack: {sw.serving_stack} -> {s}", sub("software", serving_stack=s)) for s in stacks]
+    for factor in (0.5, 2.0, 0.25, 4.0, 0.1, 10.0):
+        m = p.model
+        params = m.params_b * factor
+        active = m.active_params_b * factor if m.active_params_b else None
+        if 0 < params <= 100_000:
+            out.append((f"model.params_b: {m.params_b:g} -> {params:g}", p.model_copy(update={"model": m.model_copy(update={"params_b": params, "active_params_b": active, "layers": None, "hidden_size": None})})))
+        if p.training is not None:
+            tokens = p.training.tokens_b * factor
+            out.append((f"training.tokens_b: {p.training.tokens_b:g} -> {tokens:g}", sub("training", tokens_b=tokens)))
+        if p.inference is not None:
+            qps = p.inference.peak_qps * factor
+            out.append((f"inference.peak_qps: {p.inference.peak_qps:g} -> {qps:g}", sub("inference", peak_qps=qps)))
+    return out
+
+
+def _verdict_text(d: Decision) -> str:
+    if d.chosen is not None:
+        return f"{d.device.upper()} ({d.chosen.accelerator} x {d.chosen.count})"
+    return d.device.upper()
+
+
+def flips(profile: Profile, base: Decision, kb: KnowledgeBase, catalog: Catalog, c: Constants, limit: int = 5) -> list[str]:
+    found: list[str] = []
+    for text, mutated in _mutations(profile):
+        try:
+            d, _ = decide(mutated, kb, catalog, c)
+        except Exception:  # noqa: BLE001 - a mutation outside the model's range is simply skipped
+            continue
+        if d.device != base.device:
+            found.append(f"{text} makes it {_verdict_text(d)}")
+            if len(found) >= limit:
+                break
+    return found
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def per_accelerator(cands: list[Estimate], chosen: Estimate | None, objective: str, c: Constants) -> list[Estimate]:
+    """One row per accelerator: the chosen config, else its best feasible one, else its closest."""
+    by_acc: dict[str, list[Estimate]] = {}
+    for e in cands:
+        by_acc.setdefault(e.accelerator, []).append(e)
+    rows = []
+    for acc, mine in by_acc.items():
+        if chosen is not None and chosen.accelerator == acc:
+            rows.append(chosen)
+            continue
+        pick = best(mine, objective, c)
+        if pick is None:
+            fitting = [x for x in mine if x.fits_memory] or mine
+            pick = fitting[0]
+        rows.append(pick)
+    return sorted(
+        rows,
+        key=lambda x: (not x.feasible, not x.priced, x.cost_usd if x.cost_usd is not None else math.inf, x.accelerator),
+    )
+
+
+def recommend(
+    profile: Profile,
+    kb: KnowledgeBase,
+    catalog: Catalog,
+    c: Constants,
+    *,
+    label: str = "",
+    with_flip: bool = True,
+) -> Recommendation:
+    decision, cands = decide(profile, kb, catalog, c)
+    warnings: list[str] = []
+    acc = catalog.accelerators.get(decision.chosen.accelerator) if decision.chosen else None
+    if decision.device in ("tpu", "gpu") and decision.chosen is None:
+        warnings.append(
+            f"no feasible {decision.device.upper()} configuration in the catalog for this workload; "
+            "see the candidates' why_not and relax the deadline, latency or budget"
+        )
+    if decision.chosen is not None:
+        warnings.extend(decision.chosen.warnings)
+    unpriced = sorted({x.accelerator for x in cands if not x.priced and x.device in ("tpu", "gpu")})
+    if unpriced:
+        warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
+    if decision.chosen is not None:
+        approx = decision.chosen.assumptions.get("model_shape", {}).get("approximated") or decision.chosen.assumptions.get("memory", {}).get("model_shape", {}).get("approximated")
+        if approx:
+            warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
+    path = choose_setup(profile, kb, decision.device)
+    setup = plan(path, placeholders(profile, acc, decision.chosen)) if path else None
+    conf = confidence(decision.margin, c)
+    flip = flips(profile, decision, kb, catalog, c) if with_flip else []
+    cands_sorted = sorted(
+        cands,
+        key=lambda x: (not x.feasible, not x.priced, x.cost_usd if x.cost_usd is not None else math.inf, x.accelerator, x.count),
+    )
+    return Recommendation(
+        label=label,
+        profile=profile,
+        decision=decision,
+        confidence=conf,
+        candidates=cands_sorted,
+        setup=setup,
+        flip=flip,
+        warnings=warnings,
+        catalog_as_of=catalog.as_of.isoformat(),
+        table=per_accelerator(cands, decision.chosen, profile.goal.optimize, c),
+    )

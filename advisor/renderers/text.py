@@ -1,0 +1,190 @@
+"""Terminal view of recommendations and estimates (rich)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from advisor.estimator import Estimate
+    from advisor.recommend import Recommendation
+
+_COLOR = {"tpu": "green", "gpu": "cyan", "cpu": "yellow", "edge": "magenta"}
+
+
+def _money(x: float | None) -> str:
+    if x is None:
+        return "unpriced"
+    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
+
+
+def _hours(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.1f} h" if x < 1000 else f"{x:,.0f} h"
+
+
+def verdict_line(rec: Recommendation) -> str:
+    est = rec.estimate
+    dev = rec.device.upper()
+    if est is None:
+        return dev
+    if est.mode == "training":
+        return (
+            f"{dev}: {est.accelerator} x {est.count} ({est.shape}) - {_hours(est.hours)} "
+            f"(range {_hours(est.hours_low)}-{_hours(est.hours_high)}), {_money(est.cost_usd)} "
+            f"(range {_money(est.cost_low)}-{_money(est.cost_high)})"
+        )
+    reps = f" x {est.replicas} replica{'s' if (est.replicas or 1) > 1 else ''}"
+    return (
+        f"{dev}: {est.accelerator} x {est.count} ({est.shape}){reps} - {_money(est.cost_usd)}/month "
+        f"(range {_money(est.cost_low)}-{_money(est.cost_high)}), "
+        f"{est.latency_ms:,.0f} ms per request, ${est.usd_per_million_tokens or 0:,.3f} per M output tokens"
+    )
+
+
+def candidates_table(rec: Recommendation, limit: int = 14) -> Table:
+    chosen = rec.estimate
+    training = rec.profile.is_training
+    t = Table(box=box.SIMPLE_HEAD, title="Candidates (best shape per accelerator)", title_justify="left")
+    t.add_column("", width=1)
+    t.add_column("accelerator")
+    t.add_column("count", justify="right")
+    t.add_column("time" if training else "latency", justify="right")
+    t.add_column("cost" if training else "cost/month", justify="right")
+    if not training:
+        t.add_column("$/M tok", justify="right")
+        t.add_column("replicas", justify="right")
+    t.add_column("mem/chip", justify="right")
+    t.add_column("why not")
+    for e in rec.table[:limit]:
+        mark = "*" if chosen is not None and (e.accelerator, e.count) == (chosen.accelerator, chosen.count) else ""
+        row = [mark, e.accelerator, str(e.count)]
+        row.append(_hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "-"))
+        row.append(_money(e.cost_usd))
+        if not training:
+            row.append(f"${e.usd_per_million_tokens:,.3f}" if e.usd_per_million_tokens is not None else "-")
+            row.append(str(e.replicas or "-"))
+        row.append(f"{e.memory_per_chip_gb:,.1f}/{e.memory_capacity_gb:,.0f} GB")
+        row.append(e.why_not or "")
+        style = "bold" if mark else ("dim" if not e.feasible else "")
+        t.add_row(*row, style=style)
+    return t
+
+
+def render_recommendation(rec: Recommendation, console: Console) -> None:
+    color = _COLOR.get(rec.device, "white")
+    head = Text()
+    head.append(f"{rec.profile.name}", style="bold")
+    head.append(f"  ({rec.label})\n", style="dim")
+    head.append(verdict_line(rec), style=f"bold {color}")
+    head.append(f"\nconfidence {rec.confidence:.2f}   scores: ")
+    head.append("  ".join(f"{k} {v:+.1f}" for k, v in rec.decision.scores.items() if v or k in ("tpu", "gpu")))
+    if rec.setup:
+        head.append(f"\nsetup path: {rec.setup.path.id} - {rec.setup.path.title}")
+    console.print(Panel(head, title="advisor verdict", title_align="left", border_style=color))
+
+    if rec.decision.excluded:
+        ex = Table(box=box.SIMPLE_HEAD, title="Excluded", title_justify="left")
+        ex.add_column("device")
+        ex.add_column("rule")
+        ex.add_column("why")
+        for x in rec.decision.excluded:
+            ex.add_row(x.device, x.rule, x.reason + (f" Fix: {x.fix}" if x.fix else ""))
+        console.print(ex)
+
+    ct = Table(box=box.SIMPLE_HEAD, title="Why (every point)", title_justify="left")
+    ct.add_column("points", justify="right")
+    ct.add_column("device")
+    ct.add_column("rule")
+    ct.add_column("reason")
+    ct.add_column("source", overflow="fold")
+    for c in rec.decision.contributions:
+        ct.add_row(f"{c.points:+.1f}", c.device, c.rule, c.reason, ", ".join(c.sources))
+    console.print(ct)
+
+    if rec.candidates:
+        console.print(candidates_table(rec))
+
+    if rec.setup:
+        lines: list[Text] = [Text(rec.setup.path.summary, style="italic")]
+        for i, (title, cmds, note) in enumerate(rec.setup.steps, 1):
+            lines.append(Text(f"{i}. {title}", style="bold"))
+            for cmd in cmds:
+                lines.append(Text("   " + cmd.replace("\n", "\n   "), style="cyan"))
+            if note:
+                lines.append(Text(f"   note: {note}", style="dim"))
+        console.print(Panel(Group(*lines), title=f"Setup: {rec.setup.path.title}", title_align="left"))
+
+    if rec.flip:
+        console.print(Text("What would change the verdict:", style="bold"))
+        for f in rec.flip:
+            console.print(f"  - {f}")
+    for w in rec.warnings:
+        console.print(Text(f"warning: {w}", style="yellow"))
+    console.print(Text(f"catalog as of {rec.catalog_as_of}", style="dim"))
+
+
+def render_estimate(e: Estimate, console: Console) -> None:
+    t = Table(box=box.SIMPLE_HEAD, title=f"{e.accelerator} x {e.count} ({e.shape})", title_justify="left", show_header=False)
+    t.add_column("what")
+    t.add_column("value")
+    rows: list[tuple[str, str]] = []
+    if e.mode == "training":
+        rows += [
+            ("hours", f"{_hours(e.hours)} (range {_hours(e.hours_low)}-{_hours(e.hours_high)})"),
+            ("cost", f"{_money(e.cost_usd)} (range {_money(e.cost_low)}-{_money(e.cost_high)})"),
+            ("tokens/s", f"{e.tokens_per_second:,.0f}" if e.tokens_per_second else "-"),
+            ("meets deadline", str(e.meets_deadline) if e.meets_deadline is not None else "no deadline"),
+        ]
+    else:
+        rows += [
+            ("batch", str(e.batch)),
+            ("TTFT / TPOT", f"{e.ttft_ms or 0:,.1f} ms / {e.tpot_ms or 0:,.2f} ms"),
+            ("latency per request", f"{e.latency_ms or 0:,.0f} ms"),
+            ("output tokens/s per replica", f"{e.tokens_per_second or 0:,.0f}"),
+            ("replicas", str(e.replicas)),
+            ("cost per month", f"{_money(e.cost_usd)} ({e.hours:,.0f} h)" if e.hours else _money(e.cost_usd)),
+            ("$ per M output tokens", f"${e.usd_per_million_tokens:,.4f}" if e.usd_per_million_tokens is not None else "unpriced"),
+            ("meets latency", str(e.meets_latency) if e.meets_latency is not None else "no target"),
+        ]
+    rows += [
+        ("price", f"${e.usd_per_chip_hour:,.4f}/chip-h ({e.price_cloud}, {e.price_kind})" if e.usd_per_chip_hour else "unpriced"),
+        ("memory per chip", f"{e.memory_per_chip_gb:,.2f} GB of {e.memory_capacity_gb:,.1f} GB ({'fits' if e.fits_memory else 'does NOT fit'})"),
+        ("feasible", "yes" if e.feasible else f"no: {e.why_not}"),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    console.print(t)
+    for w in e.warnings:
+        console.print(Text(f"warning: {w}", style="yellow"))
+
+
+def render_catalog(cat: Any, console: Console) -> None:
+    t = Table(box=box.SIMPLE_HEAD, title=f"Accelerator catalog (as of {cat.as_of.isoformat()})", title_justify="left")
+    for col, just in (
+        ("id", "left"), ("device", "left"), ("bf16 TFLOP/s", "right"), ("memory", "right"),
+        ("GB/s", "right"), ("shapes (chips)", "left"), ("on-demand $/chip-h", "left"), ("spot", "left"),
+    ):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for acc in cat.accelerators.values():
+        tf = acc.specs.peak_tflops
+        peak = tf.get("bf16") or tf.get("fp16")
+        counts = acc.counts()
+        shapes = ", ".join(map(str, counts[:6])) + (f", ... {counts[-1]}" if len(counts) > 6 else "")
+
+        def prices(kind: str, acc: Any = acc) -> str:
+            ps = [p for p in acc.prices if p.kind == kind]
+            return ", ".join(f"{p.cloud} {p.usd_per_chip_hour:,.2f}" for p in ps) or "unpriced"
+
+        t.add_row(
+            acc.id, acc.device, f"{peak:,.0f}" + ("" if "bf16" in tf else " (fp16)"), f"{acc.specs.memory_gib:g} GiB",
+            f"{acc.specs.memory_bandwidth_gbps:,.0f}", shapes, prices("on-demand"), prices("spot"),
+        )
+    console.print(t)
+    console.print(Text("GPU prices include the host VM share; every figure has a source: advisor catalog --format json", style="dim"))

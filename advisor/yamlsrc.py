@@ -1,0 +1,368 @@
+"""Safe YAML loading with source positions and hard limits.
+
+The document is built from libyaml's event stream (C parser when available),
+iteratively, so that
+
+* every mapping key and value keeps its 1-based line and column,
+* duplicate keys, explicit tags (``!!python/...``, custom tags) and merge keys
+  are rejected,
+* nesting depth, the number of nodes (alias expansion included, which stops
+  "billion laughs") and the input size are bounded,
+* nothing is ever constructed but ``dict``, ``list``, ``str``, ``int``,
+  ``float``, ``bool`` and ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml import events as ev
+from yaml.constructor import SafeConstructor
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
+
+from advisor.errors import InputError, Problem
+
+try:  # libyaml's C parser: same events and marks, much faster.
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml.parser import Parser as _PyParserBase
+    from yaml.reader import Reader as _Reader
+    from yaml.scanner import Scanner as _Scanner
+
+    class _Parser(_Reader, _Scanner, _PyParserBase):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            _Reader.__init__(self, stream)
+            _Scanner.__init__(self)
+            _PyParserBase.__init__(self)
+
+MAX_BYTES = 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 200_000
+
+KeyPath = tuple[str | int, ...]
+
+_ALLOWED_TAGS = {
+    None,
+    "!",
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+}
+
+_resolver = Resolver()
+_constructor = SafeConstructor()
+
+
+@dataclass
+class Document:
+    """One YAML document: plain data plus where each part of it came from."""
+
+    path: str
+    index: int  # 0-based position in a multi-document file
+    data: Any
+    start: tuple[int, int]
+    value_pos: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
+    key_pos: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
+
+    def where(self, loc: KeyPath, *, key: bool = False) -> tuple[int, int]:
+        """Position of ``loc``; the key's position if ``key``; else the nearest ancestor's."""
+        if key and loc in self.key_pos:
+            return self.key_pos[loc]
+        probe = loc
+        while True:
+            if probe in self.value_pos:
+                return self.value_pos[probe]
+            if probe in self.key_pos:
+                return self.key_pos[probe]
+            if not probe:
+                return self.start
+            probe = probe[:-1]
+
+    def problem(self, loc: KeyPath, message: str, *, key: bool = False) -> Problem:
+        line, col = self.where(loc, key=key)
+        return Problem(self.path, line, col, message)
+
+    @property
+    def label(self) -> str:
+        """``path`` for the first document, ``path#N`` (1-based) for later ones."""
+        return self.path if self.index == 0 else f"{self.path}#{self.index + 1}"
+
+
+def read_text(path: str, *, max_bytes: int = MAX_BYTES) -> str:
+    """Read a UTF-8 text file with a size limit; refuse anything but a regular file."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError.single(path, 1, 1, "no such file") from None
+    except PermissionError:
+        raise InputError.single(path, 1, 1, "permission denied") from None
+    except OSError as exc:
+        raise InputError.single(path, 1, 1, f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError.single(path, 1, 1, "is a directory, expected a YAML file")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError.single(path, 1, 1, "not a regular file (device, FIFO or socket)")
+    if st.st_size > max_bytes:
+        raise InputError.single(
+            path, 1, 1, f"file is {st.st_size} bytes, larger than the {max_bytes}-byte limit"
+        )
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except PermissionError:
+        raise InputError.single(path, 1, 1, "permission denied") from None
+    except OSError as exc:
+        raise InputError.single(path, 1, 1, f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:
+        raise InputError.single(path, 1, 1, f"file is larger than the {max_bytes}-byte limit")
+    return decode(raw, path)
+
+
+def decode(raw: bytes, path: str) -> str:
+    """Decode UTF-8 (a BOM is allowed), reporting the position of the first bad byte."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise InputError.single(path, line, col, "not valid UTF-8 text") from None
+    if "\x00" in text:
+        idx = text.index("\x00")
+        line = text.count("\n", 0, idx) + 1
+        col = idx - (text.rfind("\n", 0, idx) + 1) + 1
+        raise InputError.single(path, line, col, "binary data (NUL byte) in a YAML file")
+    return text
+
+
+def load_documents(
+    text: str,
+    path: str,
+    *,
+    max_depth: int = MAX_DEPTH,
+    max_nodes: int = MAX_NODES,
+) -> list[Document]:
+    """Parse every document of ``text``. Raises InputError with positions."""
+    builder = _Builder(path, max_depth, max_nodes)
+    try:
+        return builder.run(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        msg = exc.problem or exc.context or "invalid YAML"
+        raise InputError.single(path, line, col, f"invalid YAML: {msg}") from None
+    except yaml.YAMLError as exc:  # reader errors (control characters) and the like
+        mark = getattr(exc, "problem_mark", None)
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise InputError.single(path, line, col, f"invalid YAML: {_one_line(str(exc))}") from None
+    except RecursionError:  # pragma: no cover - the builder is iterative; belt and braces
+        raise InputError.single(path, 1, 1, "YAML nested too deeply") from None
+
+
+def load_file(path: str, *, max_bytes: int = MAX_BYTES) -> list[Document]:
+    return load_documents(read_text(path, max_bytes=max_bytes), path)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class _Frame:
+    __slots__ = ("container", "is_map", "key", "key_mark", "loc", "anchor", "weight")
+
+    def __init__(self, container: Any, is_map: bool, loc: KeyPath, anchor: str | None) -> None:
+        self.container = container
+        self.is_map = is_map
+        self.key: Any = _NO_KEY
+        self.key_mark: tuple[int, int] | None = None
+        self.loc = loc
+        self.anchor = anchor
+        self.weight = 1
+
+
+_NO_KEY = object()
+
+
+class _Builder:
+    def __init__(self, path: str, max_depth: int, max_nodes: int) -> None:
+        self.path = path
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes
+
+    def _fail(self, mark: Any, message: str) -> InputError:
+        return InputError.single(self.path, mark.line + 1, mark.column + 1, message)
+
+    def _events(self, text: str) -> Iterator[ev.Event]:
+        parser = _Parser(text)
+        try:
+            while True:
+                event = parser.get_event()
+                if event is None:
+                    return
+                yield event
+                if isinstance(event, ev.StreamEndEvent):
+                    return
+        finally:
+            dispose = getattr(parser, "dispose", None)
+            if dispose is not None:
+                dispose()
+
+    def run(self, text: str) -> list[Document]:
+        docs: list[Document] = []
+        anchors: dict[str, tuple[Any, int]] = {}
+        stack: list[_Frame] = []
+        doc: Document | None = None
+        nodes = 0
+        for event in self._events(text):
+            if isinstance(event, ev.DocumentStartEvent):
+                doc = Document(
+                    self.path,
+                    len(docs),
+                    None,
+                    (event.start_mark.line + 1, event.start_mark.column + 1),
+                )
+                anchors = {}
+                continue
+            if isinstance(event, ev.DocumentEndEvent):
+                assert doc is not None
+                docs.append(doc)
+                doc = None
+                continue
+            if isinstance(event, (ev.StreamStartEvent, ev.StreamEndEvent)):
+                continue
+            assert doc is not None
+            mark = event.start_mark
+            pos = (mark.line + 1, mark.column + 1)
+
+            if isinstance(event, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+                frame = stack.pop()
+                if frame.is_map and frame.key is not _NO_KEY:  # pragma: no cover - parser forbids
+                    raise self._fail(mark, "mapping key without a value")
+                if frame.anchor is not None:
+                    anchors[frame.anchor] = (frame.container, frame.weight)
+                self._attach(doc, stack, frame.container, frame.weight, frame.loc, None, mark)
+                continue
+
+            if isinstance(event, ev.AliasEvent):
+                if event.anchor not in anchors:
+                    raise self._fail(mark, f"unknown alias *{event.anchor}")
+                value, weight = anchors[event.anchor]
+                nodes += weight
+                if nodes > self.max_nodes:
+                    raise self._fail(
+                        mark,
+                        f"document expands to more than {self.max_nodes} nodes "
+                        "(alias expansion limit)",
+                    )
+                self._attach(doc, stack, value, weight, None, pos, mark)
+                continue
+
+            tag = getattr(event, "tag", None)
+            if tag not in _ALLOWED_TAGS:
+                raise self._fail(mark, f"YAML tag {tag!r} is not allowed (plain data only)")
+            nodes += 1
+            if nodes > self.max_nodes:
+                raise self._fail(mark, f"document has more than {self.max_nodes} nodes")
+
+            if isinstance(event, ev.ScalarEvent):
+                value = self._scalar(event)
+                if event.anchor is not None:
+                    anchors[event.anchor] = (value, 1)
+                self._attach(doc, stack, value, 1, None, pos, mark)
+                continue
+
+            is_map = isinstance(event, ev.MappingStartEvent)
+            if len(stack) >= self.max_depth:
+                raise self._fail(mark, f"nesting deeper than {self.max_depth} levels")
+            loc = self._child_loc(stack)
+            if stack and stack[-1].is_map and stack[-1].key is _NO_KEY:
+                raise self._fail(mark, "a mapping or list cannot be a mapping key")
+            doc.value_pos[loc] = pos
+            stack.append(_Frame({} if is_map else [], is_map, loc, event.anchor))
+        return docs
+
+    @staticmethod
+    def _child_loc(stack: list[_Frame]) -> KeyPath:
+        if not stack:
+            return ()
+        parent = stack[-1]
+        if parent.is_map:
+            key = parent.key
+            return (*parent.loc, key if key is not _NO_KEY else "?")
+        return (*parent.loc, len(parent.container))
+
+    def _attach(
+        self,
+        doc: Document,
+        stack: list[_Frame],
+        value: Any,
+        weight: int,
+        loc: KeyPath | None,
+        pos: tuple[int, int] | None,
+        mark: Any,
+    ) -> None:
+        if not stack:
+            doc.data = value
+            if pos is not None:
+                doc.value_pos[()] = pos
+            return
+        parent = stack[-1]
+        parent.weight += weight
+        if parent.is_map:
+            if parent.key is _NO_KEY:
+                if not isinstance(value, (str, int, float, bool)) and value is not None:
+                    raise self._fail(mark, "a mapping or list cannot be a mapping key")
+                if value == "<<" and isinstance(value, str):
+                    raise self._fail(mark, "merge keys (<<) are not supported")
+                if value in parent.container:
+                    line, col = doc.key_pos.get((*parent.loc, value), (0, 0))
+                    raise self._fail(
+                        mark, f"duplicate key {value!r} (first defined at line {line}, column {col})"
+                    )
+                parent.key = value
+                doc.key_pos[(*parent.loc, value)] = (mark.line + 1, mark.column + 1)
+                return
+            key = parent.key
+            parent.container[key] = value
+            if pos is not None:
+                doc.value_pos[(*parent.loc, key)] = pos
+            parent.key = _NO_KEY
+        else:
+            if pos is not None:
+                doc.value_pos[(*parent.loc, len(parent.container))] = pos
+            parent.container.append(value)
+
+    @staticmethod
+    def _scalar(event: ev.ScalarEvent) -> Any:
+        tag = event.tag
+        if tag in (None, "!"):
+            tag = _resolver.resolve(ScalarNode, event.value, event.implicit)
+        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        if tag == "tag:yaml.org,2002:int":
+            return _constructor.construct_yaml_int(node)
+        if tag == "tag:yaml.org,2002:float":
+            value = _constructor.construct_yaml_float(node)
+            return value if isinstance(value, float) else float(value)
+        if tag == "tag:yaml.org,2002:bool":
+            return _constructor.construct_yaml_bool(node)
+        if tag == "tag:yaml.org,2002:null":
+            return None
+        # str, and implicit timestamps: keep the text (dates are validated by the models).
+        return event.value
+
+
+def is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
