@@ -38,7 +38,6 @@ class TextJson(str, Enum):
 class RecFormat(str, Enum):
     text = "text"
     json = "json"
-    markdown = "markdown"
 
 
 def _version(value: bool) -> None:
@@ -111,11 +110,6 @@ def recommend(
 
         data = [r.to_json() for r in recs]
         _emit(dumps(data[0] if len(data) == 1 else data))
-        return
-    if fmt is RecFormat.markdown:
-        from advisor.renderers.markdown import render_report
-
-        _emit(render_report(recs))
         return
     from advisor.renderers.text import render_recommendation
 

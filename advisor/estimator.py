@@ -351,7 +351,9 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
 # --------------------------------------------------------------------------- inference
 
 
-def estimate_inference(profile: Profile, acc: Accelerator, count: int, c: Constants) -> Estimate:
+def estimate_inference(
+    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None
+) -> Estimate:
     assert profile.inference is not None
     inf = profile.inference
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference")
@@ -429,6 +431,8 @@ def estimate_inference(profile: Profile, acc: Accelerator, count: int, c: Consta
 
     target_ms = inf.latency_p99_ms if inf.mode == "online" else None
     ladder = [b for b in BATCH_LADDER if b <= max_batch_mem] or [1]
+    if batch is not None:
+        ladder = [min(batch, max(max_batch_mem, 1))]
     chosen = ladder[0]
     for b in ladder:
         ttft, _, lat, _ = metrics(b, mbu.expected, pre.expected)
@@ -547,10 +551,10 @@ def _feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
     e.why_not = "; ".join(dict.fromkeys(reasons)) or None
 
 
-def estimate(profile: Profile, acc: Accelerator, count: int, c: Constants) -> Estimate:
+def estimate(profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None) -> Estimate:
     if profile.is_training:
         return estimate_training(profile, acc, count, c)
-    return estimate_inference(profile, acc, count, c)
+    return estimate_inference(profile, acc, count, c, batch=batch)
 
 
 def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[int]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from advisor.conditions import Condition, ConditionParser
 from advisor.errors import InputError, Problem
@@ -39,7 +39,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-Source = Annotated[str, Field(pattern=SOURCE, max_length=500)]
+def _check_source(value: str) -> str:
+    if not re.match(SOURCE, value):
+        raise ValueError(f"{value!r} is not a seed claim (seed:S-A2.1) or an https:// URL")
+    return value
+
+
+def _listify(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+Source = Annotated[str, Field(max_length=500), AfterValidator(_check_source)]
+Sources = Annotated[list[Source], BeforeValidator(_listify), Field(min_length=1, max_length=20)]
 
 
 class Effect(_Strict):
@@ -70,7 +81,7 @@ class RuleSpec(_Strict):
     effect: Effect
     reason: Annotated[str, Field(min_length=1, max_length=2000)]
     fix: Annotated[str, Field(max_length=2000)] | None = None
-    source: Source | Annotated[list[Source], Field(min_length=1, max_length=20)]
+    source: Sources
     examples: Examples
     aliases: list[Annotated[str, Field(pattern=RULE_ID)]] = Field(default_factory=list)
 
@@ -87,7 +98,7 @@ class SetupSpec(_Strict):
     device: Device
     priority: Annotated[int, Field(ge=0, le=1000)] = 0
     when: Any = None
-    source: Source | Annotated[list[Source], Field(min_length=1, max_length=20)]
+    source: Sources
     summary: Annotated[str, Field(min_length=1, max_length=4000)]
     steps: Annotated[list[Step], Field(min_length=1, max_length=30)]
 
@@ -168,8 +179,8 @@ def builtin_rules_dir() -> Path:
     return here.parent / "rules"
 
 
-def _sources(value: str | list[str]) -> tuple[str, ...]:
-    return (value,) if isinstance(value, str) else tuple(value)
+def _sources(value: list[str]) -> tuple[str, ...]:
+    return tuple(value)
 
 
 def _validate(doc: Document, cls: type[_Strict]) -> tuple[Any, list[Problem]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ _ALLOWED_TAGS = {
 }
 
 _resolver = Resolver()
+_FLOAT_12 = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
 _constructor = SafeConstructor()
 
 
@@ -329,8 +331,10 @@ class _Builder:
                     raise self._fail(mark, "merge keys (<<) are not supported")
                 if value in parent.container:
                     line, col = doc.key_pos.get((*parent.loc, value), (0, 0))
+                    where = ".".join(str(p) for p in (*parent.loc, value))
                     raise self._fail(
-                        mark, f"duplicate key {value!r} (first defined at line {line}, column {col})"
+                        mark,
+                        f"{where}: duplicate key {value!r} (first defined at line {line}, column {col})",
                     )
                 parent.key = value
                 doc.key_pos[(*parent.loc, value)] = (mark.line + 1, mark.column + 1)
@@ -360,6 +364,9 @@ class _Builder:
             return _constructor.construct_yaml_bool(node)
         if tag == "tag:yaml.org,2002:null":
             return None
+        # YAML 1.2 floats that YAML 1.1 reads as strings (1e21, 1.5e3): plain scalars only.
+        if not event.style and event.tag is None and _FLOAT_12.match(event.value):
+            return float(event.value)
         # str, and implicit timestamps: keep the text (dates are validated by the models).
         return event.value
 

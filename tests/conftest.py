@@ -1,0 +1,60 @@
+"""Shared fixtures: the real CLI in-process, the loaded context, isolation from $HOME."""
+
+from __future__ import annotations
+
+import io
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES = sorted((ROOT / "profiles").glob("*.yaml"))
+PROPOSALS = sorted((ROOT / "profiles" / "proposals").glob("*.yaml"))
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str) -> Result:
+    """Run ``advisor ARGS`` through the real entry point (exit codes and all), in-process."""
+    from advisor.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(autouse=True)
+def _isolate_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "120")
+
+
+@pytest.fixture(scope="session")
+def ctx():  # type: ignore[no-untyped-def]
+    from advisor.api import Context
+
+    return Context.load()
+
+
+@pytest.fixture
+def cli():  # type: ignore[no-untyped-def]
+    return run_cli
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    sys.path.insert(0, str(ROOT))

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from advisor import __version__
+
+from .conftest import ROOT, run_cli
+
+
+def test_version() -> None:
+    r = run_cli("--version")
+    assert r.code == 0 and r.out == f"advisor {__version__}\n"
+
+
+def test_python_dash_m(tmp_path: Path) -> None:
+    env = {**os.environ, "NO_COLOR": "1"}
+    p = subprocess.run(
+        [sys.executable, "-m", "advisor", "recommend", str(ROOT / "profiles" / "tabular-cpu.yaml"), "--format", "json", "--no-flip"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    assert '"device": "cpu"' in p.stdout
+
+
+def test_no_args_shows_help() -> None:
+    r = run_cli()
+    assert "recommend" in r.out + r.err
+
+
+def test_bad_option_is_exit_2() -> None:
+    r = run_cli("recommend", "--bogus", "x")
+    assert r.code == 2 and "No such option" in r.err
+
+
+def test_bad_format_is_exit_2() -> None:
+    r = run_cli("recommend", "profiles/llm-chatbot.yaml", "--format", "yaml")
+    assert r.code == 2
+
+
+def test_internal_error_is_exit_3_with_hint(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import advisor.api
+
+    def boom(*a, **k):  # type: ignore[no-untyped-def]
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(advisor.api, "recommend_files", boom)
+    r = run_cli("recommend", "profiles/llm-chatbot.yaml")
+    assert r.code == 3
+    assert "internal error (RuntimeError: kaboom)" in r.err and "--debug" in r.err
+    assert "Traceback" not in r.err
+    r = run_cli("recommend", "profiles/llm-chatbot.yaml", "--debug")
+    assert r.code == 3 and "Traceback" in r.err
+
+
+def test_global_flags_anywhere() -> None:
+    r = run_cli("catalog", "--no-color", "-q")
+    assert r.code == 0 and "tpu-v6e" in r.out

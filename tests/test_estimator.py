@@ -1,0 +1,233 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor.catalog import load_catalog
+from advisor.constants import load_constants
+from advisor.errors import InputError
+from advisor.estimator import estimate, model_shape
+from advisor.models import Profile
+
+from . import calibration
+from .conftest import run_cli
+
+CAT = load_catalog()
+C = load_constants()
+
+
+def train(**over) -> Profile:  # type: ignore[no-untyped-def]
+    data = {"name": "t", "task": "training", "domain": "llm", "model": {"params_b": 8, "layers": 32, "hidden_size": 4096, "kv_heads": 8},
+            "training": {"tokens_b": 100, "seq_len": 4096}}
+    data.update(over)
+    return Profile.model_validate(data)
+
+
+def serve(**over) -> Profile:  # type: ignore[no-untyped-def]
+    data = {"name": "s", "task": "inference", "domain": "llm", "model": {"params_b": 8, "layers": 32, "hidden_size": 4096, "kv_heads": 8},
+            "inference": {"peak_qps": 10, "input_tokens": 512, "output_tokens": 256}}
+    data.update(over)
+    return Profile.model_validate(data)
+
+
+# ---------------------------------------------------------------- calibration against published measurements
+
+
+def test_calibration_against_published_measurements() -> None:
+    rows = calibration.run(CAT, C)
+    assert len(rows) >= 10
+    s = calibration.summary(rows)
+    assert s["median_abs_error"] <= 0.35, s
+    for r in rows:
+        assert 0.5 <= r.ratio <= 2.0, (r.id, r.ratio)
+    assert {r.kind for r in rows} == {"training", "inference"}
+    assert any(CAT.get(r.accelerator).device == "tpu" for r in rows)
+    assert any(CAT.get(r.accelerator).device == "gpu" for r in rows)
+
+
+def test_every_measurement_names_its_source() -> None:
+    for m in calibration.measurements():
+        assert m["source"] and m["measured"]["value"] > 0
+
+
+# ---------------------------------------------------------------- catalog
+
+
+def test_catalog_has_design_ids_and_sources() -> None:
+    for cid in ("tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7", "t4", "l4", "a10g", "a100-40gb", "a100-80gb", "h100", "h200", "b200", "mi300x"):
+        acc = CAT.get(cid)
+        assert acc.specs.source and acc.specs.as_of and acc.shapes.source
+        for p in acc.prices:
+            assert p.source and p.as_of and p.usd_per_chip_hour > 0
+    assert CAT.resolve("ironwood") == "tpu-v7" and CAT.resolve("trillium") == "tpu-v6e"
+    assert CAT.resolve("v5litepod") == "tpu-v5e" and CAT.resolve("H100-SXM") == "h100"
+
+
+def test_tpu_slice_names_count_cores_or_chips() -> None:
+    assert CAT.get("tpu-v5p").slice_for(4).accelerator_type == "v5p-8"
+    assert CAT.get("tpu-v4").slice_for(4).accelerator_type == "v4-8"
+    assert CAT.get("tpu-v5e").slice_for(8).accelerator_type == "v5litepod-8"
+    assert CAT.get("tpu-v6e").slice_for(8).accelerator_type == "v6e-8"
+
+
+def _override(tmp_path: Path, text: str) -> str:
+    f = tmp_path / "over.yaml"
+    f.write_text(text)
+    return str(f)
+
+
+def test_catalog_override_changes_a_price(tmp_path: Path) -> None:
+    f = _override(tmp_path, """\
+schema_version: 1
+sources:
+  NEGOTIATED: {url: "https://example.com/contract", retrieved: "2026-11-01"}
+accelerators:
+  - id: h100
+    prices:
+      - {cloud: gcp, kind: on-demand, usd_per_chip_hour: 2.5, source: [NEGOTIATED], as_of: "2026-11-01"}
+""")
+    cat = load_catalog([f])
+    assert cat.get("h100").price(["gcp"], "on-demand").usd_per_chip_hour == 2.5
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("  - id: h100\n    prices:\n      - {cloud: gcp, kind: on-demand, usd_per_chip_hour: -1, source: [S], as_of: '2026-01-01'}\n",
+         "accelerators[0].prices[0].usd_per_chip_hour: Input should be greater than 0"),
+        ("  - id: h100\n    prices:\n      - {cloud: gcp, kind: on-demand, usd_per_chip_hour: 2}\n",
+         "accelerators[0].prices[0].source: required field is missing"),
+        ("  - id: h100\n    prices:\n      - {cloud: gcp, kind: on-demand, usd_per_chip_hour: 2, source: [NOPE], as_of: '2026-01-01'}\n",
+         "unknown source 'NOPE'"),
+        ("  - id: h1000\n    device: gpu\n", "(new accelerator; to change an existing one use its id; did you mean 'h100'?)"),
+        ("  - id: h100\n    prices:\n      - {cloud: gcp, kind: on-demand, usd_per_chip_hour: 'free', source: [S], as_of: '2026-01-01'}\n",
+         "Input should be a valid number"),
+    ],
+)
+def test_bad_catalog_override(tmp_path: Path, body: str, expected: str) -> None:
+    f = _override(tmp_path, "schema_version: 1\nsources:\n  S: {url: 'https://x', retrieved: '2026-01-01'}\naccelerators:\n" + body)
+    with pytest.raises(InputError) as exc:
+        load_catalog([f])
+    assert expected in str(exc.value)
+    assert str(exc.value).startswith(f + ":")
+
+
+def test_catalog_entry_without_source_is_rejected(tmp_path: Path) -> None:
+    f = _override(tmp_path, """\
+schema_version: 1
+accelerators:
+  - id: my-chip
+    device: gpu
+    name: My chip
+    vendor: me
+    specs: {peak_tflops: {bf16: 100}, memory_gib: 10, memory_bandwidth_gbps: 100}
+    shapes: {gpus_per_node: 8, partial_node_counts: [1, 8], source: [X], as_of: "2026-01-01"}
+""")
+    with pytest.raises(InputError) as exc:
+        load_catalog([f])
+    assert "specs.source: required field is missing" in str(exc.value)
+    assert "specs.as_of: required field is missing" in str(exc.value)
+
+
+def test_cli_catalog_json_and_override_error(tmp_path: Path) -> None:
+    r = run_cli("catalog", "--format", "json")
+    assert r.code == 0
+    data = json.loads(r.out)
+    assert data["as_of"] and len(data["accelerators"]) >= 14
+    bad = _override(tmp_path, "schema_version: 2\n")
+    r = run_cli("catalog", "--catalog", bad)
+    assert r.code == 2 and f"{bad}:1:17: error: schema_version" in r.err
+
+
+# ---------------------------------------------------------------- training model
+
+
+def test_training_flops_time_and_lora() -> None:
+    acc = CAT.get("tpu-v6e")
+    full = estimate(train(), acc, 8, C)
+    lora = estimate(train(training={"tokens_b": 100, "seq_len": 4096, "method": "lora"}), acc, 8, C)
+    assert full.assumptions["flops"] == f"{6 * 8e9 * 100e9:.3e}"
+    assert lora.hours < full.hours
+    assert lora.memory_per_chip_gb < full.memory_per_chip_gb
+    assert full.hours_low < full.hours < full.hours_high
+    assert full.cost_low < full.cost_usd < full.cost_high
+
+
+def test_memory_decides_the_smallest_shape() -> None:
+    big = train(model={"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8})
+    acc = CAT.get("tpu-v5e")
+    assert not estimate(big, acc, 8, C).fits_memory
+    assert estimate(big, acc, 256, C).fits_memory
+
+
+def test_deadline_and_budget_feasibility() -> None:
+    p = train(training={"tokens_b": 100, "seq_len": 4096, "deadline_hours": 1}, goal={"budget_usd": 10})
+    e = estimate(p, CAT.get("h100"), 8, C)
+    assert e.meets_deadline is False and e.within_budget is False and not e.feasible
+    assert "deadline" in e.why_not and "budget" in e.why_not
+
+
+def test_missing_price_is_unpriced_never_zero() -> None:
+    e = estimate(train(), CAT.get("tpu-v7"), 8, C)
+    assert e.cost_usd is None and any("unpriced" in w for w in e.warnings)
+
+
+# ---------------------------------------------------------------- inference model
+
+
+def test_decode_is_bandwidth_bound_and_batch_respects_latency() -> None:
+    acc = CAT.get("h100")
+    loose = estimate(serve(), acc, 1, C)
+    tight = estimate(serve(inference={"peak_qps": 10, "input_tokens": 512, "output_tokens": 256, "latency_p99_ms": 3000}), acc, 1, C)
+    assert tight.batch <= loose.batch and tight.latency_ms <= 3000
+    # batch 1: time per token ~ weights / (bandwidth x utilisation)
+    one = estimate(serve(), acc, 1, C, batch=1)
+    expected_ms = 16e9 / (3350e9 * C.estimator.inference.decode_bandwidth_utilisation.expected) * 1000
+    assert one.tpot_ms == pytest.approx(expected_ms, rel=0.15)
+
+
+def test_replicas_cover_peak_qps_and_cost_per_token() -> None:
+    acc = CAT.get("tpu-v6e")
+    low = estimate(serve(), acc, 4, C)
+    high = estimate(serve(inference={"peak_qps": 1000, "input_tokens": 512, "output_tokens": 256}), acc, 4, C)
+    assert high.replicas > low.replicas
+    assert high.cost_usd > low.cost_usd
+    assert low.usd_per_million_tokens > 0
+
+
+def test_kv_cache_approximation_when_shape_absent() -> None:
+    s = model_shape(Profile.model_validate({"name": "x", "task": "inference", "model": {"params_b": 8}, "inference": {}}))
+    assert 28 <= s.layers <= 40 and 3500 <= s.hidden <= 5000 and s.kv_dim == 1024
+    assert set(s.approximated) == {"layers", "hidden_size", "kv_heads"}
+
+
+def test_weights_that_do_not_fit_are_infeasible() -> None:
+    e = estimate(serve(model={"params_b": 405}), CAT.get("l4"), 1, C)
+    assert not e.fits_memory and not e.feasible and "do not fit" in e.why_not
+
+
+def test_non_llm_request_model() -> None:
+    p = Profile.model_validate({"name": "sd", "task": "inference", "domain": "diffusion", "model": {"params_b": 3.5, "architecture": "diffusion"},
+                                "inference": {"peak_qps": 2, "input_tokens": 77, "output_tokens": 1}})
+    e = estimate(p, CAT.get("h100"), 1, C)
+    assert e.assumptions["memory"]["request_model"].startswith("diffusion")
+
+
+def test_estimate_cli_json_contract() -> None:
+    r = run_cli("estimate", "profiles/llm-chatbot.yaml", "--accelerator", "trillium", "--count", "8", "--format", "json")
+    assert r.code == 0, r.err
+    d = json.loads(r.out)
+    for key in ("accelerator", "count", "hours", "cost_usd", "tokens_per_second", "memory_per_chip_gb", "fits_memory", "assumptions",
+                "batch", "ttft_ms", "tpot_ms", "latency_ms", "replicas", "usd_per_million_tokens"):
+        assert key in d
+    assert d["accelerator"] == "tpu-v6e"
+    r = run_cli("estimate", "profiles/llm-pretrain-70b.yaml", "-a", "h100", "-n", "512", "-f", "json")
+    d = json.loads(r.out)
+    assert d["hours"] > 0 and d["tokens_per_second"] > 0 and "batch" not in d
+
+
+def test_estimate_unknown_accelerator_is_exit_2() -> None:
+    r = run_cli("estimate", "profiles/llm-chatbot.yaml", "--accelerator", "h1000", "--count", "8")
+    assert r.code == 2 and "did you mean 'h100'?" in r.err

@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import PROFILES, run_cli
+
+# The verdict device of every bundled profile (the knowledge base and estimator decide it;
+# a change here is a change of advice and must be deliberate).
+VERDICTS = {
+    "aws-only-team.yaml": "gpu",
+    "bert-tpu.yaml": "tpu",
+    "edge-vision.yaml": "edge",
+    "fp64-simulation.yaml": "gpu",
+    "image-generation.yaml": "tpu",
+    "llama3-8b-lora.yaml": "tpu",
+    "llm-batch-summarise.yaml": "tpu",
+    "llm-chatbot.yaml": "tpu",
+    "llm-pretrain-70b.yaml": "tpu",
+    "moe-serving.yaml": "gpu",
+    "recsys-api.yaml": "tpu",
+    "research-custom-cuda.yaml": "gpu",
+    "tabular-cpu.yaml": "cpu",
+    "tts-service.yaml": "tpu",
+}
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, dict]:
+    r = run_cli("recommend", *map(str, PROFILES), "--format", "json")
+    assert r.code == 0, r.err
+    return {Path(d["profile"]).name: d for d in json.loads(r.out)}
+
+
+def test_every_bundled_profile_is_covered() -> None:
+    assert {p.name for p in PROFILES} == set(VERDICTS)
+    assert len(PROFILES) >= 12
+
+
+@pytest.mark.parametrize("name", sorted(VERDICTS))
+def test_verdict(results: dict[str, dict], name: str) -> None:
+    d = results[name]
+    v = d["verdict"]
+    assert v["device"] == VERDICTS[name], (name, d["scores"], [c["rule"] for c in d["contributions"]])
+    assert 0.0 <= v["confidence"] <= 1.0
+    if v["device"] in ("tpu", "gpu"):
+        est = d["estimate"]
+        assert v["accelerator"] and v["count"] >= 1
+        assert est["fits_memory"] is True
+        assert est["feasible"] is True, est["why_not"]
+        assert est["meets_deadline"] in (True, None) and est["meets_latency"] in (True, None)
+        assert est["cost_usd"] > 0
+    else:
+        assert v["accelerator"] is None and v["count"] is None and d["estimate"] is None
+    assert v["setup_path"], name
+
+
+def test_at_least_three_distinct_verdicts(results: dict[str, dict]) -> None:
+    assert len({d["verdict"]["device"] for d in results.values()}) >= 3
+
+
+def test_json_contract(results: dict[str, dict]) -> None:
+    for d in results.values():
+        for key in ("profile", "name", "verdict", "scores", "estimate", "candidates", "contributions", "excluded", "flip", "warnings", "catalog_as_of", "advisor_version"):
+            assert key in d
+        assert set(d["verdict"]) >= {"device", "accelerator", "count", "confidence", "setup_path"}
+        for c in d["contributions"]:
+            assert set(c) >= {"rule", "device", "points", "reason", "source"}
+        for x in d["excluded"]:
+            assert set(x) >= {"device", "rule", "reason"}
+        for c in d["candidates"]:
+            assert set(c) >= {"accelerator", "device", "count", "hours", "cost_usd", "feasible", "why_not"}
+            assert (c["why_not"] is None) == c["feasible"] or c["cost_usd"] is None
+
+
+def test_contributions_add_up_to_scores(results: dict[str, dict]) -> None:
+    for d in results.values():
+        sums: dict[str, float] = {}
+        for c in d["contributions"]:
+            sums[c["device"]] = sums.get(c["device"], 0.0) + c["points"]
+        for dev, score in d["scores"].items():
+            assert abs(sums.get(dev, 0.0) - score) < 0.05
+
+
+def test_hard_constraints() -> None:
+    r = run_cli("recommend", "--format", "json", "--no-flip", "profiles/aws-only-team.yaml", "profiles/fp64-simulation.yaml", "profiles/edge-vision.yaml")
+    aws, fp64, edge = json.loads(r.out)
+    assert {"device": "tpu", "rule": "tpu-requires-google-cloud"}.items() <= next(x for x in aws["excluded"] if x["device"] == "tpu").items()
+    assert any(x["device"] == "tpu" for x in fp64["excluded"])
+    assert {x["device"] for x in edge["excluded"]} >= {"tpu", "gpu", "cpu"}
+    assert all(c["device"] == "gpu" for c in [aws["estimate"]])
+
+
+def test_flip_is_recomputed_not_guessed(results: dict[str, dict]) -> None:
+    d = results["research-custom-cuda.yaml"]
+    assert d["flip"], "a GPU verdict driven by CUDA kernels should name what would flip it"
+    for f in results["llm-chatbot.yaml"]["flip"]:
+        assert " makes it " in f
+
+
+def test_deterministic_output() -> None:
+    a = run_cli("recommend", "--format", "json", *map(str, PROFILES[:4]))
+    b = run_cli("recommend", "--format", "json", *map(str, PROFILES[:4]))
+    assert a.out == b.out and a.code == 0
+
+
+def test_text_view_shows_verdict_candidates_and_setup() -> None:
+    r = run_cli("recommend", "profiles/llm-chatbot.yaml")
+    assert r.code == 0, r.err
+    for needle in ("advisor verdict", "Why (every point)", "Candidates", "Setup:", "catalog as of"):
+        assert needle in r.out
+    assert "\x1b[" not in r.out  # NO_COLOR
+
+
+def test_user_rules_change_the_verdict(tmp_path: Path) -> None:
+    d = tmp_path / "rules"
+    d.mkdir()
+    (d / "policy-gpu-only.yaml").write_text(
+        "id: policy-gpu-only\ntitle: Company policy\ncategory: platform\n"
+        "when: {field: facts.is_inference, op: eq, value: true}\neffect: {exclude: [tpu]}\n"
+        "reason: Our platform team runs GPUs only.\nsource: https://example.com/policy\n"
+        "examples:\n  fires: [{task: inference}]\n  not_fires: [{task: training}]\n"
+    )
+    r = run_cli("recommend", "profiles/llm-chatbot.yaml", "--rules", str(d), "--format", "json", "--no-flip")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["verdict"]["device"] == "gpu"
+
+
+def test_bad_rules_dir_exits_2(tmp_path: Path) -> None:
+    d = tmp_path / "rules"
+    d.mkdir()
+    (d / "x.yaml").write_text("id: x\ntitle: t\nwhen: {field: nope, op: eq, value: 1}\n")
+    r = run_cli("recommend", "profiles/llm-chatbot.yaml", "--rules", str(d))
+    assert r.code == 2
+    assert f"{d / 'x.yaml'}:" in r.err and "Traceback" not in r.err
