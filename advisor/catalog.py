@@ -8,6 +8,7 @@ new chip) with the same validation and line-numbered errors.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -165,7 +166,7 @@ class Accelerator(_Strict):
                 return sl
         return None
 
-    def price(self, clouds: list[str], kind: str, region: str | None = None) -> Price | None:
+    def price(self, clouds: Sequence[str], kind: str, region: str | None = None) -> Price | None:
         """Cheapest price of ``kind`` among ``clouds``; a region match is preferred."""
         found = [p for p in self.prices if p.cloud in clouds and p.kind == kind]
         if region:

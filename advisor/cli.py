@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -30,12 +30,12 @@ app = typer.Typer(
 _STATE: dict[str, Any] = {"debug": False, "no_color": False, "quiet": False}
 
 
-class TextJson(str, Enum):
+class TextJson(StrEnum):
     text = "text"
     json = "json"
 
 
-class RecFormat(str, Enum):
+class RecFormat(StrEnum):
     text = "text"
     json = "json"
 
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         _fail("interrupted", 130)
     except BrokenPipeError:
         sys.exit(0)
-    except Exception as exc:  # noqa: BLE001 - the one boundary for bugs
+    except Exception as exc:  # the one boundary for bugs
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):  # typer/click usage errors
             _fail(f"advisor: error: {exc.format_message()}", 2)
         if debug:

@@ -391,7 +391,7 @@ def estimate_inference(
             return t_dec, t_pre, t_dec + (batch / out_tokens) * t_pre
 
         def metrics(batch: int, u_bw: float, u_pre: float) -> tuple[float, float, float, float]:
-            t_dec, t_pre, t_step = step(batch, u_bw, u_pre)
+            _t_dec, t_pre, t_step = step(batch, u_bw, u_pre)
             ttft = t_pre + t_step
             latency = ttft + inf.output_tokens * t_step
             tok_s = batch / t_step
@@ -564,10 +564,7 @@ def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[i
         assert profile.training is not None
         t = profile.training
         sc = c.estimator.scaling
-        if t.global_batch:
-            seqs = t.global_batch
-        else:
-            seqs = max(1, int(sc.default_global_batch_tokens.value // t.seq_len))
+        seqs = t.global_batch or max(1, int(sc.default_global_batch_tokens.value // t.seq_len))
         limit = seqs * int(sc.max_model_parallel.value)
         # keep at least the smallest shape that could hold the model
         return [n for n in counts if n <= max(limit, counts[0])]

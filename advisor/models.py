@@ -98,7 +98,7 @@ class Software(_Strict):
 
 
 class Deployment(_Strict):
-    clouds: list[Cloud] = Field(default_factory=lambda: ["gcp"], min_length=1, max_length=8)
+    clouds: list[Cloud] = Field(default_factory=lambda: list[Cloud](["gcp"]), min_length=1, max_length=8)
     edge: bool = False
     region: Annotated[str, Field(min_length=1, max_length=64)] | None = None
     pricing: Pricing = "on-demand"

@@ -412,10 +412,7 @@ def _verdict_text(d: Decision) -> str:
 def flips(profile: Profile, base: Decision, kb: KnowledgeBase, catalog: Catalog, c: Constants, limit: int = 5) -> list[str]:
     found: list[str] = []
     for text, mutated in _mutations(profile):
-        try:
-            d, _ = decide(mutated, kb, catalog, c)
-        except Exception:  # noqa: BLE001 - a mutation outside the model's range is simply skipped
-            continue
+        d, _ = decide(mutated, kb, catalog, c)
         if d.device != base.device:
             found.append(f"{text} makes it {_verdict_text(d)}")
             if len(found) >= limit:

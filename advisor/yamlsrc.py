@@ -47,7 +47,7 @@ MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
 
-KeyPath = tuple[str | int, ...]
+KeyPath = tuple[Any, ...]  # str keys and int indexes (any scalar key in odd files)
 
 _ALLOWED_TAGS = {
     None,
@@ -183,7 +183,7 @@ def _one_line(text: str) -> str:
 
 
 class _Frame:
-    __slots__ = ("container", "is_map", "key", "key_mark", "loc", "anchor", "weight")
+    __slots__ = ("anchor", "container", "is_map", "key", "key_mark", "loc", "weight")
 
     def __init__(self, container: Any, is_map: bool, loc: KeyPath, anchor: str | None) -> None:
         self.container = container
@@ -207,7 +207,7 @@ class _Builder:
     def _fail(self, mark: Any, message: str) -> InputError:
         return InputError.single(self.path, mark.line + 1, mark.column + 1, message)
 
-    def _events(self, text: str) -> Iterator[ev.Event]:
+    def _events(self, text: str) -> Iterator[Any]:
         parser = _Parser(text)
         try:
             while True:
@@ -230,12 +230,8 @@ class _Builder:
         nodes = 0
         for event in self._events(text):
             if isinstance(event, ev.DocumentStartEvent):
-                doc = Document(
-                    self.path,
-                    len(docs),
-                    None,
-                    (event.start_mark.line + 1, event.start_mark.column + 1),
-                )
+                start: Any = event.start_mark
+                doc = Document(self.path, len(docs), None, (start.line + 1, start.column + 1))
                 anchors = {}
                 continue
             if isinstance(event, ev.DocumentEndEvent):
@@ -246,7 +242,7 @@ class _Builder:
             if isinstance(event, (ev.StreamStartEvent, ev.StreamEndEvent)):
                 continue
             assert doc is not None
-            mark = event.start_mark
+            mark: Any = event.start_mark
             pos = (mark.line + 1, mark.column + 1)
 
             if isinstance(event, (ev.MappingEndEvent, ev.SequenceEndEvent)):
@@ -350,10 +346,10 @@ class _Builder:
             parent.container.append(value)
 
     @staticmethod
-    def _scalar(event: ev.ScalarEvent) -> Any:
+    def _scalar(event: Any) -> Any:
         tag = event.tag
         if tag in (None, "!"):
-            tag = _resolver.resolve(ScalarNode, event.value, event.implicit)
+            tag = _resolver.resolve(ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
         node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         if tag == "tag:yaml.org,2002:int":
             return _constructor.construct_yaml_int(node)
