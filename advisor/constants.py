@@ -81,6 +81,7 @@ class Scaling(_Strict):
     tpu_loss_per_doubling: Value
     gpu_loss_per_doubling: Value
     default_global_batch_tokens: Value
+    default_finetune_batch_tokens: Value
     max_model_parallel: Value
 
 
@@ -114,6 +115,7 @@ class Scoring(_Strict):
     no_feasible_penalty: Value
     confidence_scale_points: Value
     balanced_cost_slack: Value
+    time_cost_slack: Value
 
 
 @dataclass(frozen=True)

@@ -557,17 +557,27 @@ def estimate(profile: Profile, acc: Accelerator, count: int, c: Constants, *, ba
     return estimate_inference(profile, acc, count, c, batch=batch)
 
 
+def max_training_chips(profile: Profile, acc: Accelerator, c: Constants) -> int:
+    """Data parallelism stops at one sequence per replica; tensor parallelism (up to
+    ``max_model_parallel``) only as far as the bf16 weights need it to fit half a chip."""
+    assert profile.training is not None
+    t = profile.training
+    sc = c.estimator.scaling
+    batch_tokens = (sc.default_global_batch_tokens if t.method == "full" else sc.default_finetune_batch_tokens).value
+    seqs = t.global_batch or max(1, int(batch_tokens // t.seq_len))
+    weights = profile.model.params_b * 1e9 * 2.0
+    need = max(1, math.ceil(weights / (0.5 * acc.specs.memory_gib * GIB)))
+    mp = min(int(sc.max_model_parallel.value), 1 << (need - 1).bit_length())
+    return seqs * mp
+
+
 def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[int]:
     """Real shapes worth estimating for this workload."""
     counts = acc.counts()
     if profile.is_training:
-        assert profile.training is not None
-        t = profile.training
-        sc = c.estimator.scaling
-        seqs = t.global_batch or max(1, int(sc.default_global_batch_tokens.value // t.seq_len))
-        limit = seqs * int(sc.max_model_parallel.value)
-        # keep at least the smallest shape that could hold the model
-        return [n for n in counts if n <= max(limit, counts[0])]
+        limit = max_training_chips(profile, acc, c)
+        # keep at least the smallest shape, and shapes that may be needed to hold the model
+        return [n for n in counts if n <= max(limit, counts[0])] or counts[:1]
     # Serving: one host per replica (vLLM TPU multi-host serving is not validated);
     # fall back to larger shapes only when nothing single-host holds the weights.
     if acc.device == "tpu":
@@ -606,9 +616,11 @@ def best(
 
     if objective == "cost":
         return min(pool, key=key_cost)
-    if objective == "time":
-        return min(pool, key=key_time)
     cheapest = min(pool, key=key_cost)
+    if objective == "time":
+        slack = 1.0 + c.scoring.time_cost_slack.value
+        near = [x for x in pool if (x.cost_usd or 0.0) <= (cheapest.cost_usd or 0.0) * slack]
+        return min(near, key=key_time)
     slack = 1.0 + c.scoring.balanced_cost_slack.value
     near = [x for x in pool if (x.cost_usd or 0.0) <= (cheapest.cost_usd or 0.0) * slack]
     return min(near, key=key_time)

@@ -409,10 +409,18 @@ def _verdict_text(d: Decision) -> str:
     return d.device.upper()
 
 
-def flips(profile: Profile, base: Decision, kb: KnowledgeBase, catalog: Catalog, c: Constants, limit: int = 5) -> list[str]:
+# Profile fields the estimator does not read: changing them re-scores, but reuses the estimates.
+_NOT_ESTIMATED = ("software.custom_cuda_kernels", "software.dynamic_shapes", "software.fp64", "deployment.edge", "team.", "software.serving_stack")
+
+
+def flips(
+    profile: Profile, base: Decision, kb: KnowledgeBase, catalog: Catalog, c: Constants,
+    cands: list[Estimate] | None = None, limit: int = 5,
+) -> list[str]:
     found: list[str] = []
     for text, mutated in _mutations(profile):
-        d, _ = decide(mutated, kb, catalog, c)
+        reuse = cands if text.startswith(_NOT_ESTIMATED) else None
+        d, _ = decide(mutated, kb, catalog, c, reuse)
         if d.device != base.device:
             found.append(f"{text} makes it {_verdict_text(d)}")
             if len(found) >= limit:
@@ -473,7 +481,7 @@ def recommend(
     path = choose_setup(profile, kb, decision.device)
     setup = plan(path, placeholders(profile, acc, decision.chosen)) if path else None
     conf = confidence(decision.margin, c)
-    flip = flips(profile, decision, kb, catalog, c) if with_flip else []
+    flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
     cands_sorted = sorted(
         cands,
         key=lambda x: (not x.feasible, not x.priced, x.cost_usd if x.cost_usd is not None else math.inf, x.accelerator, x.count),
