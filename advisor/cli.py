@@ -193,6 +193,119 @@ def validate(
             typer.echo(f"{lp.label}: ok ({lp.profile.name})")
 
 
+class CheckFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
+
+
+class FailOn(StrEnum):
+    error = "error"
+    warning = "warning"
+    never = "never"
+
+
+@app.command()
+def check(
+    paths: Annotated[list[str], typer.Argument(help="Proposal files, directories (recursive *.yaml/*.yml) or globs.", show_default=False)],
+    fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")] = CheckFormat.text,
+    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="Lowest severity that fails (exit 1); default from the policy, else error.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the output to FILE (atomically) instead of stdout.")] = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="A previous --format json result: report new and fixed findings and cost deltas.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="Policy file (default: .advisor.yaml or [tool.advisor] in pyproject.toml, searched upward).")] = None,
+    no_config: Annotated[bool, typer.Option("--no-config", help="Ignore policy files.")] = False,
+    rules: RulesOpt = None,
+    catalog: CatalogOpt = None,
+    max_cost_increase_percent: Annotated[float | None, typer.Option("--max-cost-increase-percent", min=0, help="Warn when the proposal costs more than the best alternative by this percent.")] = None,
+    disable: Annotated[list[str] | None, typer.Option("--disable", help="Check rule id to disable (repeatable).")] = None,
+) -> None:
+    """CI gate: judge each proposal against the recommendation and the team's policy."""
+    from advisor.check import CHECK_RULES, diff_against, load_baseline, run_check
+    from advisor.policy import find_config, load_policy
+
+    cfg_path = None if no_config else (config if config is not None else find_config(Path.cwd()))
+    if config is not None and not config.is_file():
+        from advisor.errors import UsageError
+
+        raise UsageError(f"{config}: policy file not found")
+    loaded = load_policy(cfg_path)
+    pol = loaded.policy
+    updates: dict[str, Any] = {}
+    if fail_on is not None:
+        updates["fail_on"] = fail_on.value
+    if max_cost_increase_percent is not None:
+        updates["thresholds"] = pol.thresholds.model_copy(update={"cost_over_best_percent": max_cost_increase_percent})
+    if disable:
+        from advisor.errors import UsageError
+        from advisor.validation import did_you_mean
+
+        for rid in disable:
+            if rid not in CHECK_RULES:
+                raise UsageError(f"--disable: unknown check rule {rid!r}{did_you_mean(rid, CHECK_RULES)}")
+        updates["disabled_rules"] = [*pol.disabled_rules, *disable]
+    pol = pol.model_copy(update=updates)
+    ctx = _context([*(Path(r) for r in pol.rules), *(rules or [])], [*(Path(c) for c in pol.catalog), *(catalog or [])])
+    base = load_baseline(str(baseline)) if baseline is not None else None
+    show_progress = fmt is CheckFormat.text and output is None and sys.stderr.isatty() and not _STATE["quiet"]
+    progress = None
+    bar: Any = None
+    if show_progress:
+        from rich.progress import Progress
+
+        bar = Progress(transient=True, console=_console(stderr=True))
+        bar.start()
+        task = bar.add_task("checking proposals", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+    try:
+        report = run_check(paths, ctx, pol, policy_path=loaded.path, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if base is not None:
+        report.diff = diff_against(report, base)
+    text = _render_check(report, fmt)
+    if output is not None:
+        from advisor.output import write_atomic
+
+        write_atomic(output, text)
+    elif text:
+        _emit(text)
+    raise typer.Exit(report.exit_code)
+
+
+def _render_check(report: Any, fmt: CheckFormat) -> str:
+    from advisor.renderers import checkfmt
+
+    if fmt is CheckFormat.json:
+        from advisor.renderers.json import dumps
+
+        return dumps(report.to_json())
+    if fmt is CheckFormat.markdown:
+        return checkfmt.markdown(report)
+    if fmt is CheckFormat.sarif:
+        return checkfmt.sarif(report)
+    if fmt is CheckFormat.junit:
+        return checkfmt.junit(report)
+    if fmt is CheckFormat.github:
+        return checkfmt.github(report)
+    import io
+
+    from rich.console import Console
+
+    from advisor.renderers.text import render_check
+
+    buf = io.StringIO()
+    console = Console(file=buf, no_color=_STATE["no_color"], highlight=False, width=120, force_terminal=sys.stdout.isatty() and not _STATE["no_color"])
+    render_check(report, console)
+    return buf.getvalue()
+
+
 def _fail(message: str, code: int) -> NoReturn:
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.exit(code)
@@ -212,7 +325,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     )
     args = [a for a in args if a not in _GLOBAL_FLAGS]
     try:
-        app(args=args, prog_name="advisor", standalone_mode=False)
+        rv = app(args=args, prog_name="advisor", standalone_mode=False)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
@@ -237,4 +350,5 @@ def main(argv: list[str] | None = None) -> NoReturn:
             "Rerun with --debug for the traceback and report it.",
             3,
         )
-    sys.exit(0)
+    # With standalone_mode=False, typer returns the code of a raised typer.Exit.
+    sys.exit(rv if isinstance(rv, int) else 0)

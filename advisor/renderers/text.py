@@ -188,3 +188,33 @@ def render_catalog(cat: Any, console: Console) -> None:
         )
     console.print(t)
     console.print(Text("GPU prices include the host VM share; every figure has a source: advisor catalog --format json", style="dim"))
+
+
+def render_check(report: Any, console: Console) -> None:
+    t = Table(box=box.SIMPLE_HEAD, title="advisor check", title_justify="left")
+    for col in ("status", "proposal", "asks for", "cost", "recommended", "cost ", "findings"):
+        t.add_column(col, overflow="fold")
+    style = {"pass": "green", "warning": "yellow", "error": "red", "skipped": "dim"}
+    for r in report.results:
+        p = r.proposal or {}
+        asks = f"{p['accelerator']} x {p['count']}, {p['hours']:g} h" if p else "-"
+        b = r.best
+        found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or ("-" if r.status != "skipped" else "no proposal")
+        t.add_row(r.status, r.label, asks, _money(r.proposal_cost) if p else "-",
+                  f"{b.accelerator} x {b.count}" if b else "-", _money(b.cost_usd) if b else "-", found, style=style[r.status])
+    console.print(t)
+    for r in report.results:
+        for f in r.findings:
+            tag = "waived " if f.waived else ""
+            color = {"error": "red", "warning": "yellow", "note": "cyan"}[f.severity]
+            line = Text(f"{r.path}:{f.line}:{f.col}: ", style="bold")
+            line.append(f"{tag}{f.severity}", style=color)
+            line.append(f" [{f.rule}] {f.message}")
+            console.print(line)
+    s = report.summary
+    console.print(Text(
+        f"{s['proposals']} proposal(s): {s['passed']} pass, {s['warning']} warning, {s['error']} error; "
+        f"{s['skipped']} skipped; {s['waived']} waived. catalog as of {report.catalog_as_of}", style="bold"))
+    if report.diff is not None:
+        d = report.diff
+        console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {_money(abs(d['cost_delta_usd'] or 0))}{' more' if (d['cost_delta_usd'] or 0) > 0 else ' less' if (d['cost_delta_usd'] or 0) < 0 else ''}")

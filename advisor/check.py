@@ -1,0 +1,473 @@
+"""``advisor check``: judge each profile's ``proposal`` against the advisor's own analysis.
+
+A proposal asks for an accelerator, a count and hours. The check estimates
+that exact configuration, compares it with the best feasible alternative the
+recommender finds, and reports findings with stable rule ids, severities, a
+message that says what/why/how to fix, and the line in the proposal file.
+Waivers (``proposal.waivers``) need a reason and an unexpired date.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+import math
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor import __version__
+from advisor.api import Context, check_accelerators
+from advisor.errors import InputError, Problem
+from advisor.estimator import Estimate, candidate_counts, estimate
+from advisor.loading import LoadedProfile, load_profiles
+from advisor.policy import Policy
+from advisor.recommend import Recommendation, describe, recommend
+
+SEVERITIES = ("error", "warning", "note")
+RANK = {"note": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class CheckRule:
+    id: str
+    severity: str
+    title: str
+    help: str
+
+
+CHECK_RULES: dict[str, CheckRule] = {
+    r.id: r
+    for r in [
+        CheckRule("proposal-device-excluded", "error", "Proposed device family is excluded by a hard constraint",
+                  "The proposal names an accelerator of a family that a hard constraint rules out (TPU for an AWS-only or on-prem team, TPU with fp64 or custom CUDA kernels, anything but edge for an edge deployment). Propose an accelerator of an allowed family, or change the constraint in the profile."),
+        CheckRule("proposal-does-not-fit-memory", "error", "Proposed configuration does not fit in memory",
+                  "Weights, optimiser state, activations (training) or weights plus KV cache (serving) exceed the proposed chips' memory. Propose more chips or an accelerator with more memory per chip."),
+        CheckRule("proposal-misses-deadline", "error", "Proposed configuration misses the deadline",
+                  "At the estimated utilisation the run takes longer than training.deadline_hours. Propose more chips or a faster accelerator, or relax the deadline."),
+        CheckRule("proposal-misses-latency", "error", "Proposed configuration misses the latency target",
+                  "Even at batch 1 a request takes longer than inference.latency_p99_ms on the proposed chips. Propose a faster accelerator or more chips per replica."),
+        CheckRule("proposal-insufficient-capacity", "error", "Proposed configuration cannot serve the peak QPS",
+                  "The proposed chips, split into replicas, serve fewer requests per second than inference.peak_qps at the latency target. Propose more chips."),
+        CheckRule("proposal-over-budget", "error", "Proposed spend exceeds the budget",
+                  "The proposal's cost (count x hours x price) exceeds goal.budget_usd. Propose fewer hours or chips, a cheaper accelerator, or raise the budget."),
+        CheckRule("proposal-unpriced", "error", "Proposed accelerator is not offered or not priced on the allowed clouds",
+                  "The catalog has no price for this accelerator on any cloud in deployment.clouds (it is never counted as $0). Propose an accelerator offered there, or add a negotiated price with --catalog."),
+        CheckRule("proposal-costs-more-than-best", "warning", "A feasible alternative is much cheaper",
+                  "The proposal costs more than the best feasible configuration by more than the policy threshold (default 25%). Consider the alternative named in the message."),
+        CheckRule("proposal-oversized", "warning", "More chips than needed",
+                  "The proposal asks for more than the policy factor (default 2x) of the smallest count of this accelerator that fits and meets the targets."),
+        CheckRule("proposal-hours-excessive", "warning", "More hours than the estimate needs",
+                  "The hours asked exceed the estimate (training: the run length at this configuration; serving: the hours per month the profile runs) by more than the policy factor (default 1.5x)."),
+        CheckRule("proposal-not-a-real-shape", "warning", "Count is not a real shape of the accelerator",
+                  "TPUs come in fixed slice sizes and GPUs in 1/2/4/8 per node and whole nodes beyond; the count will be rounded up when provisioned."),
+        CheckRule("cheaper-other-family", "note", "The other device family is cheaper",
+                  "The best feasible configuration of the other device family costs less than the proposal; the message names it and its setup path."),
+        CheckRule("waiver-invalid", "error", "Waiver is expired or has no reason",
+                  "Every waiver needs a reason, and an expiry date that has not passed. Renew or remove the waiver."),
+        CheckRule("waiver-unknown-rule", "warning", "Waiver names an unknown rule",
+                  "The waiver's rule id is not a check rule; it waives nothing."),
+    ]
+}
+
+
+@dataclass
+class Finding:
+    rule: str
+    severity: str
+    message: str
+    line: int
+    col: int = 1
+    waived: bool = False
+    waiver: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rule": self.rule, "severity": self.severity, "message": self.message, "line": self.line, "column": self.col, "waived": self.waived}
+        if self.waiver:
+            out["waiver"] = self.waiver
+        return out
+
+
+@dataclass
+class ProposalResult:
+    label: str
+    path: str
+    name: str
+    status: str  # pass | warning | error | skipped
+    findings: list[Finding] = field(default_factory=list)
+    proposal: dict[str, Any] | None = None
+    proposal_estimate: Estimate | None = None
+    proposal_cost: float | None = None
+    recommended: Recommendation | None = None
+    best: Estimate | None = None
+    line: int = 1
+
+    def active(self, severity: str) -> list[Finding]:
+        return [f for f in self.findings if f.severity == severity and not f.waived]
+
+    def to_json(self) -> dict[str, Any]:
+        rec = self.recommended
+        out: dict[str, Any] = {
+            "profile": self.label,
+            "name": self.name,
+            "status": self.status,
+            "findings": [f.to_json() for f in self.findings],
+            "proposal": None,
+            "recommended": None,
+        }
+        if self.proposal is not None:
+            est = self.proposal_estimate.to_json() if self.proposal_estimate else {}
+            out["proposal"] = {**self.proposal, "cost_usd": _r(self.proposal_cost), "estimate": est}
+        if rec is not None:
+            best = self.best
+            out["recommended"] = {
+                "device": rec.device,
+                "accelerator": best.accelerator if best else None,
+                "count": best.count if best else None,
+                "hours": _r(best.hours) if best else None,
+                "cost_usd": _r(best.cost_usd) if best else None,
+                "setup_path": rec.setup.path.id if rec.setup else None,
+                "confidence": rec.confidence,
+            }
+        return out
+
+
+@dataclass
+class CheckReport:
+    results: list[ProposalResult]
+    fail_on: str
+    catalog_as_of: str
+    policy_path: str | None = None
+    diff: dict[str, Any] | None = None
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        checked = [r for r in self.results if r.status != "skipped"]
+        return {
+            "profiles": len(self.results),
+            "proposals": len(checked),
+            "skipped": len(self.results) - len(checked),
+            "passed": sum(r.status == "pass" for r in checked),
+            "warning": sum(r.status == "warning" for r in checked),
+            "error": sum(r.status == "error" for r in checked),
+            "waived": sum(f.waived for r in checked for f in r.findings),
+            "findings": {s: sum(1 for r in checked for f in r.findings if f.severity == s and not f.waived) for s in SEVERITIES},
+            "proposed_cost_usd": _r(sum(r.proposal_cost or 0.0 for r in checked)),
+            "recommended_cost_usd": _r(sum((r.best.cost_usd or 0.0) if r.best else 0.0 for r in checked)),
+        }
+
+    @property
+    def exit_code(self) -> int:
+        if self.fail_on == "never":
+            return 0
+        threshold = RANK[self.fail_on]
+        for r in self.results:
+            for f in r.findings:
+                if not f.waived and RANK[f.severity] >= threshold:
+                    return 1
+        return 0
+
+    def needs_changes(self) -> int:
+        return sum(1 for r in self.results if r.status in ("error", "warning"))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "results": [r.to_json() for r in self.results],
+            "summary": self.summary,
+            "fail_on": self.fail_on,
+            "exit_code": self.exit_code,
+            "policy": self.policy_path,
+            "catalog_as_of": self.catalog_as_of,
+            "advisor_version": __version__,
+        }
+        if self.diff is not None:
+            out["diff"] = self.diff
+        return out
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(x, 2)
+
+
+def _money(x: float | None) -> str:
+    if x is None:
+        return "unpriced"
+    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def expand_paths(paths: Iterable[str]) -> list[str]:
+    """Files as given; directories recursively (*.yaml, *.yml); glob patterns expanded."""
+    out: list[str] = []
+    problems: list[Problem] = []
+    for raw in paths:
+        if any(ch in raw for ch in "*?["):
+            matches = sorted(glob.glob(raw, recursive=True))
+            if not matches:
+                problems.append(Problem(raw, 1, 1, "pattern matches no file"))
+            out.extend(m for m in matches if not os.path.isdir(m))
+            continue
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(str(f) for f in p.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file() and not _hidden(f, p))
+            out.extend(found)
+            continue
+        out.append(raw)
+    if problems:
+        raise InputError(problems)
+    return list(dict.fromkeys(out))
+
+
+def _hidden(f: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in f.relative_to(root).parts)
+
+
+# --------------------------------------------------------------------------- judging
+
+
+def _proposal_estimate(lp: LoadedProfile, ctx: Context) -> tuple[Estimate, int | None, float | None]:
+    """(estimate of the proposed configuration, replicas it allows, its QPS capacity)."""
+    profile = lp.profile
+    prop = profile.proposal
+    assert prop is not None
+    acc = ctx.catalog.get(prop.accelerator)
+    if profile.is_training:
+        return estimate(profile, acc, prop.count, ctx.constants), None, None
+    # Serving: the proposed chips are split into replicas of a real single-host shape.
+    best: tuple[float, Estimate, int] | None = None
+    for per in sorted(set(candidate_counts(profile, acc, ctx.constants)) | {prop.count}):
+        if per > prop.count or prop.count % per:
+            continue
+        e = estimate(profile, acc, per, ctx.constants)
+        if not e.fits_memory or not e.tokens_per_second:
+            continue
+        replicas = prop.count // per
+        assert profile.inference is not None
+        capacity = replicas * e.tokens_per_second / max(profile.inference.output_tokens, 1)
+        key = capacity if e.meets_latency is not False else capacity / 1e6
+        if best is None or key > best[0]:
+            best = (key, e, replicas)
+    if best is None:
+        return estimate(profile, acc, prop.count, ctx.constants), 0, 0.0
+    e, replicas = best[1], best[2]
+    assert profile.inference is not None
+    return e, replicas, replicas * (e.tokens_per_second or 0.0) / max(profile.inference.output_tokens, 1)
+
+
+def _min_feasible_count(lp: LoadedProfile, ctx: Context) -> int | None:
+    profile = lp.profile
+    assert profile.proposal is not None
+    acc = ctx.catalog.get(profile.proposal.accelerator)
+    for n in acc.counts():
+        e = estimate(profile, acc, n, ctx.constants)
+        ok = e.fits_memory and e.meets_deadline is not False and e.meets_latency is not False
+        if ok and profile.inference is not None and profile.task == "inference":
+            needed = (e.replicas or 1) * n
+            return needed
+        if ok:
+            return n
+    return None
+
+
+def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:
+    profile = lp.profile
+    doc = lp.doc
+    prop = profile.proposal
+    if prop is None:
+        return ProposalResult(lp.label, lp.path, profile.name, "skipped")
+    pline = doc.where(("proposal",), key=True)[0]
+    line_of: Callable[[str], tuple[int, int]] = lambda key: doc.where(("proposal", key))  # noqa: E731
+    acc = ctx.catalog.get(prop.accelerator)
+    rec = recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False)
+    result = ProposalResult(
+        lp.label, lp.path, profile.name, "pass",
+        proposal={"accelerator": acc.id, "count": prop.count, "hours": prop.hours},
+        recommended=rec, line=pline,
+    )
+    findings: list[Finding] = []
+
+    def add(rule: str, message: str, where: tuple[int, int]) -> None:
+        if rule in policy.disabled_rules:
+            return
+        findings.append(Finding(rule, CHECK_RULES[rule].severity, message, where[0], where[1]))
+
+    est, replicas, capacity = _proposal_estimate(lp, ctx)
+    result.proposal_estimate = est
+    price = est.usd_per_chip_hour
+    result.proposal_cost = prop.count * prop.hours * price if price is not None else None
+
+    excluded = {x.device: x for x in rec.decision.excluded}
+    if acc.device in excluded:
+        x = excluded[acc.device]
+        fix = f" Fix: {x.fix}" if x.fix else ""
+        add("proposal-device-excluded", f"{acc.id} is a {acc.device.upper()}, excluded by '{x.rule}': {x.reason}{fix}", line_of("accelerator"))
+    if price is None:
+        add("proposal-unpriced", f"{acc.id} has no catalog price on {', '.join(profile.deployment.clouds)}; it is not counted as $0. Propose an accelerator offered there or add a price with --catalog.", line_of("accelerator"))
+    if not est.fits_memory:
+        add("proposal-does-not-fit-memory", f"{acc.id} x {prop.count} does not hold the workload: {est.why_not or 'memory'}. Propose more chips or a larger-memory accelerator.", line_of("count"))
+    if est.meets_deadline is False:
+        assert profile.training is not None
+        add("proposal-misses-deadline", f"{acc.id} x {prop.count} needs about {est.hours:,.1f} h (range {est.hours_low:,.1f}-{est.hours_high:,.1f} h), past the {profile.training.deadline_hours:g} h deadline. Propose more chips or a faster accelerator.", line_of("count"))
+    if est.fits_memory and est.meets_latency is False:
+        assert profile.inference is not None
+        add("proposal-misses-latency", f"a request takes about {est.latency_ms:,.0f} ms on {acc.id} x {est.count}, above the {profile.inference.latency_p99_ms:g} ms target. Propose a faster accelerator or more chips per replica.", line_of("accelerator"))
+    if capacity is not None and profile.inference is not None and est.fits_memory and capacity + 1e-9 < profile.inference.peak_qps:
+        add("proposal-insufficient-capacity", f"{replicas} replica(s) of {acc.id} x {est.count} serve about {capacity:,.1f} requests/s, below the peak of {profile.inference.peak_qps:g}. Propose about {math.ceil(prop.count * profile.inference.peak_qps / max(capacity, 1e-9))} chips.", line_of("count"))
+    budget = profile.goal.budget_usd
+    if budget is not None and result.proposal_cost is not None and result.proposal_cost > budget:
+        unit = "" if profile.is_training else " per month"
+        add("proposal-over-budget", f"{prop.count} x {acc.id} for {prop.hours:g} h costs {_money(result.proposal_cost)}{unit}, over the {_money(budget)} budget.", line_of("hours"))
+    if prop.count not in acc.counts():
+        bigger = [n for n in acc.counts() if n >= prop.count]
+        add("proposal-not-a-real-shape", f"{acc.id} comes in {', '.join(map(str, acc.counts()[:10]))}{'...' if len(acc.counts()) > 10 else ''} chips; {prop.count} will be provisioned as {bigger[0] if bigger else 'a larger shape'}.", line_of("count"))
+
+    # Compared with the best feasible alternative of any family the recommender allows.
+    pool = [b for d, b in rec.decision.best_by_device.items() if b is not None and d not in excluded]
+    best = min(pool, key=lambda b: (b.cost_usd or math.inf, b.accelerator)) if pool else None
+    result.best = best
+    th = policy.thresholds
+    if best is not None and best.cost_usd and result.proposal_cost is not None:
+        extra = result.proposal_cost - best.cost_usd
+        pct = 100.0 * extra / best.cost_usd
+        if pct > th.cost_over_best_percent and extra > th.cost_over_best_usd and (best.accelerator, best.count) != (acc.id, prop.count):
+            add("proposal-costs-more-than-best", f"the proposal costs {_money(result.proposal_cost)}, {pct:,.0f}% more than the best feasible alternative: {describe(best)}. Consider {best.accelerator} x {best.count}.", line_of("accelerator"))
+    needed = _min_feasible_count(lp, ctx)
+    if needed is not None and prop.count > th.oversize_factor * needed:
+        add("proposal-oversized", f"{prop.count} x {acc.id} is {prop.count / needed:,.1f}x the {needed} that fit and meet the targets. Propose {needed}.", line_of("count"))
+    if profile.is_training and est.hours and prop.hours > th.hours_over_estimate_factor * est.hours:
+        add("proposal-hours-excessive", f"asks for {prop.hours:g} h; the estimate at {acc.id} x {prop.count} is {est.hours:,.1f} h (range {est.hours_low:,.1f}-{est.hours_high:,.1f} h). Propose about {math.ceil(est.hours_high or est.hours)} h.", line_of("hours"))
+    if profile.inference is not None and profile.task == "inference":
+        month = profile.inference.hours_per_day * 730.0 / 24
+        if prop.hours > th.hours_over_estimate_factor * month:
+            add("proposal-hours-excessive", f"asks for {prop.hours:g} h per month; the service runs {profile.inference.hours_per_day:g} h a day ({month:,.0f} h per month).", line_of("hours"))
+    other = {"tpu": "gpu", "gpu": "tpu"}.get(acc.device)
+    if other and other not in excluded:
+        ob = rec.decision.best_by_device.get(other)
+        if ob is not None and ob.cost_usd is not None and result.proposal_cost is not None and ob.cost_usd < result.proposal_cost:
+            from advisor.recommend import choose_setup
+
+            sp = choose_setup(profile, ctx.kb, other)
+            path = f" via setup path '{sp.id}' ({sp.title})" if sp else ""
+            add("cheaper-other-family", f"{other.upper()} option: {describe(ob)}{path}.", line_of("accelerator"))
+
+    _apply_waivers(lp, findings, today, policy)
+    findings.sort(key=lambda f: (-RANK[f.severity], f.line, f.rule))
+    result.findings = findings
+    if result.active("error"):
+        result.status = "error"
+    elif result.active("warning"):
+        result.status = "warning"
+    return result
+
+
+def _apply_waivers(lp: LoadedProfile, findings: list[Finding], today: dt.date, policy: Policy) -> None:
+    prop = lp.profile.proposal
+    assert prop is not None
+    for i, w in enumerate(prop.waivers):
+        where = lp.doc.where(("proposal", "waivers", i))
+        problems = []
+        if not w.reason.strip():
+            problems.append("has no reason")
+        if w.expires is not None and w.expires < today:
+            problems.append(f"expired on {w.expires.isoformat()}")
+        if problems:
+            if "waiver-invalid" not in policy.disabled_rules:
+                findings.append(Finding("waiver-invalid", "error", f"waiver for '{w.rule}' {' and '.join(problems)}; it waives nothing. Renew it with a reason and a future expiry, or remove it.", where[0], where[1]))
+            continue
+        if w.rule not in CHECK_RULES:
+            from advisor.validation import did_you_mean
+
+            findings.append(Finding("waiver-unknown-rule", "warning", f"waiver names unknown rule '{w.rule}'{did_you_mean(w.rule, CHECK_RULES)}.", where[0], where[1]))
+            continue
+        for f in findings:
+            if f.rule == w.rule and not f.waived:
+                f.waived = True
+                f.waiver = {"reason": w.reason, "owner": w.owner, "expires": w.expires.isoformat() if w.expires else None}
+
+
+# --------------------------------------------------------------------------- baseline
+
+
+def load_baseline(path: str) -> dict[str, Any]:
+    import json
+
+    from advisor.yamlsrc import read_text
+
+    text = read_text(path, max_bytes=64 * 1024 * 1024)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError.single(path, exc.lineno, exc.colno, f"invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise InputError.single(path, 1, 1, "not an 'advisor check --format json' result (no 'results' list)")
+    return data
+
+
+def diff_against(report: CheckReport, baseline: dict[str, Any]) -> dict[str, Any]:
+    """New and fixed findings and cost deltas per proposal (matched by profile path)."""
+    old = {r.get("profile"): r for r in baseline["results"] if isinstance(r, dict)}
+    changes = []
+    new_total = fixed_total = 0
+    for r in report.results:
+        if r.status == "skipped":
+            continue
+        before = old.get(r.label)
+        now = {(f.rule, f.severity) for f in r.findings if not f.waived}
+        was = set()
+        old_cost = None
+        if before:
+            was = {(f.get("rule"), f.get("severity")) for f in before.get("findings", []) if isinstance(f, dict) and not f.get("waived")}
+            prop = before.get("proposal") or {}
+            old_cost = prop.get("cost_usd") if isinstance(prop, dict) else None
+        new = sorted(now - was)
+        fixed = sorted(was - now)
+        new_total += len(new)
+        fixed_total += len(fixed)
+        delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - float(old_cost), 2)
+        changes.append({
+            "profile": r.label,
+            "added": before is None,
+            "new": [{"rule": a, "severity": b} for a, b in new],
+            "fixed": [{"rule": a, "severity": b} for a, b in fixed],
+            "cost_before_usd": old_cost,
+            "cost_after_usd": _r(r.proposal_cost),
+            "cost_delta_usd": delta,
+        })
+    removed = sorted(set(old) - {r.label for r in report.results})
+    return {
+        "new_findings": new_total,
+        "fixed_findings": fixed_total,
+        "removed_profiles": removed,
+        "cost_delta_usd": _r(sum(c["cost_delta_usd"] or 0.0 for c in changes)),
+        "changes": [c for c in changes if c["new"] or c["fixed"] or c["added"] or c["cost_delta_usd"]],
+    }
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def run_check(
+    paths: Iterable[str],
+    ctx: Context,
+    policy: Policy,
+    *,
+    policy_path: str | None = None,
+    today: dt.date | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> CheckReport:
+    files = expand_paths(paths)
+    if not files:
+        raise InputError([Problem(".", 1, 1, "no YAML files to check")])
+    loaded = load_profiles(files)
+    check_accelerators(loaded, ctx.catalog)
+    day = today or dt.date.today()
+    results = []
+    for i, lp in enumerate(loaded):
+        results.append(judge(lp, ctx, policy, day))
+        if progress:
+            progress(i + 1, len(loaded))
+    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path)

@@ -1,0 +1,93 @@
+"""Policy configuration for ``advisor check``: ``.advisor.yaml`` or ``[tool.advisor]``.
+
+Found from the working directory upward (the first of the two in the nearest
+directory wins); command-line flags override it. Validated like profiles,
+with line-numbered errors.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from advisor.errors import InputError, Problem
+from advisor.validation import problems_from
+from advisor.yamlsrc import Document, load_file, read_text
+
+FailOn = Literal["error", "warning", "never"]
+
+
+class Thresholds(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    cost_over_best_percent: Annotated[float, Field(ge=0, le=100_000)] = 25.0
+    cost_over_best_usd: Annotated[float, Field(ge=0, le=1e12)] = 0.0
+    oversize_factor: Annotated[float, Field(ge=1, le=1000)] = 2.0
+    hours_over_estimate_factor: Annotated[float, Field(ge=1, le=1000)] = 1.5
+
+
+class Policy(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    fail_on: FailOn = "error"
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    disabled_rules: list[Annotated[str, Field(max_length=100)]] = Field(default_factory=list, max_length=100)
+    rules: list[Annotated[str, Field(max_length=1000)]] = Field(default_factory=list, max_length=20)
+    catalog: list[Annotated[str, Field(max_length=1000)]] = Field(default_factory=list, max_length=20)
+
+
+class LoadedPolicy(BaseModel):
+    policy: Policy
+    path: str | None = None
+
+
+def find_config(start: Path) -> Path | None:
+    """``.advisor.yaml``/``.advisor.yml``, or a ``pyproject.toml`` with ``[tool.advisor]``."""
+    for directory in (start, *start.parents):
+        for name in (".advisor.yaml", ".advisor.yml"):
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                data = tomllib.loads(read_text(str(pyproject)))
+            except (tomllib.TOMLDecodeError, InputError):
+                continue
+            if isinstance(data.get("tool"), dict) and "advisor" in data["tool"]:
+                return pyproject
+    return None
+
+
+def _relative(base: Path, values: list[str]) -> list[str]:
+    return [str((base / v).resolve()) if not Path(v).is_absolute() else v for v in values]
+
+
+def load_policy(path: Path | None) -> LoadedPolicy:
+    if path is None:
+        return LoadedPolicy(policy=Policy())
+    if path.name == "pyproject.toml":
+        text = read_text(str(path))
+        try:
+            data = tomllib.loads(text)["tool"]["advisor"]
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError([Problem(str(path), getattr(exc, "lineno", 1) or 1, getattr(exc, "colno", 1) or 1, f"invalid TOML: {exc.msg}")]) from None
+        line = next((i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip().startswith("[tool.advisor")), 1)
+        doc = Document(str(path), 0, data, (line, 1))
+    else:
+        docs = [d for d in load_file(str(path)) if d.data is not None]
+        if not docs:
+            return LoadedPolicy(policy=Policy(), path=str(path))
+        doc = docs[0]
+    if not isinstance(doc.data, dict):
+        raise InputError([doc.problem((), "expected a mapping of policy settings")])
+    try:
+        policy = Policy.model_validate(doc.data)
+    except ValidationError as exc:
+        raise InputError(problems_from(exc, doc, Policy)) from None
+    base = path.parent
+    policy = policy.model_copy(update={"rules": _relative(base, policy.rules), "catalog": _relative(base, policy.catalog)})
+    return LoadedPolicy(policy=policy, path=str(path))

@@ -1,0 +1,195 @@
+"""Renderers of one ``CheckReport``: markdown (PR comment), SARIF, JUnit, GitHub annotations.
+
+Each is a pure function from the report to text; severities map through one
+table per format.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import escape, quoteattr
+
+from advisor import __version__
+
+if TYPE_CHECKING:
+    from advisor.check import CheckReport, ProposalResult
+
+SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
+GITHUB_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
+ICON = {"pass": "✅", "warning": "⚠️", "error": "❌", "skipped": "➖"}
+INFO_URI = "https://github.com/advisor-project/advisor"
+
+
+def _money(x: float | None) -> str:
+    if x is None:
+        return "unpriced"
+    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def markdown(report: CheckReport) -> str:
+    s = report.summary
+    checked = [r for r in report.results if r.status != "skipped"]
+    need = report.needs_changes()
+    lines: list[str] = []
+    if need:
+        lines.append(f"### advisor: {need} of {len(checked)} proposal{'s' if len(checked) != 1 else ''} need{'s' if need == 1 else ''} changes")
+    else:
+        lines.append("### advisor: the proposal passes" if len(checked) == 1 else f"### advisor: all {len(checked)} proposals pass")
+    lines.append("")
+    counts = s["findings"]
+    lines.append(
+        f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)"
+        + (f", {s['waived']} waived" if s["waived"] else "")
+        + (f", {s['skipped']} profile(s) without a proposal skipped" if s["skipped"] else "")
+        + f". Proposed spend {_money(s['proposed_cost_usd'])}; recommended {_money(s['recommended_cost_usd'])}."
+    )
+    if report.diff is not None:
+        d = report.diff
+        delta = d["cost_delta_usd"] or 0.0
+        sign = "+" if delta >= 0 else "-"
+        lines.append("")
+        lines.append(f"Against the baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost {sign}{_money(abs(delta))}.")
+    lines.append("")
+    if not checked:
+        lines.append("No proposals found.")
+    else:
+        lines.append("| | proposal | asks for | cost | recommended | cost | findings |")
+        lines.append("|---|---|---|---:|---|---:|---|")
+        for r in checked:
+            p = r.proposal or {}
+            asks = f"{p.get('accelerator')} × {p.get('count')}, {p.get('hours'):g} h"
+            b = r.best
+            recd = f"{b.accelerator} × {b.count}" if b else "none feasible"
+            found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
+            lines.append(f"| {ICON[r.status]} | `{_cell(r.label)}` | {asks} | {_money(r.proposal_cost)} | {recd} | {_money(b.cost_usd) if b else '-'} | {found} |")
+        details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
+        for r in details if need else []:
+            lines += ["", _details(r)]
+    lines += ["", f"<sub>advisor {__version__} · catalog as of {report.catalog_as_of} · fail-on: {report.fail_on}"
+              + (f" · policy: `{report.policy_path}`" if report.policy_path else "") + "</sub>", ""]
+    return "\n".join(lines)
+
+
+def _details(r: ProposalResult) -> str:
+    p = r.proposal or {}
+    e = r.proposal_estimate
+    b = r.best
+    out = [f"<details><summary>{ICON[r.status]} <code>{escape(r.label)}</code> — {escape(r.name)}</summary>", ""]
+    out.append("| | accelerator | count | time | cost |")
+    out.append("|---|---|---:|---:|---:|")
+    if e is not None:
+        t = f"{e.hours:,.1f} h" if e.mode == "training" and e.hours else f"{p.get('hours'):g} h/month"
+        out.append(f"| proposed | {p.get('accelerator')} | {p.get('count')} | {t} | {_money(r.proposal_cost)} |")
+    if b is not None:
+        t = f"{b.hours:,.1f} h" if b.mode == "training" and b.hours else f"{b.hours:,.0f} h/month"
+        out.append(f"| recommended | {b.accelerator} | {b.count} | {t} | {_money(b.cost_usd)} |")
+    out.append("")
+    for f in r.findings:
+        mark = " (waived: " + escape(str((f.waiver or {}).get("reason", ""))) + ")" if f.waived else ""
+        out.append(f"- **{f.severity}** `{f.rule}` (line {f.line}): {escape(f.message)}{mark}")
+    if r.recommended and r.recommended.setup:
+        out.append(f"- setup path for the recommendation: `{r.recommended.setup.path.id}` — {escape(r.recommended.setup.path.title)}")
+    out += ["", "</details>"]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- SARIF
+
+
+def sarif(report: CheckReport) -> str:
+    from advisor.check import CHECK_RULES
+
+    rule_ids = sorted(CHECK_RULES)
+    rules = [
+        {
+            "id": rid,
+            "name": "".join(part.capitalize() for part in rid.split("-")),
+            "shortDescription": {"text": CHECK_RULES[rid].title},
+            "fullDescription": {"text": CHECK_RULES[rid].help},
+            "help": {"text": CHECK_RULES[rid].help, "markdown": f"**{CHECK_RULES[rid].title}**\n\n{CHECK_RULES[rid].help}"},
+            "defaultConfiguration": {"level": SARIF_LEVEL[CHECK_RULES[rid].severity]},
+        }
+        for rid in rule_ids
+    ]
+    results: list[dict[str, Any]] = []
+    for r in report.results:
+        for f in r.findings:
+            res: dict[str, Any] = {
+                "ruleId": f.rule,
+                "ruleIndex": rule_ids.index(f.rule),
+                "level": SARIF_LEVEL[f.severity],
+                "message": {"text": f.message},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.path.lstrip("./") or r.path}, "region": {"startLine": f.line, "startColumn": f.col}}}],
+            }
+            if f.waived:
+                res["suppressions"] = [{"kind": "external", "justification": str((f.waiver or {}).get("reason", ""))}]
+            results.append(res)
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "advisor", "version": __version__, "semanticVersion": __version__, "informationUri": INFO_URI, "rules": rules}},
+            "results": results,
+            "columnKind": "unicodeCodePoints",
+        }],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- JUnit
+
+
+def junit(report: CheckReport) -> str:
+    s = report.summary
+    failures = s["error"] + s["warning"]
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>']
+    lines.append(f'<testsuites name="advisor check" tests="{len(report.results)}" failures="{failures}" skipped="{s["skipped"]}">')
+    lines.append(f'  <testsuite name="advisor check" tests="{len(report.results)}" failures="{failures}" skipped="{s["skipped"]}" errors="0">')
+    for r in report.results:
+        lines.append(f"    <testcase classname={quoteattr('advisor.check')} name={quoteattr(r.label)} file={quoteattr(r.path)} line=\"{r.line}\">")
+        if r.status == "skipped":
+            lines.append('      <skipped message="no proposal block"/>')
+        elif r.status in ("error", "warning"):
+            active = [f for f in r.findings if not f.waived and f.severity != "note"]
+            head = active[0]
+            body = "\n".join(f"{f.severity} {f.rule} (line {f.line}): {f.message}" for f in active)
+            lines.append(f"      <failure message={quoteattr(head.message)} type={quoteattr(head.rule)}>{escape(body)}</failure>")
+        notes = [f for f in r.findings if f.severity == "note" or f.waived]
+        if notes:
+            text = "\n".join(f"{'waived ' if f.waived else ''}{f.severity} {f.rule}: {f.message}" for f in notes)
+            lines.append(f"      <system-out>{escape(text)}</system-out>")
+        lines.append("    </testcase>")
+    lines += ["  </testsuite>", "</testsuites>", ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- GitHub workflow commands
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(report: CheckReport) -> str:
+    lines = []
+    for r in report.results:
+        for f in r.findings:
+            if f.waived:
+                continue
+            cmd = GITHUB_COMMAND[f.severity]
+            lines.append(f"::{cmd} file={_gh_prop(r.path)},line={f.line},col={f.col},title={_gh_prop('advisor ' + f.rule)}::{_gh_data(f.message)}")
+    s = report.summary
+    lines.append(f"advisor check: {s['proposals']} proposal(s), {s['error']} with errors, {s['warning']} with warnings, {s['passed']} passed, {s['skipped']} skipped")
+    return "\n".join(lines) + "\n"
