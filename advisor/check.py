@@ -410,7 +410,7 @@ def load_baseline(path: str) -> dict[str, Any]:
 def diff_against(report: CheckReport, baseline: dict[str, Any]) -> dict[str, Any]:
     """New and fixed findings and cost deltas per proposal (matched by profile path)."""
     old = {r.get("profile"): r for r in baseline["results"] if isinstance(r, dict)}
-    changes = []
+    changes: list[dict[str, Any]] = []
     new_total = fixed_total = 0
     for r in report.results:
         if r.status == "skipped":
@@ -428,7 +428,7 @@ def diff_against(report: CheckReport, baseline: dict[str, Any]) -> dict[str, Any
         new_total += len(new)
         fixed_total += len(fixed)
         delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - float(old_cost), 2)
-        changes.append({
+        change: dict[str, Any] = {
             "profile": r.label,
             "added": before is None,
             "new": [{"rule": a, "severity": b} for a, b in new],
@@ -436,8 +436,9 @@ def diff_against(report: CheckReport, baseline: dict[str, Any]) -> dict[str, Any
             "cost_before_usd": old_cost,
             "cost_after_usd": _r(r.proposal_cost),
             "cost_delta_usd": delta,
-        })
-    removed = sorted(set(old) - {r.label for r in report.results})
+        }
+        changes.append(change)
+    removed = sorted(str(k) for k in set(old) - {r.label for r in report.results})
     return {
         "new_findings": new_total,
         "fixed_findings": fixed_total,

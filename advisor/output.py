@@ -5,6 +5,7 @@ On any error the previous file is left byte-identical and no temp file remains.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -31,8 +32,6 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
             os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise

@@ -74,7 +74,7 @@ def load_policy(path: Path | None) -> LoadedPolicy:
         try:
             data = tomllib.loads(text)["tool"]["advisor"]
         except tomllib.TOMLDecodeError as exc:
-            raise InputError([Problem(str(path), getattr(exc, "lineno", 1) or 1, getattr(exc, "colno", 1) or 1, f"invalid TOML: {exc.msg}")]) from None
+            raise InputError([Problem(str(path), getattr(exc, "lineno", 1) or 1, getattr(exc, "colno", 1) or 1, f"invalid TOML: {getattr(exc, 'msg', exc)}")]) from None
         line = next((i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip().startswith("[tool.advisor")), 1)
         doc = Document(str(path), 0, data, (line, 1))
     else:

@@ -1,0 +1,245 @@
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, run_cli
+
+PROPOSALS = ROOT / "profiles" / "proposals"
+
+SERVE = """\
+name: bot
+task: inference
+domain: llm
+model: {params_b: 8, layers: 32, hidden_size: 4096, kv_heads: 8, hf_id: meta-llama/Llama-3.1-8B-Instruct}
+inference: {peak_qps: 10, input_tokens: 512, output_tokens: 256, latency_p99_ms: 5000, hours_per_day: 24}
+software: {framework: pytorch, serving_stack: vllm}
+deployment: {clouds: [gcp]}
+goal: {budget_usd: 100000}
+"""
+
+TRAIN = """\
+name: ft
+task: fine-tuning
+domain: llm
+model: {params_b: 8, layers: 32, hidden_size: 4096, kv_heads: 8}
+training: {tokens_b: 0.5, seq_len: 2048, method: lora, deadline_hours: 48}
+deployment: {clouds: [gcp]}
+goal: {budget_usd: 100000}
+"""
+
+
+def write(tmp: Path, name: str, text: str) -> Path:
+    f = tmp / name
+    f.write_text(text)
+    return f
+
+
+def check_json(*args: str) -> tuple[int, dict]:
+    r = run_cli("check", "--no-config", "--format", "json", *args)
+    assert r.code in (0, 1), r.err
+    return r.code, json.loads(r.out)
+
+
+def rules_of(data: dict, i: int = 0) -> set[str]:
+    return {f["rule"] for f in data["results"][i]["findings"] if not f["waived"]}
+
+
+# (finding rule, profile text + proposal that fires it, one that does not)
+CASES = [
+    ("proposal-device-excluded", SERVE.replace("[gcp]", "[aws]") + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n",
+     SERVE.replace("[gcp]", "[aws]") + "proposal: {accelerator: h100, count: 8, hours: 720}\n"),
+    ("proposal-does-not-fit-memory", SERVE.replace("params_b: 8,", "params_b: 70,").replace("layers: 32, hidden_size: 4096", "layers: 80, hidden_size: 8192") + "proposal: {accelerator: l4, count: 1, hours: 720}\n",
+     SERVE + "proposal: {accelerator: l4, count: 2, hours: 720}\n"),
+    ("proposal-misses-deadline", TRAIN.replace("deadline_hours: 48", "deadline_hours: 1") + "proposal: {accelerator: t4, count: 1, hours: 1}\n",
+     TRAIN + "proposal: {accelerator: h100, count: 8, hours: 2}\n"),
+    ("proposal-misses-latency", SERVE.replace("latency_p99_ms: 5000", "latency_p99_ms: 500") + "proposal: {accelerator: l4, count: 1, hours: 720}\n",
+     SERVE + "proposal: {accelerator: h100, count: 1, hours: 720}\n"),
+    ("proposal-insufficient-capacity", SERVE.replace("peak_qps: 10", "peak_qps: 500") + "proposal: {accelerator: h100, count: 1, hours: 720}\n",
+     SERVE + "proposal: {accelerator: h100, count: 1, hours: 720}\n"),
+    ("proposal-over-budget", SERVE.replace("budget_usd: 100000", "budget_usd: 100") + "proposal: {accelerator: h100, count: 1, hours: 720}\n",
+     SERVE + "proposal: {accelerator: h100, count: 1, hours: 720}\n"),
+    ("proposal-unpriced", SERVE + "proposal: {accelerator: tpu-v7, count: 4, hours: 720}\n",
+     SERVE + "proposal: {accelerator: tpu-v6e, count: 4, hours: 720}\n"),
+    ("proposal-costs-more-than-best", SERVE + "proposal: {accelerator: h200, count: 8, hours: 720}\n",
+     SERVE + "proposal: {accelerator: tpu-v5e, count: 4, hours: 720}\n"),
+    ("proposal-oversized", TRAIN + "proposal: {accelerator: h100, count: 64, hours: 2}\n",
+     TRAIN + "proposal: {accelerator: h100, count: 1, hours: 12}\n"),
+    ("proposal-hours-excessive", TRAIN + "proposal: {accelerator: h100, count: 8, hours: 300}\n",
+     TRAIN + "proposal: {accelerator: h100, count: 8, hours: 2}\n"),
+    ("proposal-not-a-real-shape", SERVE + "proposal: {accelerator: tpu-v6e, count: 6, hours: 720}\n",
+     SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n"),
+    ("cheaper-other-family", SERVE + "proposal: {accelerator: h100, count: 8, hours: 720}\n",
+     SERVE + "proposal: {accelerator: tpu-v5e, count: 4, hours: 720}\n"),
+]
+
+
+@pytest.mark.parametrize(("rule", "fires", "quiet"), CASES, ids=[c[0] for c in CASES])
+def test_finding_fires_and_does_not(tmp_path: Path, rule: str, fires: str, quiet: str) -> None:
+    _, data = check_json(str(write(tmp_path, "fires.yaml", fires)))
+    assert rule in rules_of(data), data["results"][0]["findings"]
+    finding = next(f for f in data["results"][0]["findings"] if f["rule"] == rule)
+    assert finding["line"] >= 8 and finding["message"]
+    _, data = check_json(str(write(tmp_path, "quiet.yaml", quiet)))
+    assert rule not in rules_of(data), data["results"][0]["findings"]
+
+
+def test_every_check_rule_has_a_case() -> None:
+    from advisor.check import CHECK_RULES
+
+    covered = {c[0] for c in CASES} | {"waiver-invalid", "waiver-unknown-rule"}
+    assert covered == set(CHECK_RULES)
+
+
+def test_bundled_proposals_and_exit_codes() -> None:
+    code, data = check_json(str(PROPOSALS))
+    status = {Path(r["profile"]).name: r["status"] for r in data["results"]}
+    assert status["ok-v6e-chatbot.yaml"] == "pass"
+    assert status["tpu-for-aws-team.yaml"] == "error"
+    assert status["oversized-h100-finetune.yaml"] == "error"
+    assert status["over-budget-pretrain.yaml"] == "error"
+    assert code == 1 and data["exit_code"] == 1
+    assert run_cli("check", "--no-config", str(PROPOSALS), "--fail-on", "never").code == 0
+    assert run_cli("check", "--no-config", str(PROPOSALS / "ok-v6e-chatbot.yaml")).code == 0
+    # warning-level policy failure
+    assert run_cli("check", "--no-config", str(PROPOSALS / "b200-serving.yaml")).code == 0
+    assert run_cli("check", "--no-config", str(PROPOSALS / "b200-serving.yaml"), "--fail-on", "warning").code == 1
+
+
+def test_json_contract_and_skipped() -> None:
+    _, data = check_json(str(PROPOSALS / "ok-v6e-chatbot.yaml"), str(ROOT / "profiles" / "llm-chatbot.yaml"))
+    ok, skipped = data["results"]
+    assert set(ok) >= {"profile", "status", "findings", "proposal", "recommended"}
+    assert set(ok["proposal"]) >= {"accelerator", "count", "hours", "cost_usd", "estimate"}
+    assert skipped["status"] == "skipped" and data["summary"]["skipped"] == 1
+
+
+def test_inputs_dirs_and_globs(tmp_path: Path) -> None:
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    write(sub, "p.yml", SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n")
+    write(tmp_path, "q.yaml", SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n")
+    _, data = check_json(str(tmp_path))
+    assert len(data["results"]) == 2
+    _, data = check_json(str(tmp_path / "*.yaml"))
+    assert len(data["results"]) == 1
+    r = run_cli("check", "--no-config", str(tmp_path / "*.nothing"))
+    assert r.code == 2 and "pattern matches no file" in r.err
+
+
+def test_sarif_is_valid(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    r = run_cli("check", "--no-config", str(PROPOSALS), "--format", "sarif")
+    doc = json.loads(r.out)
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.validate(doc, schema)
+    run = doc["runs"][0]
+    assert all(rule["help"]["text"] for rule in run["tool"]["driver"]["rules"])
+    loc = run["results"][0]["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"].endswith(".yaml") and loc["region"]["startLine"] > 1
+
+
+def test_junit_has_a_testcase_per_proposal() -> None:
+    r = run_cli("check", "--no-config", str(PROPOSALS), str(ROOT / "profiles" / "llm-chatbot.yaml"), "--format", "junit")
+    root = ET.fromstring(r.out)
+    cases = root.findall(".//testcase")
+    assert len(cases) == 6
+    assert len(root.findall(".//testcase/failure")) == 4
+    assert len(root.findall(".//testcase/skipped")) == 1
+
+
+def test_github_annotations() -> None:
+    r = run_cli("check", "--no-config", str(PROPOSALS / "tpu-for-aws-team.yaml"), "--format", "github")
+    first = r.out.splitlines()[0]
+    assert first.startswith("::error file=") and ",line=" in first and "title=advisor proposal-device-excluded::" in first
+
+
+def test_markdown_comment() -> None:
+    r = run_cli("check", "--no-config", str(PROPOSALS), "--format", "markdown")
+    assert r.out.startswith("### advisor: 4 of 5 proposals need changes")
+    assert "<details>" in r.out and "catalog as of" in r.out
+    ok = run_cli("check", "--no-config", str(PROPOSALS / "ok-v6e-chatbot.yaml"), "--format", "markdown")
+    assert ok.out.startswith("### advisor: the proposal passes") and "<details>" not in ok.out
+
+
+WAIVED = TRAIN + """\
+proposal:
+  accelerator: h100
+  count: 8
+  hours: 300
+  waivers:
+    - {rule: proposal-hours-excessive, reason: "buffer for two reruns", owner: ml-platform, expires: 2999-01-01}
+"""
+
+
+def test_waivers(tmp_path: Path) -> None:
+    _code, data = check_json(str(write(tmp_path, "w.yaml", WAIVED)))
+    f = next(x for x in data["results"][0]["findings"] if x["rule"] == "proposal-hours-excessive")
+    assert f["waived"] and f["waiver"]["owner"] == "ml-platform"
+    assert data["summary"]["waived"] == 1 and data["results"][0]["status"] != "error"
+    expired = WAIVED.replace("2999-01-01", "2001-01-01")
+    _, data = check_json(str(write(tmp_path, "e.yaml", expired)))
+    assert "waiver-invalid" in rules_of(data) and "proposal-hours-excessive" in rules_of(data)
+    no_reason = WAIVED.replace('reason: "buffer for two reruns", ', "")
+    _, data = check_json(str(write(tmp_path, "n.yaml", no_reason)))
+    assert "waiver-invalid" in rules_of(data) and data["results"][0]["status"] == "error"
+    unknown = WAIVED.replace("rule: proposal-hours-excessive", "rule: proposal-hours-excesive")
+    _, data = check_json(str(write(tmp_path, "u.yaml", unknown)))
+    msg = next(x for x in data["results"][0]["findings"] if x["rule"] == "waiver-unknown-rule")["message"]
+    assert "did you mean 'proposal-hours-excessive'?" in msg
+
+
+def test_config_discovery_and_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    proj = tmp_path / "repo"
+    (proj / "deep" / "er").mkdir(parents=True)
+    f = write(proj, "p.yaml", SERVE + "proposal: {accelerator: h200, count: 8, hours: 720}\n")
+    monkeypatch.chdir(proj / "deep" / "er")
+    assert run_cli("check", str(f)).code == 0  # only warnings
+    (proj / ".advisor.yaml").write_text("fail_on: warning\n")
+    assert run_cli("check", str(f)).code == 1
+    assert run_cli("check", str(f), "--fail-on", "error").code == 0  # flag overrides config
+    (proj / ".advisor.yaml").write_text("fail_on: warning\ndisabled_rules: [proposal-costs-more-than-best, proposal-oversized]\n")
+    assert run_cli("check", str(f)).code == 0
+    (proj / ".advisor.yaml").unlink()
+    (proj / "pyproject.toml").write_text("[project]\nname='x'\n\n[tool.advisor]\nfail_on = 'warning'\n")
+    assert run_cli("check", str(f)).code == 1
+    (proj / "pyproject.toml").write_text("[tool.advisor]\nfail_on = 'sometimes'\n")
+    r = run_cli("check", str(f))
+    assert r.code == 2 and "pyproject.toml:1:1: error: fail_on: 'sometimes' is not one of error, warning, never" in r.err
+    (proj / "pyproject.toml").unlink()
+    (proj / ".advisor.yaml").write_text("thresholds:\n  oversize_factr: 3\n")
+    r = run_cli("check", str(f))
+    assert r.code == 2 and ".advisor.yaml:2:3: error: thresholds.oversize_factr: unknown field; did you mean 'oversize_factor'?" in r.err
+
+
+def test_baseline_diff(tmp_path: Path) -> None:
+    f = write(tmp_path, "p.yaml", TRAIN + "proposal: {accelerator: h100, count: 8, hours: 2}\n")
+    r = run_cli("check", "--no-config", str(f), "--format", "json")
+    base = write(tmp_path, "base.json", r.out)
+    f.write_text(TRAIN + "proposal: {accelerator: h100, count: 8, hours: 300}\n")
+    _, data = check_json(str(f), "--baseline", str(base))
+    diff = data["diff"]
+    assert diff["new_findings"] >= 1 and diff["cost_delta_usd"] > 0
+    assert {"rule": "proposal-hours-excessive", "severity": "warning"} in diff["changes"][0]["new"]
+    r = run_cli("check", "--no-config", str(f), "--baseline", str(write(tmp_path, "bad.json", "{nope")))
+    assert r.code == 2 and "bad.json:1:2: error: invalid JSON" in r.err
+
+
+def test_output_file_is_atomic(tmp_path: Path) -> None:
+    out = tmp_path / "out.sarif"
+    out.write_text("previous")
+    bad = write(tmp_path, "bad.yaml", "name: x\ntask: trianing\n")
+    r = run_cli("check", "--no-config", str(bad), "--format", "sarif", "--output", str(out))
+    assert r.code == 2 and out.read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []
+    r = run_cli("check", "--no-config", str(PROPOSALS / "ok-v6e-chatbot.yaml"), "--format", "sarif", "--output", str(out))
+    assert r.code == 0 and json.loads(out.read_text())["version"] == "2.1.0"
+
+
+def test_unknown_accelerator_in_proposal_is_exit_2(tmp_path: Path) -> None:
+    f = write(tmp_path, "p.yaml", SERVE + "proposal: {accelerator: h1000, count: 8, hours: 720}\n")
+    r = run_cli("check", "--no-config", str(f))
+    assert r.code == 2 and f"{f}:9:25: error: proposal.accelerator: unknown accelerator 'h1000'; did you mean 'h100'?" in r.err
