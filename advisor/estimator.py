@@ -165,7 +165,18 @@ class Shape:
     approximated: tuple[str, ...]
 
 
+_SHAPE_MEMO: list[Any] = [None, None]  # (profile, shape): candidates share one profile
+
+
 def model_shape(profile: Profile) -> Shape:
+    if _SHAPE_MEMO[0] is profile:
+        return _SHAPE_MEMO[1]  # type: ignore[no-any-return]
+    shape = _model_shape(profile)
+    _SHAPE_MEMO[0], _SHAPE_MEMO[1] = profile, shape
+    return shape
+
+
+def _model_shape(profile: Profile) -> Shape:
     m = profile.model
     approx: list[str] = []
     dense = m.params_b * 1e9
@@ -205,7 +216,23 @@ class _Price:
         self.usd, self.cloud, self.kind, self.warning = usd, cloud, kind, warning
 
 
+_PRICE_MEMO: dict[tuple[int, tuple[str, ...], str, str | None], tuple[Accelerator, _Price]] = {}
+
+
 def price_for(profile: Profile, acc: Accelerator) -> _Price:
+    dep = profile.deployment
+    key = (id(acc), tuple(dep.clouds), dep.pricing, dep.region)
+    hit = _PRICE_MEMO.get(key)
+    if hit is not None and hit[0] is acc:
+        return hit[1]
+    price = _price_for(profile, acc)
+    if len(_PRICE_MEMO) > 4096:
+        _PRICE_MEMO.clear()
+    _PRICE_MEMO[key] = (acc, price)
+    return price
+
+
+def _price_for(profile: Profile, acc: Accelerator) -> _Price:
     clouds = list(profile.deployment.clouds)
     kind = profile.deployment.pricing
     p = acc.price(clouds, kind, profile.deployment.region)
