@@ -38,6 +38,7 @@ class TextJson(StrEnum):
 class RecFormat(StrEnum):
     text = "text"
     json = "json"
+    markdown = "markdown"
 
 
 def _version(value: bool) -> None:
@@ -110,6 +111,11 @@ def recommend(
 
         data = [r.to_json() for r in recs]
         _emit(dumps(data[0] if len(data) == 1 else data))
+        return
+    if fmt is RecFormat.markdown:
+        from advisor.report import render
+
+        _emit(render(recs, ctx))
         return
     from advisor.renderers.text import render_recommendation
 
@@ -191,6 +197,50 @@ def validate(
     if not _STATE["quiet"]:
         for lp in loaded:
             typer.echo(f"{lp.label}: ok ({lp.profile.name})")
+
+
+class ReportFormat(StrEnum):
+    markdown = "markdown"
+    json = "json"
+
+
+@app.command()
+def report(
+    files: Annotated[list[Path], typer.Argument(help="Workload profile(s); several give one comparison report.", show_default=False)],
+    output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown (default) or json.")] = ReportFormat.markdown,
+    template: Annotated[Path | None, typer.Option("--template", help="Your own Jinja2 markdown template (same view model as the default).")] = None,
+    timestamp: Annotated[bool, typer.Option("--timestamp", help="Add the generation time (off by default: output is byte-identical).")] = False,
+    rules: RulesOpt = None,
+    catalog: CatalogOpt = None,
+) -> None:
+    """The markdown report to share: verdict, candidates, charts, why, setup, assumptions, sources."""
+    from advisor.api import recommend_files
+
+    ctx = _context(rules, catalog)
+    recs = recommend_files([str(f) for f in files], ctx)
+    if fmt is ReportFormat.json:
+        from advisor.renderers.json import dumps
+
+        data = [r.to_json() for r in recs]
+        text = dumps(data[0] if len(data) == 1 else data)
+    else:
+        from advisor.report import render
+
+        stamp = None
+        if timestamp:
+            import datetime as dt
+
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        text = render(recs, ctx, template=str(template) if template else None, timestamp=stamp)
+    if output == "-":
+        _emit(text)
+        return
+    from advisor.output import write_atomic
+
+    write_atomic(output, text)
+    if not _STATE["quiet"]:
+        sys.stderr.write(f"wrote {output}\n")
 
 
 class CheckFormat(StrEnum):
@@ -352,3 +402,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
         )
     # With standalone_mode=False, typer returns the code of a raised typer.Exit.
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+from advisor.commands.authoring import init_cmd, rules_app, schema_cmd  # noqa: E402
+
+app.command("init")(init_cmd)
+app.command("schema")(schema_cmd)
+app.add_typer(rules_app, name="rules", help="The knowledge base: list, show and test rules.")

@@ -1,0 +1,374 @@
+"""The markdown report: one view model per recommendation, rendered by a Jinja2 template.
+
+The default template ships in the package (``advisor/templates/report.md.j2``);
+``--template FILE`` renders a team's own with the same view model, in a
+sandboxed environment (a template cannot reach Python objects' internals).
+Output is deterministic: no timestamps unless asked for.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from advisor import __version__
+from advisor.api import Context
+from advisor.catalog import Catalog
+from advisor.errors import InputError, UsageError
+from advisor.estimator import Estimate
+from advisor.recommend import Recommendation, decide
+from advisor.yamlsrc import load_file
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+DEFAULT_TEMPLATE = "report.md.j2"
+_SEED_CLAIMS: dict[str, str] | None = None
+
+
+def seed_claims() -> dict[str, str]:
+    global _SEED_CLAIMS
+    if _SEED_CLAIMS is None:
+        from advisor.knowledge import builtin_rules_dir
+
+        path = builtin_rules_dir() / "seed-claims.yaml"
+        docs = load_file(str(path)) if path.is_file() else []
+        data = docs[0].data if docs and isinstance(docs[0].data, dict) else {}
+        claims = data.get("claims", {}) if isinstance(data, dict) else {}
+        _SEED_CLAIMS = {str(k): str(v) for k, v in claims.items()}
+    return _SEED_CLAIMS
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def money(x: float | None) -> str:
+    if x is None:
+        return "unpriced"
+    if x >= 100:
+        return f"${x:,.0f}"
+    return f"${x:,.2f}"
+
+
+def hours(x: float | None) -> str:
+    if x is None:
+        return "–"
+    if x < 1:
+        return f"{x * 60:,.0f} min"
+    return f"{x:,.1f} h" if x < 1000 else f"{x:,.0f} h"
+
+
+def cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def source_link(src: str) -> str:
+    if src.startswith("seed:"):
+        return f"`{src}`"
+    if src.startswith("https://"):
+        host = src.split("/")[2]
+        return f"[{host}]({src})"
+    return f"`{src}`"
+
+
+def _label(e: Estimate) -> str:
+    return f"{e.accelerator} ×{e.count}"
+
+
+# --------------------------------------------------------------------------- break-even
+
+
+def _scaled_catalog(catalog: Catalog, device: str, factor: float) -> Catalog:
+    accs = {}
+    for aid, acc in catalog.accelerators.items():
+        if acc.device == device:
+            prices = [p.model_copy(update={"usd_per_chip_hour": p.usd_per_chip_hour * factor}) for p in acc.prices]
+            acc = acc.model_copy(update={"prices": prices})
+        accs[aid] = acc
+    return replace(catalog, accelerators=accs)
+
+
+def price_break_even(rec: Recommendation, ctx: Context) -> str | None:
+    """The price cut at which the other accelerator family would win (recomputed, bisected)."""
+    device = rec.device
+    if device not in ("tpu", "gpu"):
+        return None
+    other = "gpu" if device == "tpu" else "tpu"
+    if other in {x.device for x in rec.decision.excluded} or rec.decision.best_by_device.get(other) is None:
+        return None
+
+    def wins(factor: float) -> bool:
+        d, _ = decide(rec.profile, ctx.kb, _scaled_catalog(ctx.catalog, other, factor), ctx.constants)
+        return d.device == other
+
+    if not wins(0.05):
+        return f"Even at 5% of today's {other.upper()} prices the verdict stays {device.upper()}: the rules, not the prices, decide it."
+    lo, hi = 0.05, 1.0
+    if wins(hi):
+        return None
+    for _ in range(9):
+        mid = (lo + hi) / 2
+        if wins(mid):
+            lo = mid
+        else:
+            hi = mid
+    return f"{other.upper()} would win if its prices were {lo:.0%} of today's catalog prices or less (a {1 - lo:.0%} discount, e.g. committed-use or negotiated)."
+
+
+# --------------------------------------------------------------------------- view model
+
+
+def _chart(title: str, axis: str, rows: list[tuple[str, float]]) -> dict[str, Any] | None:
+    rows = [(n, v) for n, v in rows if v is not None and math.isfinite(v) and v > 0]
+    if len(rows) < 2:
+        return None
+    top = max(v for _, v in rows)
+    return {
+        "title": title,
+        "labels": ", ".join(f'"{n}"' for n, _ in rows),
+        "axis": axis,
+        "max": _nice(top),
+        "data": ", ".join(f"{v:.4g}" if v < 1000 else f"{v:.0f}" for _, v in rows),
+    }
+
+
+def _nice(x: float) -> str:
+    exp = 10 ** math.floor(math.log10(x)) if x > 0 else 1
+    for m in (1, 2, 2.5, 5, 10):
+        if x <= m * exp:
+            v = m * exp
+            return f"{v:.4g}" if v < 1000 else f"{v:.0f}"
+    return f"{x:.4g}"
+
+
+def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[str, Any]:
+    p = rec.profile
+    est = rec.estimate
+    training = p.is_training
+    claims = seed_claims()
+    chosen_key = (est.accelerator, est.count) if est else None
+
+    workload: list[tuple[str, str]] = [("task", p.task), ("domain", p.domain)]
+    m = p.model
+    size = f"{m.params_b:g} B parameters" + (f" ({m.active_params_b:g} B active)" if m.active_params_b else "")
+    workload.append(("model", f"{m.architecture}, {size}, {m.precision}" + (f", `{m.hf_id}`" if m.hf_id else "")))
+    if p.training is not None and training:
+        t = p.training
+        workload.append(("training", f"{t.tokens_b:g} B tokens, sequence {t.seq_len}, {t.method}" + (f", deadline {t.deadline_hours:g} h" if t.deadline_hours else "")))
+    if p.inference is not None and not training:
+        i = p.inference
+        workload.append(("serving", f"{i.mode}, {i.peak_qps:g} requests/s at peak, {i.input_tokens} in / {i.output_tokens} out tokens"
+                         + (f", p99 ≤ {i.latency_p99_ms:g} ms" if i.latency_p99_ms else "") + f", {i.hours_per_day:g} h/day"))
+    sw = p.software
+    flags = [n for n, v in (("custom CUDA kernels", sw.custom_cuda_kernels), ("dynamic shapes", sw.dynamic_shapes), ("fp64", sw.fp64)) if v]
+    workload.append(("software", f"{sw.framework}" + (f", serving with {sw.serving_stack}" if sw.serving_stack != "none" else "")
+                     + (f"; {', '.join(flags)}" if flags else "") + (f"; CUDA libraries: {', '.join(sw.cuda_libraries)}" if sw.cuda_libraries else "")))
+    dep = p.deployment
+    workload.append(("deployment", f"clouds {', '.join(dep.clouds)}" + (f", region {dep.region}" if dep.region else "") + f", {dep.pricing} prices" + (", edge devices" if dep.edge else "")))
+    workload.append(("team", f"TPU experience {p.team.tpu_experience}, GPU experience {p.team.gpu_experience}"))
+    workload.append(("goal", f"optimise {p.goal.optimize}" + (f", budget {money(p.goal.budget_usd)}" + ("" if training else " per month") if p.goal.budget_usd else "")))
+
+    rows = []
+    for e in rec.table:
+        rows.append({
+            "chosen": chosen_key == (e.accelerator, e.count),
+            "accelerator": e.accelerator,
+            "device": e.device.upper(),
+            "shape": cell(e.shape),
+            "count": e.count,
+            "time": hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "–"),
+            "cost": money(e.cost_usd),
+            "per_m_tokens": f"${e.usd_per_million_tokens:,.3f}" if e.usd_per_million_tokens is not None else "–",
+            "replicas": e.replicas or "–",
+            "fits": "yes" if e.fits_memory else "no",
+            "feasible": "yes" if e.feasible and e.priced else ("unpriced" if e.feasible else "no"),
+            "why_not": cell(e.why_not or ("no price on the allowed clouds" if not e.priced else "")),
+        })
+    priced = [e for e in rec.table if e.priced and e.fits_memory][:12]
+    charts = [c for c in (
+        _chart("Cost per candidate (USD" + (")" if training else " per month)"), "USD", [(_label(e), e.cost_usd or 0.0) for e in priced]),
+        _chart("Training time per candidate (hours)" if training else "Latency per request (ms)", "hours" if training else "ms",
+               [(_label(e), (e.hours if training else e.latency_ms) or 0.0) for e in priced]),
+    ) if c]
+
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in rec.decision.contributions:
+        groups.setdefault(c.device.upper(), []).append({
+            "points": f"{c.points:+.1f}", "rule": c.rule, "title": cell(c.title), "reason": cell(c.reason),
+            "sources": ", ".join(source_link(s) for s in c.sources),
+        })
+    why_groups = [{"device": d, "total": f"{rec.decision.scores[d.lower()]:+.1f}", "rows": groups[d]} for d in ("TPU", "GPU", "CPU", "EDGE") if d in groups]
+
+    verdict_why = _why_paragraph(rec)
+    assumptions = _assumptions(rec, ctx)
+    sources = _sources(rec, ctx, claims)
+    setup = None
+    if rec.setup is not None:
+        setup = {
+            "id": rec.setup.path.id, "title": rec.setup.path.title, "summary": rec.setup.path.summary,
+            "steps": [{"title": t, "commands": cmds, "note": n} for t, cmds, n in rec.setup.steps],
+            "sources": ", ".join(source_link(s) for s in rec.setup.path.sources),
+        }
+    verdict: dict[str, Any] = {"device": rec.device.upper(), "confidence": f"{rec.confidence:.2f}", "config": None}
+    if est is not None:
+        verdict["config"] = f"{est.accelerator} × {est.count} ({est.shape})"
+        if training:
+            verdict["time"] = f"{hours(est.hours)} (range {hours(est.hours_low)} – {hours(est.hours_high)})"
+            verdict["cost"] = f"{money(est.cost_usd)} (range {money(est.cost_low)} – {money(est.cost_high)})"
+        else:
+            verdict["time"] = f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
+            verdict["cost"] = f"{money(est.cost_usd)} per month (range {money(est.cost_low)} – {money(est.cost_high)}), ${est.usd_per_million_tokens or 0:,.3f} per million output tokens"
+    return {
+        "name": p.name,
+        "profile": rec.label,
+        "training": training,
+        "verdict": verdict,
+        "why": verdict_why,
+        "workload": [{"key": k, "value": cell(v)} for k, v in workload],
+        "candidates": rows,
+        "charts": charts,
+        "why_groups": why_groups,
+        "excluded": [{"device": x.device.upper(), "rule": x.rule, "reason": cell(x.reason), "fix": cell(x.fix) if x.fix else None,
+                      "sources": ", ".join(source_link(s) for s in x.sources)} for x in rec.decision.excluded],
+        "flip": list(rec.flip),
+        "break_even": price_break_even(rec, ctx) if break_even else None,
+        "setup": setup,
+        "assumptions": assumptions,
+        "sources": sources,
+        "warnings": list(rec.warnings),
+        "catalog_as_of": rec.catalog_as_of,
+    }
+
+
+def _why_paragraph(rec: Recommendation) -> str:
+    d = rec.decision
+    scores = d.scores
+    live = [k for k in ("tpu", "gpu", "cpu", "edge") if k not in {x.device for x in d.excluded}]
+    runner = max((k for k in live if k != rec.device), key=lambda k: scores[k], default=None)
+    top = [c for c in d.contributions if c.device == rec.device and c.points > 0][:3]
+    parts = [f"{rec.device.upper()} scores {scores[rec.device]:+.1f}"]
+    if runner:
+        parts.append(f"against {scores[runner]:+.1f} for {runner.upper()}")
+    text = " ".join(parts) + "."
+    if d.excluded:
+        ex = sorted({x.device.upper() for x in d.excluded})
+        text += f" Excluded by hard constraints: {', '.join(ex)}."
+    if top:
+        text += " The strongest reasons: " + "; ".join(c.reason.rstrip(".") for c in top) + "."
+    if rec.estimate is not None:
+        text += f" Of every catalog configuration, {rec.estimate.accelerator} × {rec.estimate.count} is the best feasible one for goal “{rec.profile.goal.optimize}”."
+    return text
+
+
+def _assumptions(rec: Recommendation, ctx: Context) -> list[str]:
+    out = []
+    est = rec.estimate
+    c = ctx.constants
+    if est is not None:
+        a = est.assumptions
+        if est.mode == "training":
+            mfu = a["mfu"]
+            out.append(f"Training FLOPs {a['flops']} ({a['flops_formula']}); model FLOPs utilisation {mfu['low']:.0%} / {mfu['expected']:.0%} / {mfu['high']:.0%} (low/expected/high) for stack `{a['stack']}` (sources: {', '.join(mfu['source'])}).")
+            out.append(f"Peak {a['peak_tflops_per_chip']} TFLOP/s per chip; scaling efficiency {a['scaling_efficiency']:.0%} at {est.count} chips; small-model factor {a['small_model_factor']}; start-up and compile {hours(a['startup_hours'])}.")
+            out.append(f"Memory: {a['memory']['sharding']}; {est.memory_per_chip_gb:,.1f} GB needed per chip of {est.memory_capacity_gb:,.1f} GB.")
+        else:
+            bw, pre = a["decode_bandwidth_utilisation"], a["prefill_mfu"]
+            out.append(f"Decode is memory-bandwidth-bound at {bw['low']:.0%} / {bw['expected']:.0%} / {bw['high']:.0%} of peak bandwidth; prefill compute-bound at {pre['low']:.0%} / {pre['expected']:.0%} / {pre['high']:.0%} of peak (sources: {', '.join(bw['source'] + pre['source'])}).")
+            out.append(f"{a['latency_model']}; tensor parallel {a['tensor_parallel']} per replica; {a['hours_per_month']:g} hours per month; $/M tokens counts {a['usd_per_million_tokens_basis']}.")
+            mem = a["memory"]
+            if "kv_cache_mb_per_token" in mem:
+                out.append(f"Weights {mem['weights_gb']} GB; KV cache {mem['kv_cache_mb_per_token']} MB per token; {100 * a['serving_memory_fraction']:.0f}% of memory usable.")
+            else:
+                out.append(f"Weights {mem['weights_gb']} GB; per-request FLOPs {mem['request_flops']} ({mem['request_model']}).")
+        if est.usd_per_chip_hour is not None:
+            acc = ctx.catalog.accelerators[est.accelerator]
+            price = acc.price(list(rec.profile.deployment.clouds), est.price_kind or "on-demand", rec.profile.deployment.region)
+            when = f", as of {price.as_of.isoformat()}" if price else ""
+            region = f", {price.region}" if price and price.region else ""
+            out.append(f"Price {money(est.usd_per_chip_hour)} per chip-hour ({est.price_cloud} {est.price_kind}{region}{when}; GPU prices include the host VM).")
+        approx = a.get("model_shape", {}).get("approximated") or a.get("memory", {}).get("model_shape", {}).get("approximated")
+        if approx:
+            out.append(f"Not given and approximated from params_b: {', '.join(approx)}.")
+    out.append(f"Catalog as of {rec.catalog_as_of}; estimator constants: {len(c.estimator.training_mfu)} utilisation rows, each sourced (`advisor catalog --format json`, `rules/estimator.yaml`).")
+    return out
+
+
+def _sources(rec: Recommendation, ctx: Context, claims: dict[str, str]) -> list[str]:
+    seen: dict[str, str] = {}
+    all_src = [s for c in rec.decision.contributions for s in c.sources]
+    all_src += [s for x in rec.decision.excluded for s in x.sources]
+    if rec.setup:
+        all_src += list(rec.setup.path.sources)
+    for s in all_src:
+        if s in seen:
+            continue
+        if s.startswith("seed:"):
+            cid = s.removeprefix("seed:")
+            seen[s] = f"`{s}` — {claims.get(cid, 'seed claim')} (seed article claim)"
+        else:
+            seen[s] = f"<{s}>"
+    if rec.estimate is not None:
+        acc = ctx.catalog.accelerators[rec.estimate.accelerator]
+        for sid in [*acc.specs.source, *(sid for p in acc.prices for sid in p.source)]:
+            ref = ctx.catalog.sources.get(sid)
+            if ref is None or sid in seen:
+                continue
+            where = ref.url or " ".join(x for x in (ref.repo, ref.path) if x)
+            seen[sid] = f"{sid}: {where} (retrieved {ref.retrieved.isoformat()})"
+    return sorted(seen.values(), key=lambda x: (not x.startswith("`seed:"), x))
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _environment(template: str | None) -> tuple[Any, str]:
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    if template is None:
+        loader: jinja2.BaseLoader = jinja2.FileSystemLoader(str(TEMPLATE_DIR))
+        name = DEFAULT_TEMPLATE
+    else:
+        path = Path(template)
+        if not path.is_file():
+            raise UsageError(f"{template}: template file not found")
+        loader = jinja2.FileSystemLoader(str(path.parent.resolve()))
+        name = path.name
+    env = SandboxedEnvironment(
+        loader=loader, autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env, name
+
+
+def render(recs: list[Recommendation], ctx: Context, *, template: str | None = None, timestamp: str | None = None) -> str:
+    import jinja2
+
+    env, name = _environment(template)
+    reports = [view(r, ctx) for r in recs]
+    comparison = None
+    if len(recs) > 1:
+        comparison = [{
+            "name": cell(r.profile.name), "profile": cell(r.label), "device": r.device.upper(),
+            "config": f"{r.estimate.accelerator} × {r.estimate.count}" if r.estimate else "–",
+            "time": (hours(r.estimate.hours) if r.profile.is_training else f"{r.estimate.latency_ms:,.0f} ms") if r.estimate else "–",
+            "cost": (money(r.estimate.cost_usd) + ("" if r.profile.is_training else "/month")) if r.estimate else "–",
+            "confidence": f"{r.confidence:.2f}",
+            "setup": r.setup.path.id if r.setup else "–",
+        } for r in recs]
+    try:
+        tpl = env.get_template(name)
+        text: str = tpl.render(reports=reports, comparison=comparison, version=__version__, timestamp=timestamp)
+    except jinja2.TemplateSyntaxError as exc:
+        raise InputError.single(template or name, exc.lineno or 1, 1, f"template error: {exc.message}") from None
+    except jinja2.TemplateError as exc:
+        raise InputError.single(template or name, 1, 1, f"template error: {exc}") from None
+    # One trailing newline, no trailing spaces: stable diffs.
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    out: list[str] = []
+    for ln in lines:  # collapse runs of blank lines
+        if ln or (out and out[-1]):
+            out.append(ln)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from .conftest import PROFILES, ROOT, run_cli
+
+GOLDEN = ROOT / "tests" / "golden" / "report"
+UPDATE = os.environ.get("ADVISOR_UPDATE_GOLDEN") == "1"
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert path.is_file(), f"missing golden file {path}; run with ADVISOR_UPDATE_GOLDEN=1"
+    assert text == path.read_text(), f"{name} differs from its golden file; review and rerun with ADVISOR_UPDATE_GOLDEN=1"
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.stem)
+def test_report_golden(profile: Path) -> None:
+    r = run_cli("report", str(profile.relative_to(ROOT)), "-o", "-")
+    assert r.code == 0, r.err
+    _golden(f"{profile.stem}.md", r.out)
+
+
+def test_comparison_report_golden() -> None:
+    names = ["profiles/llm-chatbot.yaml", "profiles/moe-serving.yaml", "profiles/tabular-cpu.yaml"]
+    r = run_cli("report", *names, "-o", "-")
+    assert r.code == 0, r.err
+    assert r.out.startswith("# advisor: comparison of 3 workloads")
+    _golden("comparison.md", r.out)
+
+
+SECTIONS = ["Verdict", "The workload at a glance", "Candidates", "Charts", "Why", "What would change the verdict", "Setup path", "Assumptions", "Sources"]
+
+
+def _parse(text: str):  # type: ignore[no-untyped-def]
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").parse(text)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.stem)
+def test_report_is_commonmark_with_tables_and_wellformed_mermaid(profile: Path) -> None:
+    text = run_cli("report", str(profile), "-o", "-").out
+    tokens = _parse(text)
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    order = [next(i for i, h in enumerate(headings) if h.startswith(s)) for s in SECTIONS if any(h.startswith(s) for h in headings)]
+    assert order == sorted(order), headings
+    assert {s for s in SECTIONS if s != "Charts"} <= {s for s in SECTIONS if any(h.startswith(s) for h in headings)}
+    assert sum(t.type == "table_open" for t in tokens) >= 4
+    charts = [t.content for t in tokens if t.type == "fence" and t.info == "mermaid"]
+    for chart in charts:
+        lines = chart.strip().splitlines()
+        assert lines[0] == "xychart-beta"
+        assert re.fullmatch(r'\s+title ".+"', lines[1])
+        x = re.fullmatch(r"\s+x-axis \[(.+)\]", lines[2])
+        assert x and re.fullmatch(r'\s+y-axis "[^"]+" 0 --> [0-9.e+]+', lines[3])
+        bar = re.fullmatch(r"\s+bar \[(.+)\]", lines[4])
+        assert bar
+        labels = re.findall(r'"[^"]*"', x.group(1))
+        values = [float(v) for v in bar.group(1).split(",")]
+        assert len(labels) == len(values) >= 2 and all(v > 0 for v in values)
+
+
+def test_markdown_from_recommend_is_the_same() -> None:
+    a = run_cli("report", "profiles/llm-chatbot.yaml", "-o", "-").out
+    b = run_cli("recommend", "profiles/llm-chatbot.yaml", "--format", "markdown").out
+    assert a == b
+
+
+def test_deterministic_unless_timestamp() -> None:
+    a = run_cli("report", "profiles/llm-chatbot.yaml").out
+    assert a == run_cli("report", "profiles/llm-chatbot.yaml").out
+    stamped = run_cli("report", "profiles/llm-chatbot.yaml", "--timestamp").out
+    assert stamped != a and "UTC" in stamped.splitlines()[-1]
+
+
+def test_written_atomically(tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    r = run_cli("report", "profiles/llm-chatbot.yaml", "-o", str(out))
+    assert r.code == 0 and out.read_text().startswith("# llama3-8b-support-bot")
+    before = out.read_bytes()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\n")
+    r = run_cli("report", str(bad), "-o", str(out))
+    assert r.code == 2 and out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml", "report.md"]
+
+
+def test_custom_template(tmp_path: Path) -> None:
+    tpl = tmp_path / "mine.md.j2"
+    tpl.write_text("{% for r in reports %}{{ r.name }} -> {{ r.verdict.device }} ({{ r.verdict.config }})\n{% endfor %}")
+    r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
+    assert r.code == 0 and r.out.startswith("llama3-8b-support-bot -> TPU (")
+    tpl.write_text("{{ reports[0].__class__.__mro__ }}")
+    r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
+    assert r.code == 2 and "template error" in r.err  # sandboxed: no access to internals
+    tpl.write_text("{% for r in reports %}")
+    r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
+    assert r.code == 2 and f"{tpl}:1:1: error: template error" in r.err
