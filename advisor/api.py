@@ -32,6 +32,9 @@ class Context:
 
     @classmethod
     def load(cls, rules: Iterable[str] = (), catalogs: Iterable[str] = ()) -> Context:
+        rules, catalogs = list(rules), list(catalogs)
+        if not rules and not catalogs:
+            return cls._builtin()
         problems: list[Problem] = []
         kb = catalog = None
         try:
@@ -46,6 +49,19 @@ class Context:
             raise InputError(problems)
         assert kb is not None and catalog is not None
         return cls(kb, catalog, load_constants())
+
+    @classmethod
+    def _builtin(cls) -> Context:
+        from advisor import cache
+        from advisor.knowledge import builtin_rules_dir
+
+        root = builtin_rules_dir()
+        hit = cache.load(root)
+        if isinstance(hit, cls):
+            return hit
+        ctx = cls(load_knowledge([]), load_catalog([]), load_constants())
+        cache.store(root, ctx)
+        return ctx
 
 
 def check_accelerators(loaded: list[LoadedProfile], catalog: Catalog) -> None:

@@ -30,7 +30,7 @@ Positive = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class SourceRef(_Strict):

@@ -355,6 +355,8 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
             add("cheaper-other-family", f"{other.upper()} option: {describe(ob)}{path}.", line_of("accelerator"))
 
     _apply_waivers(lp, findings, today, policy)
+    # The report needs the verdict, its best configurations and setup path, not every candidate.
+    rec.candidates, rec.table = [], []
     findings.sort(key=lambda f: (-RANK[f.severity], f.line, f.rule))
     result.findings = findings
     if result.active("error"):
@@ -463,12 +465,66 @@ def run_check(
     files = expand_paths(paths)
     if not files:
         raise InputError([Problem(".", 1, 1, "no YAML files to check")])
+    day = today or dt.date.today()
+    workers = _workers(len(files))
+    if workers == 1:
+        results = _check_files(files, ctx, policy, day, progress)
+    else:
+        import multiprocessing
+
+        global _JOB
+        _JOB = (ctx, policy, day)
+        size = max(1, math.ceil(len(files) / (workers * 4)))
+        chunks = [files[i : i + size] for i in range(0, len(files), size)]
+        results, problems = [], []
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for chunk_results, chunk_problems in pool.imap(_check_chunk, chunks):
+                    results.extend(chunk_results)
+                    problems.extend(chunk_problems)
+                    if progress:
+                        progress(len(results), len(files))
+        finally:
+            _JOB = None
+        if problems:
+            raise InputError(problems)
+    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path)
+
+
+def _check_files(
+    files: list[str], ctx: Context, policy: Policy, day: dt.date, progress: Callable[[int, int], None] | None = None
+) -> list[ProposalResult]:
     loaded = load_profiles(files)
     check_accelerators(loaded, ctx.catalog)
-    day = today or dt.date.today()
     results = []
     for i, lp in enumerate(loaded):
         results.append(judge(lp, ctx, policy, day))
         if progress:
             progress(i + 1, len(loaded))
-    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path)
+    return results
+
+
+# Large batches are spread over the available cores; forked workers inherit the loaded
+# context and profiles, so only results cross the process boundary.
+PARALLEL_THRESHOLD = 200
+_JOB: tuple[Context, Policy, dt.date] | None = None
+
+
+def _workers(n: int) -> int:
+    import multiprocessing
+
+    if n < PARALLEL_THRESHOLD or os.environ.get("ADVISOR_JOBS") == "1":
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, int(os.environ.get("ADVISOR_JOBS", cores))))
+
+
+def _check_chunk(files: list[str]) -> tuple[list[ProposalResult], list[Problem]]:
+    assert _JOB is not None
+    ctx, policy, day = _JOB
+    try:
+        return _check_files(files, ctx, policy, day), []
+    except InputError as exc:
+        return [], exc.problems

@@ -45,7 +45,7 @@ Count = Annotated[int, Field(gt=0, le=100_000_000)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class Model(_Strict):

@@ -21,7 +21,7 @@ FailOn = Literal["error", "warning", "never"]
 
 
 class Thresholds(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
     cost_over_best_percent: Annotated[float, Field(ge=0, le=100_000)] = 25.0
     cost_over_best_usd: Annotated[float, Field(ge=0, le=1e12)] = 0.0
@@ -30,7 +30,7 @@ class Thresholds(BaseModel):
 
 
 class Policy(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
     fail_on: FailOn = "error"
     thresholds: Thresholds = Field(default_factory=Thresholds)

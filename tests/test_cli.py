@@ -58,3 +58,28 @@ def test_internal_error_is_exit_3_with_hint(monkeypatch) -> None:  # type: ignor
 def test_global_flags_anywhere() -> None:
     r = run_cli("catalog", "--no-color", "-q")
     assert r.code == 0 and "tpu-v6e" in r.out
+
+
+def test_compiled_data_cache(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from advisor import cache
+    from advisor.api import Context
+    from advisor.knowledge import builtin_rules_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("ADVISOR_NO_CACHE", raising=False)
+    first = Context.load()
+    files = list((tmp_path / "advisor").glob("builtin-*.pickle"))
+    assert len(files) == 1 and (files[0].stat().st_mode & 0o777) == 0o600
+    assert cache.load(builtin_rules_dir()) is not None
+    second = Context.load()
+    assert [r.id for r in second.kb.rules] == [r.id for r in first.kb.rules]
+    # a cache file others can write to is never read
+    os.chmod(files[0], 0o666)
+    assert cache.load(builtin_rules_dir()) is None
+    # a damaged cache is rebuilt, not trusted
+    os.chmod(files[0], 0o600)
+    files[0].write_bytes(b"not a pickle")
+    assert cache.load(builtin_rules_dir()) is None
+    assert Context.load().kb.rules

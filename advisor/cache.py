@@ -1,0 +1,79 @@
+"""A per-user cache of the compiled built-in knowledge base, catalog and constants.
+
+Loading and validating ~70 YAML files costs more than the rest of a
+``recommend`` run; the compiled result is stored once per content signature
+(advisor version + path, size and mtime of every built-in data file) under
+``$XDG_CACHE_HOME/advisor`` (``~/.cache/advisor``). Only built-in data is
+cached, never user rule directories or catalog overrides. The cache is read
+only from a directory and file owned by the current user and not writable by
+others; anything unexpected falls back to loading the YAML. ``ADVISOR_NO_CACHE=1``
+disables it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from advisor import __version__
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "advisor"
+
+
+def signature(root: Path) -> str:
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        st = path.stat()
+        h.update(f"{path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:24]
+
+
+def _trusted(path: Path) -> bool:
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode) or st.st_uid != os.getuid():
+        return False
+    return not (st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def load(root: Path) -> Any | None:
+    if os.environ.get("ADVISOR_NO_CACHE"):
+        return None
+    directory = _cache_dir()
+    path = directory / f"builtin-{signature(root)}.pickle"
+    if not (_trusted(directory) and _trusted(path)):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)  # our own file, written by store() below
+    except Exception:  # a stale or damaged cache is simply rebuilt
+        return None
+
+
+def store(root: Path, value: Any) -> None:
+    if os.environ.get("ADVISOR_NO_CACHE"):
+        return
+    directory = _cache_dir()
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _trusted(directory):
+            return
+        for old in directory.glob("builtin-*.pickle"):
+            old.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".builtin-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, directory / f"builtin-{signature(root)}.pickle")
+    except OSError:
+        return  # a read-only home is fine: the cache is an optimisation

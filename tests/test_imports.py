@@ -1,0 +1,57 @@
+"""Import hygiene: each command imports only what it uses (start-up time), checked in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import ROOT
+
+PROBE = """
+import io, json, sys, contextlib
+from advisor.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main(sys.argv[1:])
+    except SystemExit:
+        pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+HEAVY_FOR_OTHERS = {
+    "jinja2": "report only",
+    "advisor.report": "report only",
+    "advisor.check": "check only",
+    "advisor.renderers.checkfmt": "check only (SARIF/JUnit/markdown writers)",
+    "advisor.policy": "check only",
+    "xml.sax.saxutils": "JUnit only",
+    "multiprocessing": "large check batches only",
+    "advisor.scaffold": "scaffold only",
+    "tomllib": "check policy discovery only",
+}
+
+
+def modules(*args: str) -> set[str]:
+    p = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return set(json.loads(p.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_recommend_imports_nothing_it_does_not_use(fmt: str) -> None:
+    loaded = modules("recommend", "profiles/llm-chatbot.yaml", "--format", fmt)
+    assert "advisor.recommend" in loaded
+    unexpected = {m: why for m, why in HEAVY_FOR_OTHERS.items() if m in loaded}
+    assert not unexpected, unexpected
+
+
+def test_version_imports_no_model_code() -> None:
+    loaded = modules("--version")
+    assert not {"advisor.api", "advisor.estimator", "advisor.catalog", "pydantic.main"} & loaded
+
+
+def test_report_does_import_jinja2() -> None:
+    assert "jinja2" in modules("report", "profiles/llm-chatbot.yaml", "-o", "-")
