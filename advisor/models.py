@@ -40,8 +40,8 @@ Optimize = Literal["cost", "time", "balanced"]
 Device = Literal["tpu", "gpu", "cpu", "edge"]
 
 # Bounds: generous for real workloads, tight enough to keep every estimate finite.
-PositiveBillions = Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
-Count = Annotated[int, Field(gt=0, le=100_000_000)]
+PositiveBillions = Annotated[float, Field(strict=True, gt=0, le=1_000_000, allow_inf_nan=False)]
+Count = Annotated[int, Field(strict=True, gt=0, le=100_000_000)]
 
 
 class _Strict(BaseModel):
@@ -49,14 +49,14 @@ class _Strict(BaseModel):
 
 
 class Model(_Strict):
-    params_b: Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)]
-    active_params_b: Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)] | None = None
+    params_b: Annotated[float, Field(strict=True, gt=0, le=100_000, allow_inf_nan=False)]
+    active_params_b: Annotated[float, Field(strict=True, gt=0, le=100_000, allow_inf_nan=False)] | None = None
     architecture: Architecture = "transformer"
     precision: Precision = "bf16"
-    layers: Annotated[int, Field(gt=0, le=10_000)] | None = None
-    hidden_size: Annotated[int, Field(gt=0, le=1_000_000)] | None = None
-    kv_heads: Annotated[int, Field(gt=0, le=10_000)] | None = None
-    context_tokens: Annotated[int, Field(gt=0, le=100_000_000)] | None = None
+    layers: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
+    hidden_size: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] | None = None
+    kv_heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
+    context_tokens: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
     hf_id: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     traits: list[Trait] = Field(default_factory=list, max_length=16)
 
@@ -72,20 +72,20 @@ class Model(_Strict):
 
 class Training(_Strict):
     tokens_b: PositiveBillions
-    seq_len: Annotated[int, Field(gt=0, le=10_000_000)] = 2048
+    seq_len: Annotated[int, Field(strict=True, gt=0, le=10_000_000)] = 2048
     method: Method = "full"
-    deadline_hours: Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)] | None = None
-    global_batch: Annotated[int, Field(gt=0, le=100_000_000)] | None = None
+    deadline_hours: Annotated[float, Field(strict=True, gt=0, le=1_000_000, allow_inf_nan=False)] | None = None
+    global_batch: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
 
 
 class Inference(_Strict):
     mode: Mode = "online"
-    peak_qps: Annotated[float, Field(gt=0, le=10_000_000, allow_inf_nan=False)] = 1.0
-    input_tokens: Annotated[int, Field(ge=0, le=10_000_000)] = 512
-    output_tokens: Annotated[int, Field(ge=0, le=10_000_000)] = 256
-    latency_p99_ms: Annotated[float, Field(gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
-    hours_per_day: Annotated[float, Field(gt=0, le=24, allow_inf_nan=False)] = 24.0
-    steps: Annotated[int, Field(gt=0, le=10_000)] | None = None  # diffusion denoising steps
+    peak_qps: Annotated[float, Field(strict=True, gt=0, le=10_000_000, allow_inf_nan=False)] = 1.0
+    input_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] = 512
+    output_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] = 256
+    latency_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
+    hours_per_day: Annotated[float, Field(strict=True, gt=0, le=24, allow_inf_nan=False)] = 24.0
+    steps: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None  # diffusion denoising steps
 
 
 class Software(_Strict):
@@ -111,7 +111,7 @@ class Team(_Strict):
 
 class Goal(_Strict):
     optimize: Optimize = "balanced"
-    budget_usd: Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)] | None = None
+    budget_usd: Annotated[float, Field(strict=True, gt=0, le=1e12, allow_inf_nan=False)] | None = None
 
 
 class Waiver(_Strict):
@@ -124,7 +124,7 @@ class Waiver(_Strict):
 class Proposal(_Strict):
     accelerator: Annotated[str, Field(min_length=1, max_length=64)]
     count: Count
-    hours: Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
+    hours: Annotated[float, Field(strict=True, gt=0, le=1_000_000, allow_inf_nan=False)]
     waivers: list[Waiver] = Field(default_factory=list, max_length=100)
 
 

@@ -276,7 +276,10 @@ class _Builder:
                 raise self._fail(mark, f"document has more than {self.max_nodes} nodes")
 
             if isinstance(event, ev.ScalarEvent):
-                value = self._scalar(event)
+                try:
+                    value = self._scalar(event)
+                except (ValueError, OverflowError):
+                    raise self._fail(mark, f"number {event.value[:20]}... is too large") from None
                 if event.anchor is not None:
                     anchors[event.anchor] = (value, 1)
                 self._attach(doc, stack, value, 1, None, pos, mark)
