@@ -1,0 +1,594 @@
+"""Authoring commands: ``advisor init``, ``advisor schema`` and ``advisor rules list|show|test``.
+
+They make hand-written profiles and home-grown rules pleasant and safe: a
+commented starter profile that validates, JSON Schemas for editors, and a test
+runner for every rule's own examples (built-in rules or a user's directory).
+Heavy modules (pydantic models, the knowledge base, rich) are imported inside
+the commands, so registering them costs ``advisor recommend`` nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+if TYPE_CHECKING:
+    from advisor.knowledge import KnowledgeBase, Rule
+
+# The choices offered by `advisor init`; a test keeps them equal to advisor.models.
+TaskChoice = Literal["training", "fine-tuning", "inference"]
+DomainChoice = Literal[
+    "llm", "nlp", "vision", "diffusion", "speech", "recommendation", "scientific", "tabular", "other"
+]
+FrameworkChoice = Literal["pytorch", "jax", "tensorflow", "keras", "other"]
+CLOUDS: tuple[str, ...] = ("gcp", "aws", "azure", "oci", "on-prem")
+TASKS: tuple[str, ...] = ("training", "fine-tuning", "inference")
+DOMAINS: tuple[str, ...] = (
+    "llm", "nlp", "vision", "diffusion", "speech", "recommendation", "scientific", "tabular", "other",
+)
+FRAMEWORKS: tuple[str, ...] = ("pytorch", "jax", "tensorflow", "keras", "other")
+Format = Literal["text", "json"]
+SchemaKindChoice = Literal["profile", "rules", "catalog"]
+
+SCHEMA_URL = "https://raw.githubusercontent.com/advisor-project/advisor/main/schemas/profile.schema.json"
+REFERENCE_URL = "https://github.com/advisor-project/advisor/blob/main/docs/reference/profile-fields.md"
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*")
+_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
+_WIDTH = 88
+
+
+def _quiet() -> bool:
+    from advisor.cli import _STATE
+
+    return bool(_STATE["quiet"])
+
+
+def _usage(message: str) -> Exception:
+    from advisor.errors import UsageError
+
+    return UsageError(message)
+
+
+# --------------------------------------------------------------------------- advisor init
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What a starter profile is made from: the init questions and their answers."""
+
+    name: str
+    task: str
+    domain: str
+    params_b: float
+    framework: str
+    clouds: tuple[str, ...]
+    qps: float | None = None
+    tokens_b: float | None = None
+
+
+def default_tokens_b(task: str, params_b: float) -> float:
+    """Training: about 20 tokens per parameter (compute-optimal); fine-tuning: 1 B tokens."""
+    if task == "training":
+        return min(round(20 * params_b, 3), 1_000_000.0)
+    return 1.0
+
+
+def parse_clouds(text: str) -> tuple[str, ...]:
+    """``gcp, aws`` -> ("gcp", "aws"); an unknown cloud is a usage error with a hint."""
+    from advisor.validation import did_you_mean
+
+    items = [c.strip().lower() for c in re.split(r"[,\s]+", text) if c.strip()]
+    if not items:
+        raise typer.BadParameter(f"name at least one of {', '.join(CLOUDS)}")
+    for item in items:
+        if item not in CLOUDS:
+            raise typer.BadParameter(
+                f"{item!r} is not one of {', '.join(CLOUDS)}{did_you_mean(item, CLOUDS)}"
+            )
+    return tuple(dict.fromkeys(items))
+
+
+def _yaml_str(text: str) -> str:
+    if _PLAIN.fullmatch(text) and text.lower() not in _YAML_WORDS:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+class _Writer:
+    """Builds the commented YAML: a comment block above each field, then the field."""
+
+    def __init__(self) -> None:
+        from advisor import docgen
+
+        self.docgen = docgen
+        self.schema = docgen.json_schema("profile")
+        self.rows = {row.path: row for row in docgen.iter_fields(self.schema)}
+        self.lines: list[str] = []
+
+    def comment(self, text: str, depth: int = 0) -> None:
+        pad = "  " * depth
+        self.lines.extend(
+            textwrap.wrap(
+                text, _WIDTH, initial_indent=pad + "# ", subsequent_indent=pad + "# ",
+                break_on_hyphens=False, break_long_words=False,
+            )
+        )
+
+    def _doc(self, path: str) -> str:
+        row = self.rows[path]
+        parts = [self.docgen.FIELD_DOCS.get(path, "")]
+        if row.required:
+            parts.append("Required.")
+        node = row.resolved
+        allowed = self.docgen.allowed_text(row, self.schema, markdown=False)
+        if "enum" in node:
+            parts.append(f"One of: {allowed}.")
+        elif node.get("type") == "array" and allowed:
+            parts.append(f"A list, {allowed}.")
+        elif node.get("type") in ("number", "integer") and allowed:
+            parts.append(f"Range {allowed}.")
+        return " ".join(p for p in parts if p)
+
+    def section(self, name: str) -> None:
+        self.lines.append("")
+        self.comment(self.docgen.FIELD_DOCS.get(name, ""))
+        self.lines.append(f"{name}:")
+
+    def field(self, path: str, value: Any = None, *, example: str | None = None) -> None:
+        depth = path.count(".")
+        key = path.rsplit(".", 1)[-1]
+        self.comment(self._doc(path), depth)
+        pad = "  " * depth
+        if example is not None:
+            self.lines.append(f"{pad}# {key}: {example}")
+        else:
+            text = _yaml_str(value) if isinstance(value, str) else self.docgen.flow(value)
+            self.lines.append(f"{pad}{key}: {text}")
+
+
+def starter_profile(a: Answers, label: str = "workload.yaml") -> str:
+    """A fully commented profile from the answers; every field shows its value or default."""
+    w = _Writer()
+    training = a.task in ("training", "fine-tuning")
+    language = a.domain in ("llm", "nlp")
+    arch = {"diffusion": "diffusion", "tabular": "tree"}.get(a.domain, "transformer")
+    target = label if label != "-" else "workload.yaml"
+    w.lines.append(f"# yaml-language-server: $schema={SCHEMA_URL}")
+    w.comment("advisor workload profile, written by `advisor init`.")
+    w.comment(f"Check it: advisor validate {target}")
+    w.comment(f"Decide:   advisor recommend {target}")
+    w.comment(
+        "Required: name, task, model.params_b and the training: or inference: block the task "
+        "needs. Every other field shows its default and may be deleted; commented-out lines "
+        "are optional fields with an example value. All fields, types and ranges:"
+    )
+    w.comment(REFERENCE_URL)
+    w.lines.append("")
+    w.field("name", a.name)
+    w.field("task", a.task)
+    w.field("domain", a.domain)
+
+    w.section("model")
+    w.field("model.params_b", a.params_b)
+    w.field("model.active_params_b", example=w.docgen.number(max(round(a.params_b / 4, 3), 0.001)))
+    w.field("model.architecture", arch)
+    w.field("model.precision", "bf16")
+    w.field("model.layers", example="32")
+    w.field("model.hidden_size", example="4096")
+    w.field("model.kv_heads", example="8")
+    w.field("model.context_tokens", example="8192")
+    w.field("model.hf_id", example="meta-llama/Llama-3.1-8B-Instruct")
+    w.field("model.traits", [])
+
+    if training:
+        tokens = a.tokens_b if a.tokens_b is not None else default_tokens_b(a.task, a.params_b)
+        w.section("training")
+        w.field("training.tokens_b", tokens)
+        w.field("training.seq_len", 2048)
+        w.field("training.method", "lora" if a.task == "fine-tuning" else "full")
+        w.field("training.deadline_hours", example="72")
+        w.field("training.global_batch", example="512")
+        w.lines.append("")
+        w.comment("For task: inference, replace the training: block with an inference: block (peak_qps, input_tokens, output_tokens, latency_p99_ms).")
+    else:
+        w.section("inference")
+        w.field("inference.mode", "online")
+        w.field("inference.peak_qps", a.qps if a.qps is not None else 10)
+        w.field("inference.input_tokens", 512)
+        w.field("inference.output_tokens", 256)
+        w.field("inference.latency_p99_ms", example="2000")
+        w.field("inference.hours_per_day", 24)
+        w.field("inference.steps", example="30")
+        w.lines.append("")
+        w.comment("For task: training or fine-tuning, replace the inference: block with a training: block (tokens_b, seq_len, method, deadline_hours).")
+
+    w.section("software")
+    w.field("software.framework", a.framework)
+    w.field("software.serving_stack", "vllm" if language and not training else "none")
+    w.field("software.custom_cuda_kernels", False)
+    w.field("software.dynamic_shapes", False)
+    w.field("software.fp64", False)
+    w.field("software.cuda_libraries", [])
+
+    w.section("deployment")
+    w.field("deployment.clouds", list(a.clouds))
+    w.field("deployment.edge", False)
+    w.field("deployment.region", example="us-central1")
+    w.field("deployment.pricing", "on-demand")
+
+    w.section("team")
+    w.field("team.tpu_experience", "none")
+    w.field("team.gpu_experience", "some")
+
+    w.section("goal")
+    w.field("goal.optimize", "balanced")
+    w.field("goal.budget_usd", example="20000")
+
+    w.lines.append("")
+    w.comment(w.docgen.FIELD_DOCS["proposal"] + " Uncomment to gate a pull request with `advisor check`.")
+    w.lines.append("# proposal:")
+    for path, example in (("proposal.accelerator", "tpu-v6e"), ("proposal.count", "8"), ("proposal.hours", "720")):
+        w.lines.append(f"#   {path.split('.')[1]}: {example}".ljust(28) + f"# {w.docgen.FIELD_DOCS[path]}")
+    return "\n".join(w.lines) + "\n"
+
+
+def _check_starter(text: str, label: str) -> None:
+    """The starter must validate; a bad flag value becomes a usage error naming the field."""
+    from advisor.errors import InputError
+    from advisor.models import Profile
+    from advisor.validation import validate_document
+    from advisor.yamlsrc import load_documents
+
+    try:
+        (doc,) = load_documents(text, label)
+        validate_document(doc, Profile, what="a workload profile")
+    except InputError as exc:
+        messages = "; ".join(p.message for p in exc.problems)
+        raise _usage(f"the answers do not make a valid profile: {messages}") from None
+
+
+def _ask(path: str, err: bool) -> Answers:
+    """The init questions on a terminal, each with a default."""
+
+    def positive(limit: float) -> Any:
+        def proc(value: Any) -> float:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise typer.BadParameter(f"{value!r} is not a number") from None
+            if not 0 < number <= limit:
+                raise typer.BadParameter(f"{value!r} is outside (0, {limit:g}]")
+            return number
+
+        return proc
+
+    name = typer.prompt("Name of the workload", default=_default_name(path), err=err)
+    task = typer.prompt("Task", default="inference", type=TaskChoice, err=err)
+    domain = typer.prompt("Domain", default="llm", type=DomainChoice, err=err)
+    params_b = typer.prompt("Model size, billions of parameters", default="8", value_proc=positive(100_000), err=err)
+    framework = typer.prompt("Framework", default="pytorch", type=FrameworkChoice, err=err)
+    clouds = typer.prompt(
+        f"Clouds you may use ({', '.join(CLOUDS)}; comma-separated)", default="gcp", value_proc=parse_clouds, err=err
+    )
+    qps = tokens_b = None
+    if task == "inference":
+        qps = typer.prompt("Peak requests per second", default="10", value_proc=positive(10_000_000), err=err)
+    else:
+        tokens_b = typer.prompt(
+            "Tokens over the whole run, billions",
+            default=_number(default_tokens_b(task, float(params_b))),
+            value_proc=positive(1_000_000),
+            err=err,
+        )
+    return Answers(str(name), str(task), str(domain), float(params_b), str(framework), tuple(clouds), qps, tokens_b)
+
+
+def _default_name(path: str) -> str:
+    stem = Path(path).stem if path != "-" else ""
+    return stem if stem not in ("", "workload") else "my-workload"
+
+
+def _number(value: float) -> str:
+    from advisor.docgen import number
+
+    return number(value)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise _usage(f"{path}: directory {parent} does not exist")
+    try:
+        mode = path.stat().st_mode & 0o777 if path.is_file() else None
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _usage(f"{path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise _usage(f"{path}: cannot write: {exc.strerror or exc}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def init_cmd(
+    path: Annotated[str, typer.Argument(help="File to write ('-' prints to stdout).")] = "workload.yaml",
+    task: Annotated[TaskChoice | None, typer.Option("--task", "-t", help="What the accelerators will do.", show_default=False)] = None,
+    params_b: Annotated[float | None, typer.Option("--params-b", "-p", help="Model size, billions of parameters [default: 8].", show_default=False)] = None,
+    framework: Annotated[FrameworkChoice | None, typer.Option("--framework", help="Model framework [default: pytorch].", show_default=False)] = None,
+    clouds: Annotated[str | None, typer.Option("--clouds", help="Clouds you may use, comma-separated: gcp,aws,azure,oci,on-prem [default: gcp].", show_default=False)] = None,
+    qps: Annotated[float | None, typer.Option("--qps", help="Inference: peak requests per second [default: 10].", show_default=False)] = None,
+    tokens_b: Annotated[float | None, typer.Option("--tokens-b", help="Training: tokens over the whole run, billions [default: 20 per parameter; fine-tuning 1].", show_default=False)] = None,
+    domain: Annotated[DomainChoice | None, typer.Option("--domain", "-d", help="Kind of model [default: llm].", show_default=False)] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Workload name [default: from the file name].", show_default=False)] = None,
+    no_input: Annotated[bool, typer.Option("--no-input", help="Ask nothing, even on a terminal: flags and defaults only.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter profile that validates (asks a few questions on a terminal)."""
+    target = Path(path)
+    if path != "-":
+        if target.is_dir():
+            raise _usage(f"{path}: is a directory; name the profile file to write, e.g. {target / 'workload.yaml'}")
+        if (target.exists() or target.is_symlink()) and not force:
+            raise _usage(f"{path}: already exists; use --force to overwrite it, or name another file")
+    given: dict[str, Any] = {
+        "task": task, "params_b": params_b, "framework": framework, "qps": qps, "tokens_b": tokens_b,
+        "domain": domain, "name": name, "clouds": None,
+    }
+    if clouds is not None:
+        try:
+            given["clouds"] = parse_clouds(clouds)
+        except typer.BadParameter as exc:
+            raise _usage(f"--clouds: {exc.message}") from None
+    if qps is not None and task is not None and task != "inference":
+        raise _usage(f"--qps applies to task inference, not {task}; use --tokens-b")
+    if tokens_b is not None and task == "inference":
+        raise _usage("--tokens-b applies to training and fine-tuning, not inference; use --qps")
+    interactive = not no_input and all(v is None for v in given.values()) and sys.stdin.isatty()
+    if interactive:
+        answers = _ask(path, err=path == "-")
+    else:
+        resolved_task = task or ("training" if tokens_b is not None else "inference")
+        answers = Answers(
+            name=name or _default_name(path),
+            task=resolved_task,
+            domain=domain or "llm",
+            params_b=params_b if params_b is not None else 8.0,
+            framework=framework or "pytorch",
+            clouds=given["clouds"] or ("gcp",),
+            qps=qps if resolved_task == "inference" else None,
+            tokens_b=tokens_b,
+        )
+    text = starter_profile(answers, path)
+    _check_starter(text, path if path != "-" else "<stdout>")
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    _write_atomic(target, text)
+    if not _quiet():
+        size_text = _number(answers.params_b)
+        typer.echo(f"wrote {path} ({answers.task}, {answers.domain}, {size_text} B parameters)")
+        typer.echo(f"next: advisor validate {path} && advisor recommend {path}")
+
+
+# --------------------------------------------------------------------------- advisor schema
+
+
+def schema_cmd(
+    kind: Annotated[SchemaKindChoice, typer.Option("--kind", "-k", help="Which file format.")] = "profile",
+) -> None:
+    """JSON Schema of a workload profile (or a rule file, or the catalog), for editors and CI."""
+    from advisor.docgen import schema_text
+
+    sys.stdout.write(schema_text(kind))
+    sys.stdout.flush()
+
+
+# --------------------------------------------------------------------------- advisor rules
+
+rules_app = typer.Typer(
+    name="rules",
+    help="The knowledge base: list, show and test rules.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+RulesDirs = Annotated[
+    list[Path] | None,
+    typer.Option("--rules", help="Extra rule directory (repeatable), loaded with the built-in rules."),
+]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+def _kb(rules: list[Path] | None) -> KnowledgeBase:
+    from advisor.knowledge import load_knowledge
+
+    return load_knowledge([str(r) for r in rules or []])
+
+
+def _emit_json(data: Any) -> None:
+    from advisor.renderers.json import dumps
+
+    sys.stdout.write(dumps(data))
+    sys.stdout.flush()
+
+
+@rules_app.command("list")
+def rules_list(fmt: FormatOpt = "text", rules: RulesDirs = None) -> None:
+    """Every rule: id, category, effect, title and sources."""
+    from advisor.docgen import rule_json
+
+    kb = _kb(rules)
+    ordered = sorted(kb.rules, key=lambda r: r.id)
+    if fmt == "json":
+        _emit_json([rule_json(r) for r in ordered])
+        return
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from advisor.cli import _console
+
+    table = Table(box=box.SIMPLE_HEAD, title=f"{len(ordered)} rules", title_justify="left")
+    for col in ("id", "category", "effect"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("title and sources", overflow="fold", min_width=30)
+    for r in ordered:
+        about = Text(r.title)
+        for source in r.sources:
+            about.append("\n" + source, style="dim")
+        table.add_row(Text(r.id), Text(r.category), Text(r.effect_text), about)
+    console = _console()
+    console.print(table)
+    if not _quiet():
+        console.print(Text("The full text and examples of one rule: advisor rules show ID", style="dim"))
+
+
+def _find_rule(kb: KnowledgeBase, rule_id: str) -> Rule:
+    from advisor.validation import did_you_mean
+
+    rule = kb.rule(rule_id)
+    if rule is None:
+        names = [n for r in kb.rules for n in (r.id, *r.aliases)]
+        raise _usage(f"unknown rule {rule_id!r}{did_you_mean(rule_id, names)} (advisor rules list shows them all)")
+    return rule
+
+
+def _block(title: str, text: str, out: list[str]) -> None:
+    out.append(f"{title}:")
+    out.extend(textwrap.wrap(text, 98, initial_indent="  ", subsequent_indent="  ") or ["  -"])
+    out.append("")
+
+
+@rules_app.command("show")
+def rules_show(
+    rule_id: Annotated[str, typer.Argument(metavar="ID", help="Rule id (or a former id).", show_default=False)],
+    fmt: FormatOpt = "text",
+    rules: RulesDirs = None,
+) -> None:
+    """One rule in full: condition, effect, reason, fix, sources and its examples."""
+    from advisor.docgen import condition_json, condition_lines, flow, rule_file, rule_json
+
+    rule = _find_rule(_kb(rules), rule_id)
+    where = f"{rule_file(rule)}:{rule.line}"
+    if fmt == "json":
+        _emit_json(
+            {
+                **rule_json(rule),
+                "when": condition_json(rule.when),
+                "reason": rule.reason,
+                "fix": rule.fix,
+                "aliases": list(rule.aliases),
+                "examples": {"fires": list(rule.fires), "not_fires": list(rule.not_fires)},
+                "file": where,
+            }
+        )
+        return
+    out = [f"{rule.id}: {rule.title}", f"  file:     {where}", f"  category: {rule.category}", f"  effect:   {rule.effect_text}"]
+    if rule.aliases:
+        out.append(f"  aliases:  {', '.join(rule.aliases)}")
+    out += ["", "when:", *condition_lines(rule.when, 1), ""]
+    _block("reason", rule.reason, out)
+    if rule.fix:
+        _block("fix", rule.fix, out)
+    out += ["sources:", *(f"  {s}" for s in rule.sources), ""]
+    out.append("examples (deep-merged over a minimal profile; advisor rules test runs them):")
+    for label, cases in (("fires", rule.fires), ("does not fire", rule.not_fires)):
+        out.append(f"  {label}:")
+        out += [f"    [{i}] {flow(case)}" for i, case in enumerate(cases)]
+    sys.stdout.write("\n".join(out) + "\n")
+    sys.stdout.flush()
+
+
+@rules_app.command("test")
+def rules_test(
+    dirs: Annotated[
+        list[Path] | None,
+        typer.Argument(metavar="[DIR]...", help="User rule directories; the built-in rules when none.", show_default=False),
+    ] = None,
+    fmt: FormatOpt = "text",
+) -> None:
+    """Run every rule's fires/not_fires examples, like a test runner (exit 1 on a failure)."""
+    from advisor.knowledge import load_knowledge
+    from advisor.ruletest import run_rule
+
+    if dirs:
+        kb = load_knowledge([str(d) for d in dirs], builtin=False)
+        if not kb.rules:
+            where = ", ".join(map(str, dirs))
+            raise _usage(f"{where}: no rules to test (expected rule files *.yaml, or a heuristics/ folder of them)")
+    else:
+        kb = load_knowledge()
+    by_id = {r.id: r for r in kb.rules}
+    results = [case for rule in sorted(kb.rules, key=lambda r: r.id) for case in run_rule(rule)]
+    failed = [c for c in results if not c.ok]
+    passed = len(results) - len(failed)
+    if fmt == "json":
+        _emit_json(
+            {
+                "results": [
+                    {"rule": c.rule, "case": f"{c.kind}[{c.index}]", "ok": c.ok, "detail": c.detail or None}
+                    for c in results
+                ],
+                "passed": passed,
+                "failed": len(failed),
+            }
+        )
+    else:
+        quiet = _quiet()
+        lines = []
+        for c in results:
+            if c.ok and not quiet:
+                lines.append(f"PASS {c.rule} {c.kind}[{c.index}]")
+            elif not c.ok:
+                lines.append(f"FAIL {c.rule} {c.kind}[{c.index}]: {c.detail}")
+                lines.extend(_explain(by_id[c.rule], c.kind, c.index))
+        rules_word = "rule" if len(kb.rules) == 1 else "rules"
+        lines.append(f"{passed} passed, {len(failed)} failed ({len(kb.rules)} {rules_word})")
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+    if failed:
+        raise typer.Exit(1)
+
+
+def _explain(rule: Rule, kind: str, index: int) -> list[str]:
+    """Indented lines under a FAIL: the example, where the rule is, and each leaf's value."""
+    from pydantic import ValidationError
+
+    from advisor.conditions import OPERATORS, leaves
+    from advisor.docgen import flow, leaf_text, rule_file
+    from advisor.facts import FieldReader
+    from advisor.ruletest import example_profile
+
+    example = (rule.fires if kind == "fires" else rule.not_fires)[index]
+    out = [f"    example: {flow(example)}  ({rule_file(rule)}:{rule.line})"]
+    try:
+        reader = FieldReader(example_profile(example))
+    except ValidationError:
+        return out
+    for leaf in leaves(rule.when):
+        actual = reader.get(leaf.field)
+        got = OPERATORS[leaf.op][2](actual, leaf.value)
+        out.append(f"    {leaf_text(leaf.field, leaf.op, leaf.value)}: {flow(got)} ({leaf.field} = {flow(actual)})")
+    return out

@@ -1,0 +1,676 @@
+"""Generated artifacts: the JSON Schemas under ``schemas/`` and the references under ``docs/reference/``.
+
+Everything here is derived from the code and the data (the pydantic models,
+``rules/``), so it cannot drift: ``python -m advisor.docgen`` rewrites the
+files, ``python -m advisor.docgen --check`` lists the stale ones (exit 1), and
+a test fails when a committed file differs from what this module produces.
+The output is deterministic: sorted keys, no dates, no absolute paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from advisor.conditions import Condition
+    from advisor.knowledge import Rule
+
+SchemaKind = Literal["profile", "rules", "catalog"]
+SCHEMA_KINDS: tuple[SchemaKind, ...] = ("profile", "rules", "catalog")
+SCHEMA_BASE_URL = "https://raw.githubusercontent.com/advisor-project/advisor/main/schemas/"
+GENERATOR = "python -m advisor.docgen"
+
+# One sentence per profile field: the JSON Schema ``description`` (editor
+# hover text), the field reference and the comments of ``advisor init``.
+FIELD_DOCS: dict[str, str] = {
+    "name": "Free-text name of the workload, shown in every output.",
+    "task": "What the accelerators will do: train from scratch, fine-tune, or serve.",
+    "domain": "Kind of model; decides which heuristics apply (llm and nlp transformers count as language models).",
+    "model": "The model being trained or served.",
+    "model.params_b": "Total parameters, billions.",
+    "model.active_params_b": "Mixture-of-experts: parameters active per token, billions (at most params_b).",
+    "model.architecture": "Model family; matrix-dominated families (transformer, moe, cnn, diffusion) suit TPUs.",
+    "model.precision": "Numeric precision of weights and compute.",
+    "model.layers": "Number of layers; estimated from params_b when absent.",
+    "model.hidden_size": "Hidden (model) dimension; estimated from params_b when absent.",
+    "model.kv_heads": "Key/value heads (grouped-query attention); sizes the KV cache.",
+    "model.context_tokens": "Maximum context length, tokens.",
+    "model.hf_id": "Hugging Face model id, used in the setup commands (for example meta-llama/Llama-3.1-8B-Instruct).",
+    "model.traits": "Properties of the computation that matter for TPUs (irregular access, custom ops, host I/O).",
+    "training": "Required when task is training or fine-tuning.",
+    "training.tokens_b": "Tokens processed over the whole run, billions (epochs x dataset tokens).",
+    "training.seq_len": "Sequence length, tokens.",
+    "training.method": "Full training, or parameter-efficient fine-tuning (LoRA, QLoRA).",
+    "training.deadline_hours": "Wall-clock hours the run must finish in.",
+    "training.global_batch": "Sequences per optimiser step; bounds how many chips data parallelism can use.",
+    "inference": "Required when task is inference.",
+    "inference.mode": "online: requests with a latency target; batch: offline, the largest batch that fits.",
+    "inference.peak_qps": "Requests per second at peak; sizes the number of replicas.",
+    "inference.input_tokens": "Prompt tokens per request.",
+    "inference.output_tokens": "Generated tokens per request.",
+    "inference.latency_p99_ms": "End-to-end latency target per request (p99), milliseconds.",
+    "inference.hours_per_day": "Hours per day the service runs; prices the month.",
+    "inference.steps": "Diffusion models: denoising steps per request.",
+    "software": "Framework, serving stack and CUDA dependencies.",
+    "software.framework": "Training or model framework.",
+    "software.serving_stack": "Inference server (none for training or custom serving).",
+    "software.custom_cuda_kernels": "Hand-written CUDA/Triton kernels on the hot path (must be ported for TPUs).",
+    "software.dynamic_shapes": "Tensor shapes change from step to step (forces XLA recompiles on TPUs).",
+    "software.fp64": "Needs double precision (TPUs have none).",
+    "software.cuda_libraries": "CUDA-only libraries on the hot path.",
+    "deployment": "Where the workload may run.",
+    "deployment.clouds": "Clouds the team may use (TPUs need gcp).",
+    "deployment.edge": "Runs on phones, cars or IoT devices rather than in a data centre.",
+    "deployment.region": "Preferred cloud region, used in prices and setup commands.",
+    "deployment.pricing": "Price kind used for costs.",
+    "team": "What the team already knows.",
+    "team.tpu_experience": "Experience with TPUs (JAX, PyTorch/XLA).",
+    "team.gpu_experience": "Experience with GPUs (CUDA, PyTorch).",
+    "goal": "What to optimise and the budget.",
+    "goal.optimize": "Pick the cheapest, the fastest, or a balance of both among feasible configurations.",
+    "goal.budget_usd": "Budget ceiling, USD: for the run (training) or per month (inference).",
+    "proposal": "What an infrastructure proposal asks for; judged by advisor check.",
+    "proposal.accelerator": "Catalog id or alias of the accelerator asked for (advisor catalog lists them).",
+    "proposal.count": "Chips or GPUs asked for (per replica for inference).",
+    "proposal.hours": "Hours asked for: run length (training) or hours per month (inference).",
+    "proposal.waivers": "Accepted exceptions to check findings, each with a reason and an expiry.",
+    "proposal.waivers[].rule": "Id of the check finding waived.",
+    "proposal.waivers[].reason": "Why the exception is accepted (required for the waiver to count).",
+    "proposal.waivers[].owner": "Who accepted the exception.",
+    "proposal.waivers[].expires": "Date the waiver stops counting (YYYY-MM-DD).",
+}
+
+RULE_DOCS: dict[str, str] = {
+    "id": "Stable kebab-case id; equals the file name without .yaml.",
+    "title": "One line: what the rule says.",
+    "category": "Grouping for listings.",
+    "when": "Condition tree over profile fields and derived facts (all / any / not / {field, op, value}).",
+    "effect": "Points for a device family (device + points), or an exclusion (exclude).",
+    "reason": "One sentence: why, applied to the profile.",
+    "fix": "What would change the outcome (porting route, setting to change).",
+    "source": "A seed claim (seed:S-A2.1) or an https:// documentation URL; a list is allowed.",
+    "examples": "The rule's own tests: partial profiles that fire it and that do not.",
+    "aliases": "Former ids that still resolve to this rule.",
+}
+
+OP_TEXT: dict[str, str] = {
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "lte": "<=",
+    "gt": ">",
+    "gte": ">=",
+    "in": "in",
+    "not_in": "not in",
+    "contains": "contains",
+    "contains_any": "contains any of",
+}
+
+OP_DOCS: dict[str, str] = {
+    "eq": "equals the value",
+    "ne": "differs from the value",
+    "lt": "number below the value (false when the field is unset)",
+    "lte": "number at most the value (false when unset)",
+    "gt": "number above the value (false when unset)",
+    "gte": "number at least the value (false when unset)",
+    "in": "one of the listed values",
+    "not_in": "none of the listed values",
+    "contains": "the list field holds the value",
+    "contains_any": "the list field shares an element with the listed values",
+    "is_set": "value true: the optional field has a value (a list: is non-empty); false: it has none",
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def flow(value: Any) -> str:
+    """A value as it is written in YAML (flow style)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return number(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(flow(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {flow(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def number(value: float) -> str:
+    """A number without exponent notation, so that YAML reads it back as a number."""
+    if not math.isfinite(value):
+        return str(value)  # nan / inf: not a YAML number, so validation names the field
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    text = format(Decimal(repr(value)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def leaf_text(field: str, op: str, value: Any) -> str:
+    if op == "is_set":
+        return f"{field} {'is set' if value else 'is not set'}"
+    return f"{field} {OP_TEXT.get(op, op)} {flow(value)}"
+
+
+def condition_lines(cond: Condition, depth: int = 0) -> list[str]:
+    """A condition tree as indented lines: ``all of:`` / ``any of:`` / ``not:`` over leaves."""
+    from advisor.conditions import All, AnyOf, Leaf
+
+    pad = "  " * depth
+    if isinstance(cond, Leaf):
+        return [pad + leaf_text(cond.field, cond.op, cond.value)]
+    if isinstance(cond, (All, AnyOf)):
+        head = "all of:" if isinstance(cond, All) else "any of:"
+        return [pad + head] + [line for c in cond.items for line in condition_lines(c, depth + 1)]
+    return [pad + "not:", *condition_lines(cond.item, depth + 1)]
+
+
+def condition_json(cond: Condition) -> Any:
+    """A condition tree back in its YAML/JSON form."""
+    from advisor.conditions import All, AnyOf, Leaf
+
+    if isinstance(cond, Leaf):
+        value = list(cond.value) if isinstance(cond.value, tuple) else cond.value
+        return {"field": cond.field, "op": cond.op, "value": value}
+    if isinstance(cond, All):
+        return {"all": [condition_json(c) for c in cond.items]}
+    if isinstance(cond, AnyOf):
+        return {"any": [condition_json(c) for c in cond.items]}
+    return {"not": condition_json(cond.item)}
+
+
+def rule_json(rule: Rule) -> dict[str, Any]:
+    effect: dict[str, Any] = (
+        {"exclude": list(rule.exclude)} if rule.exclude else {"device": rule.device, "points": rule.points}
+    )
+    return {
+        "id": rule.id,
+        "title": rule.title,
+        "category": rule.category,
+        "effect": effect,
+        "effect_text": rule.effect_text,
+        "sources": list(rule.sources),
+    }
+
+
+def rule_file(rule: Rule) -> str:
+    """The rule's file relative to its rule directory's parent (``rules/heuristics/x.yaml``)."""
+    from advisor.knowledge import builtin_rules_dir
+
+    path = Path(rule.path).resolve()
+    try:
+        return "rules/" + path.relative_to(builtin_rules_dir().resolve()).as_posix()
+    except ValueError:
+        return rule.path
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+
+def _annotate(schema: dict[str, Any], docs: dict[str, str]) -> None:
+    """Add ``description`` from ``docs`` to every property reached by a documented path."""
+    for row in iter_fields(schema):
+        text = docs.get(row.path)
+        if text:
+            row.prop["description"] = text
+
+
+def _condition_defs() -> dict[str, Any]:
+    from advisor.conditions import OPERATORS
+    from advisor.facts import field_specs
+
+    cond = {"$ref": "#/$defs/Condition"}
+    return {
+        "Condition": {
+            "description": "A condition: {all: [...]}, {any: [...]}, {not: ...} or a leaf {field, op, value}.",
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {"all": {"type": "array", "items": cond, "minItems": 1}},
+                    "required": ["all"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {"any": {"type": "array", "items": cond, "minItems": 1}},
+                    "required": ["any"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {"not": cond},
+                    "required": ["not"],
+                    "additionalProperties": False,
+                },
+                {"$ref": "#/$defs/Leaf"},
+            ],
+        },
+        "Leaf": {
+            "description": "Compare one profile field or derived fact with a value.",
+            "type": "object",
+            "properties": {
+                "field": {"enum": sorted(field_specs()), "description": "A profile path or a facts.* fact."},
+                "op": {"enum": list(OPERATORS), "description": "Operator; checked against the field's type on load."},
+                "value": {"description": "Scalar, list (in, not_in, contains_any) or boolean (is_set)."},
+            },
+            "required": ["field", "op", "value"],
+            "additionalProperties": False,
+        },
+    }
+
+
+def json_schema(kind: SchemaKind) -> dict[str, Any]:
+    """JSON Schema of a profile, a rule file or the catalog, from the pydantic models."""
+    meta: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{SCHEMA_BASE_URL}{kind}.schema.json",
+    }
+    if kind == "profile":
+        from advisor.models import Profile
+
+        schema = Profile.model_json_schema()
+        _annotate(schema, FIELD_DOCS)
+        meta["title"] = "advisor workload profile"
+        meta["description"] = (
+            "A workload for `advisor recommend` / `advisor check`: required are name, task, "
+            "model.params_b and the training: or inference: block the task needs."
+        )
+    elif kind == "rules":
+        from advisor.knowledge import RuleSpec
+
+        schema = RuleSpec.model_json_schema()
+        props = schema["properties"]
+        props["when"] = {"$ref": "#/$defs/Condition"}
+        item = props["source"]["items"]
+        props["source"] = {"anyOf": [item, {k: v for k, v in props["source"].items() if k != "title"}]}
+        schema.setdefault("$defs", {}).update(_condition_defs())
+        for name, text in RULE_DOCS.items():
+            props[name]["description"] = text
+        meta["title"] = "advisor rule (rules/heuristics/*.yaml)"
+        meta["description"] = "One heuristic of the knowledge base, with its own examples."
+    elif kind == "catalog":
+        from advisor.catalog import CatalogFile
+
+        schema = CatalogFile.model_json_schema()
+        meta["title"] = "advisor accelerator catalog (rules/catalog.yaml)"
+        meta["description"] = "Accelerator specs, shapes and prices, each with a source and an as-of date."
+    else:  # pragma: no cover - guarded by the Literal
+        raise ValueError(f"unknown schema kind {kind!r}")
+    schema.pop("title", None)
+    schema.pop("description", None)
+    return {**meta, **schema}
+
+
+def schema_text(kind: SchemaKind) -> str:
+    return dumps(json_schema(kind))
+
+
+# --------------------------------------------------------------------------- field walk
+
+
+@dataclass
+class FieldRow:
+    path: str
+    prop: dict[str, Any]
+    resolved: dict[str, Any]
+    nullable: bool
+    required: bool
+
+
+def _resolve(schema: dict[str, Any], prop: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The property's own schema with ``$ref`` followed and ``anyOf [X, null]`` unwrapped."""
+    nullable = False
+    node = prop
+    options = node.get("anyOf")
+    if options:
+        rest = [o for o in options if o.get("type") != "null"]
+        if len(rest) < len(options) and len(rest) == 1:
+            nullable = True
+            node = rest[0]
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        node = schema["$defs"][ref.removeprefix("#/$defs/")]
+    return node, nullable
+
+
+def iter_fields(schema: dict[str, Any], node: dict[str, Any] | None = None, prefix: str = "") -> Iterator[FieldRow]:
+    """Every property of an object schema, depth first, nested objects and lists of objects included."""
+    node = schema if node is None else node
+    required = set(node.get("required", []))
+    for name, prop in node.get("properties", {}).items():
+        path = f"{prefix}{name}"
+        resolved, nullable = _resolve(schema, prop)
+        yield FieldRow(path, prop, resolved, nullable, name in required)
+        if resolved.get("type") == "object" and "properties" in resolved:
+            yield from iter_fields(schema, resolved, f"{path}.")
+        elif resolved.get("type") == "array":
+            item, _ = _resolve(schema, resolved.get("items", {}))
+            if item.get("type") == "object" and "properties" in item:
+                yield from iter_fields(schema, item, f"{path}[].")
+
+
+def _model_defaults(cls: type[BaseModel], prefix: str = "") -> dict[str, Any]:
+    """Field path -> default value (factories called); nested models walked, sections skipped."""
+    from pydantic import BaseModel
+
+    out: dict[str, Any] = {}
+    for name, info in cls.model_fields.items():
+        path = f"{prefix}{name}"
+        if not info.is_required():
+            value = info.get_default(call_default_factory=True)
+            if not isinstance(value, BaseModel):
+                out[path] = value
+        for sub, suffix in _nested_models(info.annotation):
+            out.update(_model_defaults(sub, f"{path}{suffix}."))
+    return out
+
+
+def _nested_models(annotation: Any) -> list[tuple[type[BaseModel], str]]:
+    from pydantic import BaseModel
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _nested_models(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _nested_models(arg)]
+    if origin is list:
+        return [(m, "[]") for m, _ in _nested_models(typing.get_args(annotation)[0])]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [(annotation, "")]
+    return []
+
+
+def _type_text(row: FieldRow, schema: dict[str, Any]) -> str:
+    node = row.resolved
+    if "enum" in node:
+        text = "enum"
+    elif "const" in node:
+        text = f"constant {flow(node['const'])}"
+    elif node.get("type") == "array":
+        item, _ = _resolve(schema, node.get("items", {}))
+        kind = "enum" if "enum" in item else ("object" if item.get("type") == "object" else item.get("type", "any"))
+        text = f"list of {kind}"
+    elif node.get("type") == "string" and node.get("format") == "date":
+        text = "date"
+    elif node.get("type") == "object":
+        text = "section" if "properties" in node else "mapping"
+    else:
+        text = str(node.get("type", "any"))
+    return text + (" or null" if row.nullable else "")
+
+
+def _bound(value: Any) -> str:
+    return number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def allowed_text(row: FieldRow, schema: dict[str, Any], *, markdown: bool = True) -> str:
+    """Allowed values or range of a field, for the reference (markdown) or a YAML comment."""
+
+    def code(v: Any) -> str:
+        return f"`{v}`" if markdown else str(v)
+
+    node = row.resolved
+    if node.get("type") == "array":
+        item, _ = _resolve(schema, node.get("items", {}))
+        parts = []
+        if "enum" in item:
+            parts.append("any of " + ", ".join(code(v) for v in item["enum"]))
+        if "minItems" in node or "maxItems" in node:
+            lo, hi = node.get("minItems", 0), node.get("maxItems")
+            parts.append(f"{lo}..{hi if hi is not None else ''} items")
+        return "; ".join(parts)
+    if "enum" in node:
+        return (" \\| " if markdown else " | ").join(code(v) for v in node["enum"])
+    if node.get("type") in ("number", "integer"):
+        lo = node.get("exclusiveMinimum", node.get("minimum"))
+        hi = node.get("exclusiveMaximum", node.get("maximum"))
+        left = ("(" if "exclusiveMinimum" in node else "[") + (_bound(lo) if lo is not None else "-inf")
+        right = (_bound(hi) if hi is not None else "inf") + (")" if "exclusiveMaximum" in node else "]")
+        return f"{left}, {right}" if lo is not None or hi is not None else ""
+    if node.get("type") == "string":
+        if node.get("format") == "date":
+            return "YYYY-MM-DD"
+        lo, hi = node.get("minLength"), node.get("maxLength")
+        return f"{lo or 0}..{hi} characters" if hi is not None else ""
+    return ""
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+# --------------------------------------------------------------------------- markdown references
+
+
+def profile_fields_md() -> str:
+    from advisor.models import Profile
+
+    schema = json_schema("profile")
+    defaults = _model_defaults(Profile)
+    lines = [
+        "<!-- Generated by `python -m advisor.docgen` from advisor/models.py; do not edit by hand. -->",
+        "",
+        "# Profile field reference",
+        "",
+        "Every field of a workload profile, generated from the pydantic models (the same",
+        "source as [`schemas/profile.schema.json`](../../schemas/profile.schema.json) and",
+        "`advisor schema`). Unknown keys are errors with a \"did you mean\"; ranges are",
+        "inclusive `[ ]` or exclusive `( )`. Required: `name`, `task`, `model.params_b`,",
+        "and the `training:` (training, fine-tuning) or `inference:` block the task needs.",
+        "",
+    ]
+    sections: dict[str, list[FieldRow]] = {}
+    for row in iter_fields(schema):
+        head = row.path.split(".")[0].split("[")[0]
+        sections.setdefault(head, []).append(row)
+    top = [rows[0] for rows in sections.values() if len(rows) == 1]
+    if top:
+        lines += ["## Top level", "", "| field | type | required | default | allowed | description |", "|---|---|---|---|---|---|"]
+        lines += [_field_line(row, schema, defaults) for row in top]
+        lines.append("")
+    for head, rows in sections.items():
+        if len(rows) == 1:
+            continue
+        section, fields = rows[0], rows[1:]
+        intro = FIELD_DOCS.get(head, "") + (" Required." if section.required else "")
+        lines += [f"## `{head}`", "", intro.strip() or f"The `{head}` section.", ""]
+        lines += ["| field | type | required | default | allowed | description |", "|---|---|---|---|---|---|"]
+        lines += [_field_line(row, schema, defaults) for row in fields]
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _field_line(row: FieldRow, schema: dict[str, Any], defaults: dict[str, Any]) -> str:
+    if row.required:
+        default = "—"
+    elif row.path in defaults:
+        value = defaults[row.path]
+        default = '`""`' if value == "" else f"`{flow(value)}`"
+    else:
+        default = "—"
+    cells = [
+        f"`{row.path}`",
+        _type_text(row, schema),
+        "yes" if row.required else "",
+        default,
+        allowed_text(row, schema),
+        _md(FIELD_DOCS.get(row.path, "")),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def rules_md() -> str:
+    from advisor.conditions import OPERATORS
+    from advisor.facts import FACTS, field_specs
+    from advisor.knowledge import builtin_rules_dir, load_knowledge
+
+    kb = load_knowledge()
+    rules = sorted(kb.rules, key=lambda r: (r.category, r.id))
+    lines = [
+        "<!-- Generated by `python -m advisor.docgen` from rules/; do not edit by hand. -->",
+        "",
+        "# Rules reference",
+        "",
+        f"The {len(rules)} built-in heuristics of the knowledge base (`rules/heuristics/`), the",
+        f"{len(kb.setup_paths)} setup paths (`rules/setup/`), and the fields and operators a",
+        "condition may use. How to write a rule: [the rule-authoring guide](../rule-authoring.md).",
+        "From the command line: `advisor rules list`, `advisor rules show ID`, `advisor rules test`.",
+        "",
+        "## Heuristics",
+        "",
+        "| id | category | effect | title |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| [`{r.id}`](#{r.id}) | {r.category} | {r.effect_text} | {_md(r.title)} |" for r in rules]
+    lines.append("")
+    for r in rules:
+        rel = rule_file(r)
+        lines += [
+            f"### {r.id}",
+            "",
+            f"**{_md(r.title)}**",
+            "",
+            f"- category: `{r.category}`",
+            f"- effect: **{r.effect_text}**",
+            f"- file: [`{rel}`](../../{rel})",
+        ]
+        if r.aliases:
+            lines.append("- aliases: " + ", ".join(f"`{a}`" for a in r.aliases))
+        lines += ["", "When:", "", "```text", *condition_lines(r.when), "```", "", f"Reason: {r.reason}", ""]
+        if r.fix:
+            lines += [f"Fix: {r.fix}", ""]
+        lines += ["Sources:", ""]
+        lines += [f"- {_source_md(s)}" for s in r.sources]
+        lines.append("")
+    lines += [
+        "## Setup paths",
+        "",
+        "The setup path printed with a verdict is the highest-priority path for the verdict's",
+        "device whose condition matches the profile.",
+        "",
+        "| id | device | priority | title | sources |",
+        "|---|---|---|---|---|",
+    ]
+    root = builtin_rules_dir().resolve()
+    for sp in sorted(kb.setup_paths, key=lambda s: (s.device, -s.priority, s.id)):
+        try:
+            rel = "rules/" + Path(sp.path).resolve().relative_to(root).as_posix()
+        except ValueError:
+            rel = sp.path
+        srcs = ", ".join(_source_md(s) for s in sp.sources)
+        lines.append(f"| [`{sp.id}`](../../{rel}) | {sp.device} | {sp.priority} | {_md(sp.title)} | {srcs} |")
+    lines += [
+        "",
+        "## Condition fields",
+        "",
+        "Profile paths (see the [profile field reference](profile-fields.md)) and derived facts.",
+        "",
+        "| field | kind | values | meaning |",
+        "|---|---|---|---|",
+    ]
+    for path, spec in field_specs().items():
+        values = ", ".join(f"`{c}`" for c in spec.choices)
+        kind = spec.kind + (" (optional)" if spec.optional else "")
+        doc = FACTS[path].spec.doc if path in FACTS else FIELD_DOCS.get(path, "")
+        lines.append(f"| `{path}` | {kind} | {values} | {_md(doc)} |")
+    lines += ["", "## Operators", "", "| op | written | applies to | meaning |", "|---|---|---|---|"]
+    for op, (kinds, _, _) in OPERATORS.items():
+        written = "is set / is not set" if op == "is_set" else OP_TEXT.get(op, op)
+        lines.append(f"| `{op}` | `{written}` | {', '.join(sorted(kinds))} | {OP_DOCS.get(op, '')} |")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _source_md(source: str) -> str:
+    return f"<{source}>" if source.startswith("https://") else f"`{source}`"
+
+
+# --------------------------------------------------------------------------- files
+
+
+def outputs() -> dict[str, str]:
+    """Repository-relative path -> generated text, for every generated file."""
+    out = {f"schemas/{kind}.schema.json": schema_text(kind) for kind in SCHEMA_KINDS}
+    out["docs/reference/profile-fields.md"] = profile_fields_md()
+    out["docs/reference/rules.md"] = rules_md()
+    return out
+
+
+def stale(root: Path) -> list[str]:
+    """Generated files that are missing or differ from what this module produces."""
+    out = []
+    for rel, text in outputs().items():
+        path = root / rel
+        try:
+            current = path.read_text(encoding="utf-8")
+        except OSError:
+            current = None
+        if current != text:
+            out.append(rel)
+    return out
+
+
+def write(root: Path) -> list[str]:
+    """Write every generated file that changed (atomically); return the paths written."""
+    import os
+    import tempfile
+
+    written = []
+    for rel, text in outputs().items():
+        path = root / rel
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        written.append(rel)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=GENERATOR, description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--check", action="store_true", help="list stale generated files and exit 1; write nothing")
+    parser.add_argument("--root", type=Path, default=None, help="repository root (default: this checkout)")
+    args = parser.parse_args(argv)
+    root: Path = args.root or Path(__file__).resolve().parent.parent
+    if args.root is None and not (root / "pyproject.toml").is_file():
+        print(f"{GENERATOR}: {root} is not a checkout of advisor (an installed copy?); pass --root", file=sys.stderr)
+        return 2
+    if args.check:
+        old = stale(root)
+        for rel in old:
+            print(f"{rel}: stale; run `{GENERATOR}`", file=sys.stderr)
+        return 1 if old else 0
+    for rel in write(root):
+        print(f"wrote {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
