@@ -31,7 +31,7 @@ from advisor.models import Profile
 DEVICES = ("tpu", "gpu", "cpu", "edge")
 # Tie-break order: the general-purpose family first (seed:S-B2).
 _PREFERENCE = {"gpu": 3, "tpu": 2, "cpu": 1, "edge": 0}
-ESTIMATOR_SOURCE = "https://github.com/advisor-project/advisor/blob/main/docs/estimator.md"
+ESTIMATOR_SOURCE = "docs/estimator.md"  # the estimator and scoring policy, shipped with the project
 
 
 @dataclass(frozen=True)
