@@ -22,6 +22,7 @@ from advisor import __version__
 from advisor.api import Context, check_accelerators
 from advisor.errors import InputError, Problem
 from advisor.estimator import Estimate, candidate_counts, estimate
+from advisor.fmt import money
 from advisor.loading import LoadedProfile, load_profiles
 from advisor.policy import Policy
 from advisor.recommend import Recommendation, describe, recommend
@@ -191,12 +192,6 @@ def _r(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else round(x, 2)
 
 
-def _money(x: float | None) -> str:
-    if x is None:
-        return "unpriced"
-    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
-
-
 # --------------------------------------------------------------------------- inputs
 
 
@@ -320,7 +315,7 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
     budget = profile.goal.budget_usd
     if budget is not None and result.proposal_cost is not None and result.proposal_cost > budget:
         unit = "" if profile.is_training else " per month"
-        add("proposal-over-budget", f"{prop.count} x {acc.id} for {prop.hours:g} h costs {_money(result.proposal_cost)}{unit}, over the {_money(budget)} budget.", line_of("hours"))
+        add("proposal-over-budget", f"{prop.count} x {acc.id} for {prop.hours:g} h costs {money(result.proposal_cost)}{unit}, over the {money(budget)} budget.", line_of("hours"))
     if prop.count not in acc.counts():
         bigger = [n for n in acc.counts() if n >= prop.count]
         add("proposal-not-a-real-shape", f"{acc.id} comes in {', '.join(map(str, acc.counts()[:10]))}{'...' if len(acc.counts()) > 10 else ''} chips; {prop.count} will be provisioned as {bigger[0] if bigger else 'a larger shape'}.", line_of("count"))
@@ -334,7 +329,7 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
         extra = result.proposal_cost - best.cost_usd
         pct = 100.0 * extra / best.cost_usd
         if pct > th.cost_over_best_percent and extra > th.cost_over_best_usd and (best.accelerator, best.count) != (acc.id, prop.count):
-            add("proposal-costs-more-than-best", f"the proposal costs {_money(result.proposal_cost)}, {pct:,.0f}% more than the best feasible alternative: {describe(best)}. Consider {best.accelerator} x {best.count}.", line_of("accelerator"))
+            add("proposal-costs-more-than-best", f"the proposal costs {money(result.proposal_cost)}, {pct:,.0f}% more than the best feasible alternative: {describe(best)}. Consider {best.accelerator} x {best.count}.", line_of("accelerator"))
     needed = _min_feasible_count(lp, ctx)
     if needed is not None and prop.count > th.oversize_factor * needed:
         add("proposal-oversized", f"{prop.count} x {acc.id} is {prop.count / needed:,.1f}x the {needed} that fit and meet the targets. Propose {needed}.", line_of("count"))

@@ -218,16 +218,25 @@ def _single_doc(path: Path, problems: list[Problem]) -> Document | None:
     return docs[0]
 
 
-def load_rule_file(path: Path, problems: list[Problem]) -> Rule | None:
+def _load_spec(path: Path, cls: type[_Strict], kind: str, problems: list[Problem]) -> tuple[Document, Any] | None:
+    """One document of ``path`` validated as ``cls``, whose ``id`` must equal the file stem."""
     doc = _single_doc(path, problems)
     if doc is None:
         return None
-    spec, errs = _validate(doc, RuleSpec)
+    spec, errs = _validate(doc, cls)
     problems.extend(errs)
     if spec is None:
         return None
     if spec.id != path.stem:
-        problems.append(doc.problem(("id",), f"rule id {spec.id!r} must match the file name {path.stem!r}"))
+        problems.append(doc.problem(("id",), f"{kind} id {spec.id!r} must match the file name {path.stem!r}"))
+    return doc, spec
+
+
+def load_rule_file(path: Path, problems: list[Problem]) -> Rule | None:
+    loaded = _load_spec(path, RuleSpec, "rule", problems)
+    if loaded is None:
+        return None
+    doc, spec = loaded
     cond = _parse_when(doc, spec.when, problems)
     if cond is None:
         return None
@@ -252,15 +261,10 @@ def load_rule_file(path: Path, problems: list[Problem]) -> Rule | None:
 
 
 def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
-    doc = _single_doc(path, problems)
-    if doc is None:
+    loaded = _load_spec(path, SetupSpec, "setup path", problems)
+    if loaded is None:
         return None
-    spec, errs = _validate(doc, SetupSpec)
-    problems.extend(errs)
-    if spec is None:
-        return None
-    if spec.id != path.stem:
-        problems.append(doc.problem(("id",), f"setup path id {spec.id!r} must match the file name {path.stem!r}"))
+    doc, spec = loaded
     for si, step in enumerate(spec.steps):
         for ci, command in enumerate(step.commands):
             for name in _PLACEHOLDER.findall(command):

@@ -25,6 +25,7 @@ from advisor.conditions import evaluate
 from advisor.constants import Constants
 from advisor.estimator import Estimate, all_candidates, best
 from advisor.facts import FieldReader
+from advisor.fmt import money
 from advisor.knowledge import KnowledgeBase, Rule, SetupPath
 from advisor.models import Profile
 
@@ -161,19 +162,13 @@ def _fired(rules: list[Rule], profile: Profile) -> list[Rule]:
     return [r for r in rules if evaluate(r.when, reader)]
 
 
-def _money(x: float | None) -> str:
-    if x is None:
-        return "unpriced"
-    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
-
-
 def describe(e: Estimate) -> str:
     """``tpu-v6e x 8 finishes in 31 h for $2,100``-style summary of a configuration."""
     head = f"{e.accelerator} x {e.count}"
     if e.mode == "training":
-        return f"{head} takes {e.hours:,.1f} h for {_money(e.cost_usd)}"
+        return f"{head} takes {e.hours:,.1f} h for {money(e.cost_usd)}"
     reps = f" x {e.replicas} replicas" if e.replicas and e.replicas > 1 else ""
-    return f"{head}{reps} serves at {_money(e.cost_usd)}/month ({e.latency_ms:,.0f} ms per request)"
+    return f"{head}{reps} serves at {money(e.cost_usd)}/month ({e.latency_ms:,.0f} ms per request)"
 
 
 def _quantitative(

@@ -18,6 +18,7 @@ from advisor.api import Context
 from advisor.catalog import Catalog
 from advisor.errors import InputError, UsageError
 from advisor.estimator import Estimate
+from advisor.fmt import hours, money
 from advisor.recommend import Recommendation, decide
 from advisor.yamlsrc import load_file
 
@@ -40,22 +41,6 @@ def seed_claims() -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- formatting
-
-
-def money(x: float | None) -> str:
-    if x is None:
-        return "unpriced"
-    if x >= 100:
-        return f"${x:,.0f}"
-    return f"${x:,.2f}"
-
-
-def hours(x: float | None) -> str:
-    if x is None:
-        return "–"
-    if x < 1:
-        return f"{x * 60:,.0f} min"
-    return f"{x:,.1f} h" if x < 1000 else f"{x:,.0f} h"
 
 
 def cell(text: Any) -> str:

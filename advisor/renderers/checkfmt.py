@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
 from advisor import __version__
+from advisor.fmt import money
 
 if TYPE_CHECKING:
     from advisor.check import CheckReport, ProposalResult
@@ -19,12 +20,6 @@ SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 ICON = {"pass": "✅", "warning": "⚠️", "error": "❌", "skipped": "➖"}
 INFO_URI = "https://github.com/advisor-project/advisor"
-
-
-def _money(x: float | None) -> str:
-    if x is None:
-        return "unpriced"
-    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
 
 
 def _cell(text: str) -> str:
@@ -49,14 +44,14 @@ def markdown(report: CheckReport) -> str:
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)"
         + (f", {s['waived']} waived" if s["waived"] else "")
         + (f", {s['skipped']} profile(s) without a proposal skipped" if s["skipped"] else "")
-        + f". Proposed spend {_money(s['proposed_cost_usd'])}; recommended {_money(s['recommended_cost_usd'])}."
+        + f". Proposed spend {money(s['proposed_cost_usd'])}; recommended {money(s['recommended_cost_usd'])}."
     )
     if report.diff is not None:
         d = report.diff
         delta = d["cost_delta_usd"] or 0.0
         sign = "+" if delta >= 0 else "-"
         lines.append("")
-        lines.append(f"Against the baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost {sign}{_money(abs(delta))}.")
+        lines.append(f"Against the baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost {sign}{money(abs(delta))}.")
     lines.append("")
     if not checked:
         lines.append("No proposals found.")
@@ -69,7 +64,7 @@ def markdown(report: CheckReport) -> str:
             b = r.best
             recd = f"{b.accelerator} × {b.count}" if b else "none feasible"
             found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
-            lines.append(f"| {ICON[r.status]} | `{_cell(r.label)}` | {asks} | {_money(r.proposal_cost)} | {recd} | {_money(b.cost_usd) if b else '-'} | {found} |")
+            lines.append(f"| {ICON[r.status]} | `{_cell(r.label)}` | {asks} | {money(r.proposal_cost)} | {recd} | {money(b.cost_usd) if b else '-'} | {found} |")
         details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
         for r in details if need else []:
             lines += ["", _details(r)]
@@ -87,10 +82,10 @@ def _details(r: ProposalResult) -> str:
     out.append("|---|---|---:|---:|---:|")
     if e is not None:
         t = f"{e.hours:,.1f} h" if e.mode == "training" and e.hours else f"{p.get('hours'):g} h/month"
-        out.append(f"| proposed | {p.get('accelerator')} | {p.get('count')} | {t} | {_money(r.proposal_cost)} |")
+        out.append(f"| proposed | {p.get('accelerator')} | {p.get('count')} | {t} | {money(r.proposal_cost)} |")
     if b is not None:
         t = f"{b.hours:,.1f} h" if b.mode == "training" and b.hours else f"{b.hours:,.0f} h/month"
-        out.append(f"| recommended | {b.accelerator} | {b.count} | {t} | {_money(b.cost_usd)} |")
+        out.append(f"| recommended | {b.accelerator} | {b.count} | {t} | {money(b.cost_usd)} |")
     out.append("")
     for f in r.findings:
         mark = " (waived: " + escape(str((f.waiver or {}).get("reason", ""))) + ")" if f.waived else ""

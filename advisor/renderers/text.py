@@ -10,23 +10,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from advisor.fmt import hours, money
+
 if TYPE_CHECKING:
     from advisor.estimator import Estimate
     from advisor.recommend import Recommendation
 
 _COLOR = {"tpu": "green", "gpu": "cyan", "cpu": "yellow", "edge": "magenta"}
-
-
-def _money(x: float | None) -> str:
-    if x is None:
-        return "unpriced"
-    return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
-
-
-def _hours(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x:,.1f} h" if x < 1000 else f"{x:,.0f} h"
 
 
 def verdict_line(rec: Recommendation) -> str:
@@ -36,14 +26,14 @@ def verdict_line(rec: Recommendation) -> str:
         return dev
     if est.mode == "training":
         return (
-            f"{dev}: {est.accelerator} x {est.count} ({est.shape}) - {_hours(est.hours)} "
-            f"(range {_hours(est.hours_low)}-{_hours(est.hours_high)}), {_money(est.cost_usd)} "
-            f"(range {_money(est.cost_low)}-{_money(est.cost_high)})"
+            f"{dev}: {est.accelerator} x {est.count} ({est.shape}) - {hours(est.hours)} "
+            f"(range {hours(est.hours_low)}-{hours(est.hours_high)}), {money(est.cost_usd)} "
+            f"(range {money(est.cost_low)}-{money(est.cost_high)})"
         )
     reps = f" x {est.replicas} replica{'s' if (est.replicas or 1) > 1 else ''}"
     return (
-        f"{dev}: {est.accelerator} x {est.count} ({est.shape}){reps} - {_money(est.cost_usd)}/month "
-        f"(range {_money(est.cost_low)}-{_money(est.cost_high)}), "
+        f"{dev}: {est.accelerator} x {est.count} ({est.shape}){reps} - {money(est.cost_usd)}/month "
+        f"(range {money(est.cost_low)}-{money(est.cost_high)}), "
         f"{est.latency_ms:,.0f} ms per request, ${est.usd_per_million_tokens or 0:,.3f} per M output tokens"
     )
 
@@ -65,8 +55,8 @@ def candidates_table(rec: Recommendation, limit: int = 14) -> Table:
     for e in rec.table[:limit]:
         mark = "*" if chosen is not None and (e.accelerator, e.count) == (chosen.accelerator, chosen.count) else ""
         row = [mark, e.accelerator, str(e.count)]
-        row.append(_hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "-"))
-        row.append(_money(e.cost_usd))
+        row.append(hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "-"))
+        row.append(money(e.cost_usd))
         if not training:
             row.append(f"${e.usd_per_million_tokens:,.3f}" if e.usd_per_million_tokens is not None else "-")
             row.append(str(e.replicas or "-"))
@@ -137,8 +127,8 @@ def render_estimate(e: Estimate, console: Console) -> None:
     rows: list[tuple[str, str]] = []
     if e.mode == "training":
         rows += [
-            ("hours", f"{_hours(e.hours)} (range {_hours(e.hours_low)}-{_hours(e.hours_high)})"),
-            ("cost", f"{_money(e.cost_usd)} (range {_money(e.cost_low)}-{_money(e.cost_high)})"),
+            ("hours", f"{hours(e.hours)} (range {hours(e.hours_low)}-{hours(e.hours_high)})"),
+            ("cost", f"{money(e.cost_usd)} (range {money(e.cost_low)}-{money(e.cost_high)})"),
             ("tokens/s", f"{e.tokens_per_second:,.0f}" if e.tokens_per_second else "-"),
             ("meets deadline", str(e.meets_deadline) if e.meets_deadline is not None else "no deadline"),
         ]
@@ -149,7 +139,7 @@ def render_estimate(e: Estimate, console: Console) -> None:
             ("latency per request", f"{e.latency_ms or 0:,.0f} ms"),
             ("output tokens/s per replica", f"{e.tokens_per_second or 0:,.0f}"),
             ("replicas", str(e.replicas)),
-            ("cost per month", f"{_money(e.cost_usd)} ({e.hours:,.0f} h)" if e.hours else _money(e.cost_usd)),
+            ("cost per month", f"{money(e.cost_usd)} ({e.hours:,.0f} h)" if e.hours else money(e.cost_usd)),
             ("$ per M output tokens", f"${e.usd_per_million_tokens:,.4f}" if e.usd_per_million_tokens is not None else "unpriced"),
             ("meets latency", str(e.meets_latency) if e.meets_latency is not None else "no target"),
         ]
@@ -200,8 +190,8 @@ def render_check(report: Any, console: Console) -> None:
         asks = f"{p['accelerator']} x {p['count']}, {p['hours']:g} h" if p else "-"
         b = r.best
         found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or ("-" if r.status != "skipped" else "no proposal")
-        t.add_row(r.status, r.label, asks, _money(r.proposal_cost) if p else "-",
-                  f"{b.accelerator} x {b.count}" if b else "-", _money(b.cost_usd) if b else "-", found, style=style[r.status])
+        t.add_row(r.status, r.label, asks, money(r.proposal_cost) if p else "-",
+                  f"{b.accelerator} x {b.count}" if b else "-", money(b.cost_usd) if b else "-", found, style=style[r.status])
     console.print(t)
     for r in report.results:
         for f in r.findings:
@@ -217,4 +207,4 @@ def render_check(report: Any, console: Console) -> None:
         f"{s['skipped']} skipped; {s['waived']} waived. catalog as of {report.catalog_as_of}", style="bold"))
     if report.diff is not None:
         d = report.diff
-        console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {_money(abs(d['cost_delta_usd'] or 0))}{' more' if (d['cost_delta_usd'] or 0) > 0 else ' less' if (d['cost_delta_usd'] or 0) < 0 else ''}")
+        console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {money(abs(d['cost_delta_usd'] or 0))}{' more' if (d['cost_delta_usd'] or 0) > 0 else ' less' if (d['cost_delta_usd'] or 0) < 0 else ''}")
