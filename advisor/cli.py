@@ -189,11 +189,11 @@ def validate(
 ) -> None:
     """Schema check only: every problem in every file, at once."""
     from advisor.api import check_accelerators
-    from advisor.catalog import load_catalog
     from advisor.loading import load_profiles
 
     loaded = load_profiles([str(f) for f in files])
-    check_accelerators(loaded, load_catalog([str(c) for c in catalog or []]))
+    if any(lp.profile.proposal is not None for lp in loaded):  # only proposals name catalog ids
+        check_accelerators(loaded, _context(None, catalog).catalog)
     if not _STATE["quiet"]:
         for lp in loaded:
             typer.echo(f"{lp.label}: ok ({lp.profile.name})")
@@ -409,3 +409,6 @@ from advisor.commands.authoring import init_cmd, rules_app, schema_cmd  # noqa: 
 app.command("init")(init_cmd)
 app.command("schema")(schema_cmd)
 app.add_typer(rules_app, name="rules", help="The knowledge base: list, show and test rules.")
+from advisor.commands.scaffold import scaffold_cmd  # noqa: E402
+
+app.command("scaffold")(scaffold_cmd)

@@ -466,7 +466,7 @@ def recommend(
         )
     if decision.chosen is not None:
         warnings.extend(decision.chosen.warnings)
-    unpriced = sorted({x.accelerator for x in cands if not x.priced and x.device in ("tpu", "gpu")})
+    unpriced = sorted({x.accelerator for x in cands if x.usd_per_chip_hour is None and x.device in ("tpu", "gpu")})
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
     if decision.chosen is not None:

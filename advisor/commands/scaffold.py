@@ -1,0 +1,67 @@
+"""``advisor scaffold FILE -o DIR``: the verdict's setup path as files that run.
+
+A thin layer over ``advisor.scaffold``; the library and the recommendation
+are imported inside the command so that registering it costs the other
+commands nothing at start-up.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+_RulesOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--rules", help="Extra rule directory (repeatable); same validation as built-in rules."),
+]
+_CatalogOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--catalog", help="Catalog override file (repeatable): prices, regions, new chips."),
+]
+
+
+def scaffold_cmd(
+    file: Annotated[Path, typer.Argument(help="Workload profile, YAML.", show_default=False, metavar="FILE")],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", help="Directory to write the files into (created if missing).", show_default=False, metavar="DIR"
+        ),
+    ],
+    path: Annotated[
+        str | None,
+        typer.Option(
+            "--path", help="Setup path id to scaffold instead of the verdict's (see rules/setup/).", metavar="SETUP_PATH_ID"
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files that already exist in DIR.")] = False,
+    rules: _RulesOpt = None,
+    catalog: _CatalogOpt = None,
+) -> None:
+    """Write setup.sh, Kubernetes manifests, train.py, sky.yaml and a README for the verdict."""
+    from advisor.api import Context, recommend_files
+    from advisor.errors import UsageError
+    from advisor.scaffold import scaffold, write_scaffold
+
+    ctx = Context.load([str(r) for r in rules or []], [str(c) for c in catalog or []])
+    recs = recommend_files([str(file)], ctx, with_flip=False)
+    if len(recs) != 1:
+        raise UsageError(f"{file}: scaffold takes one profile, the file holds {len(recs)}")
+    rec = recs[0]
+    files = scaffold(rec, ctx, path)
+    written = write_scaffold(files, output, force=force)
+    from advisor.cli import _STATE
+
+    if _STATE.get("quiet"):
+        return
+    est = rec.estimate
+    what = f"{est.accelerator} x {est.count}" if est and rec.device in ("tpu", "gpu") else rec.device.upper()
+    used = path or (rec.setup.path.id if rec.setup else "")
+    lines = [f"wrote {len(written)} files to {output} ({what}, setup path {used}):"]
+    lines += [f"  {p}" for p in written]
+    lines.append(f"next: read {output / 'README.md'}, then run {output / 'setup.sh'} --list")
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,419 @@
+"""``advisor scaffold``: the generated files parse, validate and match the golden copies.
+
+Golden files live in tests/golden/scaffold/<profile>/; regenerate them after an
+intended change with ``ADVISOR_UPDATE_GOLDEN=1 python -m pytest tests/test_scaffold.py``
+and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import ROOT, run_cli
+
+GOLDEN = ROOT / "tests" / "golden" / "scaffold"
+UPDATE = os.environ.get("ADVISOR_UPDATE_GOLDEN") == "1"
+
+# The three accelerator cases with golden files, and what each must produce.
+ACCEL = {
+    "llm-chatbot": {  # TPU serving: GKE + vLLM TPU
+        "k8s/deployment.yaml", "k8s/service.yaml", "k8s/hpa.yaml", "k8s/podmonitoring.yaml",
+        "setup.sh", "sky.yaml", "README.md",
+    },
+    "llama3-8b-lora": {"setup.sh", "train.py", "sky.yaml", "README.md"},  # TPU fine-tune
+    "research-custom-cuda": {"setup.sh", "train.py", "sky.yaml", "README.md"},  # GPU training
+}
+NO_ACCEL = {
+    "tabular-cpu": {"setup.sh", "train.py", "README.md"},
+    "edge-vision": {"setup.sh", "README.md"},
+}
+# For JAX, the other training-script stack.
+EXTRA = {"llm-pretrain-70b": {"setup.sh", "train.py", "sky.yaml", "README.md"}}
+ALL = {**ACCEL, **NO_ACCEL, **EXTRA}
+
+# SkyPilot task YAML fields, from the SkyPilot YAML reference:
+# https://docs.skypilot.co/en/latest/reference/yaml-spec.html
+# (source: docs/source/reference/yaml-spec.rst in skypilot-org/skypilot). "All fields
+# in the YAML specification are optional."
+SKY_TOP = {
+    "name", "workdir", "num_nodes", "resources", "envs", "secrets", "file_mounts",
+    "setup", "run", "config", "service",
+}
+SKY_RESOURCES = {
+    "infra", "accelerators", "accelerator_args", "cpus", "memory", "instance_type", "use_spot",
+    "disk_size", "disk_tier", "network_tier", "image_id", "ports", "labels", "autostop",
+    "any_of", "ordered", "job_recovery",
+}
+# A candidate in resources.any_of / resources.ordered is a resources mapping that
+# overrides the fields outside it.
+SKY_CANDIDATE = SKY_RESOURCES - {"any_of", "ordered"}
+SKY_ACCELERATOR_ARGS = {"runtime_version", "tpu_name", "tpu_vm"}
+SKY_INFRA = re.compile(r"^(aws|gcp|azure|oci|k8s|kubernetes|lambda|runpod|nebius)(/[^/\s]+){0,2}$")
+# `<name>:<count>` for GPUs, `tpu-<type>` for Cloud TPUs (`sky show-gpus`).
+SKY_ACCELERATOR = re.compile(r"^(tpu-[a-z0-9-]+|[A-Za-z0-9][A-Za-z0-9-]*:[1-9][0-9]*)$")
+
+# Custom resources (CRDs) the scaffold may emit; kubernetes-validate ships only the core schemas.
+CRD_KINDS = {("monitoring.googleapis.com/v1", "PodMonitoring")}
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every case scaffolded once through the real CLI."""
+    base = tmp_path_factory.mktemp("scaffold")
+    dirs = {}
+    for name in ALL:
+        d = base / name
+        r = run_cli("scaffold", str(ROOT / "profiles" / f"{name}.yaml"), "-o", str(d))
+        assert r.code == 0, r.err
+        assert f"wrote {len(ALL[name])} files to {d}" in r.out
+        dirs[name] = d
+    return dirs
+
+
+def _files(d: Path) -> set[str]:
+    return {p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+def _all(out: dict[str, Path], suffix: str) -> list[Path]:
+    return sorted(p for d in out.values() for p in d.rglob(f"*{suffix}") if "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_files_written(out: dict[str, Path], name: str) -> None:
+    assert _files(out[name]) == ALL[name]
+    mode = (out[name] / "setup.sh").stat().st_mode
+    assert mode & stat.S_IXUSR
+
+
+def test_shell_scripts_parse(out: dict[str, Path]) -> None:
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash not installed")
+    scripts = _all(out, ".sh")
+    assert len(scripts) == len(ALL)
+    for script in scripts:
+        r = subprocess.run([bash, "-n", str(script)], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, f"{script}: {r.stderr}"
+        text = script.read_text()
+        assert text.startswith("#!/usr/bin/env bash\n") and "\nset -euo pipefail\n" in text
+
+
+def test_python_compiles(out: dict[str, Path]) -> None:
+    scripts = _all(out, ".py")
+    assert len(scripts) == 4
+    for script in scripts:
+        r = subprocess.run([sys.executable, "-m", "py_compile", str(script)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, f"{script}: {r.stderr}"
+
+
+def test_yaml_parses(out: dict[str, Path]) -> None:
+    files = _all(out, ".yaml")
+    assert files
+    for f in files:
+        docs = list(yaml.safe_load_all(f.read_text()))
+        assert docs and all(isinstance(d, dict) for d in docs), f
+
+
+def _validate_k8s(d: Path) -> list[dict]:  # type: ignore[type-arg]
+    kubernetes_validate = pytest.importorskip("kubernetes_validate")
+    docs = []
+    for f in sorted((d / "k8s").glob("*.yaml")):
+        for doc in yaml.safe_load_all(f.read_text()):
+            key = (doc["apiVersion"], doc["kind"])
+            if key in CRD_KINDS:
+                assert set(doc) == {"apiVersion", "kind", "metadata", "spec"}, f
+                assert doc["spec"]["selector"]["matchLabels"] and doc["spec"]["endpoints"], f
+            else:
+                # strict: unknown properties are errors too
+                kubernetes_validate.validate(doc, kubernetes_validate.latest_version(), strict=True)
+            docs.append(doc)
+    return docs
+
+
+def test_k8s_manifests_validate_tpu(out: dict[str, Path]) -> None:
+    docs = {d["kind"]: d for d in _validate_k8s(out["llm-chatbot"])}
+    assert set(docs) == {"Deployment", "Service", "HorizontalPodAutoscaler", "PodMonitoring"}
+    dep = docs["Deployment"]
+    pod = dep["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "2x4",
+    }
+    (c,) = pod["containers"]
+    assert c["resources"]["limits"] == {"google.com/tpu": "8"}
+    assert c["image"].startswith("vllm/vllm-tpu")
+    assert c["command"][:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
+    assert "--tensor-parallel-size=8" in c["command"]
+    assert dep["spec"]["replicas"] == 2  # the estimate's replicas for 40 QPS
+    assert docs["HorizontalPodAutoscaler"]["spec"]["maxReplicas"] == 2
+    assert docs["Service"]["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"]
+
+
+def test_k8s_manifests_validate_gpu(tmp_path: Path) -> None:
+    r = run_cli("scaffold", str(ROOT / "profiles" / "moe-serving.yaml"), "-o", str(tmp_path))
+    assert r.code == 0, r.err
+    docs = {d["kind"]: d for d in _validate_k8s(tmp_path)}
+    assert set(docs) == {"Deployment", "Service"}  # one replica: no autoscaler
+    pod = docs["Deployment"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-a100"}
+    (c,) = pod["containers"]
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": "8"}
+    assert "--tensor-parallel-size=8" in c["command"] and c["image"].startswith("vllm/vllm-openai")
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
+    setup = (tmp_path / "setup.sh").read_text()
+    assert "--machine-type=a2-highgpu-8g --accelerator=type=nvidia-tesla-a100,count=8" in setup
+
+
+def test_path_flag_switches_family(tmp_path: Path) -> None:
+    r = run_cli("scaffold", str(ROOT / "profiles" / "moe-serving.yaml"), "-o", str(tmp_path), "--path", "gke-vllm-tpu")
+    assert r.code == 0, r.err
+    docs = {d["kind"]: d for d in _validate_k8s(tmp_path)}
+    assert "cloud.google.com/gke-tpu-topology" in docs["Deployment"]["spec"]["template"]["spec"]["nodeSelector"]
+    readme = (tmp_path / "README.md").read_text()
+    assert "chosen with `--path`" in readme and "the verdict is GPU" in readme
+
+
+def test_sky_yaml_schema(out: dict[str, Path]) -> None:
+    files = _all(out, "sky.yaml")
+    assert len(files) == len(ACCEL) + len(EXTRA)
+    for f in files:
+        task = yaml.safe_load(f.read_text())
+        assert set(task) <= SKY_TOP, (f, set(task) - SKY_TOP)
+        assert {"name", "resources", "setup", "run"} <= set(task)
+        assert isinstance(task.get("num_nodes", 1), int) and task.get("num_nodes", 1) >= 1
+        res = task["resources"]
+        assert set(res) <= SKY_RESOURCES, (f, set(res) - SKY_RESOURCES)
+        assert res["ordered"], f
+        for cand in res["ordered"]:
+            assert set(cand) <= SKY_CANDIDATE, (f, set(cand) - SKY_CANDIDATE)
+            assert SKY_ACCELERATOR.match(cand["accelerators"]), cand
+            assert "infra" not in cand or SKY_INFRA.match(cand["infra"]), cand
+            assert set(cand.get("accelerator_args", {})) <= SKY_ACCELERATOR_ARGS
+        assert all(isinstance(v, str | None) for v in task.get("envs", {}).values())
+        assert isinstance(task["setup"], str) and isinstance(task["run"], str)
+
+
+def _sky(out: dict[str, Path], name: str) -> dict:  # type: ignore[type-arg]
+    return yaml.safe_load((out[name] / "sky.yaml").read_text())  # type: ignore[no-any-return]
+
+
+def test_sky_yaml_chosen_first_then_same_family(out: dict[str, Path]) -> None:
+    chat = _sky(out, "llm-chatbot")
+    accs = [c["accelerators"] for c in chat["resources"]["ordered"]]
+    assert accs[0] == "tpu-v5litepod-8" and len(accs) > 1
+    assert all(a.startswith("tpu-") for a in accs)
+    assert chat["resources"]["ordered"][0]["accelerator_args"] == {"runtime_version": "v2-alpha-tpuv5-lite"}
+    assert chat["resources"]["ports"] == 8000 and "vllm serve" in chat["run"]
+    lora = _sky(out, "llama3-8b-lora")
+    assert lora["resources"]["ordered"][0]["accelerators"] == "tpu-v6e-1"
+    assert "PJRT_DEVICE=TPU python3 train.py" in lora["run"]
+    gpu = _sky(out, "research-custom-cuda")
+    assert gpu["num_nodes"] == 16  # b200 x 128 = 16 VMs of 8
+    first = gpu["resources"]["ordered"][0]
+    assert first == {"accelerators": "B200:8", "infra": "aws"}  # priced on AWS only
+    assert all(c["accelerators"].endswith(":8") for c in gpu["resources"]["ordered"])
+    assert len({c["accelerators"] for c in gpu["resources"]["ordered"]}) > 1  # fallbacks
+    assert "torchrun" in gpu["run"] and "$SKYPILOT_NODE_RANK" in gpu["run"]
+
+
+def test_setup_sh_commands(out: dict[str, Path]) -> None:
+    lora = (out["llama3-8b-lora"] / "setup.sh").read_text()
+    assert "--accelerator-type=v6e-1 --runtime-version=v2-alpha-tpuv6e" in lora
+    assert "gcloud compute tpus queued-resources create ${NAME}" in lora
+    assert "wait_active gcloud compute tpus queued-resources describe" in lora
+    assert "tensorboard --logdir ./runs" in lora
+    for var in ("PROJECT_ID", "REGION", "ZONE", "NAME"):
+        assert re.search(rf"^{var}=\${{{var}:-", lora, re.M), var
+    gpu = (out["research-custom-cuda"] / "setup.sh").read_text()
+    assert "gcloud compute instances create ${NAME}" in gpu
+    assert "--machine-type=a4-highgpu-8g --image-family=pytorch-latest-gpu --image-project=deeplearning-platform-release" in gpu
+    assert "torchrun --standalone --nproc-per-node=gpu train.py" in gpu
+    chat = (out["llm-chatbot"] / "setup.sh").read_text()
+    assert "gcloud container clusters create ${CLUSTER}" in chat
+    assert "--machine-type=ct5lp-hightpu-8t --tpu-topology=2x4" in chat
+    assert "--enable-autoscaling --min-nodes=1 --max-nodes=2" in chat  # room for both replicas
+    assert "kubectl apply -f k8s/" in chat and "<<'EOF'" not in chat
+    assert "set -- create connect deploy\n" in chat  # the default run stops before interactive steps
+
+
+def test_train_py_stacks(out: dict[str, Path]) -> None:
+    xla = (out["llama3-8b-lora"] / "train.py").read_text()
+    assert "import torch_xla" in xla and "xm.optimizer_step(optimizer)" in xla
+    assert "MODEL_ID = 'meta-llama/Meta-Llama-3-8B'" in xla and "METHOD = 'lora'" in xla
+    assert "SummaryWriter" in xla
+    cuda = (out["research-custom-cuda"] / "train.py").read_text()
+    assert 'dist.init_process_group("nccl"' in cuda and "DistributedDataParallel" in cuda
+    assert "MODEL_ID = None" in cuda and "SummaryWriter" in cuda
+    jax_ = (out["llm-pretrain-70b"] / "train.py").read_text()
+    assert "import jax" in jax_ and "NamedSharding" in jax_ and "torch" not in jax_
+    cpu = (out["tabular-cpu"] / "train.py").read_text()
+    assert "import xgboost" in cpu
+
+
+@pytest.mark.parametrize("name", sorted(NO_ACCEL))
+def test_cpu_and_edge_have_nothing_to_provision(out: dict[str, Path], name: str) -> None:
+    readme = (out[name] / "README.md").read_text()
+    assert "## Nothing to provision" in readme
+    assert not (out[name] / "sky.yaml").exists() and not (out[name] / "k8s").exists()
+    setup = (out[name] / "setup.sh").read_text()
+    auto = re.search(r"^    set -- (.*)$", setup, re.M)
+    assert auto is not None
+    for key in auto.group(1).split():  # nothing the default run does touches the cloud
+        body = re.search(rf"^step_{key}\(\) {{\n(.*?)^}}", setup, re.M | re.S)
+        assert body is not None and "gcloud " not in body.group(1), key
+
+
+@pytest.mark.parametrize("name", sorted(ACCEL))
+def test_golden(out: dict[str, Path], name: str) -> None:
+    golden = GOLDEN / name
+    got = {rel: (out[name] / rel).read_text() for rel in _files(out[name])}
+    if UPDATE:
+        shutil.rmtree(golden, ignore_errors=True)
+        for rel, text in got.items():
+            (golden / rel).parent.mkdir(parents=True, exist_ok=True)
+            (golden / rel).write_text(text)
+    assert golden.is_dir(), f"no golden files for {name}: run with ADVISOR_UPDATE_GOLDEN=1"
+    assert _files(golden) == set(got)
+    for rel, text in got.items():
+        assert (golden / rel).read_text() == text, f"{name}/{rel} differs from the golden copy (ADVISOR_UPDATE_GOLDEN=1 regenerates)"
+
+
+def test_deterministic(ctx) -> None:  # type: ignore[no-untyped-def]
+    from advisor import __version__
+    from advisor.api import recommend_files
+    from advisor.scaffold import scaffold
+
+    [rec] = recommend_files([str(ROOT / "profiles" / "llm-chatbot.yaml")], ctx, with_flip=False)
+    first, second = scaffold(rec, ctx), scaffold(rec, ctx)
+    assert first == second and list(first) == sorted(first)
+    assert all(__version__ not in text for text in first.values())
+
+
+def test_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+    profile = str(ROOT / "profiles" / "llama3-8b-lora.yaml")
+    assert run_cli("scaffold", profile, "-o", str(tmp_path)).code == 0
+    (tmp_path / "setup.sh").write_text("# mine\n")
+    r = run_cli("scaffold", profile, "-o", str(tmp_path))
+    assert r.code == 2 and "--force" in r.err and "Traceback" not in r.err
+    assert (tmp_path / "setup.sh").read_text() == "# mine\n"
+    assert not list(tmp_path.glob(".advisor-scaffold-*"))
+    r = run_cli("scaffold", profile, "-o", str(tmp_path), "--force")
+    assert r.code == 0, r.err
+    assert (tmp_path / "setup.sh").read_text().startswith("#!/usr/bin/env bash")
+
+
+def test_unknown_path_is_exit_2_with_hint(tmp_path: Path) -> None:
+    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "-o", str(tmp_path), "--path", "gke-vllm-tpuu")
+    assert r.code == 2
+    assert "unknown setup path 'gke-vllm-tpuu'; did you mean 'gke-vllm-tpu'?" in r.err
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+def test_path_for_a_family_with_no_feasible_configuration(tmp_path: Path) -> None:
+    r = run_cli("scaffold", str(ROOT / "profiles" / "aws-only-team.yaml"), "-o", str(tmp_path), "--path", "tpu-vm-jax")
+    assert r.code == 2 and "no TPU configuration" in r.err
+
+
+def test_output_option_is_required() -> None:
+    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"))
+    assert r.code == 2 and "--output" in r.err
+
+
+def test_bad_profile_is_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ntask: trianing\nmodel: {params_b: 1}\n")
+    r = run_cli("scaffold", str(bad), "-o", str(tmp_path / "out"))
+    assert r.code == 2 and "bad.yaml:2:" in r.err
+    assert not (tmp_path / "out").exists()
+
+
+def test_write_is_all_or_nothing_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import advisor.scaffold as sc
+    from advisor.errors import UsageError
+
+    calls = {"n": 0}
+    real_fsync = os.fsync
+
+    def failing_fsync(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(sc.os, "fsync", failing_fsync)
+    with pytest.raises(UsageError, match="No space left on device"):
+        sc.write_scaffold({"a.txt": "A" * 10_000, "k8s/b.yaml": "b: 1\n"}, tmp_path / "o")
+    assert list((tmp_path / "o").iterdir()) == []  # staged files removed, nothing half-written
+
+    monkeypatch.setattr(sc.os, "fsync", real_fsync)
+    written = sc.write_scaffold({"a.txt": "A\n", "k8s/b.yaml": "b: 1\n"}, tmp_path / "o")
+    assert [p.relative_to(tmp_path / "o").as_posix() for p in written] == ["a.txt", "k8s/b.yaml"]
+    with pytest.raises(UsageError, match="refusing to overwrite"):
+        sc.write_scaffold({"a.txt": "new\n"}, tmp_path / "o")
+    assert (tmp_path / "o" / "a.txt").read_text() == "A\n"
+
+
+@pytest.mark.parametrize("bad", ["/etc/passwd", "../x", "a/../../x", ""])
+def test_write_rejects_unsafe_names(tmp_path: Path, bad: str) -> None:
+    from advisor.errors import UsageError
+    from advisor.scaffold import write_scaffold
+
+    with pytest.raises(UsageError):
+        write_scaffold({bad: "x"}, tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_fill_command_respects_quoting() -> None:
+    from advisor.scaffold import fill_command
+
+    literal = {"name": "n", "zone": "z", "model": "o'rg/m $x"}
+    shell = {"name": "NAME", "zone": "ZONE"}
+    assert fill_command("ssh {name} --zone={zone}", literal, shell) == "ssh ${NAME} --zone=${ZONE}"
+    # inside single quotes the quote is closed around the variable
+    assert fill_command("x --command='echo {zone}'", literal, shell) == "x --command='echo '\"${ZONE}\"''"
+    # literal values are quoted for where they stand
+    assert fill_command("serve {model}", literal, shell) == "serve 'o'\"'\"'rg/m $x'"
+    assert fill_command('serve "{model}"', literal, shell) == 'serve "o\'rg/m \\$x"'
+    # a quoted heredoc body is literal text
+    text = "cat <<'EOF'\nname: {name}\nEOF\necho {name}"
+    assert fill_command(text, literal, shell) == "cat <<'EOF'\nname: n\nEOF\necho ${NAME}"
+
+
+def test_hostile_profile_values_stay_inert(tmp_path: Path) -> None:
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash not installed")
+    marker = tmp_path / "pwned"
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        yaml.safe_dump(
+            {
+                "name": f"x; touch {marker} #",
+                "task": "fine-tuning",
+                "model": {"params_b": 1, "hf_id": f"o/m'$(touch {marker})\""},
+                "training": {"tokens_b": 1},
+            }
+        )
+    )
+    r = run_cli("scaffold", str(profile), "-o", str(tmp_path / "o"))
+    assert r.code == 0, r.err
+    setup = tmp_path / "o" / "setup.sh"
+    assert subprocess.run([bash, "-n", str(setup)], capture_output=True, timeout=30).returncode == 0
+    # evaluate the settings block: the model id must come out verbatim, running nothing
+    block = re.search(r"^# ---- settings.*?\n\n", setup.read_text(), re.M | re.S)
+    assert block is not None
+    p = subprocess.run([bash, "-c", block.group(0) + 'printf %s "${MODEL_ID:-}"'], capture_output=True, text=True, timeout=30, env={"PATH": os.environ["PATH"]})
+    assert p.returncode == 0, p.stderr
+    assert p.stdout in ("", f"o/m'$(touch {marker})\"")
+    assert not marker.exists()
+    r = subprocess.run([sys.executable, "-m", "py_compile", str(tmp_path / "o" / "train.py")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
