@@ -16,6 +16,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from advisor import __version__
+from advisor.commands.options import CatalogOpt, RulesOpt
 
 app = typer.Typer(
     name="advisor",
@@ -83,14 +84,6 @@ def _emit(text: str) -> None:
     sys.stdout.flush()
 
 
-RulesOpt = Annotated[
-    list[Path] | None,
-    typer.Option("--rules", help="Extra rule directory (repeatable); same validation as built-in rules."),
-]
-CatalogOpt = Annotated[
-    list[Path] | None,
-    typer.Option("--catalog", help="Catalog override file (repeatable): prices, regions, new chips."),
-]
 
 
 @app.command()

@@ -13,14 +13,8 @@ from typing import Annotated
 
 import typer
 
-_RulesOpt = Annotated[
-    list[Path] | None,
-    typer.Option("--rules", help="Extra rule directory (repeatable); same validation as built-in rules."),
-]
-_CatalogOpt = Annotated[
-    list[Path] | None,
-    typer.Option("--catalog", help="Catalog override file (repeatable): prices, regions, new chips."),
-]
+from advisor.commands.options import CatalogOpt as _CatalogOpt
+from advisor.commands.options import RulesOpt as _RulesOpt
 
 
 def scaffold_cmd(
