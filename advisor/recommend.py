@@ -25,7 +25,7 @@ from advisor.conditions import evaluate
 from advisor.constants import Constants
 from advisor.estimator import Estimate, all_candidates, best
 from advisor.facts import FieldReader
-from advisor.fmt import money
+from advisor.fmt import hours, money
 from advisor.knowledge import KnowledgeBase, Rule, SetupPath
 from advisor.models import Profile
 
@@ -166,7 +166,7 @@ def describe(e: Estimate) -> str:
     """``tpu-v6e x 8 finishes in 31 h for $2,100``-style summary of a configuration."""
     head = f"{e.accelerator} x {e.count}"
     if e.mode == "training":
-        return f"{head} takes {e.hours:,.1f} h for {money(e.cost_usd)}"
+        return f"{head} takes {hours(e.hours)} for {money(e.cost_usd)}"
     reps = f" x {e.replicas} replicas" if e.replicas and e.replicas > 1 else ""
     return f"{head}{reps} serves at {money(e.cost_usd)}/month ({e.latency_ms:,.0f} ms per request)"
 
