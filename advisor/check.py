@@ -105,6 +105,11 @@ class ProposalResult:
     best: Estimate | None = None
     line: int = 1
 
+    @property
+    def chosen(self) -> Estimate | None:
+        """The recommendation's own configuration (the verdict)."""
+        return self.recommended.estimate if self.recommended is not None else None
+
     def active(self, severity: str) -> list[Finding]:
         return [f for f in self.findings if f.severity == severity and not f.waived]
 
@@ -122,16 +127,20 @@ class ProposalResult:
             est = self.proposal_estimate.to_json() if self.proposal_estimate else {}
             out["proposal"] = {**self.proposal, "cost_usd": _r(self.proposal_cost), "estimate": est}
         if rec is not None:
-            best = self.best
+            chosen = rec.estimate
             out["recommended"] = {
                 "device": rec.device,
-                "accelerator": best.accelerator if best else None,
-                "count": best.count if best else None,
-                "hours": _r(best.hours) if best else None,
-                "cost_usd": _r(best.cost_usd) if best else None,
+                "accelerator": chosen.accelerator if chosen else None,
+                "count": chosen.count if chosen else None,
+                "hours": _r(chosen.hours) if chosen else None,
+                "cost_usd": _r(chosen.cost_usd) if chosen else None,
                 "setup_path": rec.setup.path.id if rec.setup else None,
                 "confidence": rec.confidence,
             }
+            b = self.best
+            out["cheapest_feasible"] = (
+                {"accelerator": b.accelerator, "count": b.count, "hours": _r(b.hours), "cost_usd": _r(b.cost_usd)} if b else None
+            )
         return out
 
 
@@ -156,7 +165,7 @@ class CheckReport:
             "waived": sum(f.waived for r in checked for f in r.findings),
             "findings": {s: sum(1 for r in checked for f in r.findings if f.severity == s and not f.waived) for s in SEVERITIES},
             "proposed_cost_usd": _r(sum(r.proposal_cost or 0.0 for r in checked)),
-            "recommended_cost_usd": _r(sum((r.best.cost_usd or 0.0) if r.best else 0.0 for r in checked)),
+            "recommended_cost_usd": _r(sum(r.chosen.cost_usd or 0.0 for r in checked if r.chosen)),
         }
 
     @property

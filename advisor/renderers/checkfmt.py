@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
 from advisor import __version__
-from advisor.fmt import money
+from advisor.fmt import hours, money
 
 if TYPE_CHECKING:
     from advisor.check import CheckReport, ProposalResult
@@ -61,8 +61,8 @@ def markdown(report: CheckReport) -> str:
         for r in checked:
             p = r.proposal or {}
             asks = f"{p.get('accelerator')} × {p.get('count')}, {p.get('hours'):g} h"
-            b = r.best
-            recd = f"{b.accelerator} × {b.count}" if b else "none feasible"
+            b = r.chosen
+            recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else "none feasible"
             found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
             lines.append(f"| {ICON[r.status]} | `{_cell(r.label)}` | {asks} | {money(r.proposal_cost)} | {recd} | {money(b.cost_usd) if b else '-'} | {found} |")
         details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
@@ -76,16 +76,19 @@ def markdown(report: CheckReport) -> str:
 def _details(r: ProposalResult) -> str:
     p = r.proposal or {}
     e = r.proposal_estimate
-    b = r.best
+    b = r.chosen
+    cheap = r.best
     out = [f"<details><summary>{ICON[r.status]} <code>{escape(r.label)}</code> — {escape(r.name)}</summary>", ""]
     out.append("| | accelerator | count | time | cost |")
     out.append("|---|---|---:|---:|---:|")
     if e is not None:
-        t = f"{e.hours:,.1f} h" if e.mode == "training" and e.hours else f"{p.get('hours'):g} h/month"
+        t = hours(e.hours) if e.mode == "training" else f"{p.get('hours'):g} h/month"
         out.append(f"| proposed | {p.get('accelerator')} | {p.get('count')} | {t} | {money(r.proposal_cost)} |")
-    if b is not None:
-        t = f"{b.hours:,.1f} h" if b.mode == "training" and b.hours else f"{b.hours:,.0f} h/month"
-        out.append(f"| recommended | {b.accelerator} | {b.count} | {t} | {money(b.cost_usd)} |")
+    for label, x in (("recommended", b), ("cheapest feasible", cheap if cheap is not b else None)):
+        if x is None or (label != "recommended" and b is not None and (x.accelerator, x.count) == (b.accelerator, b.count)):
+            continue
+        t = hours(x.hours) if x.mode == "training" else f"{x.hours:,.0f} h/month"
+        out.append(f"| {label} | {x.accelerator} | {x.count} | {t} | {money(x.cost_usd)} |")
     out.append("")
     for f in r.findings:
         mark = " (waived: " + escape(str((f.waiver or {}).get("reason", ""))) + ")" if f.waived else ""

@@ -188,7 +188,7 @@ def render_check(report: Any, console: Console) -> None:
     for r in report.results:
         p = r.proposal or {}
         asks = f"{p['accelerator']} x {p['count']}, {p['hours']:g} h" if p else "-"
-        b = r.best
+        b = r.chosen
         found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or ("-" if r.status != "skipped" else "no proposal")
         t.add_row(r.status, r.label, asks, money(r.proposal_cost) if p else "-",
                   f"{b.accelerator} x {b.count}" if b else "-", money(b.cost_usd) if b else "-", found, style=style[r.status])
