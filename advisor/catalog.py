@@ -139,8 +139,10 @@ class Accelerator(_Strict):
             for key in (precision, "int8" if precision == "int4" else "fp8"):
                 if key in tf:
                     return 1e12 * tf[key]
-        if precision in ("fp32", "fp64") and precision in tf:
-            return 1e12 * tf[precision]
+        if precision == "fp64":
+            return 1e12 * tf["fp64"] if "fp64" in tf else 0.0
+        # fp32 models train and serve with 16-bit matmuls (mixed precision / TF32 / bf16 passes),
+        # so the 16-bit peak applies; the memory model still counts 4 bytes per weight.
         return self.peak_bf16_flops
 
     def counts(self) -> list[int]:
@@ -261,6 +263,20 @@ def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _merge_entry(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """An override changes what it names: prices replace the base price of the same
+    (cloud, kind, region) and add the others; every other key deep-merges."""
+    merged = _deep_merge(base, {k: v for k, v in over.items() if k != "prices"})
+    if isinstance(over.get("prices"), list):
+        def key(p: Any) -> Any:
+            return (p.get("cloud"), p.get("kind"), p.get("region")) if isinstance(p, dict) else id(p)
+
+        new_keys = {key(p) for p in over["prices"]}
+        kept = [p for p in base.get("prices", []) if key(p) not in new_keys]
+        merged["prices"] = list(over["prices"]) + kept  # the override's own indexes stay valid in errors
+    return merged
+
+
 def load_catalog(overrides: list[str] | None = None) -> Catalog:
     """The built-in catalog with ``overrides`` applied in order."""
     path = str(builtin_catalog_path())
@@ -296,7 +312,7 @@ def load_catalog(overrides: list[str] | None = None) -> Catalog:
                 problems.append(odoc.problem(loc, "accelerators[]: every entry needs an 'id'"))
                 continue
             target = name if name in raw else aliases.get(name.lower())
-            merged = _deep_merge(raw[target], entry | {"id": target}) if target else entry
+            merged = _merge_entry(raw[target], entry | {"id": target}) if target else entry
             try:
                 acc = Accelerator.model_validate(merged)
             except ValidationError as exc:

@@ -66,7 +66,7 @@ CHECK_RULES: dict[str, CheckRule] = {
                   "TPUs come in fixed slice sizes and GPUs in 1/2/4/8 per node and whole nodes beyond; the count will be rounded up when provisioned."),
         CheckRule("cheaper-other-family", "note", "The other device family is cheaper",
                   "The best feasible configuration of the other device family costs less than the proposal; the message names it and its setup path."),
-        CheckRule("waiver-invalid", "error", "Waiver is expired or has no reason",
+        CheckRule("waiver-invalid", "error", "Waiver is expired, undated or has no reason",
                   "Every waiver needs a reason, and an expiry date that has not passed. Renew or remove the waiver."),
         CheckRule("waiver-unknown-rule", "warning", "Waiver names an unknown rule",
                   "The waiver's rule id is not a check rule; it waives nothing."),
@@ -125,7 +125,8 @@ class ProposalResult:
         }
         if self.proposal is not None:
             est = self.proposal_estimate.to_json() if self.proposal_estimate else {}
-            out["proposal"] = {**self.proposal, "cost_usd": _r(self.proposal_cost), "estimate": est}
+            # DESIGN.md: the proposal's estimate; "request" is what the pull request asks for.
+            out["proposal"] = {**est, "request": {**self.proposal, "cost_usd": _r(self.proposal_cost)}}
         if rec is not None:
             chosen = rec.estimate
             out["recommended"] = {
@@ -184,7 +185,8 @@ class CheckReport:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "results": [r.to_json() for r in self.results],
+            "results": [r.to_json() for r in self.results if r.status != "skipped"],
+            "skipped": [r.label for r in self.results if r.status == "skipped"],
             "summary": self.summary,
             "fail_on": self.fail_on,
             "exit_code": self.exit_code,
@@ -209,7 +211,7 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     out: list[str] = []
     problems: list[Problem] = []
     for raw in paths:
-        if any(ch in raw for ch in "*?["):
+        if any(ch in raw for ch in "*?[") and not os.path.exists(raw):
             matches = sorted(glob.glob(raw, recursive=True))
             if not matches:
                 problems.append(Problem(raw, 1, 1, "pattern matches no file"))
@@ -378,7 +380,9 @@ def _apply_waivers(lp: LoadedProfile, findings: list[Finding], today: dt.date, p
         problems = []
         if not w.reason.strip():
             problems.append("has no reason")
-        if w.expires is not None and w.expires < today:
+        if w.expires is None:
+            problems.append("has no expiry date")
+        elif w.expires < today:
             problems.append(f"expired on {w.expires.isoformat()}")
         if problems:
             if "waiver-invalid" not in policy.disabled_rules:
@@ -413,9 +417,34 @@ def load_baseline(path: str) -> dict[str, Any]:
     return data
 
 
+def _old_findings(entry: dict[str, Any]) -> set[tuple[str, str]]:
+    found = entry.get("findings")
+    if not isinstance(found, list):
+        return set()
+    return {
+        (f["rule"], f["severity"])
+        for f in found
+        if isinstance(f, dict) and isinstance(f.get("rule"), str) and isinstance(f.get("severity"), str) and not f.get("waived")
+    }
+
+
+def _old_cost(entry: dict[str, Any]) -> float | None:
+    prop = entry.get("proposal")
+    if not isinstance(prop, dict):
+        return None
+    request = prop.get("request")
+    value = request.get("cost_usd") if isinstance(request, dict) else prop.get("cost_usd")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
 def diff_against(report: CheckReport, baseline: dict[str, Any]) -> dict[str, Any]:
-    """New and fixed findings and cost deltas per proposal (matched by profile path)."""
-    old = {r.get("profile"): r for r in baseline["results"] if isinstance(r, dict)}
+    """New and fixed findings and cost deltas per proposal (matched by profile path).
+
+    The baseline is untrusted input: entries of the wrong shape are ignored, never trusted.
+    """
+    old = {r["profile"]: r for r in baseline["results"] if isinstance(r, dict) and isinstance(r.get("profile"), str)}
     changes: list[dict[str, Any]] = []
     new_total = fixed_total = 0
     for r in report.results:
@@ -423,17 +452,13 @@ def diff_against(report: CheckReport, baseline: dict[str, Any]) -> dict[str, Any
             continue
         before = old.get(r.label)
         now = {(f.rule, f.severity) for f in r.findings if not f.waived}
-        was = set()
-        old_cost = None
-        if before:
-            was = {(f.get("rule"), f.get("severity")) for f in before.get("findings", []) if isinstance(f, dict) and not f.get("waived")}
-            prop = before.get("proposal") or {}
-            old_cost = prop.get("cost_usd") if isinstance(prop, dict) else None
+        was = _old_findings(before) if before else set()
+        old_cost = _old_cost(before) if before else None
         new = sorted(now - was)
         fixed = sorted(was - now)
         new_total += len(new)
         fixed_total += len(fixed)
-        delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - float(old_cost), 2)
+        delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - old_cost, 2)
         change: dict[str, Any] = {
             "profile": r.label,
             "added": before is None,
@@ -522,7 +547,8 @@ def _workers(n: int) -> int:
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, int(os.environ.get("ADVISOR_JOBS", cores))))
+    wanted = os.environ.get("ADVISOR_JOBS", "")
+    return max(1, min(cores, int(wanted))) if wanted.isdigit() else cores
 
 
 def _check_chunk(files: list[str]) -> tuple[list[ProposalResult], list[Problem]]:

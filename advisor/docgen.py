@@ -83,7 +83,7 @@ FIELD_DOCS: dict[str, str] = {
     "goal.budget_usd": "Budget ceiling, USD: for the run (training) or per month (inference).",
     "proposal": "What an infrastructure proposal asks for; judged by advisor check.",
     "proposal.accelerator": "Catalog id or alias of the accelerator asked for (advisor catalog lists them).",
-    "proposal.count": "Chips or GPUs asked for (per replica for inference).",
+    "proposal.count": "Chips or GPUs asked for in total; for inference advisor splits them into replicas of a real single-host shape.",
     "proposal.hours": "Hours asked for: run length (training) or hours per month (inference).",
     "proposal.waivers": "Accepted exceptions to check findings, each with a reason and an expiry.",
     "proposal.waivers[].rule": "Id of the check finding waived.",

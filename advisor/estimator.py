@@ -205,9 +205,15 @@ def _model_shape(profile: Profile) -> Shape:
 
 
 def is_llm_inference(profile: Profile) -> bool:
-    return profile.domain in ("llm", "nlp") or (
-        profile.model.architecture in ("transformer", "moe")
-        and profile.domain not in ("diffusion", "vision", "recommendation", "speech")
+    """Autoregressive decoding (one weight read per generated token): language models, and
+    transformer/MoE/RNN models of other domains that generate several tokens (speech, TTS)."""
+    if profile.domain in ("llm", "nlp"):
+        return True
+    out = profile.inference.output_tokens if profile.inference else 0
+    return (
+        profile.model.architecture in ("transformer", "moe", "rnn")
+        and profile.domain not in ("diffusion", "vision", "recommendation")
+        and out > 1
     )
 
 
@@ -294,7 +300,11 @@ def _training_memory(profile: Profile, c: Constants, shape: Shape, count: int) -
     m = c.estimator.memory
     n = profile.model.params_b * 1e9
     wbytes = BYTES.get(profile.model.precision, 2.0)
-    if t.method == "full":
+    if t.method == "full" and wbytes >= 4:
+        # fp32/fp64 training keeps no separate master copy: weights, grads, Adam m and v.
+        state = n * 4.0 * wbytes
+        sharding = "weights, gradients and Adam state fully sharded over all chips (ZeRO-3 / FSDP)"
+    elif t.method == "full":
         # bf16 weights + bf16 grads + fp32 master and Adam m, v (ZeRO paper: 16 B/param).
         state = n * (2.0 * wbytes + m.optimizer_bytes_per_param_full.value)
         sharding = "weights, gradients and Adam state fully sharded over all chips (ZeRO-3 / FSDP)"
@@ -331,7 +341,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     mfu = training_mfu(c, acc, stack)
     small = c.estimator.small_model_factor
     size_factor = small.value if profile.active_params_b < small.applies_below_params_b else 1.0
-    peak = acc.peak_flops(profile.model.precision)
+    peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
     eff = _scaling_efficiency(c, acc, count) * size_factor
     ov = c.estimator.overheads
     compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if acc.device == "tpu" else 0.0)
@@ -388,7 +398,7 @@ def estimate_inference(
     mbu = ic.tpu_decode_bandwidth_utilisation if acc.device == "tpu" and ic.tpu_decode_bandwidth_utilisation else ic.decode_bandwidth_utilisation
     pre = ic.prefill_mfu
     reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
-    peak = acc.peak_flops(profile.model.precision)
+    peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
     bw = acc.specs.memory_bandwidth_gbps * 1e9 * count
     compute = peak * count
     n_total = profile.model.params_b * 1e9
@@ -408,9 +418,13 @@ def estimate_inference(
         max_batch_mem = int((usable - weights) // max(kv_per_token * ctx, 1.0)) if usable > weights else 0
         out_tokens = max(inf.output_tokens, 1)
 
+        active_bytes = n_active * wbytes
+
         def step(batch: int, u_bw: float, u_pre: float) -> tuple[float, float, float]:
             """(decode step s, prefill s per request, step incl. interleaved prefill s)."""
-            read = weights + batch * kv_per_token * (inf.input_tokens + inf.output_tokens / 2)
+            # MoE: a small batch touches only its active experts; a large one reads all weights.
+            weight_read = min(weights, active_bytes * batch)
+            read = weight_read + batch * kv_per_token * (inf.input_tokens + inf.output_tokens / 2)
             t_mem = read / (bw * u_bw)
             t_cmp = 2.0 * n_active * batch / (compute * u_pre)
             t_dec = max(t_mem, t_cmp)
@@ -447,6 +461,8 @@ def estimate_inference(
         _ = act_per_req
 
     e.fits_memory = max_batch_mem >= 1
+    if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
+        e.why_not = "no FP64 arithmetic on this accelerator"
     e.memory_per_chip_gb = weights / count / 1e9
     if not e.fits_memory:
         e.batch = 0
@@ -548,6 +564,10 @@ def _price(
     p = price_for(profile, acc)
     if p.warning:
         e.warnings.append(p.warning)
+    if acc.device == "gpu" and (p.cloud or ("gcp" if "gcp" in profile.deployment.clouds else "other")) != "gcp":
+        # GCP machine types do not name another cloud's instances or your own servers.
+        per = acc.shapes.gpus_per_node or 8
+        e.shape = f"{e.count} x {acc.id}" if e.count <= per else f"{e.count // per} nodes x {per} {acc.id}"
     if p.usd is None:
         return
     e.usd_per_chip_hour, e.price_cloud, e.price_kind = p.usd, p.cloud, p.kind
@@ -632,7 +652,12 @@ def best(
     """The best feasible, priced candidate (of ``device``) for ``objective``."""
     pool = [x for x in cands if x.feasible and x.priced and (device is None or x.device == device)]
     if not pool:
-        return None
+        # Nothing priced at all on the allowed clouds (on-prem, say): size it anyway, by speed.
+        mine = [x for x in cands if device is None or x.device == device]
+        unpriced = [x for x in mine if x.feasible]
+        if not unpriced or any(x.usd_per_chip_hour is not None for x in mine):
+            return None
+        return min(unpriced, key=lambda x: ((x.hours if x.mode == "training" else x.latency_ms) or 0.0, x.count, x.accelerator))
 
     def key_cost(x: Estimate) -> tuple[float, float, str, int]:
         return (x.cost_usd or 0.0, x.hours or 0.0, x.accelerator, x.count)

@@ -57,7 +57,8 @@ class Model(_Strict):
     hidden_size: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] | None = None
     kv_heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
     context_tokens: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
-    hf_id: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    # Pasted into setup commands and manifests, so only a Hugging Face id's own alphabet.
+    hf_id: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")] | None = None
     traits: list[Trait] = Field(default_factory=list, max_length=16)
 
     @model_validator(mode="after")
@@ -100,7 +101,7 @@ class Software(_Strict):
 class Deployment(_Strict):
     clouds: list[Cloud] = Field(default_factory=lambda: list[Cloud](["gcp"]), min_length=1, max_length=8)
     edge: bool = False
-    region: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    region: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$")] | None = None
     pricing: Pricing = "on-demand"
 
 

@@ -72,7 +72,10 @@ def load_policy(path: Path | None) -> LoadedPolicy:
     if path.name == "pyproject.toml":
         text = read_text(str(path))
         try:
-            data = tomllib.loads(text)["tool"]["advisor"]
+            tool = tomllib.loads(text).get("tool")
+            data = tool.get("advisor") if isinstance(tool, dict) else None
+            if data is None:
+                raise InputError.single(str(path), 1, 1, "no [tool.advisor] table in this pyproject.toml")
         except tomllib.TOMLDecodeError as exc:
             raise InputError([Problem(str(path), getattr(exc, "lineno", 1) or 1, getattr(exc, "colno", 1) or 1, f"invalid TOML: {getattr(exc, 'msg', exc)}")]) from None
         line = next((i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip().startswith("[tool.advisor")), 1)

@@ -290,7 +290,9 @@ _SLUG = re.compile(r"[^a-z0-9-]+")
 
 def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None) -> dict[str, str]:
     slug = _SLUG.sub("-", profile.name.lower()).strip("-")[:40] or "workload"
-    region = profile.deployment.region or "us-central1"
+    gcp = "gcp" in profile.deployment.clouds
+    # Defaults: Google Cloud's us-central1, or AWS's us-east-1 for a team without GCP.
+    region = profile.deployment.region or ("us-central1" if gcp else "us-east-1")
     values = {
         "project": "${PROJECT_ID}",
         "region": region,
@@ -315,7 +317,7 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         "hosts": "1",
     }
     if acc is not None:
-        zones = acc.deploy.zones
+        zones = acc.deploy.zones if gcp else []  # the catalog's zones are Google Cloud zones
         local = [z for z in zones if z.startswith(region)]
         if local or zones:
             values["zone"] = (local or zones)[0]
@@ -345,7 +347,7 @@ def plan(path: SetupPath, values: dict[str, str]) -> SetupPlan:
     def fill(text: str) -> str:
         return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: values.get(m.group(1), m.group(0)), text)
 
-    return SetupPlan(path, [(s.title, [fill(cmd) for cmd in s.commands], s.note) for s in path.steps])
+    return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in path.steps])
 
 
 # --------------------------------------------------------------------------- flip
@@ -458,6 +460,11 @@ def recommend(
 ) -> Recommendation:
     decision, cands = decide(profile, kb, catalog, c)
     warnings: list[str] = []
+    if {x.device for x in decision.excluded} >= set(DEVICES):
+        warnings.append(
+            "every device family is excluded by a hard constraint; the verdict shows the best-scoring "
+            "one regardless: resolve the conflicting constraints (see 'excluded')"
+        )
     acc = catalog.accelerators.get(decision.chosen.accelerator) if decision.chosen else None
     if decision.device in ("tpu", "gpu") and decision.chosen is None:
         warnings.append(

@@ -8,7 +8,11 @@ Output is deterministic: no timestamps unless asked for.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,8 @@ from advisor.recommend import Recommendation, decide
 from advisor.yamlsrc import load_file
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+TEMPLATE_SECONDS = 20  # a user template that loops longer is an input error, not a hang
+MAX_OUTPUT_CHARS = 20_000_000
 DEFAULT_TEMPLATE = "report.md.j2"
 _SEED_CLAIMS: dict[str, str] | None = None
 
@@ -306,10 +312,50 @@ def _sources(rec: Recommendation, ctx: Context, claims: dict[str, str]) -> list[
 # --------------------------------------------------------------------------- rendering
 
 
-def _environment(template: str | None) -> tuple[Any, str]:
-    import jinja2
+def _limited_sandbox() -> Any:
     from jinja2.sandbox import SandboxedEnvironment
 
+    class LimitedSandbox(SandboxedEnvironment):
+        """No ``"a" * 10**11``: repetition and powers are bounded."""
+
+        intercepted_binops = frozenset({"*", "**"})
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
+                raise ValueError("exponent too large in a template")
+            if operator == "*":
+                size = max(len(left) if isinstance(left, (str, list, tuple)) else 0, len(right) if isinstance(right, (str, list, tuple)) else 0)
+                count = right if isinstance(right, int) else left if isinstance(left, int) else 1
+                if size and isinstance(count, int) and size * count > MAX_OUTPUT_CHARS:
+                    raise ValueError("repetition too large in a template")
+            return super().call_binop(context, operator, left, right)
+
+    return LimitedSandbox
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: int, where: str) -> Iterator[None]:
+    """Abort template rendering after ``seconds`` (main thread, POSIX); elsewhere no limit."""
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(_sig: int, _frame: Any) -> None:
+        raise InputError.single(where, 1, 1, f"template error: rendering took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _environment(template: str | None) -> tuple[Any, str]:
+    import jinja2
+
+    _LimitedSandbox = _limited_sandbox()
     if template is None:
         loader: jinja2.BaseLoader = jinja2.FileSystemLoader(str(TEMPLATE_DIR))
         name = DEFAULT_TEMPLATE
@@ -319,7 +365,7 @@ def _environment(template: str | None) -> tuple[Any, str]:
             raise UsageError(f"{template}: template file not found")
         loader = jinja2.FileSystemLoader(str(path.parent.resolve()))
         name = path.name
-    env = SandboxedEnvironment(
+    env = _LimitedSandbox(
         loader=loader, autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
@@ -343,11 +389,17 @@ def render(recs: list[Recommendation], ctx: Context, *, template: str | None = N
         } for r in recs]
     try:
         tpl = env.get_template(name)
-        text: str = tpl.render(reports=reports, comparison=comparison, version=__version__, timestamp=timestamp)
+        with _time_limit(TEMPLATE_SECONDS, template or name):
+            text: str = tpl.render(reports=reports, comparison=comparison, version=__version__, timestamp=timestamp)
     except jinja2.TemplateSyntaxError as exc:
         raise InputError.single(template or name, exc.lineno or 1, 1, f"template error: {exc.message}") from None
-    except jinja2.TemplateError as exc:
-        raise InputError.single(template or name, 1, 1, f"template error: {exc}") from None
+    except InputError:
+        raise
+    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError, RecursionError, MemoryError) as exc:
+        # A user's template is untrusted input: its runtime errors are input errors, not bugs.
+        raise InputError.single(template or name, 1, 1, f"template error: {type(exc).__name__}: {exc}") from None
+    if len(text) > MAX_OUTPUT_CHARS:
+        raise InputError.single(template or name, 1, 1, f"template error: output exceeds {MAX_OUTPUT_CHARS} characters")
     # One trailing newline, no trailing spaces: stable diffs.
     lines = [ln.rstrip() for ln in text.splitlines()]
     while lines and not lines[-1]:

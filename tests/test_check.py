@@ -111,10 +111,12 @@ def test_bundled_proposals_and_exit_codes() -> None:
 
 def test_json_contract_and_skipped() -> None:
     _, data = check_json(str(PROPOSALS / "ok-v6e-chatbot.yaml"), str(ROOT / "profiles" / "llm-chatbot.yaml"))
-    ok, skipped = data["results"]
+    (ok,) = data["results"]
     assert set(ok) >= {"profile", "status", "findings", "proposal", "recommended"}
-    assert set(ok["proposal"]) >= {"accelerator", "count", "hours", "cost_usd", "estimate"}
-    assert skipped["status"] == "skipped" and data["summary"]["skipped"] == 1
+    assert ok["status"] in ("pass", "warning", "error")
+    assert set(ok["proposal"]) >= {"accelerator", "count", "hours", "cost_usd", "tokens_per_second", "fits_memory", "request"}
+    assert set(ok["proposal"]["request"]) == {"accelerator", "count", "hours", "cost_usd"}
+    assert data["skipped"] == [str(ROOT / "profiles" / "llm-chatbot.yaml")] and data["summary"]["skipped"] == 1
 
 
 def test_inputs_dirs_and_globs(tmp_path: Path) -> None:
@@ -128,6 +130,10 @@ def test_inputs_dirs_and_globs(tmp_path: Path) -> None:
     assert len(data["results"]) == 1
     r = run_cli("check", "--no-config", str(tmp_path / "*.nothing"))
     assert r.code == 2 and "pattern matches no file" in r.err
+    odd = write(tmp_path, "p[1].yaml", SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n")
+    _, data = check_json(str(odd))  # an existing file name with glob characters is a file
+    assert len(data["results"]) == 1
+
 
 
 def test_sarif_is_valid(tmp_path: Path) -> None:
@@ -183,6 +189,9 @@ def test_waivers(tmp_path: Path) -> None:
     expired = WAIVED.replace("2999-01-01", "2001-01-01")
     _, data = check_json(str(write(tmp_path, "e.yaml", expired)))
     assert "waiver-invalid" in rules_of(data) and "proposal-hours-excessive" in rules_of(data)
+    undated = WAIVED.replace(", expires: 2999-01-01", "")
+    _, data = check_json(str(write(tmp_path, "d.yaml", undated)))
+    assert "waiver-invalid" in rules_of(data) and "proposal-hours-excessive" in rules_of(data)
     no_reason = WAIVED.replace('reason: "buffer for two reruns", ', "")
     _, data = check_json(str(write(tmp_path, "n.yaml", no_reason)))
     assert "waiver-invalid" in rules_of(data) and data["results"][0]["status"] == "error"
@@ -206,6 +215,9 @@ def test_config_discovery_and_overrides(tmp_path: Path, monkeypatch: pytest.Monk
     (proj / ".advisor.yaml").unlink()
     (proj / "pyproject.toml").write_text("[project]\nname='x'\n\n[tool.advisor]\nfail_on = 'warning'\n")
     assert run_cli("check", str(f)).code == 1
+    (proj / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    r = run_cli("check", str(f), "--config", str(proj / "pyproject.toml"))
+    assert r.code == 2 and "no [tool.advisor] table" in r.err
     (proj / "pyproject.toml").write_text("[tool.advisor]\nfail_on = 'sometimes'\n")
     r = run_cli("check", str(f))
     assert r.code == 2 and "pyproject.toml:1:1: error: fail_on: 'sometimes' is not one of error, warning, never" in r.err
@@ -226,6 +238,10 @@ def test_baseline_diff(tmp_path: Path) -> None:
     assert {"rule": "proposal-hours-excessive", "severity": "warning"} in diff["changes"][0]["new"]
     r = run_cli("check", "--no-config", str(f), "--baseline", str(write(tmp_path, "bad.json", "{nope")))
     assert r.code == 2 and "bad.json:1:2: error: invalid JSON" in r.err
+    odd = {"results": [{"profile": ["x"]}, {"profile": str(f), "findings": 5, "proposal": {"request": {"cost_usd": "abc"}}},
+                       {"profile": str(f), "findings": [{"rule": ["a"], "severity": "error"}]}]}
+    _, data = check_json(str(f), "--baseline", str(write(tmp_path, "odd.json", json.dumps(odd))))
+    assert data["diff"]["changes"][0]["cost_before_usd"] is None  # malformed baseline entries are ignored
 
 
 def test_output_file_is_atomic(tmp_path: Path) -> None:
@@ -243,3 +259,14 @@ def test_unknown_accelerator_in_proposal_is_exit_2(tmp_path: Path) -> None:
     f = write(tmp_path, "p.yaml", SERVE + "proposal: {accelerator: h1000, count: 8, hours: 720}\n")
     r = run_cli("check", "--no-config", str(f))
     assert r.code == 2 and f"{f}:9:25: error: proposal.accelerator: unknown accelerator 'h1000'; did you mean 'h100'?" in r.err
+
+
+def test_bad_jobs_setting_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import advisor.check
+
+    monkeypatch.setenv("ADVISOR_JOBS", "abc")
+    monkeypatch.setattr(advisor.check, "PARALLEL_THRESHOLD", 2)
+    for i in range(3):
+        write(tmp_path, f"p{i}.yaml", SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n")
+    _code, data = check_json(str(tmp_path))
+    assert len(data["results"]) == 3

@@ -89,7 +89,10 @@ accelerators:
       - {cloud: gcp, kind: on-demand, usd_per_chip_hour: 2.5, source: [NEGOTIATED], as_of: "2026-11-01"}
 """)
     cat = load_catalog([f])
-    assert cat.get("h100").price(["gcp"], "on-demand").usd_per_chip_hour == 2.5
+    h100 = cat.get("h100")
+    assert h100.price(["gcp"], "on-demand").usd_per_chip_hour == 2.5
+    # the other prices (AWS, spot) are kept: an override changes only what it names
+    assert h100.price(["aws"], "on-demand") is not None and h100.price(["gcp"], "spot") is not None
 
 
 @pytest.mark.parametrize(

@@ -94,8 +94,10 @@ def test_hard_constraints() -> None:
 
 
 def test_flip_is_recomputed_not_guessed(results: dict[str, dict]) -> None:
-    d = results["research-custom-cuda.yaml"]
-    assert d["flip"], "a GPU verdict driven by CUDA kernels should name what would flip it"
+    d = results["aws-only-team.yaml"]
+    assert d["flip"][0].startswith("deployment.clouds: ['aws'] -> ['aws', 'gcp'] makes it TPU")
+    # several independent CUDA dependencies: no single change flips it, and none is invented
+    assert results["research-custom-cuda.yaml"]["flip"] == []
     for f in results["llm-chatbot.yaml"]["flip"]:
         assert " makes it " in f
 
@@ -135,3 +137,37 @@ def test_bad_rules_dir_exits_2(tmp_path: Path) -> None:
     r = run_cli("recommend", "profiles/llm-chatbot.yaml", "--rules", str(d))
     assert r.code == 2
     assert f"{d / 'x.yaml'}:" in r.err and "Traceback" not in r.err
+
+
+def test_edge_training_still_needs_a_datacentre(tmp_path: Path) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text("name: x\ntask: training\ndomain: llm\nmodel: {params_b: 7}\ntraining: {tokens_b: 100}\ndeployment: {edge: true}\n")
+    d = json.loads(run_cli("recommend", str(f), "--format", "json", "--no-flip").out)
+    assert d["verdict"]["device"] in ("tpu", "gpu") and d["verdict"]["accelerator"]
+
+
+def test_on_prem_only_is_sized_without_prices(tmp_path: Path) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text("name: x\ntask: inference\ndomain: llm\nmodel: {params_b: 8}\ninference: {peak_qps: 5}\ndeployment: {clouds: [on-prem]}\n")
+    d = json.loads(run_cli("recommend", str(f), "--format", "json", "--no-flip").out)
+    v = d["verdict"]
+    assert v["device"] == "gpu" and v["accelerator"] and v["setup_path"] == "gpu-any-cloud"
+    assert d["estimate"]["cost_usd"] is None and any("unpriced" in w for w in d["warnings"])
+    assert "gcloud" not in json.dumps(d["setup"])
+
+
+def test_aws_team_gets_aws_setup_and_no_gcp_machine_names() -> None:
+    d = json.loads(run_cli("recommend", "profiles/aws-only-team.yaml", "--format", "json", "--no-flip").out)
+    assert d["verdict"]["setup_path"] == "gpu-any-cloud"
+    assert "-highgpu-" not in d["verdict"]["shape"] and "gcloud" not in json.dumps(d["setup"])
+
+
+def test_every_family_excluded_is_warned(tmp_path: Path) -> None:
+    d = tmp_path / "rules"
+    d.mkdir()
+    (d / "exclude-all.yaml").write_text(
+        "id: exclude-all\ntitle: t\nwhen: {field: model.params_b, op: gt, value: 0}\neffect: {exclude: [tpu, gpu, cpu, edge]}\n"
+        "reason: r\nsource: https://example.com\nexamples:\n  fires: [{model: {params_b: 1}}]\n  not_fires: [{model: {params_b: 0.0000001}}]\n"
+    )
+    out = json.loads(run_cli("recommend", "profiles/llm-chatbot.yaml", "--rules", str(d), "--format", "json", "--no-flip").out)
+    assert any("every device family is excluded" in w for w in out["warnings"])

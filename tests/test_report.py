@@ -104,3 +104,17 @@ def test_custom_template(tmp_path: Path) -> None:
     tpl.write_text("{% for r in reports %}")
     r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
     assert r.code == 2 and f"{tpl}:1:1: error: template error" in r.err
+
+
+def test_runaway_template_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import advisor.report
+
+    monkeypatch.setattr(advisor.report, "TEMPLATE_SECONDS", 1)
+    tpl = tmp_path / "loop.md.j2"
+    tpl.write_text("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
+    assert r.code == 2 and "longer than 1 s" in r.err
+    for body, needle in (("{{ 1/0 }}", "ZeroDivisionError"), ('{{ "a"*100000000000 }}', "repetition too large"), ('{{ 1 + "a" }}', "TypeError")):
+        tpl.write_text(body)
+        r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
+        assert r.code == 2 and needle in r.err, r.err

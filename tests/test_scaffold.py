@@ -394,16 +394,19 @@ def test_hostile_profile_values_stay_inert(tmp_path: Path) -> None:
         pytest.skip("bash not installed")
     marker = tmp_path / "pwned"
     profile = tmp_path / "p.yaml"
-    profile.write_text(
-        yaml.safe_dump(
-            {
-                "name": f"x; touch {marker} #",
-                "task": "fine-tuning",
-                "model": {"params_b": 1, "hf_id": f"o/m'$(touch {marker})\""},
-                "training": {"tokens_b": 1},
-            }
-        )
-    )
+    hostile = {
+        "name": f"x; touch {marker} #",
+        "task": "fine-tuning",
+        "model": {"params_b": 1, "hf_id": f"o/m'$(touch {marker})\""},
+        "training": {"tokens_b": 1},
+    }
+    # A model id outside the Hugging Face alphabet is refused before anything is generated.
+    profile.write_text(yaml.safe_dump(hostile))
+    r = run_cli("scaffold", str(profile), "-o", str(tmp_path / "o"))
+    assert r.code == 2 and "model.hf_id" in r.err and not marker.exists()
+    # The free-text name still reaches the scripts, quoted.
+    hostile["model"] = {"params_b": 1, "hf_id": "o/m"}
+    profile.write_text(yaml.safe_dump(hostile))
     r = run_cli("scaffold", str(profile), "-o", str(tmp_path / "o"))
     assert r.code == 0, r.err
     setup = tmp_path / "o" / "setup.sh"
@@ -413,7 +416,7 @@ def test_hostile_profile_values_stay_inert(tmp_path: Path) -> None:
     assert block is not None
     p = subprocess.run([bash, "-c", block.group(0) + 'printf %s "${MODEL_ID:-}"'], capture_output=True, text=True, timeout=30, env={"PATH": os.environ["PATH"]})
     assert p.returncode == 0, p.stderr
-    assert p.stdout in ("", f"o/m'$(touch {marker})\"")
+    assert p.stdout in ("", "o/m")
     assert not marker.exists()
     r = subprocess.run([sys.executable, "-m", "py_compile", str(tmp_path / "o" / "train.py")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
