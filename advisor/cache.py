@@ -6,15 +6,19 @@ Loading and validating ~70 YAML files costs more than the rest of a
 ``$XDG_CACHE_HOME/advisor`` (``~/.cache/advisor``). Only built-in data is
 cached, never user rule directories or catalog overrides. The cache is read
 only from a directory and file owned by the current user and not writable by
-others; anything unexpected falls back to loading the YAML. ``ADVISOR_NO_CACHE=1``
-disables it.
+others, and only when its HMAC verifies against a per-user random key kept apart
+from the cache (``$XDG_STATE_HOME/advisor/cache.key``), so a cache directory
+restored from elsewhere (a CI cache, say) is never unpickled. Anything unexpected
+falls back to loading the YAML. ``ADVISOR_NO_CACHE=1`` disables it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import pickle
+import secrets
 import stat
 import tempfile
 from pathlib import Path
@@ -26,6 +30,37 @@ from advisor import __version__
 def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "advisor"
+
+
+def _key_path() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "advisor" / "cache.key"
+
+
+def _key(create: bool) -> bytes | None:
+    path = _key_path()
+    if _trusted(path.parent) and _trusted(path):
+        try:
+            key = path.read_bytes()
+            if len(key) == 32:
+                return key
+        except OSError:
+            return None
+    if not create:
+        return None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _trusted(path.parent):
+            return None
+        key = secrets.token_bytes(32)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".key-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(key)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+        return key
+    except OSError:
+        return None
 
 
 def signature(root: Path) -> str:
@@ -53,9 +88,15 @@ def load(root: Path) -> Any | None:
     path = directory / f"builtin-{signature(root)}.pickle"
     if not (_trusted(directory) and _trusted(path)):
         return None
+    key = _key(create=False)
+    if key is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            return pickle.load(fh)  # our own file, written by store() below
+        blob = path.read_bytes()
+        mac, payload = blob[:32], blob[32:]
+        if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
+            return None
+        return pickle.loads(payload)  # authenticated: written by store() below with our key
     except Exception:  # a stale or damaged cache is simply rebuilt
         return None
 
@@ -70,9 +111,13 @@ def store(root: Path, value: Any) -> None:
             return
         for old in directory.glob("builtin-*.pickle"):
             old.unlink(missing_ok=True)
+        key = _key(create=True)
+        if key is None:
+            return
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".builtin-", suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(hmac.new(key, payload, hashlib.sha256).digest() + payload)
         os.chmod(tmp, 0o600)
         os.replace(tmp, directory / f"builtin-{signature(root)}.pickle")
     except OSError:

@@ -68,6 +68,7 @@ def test_compiled_data_cache(tmp_path, monkeypatch) -> None:  # type: ignore[no-
     from advisor.knowledge import builtin_rules_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("ADVISOR_NO_CACHE", raising=False)
     first = Context.load()
     files = list((tmp_path / "advisor").glob("builtin-*.pickle"))
@@ -78,8 +79,11 @@ def test_compiled_data_cache(tmp_path, monkeypatch) -> None:  # type: ignore[no-
     # a cache file others can write to is never read
     os.chmod(files[0], 0o666)
     assert cache.load(builtin_rules_dir()) is None
-    # a damaged cache is rebuilt, not trusted
+    # a cache written with another key (restored from elsewhere) is never unpickled
     os.chmod(files[0], 0o600)
+    (tmp_path / "state" / "advisor" / "cache.key").write_bytes(b"x" * 32)
+    assert cache.load(builtin_rules_dir()) is None
+    # a damaged cache is rebuilt, not trusted
     files[0].write_bytes(b"not a pickle")
     assert cache.load(builtin_rules_dir()) is None
     assert Context.load().kb.rules
