@@ -573,8 +573,11 @@ def _steps(spec: _Spec, files: Mapping[str, str]) -> list[_Step]:
     literal = {k: v for k, v in spec.values.items() if k not in shell}
     for k in shell:
         literal.setdefault(k, spec.values.get(k, ""))
+    def prose(text: str) -> str:  # titles and notes name the configuration too
+        return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: str(spec.values.get(m.group(1), m.group(0))), text)
+
     raw_steps: list[tuple[str, list[str], str | None, bool]] = [
-        (s.title, list(s.commands), s.note, False) for s in spec.path.steps
+        (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False) for s in spec.path.steps
     ]
     cmds = _commands(spec.path)
     if (
