@@ -92,6 +92,7 @@ class Price(_Strict):
     kind: Kind
     usd_per_chip_hour: Annotated[float, Field(gt=0, le=10_000, allow_inf_nan=False)]
     region: Annotated[str, Field(max_length=64)] | None = None
+    min_count: Annotated[int, Field(ge=1, le=100_000)] | None = None  # e.g. on-demand only as whole 8-GPU VMs
     includes_host: bool = True
     source: SourceIds
     as_of: dt.date
@@ -168,9 +169,12 @@ class Accelerator(_Strict):
                 return sl
         return None
 
-    def price(self, clouds: Sequence[str], kind: str, region: str | None = None) -> Price | None:
-        """Cheapest price of ``kind`` among ``clouds``; a region match is preferred."""
-        found = [p for p in self.prices if p.cloud in clouds and p.kind == kind]
+    def price(self, clouds: Sequence[str], kind: str, region: str | None = None, count: int | None = None) -> Price | None:
+        """Cheapest price of ``kind`` among ``clouds`` that applies to ``count`` chips; a region match is preferred."""
+        found = [
+            p for p in self.prices
+            if p.cloud in clouds and p.kind == kind and (count is None or p.min_count is None or count >= p.min_count)
+        ]
         if region:
             local = [p for p in found if p.region == region]
             found = local or found

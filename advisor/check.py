@@ -25,7 +25,7 @@ from advisor.estimator import Estimate, candidate_counts, estimate
 from advisor.fmt import money
 from advisor.loading import LoadedProfile, load_profiles
 from advisor.policy import Policy
-from advisor.recommend import Recommendation, describe, recommend
+from advisor.recommend import Recommendation, choose_setup, describe, recommend, setup_cloud
 
 SEVERITIES = ("error", "warning", "note")
 RANK = {"note": 0, "warning": 1, "error": 2}
@@ -311,7 +311,9 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
         x = excluded[acc.device]
         fix = f" Fix: {x.fix}" if x.fix else ""
         add("proposal-device-excluded", f"{acc.id} is a {acc.device.upper()}, excluded by '{x.rule}': {x.reason}{fix}", line_of("accelerator"))
-    if price is None:
+    if price is None and est.why_not and "not offered:" in est.why_not:
+        add("proposal-unpriced", f"{acc.id} x {prop.count}: {est.why_not.split('; ')[0]}. Propose a count the cloud sells at this pricing, or another pricing (deployment.pricing).", line_of("count"))
+    elif price is None:
         add("proposal-unpriced", f"{acc.id} has no catalog price on {', '.join(profile.deployment.clouds)}; it is not counted as $0. Propose an accelerator offered there or add a price with --catalog.", line_of("accelerator"))
     if not est.fits_memory:
         add("proposal-does-not-fit-memory", f"{acc.id} x {prop.count} does not hold the workload: {est.why_not or 'memory'}. Propose more chips or a larger-memory accelerator.", line_of("count"))
@@ -354,9 +356,7 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
     if other and other not in excluded:
         ob = rec.decision.best_by_device.get(other)
         if ob is not None and ob.cost_usd is not None and result.proposal_cost is not None and ob.cost_usd < result.proposal_cost:
-            from advisor.recommend import choose_setup
-
-            sp = choose_setup(profile, ctx.kb, other)
+            sp = choose_setup(profile, ctx.kb, other, setup_cloud(profile, ob))
             path = f" via setup path '{sp.id}' ({sp.title})" if sp else ""
             add("cheaper-other-family", f"{other.upper()} option: {describe(ob)}{path}.", line_of("accelerator"))
 

@@ -218,34 +218,43 @@ def is_llm_inference(profile: Profile) -> bool:
 
 
 class _Price:
-    def __init__(self, usd: float | None, cloud: str | None, kind: str | None, warning: str | None) -> None:
-        self.usd, self.cloud, self.kind, self.warning = usd, cloud, kind, warning
+    def __init__(
+        self, usd: float | None, cloud: str | None, kind: str | None, warning: str | None, unavailable: str | None = None
+    ) -> None:
+        self.usd, self.cloud, self.kind, self.warning, self.unavailable = usd, cloud, kind, warning, unavailable
 
 
-_PRICE_MEMO: dict[tuple[int, tuple[str, ...], str, str | None], tuple[Accelerator, _Price]] = {}
+_PRICE_MEMO: dict[tuple[int, tuple[str, ...], str, str | None, int], tuple[Accelerator, _Price]] = {}
 
 
-def price_for(profile: Profile, acc: Accelerator) -> _Price:
+def price_for(profile: Profile, acc: Accelerator, count: int = 0) -> _Price:
     dep = profile.deployment
-    key = (id(acc), tuple(dep.clouds), dep.pricing, dep.region)
+    # Only counts below a price's min_count can change the answer.
+    floor = max((p.min_count or 0 for p in acc.prices), default=0)
+    key = (id(acc), tuple(dep.clouds), dep.pricing, dep.region, min(count, floor))
     hit = _PRICE_MEMO.get(key)
     if hit is not None and hit[0] is acc:
         return hit[1]
-    price = _price_for(profile, acc)
+    price = _price_for(profile, acc, count or None)
     if len(_PRICE_MEMO) > 4096:
         _PRICE_MEMO.clear()
     _PRICE_MEMO[key] = (acc, price)
     return price
 
 
-def _price_for(profile: Profile, acc: Accelerator) -> _Price:
+def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> _Price:
     clouds = list(profile.deployment.clouds)
     kind = profile.deployment.pricing
-    p = acc.price(clouds, kind, profile.deployment.region)
+    region = profile.deployment.region
+    p = acc.price(clouds, kind, region, count)
     if p is not None:
         return _Price(p.usd_per_chip_hour, p.cloud, p.kind, None)
+    whole = acc.price(clouds, kind, region)
+    if whole is not None and whole.min_count and count is not None and count < whole.min_count:
+        # Offered at this kind only in larger shapes (GCP on-demand H100: whole 8-GPU VMs).
+        return _Price(None, None, None, None, unavailable=f"{kind} on {whole.cloud} only from {whole.min_count} chips")
     if kind != "on-demand":
-        p = acc.price(clouds, "on-demand", profile.deployment.region)
+        p = acc.price(clouds, "on-demand", region, count)
         if p is not None:
             return _Price(
                 p.usd_per_chip_hour, p.cloud, p.kind,
@@ -561,9 +570,11 @@ def _price(
     _unused: Any,
     chip_hours_range: tuple[float, float] | None = None,
 ) -> None:
-    p = price_for(profile, acc)
+    p = price_for(profile, acc, e.count)
     if p.warning:
         e.warnings.append(p.warning)
+    if p.unavailable:
+        e.why_not = f"{e.count} chips not offered: {p.unavailable}"
     if acc.device == "gpu" and (p.cloud or ("gcp" if "gcp" in profile.deployment.clouds else "other")) != "gcp":
         # GCP machine types do not name another cloud's instances or your own servers.
         per = acc.shapes.gpus_per_node or 8

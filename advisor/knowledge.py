@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from advisor.conditions import Condition, ConditionParser
 from advisor.errors import InputError, Problem
-from advisor.models import Device
+from advisor.models import Cloud, Device
 from advisor.validation import problems_from
 from advisor.yamlsrc import Document, load_file
 
@@ -97,6 +97,7 @@ class SetupSpec(_Strict):
     title: Annotated[str, Field(min_length=1, max_length=200)]
     device: Device
     priority: Annotated[int, Field(ge=0, le=1000)] = 0
+    clouds: list[Cloud] | None = None  # where its commands run; None = anywhere
     when: Any = None
     source: Sources
     summary: Annotated[str, Field(min_length=1, max_length=4000)]
@@ -142,6 +143,7 @@ class SetupPath:
     device: str
     priority: int
     when: Condition | None
+    clouds: tuple[str, ...] | None
     sources: tuple[str, ...]
     summary: str
     steps: tuple[Step, ...]
@@ -286,6 +288,7 @@ def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
         device=spec.device,
         priority=spec.priority,
         when=cond,
+        clouds=tuple(spec.clouds) if spec.clouds is not None else None,
         sources=_sources(spec.source),
         summary=" ".join(spec.summary.split()),
         steps=tuple(spec.steps),

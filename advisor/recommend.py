@@ -277,9 +277,21 @@ def confidence(margin: float, c: Constants) -> float:
 # --------------------------------------------------------------------------- setup path
 
 
-def choose_setup(profile: Profile, kb: KnowledgeBase, device: str) -> SetupPath | None:
+def setup_cloud(profile: Profile, est: Estimate | None) -> str:
+    """The cloud the setup runs on: where the chosen configuration is priced, else the profile's first."""
+    if est is not None and est.price_cloud:
+        return est.price_cloud
+    clouds = list(profile.deployment.clouds)
+    return "gcp" if "gcp" in clouds else clouds[0]
+
+
+def choose_setup(profile: Profile, kb: KnowledgeBase, device: str, cloud: str | None = None) -> SetupPath | None:
     reader = FieldReader(profile)
-    fits = [p for p in kb.setup_paths if p.device == device and (p.when is None or evaluate(p.when, reader))]
+    cloud = cloud or setup_cloud(profile, None)
+    fits = [
+        p for p in kb.setup_paths
+        if p.device == device and (p.clouds is None or cloud in p.clouds) and (p.when is None or evaluate(p.when, reader))
+    ]
     if not fits:
         return None
     return sorted(fits, key=lambda p: (-p.priority, p.id))[0]
@@ -473,14 +485,15 @@ def recommend(
         )
     if decision.chosen is not None:
         warnings.extend(decision.chosen.warnings)
-    unpriced = sorted({x.accelerator for x in cands if x.usd_per_chip_hour is None and x.device in ("tpu", "gpu")})
+    priced_somewhere = {x.accelerator for x in cands if x.usd_per_chip_hour is not None}
+    unpriced = sorted({x.accelerator for x in cands if x.device in ("tpu", "gpu")} - priced_somewhere)
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
     if decision.chosen is not None:
         approx = decision.chosen.assumptions.get("model_shape", {}).get("approximated") or decision.chosen.assumptions.get("memory", {}).get("model_shape", {}).get("approximated")
         if approx:
             warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
-    path = choose_setup(profile, kb, decision.device)
+    path = choose_setup(profile, kb, decision.device, setup_cloud(profile, decision.chosen))
     setup = plan(path, placeholders(profile, acc, decision.chosen)) if path else None
     conf = confidence(decision.margin, c)
     flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []

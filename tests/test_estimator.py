@@ -234,3 +234,13 @@ def test_estimate_cli_json_contract() -> None:
 def test_estimate_unknown_accelerator_is_exit_2() -> None:
     r = run_cli("estimate", "profiles/llm-chatbot.yaml", "--accelerator", "h1000", "--count", "8")
     assert r.code == 2 and "did you mean 'h100'?" in r.err
+
+
+def test_shapes_a_cloud_does_not_sell_at_that_pricing() -> None:
+    # GCP sells H100 on demand only as whole 8-GPU VMs (a3-highgpu-8g); 1-4 GPUs are Spot/Flex-start.
+    p = serve()
+    one = estimate(p, CAT.get("h100"), 1, C)
+    assert not one.feasible and "only from 8 chips" in one.why_not and one.cost_usd is None
+    assert estimate(p, CAT.get("h100"), 8, C).priced
+    spot = serve(deployment={"clouds": ["gcp"], "pricing": "spot"})
+    assert estimate(spot, CAT.get("h100"), 1, C).priced
