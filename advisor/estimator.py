@@ -369,7 +369,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     e.memory_capacity_gb = cap / 1e9
     e.fits_memory = per_chip <= cap
 
-    _price(e, profile, acc, lambda: (e.hours or 0.0) * count, lambda h: h * count)
+    _price(e, profile, acc, (e.hours or 0.0) * count)
     if t.deadline_hours is not None:
         e.meets_deadline = e.hours <= t.deadline_hours
     if profile.goal.budget_usd is not None and e.cost_usd is not None:
@@ -388,7 +388,6 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     }
     e.assumptions["startup_hours"] = round(compile_h, 3)
     if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
-        e.fits_memory = e.fits_memory  # memory is unaffected; the chip has no FP64 rate
         e.feasible, e.why_not = False, "no FP64 arithmetic on this accelerator"
     _feasibility(e, profile, acc)
     return e
@@ -455,7 +454,6 @@ def estimate_inference(
         }
     else:
         flops_req = _request_flops(profile, c)
-        act_per_req = 0.0
         max_batch_mem = 1024 if usable > weights else 0
 
         def metrics(batch: int, u_bw: float, u_pre: float) -> tuple[float, float, float, float]:
@@ -467,7 +465,6 @@ def estimate_inference(
             "request_flops": f"{flops_req:.3e}",
             "request_model": _request_model_name(profile),
         }
-        _ = act_per_req
 
     e.fits_memory = max_batch_mem >= 1
     if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
@@ -477,7 +474,7 @@ def estimate_inference(
         e.batch = 0
         e.feasible, e.why_not = False, f"weights ({weights / 1e9:.0f} GB) do not fit in {cap * reserve / 1e9:.0f} GB usable"
         e.assumptions = {"memory": mem_notes}
-        _price(e, profile, acc, lambda: 0.0, lambda h: 0.0)
+        _price(e, profile, acc, 0.0)
         e.cost_usd = e.cost_low = e.cost_high = None
         return e
 
@@ -512,9 +509,7 @@ def estimate_inference(
     rep_hi = max(1, math.ceil(inf.peak_qps / (lo_tok / out_per_req) - 1e-9))
     rep_lo = max(1, math.ceil(inf.peak_qps / (hi_tok / out_per_req) - 1e-9))
     _price(
-        e, profile, acc,
-        lambda: hours_month * count * (e.replicas or 1),
-        lambda h: h,
+        e, profile, acc, hours_month * count * (e.replicas or 1),
         chip_hours_range=(hours_month * count * rep_lo, hours_month * count * rep_hi),
     )
     e.hours_low = e.hours_high = hours_month
@@ -566,8 +561,7 @@ def _price(
     e: Estimate,
     profile: Profile,
     acc: Accelerator,
-    chip_hours: Any,
-    _unused: Any,
+    chip_hours: float,
     chip_hours_range: tuple[float, float] | None = None,
 ) -> None:
     p = price_for(profile, acc, e.count)
@@ -582,7 +576,7 @@ def _price(
     if p.usd is None:
         return
     e.usd_per_chip_hour, e.price_cloud, e.price_kind = p.usd, p.cloud, p.kind
-    e.cost_usd = chip_hours() * p.usd
+    e.cost_usd = chip_hours * p.usd
     if chip_hours_range is not None:
         e.cost_low, e.cost_high = chip_hours_range[0] * p.usd, chip_hours_range[1] * p.usd
     elif e.hours_low is not None and e.hours_high is not None:
