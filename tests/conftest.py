@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
@@ -58,3 +59,12 @@ def cli():  # type: ignore[no-untyped-def]
 
 def pytest_configure(config: pytest.Config) -> None:
     sys.path.insert(0, str(ROOT))
+
+
+# CI runs the property tests on a fixed sequence of examples (a red build must be reproducible);
+# locally every run explores new ones.
+from hypothesis import settings as _hyp_settings  # noqa: E402
+
+_hyp_settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    _hyp_settings.load_profile("ci")
