@@ -63,11 +63,17 @@ def _key(create: bool) -> bytes | None:
         return None
 
 
+# Modules whose classes are pickled: a change to them (in a checkout) invalidates the cache too.
+_CODE = ("models", "conditions", "facts", "knowledge", "catalog", "constants", "api")
+
+
 def signature(root: Path) -> str:
     h = hashlib.sha256(__version__.encode())
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    here = Path(__file__).resolve().parent
+    code = [here / f"{name}.py" for name in _CODE]
+    for path in [*code, *sorted(p for p in root.rglob("*") if p.is_file())]:
         st = path.stat()
-        h.update(f"{path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        h.update(f"{path.name if path.parent == here else path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     return h.hexdigest()[:24]
 
 

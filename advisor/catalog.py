@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from advisor.errors import InputError, Problem
 from advisor.knowledge import builtin_rules_dir
+from advisor.models import Strict
 from advisor.validation import did_you_mean, problems_from
 from advisor.yamlsrc import Document, load_file
 
@@ -29,11 +30,9 @@ SourceIds = Annotated[list[Annotated[str, Field(min_length=1, max_length=80)]], 
 Positive = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
-class SourceRef(_Strict):
+class SourceRef(Strict):
     url: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
     repo: str | None = None
     path: str | None = None
@@ -49,7 +48,7 @@ class SourceRef(_Strict):
         return self
 
 
-class Specs(_Strict):
+class Specs(Strict):
     peak_tflops: dict[Dtype, Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]]
     memory_gib: Positive
     memory_bandwidth_gbps: Positive
@@ -67,7 +66,7 @@ class Specs(_Strict):
         return self
 
 
-class Slice(_Strict):
+class Slice(Strict):
     chips: Annotated[int, Field(gt=0, le=1_000_000)]
     accelerator_type: Annotated[str, Field(min_length=1, max_length=64)]
     topology: Annotated[str, Field(max_length=32)] | None = None
@@ -75,7 +74,7 @@ class Slice(_Strict):
     machine_type: Annotated[str, Field(max_length=64)] | None = None
 
 
-class Shapes(_Strict):
+class Shapes(Strict):
     slices: list[Slice] | None = None
     max_slices: Annotated[int, Field(ge=1, le=1024)] = 1
     gpus_per_node: Annotated[int, Field(ge=1, le=1024)] | None = None
@@ -87,7 +86,7 @@ class Shapes(_Strict):
     note: Annotated[str, Field(max_length=4000)] | None = None
 
 
-class Price(_Strict):
+class Price(Strict):
     cloud: Cloud
     kind: Kind
     usd_per_chip_hour: Annotated[float, Field(gt=0, le=10_000, allow_inf_nan=False)]
@@ -99,14 +98,14 @@ class Price(_Strict):
     note: Annotated[str, Field(max_length=4000)] | None = None
 
 
-class Deploy(_Strict):
+class Deploy(Strict):
     runtime_version: str | None = None
     gke_accelerator: str | None = None
     zones: list[str] = Field(default_factory=list)
     note: Annotated[str, Field(max_length=4000)] | None = None
 
 
-class Accelerator(_Strict):
+class Accelerator(Strict):
     id: Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
     device: Literal["tpu", "gpu"]
     name: Annotated[str, Field(min_length=1, max_length=200)]
@@ -181,14 +180,14 @@ class Accelerator(_Strict):
         return min(found, key=lambda p: (p.usd_per_chip_hour, p.cloud)) if found else None
 
 
-class CatalogFile(_Strict):
+class CatalogFile(Strict):
     schema_version: Literal[1]
     as_of: dt.date
     sources: dict[str, SourceRef] = Field(default_factory=dict)
     accelerators: list[Accelerator] = Field(default_factory=list)
 
 
-class OverrideFile(_Strict):
+class OverrideFile(Strict):
     """``--catalog FILE``: new sources, new accelerators, or partial changes to existing ones."""
 
     schema_version: Literal[1] = 1

@@ -12,22 +12,21 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from advisor.catalog import SourceRef
 from advisor.errors import InputError
 from advisor.knowledge import builtin_rules_dir
+from advisor.models import Strict
 from advisor.validation import problems_from
 from advisor.yamlsrc import load_file
 
 SourceIds = Annotated[list[str], Field(min_length=1)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
-class Range(_Strict):
+class Range(Strict):
     low: Annotated[float, Field(gt=0)]
     expected: Annotated[float, Field(gt=0)]
     high: Annotated[float, Field(gt=0)]
@@ -47,37 +46,37 @@ class MfuRow(Range):
     accelerator: str | None = None
 
 
-class Value(_Strict):
+class Value(Strict):
     value: float
     source: SourceIds
     note: str | None = None
 
 
-class InferenceConstants(_Strict):
+class InferenceConstants(Strict):
     decode_bandwidth_utilisation: Range
     prefill_mfu: Range
     tpu_decode_bandwidth_utilisation: Range | None = None
     decode_mfu: Range | None = None
 
 
-class FineTuning(_Strict):
+class FineTuning(Strict):
     lora_flops_factor: Value
     qlora_flops_factor: Value
     lora_trainable_fraction: Value
 
 
-class Memory(_Strict):
+class Memory(Strict):
     optimizer_bytes_per_param_full: Value
     activation_overhead_fraction: Value
     serving_memory_reserve_fraction: Value
 
 
-class Overheads(_Strict):
+class Overheads(Strict):
     xla_compile_minutes: Range
     startup_minutes: Range
 
 
-class Scaling(_Strict):
+class Scaling(Strict):
     tpu_loss_per_doubling: Value
     gpu_loss_per_doubling: Value
     default_global_batch_tokens: Value
@@ -85,7 +84,7 @@ class Scaling(_Strict):
     max_model_parallel: Value
 
 
-class RequestFlops(_Strict):
+class RequestFlops(Strict):
     diffusion_flops_per_param_per_step: Value
     diffusion_default_steps: Value
     vision_flops_per_param: Value
@@ -95,7 +94,7 @@ class SmallModel(Value):
     applies_below_params_b: Annotated[float, Field(gt=0)]
 
 
-class EstimatorConstants(_Strict):
+class EstimatorConstants(Strict):
     schema_version: Literal[1]
     sources: dict[str, SourceRef]
     training_mfu: Annotated[list[MfuRow], Field(min_length=1)]
@@ -108,7 +107,7 @@ class EstimatorConstants(_Strict):
     request_flops: RequestFlops
 
 
-class Scoring(_Strict):
+class Scoring(Strict):
     schema_version: Literal[1]
     cost_points_per_doubling: Value
     cost_points_max: Value
@@ -124,7 +123,7 @@ class Constants:
     scoring: Scoring
 
 
-def _load(path: Path, cls: type[_Strict]) -> _Strict:
+def _load(path: Path, cls: type[Strict]) -> Strict:
     docs = [d for d in load_file(str(path)) if d.data is not None]
     if len(docs) != 1:
         raise InputError.single(str(path), 1, 1, "expected exactly one YAML document")

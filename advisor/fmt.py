@@ -17,3 +17,8 @@ def hours(x: float | None) -> str:
     if x < 1:
         return f"{x * 60:,.0f} min"
     return f"{x:,.1f} h" if x < 1000 else f"{x:,.0f} h"
+
+
+def cell(text: object) -> str:
+    """Text safe inside a markdown table cell (no pipes, no line breaks)."""
+    return str(text).replace("|", "\\|").replace("\n", " ")

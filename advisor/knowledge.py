@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 
 from advisor.conditions import Condition, ConditionParser
 from advisor.errors import InputError, Problem
-from advisor.models import Cloud, Device
+from advisor.models import Cloud, Device, Strict
 from advisor.validation import problems_from
 from advisor.yamlsrc import Document, load_file
 
@@ -35,8 +35,6 @@ PLACEHOLDERS = frozenset(
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 def _check_source(value: str) -> str:
@@ -53,7 +51,7 @@ Source = Annotated[str, Field(max_length=500), AfterValidator(_check_source)]
 Sources = Annotated[list[Source], BeforeValidator(_listify), Field(min_length=1, max_length=20)]
 
 
-class Effect(_Strict):
+class Effect(Strict):
     device: Device | None = None
     points: Annotated[float, Field(ge=-100, le=100)] | None = None
     exclude: Annotated[list[Device], Field(min_length=1, max_length=4)] | None = None
@@ -68,12 +66,12 @@ class Effect(_Strict):
             raise ValueError("a scoring effect needs both 'device' and 'points'")
 
 
-class Examples(_Strict):
+class Examples(Strict):
     fires: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=50)]
     not_fires: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=50)]
 
 
-class RuleSpec(_Strict):
+class RuleSpec(Strict):
     id: Annotated[str, Field(pattern=RULE_ID, max_length=80)]
     title: Annotated[str, Field(min_length=1, max_length=200)]
     category: Category = "workload-fit"
@@ -86,13 +84,13 @@ class RuleSpec(_Strict):
     aliases: list[Annotated[str, Field(pattern=RULE_ID)]] = Field(default_factory=list)
 
 
-class Step(_Strict):
+class Step(Strict):
     title: Annotated[str, Field(min_length=1, max_length=300)]
     commands: list[Annotated[str, Field(max_length=4000)]] = Field(default_factory=list, max_length=40)
     note: Annotated[str, Field(max_length=2000)] | None = None
 
 
-class SetupSpec(_Strict):
+class SetupSpec(Strict):
     id: Annotated[str, Field(pattern=RULE_ID, max_length=80)]
     title: Annotated[str, Field(min_length=1, max_length=200)]
     device: Device
@@ -104,7 +102,7 @@ class SetupSpec(_Strict):
     steps: Annotated[list[Step], Field(min_length=1, max_length=30)]
 
 
-class NotEncoded(_Strict):
+class NotEncoded(Strict):
     claim: Annotated[str, Field(pattern=r"^S-[AB][0-9]+(\.[0-9]+)?$")]
     reason: Annotated[str, Field(min_length=1, max_length=2000)]
 
@@ -181,11 +179,7 @@ def builtin_rules_dir() -> Path:
     return here.parent / "rules"
 
 
-def _sources(value: list[str]) -> tuple[str, ...]:
-    return tuple(value)
-
-
-def _validate(doc: Document, cls: type[_Strict]) -> tuple[Any, list[Problem]]:
+def _validate(doc: Document, cls: type[Strict]) -> tuple[Any, list[Problem]]:
     if not isinstance(doc.data, dict):
         return None, [doc.problem((), f"expected a mapping, got {type(doc.data).__name__}")]
     try:
@@ -220,7 +214,7 @@ def _single_doc(path: Path, problems: list[Problem]) -> Document | None:
     return docs[0]
 
 
-def _load_spec(path: Path, cls: type[_Strict], kind: str, problems: list[Problem]) -> tuple[Document, Any] | None:
+def _load_spec(path: Path, cls: type[Strict], kind: str, problems: list[Problem]) -> tuple[Document, Any] | None:
     """One document of ``path`` validated as ``cls``, whose ``id`` must equal the file stem."""
     doc = _single_doc(path, problems)
     if doc is None:
@@ -253,7 +247,7 @@ def load_rule_file(path: Path, problems: list[Problem]) -> Rule | None:
         exclude=tuple(eff.exclude or ()),
         reason=" ".join(spec.reason.split()),
         fix=" ".join(spec.fix.split()) if spec.fix else None,
-        sources=_sources(spec.source),
+        sources=tuple(spec.source),
         fires=tuple(spec.examples.fires),
         not_fires=tuple(spec.examples.not_fires),
         path=str(path),
@@ -289,7 +283,7 @@ def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
         priority=spec.priority,
         when=cond,
         clouds=tuple(spec.clouds) if spec.clouds is not None else None,
-        sources=_sources(spec.source),
+        sources=tuple(spec.source),
         summary=" ".join(spec.summary.split()),
         steps=tuple(spec.steps),
         path=str(path),

@@ -44,11 +44,14 @@ PositiveBillions = Annotated[float, Field(strict=True, gt=0, le=1_000_000, allow
 Count = Annotated[int, Field(strict=True, gt=0, le=100_000_000)]
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
+    """Base of every input model: unknown keys are errors, values immutable and finite."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
-class Model(_Strict):
+
+class Model(Strict):
     params_b: Annotated[float, Field(strict=True, gt=0, le=100_000, allow_inf_nan=False)]
     active_params_b: Annotated[float, Field(strict=True, gt=0, le=100_000, allow_inf_nan=False)] | None = None
     architecture: Architecture = "transformer"
@@ -71,7 +74,7 @@ class Model(_Strict):
         return self
 
 
-class Training(_Strict):
+class Training(Strict):
     tokens_b: PositiveBillions
     seq_len: Annotated[int, Field(strict=True, gt=0, le=10_000_000)] = 2048
     method: Method = "full"
@@ -79,7 +82,7 @@ class Training(_Strict):
     global_batch: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
 
 
-class Inference(_Strict):
+class Inference(Strict):
     mode: Mode = "online"
     peak_qps: Annotated[float, Field(strict=True, gt=0, le=10_000_000, allow_inf_nan=False)] = 1.0
     input_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] = 512
@@ -89,7 +92,7 @@ class Inference(_Strict):
     steps: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None  # diffusion denoising steps
 
 
-class Software(_Strict):
+class Software(Strict):
     framework: Framework = "pytorch"
     serving_stack: ServingStack = "none"
     custom_cuda_kernels: bool = False
@@ -98,38 +101,38 @@ class Software(_Strict):
     cuda_libraries: list[CudaLibrary] = Field(default_factory=list, max_length=16)
 
 
-class Deployment(_Strict):
+class Deployment(Strict):
     clouds: list[Cloud] = Field(default_factory=lambda: list[Cloud](["gcp"]), min_length=1, max_length=8)
     edge: bool = False
     region: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$")] | None = None
     pricing: Pricing = "on-demand"
 
 
-class Team(_Strict):
+class Team(Strict):
     tpu_experience: Experience = "none"
     gpu_experience: Experience = "some"
 
 
-class Goal(_Strict):
+class Goal(Strict):
     optimize: Optimize = "balanced"
     budget_usd: Annotated[float, Field(strict=True, gt=0, le=1e12, allow_inf_nan=False)] | None = None
 
 
-class Waiver(_Strict):
+class Waiver(Strict):
     rule: Annotated[str, Field(min_length=1, max_length=100)]
     reason: Annotated[str, Field(max_length=2000)] = ""
     owner: Annotated[str, Field(max_length=200)] | None = None
     expires: dt.date | None = None
 
 
-class Proposal(_Strict):
+class Proposal(Strict):
     accelerator: Annotated[str, Field(min_length=1, max_length=64)]
     count: Count
     hours: Annotated[float, Field(strict=True, gt=0, le=1_000_000, allow_inf_nan=False)]
     waivers: list[Waiver] = Field(default_factory=list, max_length=100)
 
 
-class Profile(_Strict):
+class Profile(Strict):
     name: Annotated[str, Field(min_length=1, max_length=200)]
     task: Task
     domain: Domain = "other"

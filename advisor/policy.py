@@ -11,27 +11,24 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from advisor.errors import InputError, Problem
+from advisor.models import Strict
 from advisor.validation import problems_from
 from advisor.yamlsrc import Document, load_file, read_text
 
 FailOn = Literal["error", "warning", "never"]
 
 
-class Thresholds(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
-
+class Thresholds(Strict):
     cost_over_best_percent: Annotated[float, Field(ge=0, le=100_000)] = 25.0
     cost_over_best_usd: Annotated[float, Field(ge=0, le=1e12)] = 0.0
     oversize_factor: Annotated[float, Field(ge=1, le=1000)] = 2.0
     hours_over_estimate_factor: Annotated[float, Field(ge=1, le=1000)] = 1.5
 
 
-class Policy(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
-
+class Policy(Strict):
     fail_on: FailOn = "error"
     thresholds: Thresholds = Field(default_factory=Thresholds)
     disabled_rules: list[Annotated[str, Field(max_length=100)]] = Field(default_factory=list, max_length=100)

@@ -22,7 +22,7 @@ from advisor.api import Context
 from advisor.catalog import Catalog
 from advisor.errors import InputError, UsageError
 from advisor.estimator import Estimate
-from advisor.fmt import hours, money
+from advisor.fmt import cell, hours, money
 from advisor.recommend import Recommendation, decide
 from advisor.yamlsrc import load_file
 
@@ -47,10 +47,6 @@ def seed_claims() -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- formatting
-
-
-def cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def source_link(src: str) -> str:

@@ -116,15 +116,20 @@ def test_text_view_shows_verdict_candidates_and_setup() -> None:
     assert "\x1b[" not in r.out  # NO_COLOR
 
 
-def test_user_rules_change_the_verdict(tmp_path: Path) -> None:
+def _rule_dir(tmp_path: Path, rule_id: str, when: str, effect: str, fires: str, not_fires: str) -> Path:
+    """A user rule directory holding one rule."""
     d = tmp_path / "rules"
     d.mkdir()
-    (d / "policy-gpu-only.yaml").write_text(
-        "id: policy-gpu-only\ntitle: Company policy\ncategory: platform\n"
-        "when: {field: facts.is_inference, op: eq, value: true}\neffect: {exclude: [tpu]}\n"
-        "reason: Our platform team runs GPUs only.\nsource: https://example.com/policy\n"
-        "examples:\n  fires: [{task: inference}]\n  not_fires: [{task: training}]\n"
+    (d / f"{rule_id}.yaml").write_text(
+        f"id: {rule_id}\ntitle: t\ncategory: platform\nwhen: {when}\neffect: {effect}\n"
+        f"reason: A policy.\nsource: https://example.com/policy\nexamples:\n  fires: [{fires}]\n  not_fires: [{not_fires}]\n"
     )
+    return d
+
+
+def test_user_rules_change_the_verdict(tmp_path: Path) -> None:
+    d = _rule_dir(tmp_path, "policy-gpu-only", "{field: facts.is_inference, op: eq, value: true}", "{exclude: [tpu]}",
+                  "{task: inference}", "{task: training}")
     r = run_cli("recommend", "profiles/llm-chatbot.yaml", "--rules", str(d), "--format", "json", "--no-flip")
     assert r.code == 0, r.err
     assert json.loads(r.out)["verdict"]["device"] == "gpu"
@@ -163,11 +168,7 @@ def test_aws_team_gets_aws_setup_and_no_gcp_machine_names() -> None:
 
 
 def test_every_family_excluded_is_warned(tmp_path: Path) -> None:
-    d = tmp_path / "rules"
-    d.mkdir()
-    (d / "exclude-all.yaml").write_text(
-        "id: exclude-all\ntitle: t\nwhen: {field: model.params_b, op: gt, value: 0}\neffect: {exclude: [tpu, gpu, cpu, edge]}\n"
-        "reason: r\nsource: https://example.com\nexamples:\n  fires: [{model: {params_b: 1}}]\n  not_fires: [{model: {params_b: 0.0000001}}]\n"
-    )
+    d = _rule_dir(tmp_path, "exclude-all", "{field: model.params_b, op: gt, value: 0}", "{exclude: [tpu, gpu, cpu, edge]}",
+                  "{model: {params_b: 1}}", "{model: {params_b: 0.0000001}}")
     out = json.loads(run_cli("recommend", "profiles/llm-chatbot.yaml", "--rules", str(d), "--format", "json", "--no-flip").out)
     assert any("every device family is excluded" in w for w in out["warnings"])

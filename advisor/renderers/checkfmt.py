@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
 from advisor import __version__
-from advisor.fmt import hours, money
+from advisor.fmt import cell, hours, money
 
 if TYPE_CHECKING:
     from advisor.check import CheckReport, ProposalResult
@@ -20,10 +20,6 @@ SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 ICON = {"pass": "✅", "warning": "⚠️", "error": "❌", "skipped": "➖"}
 INFO_URI = "https://github.com/advisor-project/advisor"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 # --------------------------------------------------------------------------- markdown
@@ -64,7 +60,7 @@ def markdown(report: CheckReport) -> str:
             b = r.chosen
             recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else "none feasible"
             found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
-            lines.append(f"| {ICON[r.status]} | `{_cell(r.label)}` | {asks} | {money(r.proposal_cost)} | {recd} | {money(b.cost_usd) if b else '-'} | {found} |")
+            lines.append(f"| {ICON[r.status]} | `{cell(r.label)}` | {asks} | {money(r.proposal_cost)} | {recd} | {money(b.cost_usd) if b else '-'} | {found} |")
         details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
         for r in details if need else []:
             lines += ["", _details(r)]
