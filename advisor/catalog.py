@@ -54,6 +54,9 @@ class Specs(Strict):
     memory_bandwidth_gbps: Positive
     interconnect: Annotated[str, Field(max_length=500)] | None = None
     interconnect_gbps: Positive | None = None
+    # Network bandwidth per chip between nodes (GPU) or between slices (TPU, DCN), in Gbit/s:
+    # what data-parallel traffic crosses once a job outgrows one NVLink node or one ICI slice.
+    scale_out_gbit_per_chip: Positive | None = None
     tdp_w: Positive | None = None
     source: SourceIds
     as_of: dt.date
@@ -145,14 +148,68 @@ class Accelerator(Strict):
         # so the 16-bit peak applies; the memory model still counts 4 bytes per weight.
         return self.peak_bf16_flops
 
-    def counts(self) -> list[int]:
-        """Valid chip counts: TPU slices (and multislice), GPU 1/2/4/8 per node then whole nodes."""
+    @property
+    def node_chips(self) -> int:
+        """Chips in one fast domain: a GPU node (NVLink) or, for TPUs, the largest single slice (ICI)."""
+        if self.device == "tpu":
+            return max(sl.chips for sl in self.shapes.slices or [])
+        return self.shapes.gpus_per_node or 8
+
+    def _multislice_bases(self) -> list[int]:
+        """Slice sizes that can be repeated over DCN (multislice needs multi-host slices)."""
+        return sorted({sl.chips for sl in self.shapes.slices or [] if (sl.hosts or 1) > 1})
+
+    def max_chips(self) -> int:
+        """The largest real shape: the largest published multislice / cluster for this chip."""
         s = self.shapes
         if self.device == "tpu":
-            assert s.slices is not None
-            out = sorted({sl.chips for sl in s.slices})
-            biggest = out[-1]
-            out += [biggest * k for k in range(2, s.max_slices + 1) if k & (k - 1) == 0]
+            return self.node_chips * s.max_slices
+        assert s.gpus_per_node
+        return s.gpus_per_node * max(s.max_nodes or 1, 1)
+
+    def is_shape(self, n: int) -> bool:
+        """A count the cloud (or a cluster of whole nodes) really provides."""
+        s = self.shapes
+        if n < 1 or n > self.max_chips():
+            return False
+        if self.device == "tpu":
+            if self.slice_for(n) is not None:
+                return True
+            return any(n % b == 0 and 2 <= n // b <= s.max_slices for b in self._multislice_bases())
+        assert s.gpus_per_node and s.partial_node_counts
+        return n in s.partial_node_counts or (n % s.gpus_per_node == 0)
+
+    def round_up(self, n: int) -> int | None:
+        """The smallest real shape with at least ``n`` chips (None past the largest)."""
+        n = max(1, int(n))
+        s = self.shapes
+        if n > self.max_chips():
+            return None
+        if self.device == "tpu":
+            options = [sl.chips for sl in s.slices or [] if sl.chips >= n]
+            for b in self._multislice_bases():
+                k = max(2, -(-n // b))
+                if k <= s.max_slices:
+                    options.append(k * b)
+            # fewest chips; on a tie, the fewest slices (the larger slice)
+            return min(options) if options else None
+        per = s.gpus_per_node or 8
+        if n <= per:
+            return min([c for c in s.partial_node_counts or [] if c >= n] or [per])
+        return -(-n // per) * per
+
+    def ladder(self) -> list[int]:
+        """Representative real shapes, roughly doubling, from the smallest to the largest."""
+        s = self.shapes
+        if self.device == "tpu":
+            out = sorted({sl.chips for sl in s.slices or []})
+            top = out[-1]
+            k = 2
+            while k <= s.max_slices:
+                out.append(k * top)
+                k *= 2
+            if s.max_slices > 1 and self.max_chips() not in out:
+                out.append(self.max_chips())
             return out
         assert s.gpus_per_node and s.partial_node_counts
         out = sorted(set(s.partial_node_counts))
@@ -160,7 +217,13 @@ class Accelerator(Strict):
         while nodes <= (s.max_nodes or 1):
             out.append(nodes * s.gpus_per_node)
             nodes *= 2
+        if (s.max_nodes or 1) > 1 and self.max_chips() not in out:
+            out.append(self.max_chips())
         return out
+
+    def counts(self) -> list[int]:
+        """Valid chip counts to list (a doubling ladder; every whole-node or multislice count is valid too)."""
+        return self.ladder()
 
     def slice_for(self, chips: int) -> Slice | None:
         for sl in self.shapes.slices or []:
