@@ -268,7 +268,7 @@ def _min_feasible_count(lp: LoadedProfile, ctx: Context) -> int | None:
     profile = lp.profile
     assert profile.proposal is not None
     acc = ctx.catalog.get(profile.proposal.accelerator)
-    for n in acc.counts():
+    for n in candidate_counts(profile, acc, ctx.constants):
         e = estimate(profile, acc, n, ctx.constants)
         ok = e.fits_memory and e.meets_deadline is not False and e.meets_latency is not False
         if ok and profile.inference is not None and profile.task == "inference":
@@ -329,9 +329,10 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
     if budget is not None and result.proposal_cost is not None and result.proposal_cost > budget:
         unit = "" if profile.is_training else " per month"
         add("proposal-over-budget", f"{prop.count} x {acc.id} for {prop.hours:g} h costs {money(result.proposal_cost)}{unit}, over the {money(budget)} budget.", line_of("hours"))
-    if prop.count not in acc.counts():
-        bigger = [n for n in acc.counts() if n >= prop.count]
-        add("proposal-not-a-real-shape", f"{acc.id} comes in {', '.join(map(str, acc.counts()[:10]))}{'...' if len(acc.counts()) > 10 else ''} chips; {prop.count} will be provisioned as {bigger[0] if bigger else 'a larger shape'}.", line_of("count"))
+    if not acc.is_shape(prop.count):
+        up = acc.round_up(prop.count)
+        unit = "slices (or identical multi-host slices over DCN)" if acc.device == "tpu" else f"{'/'.join(map(str, acc.shapes.partial_node_counts or []))} GPUs per VM and whole {acc.node_chips}-GPU nodes"
+        add("proposal-not-a-real-shape", f"{acc.id} comes in {unit}, up to {acc.max_chips():,} chips; {prop.count} will be provisioned as {up if up else 'more than the largest published cluster'}.", line_of("count"))
 
     # Compared with the best feasible alternative of any family the recommender allows.
     pool = [b for d, b in rec.decision.best_by_device.items() if b is not None and d not in excluded]

@@ -76,12 +76,28 @@ class Overheads(Strict):
     startup_minutes: Range
 
 
+class PowerLaw(Strict):
+    coefficient: Annotated[float, Field(gt=0)]
+    exponent: float
+    source: SourceIds
+    note: str | None = None
+
+
 class Scaling(Strict):
-    tpu_loss_per_doubling: Value
-    gpu_loss_per_doubling: Value
-    default_global_batch_tokens: Value
+    batch_size_law: PowerLaw
     default_finetune_batch_tokens: Value
     max_model_parallel: Value
+    max_pipeline_parallel: Value
+    pipeline_virtual_stages: Value
+    dp_bytes_per_param_full: Value
+    network_efficiency: Value
+    dp_overlap: Value
+    default_scale_out_gbit_per_chip: Value
+    pcie_gbyte_per_s: Value
+    failure_rate_per_chip_hour: Value
+    failure_cost_hours: Value
+    default_deadline_hours: Value
+    knee_speedup_per_doubling: Value
 
 
 class RequestFlops(Strict):
@@ -115,6 +131,7 @@ class Scoring(Strict):
     confidence_scale_points: Value
     balanced_cost_slack: Value
     time_cost_slack: Value
+    balanced_deadline_margin: Value
 
 
 @dataclass(frozen=True)

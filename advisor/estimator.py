@@ -17,10 +17,13 @@ its sources, is documented in docs/estimator.md:
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor import sizing
 from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants, Range
 from advisor.models import Profile
@@ -68,6 +71,9 @@ class Estimate:
     latency_ms: float | None = None
     replicas: int | None = None
     usd_per_million_tokens: float | None = None
+    parallelism: dict[str, Any] | None = None
+    past_knee: bool = False
+    owned_chips: int | None = None  # the team owns this many of the accelerator
     feasible: bool = True
     why_not: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -107,6 +113,10 @@ class Estimate:
                 replicas=self.replicas,
                 usd_per_million_tokens=_r(self.usd_per_million_tokens, 4),
             )
+        if self.parallelism is not None:
+            out["parallelism"] = self.parallelism
+        if self.owned_chips is not None:
+            out["owned_chips"] = self.owned_chips
         out.update(feasible=self.feasible, why_not=self.why_not, warnings=list(self.warnings))
         out["assumptions"] = self.assumptions
         return out
@@ -290,20 +300,12 @@ def shape_name(acc: Accelerator, count: int) -> str:
     return f"{nodes} x {mt.get(per) or f'{per} x {acc.id}'}"
 
 
-def _scaling_efficiency(c: Constants, acc: Accelerator, count: int) -> float:
-    """Loss per doubling beyond one node (GPU) or one base slice (TPU, 8 chips)."""
-    base = 8 if acc.device == "tpu" else (acc.shapes.gpus_per_node or 8)
-    if count <= base:
-        return 1.0
-    loss = (c.estimator.scaling.tpu_loss_per_doubling if acc.device == "tpu" else c.estimator.scaling.gpu_loss_per_doubling).value
-    return float((1.0 - loss) ** math.log2(count / base))
-
-
 # --------------------------------------------------------------------------- training
 
 
-def _training_memory(profile: Profile, c: Constants, shape: Shape, count: int) -> tuple[float, dict[str, Any]]:
-    """Bytes per chip under full sharding of weights, grads and optimiser (ZeRO-3 / FSDP)."""
+def _training_memory(profile: Profile, c: Constants, shape: Shape) -> tuple[float, float, float, dict[str, Any]]:
+    """(state bytes, activation bytes of one sequence, overhead factor, notes): weights, gradients
+    and optimiser state are fully sharded (ZeRO-3 / FSDP); activations are divided by tensor parallelism."""
     assert profile.training is not None
     t = profile.training
     m = c.estimator.memory
@@ -322,24 +324,22 @@ def _training_memory(profile: Profile, c: Constants, shape: Shape, count: int) -
         trainable = n * c.estimator.fine_tuning.lora_trainable_fraction.value
         state = n * base_bytes + trainable * (2.0 * 2 + m.optimizer_bytes_per_param_full.value)
         sharding = f"frozen base weights ({base_bytes:g} B/param) and adapter state sharded over all chips"
-    # Checkpointed activations for one sequence per chip: the layer inputs kept
+    # Checkpointed activations for one sequence: the layer inputs kept
     # (2 B x hidden x layers per token) plus one layer's working set re-computed
     # (34 x hidden bytes per token; Korthikanti et al. 2022, eq. 2, flash attention).
-    seq = t.seq_len
-    activations = seq * shape.hidden * (2.0 * shape.layers + 34.0)
+    activations = t.seq_len * shape.hidden * (2.0 * shape.layers + 34.0)
     overhead = 1.0 + m.activation_overhead_fraction.value
-    per_chip = (state / count + activations) * overhead
-    return per_chip, {
+    return state, activations, overhead, {
         "sharding": sharding,
         "state_gb_total": round(state / 1e9, 2),
-        "activations_gb_per_chip": round(activations / 1e9, 3),
+        "activations_gb_per_sequence": round(activations / 1e9, 3),
     }
 
 
-def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constants) -> Estimate:
+def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constants, *, owned_chips: int | None = None) -> Estimate:
     assert profile.training is not None
     t = profile.training
-    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "training")
+    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "training", owned_chips=owned_chips)
     shape = model_shape(profile)
     n_active = profile.active_params_b * 1e9
     tokens = t.tokens_b * 1e9
@@ -351,9 +351,23 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     small = c.estimator.small_model_factor
     size_factor = small.value if profile.active_params_b < small.applies_below_params_b else 1.0
     peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
-    eff = _scaling_efficiency(c, acc, count) * size_factor
     ov = c.estimator.overheads
     compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if acc.device == "tpu" else 0.0)
+
+    state, activations, overhead, mem_notes = _training_memory(profile, c, shape)
+    plan, per_chip = sizing.plans(
+        profile, acc, count, c, mfu=mfu.expected * size_factor, layers=shape.layers, hidden=shape.hidden,
+        activation_bytes=activations, state_bytes=state, overhead=overhead,
+    )
+    cap = acc.specs.memory_gib * GIB
+    e.memory_per_chip_gb = per_chip / 1e9
+    e.memory_capacity_gb = cap / 1e9
+    e.fits_memory = per_chip <= cap
+    scale = plan.efficiency if plan is not None else 1.0
+    eff = scale * size_factor
+    if plan is None and e.fits_memory:
+        seqs = int(sizing.global_batch_tokens(profile, c) // t.seq_len)
+        e.why_not = f"more chips than the batch can use ({seqs} sequences per step; set training.global_batch if yours is larger)"
 
     def hours(util: float) -> float:
         return flops / (count * peak * util * eff) / 3600 + compile_h
@@ -362,12 +376,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     e.hours_low = hours(mfu.high)
     e.hours_high = hours(mfu.low)
     e.tokens_per_second = tokens / max((e.hours - compile_h) * 3600, 1e-9)
-
-    per_chip, mem_notes = _training_memory(profile, c, shape, count)
-    cap = acc.specs.memory_gib * GIB
-    e.memory_per_chip_gb = per_chip / 1e9
-    e.memory_capacity_gb = cap / 1e9
-    e.fits_memory = per_chip <= cap
+    e.parallelism = plan.to_json() if plan is not None else None
 
     _price(e, profile, acc, (e.hours or 0.0) * count)
     if t.deadline_hours is not None:
@@ -381,12 +390,17 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         "stack": stack,
         "mfu": {"low": mfu.low, "expected": mfu.expected, "high": mfu.high, "source": mfu.source},
         "peak_tflops_per_chip": round(peak / 1e12, 1),
-        "scaling_efficiency": round(eff / size_factor, 3),
+        "scaling_efficiency": round(scale, 3),
+        "global_batch_tokens": round(sizing.global_batch_tokens(profile, c)),
         "small_model_factor": size_factor,
         "memory": mem_notes,
         "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "approximated": list(shape.approximated)},
     }
     e.assumptions["startup_hours"] = round(compile_h, 3)
+    target, stated = training_target_hours(profile, c)
+    e.assumptions["target_hours"] = target
+    if not stated:
+        e.assumptions["target_hours_note"] = f"no training.deadline_hours: sized to finish within the default {target:g} h"
     if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
         e.feasible, e.why_not = False, "no FP64 arithmetic on this accelerator"
     _feasibility(e, profile, acc)
@@ -397,11 +411,11 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
 
 
 def estimate_inference(
-    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None
+    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None
 ) -> Estimate:
     assert profile.inference is not None
     inf = profile.inference
-    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference")
+    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference", owned_chips=owned_chips)
     ic = c.estimator.inference
     mbu = ic.tpu_decode_bandwidth_utilisation if acc.device == "tpu" and ic.tpu_decode_bandwidth_utilisation else ic.decode_bandwidth_utilisation
     pre = ic.prefill_mfu
@@ -564,6 +578,9 @@ def _price(
     chip_hours: float,
     chip_hours_range: tuple[float, float] | None = None,
 ) -> None:
+    if e.owned_chips is not None:
+        e.shape = f"{e.count} x {acc.id} (owned)"
+        return  # already paid for: compared in chip-hours within what is owned
     p = price_for(profile, acc, e.count)
     if p.warning:
         e.warnings.append(p.warning)
@@ -587,7 +604,11 @@ def _feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
     reasons: list[str] = []
     if e.why_not:
         reasons.append(e.why_not)
-    if not offered_on(acc, list(profile.deployment.clouds)):
+    if e.owned_chips is not None:
+        need = e.count * (e.replicas or 1)
+        if need > e.owned_chips:
+            reasons.append(f"needs {need} {acc.id}, {e.owned_chips} owned")
+    elif not offered_on(acc, list(profile.deployment.clouds)):
         reasons.append(f"not offered on {', '.join(profile.deployment.clouds)}")
     if not e.fits_memory:
         reasons.append(f"needs {e.memory_per_chip_gb:.1f} GB per chip, has {e.memory_capacity_gb:.1f} GB")
@@ -603,33 +624,146 @@ def _feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
     e.why_not = "; ".join(dict.fromkeys(reasons)) or None
 
 
-def estimate(profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None) -> Estimate:
+def estimate(
+    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None
+) -> Estimate:
+    """One configuration; ``owned_chips``: the team owns that many of ``acc`` (no price, sized within them)."""
     if profile.is_training:
-        return estimate_training(profile, acc, count, c)
-    return estimate_inference(profile, acc, count, c, batch=batch)
+        return estimate_training(profile, acc, count, c, owned_chips=owned_chips)
+    return estimate_inference(profile, acc, count, c, batch=batch, owned_chips=owned_chips)
 
 
-def max_training_chips(profile: Profile, acc: Accelerator, c: Constants) -> int:
-    """Data parallelism stops at one sequence per replica; tensor parallelism (up to
-    ``max_model_parallel``) only as far as the bf16 weights need it to fit half a chip."""
+_SHAPES: dict[int, tuple[Accelerator, list[int]]] = {}
+
+
+def real_shapes(acc: Accelerator) -> list[int]:
+    """Every real shape of ``acc`` in increasing order (whole nodes, slices and multislices)."""
+    hit = _SHAPES.get(id(acc))
+    if hit is not None and hit[0] is acc:
+        return hit[1]
+    s = acc.shapes
+    if acc.device == "tpu":
+        found = {sl.chips for sl in s.slices or []}
+        for sl in s.slices or []:
+            if (sl.hosts or 1) > 1:
+                found.update(k * sl.chips for k in range(2, s.max_slices + 1))
+        out = sorted(found)
+    else:
+        per = s.gpus_per_node or 8
+        out = sorted(set(s.partial_node_counts or [])) + [k * per for k in range(2, (s.max_nodes or 1) + 1)]
+    _SHAPES[id(acc)] = (acc, out)
+    return out
+
+
+def _first(shapes: list[int], lo: int, hi: int, ok: Any) -> int | None:
+    """The smallest index in [lo, hi] whose shape satisfies the monotone predicate ``ok``."""
+    if lo > hi or not ok(shapes[hi]):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(shapes[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def training_target_hours(profile: Profile, c: Constants) -> tuple[float, bool]:
+    """(hours the run should finish in, whether the profile stated it)."""
     assert profile.training is not None
-    t = profile.training
-    sc = c.estimator.scaling
-    batch_tokens = (sc.default_global_batch_tokens if t.method == "full" else sc.default_finetune_batch_tokens).value
-    seqs = t.global_batch or max(1, int(batch_tokens // t.seq_len))
-    weights = profile.model.params_b * 1e9 * 2.0
-    need = max(1, math.ceil(weights / (0.5 * acc.specs.memory_gib * GIB)))
-    mp = min(int(sc.max_model_parallel.value), 1 << (need - 1).bit_length())
-    return seqs * mp
+    if profile.training.deadline_hours is not None:
+        return profile.training.deadline_hours, True
+    return c.estimator.scaling.default_deadline_hours.value, False
+
+
+def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, owned_chips: int | None = None) -> list[Estimate]:
+    """A doubling ladder of real shapes, plus the solved counts: the smallest that fits memory,
+    the smallest that meets the deadline (and the deadline with the balanced margin); counts
+    past the knee (doubling speeds up by less than ``knee_speedup_per_doubling``) are marked."""
+    shapes = real_shapes(acc)
+    if owned_chips is not None:  # sized within what the team owns
+        shapes = sorted({n for n in shapes if n <= owned_chips} | {owned_chips})
+    memo: dict[int, Estimate] = {}
+
+    def est(n: int) -> Estimate:
+        if n not in memo:
+            memo[n] = estimate_training(profile, acc, n, c, owned_chips=owned_chips)
+        return memo[n]
+
+    ladder = [n for n in acc.ladder() if n <= shapes[-1]]
+    if owned_chips is not None and owned_chips not in ladder:
+        ladder.append(owned_chips)
+    usable = []
+    for n in ladder:  # stop once the batch cannot fill the chips
+        if est(n).parallelism is None and est(n).fits_memory:
+            break
+        usable.append(n)
+    ladder = usable or ladder[:1]
+
+    def index(n: int) -> int:
+        return bisect.bisect_left(shapes, n)
+    # smallest count that fits memory
+    fit_at = next((n for n in ladder if est(n).fits_memory), None)
+    if fit_at is not None:
+        prev = max([n for n in ladder if n < fit_at], default=0)
+        lo = index(prev) + 1 if prev else 0
+        i = _first(shapes, lo, index(fit_at), lambda n: est(n).fits_memory)
+        fit_at = shapes[i] if i is not None else fit_at
+        # the knee: past it, a doubling buys less than the stated speed-up
+        knee_speed = c.estimator.scaling.knee_speedup_per_doubling.value
+        knee = ladder[-1]
+        fitting = [n for n in ladder if n >= fit_at and est(n).parallelism is not None]
+        for a, b in itertools.pairwise(fitting):
+            ha, hb = est(a).hours or 0.0, est(b).hours or 0.0
+            per_doubling = (ha / hb) ** (1.0 / max(math.log2(b / a), 1e-9)) if hb > 0 else 0.0
+            if per_doubling < knee_speed:
+                knee = a
+                break
+        target, _stated = training_target_hours(profile, c)
+        margin = c.scoring.balanced_deadline_margin.value
+        goals = {"cost": [target], "balanced": [target * (1.0 - margin), target], "time": []}[profile.goal.optimize]
+        for goal in goals:
+            if _solve_count(shapes, est, fitting, knee, goal) is not None:
+                break
+        for n, e in memo.items():
+            e.past_knee = n > knee
+    return [memo[n] for n in sorted(memo)]
+
+
+def _round_up_in(shapes: list[int], n: int) -> int | None:
+    i = bisect.bisect_left(shapes, n)
+    return shapes[i] if i < len(shapes) else None
+
+
+def _solve_count(shapes: list[int], est: Any, fitting: list[int], knee: int, goal: float) -> int | None:
+    """The smallest real shape that finishes within ``goal`` hours, solved from the time model:
+    from the largest ladder count that is too slow, scale the count by how far it misses
+    (linear scaling under-shoots, since efficiency falls with the count) and round up to a
+    real shape, until it meets the goal."""
+    slow = [n for n in fitting if n <= knee and (est(n).hours or math.inf) > goal]
+    fast = [n for n in fitting if n <= knee and (est(n).hours or math.inf) <= goal]
+    if not fast:
+        return None
+    n = slow[-1] if slow and slow[-1] < fast[0] else fast[0]
+    for _ in range(12):
+        e = est(n)
+        hours = e.hours or math.inf
+        if e.parallelism is not None and hours <= goal:
+            return n
+        startup = float(e.assumptions.get("startup_hours") or 0.0)
+        need = n * (hours - startup) / max(goal - startup, 1e-9)
+        nxt = _round_up_in(shapes, max(math.ceil(need), n + 1))
+        if nxt is None or nxt >= fast[0]:
+            return fast[0]
+        n = nxt
+    return fast[0]
 
 
 def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[int]:
     """Real shapes worth estimating for this workload."""
-    counts = acc.counts()
     if profile.is_training:
-        limit = max_training_chips(profile, acc, c)
-        # keep at least the smallest shape, and shapes that may be needed to hold the model
-        return [n for n in counts if n <= max(limit, counts[0])] or counts[:1]
+        return [e.count for e in training_candidates(profile, acc, c)]
+    counts = acc.counts()
     # Serving: one host per replica (vLLM TPU multi-host serving is not validated);
     # fall back to larger shapes only when nothing single-host holds the weights.
     if acc.device == "tpu":
@@ -641,7 +775,20 @@ def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[i
 
 def all_candidates(profile: Profile, catalog: Catalog, c: Constants) -> list[Estimate]:
     out: list[Estimate] = []
+    allowed = {catalog.resolve(a) or a for a in profile.deployment.accelerators or []}
+    for own in profile.deployment.owned or []:
+        acc = catalog.get(own.accelerator)
+        if profile.is_training:
+            out.extend(training_candidates(profile, acc, c, owned_chips=own.count))
+        else:
+            counts = [n for n in candidate_counts(profile, acc, c) if n <= own.count] or [own.count]
+            out.extend(estimate(profile, acc, n, c, owned_chips=own.count) for n in counts)
     for acc in catalog.accelerators.values():
+        if allowed and acc.id not in allowed:
+            continue
+        if profile.is_training:
+            out.extend(training_candidates(profile, acc, c))
+            continue
         counts = candidate_counts(profile, acc, c)
         ests = [estimate(profile, acc, n, c) for n in counts]
         if profile.task == "inference" and not any(x.fits_memory for x in ests):
@@ -651,33 +798,56 @@ def all_candidates(profile: Profile, catalog: Catalog, c: Constants) -> list[Est
     return out
 
 
+def basis(x: Estimate) -> float:
+    """What a configuration costs: dollars where priced, else chip-hours (never 'free')."""
+    if x.cost_usd is not None:
+        return x.cost_usd
+    return x.count * (x.replicas or 1) * (x.hours or 0.0)
+
+
 def best(
     cands: list[Estimate], objective: str, c: Constants, device: str | None = None
 ) -> Estimate | None:
-    """The best feasible, priced candidate (of ``device``) for ``objective``."""
-    pool = [x for x in cands if x.feasible and x.priced and (device is None or x.device == device)]
+    """The best feasible candidate (of ``device``) for ``objective``.
+
+    Priced candidates are compared in dollars; when nothing feasible is priced (on-prem,
+    unpriced chips) in chip-hours. Training: ``cost`` is the cheapest that meets the deadline
+    (or the stated default), ``time`` the fastest not past the knee, ``balanced`` the cheapest
+    that meets the deadline with the balanced margin. Serving: the cheapest, or the fastest
+    within the stated cost slack.
+    """
+    mine = [x for x in cands if device is None or x.device == device]
+    feasible = [x for x in mine if x.feasible]
+    owned = [x for x in feasible if x.owned_chips is not None]
+    pool = owned or [x for x in feasible if x.priced]
+    if not pool and not any(x.usd_per_chip_hour is not None for x in mine):
+        pool = feasible  # nothing priced on the allowed clouds (on-prem, say): compare chip-hours
     if not pool:
-        # Nothing priced at all on the allowed clouds (on-prem, say): size it anyway, by speed.
-        mine = [x for x in cands if device is None or x.device == device]
-        unpriced = [x for x in mine if x.feasible]
-        if not unpriced or any(x.usd_per_chip_hour is not None for x in mine):
-            return None
-        return min(unpriced, key=lambda x: ((x.hours if x.mode == "training" else x.latency_ms) or 0.0, x.count, x.accelerator))
+        return None
 
     def key_cost(x: Estimate) -> tuple[float, float, str, int]:
-        return (x.cost_usd or 0.0, x.hours or 0.0, x.accelerator, x.count)
+        return (basis(x), x.hours or 0.0, x.accelerator, x.count)
 
     def key_time(x: Estimate) -> tuple[float, float, str, int]:
         speed = x.hours if x.mode == "training" else (x.latency_ms or 0.0)
-        return (speed or 0.0, x.cost_usd or 0.0, x.accelerator, x.count)
+        return (speed or 0.0, basis(x), x.accelerator, x.count)
 
-    if objective == "cost":
-        return min(pool, key=key_cost)
+    if pool[0].mode == "training":
+        deadline = pool[0].assumptions.get("target_hours") or math.inf
+        in_time = [x for x in pool if (x.hours or math.inf) <= deadline]
+        if objective == "time":
+            return min([x for x in pool if not x.past_knee] or pool, key=key_time)
+        if objective == "balanced":
+            margin = c.scoring.balanced_deadline_margin.value
+            early = [x for x in in_time if (x.hours or math.inf) <= deadline * (1.0 - margin)]
+            if early:
+                return min(early, key=key_cost)
+        if in_time:
+            return min(in_time, key=key_cost)
+        return min([x for x in pool if not x.past_knee] or pool, key=key_time)
     cheapest = min(pool, key=key_cost)
-    if objective == "time":
-        slack = 1.0 + c.scoring.time_cost_slack.value
-        near = [x for x in pool if (x.cost_usd or 0.0) <= (cheapest.cost_usd or 0.0) * slack]
-        return min(near, key=key_time)
-    slack = 1.0 + c.scoring.balanced_cost_slack.value
-    near = [x for x in pool if (x.cost_usd or 0.0) <= (cheapest.cost_usd or 0.0) * slack]
+    if objective == "cost":
+        return cheapest
+    slack = 1.0 + (c.scoring.time_cost_slack.value if objective == "time" else c.scoring.balanced_cost_slack.value)
+    near = [x for x in pool if basis(x) <= basis(cheapest) * slack]
     return min(near, key=key_time)

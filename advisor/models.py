@@ -101,11 +101,20 @@ class Software(Strict):
     cuda_libraries: list[CudaLibrary] = Field(default_factory=list, max_length=16)
 
 
+class Owned(Strict):
+    accelerator: Annotated[str, Field(min_length=1, max_length=64)]
+    count: Annotated[int, Field(strict=True, ge=1, le=1_000_000)]
+
+
 class Deployment(Strict):
     clouds: list[Cloud] = Field(default_factory=lambda: list[Cloud](["gcp"]), min_length=1, max_length=8)
     edge: bool = False
     region: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$")] | None = None
     pricing: Pricing = "on-demand"
+    # Only these catalog ids are considered (a team with access to one chip, a published chip).
+    accelerators: Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=64)] | None = None
+    # Hardware the team already has: sized within it first (no price: chip-hours), more only if it is not enough.
+    owned: Annotated[list[Owned], Field(max_length=64)] | None = None
 
 
 class Team(Strict):

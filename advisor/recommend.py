@@ -23,7 +23,7 @@ from advisor import __version__
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
-from advisor.estimator import Estimate, all_candidates, best
+from advisor.estimator import Estimate, all_candidates, basis, best
 from advisor.facts import FieldReader
 from advisor.fmt import hours, money
 from advisor.knowledge import KnowledgeBase, Rule, SetupPath
@@ -102,6 +102,7 @@ class Decision:
     margin: float
     chosen: Estimate | None
     best_by_device: dict[str, Estimate | None]
+    feasible: bool = True  # False: nothing meets the constraints; ``chosen`` is the closest
 
 
 @dataclass
@@ -137,13 +138,16 @@ class Recommendation:
                 "accelerator": est.accelerator if est else None,
                 "count": est.count if est else None,
                 "shape": est.shape if est else None,
+                "feasible": d.feasible,
                 "confidence": round(self.confidence, 3),
                 "setup_path": self.setup.path.id if self.setup else None,
             },
             "scores": {k: round(v, 2) for k, v in d.scores.items()},
             "estimate": est.to_json() if est else None,
             "best_by_device": {k: (v.to_json() if v else None) for k, v in d.best_by_device.items()},
-            "candidates": [c.to_json() for c in self.candidates],
+            # one row per accelerator: its best configuration by the objective, else its closest to feasible
+            "candidates": [c.to_json() for c in self.table],
+            "configurations_evaluated": len(self.candidates),
             "contributions": [c.to_json() for c in d.contributions],
             "excluded": [x.to_json() for x in d.excluded],
             "setup": self.setup.to_json() if self.setup else None,
@@ -248,9 +252,16 @@ def decide(
         else:
             assert r.device is not None
             contributions.append(Contribution(r.id, r.device, r.points, r.reason, r.sources, r.title, r.fix))
-    out_set = {x.device for x in excluded}
     if cands is None:
         cands = all_candidates(profile, catalog, c)
+    if profile.deployment.accelerators:
+        for dev in ("tpu", "gpu"):
+            if not any(x.device == dev for x in cands):
+                excluded.append(Exclusion(
+                    dev, "deployment-accelerators", f"deployment.accelerators lists no {dev.upper()} accelerator",
+                    ("profile: deployment.accelerators",), f"add a {dev.upper()} catalog id to deployment.accelerators",
+                ))
+    out_set = {x.device for x in excluded}
     quant, best_by = _quantitative(profile, cands, c, out_set)
     contributions.extend(quant)
     scores = {d: 0.0 for d in DEVICES}
@@ -263,7 +274,34 @@ def decide(
     contributions.sort(key=lambda x: (-abs(x.points), x.rule, x.device))
     excluded.sort(key=lambda x: (x.device, x.rule))
     chosen = best_by.get(device) if device in ("tpu", "gpu") else None
-    return Decision(device, scores, contributions, excluded, margin, chosen, best_by), cands
+    feasible = chosen is not None or device not in ("tpu", "gpu")
+    if chosen is None and device in ("tpu", "gpu"):
+        chosen = closest([x for x in cands if x.device == device])
+    return Decision(device, scores, contributions, excluded, margin, chosen, best_by, feasible), cands
+
+
+def closest(cands: list[Estimate]) -> Estimate | None:
+    """The configuration nearest to feasible: it fits memory and is offered; training: the
+    fastest not past the knee (nearest the deadline); serving: the cheapest."""
+    usable = [x for x in cands if x.fits_memory and x.parallelism is not None] if cands and cands[0].mode == "training" else []
+    usable = usable or [x for x in cands if x.fits_memory] or cands
+    if not usable:
+        return None
+    if usable[0].mode == "training":
+        return min([x for x in usable if not x.past_knee] or usable, key=lambda x: (x.hours or math.inf, x.count, x.accelerator))
+    return min(usable, key=lambda x: (basis(x), x.accelerator, x.count))
+
+
+def feasibility_changes(profile: Profile, e: Estimate) -> list[str]:
+    """The smallest changes to the constraints that make ``e`` feasible."""
+    out: list[str] = []
+    if e.meets_deadline is False and profile.training is not None and e.hours:
+        out.append(f"training.deadline_hours: {profile.training.deadline_hours:g} -> {math.ceil(e.hours):g} makes {e.accelerator} x {e.count} feasible (the fastest before adding chips stops paying)")
+    if e.within_budget is False and e.cost_usd is not None:
+        out.append(f"goal.budget_usd: {profile.goal.budget_usd:g} -> {math.ceil(e.cost_usd):g} makes {e.accelerator} x {e.count} feasible")
+    if e.meets_latency is False and profile.inference is not None and e.latency_ms:
+        out.append(f"inference.latency_p99_ms: {profile.inference.latency_p99_ms:g} -> {math.ceil(e.latency_ms):g} makes {e.accelerator} x {e.count} feasible")
+    return out
 
 
 def confidence(margin: float, c: Constants) -> float:
@@ -450,11 +488,9 @@ def per_accelerator(cands: list[Estimate], chosen: Estimate | None, objective: s
         if chosen is not None and chosen.accelerator == acc:
             rows.append(chosen)
             continue
-        pick = best(mine, objective, c)
-        if pick is None:
-            fitting = [x for x in mine if x.fits_memory] or mine
-            pick = fitting[0]
-        rows.append(pick)
+        pick = best(mine, objective, c) or closest(mine)
+        if pick is not None:
+            rows.append(pick)
     return sorted(
         rows,
         key=lambda x: (not x.feasible, not x.priced, x.cost_usd if x.cost_usd is not None else math.inf, x.accelerator),
@@ -478,13 +514,23 @@ def recommend(
             "one regardless: resolve the conflicting constraints (see 'excluded')"
         )
     acc = catalog.accelerators.get(decision.chosen.accelerator) if decision.chosen else None
-    if decision.device in ("tpu", "gpu") and decision.chosen is None:
+    if decision.device in ("tpu", "gpu") and not decision.feasible:
+        near = decision.chosen
         warnings.append(
-            f"no feasible {decision.device.upper()} configuration in the catalog for this workload; "
-            "see the candidates' why_not and relax the deadline, latency or budget"
+            f"no feasible {decision.device.upper()} configuration in the catalog for this workload"
+            + (f"; the closest is {near.accelerator} x {near.count} ({near.why_not})" if near else "")
+            + "; see 'flip' for what makes it feasible"
         )
     if decision.chosen is not None:
         warnings.extend(decision.chosen.warnings)
+    owned = [x for x in cands if x.owned_chips is not None]
+    if owned and (decision.chosen is None or decision.chosen.owned_chips is None):
+        near = closest(owned)
+        if near is not None:
+            warnings.append(
+                f"the owned {near.owned_chips} x {near.accelerator} are not enough: "
+                f"{near.accelerator} x {near.count} {near.why_not}; the verdict uses other hardware"
+            )
     priced_somewhere = {x.accelerator for x in cands if x.usd_per_chip_hour is not None}
     unpriced = sorted({x.accelerator for x in cands if x.device in ("tpu", "gpu")} - priced_somewhere)
     if unpriced:
@@ -497,6 +543,8 @@ def recommend(
     setup = plan(path, placeholders(profile, acc, decision.chosen)) if path else None
     conf = confidence(decision.margin, c)
     flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
+    if not decision.feasible and decision.chosen is not None:
+        flip = feasibility_changes(profile, decision.chosen) + flip
     cands_sorted = sorted(
         cands,
         key=lambda x: (not x.feasible, not x.priced, x.cost_usd if x.cost_usd is not None else math.inf, x.accelerator, x.count),

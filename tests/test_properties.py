@@ -120,7 +120,11 @@ def test_recommend_never_crashes_and_is_deterministic(data: dict[str, Any]) -> N
     assert a["verdict"]["device"] in ("tpu", "gpu", "cpu", "edge")
     _finite_nonneg(a["estimate"], "estimate")
     _finite_nonneg(a["candidates"], "candidates")
-    if a["verdict"]["accelerator"]:
+    v = a["verdict"]
+    if v["device"] in ("tpu", "gpu") and a["candidates"]:
+        # a TPU/GPU verdict always names a configuration: the best feasible one, else the closest
+        assert v["accelerator"] and v["count"]
+    if v["accelerator"] and v["feasible"]:
         assert a["estimate"]["feasible"] and a["estimate"]["fits_memory"]
 
 

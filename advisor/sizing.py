@@ -1,0 +1,194 @@
+"""Parallelism plans and the scale model for training (docs/estimator.md, "Scale model").
+
+A configuration of ``n`` chips runs a plan of data x tensor x pipeline
+parallelism. The base MFU (rules/estimator.yaml ``training_mfu``) is what one
+fast domain reaches (an NVLink node, an ICI slice); beyond it the plan pays:
+
+* data-parallel traffic over the slow fabric (InfiniBand/RoCE between GPU nodes,
+  DCN between TPU slices), hidden behind compute up to ``dp_overlap``;
+* the pipeline bubble, (pp - 1) / (v x m) of the compute for v virtual stages
+  and m micro-batches per step (Narayanan et al. 2021);
+* goodput: interruptions arrive in proportion to the chips and each costs
+  ``failure_cost_hours`` of lost work and restart (Llama 3 paper).
+
+Tensor parallelism stays inside the fast domain, so its cost is part of the
+base MFU. The global batch (tokens per step) is the workload's: given, or from
+the DeepSeek LLM batch-size law; it bounds how many chips a run can use (at
+least one sequence per data-parallel replica).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from advisor.catalog import Accelerator
+    from advisor.constants import Constants
+    from advisor.models import Profile
+
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How ``data x tensor x pipeline`` chips share one training step, and what it costs."""
+
+    data: int
+    tensor: int
+    pipeline: int
+    micro_batches: int  # sequences per data-parallel replica per step
+    comm_exposed: float  # exposed data- and tensor-parallel communication, as a fraction of compute
+    bubble: float  # pipeline bubble, as a fraction of compute
+    goodput: float  # share of wall time spent on useful steps (interruptions)
+    fabric: str  # where data-parallel traffic flows
+
+    @property
+    def efficiency(self) -> float:
+        """Throughput relative to the base MFU on one fast domain."""
+        return self.goodput / (1.0 + self.comm_exposed + self.bubble)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "data": self.data,
+            "tensor": self.tensor,
+            "pipeline": self.pipeline,
+            "expert": 1,
+            "micro_batches_per_replica": self.micro_batches,
+            "comm_exposed_fraction": round(self.comm_exposed, 4),
+            "pipeline_bubble_fraction": round(self.bubble, 4),
+            "goodput": round(self.goodput, 4),
+            "data_parallel_fabric": self.fabric,
+        }
+
+
+def global_batch_tokens(profile: Profile, c: Constants) -> float:
+    """Tokens per optimiser step: given, else the DeepSeek LLM law B = a x C^b (pre-training)
+    or the fine-tuning default; at least one sequence."""
+    assert profile.training is not None
+    t = profile.training
+    if t.global_batch:
+        return float(t.global_batch * t.seq_len)
+    sc = c.estimator.scaling
+    if t.method != "full" or profile.task == "fine-tuning":
+        tokens = sc.default_finetune_batch_tokens.value
+    else:
+        compute = 6.0 * profile.active_params_b * 1e9 * t.tokens_b * 1e9
+        tokens = sc.batch_size_law.coefficient * compute ** sc.batch_size_law.exponent
+    return float(max(tokens, t.seq_len))
+
+
+def _powers(limit: int) -> list[int]:
+    out, k = [], 1
+    while k <= limit:
+        out.append(k)
+        k *= 2
+    return out
+
+
+def scale_out_bytes_per_s(acc: Accelerator, c: Constants) -> float:
+    gbit = acc.specs.scale_out_gbit_per_chip or c.estimator.scaling.default_scale_out_gbit_per_chip.value
+    return gbit * 1e9 / 8.0
+
+
+def plans(
+    profile: Profile, acc: Accelerator, n: int, c: Constants, *,
+    mfu: float, layers: int, hidden: int, activation_bytes: float, state_bytes: float, overhead: float,
+) -> tuple[Plan | None, float]:
+    """The fastest plan for ``n`` chips that fits memory, and its memory per chip in bytes.
+
+    ``activation_bytes``: checkpointed activations of one sequence (all layers, unsharded);
+    ``state_bytes``: weights, gradients and optimiser state (sharded over all chips).
+    Returns (None, smallest memory per chip) when no plan fits or the batch cannot fill n chips.
+    """
+    assert profile.training is not None
+    sc = c.estimator.scaling
+    t = profile.training
+    cap = acc.specs.memory_gib * GIB
+    seqs = max(1, int(global_batch_tokens(profile, c) // t.seq_len))
+    domain = acc.node_chips if acc.device == "gpu" else _slice_domain(acc, n)
+    tp_max = min(int(sc.max_model_parallel.value), domain, n)
+    pp_max = min(int(sc.max_pipeline_parallel.value), max(layers, 1))
+    n_params = profile.model.params_b * 1e9
+    grad_bytes = sc.dp_bytes_per_param_full.value if t.method == "full" else 2.0 * (0.5 if t.method == "qlora" else 2.0)
+    peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops
+    factor = _flops_factor(profile, c)
+    step_flops_per_chip = 6.0 * profile.active_params_b * 1e9 * factor * seqs * t.seq_len / n
+    t_compute = step_flops_per_chip / (peak * mfu)
+    crosses = n > domain
+    lam = sc.failure_rate_per_chip_hour.value
+    goodput = 1.0 / (1.0 + lam * n * sc.failure_cost_hours.value)
+    best: tuple[float, int, Plan] | None = None
+    least_mem = math.inf
+    v_max = int(sc.pipeline_virtual_stages.value)
+    bw = scale_out_bytes_per_s(acc, c) * sc.network_efficiency.value
+    hidden_time = sc.dp_overlap.value * t_compute
+    # Tensor parallelism beyond what memory needs costs its activation all-reduces, exposed:
+    # 8 b s h (tp - 1)/tp bytes per layer against 72 b s h^2 / tp FLOPs (Narayanan et al. 2021),
+    # i.e. (2/9) (tp - 1) peak MFU / (h bw) of the compute. The base MFU already includes the
+    # tensor parallelism memory asks for.
+    intra = (acc.specs.interconnect_gbps or sc.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0  # one direction
+    tp_unit = (2.0 / 9.0) * peak * mfu / (max(hidden, 1) * intra)
+    tp_mem = 0
+    for tp in _powers(tp_max):
+        mem = (state_bytes / n + activation_bytes / tp) * overhead
+        least_mem = min(least_mem, mem)
+        if mem > cap:
+            continue
+        tp_mem = tp_mem or tp
+        tp_cost = tp_unit * (tp - tp_mem)
+        for pp in _powers(pp_max) if crosses else [1]:
+            if n % (tp * pp):
+                continue
+            dp = n // (tp * pp)
+            if dp > seqs:
+                continue
+            m = seqs // dp
+            if crosses:
+                if acc.device == "tpu":
+                    # FSDP inside each slice (ICI), gradients all-reduced across slices over DCN.
+                    volume = 2.0 * 2.0 * n_params / max(domain, 1)
+                    fabric = "DCN between slices"
+                else:
+                    volume = grad_bytes * n_params / (tp * pp)
+                    fabric = "InfiniBand/RoCE between nodes"
+                exposed = max(0.0, volume / bw - hidden_time) / t_compute
+            else:
+                exposed, fabric = 0.0, "NVLink inside one node" if acc.device == "gpu" else "ICI inside one slice"
+            v = max(1, min(v_max, layers // pp))
+            bubble = (pp - 1) / (v * m) if pp > 1 else 0.0
+            plan = Plan(dp, tp, pp, m, exposed + tp_cost, bubble, goodput, fabric)
+            key = (-plan.efficiency, tp * pp)
+            if best is None or key < (best[0], best[1]):
+                best = (key[0], key[1], plan)
+    if best is None:
+        return None, least_mem
+    p = best[2]
+    return p, (state_bytes / n + activation_bytes / p.tensor) * overhead
+
+
+def max_useful_chips(profile: Profile, acc: Accelerator, c: Constants, layers: int) -> int:
+    """Past this, some data-parallel replica would get less than one sequence per step."""
+    assert profile.training is not None
+    sc = c.estimator.scaling
+    seqs = max(1, int(global_batch_tokens(profile, c) // profile.training.seq_len))
+    tp = min(int(sc.max_model_parallel.value), acc.node_chips)
+    pp = min(int(sc.max_pipeline_parallel.value), max(layers, 1))
+    return seqs * tp * pp
+
+
+def _slice_domain(acc: Accelerator, n: int) -> int:
+    """The ICI domain of a TPU configuration: the slice itself, or one slice of a multislice."""
+    if acc.slice_for(n) is not None:
+        return n
+    for sl in sorted(acc.shapes.slices or [], key=lambda s: -s.chips):
+        if n % sl.chips == 0 and (sl.hosts or 1) > 1:
+            return sl.chips
+    return acc.node_chips
+
+
+def _flops_factor(profile: Profile, c: Constants) -> float:
+    assert profile.training is not None
+    ft = c.estimator.fine_tuning
+    return {"full": 1.0, "lora": ft.lora_flops_factor.value, "qlora": ft.qlora_flops_factor.value}[profile.training.method]
