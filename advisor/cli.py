@@ -350,6 +350,10 @@ def check(
         write_atomic(output, text)
     elif text:
         _emit(text)
+    if report.invalid and not (fmt is CheckFormat.text and output is None):
+        # The good files were judged and reported; the bad ones also go to stderr (the text
+        # report on stdout already carries these very lines).
+        _note("".join(f"{p}\n" for p in report.problems))
     raise typer.Exit(report.exit_code)
 
 

@@ -238,7 +238,14 @@ def render_check(report: Any, console: Console) -> None:
         found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or ("-" if r.status != "skipped" else "no proposal")
         t.add_row(r.status, r.label, asks, money(r.proposal_cost) if p else "-",
                   f"{b.accelerator} x {b.count}" if b else "-", money(b.cost_usd) if b else "-", found, style=style[r.status])
+    for bad in report.invalid:
+        t.add_row("invalid", bad.path, "-", "-", "-", "-", f"{len(bad.problems)} input error(s)", style="red")
     _print_table(console, t)
+    for p in report.problems:
+        line = Text(f"{p.path}:{p.line}:{p.col}: ", style="bold")
+        line.append("error:", style="red")
+        line.append(f" {p.message}")
+        console.print(line)
     for r in report.results:
         for f in r.findings:
             tag = "waived " if f.waived else ""
@@ -250,7 +257,7 @@ def render_check(report: Any, console: Console) -> None:
     s = report.summary
     console.print(Text(
         f"{s['proposals']} proposal(s): {s['passed']} pass, {s['warning']} warning, {s['error']} error; "
-        f"{s['skipped']} skipped; {s['waived']} waived. catalog as of {report.catalog_as_of}", style="bold"))
+        f"{s['skipped']} skipped; {s['invalid']} invalid (not checked); {s['waived']} waived. catalog as of {report.catalog_as_of}", style="bold"))
     if report.diff is not None:
         d = report.diff
         console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {money(abs(d['cost_delta_usd'] or 0))}{' more' if (d['cost_delta_usd'] or 0) > 0 else ' less' if (d['cost_delta_usd'] or 0) < 0 else ''}")
