@@ -10,6 +10,7 @@ ends silently with 141, as if killed by SIGPIPE.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from enum import StrEnum
@@ -407,16 +408,28 @@ def _raise_interrupted(signum: int, frame: Any) -> None:
     raise Interrupted(signum)
 
 
-def _install_signal_handlers() -> None:
+def _install_signal_handlers() -> dict[int, Any]:
+    """SIGINT, SIGTERM and SIGHUP raise ``Interrupted`` (unless the parent set them to be
+    ignored); returns the previous handlers, which main() restores."""
     import signal
 
-    try:
-        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, _raise_interrupted)
-        if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:
-            signal.signal(signal.SIGHUP, _raise_interrupted)
-    except (ValueError, OSError, AttributeError):  # not the main thread, or no such signal here
-        pass
+    previous: dict[int, Any] = {}
+    for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL), (signal.SIGHUP, signal.SIG_DFL)):
+        try:
+            current = signal.getsignal(sig)
+            if current in (default, signal.SIG_DFL):
+                previous[sig] = signal.signal(sig, _raise_interrupted)
+        except (ValueError, OSError, AttributeError):  # not the main thread, or no such signal here
+            pass
+    return previous
+
+
+def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+    import signal
+
+    for sig, handler in previous.items():
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(sig, handler)
 
 
 def _guard_std_streams() -> None:
@@ -487,11 +500,18 @@ def _environment_failure(exc: OSError) -> NoReturn:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point with the one exception boundary."""
-    from advisor.errors import AdvisorError, InputError, environment_errno
-
     _guard_std_streams()
     _tolerate_encoding()
-    _install_signal_handlers()
+    previous = _install_signal_handlers()
+    try:
+        _run(argv)
+    finally:
+        _restore_signal_handlers(previous)
+
+
+def _run(argv: list[str] | None) -> NoReturn:
+    from advisor.errors import AdvisorError, InputError, environment_errno
+
     args = list(sys.argv[1:] if argv is None else argv)
     # Global flags are accepted anywhere on the line, not only before the command.
     debug = "--debug" in args
@@ -506,10 +526,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
             rv = app(args=args, prog_name="advisor", standalone_mode=False)
         except typer.Exit as exc:
             rv = exc.exit_code
+        except SystemExit:
+            if "PacifyFlushWrapper" in type(sys.stdout).__name__:  # typer's own exit(1) on EPIPE
+                raise BrokenPipeError(32, "broken pipe") from None
+            raise
         sys.stdout.flush()  # a full or closed stdout fails here, inside the boundary, not at exit
-    except typer.Abort:
-        _fail("aborted", 130)
-    except KeyboardInterrupt:
+    except (typer.Abort, KeyboardInterrupt):
         _fail("advisor: interrupted", 130)
     except Interrupted as exc:
         _fail("advisor: terminated" if exc.signum == 15 else "advisor: interrupted", 128 + exc.signum)
