@@ -10,10 +10,16 @@ others, and only when its HMAC verifies against a per-user random key kept apart
 from the cache (``$XDG_STATE_HOME/advisor/cache.key``), so a cache directory
 restored from elsewhere (a CI cache, say) is never unpickled. Anything unexpected
 falls back to loading the YAML. ``ADVISOR_NO_CACHE=1`` disables it.
+
+Faults of the environment never fail a run: an unwritable, full, read-only or
+vanished cache directory, sixteen runs sharing it at once, or a corrupted file
+all degrade to "no cache" (the YAML is loaded), and no temp file is left
+behind. Relative ``XDG_*`` values are ignored, as the XDG spec asks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -27,27 +33,43 @@ from typing import Any
 from advisor import __version__
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "advisor"
+def _xdg(variable: str, *default: str) -> Path | None:
+    """``$VARIABLE``, or ``~/<default>``; None when neither is an absolute path."""
+    value = os.environ.get(variable, "")
+    if os.path.isabs(value):
+        return Path(value)
+    home = os.path.expanduser("~")
+    return Path(home, *default) if os.path.isabs(home) else None
 
 
-def _key_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "advisor" / "cache.key"
+def _cache_dir() -> Path | None:
+    base = _xdg("XDG_CACHE_HOME", ".cache")
+    return base / "advisor" if base else None
+
+
+def _key_path() -> Path | None:
+    base = _xdg("XDG_STATE_HOME", ".local", "state")
+    return base / "advisor" / "cache.key" if base else None
+
+
+def _read_key(path: Path) -> bytes | None:
+    if not (_trusted(path.parent) and _trusted(path)):
+        return None
+    try:
+        key = path.read_bytes()
+    except OSError:
+        return None
+    return key if len(key) == 32 else None
 
 
 def _key(create: bool) -> bytes | None:
     path = _key_path()
-    if _trusted(path.parent) and _trusted(path):
-        try:
-            key = path.read_bytes()
-            if len(key) == 32:
-                return key
-        except OSError:
-            return None
-    if not create:
+    if path is None:
         return None
+    key = _read_key(path)
+    if key is not None or not create:
+        return key
+    tmp: str | None = None
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _trusted(path.parent):
@@ -57,10 +79,24 @@ def _key(create: bool) -> bytes | None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(key)
         os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+        if path.exists() or path.is_symlink():
+            os.replace(tmp, path)  # a damaged key (wrong length) is replaced
+        else:
+            try:
+                os.link(tmp, path)  # a concurrent run may create the key first: then use its key
+            except FileExistsError:
+                return _read_key(path)
         return key
     except OSError:
         return None
+    finally:
+        if tmp is not None:
+            _unlink(tmp)
+
+
+def _unlink(path: str | Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 # Modules whose classes are pickled: a change to them (in a checkout) invalidates the cache too.
@@ -91,6 +127,8 @@ def load(root: Path) -> Any | None:
     if os.environ.get("ADVISOR_NO_CACHE"):
         return None
     directory = _cache_dir()
+    if directory is None:
+        return None
     path = directory / f"builtin-{signature(root)}.pickle"
     if not (_trusted(directory) and _trusted(path)):
         return None
@@ -111,12 +149,17 @@ def store(root: Path, value: Any) -> None:
     if os.environ.get("ADVISOR_NO_CACHE"):
         return
     directory = _cache_dir()
+    if directory is None:
+        return
+    tmp: str | None = None
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _trusted(directory):
             return
+        name = f"builtin-{signature(root)}.pickle"
         for old in directory.glob("builtin-*.pickle"):
-            old.unlink(missing_ok=True)
+            if old.name != name:  # another version's cache; a concurrent run's own file is kept
+                old.unlink(missing_ok=True)
         key = _key(create=True)
         if key is None:
             return
@@ -125,6 +168,10 @@ def store(root: Path, value: Any) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(hmac.new(key, payload, hashlib.sha256).digest() + payload)
         os.chmod(tmp, 0o600)
-        os.replace(tmp, directory / f"builtin-{signature(root)}.pickle")
+        os.replace(tmp, directory / name)
+        tmp = None
     except OSError:
-        return  # a read-only home is fine: the cache is an optimisation
+        return  # a read-only, full or vanished cache directory is fine: the cache is an optimisation
+    finally:
+        if tmp is not None:
+            _unlink(tmp)

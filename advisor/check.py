@@ -146,12 +146,28 @@ class ProposalResult:
 
 
 @dataclass
+class InvalidFile:
+    """A file of the batch that could not be judged (unreadable, malformed, hostile): its problems."""
+
+    path: str
+    problems: list[Problem]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "errors": [{"line": p.line, "column": p.col, "message": p.message} for p in self.problems]}
+
+
+@dataclass
 class CheckReport:
     results: list[ProposalResult]
     fail_on: str
     catalog_as_of: str
     policy_path: str | None = None
     diff: dict[str, Any] | None = None
+    invalid: list[InvalidFile] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [p for bad in self.invalid for p in bad.problems]
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -160,6 +176,7 @@ class CheckReport:
             "profiles": len(self.results),
             "proposals": len(checked),
             "skipped": len(self.results) - len(checked),
+            "invalid": len(self.invalid),
             "passed": sum(r.status == "pass" for r in checked),
             "warning": sum(r.status == "warning" for r in checked),
             "error": sum(r.status == "error" for r in checked),
@@ -171,6 +188,10 @@ class CheckReport:
 
     @property
     def exit_code(self) -> int:
+        """2 when a file could not be judged (bad input outranks policy), else 1 when a finding
+        is at or above ``fail_on``, else 0."""
+        if self.invalid:
+            return 2
         if self.fail_on == "never":
             return 0
         threshold = RANK[self.fail_on]
@@ -187,6 +208,7 @@ class CheckReport:
         out: dict[str, Any] = {
             "results": [r.to_json() for r in self.results if r.status != "skipped"],
             "skipped": [r.label for r in self.results if r.status == "skipped"],
+            "invalid": [bad.to_json() for bad in self.invalid],
             "summary": self.summary,
             "fail_on": self.fail_on,
             "exit_code": self.exit_code,
@@ -498,7 +520,7 @@ def run_check(
     day = today or dt.date.today()
     workers = _workers(len(files))
     if workers == 1:
-        results = _check_files(files, ctx, policy, day, progress)
+        results, invalid = _check_files(files, ctx, policy, day, progress)
     else:
         import multiprocessing
 
@@ -506,32 +528,41 @@ def run_check(
         _JOB = (ctx, policy, day)
         size = max(1, math.ceil(len(files) / (workers * 4)))
         chunks = [files[i : i + size] for i in range(0, len(files), size)]
-        results, problems = [], []
+        results, invalid = [], []
+        done = 0
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                for chunk_results, chunk_problems in pool.imap(_check_chunk, chunks):
+            with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals) as pool:
+                for chunk, (chunk_results, chunk_invalid) in zip(chunks, pool.imap(_check_chunk, chunks), strict=True):
                     results.extend(chunk_results)
-                    problems.extend(chunk_problems)
+                    invalid.extend(chunk_invalid)
+                    done += len(chunk)
                     if progress:
-                        progress(len(results), len(files))
+                        progress(done, len(files))
         finally:
             _JOB = None
-        if problems:
-            raise InputError(problems)
-    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path)
+    if invalid and not results:  # nothing could be judged: a plain input error, nothing to report
+        raise InputError([p for bad in invalid for p in bad.problems])
+    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path, invalid=invalid)
 
 
 def _check_files(
     files: list[str], ctx: Context, policy: Policy, day: dt.date, progress: Callable[[int, int], None] | None = None
-) -> list[ProposalResult]:
-    loaded = load_profiles(files)
-    check_accelerators(loaded, ctx.catalog)
-    results = []
-    for i, lp in enumerate(loaded):
-        results.append(judge(lp, ctx, policy, day))
+) -> tuple[list[ProposalResult], list[InvalidFile]]:
+    """Judge file by file: a bad file is listed with its problems and the batch goes on."""
+    results: list[ProposalResult] = []
+    invalid: list[InvalidFile] = []
+    for i, path in enumerate(files):
+        try:
+            loaded = load_profiles([path])
+            check_accelerators(loaded, ctx.catalog)
+            judged = [judge(lp, ctx, policy, day) for lp in loaded]
+        except InputError as exc:
+            invalid.append(InvalidFile(path, exc.problems))
+        else:
+            results.extend(judged)
         if progress:
-            progress(i + 1, len(loaded))
-    return results
+            progress(i + 1, len(files))
+    return results, invalid
 
 
 # Large batches are spread over the available cores; forked workers inherit the loaded
@@ -552,10 +583,17 @@ def _workers(n: int) -> int:
     return max(1, min(cores, int(wanted))) if wanted.isdigit() else cores
 
 
-def _check_chunk(files: list[str]) -> tuple[list[ProposalResult], list[Problem]]:
+def _worker_signals() -> None:
+    """Workers leave SIGINT to the parent (a Ctrl-C reaches the whole process group) and die
+    at once on SIGTERM, which the parent's pool sends them when it is interrupted."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def _check_chunk(files: list[str]) -> tuple[list[ProposalResult], list[InvalidFile]]:
     assert _JOB is not None
     ctx, policy, day = _JOB
-    try:
-        return _check_files(files, ctx, policy, day), []
-    except InputError as exc:
-        return [], exc.problems
+    return _check_files(files, ctx, policy, day)

@@ -2,11 +2,15 @@
 
 No logic lives here. Heavy modules are imported inside the commands that need
 them, so ``advisor recommend`` pays only for what it uses. Exit codes: 0 ok,
-1 ``check`` policy failure, 2 bad input or usage, 3 internal error.
+1 ``check`` policy failure, 2 bad input or usage, 3 internal error, 4 the
+environment failed (disk full, permission denied, read-only file system, closed
+output stream), 130/143 interrupted by SIGINT/SIGTERM; a broken pipe (``| head``)
+ends silently with 141, as if killed by SIGPIPE.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from enum import StrEnum
@@ -28,7 +32,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-_STATE: dict[str, Any] = {"debug": False, "no_color": False, "quiet": False}
+_STATE: dict[str, Any] = {"debug": False, "no_color": False, "quiet": False, "stdout_closed": False}
 
 
 class TextJson(StrEnum):
@@ -61,15 +65,36 @@ def _root(
     """Parsed here for --help; main() applies these flags from anywhere on the line."""
 
 
+# Width of text output that goes to a file or a pipe (COLUMNS is for terminals): wide enough
+# that no table row wraps, so each row stays one line for grep; tables and panels take only
+# the width their content needs.
+PIPE_WIDTH = 1000
+
+
+def _width(stream: Any) -> int | None:
+    """The terminal's width (rich reads COLUMNS or asks the terminal), or PIPE_WIDTH when not a terminal."""
+    try:
+        return None if stream.isatty() else PIPE_WIDTH
+    except (AttributeError, ValueError, OSError):
+        return PIPE_WIDTH
+
+
 def _console(stderr: bool = False) -> Any:
+    import errno
+
     from rich.console import Console
 
-    return Console(
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # rich would exit 1; main() makes it silent with 141
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "broken pipe")
+
+    return _Console(
         stderr=stderr,
         no_color=_STATE["no_color"],
         highlight=False,
         soft_wrap=False,
-        width=None if sys.stdout.isatty() else 120,
+        width=_width(sys.stderr if stderr else sys.stdout),
     )
 
 
@@ -84,6 +109,13 @@ def _emit(text: str) -> None:
     sys.stdout.flush()
 
 
+def _note(text: str) -> None:
+    """A diagnostic on stderr ("wrote FILE"): best effort, a closed or full stderr loses only the note."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 @app.command()
@@ -233,7 +265,7 @@ def report(
 
     write_atomic(output, text)
     if not _STATE["quiet"]:
-        sys.stderr.write(f"wrote {output}\n")
+        _note(f"wrote {output}\n")
 
 
 class CheckFormat(StrEnum):
@@ -312,17 +344,21 @@ def check(
             bar.stop()
     if base is not None:
         report.diff = diff_against(report, base)
-    text = _render_check(report, fmt)
+    text = _render_check(report, fmt, terminal=output is None and _width(sys.stdout) is None)
     if output is not None:
         from advisor.output import write_atomic
 
         write_atomic(output, text)
     elif text:
         _emit(text)
+    if report.invalid and not (fmt is CheckFormat.text and output is None):
+        # The good files were judged and reported; the bad ones also go to stderr (the text
+        # report on stdout already carries these very lines).
+        _note("".join(f"{p}\n" for p in report.problems))
     raise typer.Exit(report.exit_code)
 
 
-def _render_check(report: Any, fmt: CheckFormat) -> str:
+def _render_check(report: Any, fmt: CheckFormat, *, terminal: bool = False) -> str:
     from advisor.renderers import checkfmt
 
     if fmt is CheckFormat.json:
@@ -344,19 +380,137 @@ def _render_check(report: Any, fmt: CheckFormat) -> str:
     from advisor.renderers.text import render_check
 
     buf = io.StringIO()
-    console = Console(file=buf, no_color=_STATE["no_color"], highlight=False, width=120, force_terminal=sys.stdout.isatty() and not _STATE["no_color"])
+    width = _console().width if terminal else PIPE_WIDTH
+    console = Console(file=buf, no_color=_STATE["no_color"], highlight=False, width=width, force_terminal=terminal and not _STATE["no_color"])
     render_check(report, console)
     return buf.getvalue()
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    sys.stderr.write(message.rstrip("\n") + "\n")
+    try:
+        sys.stderr.write(message.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # stderr is closed or broken: the exit code still tells
     sys.exit(code)
+
+
+class Interrupted(BaseException):
+    """SIGTERM (or another terminating signal) as an exception, so that ``finally`` blocks
+    remove temp files before the process exits with 128 + the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted(signum)
+
+
+def _install_signal_handlers() -> dict[int, Any]:
+    """SIGINT, SIGTERM and SIGHUP raise ``Interrupted`` (unless the parent set them to be
+    ignored); returns the previous handlers, which main() restores."""
+    import signal
+
+    previous: dict[int, Any] = {}
+    for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL), (signal.SIGHUP, signal.SIG_DFL)):
+        try:
+            current = signal.getsignal(sig)
+            if current in (default, signal.SIG_DFL):
+                previous[sig] = signal.signal(sig, _raise_interrupted)
+        except (ValueError, OSError, AttributeError):  # not the main thread, or no such signal here
+            pass
+    return previous
+
+
+def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+    import signal
+
+    for sig, handler in previous.items():
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(sig, handler)
+
+
+def _guard_std_streams() -> None:
+    """Started with stdin, stdout or stderr closed (``>&-``): hold the descriptor with
+    /dev/null so no file advisor opens lands on it. Writes to a closed stdout then fail
+    (exit 4, "standard output is closed"); a closed stderr loses only the messages."""
+    for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_RDONLY), (2, "stderr", os.O_WRONLY)):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                held = os.open(os.devnull, flags)
+                if held != fd:
+                    os.dup2(held, fd)
+                    os.close(held)
+            except OSError:
+                continue
+        mode = "r" if fd == 0 else "w"
+        setattr(sys, name, open(fd, mode, encoding="utf-8", errors="replace", closefd=False))  # noqa: SIM115
+        if fd == 1:
+            _STATE["stdout_closed"] = True
+
+
+def _tolerate_encoding() -> None:
+    """A non-UTF-8 locale or PYTHONIOENCODING: characters it cannot show become '?', never a crash."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        enc = getattr(stream, "encoding", None)
+        if not enc or not hasattr(stream, "reconfigure"):
+            continue
+        try:
+            if codecs.lookup(enc).name != "utf-8" and getattr(stream, "errors", "strict") == "strict":
+                stream.reconfigure(errors="replace")
+        except (LookupError, ValueError, OSError):
+            pass
+
+
+def _silence(*streams: Any) -> None:
+    """After a failed write to stdout/stderr (broken pipe, full disk), point the descriptors at
+    /dev/null so the interpreter's final flush of what is still buffered cannot fail again."""
+    for stream in streams:
+        try:
+            fd = stream.fileno()
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def _environment_failure(exc: OSError) -> NoReturn:
+    import errno
+
+    from advisor.errors import describe_os_error
+
+    if exc.filename is not None:
+        what = f"{exc.filename}: {describe_os_error(exc)}"
+    elif exc.errno == errno.EBADF and _STATE["stdout_closed"]:
+        what = "<stdout>: cannot write: standard output is closed"
+    else:  # unnamed write errors come from the output streams
+        what = f"<stdout>: cannot write: {describe_os_error(exc)}"
+    _silence(sys.stdout)
+    _fail(f"advisor: error: {what}", 4)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point with the one exception boundary."""
-    from advisor.errors import AdvisorError, InputError
+    _guard_std_streams()
+    _tolerate_encoding()
+    previous = _install_signal_handlers()
+    try:
+        _run(argv)
+    finally:
+        _restore_signal_handlers(previous)
+
+
+def _run(argv: list[str] | None) -> NoReturn:
+    from advisor.errors import AdvisorError, InputError, environment_errno
 
     args = list(sys.argv[1:] if argv is None else argv)
     # Global flags are accepted anywhere on the line, not only before the command.
@@ -368,33 +522,49 @@ def main(argv: list[str] | None = None) -> NoReturn:
     )
     args = [a for a in args if a not in _GLOBAL_FLAGS]
     try:
-        rv = app(args=args, prog_name="advisor", standalone_mode=False)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        _fail("aborted", 130)
+        try:
+            rv = app(args=args, prog_name="advisor", standalone_mode=False)
+        except typer.Exit as exc:
+            rv = exc.exit_code
+        except SystemExit:
+            if "PacifyFlushWrapper" in type(sys.stdout).__name__:  # typer's own exit(1) on EPIPE
+                raise BrokenPipeError(32, "broken pipe") from None
+            raise
+        sys.stdout.flush()  # a full or closed stdout fails here, inside the boundary, not at exit
+    except (typer.Abort, KeyboardInterrupt):
+        _fail("advisor: interrupted", 130)
+    except Interrupted as exc:
+        _fail("advisor: terminated" if exc.signum == 15 else "advisor: interrupted", 128 + exc.signum)
+    except BrokenPipeError:
+        # The reader went away (``| head``): silent, and the status a SIGPIPE death gives.
+        _silence(sys.stdout, sys.stderr)
+        sys.exit(141)
     except InputError as exc:
         _fail(str(exc), 2)
     except AdvisorError as exc:
         _fail(f"advisor: error: {exc}", exc.exit_code)
-    except KeyboardInterrupt:
-        _fail("interrupted", 130)
-    except BrokenPipeError:
-        sys.exit(0)
+    except OSError as exc:
+        if environment_errno(exc):
+            _environment_failure(exc)
+        _bug(exc, debug)
     except Exception as exc:  # the one boundary for bugs
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):  # typer/click usage errors
             _fail(f"advisor: error: {exc.format_message()}", 2)
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        _fail(
-            f"advisor: internal error ({type(exc).__name__}: {exc}); this is a bug in advisor {__version__}. "
-            "Rerun with --debug for the traceback and report it.",
-            3,
-        )
+        _bug(exc, debug)
     # With standalone_mode=False, typer returns the code of a raised typer.Exit.
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _bug(exc: BaseException, debug: bool) -> NoReturn:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    _fail(
+        f"advisor: internal error ({type(exc).__name__}: {exc}); this is a bug in advisor {__version__}. "
+        "Rerun with --debug for the traceback and report it.",
+        3,
+    )
 
 
 from advisor.commands.authoring import init_cmd, rules_app, schema_cmd  # noqa: E402

@@ -43,3 +43,51 @@ class InputError(AdvisorError):
 
 class UsageError(AdvisorError):
     """A bad command-line option or argument (exit code 2); printed as ``error: ...``."""
+
+
+# errno values that mean "the environment failed", not the input and not advisor.
+_CAUSES = {
+    "ENOSPC": "no space left on device (disk full)",
+    "EDQUOT": "disk quota exceeded",
+    "EFBIG": "file too large (file size limit reached)",
+    "EROFS": "read-only file system",
+    "EACCES": "permission denied",
+    "EPERM": "operation not permitted",
+    "EIO": "input/output error",
+    "EMFILE": "too many open files",
+    "ENFILE": "too many open files in the system",
+    "ENOMEM": "out of memory",
+    "EBADF": "not open for writing (closed descriptor)",
+    "ENXIO": "no such device",
+    "ETXTBSY": "file busy",
+}
+
+
+def environment_errno(exc: BaseException) -> bool:
+    """Whether ``exc`` is an OSError of the environment (full disk, permissions, closed stream)."""
+    import errno
+
+    return isinstance(exc, OSError) and errno.errorcode.get(exc.errno or 0, "") in _CAUSES
+
+
+def describe_os_error(exc: OSError) -> str:
+    """The cause of an OSError in words: ``no space left on device (disk full)``."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    return _CAUSES.get(name) or (exc.strerror or str(exc)).lower()
+
+
+class EnvironmentFault(AdvisorError):
+    """The environment failed (disk full, permission denied, read-only file system,
+    closed output stream): exit code 4, one line naming the path and the cause."""
+
+    exit_code = 4
+
+    def __init__(self, path: str, action: str, cause: str) -> None:
+        self.path, self.action, self.cause = path, action, cause
+        super().__init__(f"{path}: cannot {action}: {cause}")
+
+    @classmethod
+    def from_os_error(cls, path: str, action: str, exc: OSError) -> EnvironmentFault:
+        return cls(path, action, describe_os_error(exc))

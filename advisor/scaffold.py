@@ -54,7 +54,7 @@ import yaml
 from advisor.api import Context
 from advisor.catalog import Accelerator
 from advisor.conditions import evaluate
-from advisor.errors import UsageError
+from advisor.errors import EnvironmentFault, UsageError, environment_errno
 from advisor.estimator import Estimate
 from advisor.facts import FieldReader
 from advisor.fmt import hours as _hours
@@ -205,6 +205,8 @@ def write_scaffold(files: Mapping[str, str], out_dir: str | os.PathLike[str], fo
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".advisor-scaffold-", dir=root))
     except OSError as exc:
+        if environment_errno(exc):
+            raise EnvironmentFault.from_os_error(str(root), "create the output directory", exc) from None
         raise UsageError(f"{root}: cannot create the output directory ({exc.strerror or exc})") from None
     try:
         staged: list[tuple[Path, Path]] = []
@@ -221,6 +223,8 @@ def write_scaffold(files: Mapping[str, str], out_dir: str | os.PathLike[str], fo
             os.replace(src, dst)
             written.append(dst)
     except OSError as exc:
+        if environment_errno(exc):
+            raise EnvironmentFault.from_os_error(str(root), "write the scaffold", exc) from None
         raise UsageError(f"{root}: cannot write the scaffold ({exc.strerror or exc})") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -338,7 +338,7 @@ def test_bad_profile_is_exit_2(tmp_path: Path) -> None:
 
 def test_write_is_all_or_nothing_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import advisor.scaffold as sc
-    from advisor.errors import UsageError
+    from advisor.errors import EnvironmentFault, UsageError
 
     calls = {"n": 0}
     real_fsync = os.fsync
@@ -350,8 +350,9 @@ def test_write_is_all_or_nothing_per_file(tmp_path: Path, monkeypatch: pytest.Mo
         real_fsync(fd)
 
     monkeypatch.setattr(sc.os, "fsync", failing_fsync)
-    with pytest.raises(UsageError, match="No space left on device"):
+    with pytest.raises(EnvironmentFault, match="no space left on device") as fault:  # a full disk is exit 4
         sc.write_scaffold({"a.txt": "A" * 10_000, "k8s/b.yaml": "b: 1\n"}, tmp_path / "o")
+    assert fault.value.exit_code == 4
     assert list((tmp_path / "o").iterdir()) == []  # staged files removed, nothing half-written
 
     monkeypatch.setattr(sc.os, "fsync", real_fsync)

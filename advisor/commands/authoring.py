@@ -58,6 +58,15 @@ def _usage(message: str) -> Exception:
     return UsageError(message)
 
 
+def _write_error(path: Path, exc: OSError) -> Exception:
+    """A full disk, a permission or a read-only file system is the environment's fault (exit 4)."""
+    from advisor.errors import EnvironmentFault, environment_errno
+
+    if environment_errno(exc):
+        return EnvironmentFault.from_os_error(str(path), "write", exc)
+    return _usage(f"{path}: cannot write: {exc.strerror or exc}")
+
+
 # --------------------------------------------------------------------------- advisor init
 
 
@@ -311,7 +320,7 @@ def _write_atomic(path: Path, text: str) -> None:
         mode = path.stat().st_mode & 0o777 if path.is_file() else None
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
-        raise _usage(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise _write_error(path, exc) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -323,7 +332,7 @@ def _write_atomic(path: Path, text: str) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise _usage(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise _write_error(path, exc) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

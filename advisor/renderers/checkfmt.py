@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
-ICON = {"pass": "✅", "warning": "⚠️", "error": "❌", "skipped": "➖"}
+ICON = {"pass": "✅", "warning": "⚠️", "error": "❌", "skipped": "➖", "invalid": "⛔"}
+INPUT_ERROR = "input-error"  # the rule id of a file that could not be judged
 INFO_URI = "https://github.com/advisor-project/advisor"
 
 
@@ -34,6 +35,8 @@ def markdown(report: CheckReport) -> str:
         lines.append(f"### advisor: {need} of {len(checked)} proposal{'s' if len(checked) != 1 else ''} need{'s' if need == 1 else ''} changes")
     else:
         lines.append("### advisor: the proposal passes" if len(checked) == 1 else f"### advisor: all {len(checked)} proposals pass")
+    if report.invalid:
+        lines[0] += f"; {len(report.invalid)} file{'s' if len(report.invalid) != 1 else ''} could not be checked"
     lines.append("")
     counts = s["findings"]
     lines.append(
@@ -64,6 +67,9 @@ def markdown(report: CheckReport) -> str:
         details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
         for r in details if need else []:
             lines += ["", _details(r)]
+    if report.invalid:
+        lines += ["", f"{ICON['invalid']} Not checked (input errors, exit 2):", ""]
+        lines += [f"- `{cell(p.path)}:{p.line}:{p.col}`: {escape(p.message)}" for p in report.problems]
     lines += ["", f"<sub>advisor {__version__} · catalog as of {report.catalog_as_of} · fail-on: {report.fail_on}"
               + (f" · policy: `{report.policy_path}`" if report.policy_path else "") + "</sub>", ""]
     return "\n".join(lines)
@@ -114,6 +120,18 @@ def sarif(report: CheckReport) -> str:
         for rid in rule_ids
     ]
     results: list[dict[str, Any]] = []
+    if report.invalid:
+        text = "The file could not be read or validated as a workload profile, so its proposal was not judged. Fix the error at the location given."
+        rules.append({
+            "id": INPUT_ERROR, "name": "InputError", "shortDescription": {"text": "File could not be checked"},
+            "fullDescription": {"text": text}, "help": {"text": text, "markdown": f"**File could not be checked**\n\n{text}"},
+            "defaultConfiguration": {"level": "error"},
+        })
+        for p in report.problems:
+            results.append({
+                "ruleId": INPUT_ERROR, "ruleIndex": len(rules) - 1, "level": "error", "message": {"text": p.message},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": p.path.lstrip("./") or p.path}, "region": {"startLine": p.line, "startColumn": p.col}}}],
+            })
     for r in report.results:
         for f in r.findings:
             res: dict[str, Any] = {
@@ -145,8 +163,9 @@ def junit(report: CheckReport) -> str:
     s = report.summary
     failures = s["error"] + s["warning"]
     lines = ['<?xml version="1.0" encoding="UTF-8"?>']
-    lines.append(f'<testsuites name="advisor check" tests="{len(report.results)}" failures="{failures}" skipped="{s["skipped"]}">')
-    lines.append(f'  <testsuite name="advisor check" tests="{len(report.results)}" failures="{failures}" skipped="{s["skipped"]}" errors="0">')
+    tests, errors = len(report.results) + len(report.invalid), len(report.invalid)
+    lines.append(f'<testsuites name="advisor check" tests="{tests}" failures="{failures}" errors="{errors}" skipped="{s["skipped"]}">')
+    lines.append(f'  <testsuite name="advisor check" tests="{tests}" failures="{failures}" skipped="{s["skipped"]}" errors="{errors}">')
     for r in report.results:
         lines.append(f"    <testcase classname={quoteattr('advisor.check')} name={quoteattr(r.label)} file={quoteattr(r.path)} line=\"{r.line}\">")
         if r.status == "skipped":
@@ -160,6 +179,11 @@ def junit(report: CheckReport) -> str:
         if notes:
             text = "\n".join(f"{'waived ' if f.waived else ''}{f.severity} {f.rule}: {f.message}" for f in notes)
             lines.append(f"      <system-out>{escape(text)}</system-out>")
+        lines.append("    </testcase>")
+    for bad in report.invalid:
+        body = "\n".join(str(p) for p in bad.problems)
+        lines.append(f"    <testcase classname={quoteattr('advisor.check')} name={quoteattr(bad.path)} file={quoteattr(bad.path)} line=\"{bad.problems[0].line if bad.problems else 1}\">")
+        lines.append(f"      <error message={quoteattr(bad.problems[0].message if bad.problems else 'input error')} type={quoteattr(INPUT_ERROR)}>{escape(body)}</error>")
         lines.append("    </testcase>")
     lines += ["  </testsuite>", "</testsuites>", ""]
     return "\n".join(lines)
@@ -177,7 +201,10 @@ def _gh_prop(text: str) -> str:
 
 
 def github(report: CheckReport) -> str:
-    lines = []
+    lines = [
+        f"::error file={_gh_prop(p.path)},line={p.line},col={p.col},title={_gh_prop('advisor ' + INPUT_ERROR)}::{_gh_data(p.message)}"
+        for p in report.problems
+    ]
     for r in report.results:
         for f in r.findings:
             if f.waived:
@@ -185,5 +212,5 @@ def github(report: CheckReport) -> str:
             cmd = GITHUB_COMMAND[f.severity]
             lines.append(f"::{cmd} file={_gh_prop(r.path)},line={f.line},col={f.col},title={_gh_prop('advisor ' + f.rule)}::{_gh_data(f.message)}")
     s = report.summary
-    lines.append(f"advisor check: {s['proposals']} proposal(s), {s['error']} with errors, {s['warning']} with warnings, {s['passed']} passed, {s['skipped']} skipped")
+    lines.append(f"advisor check: {s['proposals']} proposal(s), {s['error']} with errors, {s['warning']} with warnings, {s['passed']} passed, {s['skipped']} skipped, {s['invalid']} invalid")
     return "\n".join(lines) + "\n"

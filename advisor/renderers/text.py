@@ -1,4 +1,10 @@
-"""Terminal view of recommendations and estimates (rich)."""
+"""Terminal view of recommendations and estimates (rich).
+
+Numbers and ids never wrap and are never cut off with an ellipsis: their columns
+are ``no_wrap`` (a narrow terminal wraps the prose columns first) and every column
+folds as a last resort instead of truncating. Panels fill a terminal; in a file
+or a pipe they take only the width of their content.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,42 @@ if TYPE_CHECKING:
     from advisor.recommend import Recommendation
 
 _COLOR = {"tpu": "green", "gpu": "cyan", "cpu": "yellow", "edge": "magenta"}
+
+
+def _value(t: Table, header: str, justify: str = "left", **kw: Any) -> None:
+    """A column of numbers or ids: never wrapped between words, never truncated."""
+    t.add_column(header, justify=justify, no_wrap=True, overflow="fold", **kw)  # type: ignore[arg-type]
+
+
+def _prose(t: Table, header: str) -> None:
+    """A column of sentences: wraps between words first, folds long words, never truncates."""
+    t.add_column(header, overflow="fold")
+
+
+def _print_table(console: Console, t: Table) -> None:
+    """Print ``t`` with every value column at full width. Prose columns give way first; a
+    terminal too narrow for the values gets the table at the width they need (the terminal
+    wraps the lines) rather than numbers cut short."""
+    from rich.cells import cell_len
+
+    def longest(cell: Any) -> int:
+        plain = cell.plain if isinstance(cell, Text) else str(cell)
+        return max((cell_len(line) for line in plain.splitlines()), default=0)
+
+    for col in t.columns:
+        if col.no_wrap and col.width is None:
+            col.min_width = max(longest(col.header), *(longest(c) for c in col.cells))
+    wide = console.options.update_width(max(console.width, 10_000))
+    need = t._extra_width + sum(t._measure_column(console, wide, c).minimum for c in t.columns)
+    if need <= console.width:
+        console.print(t)
+        return
+    width = console.width
+    console.width = need
+    try:
+        console.print(t)
+    finally:
+        console.width = width
 
 
 def verdict_line(rec: Recommendation) -> str:
@@ -43,15 +85,15 @@ def candidates_table(rec: Recommendation, limit: int = 14) -> Table:
     training = rec.profile.is_training
     t = Table(box=box.SIMPLE_HEAD, title="Candidates (best shape per accelerator)", title_justify="left")
     t.add_column("", width=1)
-    t.add_column("accelerator")
-    t.add_column("count", justify="right")
-    t.add_column("time" if training else "latency", justify="right")
-    t.add_column("cost" if training else "cost/month", justify="right")
+    _value(t, "accelerator")
+    _value(t, "count", "right")
+    _value(t, "time" if training else "latency", "right")
+    _value(t, "cost" if training else "cost/month", "right")
     if not training:
-        t.add_column("$/M tok", justify="right")
-        t.add_column("replicas", justify="right")
-    t.add_column("mem/chip", justify="right")
-    t.add_column("why not")
+        _value(t, "$/M tok", "right")
+        _value(t, "replicas", "right")
+    _value(t, "mem/chip", "right")
+    _prose(t, "why not")
     for e in rec.table[:limit]:
         mark = "*" if chosen is not None and (e.accelerator, e.count) == (chosen.accelerator, chosen.count) else ""
         row = [mark, e.accelerator, str(e.count)]
@@ -77,29 +119,29 @@ def render_recommendation(rec: Recommendation, console: Console) -> None:
     head.append("  ".join(f"{k} {v:+.1f}" for k, v in rec.decision.scores.items() if v or k in ("tpu", "gpu")))
     if rec.setup:
         head.append(f"\nsetup path: {rec.setup.path.id} - {rec.setup.path.title}")
-    console.print(Panel(head, title="advisor verdict", title_align="left", border_style=color))
+    console.print(Panel(head, title="advisor verdict", title_align="left", border_style=color, expand=console.is_terminal))
 
     if rec.decision.excluded:
         ex = Table(box=box.SIMPLE_HEAD, title="Excluded", title_justify="left")
-        ex.add_column("device")
-        ex.add_column("rule")
-        ex.add_column("why")
+        _value(ex, "device")
+        _value(ex, "rule")
+        _prose(ex, "why")
         for x in rec.decision.excluded:
             ex.add_row(x.device, x.rule, x.reason + (f" Fix: {x.fix}" if x.fix else ""))
-        console.print(ex)
+        _print_table(console, ex)
 
     ct = Table(box=box.SIMPLE_HEAD, title="Why (every point)", title_justify="left")
-    ct.add_column("points", justify="right")
-    ct.add_column("device")
-    ct.add_column("rule")
-    ct.add_column("reason")
-    ct.add_column("source", overflow="fold")
+    _value(ct, "points", "right")
+    _value(ct, "device")
+    _value(ct, "rule")
+    _prose(ct, "reason")
+    _value(ct, "source")  # one source per line: a URL is an id
     for c in rec.decision.contributions:
-        ct.add_row(f"{c.points:+.1f}", c.device, c.rule, c.reason, ", ".join(c.sources))
-    console.print(ct)
+        ct.add_row(f"{c.points:+.1f}", c.device, c.rule, c.reason, ("\n" if console.is_terminal else ", ").join(c.sources))
+    _print_table(console, ct)
 
     if rec.candidates:
-        console.print(candidates_table(rec))
+        _print_table(console, candidates_table(rec))
 
     if rec.setup:
         lines: list[Text] = [Text(rec.setup.path.summary, style="italic")]
@@ -109,7 +151,7 @@ def render_recommendation(rec: Recommendation, console: Console) -> None:
                 lines.append(Text("   " + cmd.replace("\n", "\n   "), style="cyan"))
             if note:
                 lines.append(Text(f"   note: {note}", style="dim"))
-        console.print(Panel(Group(*lines), title=f"Setup: {rec.setup.path.title}", title_align="left"))
+        console.print(Panel(Group(*lines), title=f"Setup: {rec.setup.path.title}", title_align="left", expand=console.is_terminal))
 
     if rec.flip:
         console.print(Text("What would change the verdict:", style="bold"))
@@ -122,8 +164,8 @@ def render_recommendation(rec: Recommendation, console: Console) -> None:
 
 def render_estimate(e: Estimate, console: Console) -> None:
     t = Table(box=box.SIMPLE_HEAD, title=f"{e.accelerator} x {e.count} ({e.shape})", title_justify="left", show_header=False)
-    t.add_column("what")
-    t.add_column("value")
+    _value(t, "what")
+    _prose(t, "value")
     rows: list[tuple[str, str]] = []
     if e.mode == "training":
         rows += [
@@ -150,7 +192,7 @@ def render_estimate(e: Estimate, console: Console) -> None:
     ]
     for k, v in rows:
         t.add_row(k, v)
-    console.print(t)
+    _print_table(console, t)
     for w in e.warnings:
         console.print(Text(f"warning: {w}", style="yellow"))
 
@@ -161,7 +203,10 @@ def render_catalog(cat: Any, console: Console) -> None:
         ("id", "left"), ("device", "left"), ("bf16 TFLOP/s", "right"), ("memory", "right"),
         ("GB/s", "right"), ("shapes (chips)", "left"), ("on-demand $/chip-h", "left"), ("spot", "left"),
     ):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+        if col in ("shapes (chips)", "on-demand $/chip-h", "spot"):
+            _prose(t, col)  # lists: wrap between items
+        else:
+            _value(t, col, just)
     for acc in cat.accelerators.values():
         tf = acc.specs.peak_tflops
         peak = tf.get("bf16") or tf.get("fp16")
@@ -176,14 +221,15 @@ def render_catalog(cat: Any, console: Console) -> None:
             acc.id, acc.device, f"{peak:,.0f}" + ("" if "bf16" in tf else " (fp16)"), f"{acc.specs.memory_gib:g} GiB",
             f"{acc.specs.memory_bandwidth_gbps:,.0f}", shapes, prices("on-demand"), prices("spot"),
         )
-    console.print(t)
+    _print_table(console, t)
     console.print(Text("GPU prices include the host VM share; every figure has a source: advisor catalog --format json", style="dim"))
 
 
 def render_check(report: Any, console: Console) -> None:
     t = Table(box=box.SIMPLE_HEAD, title="advisor check", title_justify="left")
-    for col in ("status", "proposal", "asks for", "cost", "recommended", "cost ", "findings"):
-        t.add_column(col, overflow="fold")
+    for col in ("status", "proposal", "asks for", "cost", "recommended", "cost "):
+        _value(t, col, "right" if col.startswith("cost") else "left")
+    _prose(t, "findings")
     style = {"pass": "green", "warning": "yellow", "error": "red", "skipped": "dim"}
     for r in report.results:
         p = r.proposal or {}
@@ -192,7 +238,14 @@ def render_check(report: Any, console: Console) -> None:
         found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or ("-" if r.status != "skipped" else "no proposal")
         t.add_row(r.status, r.label, asks, money(r.proposal_cost) if p else "-",
                   f"{b.accelerator} x {b.count}" if b else "-", money(b.cost_usd) if b else "-", found, style=style[r.status])
-    console.print(t)
+    for bad in report.invalid:
+        t.add_row("invalid", bad.path, "-", "-", "-", "-", f"{len(bad.problems)} input error(s)", style="red")
+    _print_table(console, t)
+    for p in report.problems:
+        line = Text(f"{p.path}:{p.line}:{p.col}: ", style="bold")
+        line.append("error:", style="red")
+        line.append(f" {p.message}")
+        console.print(line)
     for r in report.results:
         for f in r.findings:
             tag = "waived " if f.waived else ""
@@ -204,7 +257,7 @@ def render_check(report: Any, console: Console) -> None:
     s = report.summary
     console.print(Text(
         f"{s['proposals']} proposal(s): {s['passed']} pass, {s['warning']} warning, {s['error']} error; "
-        f"{s['skipped']} skipped; {s['waived']} waived. catalog as of {report.catalog_as_of}", style="bold"))
+        f"{s['skipped']} skipped; {s['invalid']} invalid (not checked); {s['waived']} waived. catalog as of {report.catalog_as_of}", style="bold"))
     if report.diff is not None:
         d = report.diff
         console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {money(abs(d['cost_delta_usd'] or 0))}{' more' if (d['cost_delta_usd'] or 0) > 0 else ' less' if (d['cost_delta_usd'] or 0) < 0 else ''}")
