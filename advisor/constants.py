@@ -43,7 +43,10 @@ class Range(Strict):
 class MfuRow(Range):
     device: Literal["tpu", "gpu"]
     stack: Literal["jax", "pytorch-xla", "pytorch", "megatron", "tensorflow"]
-    accelerator: str | None = None
+    accelerator: str | list[str] | None = None  # one catalog id, or several with the same compute die
+
+    def applies_to(self, acc_id: str) -> bool:
+        return acc_id == self.accelerator or (isinstance(self.accelerator, list) and acc_id in self.accelerator)
 
 
 class Value(Strict):

@@ -154,7 +154,7 @@ def stack_for(profile: Profile, device: str) -> str:
 def training_mfu(c: Constants, acc: Accelerator, stack: str) -> Range:
     rows = c.estimator.training_mfu
     for row in rows:
-        if row.device == acc.device and row.stack == stack and row.accelerator == acc.id:
+        if row.device == acc.device and row.stack == stack and row.applies_to(acc.id):
             return row
     for row in rows:
         if row.device == acc.device and row.stack == stack and row.accelerator is None:
