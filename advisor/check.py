@@ -271,19 +271,18 @@ def _proposal_estimate(lp: LoadedProfile, ctx: Context) -> tuple[Estimate, int |
         if per > prop.count or prop.count % per:
             continue
         e = estimate(profile, acc, per, ctx.constants)
-        if not e.fits_memory or not e.tokens_per_second:
+        if not e.fits_memory or not e.capacity_rps:
             continue
         replicas = prop.count // per
-        assert profile.inference is not None
-        capacity = replicas * e.tokens_per_second / max(profile.inference.output_tokens, 1)
-        key = capacity if e.meets_latency is not False else capacity / 1e6
+        capacity = replicas * e.capacity_rps
+        # prefer shapes the cloud sells at this price kind, then those that meet the latency target
+        key = capacity * (1.0 if "chips not offered" not in (e.why_not or "") else 1e-3) * (1.0 if e.meets_latency is not False else 1e-6)
         if best is None or key > best[0]:
             best = (key, e, replicas)
     if best is None:
         return estimate(profile, acc, prop.count, ctx.constants), 0, 0.0
     e, replicas = best[1], best[2]
-    assert profile.inference is not None
-    return e, replicas, replicas * (e.tokens_per_second or 0.0) / max(profile.inference.output_tokens, 1)
+    return e, replicas, replicas * (e.capacity_rps or 0.0)
 
 
 def _min_feasible_count(lp: LoadedProfile, ctx: Context) -> int | None:

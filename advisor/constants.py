@@ -55,11 +55,28 @@ class Value(Strict):
     note: str | None = None
 
 
+class MultiHostServing(Strict):
+    tpu: list[str]
+    gpu: list[str]
+    max_hosts_per_replica: Annotated[int, Field(ge=1)]
+    cross_host_collective_us: Annotated[float, Field(gt=0)]
+    source: SourceIds
+    note: str | None = None
+
+
 class InferenceConstants(Strict):
     decode_bandwidth_utilisation: Range
     prefill_mfu: Range
     tpu_decode_bandwidth_utilisation: Range | None = None
     decode_mfu: Range | None = None
+    gpu_step_overhead_per_layer_us: Value
+    tpu_step_overhead_ms: Value
+    tp_allreduce_us: Value
+    target_utilisation: Value
+    default_ttft_ms: Value
+    default_tpot_ms: Value
+    max_concurrency: Value
+    multi_host_serving: MultiHostServing
 
 
 class FineTuning(Strict):

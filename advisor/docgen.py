@@ -63,6 +63,7 @@ FIELD_DOCS: dict[str, str] = {
     "inference.latency_p99_ms": "End-to-end latency target per request (p99), milliseconds.",
     "inference.hours_per_day": "Hours per day the service runs; prices the month.",
     "inference.steps": "Diffusion models: denoising steps per request.",
+    "inference.min_replicas": "Replicas kept running whatever the load (availability, zones); priced even when the peak needs fewer.",
     "software": "Framework, serving stack and CUDA dependencies.",
     "software.framework": "Training or model framework.",
     "software.serving_stack": "Inference server (none for training or custom serving).",

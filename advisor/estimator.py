@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import sizing
+from advisor import serving, sizing
 from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants, Range
 from advisor.models import Profile
@@ -31,7 +31,6 @@ from advisor.models import Profile
 GIB = 1024**3
 HOURS_PER_MONTH = 730.0  # 365 x 24 / 12
 BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
-BATCH_LADDER = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 # Head dimension assumed when only kv_heads is known (Llama, Mistral, Qwen, Gemma-2 use 128).
 HEAD_DIM = 128
 # Depth/width of a dense transformer when layers/hidden_size are absent:
@@ -72,6 +71,10 @@ class Estimate:
     replicas: int | None = None
     usd_per_million_tokens: float | None = None
     parallelism: dict[str, Any] | None = None
+    at_concurrency_1: dict[str, Any] | None = None
+    hosts_per_replica: int = 1
+    capacity_rps: float | None = None  # requests/s one replica serves within the latency target
+    unit_cost: dict[str, Any] | None = None
     past_knee: bool = False
     owned_chips: int | None = None  # the team owns this many of the accelerator
     feasible: bool = True
@@ -112,6 +115,10 @@ class Estimate:
                 latency_ms=_r(self.latency_ms, 1),
                 replicas=self.replicas,
                 usd_per_million_tokens=_r(self.usd_per_million_tokens, 4),
+                at_concurrency_1=self.at_concurrency_1,
+                unit_cost=self.unit_cost,
+                hosts_per_replica=self.hosts_per_replica,
+                capacity_requests_per_second=_r(self.capacity_rps, 3),
             )
         if self.parallelism is not None:
             out["parallelism"] = self.parallelism
@@ -285,6 +292,16 @@ def offered_on(acc: Accelerator, clouds: list[str]) -> bool:
     return not priced or bool(priced & set(clouds)) or "on-prem" in clouds
 
 
+def hosts_for(acc: Accelerator, count: int) -> int:
+    """Hosts (VMs or servers) one configuration of ``count`` chips spans."""
+    if acc.device == "tpu":
+        sl = acc.slice_for(count)
+        if sl is not None:
+            return max(1, math.ceil(sl.hosts or 1))
+        return max(1, math.ceil(count / 4))  # multislice: 4-chip hosts
+    return max(1, math.ceil(count / acc.node_chips))
+
+
 def shape_name(acc: Accelerator, count: int) -> str:
     if acc.device == "tpu":
         sl = acc.slice_for(count)
@@ -430,36 +447,38 @@ def estimate_inference(
     cap = acc.specs.memory_gib * GIB * count
     usable = cap * reserve
     e.memory_capacity_gb = acc.specs.memory_gib * GIB / 1e9
+    e.hosts_per_replica = hosts_for(acc, count)
+    e.parallelism = {"data": 1, "tensor": count, "pipeline": 1, "expert": 1}
 
     llm = is_llm_inference(profile)
+    # Fixed time per step: on TPUs one compiled program per step (a host round trip), on GPUs a
+    # sequence of kernels per layer; with tensor parallelism two small all-reduces per layer at
+    # the collective latency floor.
+    layers = model_shape(profile).layers
+    if acc.device == "tpu":
+        fam_overhead = ic.tpu_step_overhead_ms.value / 1000.0
+    else:
+        fam_overhead = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
+    if count > 1:
+        fam_overhead += 2.0 * layers * ic.tp_allreduce_us.value / 1e6
+    if e.hosts_per_replica > 1:
+        # two all-reduces per layer cross hosts every step (tensor parallelism over DCN/InfiniBand)
+        fam_overhead += 2.0 * model_shape(profile).layers * ic.multi_host_serving.cross_host_collective_us / 1e6
+        if not multi_host_ok(profile, acc, c):
+            mh = ic.multi_host_serving
+            stacks = ", ".join(mh.tpu if acc.device == "tpu" else mh.gpu)
+            e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {acc.device.upper()}; {e.hosts_per_replica} hosts need {stacks}"
+    replica: serving.LlmReplica | serving.RequestReplica
     if llm:
         shape = model_shape(profile)
         kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
         kv_per_token = 2.0 * shape.layers * shape.kv_dim * kv_bytes
         ctx = inf.input_tokens + inf.output_tokens
         max_batch_mem = int((usable - weights) // max(kv_per_token * ctx, 1.0)) if usable > weights else 0
-        out_tokens = max(inf.output_tokens, 1)
-
-        active_bytes = n_active * wbytes
-
-        def step(batch: int, u_bw: float, u_pre: float) -> tuple[float, float, float]:
-            """(decode step s, prefill s per request, step incl. interleaved prefill s)."""
-            # MoE: a small batch touches only its active experts; a large one reads all weights.
-            weight_read = min(weights, active_bytes * batch)
-            read = weight_read + batch * kv_per_token * (inf.input_tokens + inf.output_tokens / 2)
-            t_mem = read / (bw * u_bw)
-            t_cmp = 2.0 * n_active * batch / (compute * u_pre)
-            t_dec = max(t_mem, t_cmp)
-            t_pre = 2.0 * n_active * max(inf.input_tokens, 1) / (compute * u_pre)
-            return t_dec, t_pre, t_dec + (batch / out_tokens) * t_pre
-
-        def metrics(batch: int, u_bw: float, u_pre: float) -> tuple[float, float, float, float]:
-            _t_dec, t_pre, t_step = step(batch, u_bw, u_pre)
-            ttft = t_pre + t_step
-            latency = ttft + inf.output_tokens * t_step
-            tok_s = batch / t_step
-            return ttft, t_step, latency, tok_s
-
+        replica = serving.LlmReplica(
+            weights, n_active * wbytes, n_active, kv_per_token, shape.layers, shape.hidden,
+            inf.input_tokens, inf.output_tokens, bw, compute, fam_overhead,
+        )
         mem_notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2),
             "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
@@ -467,13 +486,10 @@ def estimate_inference(
             "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated)},
         }
     else:
+        kv_per_token = 0.0
         flops_req = _request_flops(profile, c)
         max_batch_mem = 1024 if usable > weights else 0
-
-        def metrics(batch: int, u_bw: float, u_pre: float) -> tuple[float, float, float, float]:
-            t = max(weights / (bw * u_bw), batch * flops_req / (compute * u_pre))
-            return t, t, t, batch * max(inf.output_tokens, 1) / t
-
+        replica = serving.RequestReplica(weights, flops_req, inf.output_tokens, bw, compute, fam_overhead)
         mem_notes = {
             "weights_gb": round(weights / 1e9, 2),
             "request_flops": f"{flops_req:.3e}",
@@ -492,60 +508,109 @@ def estimate_inference(
         e.cost_usd = e.cost_low = e.cost_high = None
         return e
 
-    target_ms = inf.latency_p99_ms if inf.mode == "online" else None
-    ladder = [b for b in BATCH_LADDER if b <= max_batch_mem] or [1]
+    target_ms, target_note = latency_target(profile, c)
+    top = min(max_batch_mem, int(ic.max_concurrency.value))
     if batch is not None:
-        ladder = [min(batch, max(max_batch_mem, 1))]
-    chosen = ladder[0]
-    for b in ladder:
-        ttft, _, lat, _ = metrics(b, mbu.expected, pre.expected)
-        if target_ms is None or lat * 1000 <= target_ms:
-            chosen = b
-    ttft, t_step, lat, tok_s = metrics(chosen, mbu.expected, pre.expected)
-    e.batch = chosen
-    e.ttft_ms, e.tpot_ms, e.latency_ms = ttft * 1000, t_step * 1000, lat * 1000
-    e.tokens_per_second = tok_s
-    e.meets_latency = None if target_ms is None else e.latency_ms <= target_ms
-    if llm:
-        kv_used = chosen * kv_per_token * (inf.input_tokens + inf.output_tokens)
-        e.memory_per_chip_gb = (weights + kv_used) / count / 1e9
+        top = max(1, min(batch, max(max_batch_mem, 1)))
 
-    out_per_req = max(inf.output_tokens, 1)
-    rps = tok_s / out_per_req
-    e.replicas = max(1, math.ceil(inf.peak_qps / rps - 1e-9))
+    def op(u_bw: float, u_mfu: float) -> serving.OperatingPoint:
+        def at(b: int) -> serving.Point:
+            return replica.point(b, u_bw, u_mfu)
+
+        if batch is not None:  # a measured concurrency: report exactly there
+            pt = at(top)
+            reps = max(inf.min_replicas, math.ceil(inf.peak_qps / max(pt.requests_per_second, 1e-12) - 1e-9))
+            return serving.OperatingPoint(reps, pt, pt, at(1), None if target_ms is None else pt.latency * 1000 <= target_ms)
+        offline = inf.mode == "batch"
+        return serving.operating_point(
+            at, qps=inf.peak_qps, max_concurrency=top,
+            target_s=None if target_ms is None else target_ms / 1000.0,
+            utilisation=1.0 if offline else ic.target_utilisation.value, min_replicas=inf.min_replicas,
+        )
+
+    mid = op(mbu.expected, pre.expected)
+    pt = mid.at_peak
+    e.batch = pt.concurrency
+    e.ttft_ms, e.tpot_ms, e.latency_ms = pt.ttft * 1000, pt.tpot * 1000, pt.latency * 1000
+    e.tokens_per_second = pt.tokens_per_second
+    e.at_concurrency_1 = {"ttft_ms": _r(mid.at_one.ttft * 1000, 1), "tpot_ms": _r(mid.at_one.tpot * 1000, 2), "latency_ms": _r(mid.at_one.latency * 1000, 1)}
+    e.meets_latency = mid.meets_latency
+    e.memory_per_chip_gb = (weights + pt.concurrency * kv_per_token * (inf.input_tokens + inf.output_tokens)) / count / 1e9
+    e.replicas = mid.replicas
+    e.capacity_rps = mid.at_capacity.requests_per_second
+    e.parallelism["data"] = mid.replicas
     hours_month = inf.hours_per_day * HOURS_PER_MONTH / 24
     e.hours = hours_month
-
-    def tok_range(u_bw: float, u_pre: float) -> float:
-        return metrics(chosen, u_bw, u_pre)[3]
-
-    lo_tok, hi_tok = tok_range(mbu.low, pre.low), tok_range(mbu.high, pre.high)
-    rep_hi = max(1, math.ceil(inf.peak_qps / (lo_tok / out_per_req) - 1e-9))
-    rep_lo = max(1, math.ceil(inf.peak_qps / (hi_tok / out_per_req) - 1e-9))
+    slow, fast = op(mbu.low, pre.low), op(mbu.high, pre.high)
     _price(
-        e, profile, acc, hours_month * count * (e.replicas or 1),
-        chip_hours_range=(hours_month * count * rep_lo, hours_month * count * rep_hi),
+        e, profile, acc, hours_month * count * mid.replicas,
+        chip_hours_range=(hours_month * count * fast.replicas, hours_month * count * slow.replicas),
     )
     e.hours_low = e.hours_high = hours_month
-    if e.usd_per_chip_hour is not None:
-        e.usd_per_million_tokens = e.usd_per_chip_hour * count / (tok_s * 3600) * 1e6
+    # per-unit cost at the capacity each replica is provisioned for
+    served_per_s = mid.at_capacity.requests_per_second * (1.0 if inf.mode == "batch" else ic.target_utilisation.value)
+    if e.usd_per_chip_hour is not None and served_per_s > 0:
+        usd_per_request = e.usd_per_chip_hour * count / 3600.0 / served_per_s
+        e.usd_per_million_tokens = usd_per_request / max(inf.output_tokens, 1) * 1e6 if llm else None
+        unit, per = unit_for(profile)
+        e.unit_cost = {"unit": unit, "usd": _r(usd_per_request * per / (max(inf.output_tokens, 1) if unit.endswith("output tokens") else 1), 4)}
     if profile.goal.budget_usd is not None and e.cost_usd is not None:
         e.within_budget = e.cost_usd <= profile.goal.budget_usd
     e.assumptions = {
         "decode_bandwidth_utilisation": {"low": mbu.low, "expected": mbu.expected, "high": mbu.high, "source": mbu.source},
         "prefill_mfu": {"low": pre.low, "expected": pre.expected, "high": pre.high, "source": pre.source},
+        "step_overhead_ms": round(fam_overhead * 1000, 3),
         "peak_tflops_per_chip": round(peak / 1e12, 1),
         "tensor_parallel": count,
         "hours_per_month": round(hours_month, 1),
-        "latency_model": "no queueing: TTFT = prefill + one step; latency = TTFT + output_tokens x step",
+        "latency_target_ms": target_ms,
+        "latency_model": (
+            "continuous batching with chunked prefill: a step takes max(weights + KV read, FLOPs of the batch's tokens "
+            "and the other requests' prompt chunks) + the stack's step overhead; TTFT = prefill + one step; "
+            "latency = TTFT + (output - 1) x TPOT; concurrency at peak from Little's law"
+        ),
+        "operating_point": {
+            "replicas": mid.replicas,
+            "concurrency_at_peak": pt.concurrency,
+            "concurrency_at_capacity": mid.at_capacity.concurrency,
+            "target_utilisation": 1.0 if inf.mode == "batch" else ic.target_utilisation.value,
+            "min_replicas": inf.min_replicas,
+        },
         "memory": mem_notes,
         "serving_memory_fraction": reserve,
-        "usd_per_million_tokens_basis": "generated (output) tokens",
+        "usd_per_million_tokens_basis": "generated (output) tokens at the provisioned capacity",
     }
-    if target_ms is not None and not e.meets_latency:
-        e.warnings.append(f"even batch 1 takes {e.latency_ms:.0f} ms, above the {target_ms:g} ms target")
+    if target_note:
+        e.assumptions["latency_target_note"] = target_note
+    if target_ms is not None and mid.at_one.latency * 1000 > target_ms:
+        e.warnings.append(f"even one request alone takes {mid.at_one.latency * 1000:.0f} ms, above the {target_ms:g} ms target")
     _feasibility(e, profile, acc)
     return e
+
+
+def latency_target(profile: Profile, c: Constants) -> tuple[float | None, str | None]:
+    """The end-to-end latency target (ms) of an online service: given, else the stated default."""
+    inf = profile.inference
+    assert inf is not None
+    if inf.mode != "online":
+        return None, None
+    if inf.latency_p99_ms is not None:
+        return inf.latency_p99_ms, None
+    ic = c.estimator.inference
+    target = ic.default_ttft_ms.value + max(inf.output_tokens - 1, 0) * ic.default_tpot_ms.value
+    return target, (
+        f"no inference.latency_p99_ms: sized for the default {ic.default_ttft_ms.value:g} ms to the first token "
+        f"and {ic.default_tpot_ms.value:g} ms per output token ({target:,.0f} ms per request)"
+    )
+
+
+def unit_for(profile: Profile) -> tuple[str, float]:
+    """The workload's unit of work and how many requests it is priced per."""
+    if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
+        return "per 1,000 images", 1_000.0
+    if is_llm_inference(profile):
+        return "per million output tokens", 1e6
+    return "per million requests", 1e6
 
 
 def _request_model_name(profile: Profile) -> str:
@@ -617,7 +682,8 @@ def _feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
         reasons.append(f"takes {e.hours:.1f} h, deadline {profile.training.deadline_hours:g} h")
     if e.meets_latency is False:
         assert profile.inference is not None
-        reasons.append(f"latency {e.latency_ms:.0f} ms > {profile.inference.latency_p99_ms:g} ms")
+        target = e.assumptions.get("latency_target_ms") or profile.inference.latency_p99_ms or 0.0
+        reasons.append(f"latency {e.latency_ms:.0f} ms > {target:g} ms")
     if e.within_budget is False:
         reasons.append(f"costs ${e.cost_usd:,.0f}, budget ${profile.goal.budget_usd:,.0f}")
     e.feasible = not reasons
@@ -759,17 +825,25 @@ def _solve_count(shapes: list[int], est: Any, fitting: list[int], knee: int, goa
     return fast[0]
 
 
+def multi_host_ok(profile: Profile, acc: Accelerator, c: Constants) -> bool:
+    """Whether the profile's serving stack serves one replica from several hosts on this family."""
+    mh = c.estimator.inference.multi_host_serving
+    stack = profile.software.serving_stack
+    return stack == "none" or stack in (mh.tpu if acc.device == "tpu" else mh.gpu)
+
+
 def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[int]:
     """Real shapes worth estimating for this workload."""
     if profile.is_training:
         return [e.count for e in training_candidates(profile, acc, c)]
     counts = acc.counts()
-    # Serving: one host per replica (vLLM TPU multi-host serving is not validated);
-    # fall back to larger shapes only when nothing single-host holds the weights.
-    if acc.device == "tpu":
-        single = [sl.chips for sl in acc.shapes.slices or [] if (sl.hosts or 1) <= 1]
-    else:
-        single = [n for n in counts if n <= (acc.shapes.gpus_per_node or 8)]
+    # Serving: single-host replicas first; multi-host ones (up to max_hosts_per_replica) where
+    # the stack serves across hosts, else only when nothing single-host holds the weights.
+    single = [n for n in counts if hosts_for(acc, n) <= 1]
+    limit = int(c.estimator.inference.multi_host_serving.max_hosts_per_replica)
+    multi = [n for n in counts if 1 < hosts_for(acc, n) <= limit]
+    if multi_host_ok(profile, acc, c):
+        return (single + multi) or counts[:1]
     return single or counts[:1]
 
 

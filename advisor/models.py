@@ -90,6 +90,7 @@ class Inference(Strict):
     latency_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
     hours_per_day: Annotated[float, Field(strict=True, gt=0, le=24, allow_inf_nan=False)] = 24.0
     steps: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None  # diffusion denoising steps
+    min_replicas: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 1  # kept running whatever the load
 
 
 class Software(Strict):

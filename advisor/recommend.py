@@ -289,7 +289,12 @@ def closest(cands: list[Estimate]) -> Estimate | None:
         return None
     if usable[0].mode == "training":
         return min([x for x in usable if not x.past_knee] or usable, key=lambda x: (x.hours or math.inf, x.count, x.accelerator))
-    return min(usable, key=lambda x: (basis(x), x.accelerator, x.count))
+    # serving: offered first, then the smallest latency overshoot, then the cheapest (dollars before chip-hours)
+    return min(usable, key=lambda x: (
+        "not offered" in (x.why_not or "") or "serves a replica from one host" in (x.why_not or ""),
+        x.meets_latency is False and (x.latency_ms or math.inf),
+        not x.priced, basis(x), x.accelerator, x.count,
+    ))
 
 
 def feasibility_changes(profile: Profile, e: Estimate) -> list[str]:
@@ -300,7 +305,8 @@ def feasibility_changes(profile: Profile, e: Estimate) -> list[str]:
     if e.within_budget is False and e.cost_usd is not None:
         out.append(f"goal.budget_usd: {profile.goal.budget_usd:g} -> {math.ceil(e.cost_usd):g} makes {e.accelerator} x {e.count} feasible")
     if e.meets_latency is False and profile.inference is not None and e.latency_ms:
-        out.append(f"inference.latency_p99_ms: {profile.inference.latency_p99_ms:g} -> {math.ceil(e.latency_ms):g} makes {e.accelerator} x {e.count} feasible")
+        was = f"{profile.inference.latency_p99_ms:g}" if profile.inference.latency_p99_ms is not None else f"(default {e.assumptions.get('latency_target_ms', 0):g})"
+        out.append(f"inference.latency_p99_ms: {was} -> {math.ceil(e.latency_ms):g} makes {e.accelerator} x {e.count} feasible")
     return out
 
 

@@ -145,15 +145,15 @@ def test_k8s_manifests_validate_tpu(out: dict[str, Path]) -> None:
     dep = docs["Deployment"]
     pod = dep["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {
-        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
-        "cloud.google.com/gke-tpu-topology": "2x4",
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+        "cloud.google.com/gke-tpu-topology": "2x2",
     }
     (c,) = pod["containers"]
-    assert c["resources"]["limits"] == {"google.com/tpu": "8"}
+    assert c["resources"]["limits"] == {"google.com/tpu": "4"}
     assert c["image"].startswith("vllm/vllm-tpu")
     assert c["command"][:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
-    assert "--tensor-parallel-size=8" in c["command"]
-    assert dep["spec"]["replicas"] == 2  # the estimate's replicas for 40 QPS
+    assert "--tensor-parallel-size=4" in c["command"]
+    assert dep["spec"]["replicas"] == 2  # the estimate's replicas for 40 QPS (inference.min_replicas: 2)
     assert docs["HorizontalPodAutoscaler"]["spec"]["maxReplicas"] == 2
     assert docs["Service"]["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"]
 
@@ -164,13 +164,13 @@ def test_k8s_manifests_validate_gpu(tmp_path: Path) -> None:
     docs = {d["kind"]: d for d in _validate_k8s(tmp_path)}
     assert set(docs) == {"Deployment", "Service"}  # one replica: no autoscaler
     pod = docs["Deployment"]["spec"]["template"]["spec"]
-    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-a100"}
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}  # the verdict: a100-80gb x 4
     (c,) = pod["containers"]
-    assert c["resources"]["limits"] == {"nvidia.com/gpu": "8"}
-    assert "--tensor-parallel-size=8" in c["command"] and c["image"].startswith("vllm/vllm-openai")
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+    assert "--tensor-parallel-size=4" in c["command"] and c["image"].startswith("vllm/vllm-openai")
     assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
     setup = (tmp_path / "setup.sh").read_text()
-    assert "--machine-type=a2-highgpu-8g --accelerator=type=nvidia-tesla-a100,count=8" in setup
+    assert "--machine-type=a2-ultragpu-4g --accelerator=type=nvidia-a100-80gb,count=4" in setup
 
 
 def test_path_flag_switches_family(tmp_path: Path) -> None:
@@ -209,9 +209,9 @@ def _sky(out: dict[str, Path], name: str) -> dict:  # type: ignore[type-arg]
 def test_sky_yaml_chosen_first_then_same_family(out: dict[str, Path]) -> None:
     chat = _sky(out, "llm-chatbot")
     accs = [c["accelerators"] for c in chat["resources"]["ordered"]]
-    assert accs[0] == "tpu-v5litepod-8" and len(accs) > 1
+    assert accs[0] == "tpu-v6e-4"  # no other TPU is feasible within the budget: no TPU fallback
     assert all(a.startswith("tpu-") for a in accs)
-    assert chat["resources"]["ordered"][0]["accelerator_args"] == {"runtime_version": "v2-alpha-tpuv5-lite"}
+    assert chat["resources"]["ordered"][0]["accelerator_args"] == {"runtime_version": "v2-alpha-tpuv6e"}
     assert chat["resources"]["ports"] == 8000 and "vllm serve" in chat["run"]
     lora = _sky(out, "llama3-8b-lora")
     assert lora["resources"]["ordered"][0]["accelerators"] == "tpu-v6e-1"
@@ -239,7 +239,7 @@ def test_setup_sh_commands(out: dict[str, Path]) -> None:
     assert "torchrun --standalone" in gpu
     chat = (out["llm-chatbot"] / "setup.sh").read_text()
     assert "gcloud container clusters create ${CLUSTER}" in chat
-    assert "--machine-type=ct5lp-hightpu-8t --tpu-topology=2x4" in chat
+    assert "--machine-type=ct6e-standard-4t --tpu-topology=2x2" in chat
     assert "--enable-autoscaling --min-nodes=1 --max-nodes=2" in chat  # room for both replicas
     assert "kubectl apply -f k8s/" in chat and "<<'EOF'" not in chat
     assert "set -- create connect deploy\n" in chat  # the default run stops before interactive steps

@@ -1,0 +1,151 @@
+"""Serving at the real load: the step model of a replica and its operating point.
+
+docs/estimator.md "Inference" explains the model and its sources:
+
+* a decode step reads the weights a batch touches and the batch's KV cache
+  (memory-bound) and computes the batch's tokens plus the other requests'
+  prompt chunks (continuous batching with chunked prefill: prefill shares the
+  step, it is not added to it); the step takes the larger of the two plus a
+  fixed per-step overhead of the serving stack;
+* attention FLOPs grow with the context (4 x layers x hidden per token per
+  token of context), so long prompts cost what they cost;
+* TTFT = the prompt's prefill (compute-bound, at least one weight read) plus
+  one step of waiting; latency = TTFT + (output - 1) x TPOT;
+* the operating point follows the load: replicas so that each runs at most at
+  the target utilisation of the concurrency its latency target allows, then
+  the concurrency each replica actually sees at peak from Little's law
+  (concurrency = arrival rate x latency).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Point:
+    """One replica at one concurrency (seconds and tokens per second)."""
+
+    concurrency: int
+    ttft: float
+    tpot: float
+    latency: float
+    tokens_per_second: float  # output tokens per second of the replica
+
+    @property
+    def requests_per_second(self) -> float:
+        return self.concurrency / self.latency if self.latency > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class LlmReplica:
+    """Autoregressive decoding on one replica of ``chips`` chips."""
+
+    weights: float  # bytes of all weights
+    active_bytes: float  # bytes of the weights one token touches (MoE: active experts)
+    n_active: float  # active parameters
+    kv_per_token: float  # bytes of KV cache per token of context
+    layers: int
+    hidden: int
+    input_tokens: int
+    output_tokens: int
+    bandwidth: float  # bytes/s of the replica
+    compute: float  # FLOP/s of the replica at the serving precision
+    overhead: float  # seconds per step (scheduling, sampling, launch, host sync)
+
+    def _prefill_flops(self, tokens: float) -> float:
+        # weights: 2 N per token; causal attention: 2 x layers x hidden x tokens^2 (QK^T and AV, halved)
+        return 2.0 * self.n_active * tokens + 2.0 * self.layers * self.hidden * tokens * tokens
+
+    def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
+        out = max(self.output_tokens, 1)
+        ctx = self.input_tokens + self.output_tokens / 2.0
+        weight_read = min(self.weights, self.active_bytes * b)  # a small MoE batch touches only its experts
+        t_mem = (weight_read + b * self.kv_per_token * ctx) / (self.bandwidth * u_bw)
+        # other requests' prompts, spread over their lifetime, ride along in each step
+        prefill_tokens = (b - 1) * self.input_tokens / out
+        flops = (
+            2.0 * self.n_active * b + 4.0 * self.layers * self.hidden * ctx * b
+            + self._prefill_flops(self.input_tokens) * prefill_tokens / max(self.input_tokens, 1)
+        )
+        tpot = max(t_mem, flops / (self.compute * u_mfu)) + self.overhead
+        t_pre = max(self._prefill_flops(max(self.input_tokens, 1)) / (self.compute * u_mfu), self.active_bytes / (self.bandwidth * u_bw))
+        ttft = t_pre + (tpot if b > 1 else self.overhead)
+        latency = ttft + (out - 1) * tpot
+        return Point(b, ttft, tpot, latency, b * out / latency)
+
+
+@dataclass(frozen=True)
+class RequestReplica:
+    """One forward pass (or a fixed number of denoising steps) per request: vision, diffusion, encoders."""
+
+    weights: float
+    request_flops: float
+    outputs: int
+    bandwidth: float
+    compute: float
+    overhead: float
+
+    def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
+        t = max(self.weights / (self.bandwidth * u_bw), b * self.request_flops / (self.compute * u_mfu)) + self.overhead
+        return Point(b, t, t, t, b * max(self.outputs, 1) / t)
+
+
+def _largest(lo: int, hi: int, ok: Callable[[int], bool]) -> int | None:
+    """The largest integer in [lo, hi] with ``ok`` true, for ``ok`` true up to a threshold."""
+    if hi < lo or not ok(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _smallest(lo: int, hi: int, ok: Callable[[int], bool]) -> int:
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    replicas: int
+    at_peak: Point  # the concurrency each replica sees at peak load
+    at_capacity: Point  # the largest concurrency that meets the latency target
+    at_one: Point  # concurrency 1
+    meets_latency: bool | None
+
+
+def operating_point(
+    point: Callable[[int], Point], *, qps: float, max_concurrency: int, target_s: float | None,
+    utilisation: float, min_replicas: int,
+) -> OperatingPoint:
+    """Replicas and concurrency at peak load.
+
+    Capacity per replica: the largest concurrency whose latency meets the target (memory bounds
+    it); replicas = peak / (capacity x target utilisation); then the concurrency each replica
+    sees at peak, by Little's law, is the smallest c with (peak / replicas) x latency(c) <= c.
+    """
+    at_one = point(1)
+    top = max(1, max_concurrency)
+    if target_s is None:
+        cap_c = top
+    else:
+        cap_c = _largest(1, top, lambda b: point(b).latency <= target_s) or 1
+    cap = point(cap_c)
+    per_replica = cap.requests_per_second * utilisation
+    replicas = max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
+    lam = qps / replicas
+    c_peak = _smallest(1, cap_c, lambda b: lam * point(b).latency <= b)
+    at_peak = point(c_peak)
+    meets = None if target_s is None else at_peak.latency <= target_s
+    return OperatingPoint(replicas, at_peak, cap, at_one, meets)

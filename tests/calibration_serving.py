@@ -1,0 +1,133 @@
+"""Compare the serving model with published measurements at a known operating point
+(tests/data/serving.yaml): TPOT for every row, TTFT where the source measured it in steady state.
+
+``python -m tests.calibration_serving`` prints the table, the median |error| and the signed median
+ratio (predicted / measured; below 1 = optimistic) per family, for the fit and held-out rows, and
+``--fit`` solves the per-family bandwidth utilisation and step overhead from the fit rows.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from advisor.api import Context
+from advisor.estimator import estimate
+from advisor.models import Profile
+
+DATA = Path(__file__).parent / "data" / "serving.yaml"
+
+
+@dataclass
+class Cmp:
+    id: str
+    split: str
+    device: str
+    metric: str
+    concurrency: int
+    measured: float
+    predicted: float
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted / self.measured
+
+
+def rows() -> list[dict[str, Any]]:
+    return list(yaml.safe_load(DATA.read_text())["rows"])
+
+
+def profile_for(r: dict[str, Any]) -> Profile:
+    model = {k: v for k, v in r["model"].items() if k != "name"}
+    model["precision"] = r["precision"]
+    return Profile.model_validate({
+        "name": r["id"], "task": "inference", "domain": "llm", "model": model,
+        "inference": {"mode": "batch", "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "peak_qps": 1.0},
+        "deployment": {"clouds": ["gcp", "aws", "azure", "on-prem"]},
+    })
+
+
+def run(ctx: Context) -> list[Cmp]:
+    out = []
+    for r in rows():
+        acc = ctx.catalog.get(r["accelerator"])
+        e = estimate(profile_for(r), acc, r["count"], ctx.constants, batch=r["concurrency"])
+        if r.get("tpot_ms"):
+            out.append(Cmp(r["id"], r["split"], acc.device, "tpot", r["concurrency"], r["tpot_ms"], e.tpot_ms or 0.0))
+        if r.get("ttft_ms") and r.get("ttft_comparable"):
+            out.append(Cmp(r["id"], r["split"], acc.device, "ttft", r["concurrency"], r["ttft_ms"], e.ttft_ms or 0.0))
+    return out
+
+
+def summary(cmps: list[Cmp]) -> dict[str, float]:
+    if not cmps:
+        return {"n": 0, "median_abs_error": 0.0, "signed_median": 1.0, "worst": 1.0}
+    return {
+        "n": len(cmps),
+        "median_abs_error": statistics.median(abs(c.ratio - 1) for c in cmps),
+        "signed_median": statistics.median(c.ratio for c in cmps),
+        "worst": max(max(c.ratio, 1 / c.ratio) for c in cmps),
+    }
+
+
+def fit(ctx: Context) -> None:
+    """Solve each family's bandwidth utilisation u and fixed step overhead from its two fit rows,
+    after subtracting the tensor-parallel all-reduces (2 x layers x tp_allreduce_us):
+    GPU TPOT = A / u + layers x g (kernels per layer), TPU TPOT = A / u + o (one program per step);
+    A = bytes read / peak bandwidth."""
+    from dataclasses import replace
+
+    c = ctx.constants
+    ic = c.estimator.inference
+    one = {"low": 1.0, "expected": 1.0, "high": 1.0}
+    ideal = replace(c, estimator=c.estimator.model_copy(update={"inference": ic.model_copy(update={
+        "decode_bandwidth_utilisation": ic.decode_bandwidth_utilisation.model_copy(update=one),
+        "tpu_decode_bandwidth_utilisation": ic.decode_bandwidth_utilisation.model_copy(update=one),
+        "gpu_step_overhead_per_layer_us": ic.gpu_step_overhead_per_layer_us.model_copy(update={"value": 0.0}),
+        "tpu_step_overhead_ms": ic.tpu_step_overhead_ms.model_copy(update={"value": 0.0}),
+        "tp_allreduce_us": ic.tp_allreduce_us.model_copy(update={"value": 0.0}),
+    })}))
+    ar_ms = 2.0 * ic.tp_allreduce_us.value / 1000.0
+    for device in ("gpu", "tpu"):
+        pts = []
+        for r in rows():
+            acc = ctx.catalog.get(r["accelerator"])
+            if r["split"] != "fit" or acc.device != device:
+                continue
+            e = estimate(profile_for(r), acc, r["count"], ideal, batch=r["concurrency"])
+            layers = r["model"]["layers"]
+            weight = layers if device == "gpu" else 1  # what the fixed overhead scales with
+            pts.append((r["id"], e.tpot_ms or 0.0, weight, r["tpot_ms"] - (ar_ms * layers if r["count"] > 1 else 0.0)))
+        (i1, a1, w1, t1), (i2, a2, w2, t2) = pts
+        det = a1 * w2 - a2 * w1
+        x, y = (t1 * w2 - t2 * w1) / det, (a1 * t2 - a2 * t1) / det
+        unit = "us per layer" if device == "gpu" else "ms per step"
+        print(f"{device}: {i1} (A={a1:.2f} ms, {t1:.2f} ms less all-reduces); {i2} (A={a2:.2f} ms, {t2:.2f} ms) "
+              f"-> utilisation {1 / x:.3f}, overhead {y * (1000 if device == 'gpu' else 1):.2f} {unit}")
+
+
+def main() -> None:
+    ctx = Context.load()
+    if "--fit" in sys.argv:
+        fit(ctx)
+        return
+    cmps = run(ctx)
+    print(f"{'row':48s} {'split':8s} {'dev':4s} {'metric':6s} {'conc':>5s} {'measured':>9s} {'predicted':>9s} {'ratio':>6s}")
+    for x in cmps:
+        print(f"{x.id:48s} {x.split:8s} {x.device:4s} {x.metric:6s} {x.concurrency:5d} {x.measured:9.2f} {x.predicted:9.2f} {x.ratio:6.2f}")
+    for metric in ("tpot", "ttft"):
+        mine = [x for x in cmps if x.metric == metric]
+        for label, sel in (("all", mine), ("fit", [x for x in mine if x.split == "fit"]), ("held-out", [x for x in mine if x.split == "held-out"])):
+            for dev in ("tpu", "gpu"):
+                s = summary([x for x in sel if x.device == dev])
+                print(f"{metric} {label:8s} {dev}: n={s['n']:.0f} median |error| {s['median_abs_error']:.1%} signed median {s['signed_median']:.2f} worst {s['worst']:.2f}x")
+        s_tpu, s_gpu = summary([x for x in mine if x.device == "tpu"]), summary([x for x in mine if x.device == "gpu"])
+        print(f"{metric}: TPU/GPU tilt (signed-median ratio) {s_tpu['signed_median'] / s_gpu['signed_median']:.2f}; median |error| {summary(mine)['median_abs_error']:.1%}")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""Serving at the real load: the operating point follows the traffic, latency at concurrency 1,
+default targets stated, minimum replicas priced, per-unit costs, multi-host replicas only where the
+stack serves them, and the published-measurement calibration per family."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.api import Context
+from advisor.estimator import estimate
+from advisor.models import Profile
+from advisor.recommend import recommend
+
+from . import calibration_serving
+
+CTX = Context.load()
+CAT = CTX.catalog
+C = CTX.constants
+
+
+def chat(**over: Any) -> Profile:
+    data: dict[str, Any] = {
+        "name": "c", "task": "inference", "domain": "llm",
+        "model": {"params_b": 8, "layers": 32, "hidden_size": 4096, "kv_heads": 8},
+        "inference": {"mode": "online", "peak_qps": 10, "input_tokens": 1024, "output_tokens": 256, "latency_p99_ms": 8000},
+        "software": {"serving_stack": "vllm"},
+    }
+    for key, value in over.items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) and isinstance(data.get(key), dict) else value
+    return Profile.model_validate(data)
+
+
+def test_a_quiet_service_is_modelled_at_concurrency_one() -> None:
+    e = estimate(chat(inference={"peak_qps": 0.05}), CAT.get("h100"), 1, C)
+    assert e.batch == 1 and e.replicas == 1
+    assert e.at_concurrency_1 is not None
+    assert e.latency_ms == pytest.approx(e.at_concurrency_1["latency_ms"], rel=1e-3)
+
+
+def test_concurrency_grows_with_the_load_and_littles_law_holds() -> None:
+    lo = estimate(chat(inference={"peak_qps": 1}), CAT.get("h100"), 1, C)
+    hi = estimate(chat(inference={"peak_qps": 8}), CAT.get("h100"), 1, C)
+    assert (hi.batch or 0) > (lo.batch or 0)
+    for e, qps in ((lo, 1), (hi, 8)):
+        per_replica = qps / (e.replicas or 1)
+        assert per_replica * (e.latency_ms or 0) / 1000 <= (e.batch or 0) + 1e-9  # concurrency = rate x latency
+        assert (e.tpot_ms or 0) >= (e.at_concurrency_1 or {})["tpot_ms"]
+
+
+def test_replicas_keep_the_utilisation_headroom() -> None:
+    e = estimate(chat(inference={"peak_qps": 200}), CAT.get("h100"), 1, C)
+    cap = e.assumptions["operating_point"]["concurrency_at_capacity"]
+    assert (e.batch or 0) <= cap
+    assert e.assumptions["operating_point"]["target_utilisation"] == C.estimator.inference.target_utilisation.value
+
+
+def test_default_latency_target_is_stated() -> None:
+    e = estimate(chat(inference={"latency_p99_ms": None}), CAT.get("l4"), 1, C)
+    assert e.assumptions["latency_target_ms"] == pytest.approx(2000 + 255 * 100)
+    assert "default" in e.assumptions["latency_target_note"]
+
+
+def test_min_replicas_are_priced() -> None:
+    one = estimate(chat(inference={"peak_qps": 0.1}, deployment={"clouds": ["aws"]}), CAT.get("h100"), 1, C)
+    three = estimate(chat(inference={"peak_qps": 0.1, "min_replicas": 3}, deployment={"clouds": ["aws"]}), CAT.get("h100"), 1, C)
+    assert one.replicas == 1 and three.replicas == 3
+    assert three.cost_usd == pytest.approx(3 * (one.cost_usd or 0))
+
+
+def test_unit_costs_in_the_workloads_unit() -> None:
+    e = estimate(chat(), CAT.get("l4"), 1, C)
+    assert e.unit_cost is not None and e.unit_cost["unit"] == "per million output tokens"
+    img = Profile.model_validate({
+        "name": "i", "task": "inference", "domain": "diffusion", "model": {"params_b": 3.5, "architecture": "diffusion"},
+        "inference": {"peak_qps": 1, "input_tokens": 77, "output_tokens": 1},
+    })
+    e = estimate(img, CAT.get("l4"), 1, C)
+    assert e.unit_cost is not None and e.unit_cost["unit"] == "per 1,000 images"
+
+
+def test_vllm_tpu_is_not_offered_multi_host_but_jetstream_is() -> None:
+    big = {"model": {"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8}}
+    v5e = CAT.get("tpu-v5e")
+    vllm = estimate(chat(**big), v5e, 16, C)
+    assert vllm.hosts_per_replica == 4 and not vllm.feasible and "one host" in (vllm.why_not or "")
+    js = estimate(chat(**big, software={"serving_stack": "jetstream"}), v5e, 16, C)
+    assert "one host" not in (js.why_not or "")
+    # and the cross-host collectives are paid for
+    assert js.assumptions["step_overhead_ms"] > C.estimator.inference.tpu_step_overhead_ms.value
+
+
+def test_a_70b_chat_at_200_qps_gets_a_configuration_with_its_topology_stated() -> None:
+    p = chat(model={"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8},
+             inference={"peak_qps": 200, "input_tokens": 1000, "output_tokens": 200, "latency_p99_ms": 4000},
+             deployment={"clouds": ["gcp"]})
+    d = recommend(p, CTX.kb, CAT, C, with_flip=False).to_json()
+    e = d["estimate"]
+    assert d["verdict"]["feasible"] and d["verdict"]["accelerator"] and d["verdict"]["count"]
+    assert e["parallelism"]["tensor"] == d["verdict"]["count"] and e["parallelism"]["data"] == e["replicas"]
+    assert e["hosts_per_replica"] >= 1
+
+
+# ---------------------------------------------------------------- published measurements
+
+
+@pytest.fixture(scope="module")
+def cmps() -> list[calibration_serving.Cmp]:
+    return calibration_serving.run(CTX)
+
+
+def test_serving_calibration_tpot(cmps: list[calibration_serving.Cmp]) -> None:
+    tpot = [x for x in cmps if x.metric == "tpot"]
+    assert sum(1 for x in tpot if x.device == "tpu") >= 6 and sum(1 for x in tpot if x.device == "gpu") >= 6
+    assert sum(1 for x in tpot if x.concurrency == 1) >= 4
+    assert calibration_serving.summary(tpot)["median_abs_error"] <= 0.20
+    assert all(0.5 <= x.ratio <= 2.0 for x in tpot), [(x.id, round(x.ratio, 2)) for x in tpot if not 0.5 <= x.ratio <= 2.0]
+    held = calibration_serving.summary([x for x in tpot if x.split == "held-out"])
+    assert held["median_abs_error"] <= 0.25
+
+
+def test_no_tilt_between_tpu_and_gpu(cmps: list[calibration_serving.Cmp]) -> None:
+    tpot = [x for x in cmps if x.metric == "tpot"]
+    tpu = calibration_serving.summary([x for x in tpot if x.device == "tpu"])["signed_median"]
+    gpu = calibration_serving.summary([x for x in tpot if x.device == "gpu"])["signed_median"]
+    assert 0.87 <= tpu / gpu <= 1.15
+
+
+def test_concurrency_one_ttft(cmps: list[calibration_serving.Cmp]) -> None:
+    c1 = [x for x in cmps if x.metric == "ttft" and x.concurrency == 1]
+    assert len(c1) >= 4
+    assert all(0.5 <= x.ratio <= 2.0 for x in c1)
