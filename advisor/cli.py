@@ -21,6 +21,7 @@ import typer
 
 from advisor import __version__
 from advisor.commands.options import CatalogOpt, RulesOpt
+from advisor.commands.session import _STATE, PIPE_WIDTH, _console, _width
 
 app = typer.Typer(
     name="advisor",
@@ -32,7 +33,6 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-_STATE: dict[str, Any] = {"debug": False, "no_color": False, "quiet": False, "stdout_closed": False}
 
 
 class TextJson(StrEnum):
@@ -63,39 +63,6 @@ def _root(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the essential output.")] = False,
 ) -> None:
     """Parsed here for --help; main() applies these flags from anywhere on the line."""
-
-
-# Width of text output that goes to a file or a pipe (COLUMNS is for terminals): wide enough
-# that no table row wraps, so each row stays one line for grep; tables and panels take only
-# the width their content needs.
-PIPE_WIDTH = 1000
-
-
-def _width(stream: Any) -> int | None:
-    """The terminal's width (rich reads COLUMNS or asks the terminal), or PIPE_WIDTH when not a terminal."""
-    try:
-        return None if stream.isatty() else PIPE_WIDTH
-    except (AttributeError, ValueError, OSError):
-        return PIPE_WIDTH
-
-
-def _console(stderr: bool = False) -> Any:
-    import errno
-
-    from rich.console import Console
-
-    class _Console(Console):
-        def on_broken_pipe(self) -> None:  # rich would exit 1; main() makes it silent with 141
-            self.quiet = True
-            raise BrokenPipeError(errno.EPIPE, "broken pipe")
-
-    return _Console(
-        stderr=stderr,
-        no_color=_STATE["no_color"],
-        highlight=False,
-        soft_wrap=False,
-        width=_width(sys.stderr if stderr else sys.stdout),
-    )
 
 
 def _context(rules: list[Path] | None, catalog: list[Path] | None) -> Any:

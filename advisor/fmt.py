@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 def money(x: float | None) -> str:
     """``$1,234`` from $100 up, ``$12.34`` below; ``unpriced`` for a missing price (never $0)."""
@@ -22,3 +24,12 @@ def hours(x: float | None) -> str:
 def cell(text: object) -> str:
     """Text safe inside a markdown table cell (no pipes, no line breaks)."""
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def safe_name(text: str, limit: int = 30) -> str:
+    """A resource name valid for GCE, GKE, Kubernetes (DNS-1035) and buckets: lower-case letters,
+    digits and hyphens, starting with a letter, at most ``limit`` characters."""
+    slug = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]+", "-", text.lower())).strip("-")
+    if not slug or not slug[0].isalpha():
+        slug = "w-" + slug
+    return slug[:limit].rstrip("-") or "workload"

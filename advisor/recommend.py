@@ -25,7 +25,7 @@ from advisor.conditions import evaluate
 from advisor.constants import Constants
 from advisor.estimator import Estimate, all_candidates, basis, best
 from advisor.facts import FieldReader
-from advisor.fmt import hours, money
+from advisor.fmt import hours, money, safe_name
 from advisor.knowledge import KnowledgeBase, Rule, SetupPath
 from advisor.models import Profile
 
@@ -341,11 +341,8 @@ def choose_setup(profile: Profile, kb: KnowledgeBase, device: str, cloud: str | 
     return sorted(fits, key=lambda p: (-p.priority, p.id))[0]
 
 
-_SLUG = re.compile(r"[^a-z0-9-]+")
-
-
 def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None) -> dict[str, str]:
-    slug = _SLUG.sub("-", profile.name.lower()).strip("-")[:40] or "workload"
+    slug = safe_name(profile.name)
     gcp = "gcp" in profile.deployment.clouds
     # Defaults: Google Cloud's us-central1, or AWS's us-east-1 for a team without GCP.
     region = profile.deployment.region or ("us-central1" if gcp else "us-east-1")

@@ -245,14 +245,6 @@ def _commands(path: SetupPath) -> list[str]:
     return [c for s in path.steps for c in s.commands]
 
 
-def safe_name(text: str, limit: int = 30) -> str:
-    """A resource name valid for GCE, GKE, Kubernetes (DNS-1035) and buckets: starts with a letter."""
-    slug = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]+", "-", text.lower())).strip("-")
-    if not slug or not slug[0].isalpha():
-        slug = "w-" + slug
-    return slug[:limit].rstrip("-") or "workload"
-
-
 def _resolve_path(rec: Recommendation, ctx: Context, path_id: str | None) -> tuple[SetupPath, bool]:
     paths = {p.id: p for p in ctx.kb.setup_paths}
     if path_id is None:
@@ -301,9 +293,7 @@ def _spec(rec: Recommendation, ctx: Context, path_id: str | None) -> _Spec:
         )
     acc = ctx.catalog.accelerators.get(est.accelerator) if est else None
     values = placeholders(profile, acc, est)
-    name = safe_name(profile.name)
-    values["name"] = name
-    values["cluster"] = f"{name}-cluster"
+    name = values["name"]
     applies = path.when is None or evaluate(path.when, FieldReader(profile))
     cmds = _commands(path)
     inference = profile.task == "inference"

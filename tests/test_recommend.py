@@ -176,3 +176,13 @@ def test_every_family_excluded_is_warned(tmp_path: Path) -> None:
                   "{model: {params_b: 1}}", "{model: {params_b: 0.0000001}}")
     out = json.loads(run_cli("recommend", "profiles/llm-chatbot.yaml", "--rules", str(d), "--format", "json", "--no-flip").out)
     assert any("every device family is excluded" in w for w in out["warnings"])
+
+
+def test_setup_names_are_valid_resource_names(tmp_path: Path) -> None:
+    """The setup path's resource names start with a letter (GCE, GKE and Kubernetes reject a digit)."""
+    prof = tmp_path / "p.yaml"
+    prof.write_text("name: 7B Chat -- EU!\ntask: inference\ndomain: llm\nmodel: {params_b: 7}\ninference: {peak_qps: 2}\ndeployment: {clouds: [gcp]}\n")
+    r = run_cli("recommend", str(prof), "--format", "json", "--no-flip")
+    assert r.code == 0, r.err
+    text = json.dumps(json.loads(r.out)["setup"])
+    assert "w-7b-chat-eu" in text and "7b-chat-eu-cluster" not in text.replace("w-7b-chat-eu-cluster", "")

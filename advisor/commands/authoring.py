@@ -47,7 +47,7 @@ _WIDTH = 88
 
 
 def _quiet() -> bool:
-    from advisor.cli import _STATE
+    from advisor.commands.session import _STATE
 
     return bool(_STATE["quiet"])
 
@@ -457,7 +457,7 @@ def rules_list(fmt: FormatOpt = "text", rules: RulesDirs = None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from advisor.cli import _console
+    from advisor.commands.session import _console
 
     table = Table(box=box.SIMPLE_HEAD, title=f"{len(ordered)} rules", title_justify="left")
     for col in ("id", "category", "effect"):

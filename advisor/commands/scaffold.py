@@ -47,7 +47,7 @@ def scaffold_cmd(
     rec = recs[0]
     files = scaffold(rec, ctx, path)
     written = write_scaffold(files, output, force=force)
-    from advisor.cli import _STATE
+    from advisor.commands.session import _STATE
 
     if _STATE.get("quiet"):
         return
