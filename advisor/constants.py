@@ -152,6 +152,10 @@ class Scoring(Strict):
     balanced_cost_slack: Value
     time_cost_slack: Value
     balanced_deadline_margin: Value
+    materiality_floor_usd: Value
+    materiality_budget_fraction: Value
+    tie_points: Value
+    budget_overrun_for_full_penalty: Value
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import __version__
+from advisor import __version__, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
@@ -103,6 +103,8 @@ class Decision:
     chosen: Estimate | None
     best_by_device: dict[str, Estimate | None]
     feasible: bool = True  # False: nothing meets the constraints; ``chosen`` is the closest
+    confidence: float = 0.5  # P(the chosen family stays the best) under the estimator's scenarios
+    sensitivity: str | None = None  # the assumption the verdict is most sensitive to
 
 
 @dataclass
@@ -140,6 +142,8 @@ class Recommendation:
                 "shape": est.shape if est else None,
                 "feasible": d.feasible,
                 "confidence": round(self.confidence, 3),
+                "confidence_method": "P(the chosen family stays the best) over the estimator's low/expected/high scenarios, rules' score spread 10 points (docs/scoring.md)",
+                "sensitive_to": d.sensitivity,
                 "setup_path": self.setup.path.id if self.setup else None,
             },
             "scores": {k: round(v, 2) for k, v in d.scores.items()},
@@ -177,54 +181,61 @@ def describe(e: Estimate) -> str:
 
 def _quantitative(
     profile: Profile, cands: list[Estimate], c: Constants, excluded: set[str]
-) -> tuple[list[Contribution], dict[str, Estimate | None]]:
+) -> tuple[list[Contribution], dict[str, Estimate | None], tuple[Estimate, Estimate, str] | None]:
     objective = profile.goal.optimize
     best_by = {dev: best(cands, objective, c, dev) for dev in ("tpu", "gpu")}
     out: list[Contribution] = []
-    sc = c.scoring
     tpu, gpu = best_by["tpu"], best_by["gpu"]
     live = [d for d in ("tpu", "gpu") if d not in excluded]
     if len(live) < 2:
-        return out, best_by
+        return out, best_by, None
+    quant: tuple[Estimate, Estimate, str] | None = None
     if tpu and gpu:
-        if objective == "time":
-            a = tpu.hours if tpu.mode == "training" else tpu.latency_ms
-            b = gpu.hours if gpu.mode == "training" else gpu.latency_ms
-            what = "time"
-        else:
-            a, b, what = tpu.cost_usd, gpu.cost_usd, "cost"
+        what = "time" if objective == "time" else "cost"
+        a, b = trust.compared(tpu, what), trust.compared(gpu, what)
         if a and b and a > 0 and b > 0:
-            ratio = b / a  # > 1: TPU is better
-            pts = max(-sc.cost_points_max.value, min(sc.cost_points_max.value, sc.cost_points_per_doubling.value * math.log2(ratio)))
-            if abs(pts) >= 0.5:
-                winner = "tpu" if pts > 0 else "gpu"
-                good, bad = (tpu, gpu) if winner == "tpu" else (gpu, tpu)
-                factor = max(ratio, 1 / ratio)
-                out.append(
-                    Contribution(
-                        rule=f"estimate-{what}-ratio",
-                        device=winner,
-                        points=abs(pts),
-                        title=f"Estimated {what}: best {winner.upper()} vs best {('gpu' if winner == 'tpu' else 'tpu').upper()}",
-                        reason=f"{describe(good)}; {describe(bad)} ({factor:.1f}x the {what}).",
-                        sources=(ESTIMATOR_SOURCE,),
-                    )
-                )
+            quant = (tpu, gpu, what)
+            pts = trust.ratio_points(a, b, what, profile, c)
+            winner = "tpu" if b > a else "gpu"
+            good, bad = (tpu, gpu) if winner == "tpu" else (gpu, tpu)
+            factor = max(b / a, a / b)
+            diff = f" (${abs(a - b):,.0f} apart, {trust.materiality(a, b, profile, c):.0%} material)" if what == "cost" else ""
+            if abs(pts) >= c.scoring.tie_points.value:
+                out.append(Contribution(
+                    rule=f"estimate-{what}-ratio",
+                    device=winner,
+                    points=abs(pts),
+                    title=f"Estimated {what}: best {winner.upper()} vs best {('gpu' if winner == 'tpu' else 'tpu').upper()}",
+                    reason=f"{describe(good)}; {describe(bad)} ({factor:.1f}x the {what}){diff}.",
+                    sources=(ESTIMATOR_SOURCE,),
+                ))
+            else:
+                out.append(Contribution(
+                    rule=f"estimate-{what}-tie",
+                    device=winner,
+                    points=0.0,
+                    title=f"Estimated {what}: a tie",
+                    reason=f"{describe(good)}; {describe(bad)}{diff}: too small a difference to decide, so the qualitative reasons do.",
+                    sources=(ESTIMATOR_SOURCE,),
+                ))
     for dev, other in (("tpu", "gpu"), ("gpu", "tpu")):
         if best_by[dev] is None and best_by[other] is not None:
             mine = [x for x in cands if x.device == dev]
             why = _closest_why(mine)
+            near = closest(mine)
+            penalty = trust.budget_penalty(near, profile, c)
             out.append(
                 Contribution(
                     rule="estimate-no-feasible-configuration",
                     device=dev,
-                    points=-sc.no_feasible_penalty.value,
+                    points=-penalty,
                     title=f"No feasible {dev.upper()} configuration",
-                    reason=f"No {dev.upper()} shape in the catalog meets this workload: {why}.",
+                    reason=f"No {dev.upper()} shape in the catalog meets this workload: {why}."
+                    + (" Only the budget fails, so the penalty scales with the overrun." if penalty < c.scoring.no_feasible_penalty.value else ""),
                     sources=(ESTIMATOR_SOURCE,),
                 )
             )
-    return out, best_by
+    return out, best_by, quant
 
 
 def _closest_why(cands: list[Estimate]) -> str:
@@ -262,11 +273,14 @@ def decide(
                     ("profile: deployment.accelerators",), f"add a {dev.upper()} catalog id to deployment.accelerators",
                 ))
     out_set = {x.device for x in excluded}
-    quant, best_by = _quantitative(profile, cands, c, out_set)
-    contributions.extend(quant)
+    quant_ctr, best_by, quant = _quantitative(profile, cands, c, out_set)
+    contributions.extend(quant_ctr)
     scores = {d: 0.0 for d in DEVICES}
+    base = {d: 0.0 for d in DEVICES}  # without the estimate ratio: what the confidence scenarios vary
     for ctr in contributions:
         scores[ctr.device] += ctr.points
+        if not ctr.rule.startswith(("estimate-cost-ratio", "estimate-time-ratio")):
+            base[ctr.device] += ctr.points
     live = [d for d in DEVICES if d not in out_set] or list(DEVICES)
     ranked = sorted(live, key=lambda d: (scores[d], _PREFERENCE[d]), reverse=True)
     device = ranked[0]
@@ -277,7 +291,8 @@ def decide(
     feasible = chosen is not None or device not in ("tpu", "gpu")
     if chosen is None and device in ("tpu", "gpu"):
         chosen = closest([x for x in cands if x.device == device])
-    return Decision(device, scores, contributions, excluded, margin, chosen, best_by, feasible), cands
+    conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
+    return Decision(device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity), cands
 
 
 def closest(cands: list[Estimate]) -> Estimate | None:
@@ -308,14 +323,6 @@ def feasibility_changes(profile: Profile, e: Estimate) -> list[str]:
         was = f"{profile.inference.latency_p99_ms:g}" if profile.inference.latency_p99_ms is not None else f"(default {e.assumptions.get('latency_target_ms', 0):g})"
         out.append(f"inference.latency_p99_ms: {was} -> {math.ceil(e.latency_ms):g} makes {e.accelerator} x {e.count} feasible")
     return out
-
-
-def confidence(margin: float, c: Constants) -> float:
-    if math.isinf(margin):
-        return 0.95
-    scale = c.scoring.confidence_scale_points.value
-    m = max(margin, 0.0)
-    return round(0.5 + 0.5 * m / (m + scale), 3)
 
 
 # --------------------------------------------------------------------------- setup path
@@ -406,76 +413,22 @@ def plan(path: SetupPath, values: dict[str, str]) -> SetupPlan:
 # --------------------------------------------------------------------------- flip
 
 
-def _mutations(p: Profile) -> list[tuple[str, Profile]]:
-    out: list[tuple[str, Profile]] = []
-
-    def sub(block: str, **changes: Any) -> Profile:
-        inner = getattr(p, block)
-        return p.model_copy(update={block: inner.model_copy(update=changes)})
-
-    sw, dep, team, goal = p.software, p.deployment, p.team, p.goal
-    for flag in ("custom_cuda_kernels", "dynamic_shapes", "fp64"):
-        val = getattr(sw, flag)
-        out.append((f"software.{flag}: {str(val).lower()} -> {str(not val).lower()}", sub("software", **{flag: not val})))
-    if sw.cuda_libraries:
-        out.append((f"software.cuda_libraries: {list(sw.cuda_libraries)} -> []", sub("software", cuda_libraries=[])))
-    out.append((f"deployment.edge: {str(dep.edge).lower()} -> {str(not dep.edge).lower()}", sub("deployment", edge=not dep.edge)))
-    if "gcp" not in dep.clouds:
-        out.append((f"deployment.clouds: {list(dep.clouds)} -> {[*dep.clouds, 'gcp']}", sub("deployment", clouds=[*dep.clouds, "gcp"])))
-    elif len(dep.clouds) > 1:
-        out.append((f"deployment.clouds: {list(dep.clouds)} -> ['gcp']", sub("deployment", clouds=["gcp"])))
-    for fw in ("jax", "pytorch", "tensorflow"):
-        if fw != sw.framework:
-            out.append((f"software.framework: {sw.framework} -> {fw}", sub("software", framework=fw)))
-    for lvl in ("none", "some", "expert"):
-        if lvl != team.tpu_experience:
-            out.append((f"team.tpu_experience: {team.tpu_experience} -> {lvl}", sub("team", tpu_experience=lvl)))
-    for goal_opt in ("cost", "time", "balanced"):
-        if goal_opt != goal.optimize:
-            out.append((f"goal.optimize: {goal.optimize} -> {goal_opt}", sub("goal", optimize=goal_opt)))
-    if dep.pricing == "on-demand":
-        out.append(("deployment.pricing: on-demand -> spot", sub("deployment", pricing="spot")))
-    if p.task == "inference":
-        stacks = [s for s in ("vllm", "jetstream", "tensorrt-llm") if s != sw.serving_stack]
-        out += [(f"software.serving_stack: {sw.serving_stack} -> {s}", sub("software", serving_stack=s)) for s in stacks]
-    for factor in (0.5, 2.0, 0.25, 4.0, 0.1, 10.0):
-        m = p.model
-        params = m.params_b * factor
-        active = m.active_params_b * factor if m.active_params_b else None
-        if 0 < params <= 100_000:
-            out.append((f"model.params_b: {m.params_b:g} -> {params:g}", p.model_copy(update={"model": m.model_copy(update={"params_b": params, "active_params_b": active, "layers": None, "hidden_size": None})})))
-        if p.training is not None:
-            tokens = p.training.tokens_b * factor
-            out.append((f"training.tokens_b: {p.training.tokens_b:g} -> {tokens:g}", sub("training", tokens_b=tokens)))
-        if p.inference is not None:
-            qps = p.inference.peak_qps * factor
-            out.append((f"inference.peak_qps: {p.inference.peak_qps:g} -> {qps:g}", sub("inference", peak_qps=qps)))
-    return out
-
-
 def _verdict_text(d: Decision) -> str:
     if d.chosen is not None:
         return f"{d.device.upper()} ({d.chosen.accelerator} x {d.chosen.count})"
     return d.device.upper()
 
 
-# Profile fields the estimator does not read: changing them re-scores, but reuses the estimates.
-_NOT_ESTIMATED = ("software.custom_cuda_kernels", "software.dynamic_shapes", "software.fp64", "deployment.edge", "team.", "software.serving_stack")
-
-
 def flips(
     profile: Profile, base: Decision, kb: KnowledgeBase, catalog: Catalog, c: Constants,
     cands: list[Estimate] | None = None, limit: int = 5,
 ) -> list[str]:
-    found: list[str] = []
-    for text, mutated in _mutations(profile):
-        reuse = cands if text.startswith(_NOT_ESTIMATED) else None
-        d, _ = decide(mutated, kb, catalog, c, reuse)
-        if d.device != base.device:
-            found.append(f"{text} makes it {_verdict_text(d)}")
-            if len(found) >= limit:
-                break
-    return found
+    """What would change the verdict, smallest change first (advisor/whatif.py)."""
+
+    def redecide(p: Profile, reuse: bool) -> Decision:
+        return decide(p, kb, catalog, c, cands if reuse else None)[0]
+
+    return whatif.what_ifs(profile, base.device, redecide, _verdict_text, limit)
 
 
 # --------------------------------------------------------------------------- entry
@@ -544,7 +497,7 @@ def recommend(
             warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
     path = choose_setup(profile, kb, decision.device, setup_cloud(profile, decision.chosen))
     setup = plan(path, placeholders(profile, acc, decision.chosen)) if path else None
-    conf = confidence(decision.margin, c)
+    conf = decision.confidence
     flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
     if not decision.feasible and decision.chosen is not None:
         flip = feasibility_changes(profile, decision.chosen) + flip

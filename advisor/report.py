@@ -196,7 +196,10 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
             "steps": [{"title": t, "commands": cmds, "note": n} for t, cmds, n in rec.setup.steps],
             "sources": ", ".join(source_link(s) for s in rec.setup.path.sources),
         }
-    verdict: dict[str, Any] = {"device": rec.device.upper(), "confidence": f"{rec.confidence:.2f}", "config": None}
+    verdict: dict[str, Any] = {
+        "device": rec.device.upper(), "confidence": f"{rec.confidence:.2f}", "config": None,
+        "sensitive_to": cell(rec.decision.sensitivity) if rec.decision.sensitivity else None, "feasible": rec.decision.feasible,
+    }
     if est is not None:
         verdict["config"] = f"{est.accelerator} × {est.count} ({est.shape})"
         if training:

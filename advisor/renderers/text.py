@@ -117,6 +117,10 @@ def render_recommendation(rec: Recommendation, console: Console) -> None:
     head.append(verdict_line(rec), style=f"bold {color}")
     head.append(f"\nconfidence {rec.confidence:.2f}   scores: ")
     head.append("  ".join(f"{k} {v:+.1f}" for k, v in rec.decision.scores.items() if v or k in ("tpu", "gpu")))
+    if rec.decision.sensitivity:
+        head.append(f"\nmost sensitive to: {rec.decision.sensitivity}")
+    if not rec.decision.feasible:
+        head.append("\nnothing meets the constraints: this is the closest configuration (see what would change the verdict)")
     if rec.setup:
         head.append(f"\nsetup path: {rec.setup.path.id} - {rec.setup.path.title}")
     console.print(Panel(head, title="advisor verdict", title_align="left", border_style=color, expand=console.is_terminal))

@@ -1,0 +1,146 @@
+"""What would change the verdict: numeric break-evens first, then precision, method and pricing
+alternatives, and facts about the code only when nothing else flips it (docs/user-guide.md).
+
+Break-evens are searched, not sampled: for each continuous field the profile sets (peak QPS,
+tokens, parameters, output length, deadline, budget, latency target) the verdict is re-decided
+at x1/16 and x16; where the device changes, a bisection on the log scale finds the smallest
+change that does it. Results are ranked by how small a change they need.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from advisor.models import Profile
+
+Decide = Callable[["Profile", bool], Any]  # (profile, reuse estimates?) -> Decision
+
+PROBE = 16.0
+STEPS = 6
+# a categorical alternative ranks like a change of this many doublings
+ALTERNATIVE_SIZE = 1.0
+
+
+def _sub(p: Profile, block: str, **changes: Any) -> Profile:
+    inner = getattr(p, block)
+    return p.model_copy(update={block: inner.model_copy(update=changes)})
+
+
+def _numeric_fields(p: Profile) -> list[tuple[str, float, Callable[[float], Profile], bool]]:
+    """(field, current value, profile with a new value, integer?) for each field the profile sets."""
+    out: list[tuple[str, float, Callable[[float], Profile], bool]] = []
+    m = p.model
+
+    def params(v: float) -> Profile:
+        f = v / m.params_b
+        active = m.active_params_b * f if m.active_params_b else None
+        return p.model_copy(update={"model": m.model_copy(update={"params_b": v, "active_params_b": active, "layers": None, "hidden_size": None})})
+
+    out.append(("model.params_b", m.params_b, params, False))
+    if p.training is not None:
+        t = p.training
+        out.append(("training.tokens_b", t.tokens_b, lambda v: _sub(p, "training", tokens_b=v), False))
+        if t.deadline_hours is not None:
+            out.append(("training.deadline_hours", t.deadline_hours, lambda v: _sub(p, "training", deadline_hours=v), False))
+    if p.inference is not None:
+        i = p.inference
+        out.append(("inference.peak_qps", i.peak_qps, lambda v: _sub(p, "inference", peak_qps=v), False))
+        if i.output_tokens >= 2:
+            out.append(("inference.output_tokens", float(i.output_tokens), lambda v: _sub(p, "inference", output_tokens=max(1, round(v))), True))
+        if i.latency_p99_ms is not None:
+            out.append(("inference.latency_p99_ms", i.latency_p99_ms, lambda v: _sub(p, "inference", latency_p99_ms=v), False))
+    if p.goal.budget_usd is not None:
+        out.append(("goal.budget_usd", p.goal.budget_usd, lambda v: _sub(p, "goal", budget_usd=v), False))
+    return out
+
+
+def _alternatives(p: Profile) -> list[tuple[str, Profile]]:
+    """Precision, method and pricing choices a team can make without changing the workload."""
+    out: list[tuple[str, Profile]] = []
+    if p.model.precision in ("bf16", "fp16", "fp32"):
+        for prec in ("fp8", "int8"):
+            out.append((f"model.precision: {p.model.precision} -> {prec}", _sub(p, "model", precision=prec)))
+    if p.training is not None and p.task == "fine-tuning" and p.training.method == "full":
+        for method in ("lora", "qlora"):
+            out.append((f"training.method: full -> {method}", _sub(p, "training", method=method)))
+    for kind in ("spot", "committed-1y", "committed-3y"):
+        if kind != p.deployment.pricing:
+            out.append((f"deployment.pricing: {p.deployment.pricing} -> {kind}", _sub(p, "deployment", pricing=kind)))
+    return out
+
+
+def _facts(p: Profile) -> list[tuple[str, Profile]]:
+    """Facts about the code and the team: tried only when nothing else changes the verdict."""
+    out: list[tuple[str, Profile]] = []
+    sw, dep = p.software, p.deployment
+    for flag in ("custom_cuda_kernels", "dynamic_shapes", "fp64"):
+        val = getattr(sw, flag)
+        out.append((f"software.{flag}: {str(val).lower()} -> {str(not val).lower()}", _sub(p, "software", **{flag: not val})))
+    if sw.cuda_libraries:
+        out.append((f"software.cuda_libraries: {list(sw.cuda_libraries)} -> []", _sub(p, "software", cuda_libraries=[])))
+    if "gcp" not in dep.clouds:
+        out.append((f"deployment.clouds: {list(dep.clouds)} -> {[*dep.clouds, 'gcp']}", _sub(p, "deployment", clouds=[*dep.clouds, "gcp"])))
+    for fw in ("jax", "pytorch"):
+        if fw != sw.framework:
+            out.append((f"software.framework: {sw.framework} -> {fw}", _sub(p, "software", framework=fw)))
+    for lvl in ("some", "expert"):
+        if lvl != p.team.tpu_experience:
+            out.append((f"team.tpu_experience: {p.team.tpu_experience} -> {lvl}", _sub(p, "team", tpu_experience=lvl)))
+    return out
+
+
+# Fields the estimator does not read: changing them re-scores, but reuses the estimates.
+NOT_ESTIMATED = ("software.custom_cuda_kernels", "software.dynamic_shapes", "software.fp64", "team.")
+
+
+def _fmt(v: float, integer: bool) -> str:
+    if integer or abs(v) >= 1000:
+        return f"{round(v):,}"
+    return f"{v:.3g}"
+
+
+def what_ifs(profile: Profile, base_device: str, decide: Decide, verdict_text: Callable[[Any], str], limit: int = 5) -> list[str]:
+    found: list[tuple[float, str]] = []
+    base_feasible = decide(profile, True).feasible
+
+    def changed(d: Any) -> bool:
+        """A different device that is feasible (a flip into 'nothing is feasible' helps no one)."""
+        return bool(d.device != base_device and (d.feasible or not base_feasible))
+
+    for name, value, with_value, integer in _numeric_fields(profile):
+        if value <= 0:
+            continue
+        for direction in (-1.0, 1.0):
+            far = value * PROBE**direction
+            d_far = decide(with_value(far), False)
+            if not changed(d_far):
+                continue
+            lo, hi = 0.0, math.log(PROBE)  # log-distance from the current value
+            flipped = d_far
+            for _ in range(STEPS):
+                mid = (lo + hi) / 2
+                d = decide(with_value(value * math.exp(direction * mid)), False)
+                if changed(d):
+                    hi, flipped = mid, d
+                else:
+                    lo = mid
+            new = value * math.exp(direction * hi)
+            word = "below" if direction < 0 else "above"
+            found.append((hi / math.log(2), f"{name}: {_fmt(value, integer)} -> {word} {_fmt(new, integer)} makes it {verdict_text(flipped)}"))
+
+    for text, mutated in _alternatives(profile):
+        d = decide(mutated, False)
+        if changed(d):
+            found.append((ALTERNATIVE_SIZE, f"{text} makes it {verdict_text(d)}"))
+
+    if not found:
+        for text, mutated in _facts(profile):
+            d = decide(mutated, text.startswith(NOT_ESTIMATED))
+            if changed(d):
+                found.append((2 * ALTERNATIVE_SIZE, f"{text} makes it {verdict_text(d)}"))
+
+    found.sort(key=lambda x: (x[0], x[1]))
+    return [text for _, text in found[:limit]]
