@@ -105,6 +105,7 @@ class Decision:
     feasible: bool = True  # False: nothing meets the constraints; ``chosen`` is the closest
     confidence: float = 0.5  # P(the chosen family stays the best) under the estimator's scenarios
     sensitivity: str | None = None  # the assumption the verdict is most sensitive to
+    scenarios: tuple[tuple[str, float], ...] = ()  # (estimate scenario, P(verdict holds) %)
 
 
 @dataclass
@@ -292,7 +293,7 @@ def decide(
     if chosen is None and device in ("tpu", "gpu"):
         chosen = closest([x for x in cands if x.device == device])
     conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
-    return Decision(device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity), cands
+    return Decision(device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios), cands
 
 
 def closest(cands: list[Estimate]) -> Estimate | None:

@@ -176,6 +176,8 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
         _chart("Cost per candidate (USD" + (")" if training else " per month)"), "USD", [(_label(e), e.cost_usd or 0.0) for e in priced]),
         _chart("Training time per candidate (hours)" if training else "Latency per request (ms)", "hours" if training else "ms",
                [(_label(e), (e.hours if training else e.latency_ms) or 0.0) for e in priced]),
+        _chart(f"Chance the {rec.device.upper()} verdict holds, per estimate scenario (%)", "%",
+               [(name, max(p, 0.1)) for name, p in rec.decision.scenarios]),
     ) if c]
 
     groups: dict[str, list[dict[str, Any]]] = {}

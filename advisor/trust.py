@@ -88,6 +88,7 @@ def _phi(x: float) -> float:
 class Confidence:
     value: float
     sensitivity: str | None
+    scenarios: tuple[tuple[str, float], ...] = ()  # (scenario, P(verdict holds) in %), for the report
 
 
 def scenario_confidence(
@@ -118,14 +119,17 @@ def scenario_confidence(
             ft = spread(quant[0], quant[2], st) if quant else 1.0
             fg = spread(quant[1], quant[2], sg) if quant else 1.0
             total += wt * wg * _phi(margin(ft, fg) / sigma)
+    points: list[tuple[str, float]] = []
     if quant is not None:
         mid = margin(1.0, 1.0)
+        points.append(("expected", 100 * _phi(mid / sigma)))
         for fam, est in (("TPU", quant[0]), ("GPU", quant[1])):
             for sc in ("low", "high"):
                 f = spread(est, quant[2], sc)
                 m = margin(f, 1.0) if fam == "TPU" else margin(1.0, f)
+                points.append((f"{fam} {'optimistic' if sc == 'low' else 'pessimistic'}", 100 * _phi(m / sigma)))
                 side = "optimistic: high utilisation" if sc == "low" else "pessimistic: low utilisation"
                 swings.append((abs(m - mid), f"the {fam} estimate ({side}, {quant[2]} x{f:.2f}: margin {mid:+.1f} -> {m:+.1f} points)"))
     value = total if feasible else total * 0.5
     top = max(swings) if swings else None
-    return Confidence(round(min(value, 0.99), 3), top[1] if top and top[0] >= 0.05 else None)
+    return Confidence(round(min(value, 0.99), 3), top[1] if top and top[0] >= 0.05 else None, tuple(points))
