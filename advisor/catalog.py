@@ -110,7 +110,7 @@ class Deploy(Strict):
 
 class Accelerator(Strict):
     id: Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
-    device: Literal["tpu", "gpu"]
+    device: Literal["tpu", "gpu", "cpu"]
     name: Annotated[str, Field(min_length=1, max_length=200)]
     vendor: Annotated[str, Field(min_length=1, max_length=64)]
     aliases: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list)
@@ -119,14 +119,17 @@ class Accelerator(Strict):
     shapes: Shapes
     prices: list[Price] = Field(default_factory=list)
     deploy: Deploy = Field(default_factory=Deploy)
+    # A machine one person owns (workstation GPU, Apple silicon): a candidate only for
+    # deployment.local profiles, and never for cloud ones.
+    local: bool = False
     note: Annotated[str, Field(max_length=4000)] | None = None
 
     @model_validator(mode="after")
     def _shape_kind(self) -> Accelerator:
         if self.device == "tpu" and not self.shapes.slices:
             raise ValueError("a TPU entry needs shapes.slices")
-        if self.device == "gpu" and not (self.shapes.gpus_per_node and self.shapes.partial_node_counts):
-            raise ValueError("a GPU entry needs shapes.gpus_per_node and shapes.partial_node_counts")
+        if self.device != "tpu" and not (self.shapes.gpus_per_node and self.shapes.partial_node_counts):
+            raise ValueError(f"a {self.device.upper()} entry needs shapes.gpus_per_node and shapes.partial_node_counts (chips or instances per node)")
         return self
 
     @property

@@ -41,7 +41,7 @@ class Range(Strict):
 
 
 class MfuRow(Range):
-    device: Literal["tpu", "gpu"]
+    device: Literal["tpu", "gpu", "cpu"]
     stack: Literal["jax", "pytorch-xla", "pytorch", "megatron", "tensorflow"]
     accelerator: str | list[str] | None = None  # one catalog id, or several with the same compute die
 
@@ -68,6 +68,7 @@ class InferenceConstants(Strict):
     decode_bandwidth_utilisation: Range
     prefill_mfu: Range
     tpu_decode_bandwidth_utilisation: Range | None = None
+    cpu_decode_bandwidth_utilisation: Range | None = None
     decode_mfu: Range | None = None
     gpu_step_overhead_per_layer_us: Value
     tpu_step_overhead_ms: Value

@@ -282,6 +282,8 @@ def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> 
 
 def offered_on(acc: Accelerator, clouds: list[str]) -> bool:
     """Where the catalog says it is offered (else where it is priced); TPUs only on Google Cloud."""
+    if acc.local:
+        return True  # the user's own machine
     if acc.device == "tpu":
         return "gcp" in clouds
     if "on-prem" in clouds:
@@ -434,7 +436,8 @@ def estimate_inference(
     inf = profile.inference
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference", owned_chips=owned_chips)
     ic = c.estimator.inference
-    mbu = ic.tpu_decode_bandwidth_utilisation if acc.device == "tpu" and ic.tpu_decode_bandwidth_utilisation else ic.decode_bandwidth_utilisation
+    family_mbu = {"tpu": ic.tpu_decode_bandwidth_utilisation, "cpu": ic.cpu_decode_bandwidth_utilisation}.get(acc.device)
+    mbu = family_mbu or ic.decode_bandwidth_utilisation
     pre = ic.prefill_mfu
     reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
     peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
@@ -850,6 +853,7 @@ def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[i
 def all_candidates(profile: Profile, catalog: Catalog, c: Constants) -> list[Estimate]:
     out: list[Estimate] = []
     allowed = {catalog.resolve(a) or a for a in profile.deployment.accelerators or []}
+    local = profile.deployment.local
     for own in profile.deployment.owned or []:
         acc = catalog.get(own.accelerator)
         if profile.is_training:
@@ -859,6 +863,15 @@ def all_candidates(profile: Profile, catalog: Catalog, c: Constants) -> list[Est
             out.extend(estimate(profile, acc, n, c, owned_chips=own.count) for n in counts)
     for acc in catalog.accelerators.values():
         if allowed and acc.id not in allowed:
+            continue
+        if acc.local != local:  # local machines for local profiles, cloud and cluster hardware otherwise
+            continue
+        if local:  # the user's own machine: no price, compared in chip-hours
+            mine = acc.max_chips()
+            if profile.is_training:
+                out.extend(training_candidates(profile, acc, c, owned_chips=mine))
+            else:
+                out.extend(estimate(profile, acc, n, c, owned_chips=mine) for n in candidate_counts(profile, acc, c) if n <= mine)
             continue
         if profile.is_training:
             out.extend(training_candidates(profile, acc, c))

@@ -116,6 +116,8 @@ class Deployment(Strict):
     accelerators: Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=64)] | None = None
     # Hardware the team already has: sized within it first (no price: chip-hours), more only if it is not enough.
     owned: Annotated[list[Owned], Field(max_length=64)] | None = None
+    # One machine the user owns (a workstation, a laptop): sized on local devices and the CPU only.
+    local: bool = False
 
 
 class Team(Strict):

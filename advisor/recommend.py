@@ -30,6 +30,7 @@ from advisor.knowledge import KnowledgeBase, Rule, SetupPath
 from advisor.models import Profile
 
 DEVICES = ("tpu", "gpu", "cpu", "edge")
+SIZED = ("tpu", "gpu", "cpu")  # families with catalog configurations; edge is advice only
 # Tie-break order: the general-purpose family first (seed:S-B2).
 _PREFERENCE = {"gpu": 3, "tpu": 2, "cpu": 1, "edge": 0}
 ESTIMATOR_SOURCE = "docs/estimator.md"  # the estimator and scoring policy, shipped with the project
@@ -184,8 +185,8 @@ def _quantitative(
     profile: Profile, cands: list[Estimate], c: Constants, excluded: set[str]
 ) -> tuple[list[Contribution], dict[str, Estimate | None], tuple[Estimate, Estimate, str] | None]:
     objective = profile.goal.optimize
-    best_by = {dev: best(cands, objective, c, dev) for dev in ("tpu", "gpu")}
-    out: list[Contribution] = []
+    best_by = {dev: best(cands, objective, c, dev) for dev in SIZED}
+    out: list[Contribution] = _cpu_against_accelerators(profile, cands, best_by, c, excluded)
     tpu, gpu = best_by["tpu"], best_by["gpu"]
     live = [d for d in ("tpu", "gpu") if d not in excluded]
     if len(live) < 2:
@@ -239,6 +240,31 @@ def _quantitative(
     return out, best_by, quant
 
 
+def _cpu_against_accelerators(
+    profile: Profile, cands: list[Estimate], best_by: dict[str, Estimate | None], c: Constants, excluded: set[str],
+) -> list[Contribution]:
+    """CPU instances compete on numbers: the best CPU configuration against the cheaper of the
+    best TPU and GPU ones, with the same materiality rule as TPU against GPU."""
+    cpu = best_by.get("cpu")
+    accel = [b for d, b in best_by.items() if d in ("tpu", "gpu") and d not in excluded and b is not None and b.priced]
+    if "cpu" in excluded or cpu is None or not cpu.priced or not accel or cpu.cost_usd is None:
+        return []
+    other = min(accel, key=lambda x: (x.cost_usd or math.inf, x.accelerator))
+    a, b = other.cost_usd or 0.0, cpu.cost_usd
+    pts = trust.ratio_points(a, b, "cost", profile, c)  # > 0: the accelerator is cheaper
+    if abs(pts) < c.scoring.tie_points.value:
+        return []
+    winner, good, bad = ("cpu", cpu, other) if pts < 0 else (other.device, other, cpu)
+    return [Contribution(
+        rule="estimate-cpu-cost-ratio",
+        device=winner,
+        points=abs(pts),
+        title=f"Estimated cost: best CPU vs best accelerator ({winner.upper()} cheaper)",
+        reason=f"{describe(good)}; {describe(bad)} ({max(a, b) / max(min(a, b), 1e-9):.1f}x the cost, ${abs(a - b):,.0f} apart).",
+        sources=(ESTIMATOR_SOURCE,),
+    )]
+
+
 def _closest_why(cands: list[Estimate]) -> str:
     """Why the most promising configuration of a family still fails."""
     if not cands:
@@ -267,7 +293,7 @@ def decide(
     if cands is None:
         cands = all_candidates(profile, catalog, c)
     if profile.deployment.accelerators:
-        for dev in ("tpu", "gpu"):
+        for dev in SIZED:
             if not any(x.device == dev for x in cands):
                 excluded.append(Exclusion(
                     dev, "deployment-accelerators", f"deployment.accelerators lists no {dev.upper()} accelerator",
@@ -288,10 +314,11 @@ def decide(
     margin = scores[device] - scores[ranked[1]] if len(ranked) > 1 else math.inf
     contributions.sort(key=lambda x: (-abs(x.points), x.rule, x.device))
     excluded.sort(key=lambda x: (x.device, x.rule))
-    chosen = best_by.get(device) if device in ("tpu", "gpu") else None
-    feasible = chosen is not None or device not in ("tpu", "gpu")
-    if chosen is None and device in ("tpu", "gpu"):
-        chosen = closest([x for x in cands if x.device == device])
+    chosen = best_by.get(device)
+    mine = [x for x in cands if x.device == device]
+    feasible = chosen is not None or not mine
+    if chosen is None and mine:
+        chosen = closest(mine)
     conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
     return Decision(device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios), cands
 
@@ -471,7 +498,7 @@ def recommend(
             "one regardless: resolve the conflicting constraints (see 'excluded')"
         )
     acc = catalog.accelerators.get(decision.chosen.accelerator) if decision.chosen else None
-    if decision.device in ("tpu", "gpu") and not decision.feasible:
+    if not decision.feasible:
         near = decision.chosen
         warnings.append(
             f"no feasible {decision.device.upper()} configuration in the catalog for this workload"

@@ -8,6 +8,7 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,3 +69,13 @@ from hypothesis import settings as _hyp_settings  # noqa: E402
 _hyp_settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     _hyp_settings.load_profile("ci")
+
+
+def make_profile(data: dict[str, Any], over: dict[str, Any]) -> Any:
+    """A Profile from ``data`` with ``over`` laid on top (blocks merged one level deep)."""
+    from advisor.models import Profile
+
+    merged = dict(data)
+    for key, value in over.items():
+        merged[key] = {**merged[key], **value} if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+    return Profile.model_validate(merged)

@@ -14,6 +14,7 @@ from advisor.models import Profile
 from advisor.recommend import recommend
 
 from . import calibration_serving
+from .conftest import make_profile
 
 CTX = Context.load()
 CAT = CTX.catalog
@@ -27,9 +28,7 @@ def chat(**over: Any) -> Profile:
         "inference": {"mode": "online", "peak_qps": 10, "input_tokens": 1024, "output_tokens": 256, "latency_p99_ms": 8000},
         "software": {"serving_stack": "vllm"},
     }
-    for key, value in over.items():
-        data[key] = {**data[key], **value} if isinstance(value, dict) and isinstance(data.get(key), dict) else value
-    return Profile.model_validate(data)
+    return make_profile(data, over)  # type: ignore[no-any-return]
 
 
 def test_a_quiet_service_is_modelled_at_concurrency_one() -> None:

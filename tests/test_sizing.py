@@ -15,7 +15,7 @@ from advisor.models import Profile
 from advisor.recommend import recommend
 
 from . import calibration_runs
-from .conftest import run_cli
+from .conftest import make_profile, run_cli
 
 CTX = Context.load()
 CAT = CTX.catalog
@@ -30,12 +30,7 @@ def pretrain(**over: Any) -> Profile:
         "software": {"framework": "pytorch"},
         "deployment": {"clouds": ["gcp", "aws"], "accelerators": ["h100"]},
     }
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(data.get(key), dict):
-            data[key] = {**data[key], **value}
-        else:
-            data[key] = value
-    return Profile.model_validate(data)
+    return make_profile(data, over)  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------- real shapes

@@ -10,6 +10,8 @@ from advisor.api import Context
 from advisor.models import Profile
 from advisor.recommend import recommend
 
+from .conftest import make_profile
+
 CTX = Context.load()
 C = CTX.constants
 
@@ -21,9 +23,7 @@ def profile(**over: Any) -> Profile:
         "training": {"tokens_b": 0.05, "seq_len": 4096, "method": "lora", "deadline_hours": 24},
         "software": {"framework": "pytorch"}, "deployment": {"clouds": ["gcp"]}, "goal": {"optimize": "cost"},
     }
-    for key, value in over.items():
-        data[key] = {**data[key], **value} if isinstance(value, dict) and isinstance(data.get(key), dict) else value
-    return Profile.model_validate(data)
+    return make_profile(data, over)  # type: ignore[no-any-return]
 
 
 def rec(p: Profile, flip: bool = False) -> Any:
