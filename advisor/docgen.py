@@ -80,6 +80,7 @@ FIELD_DOCS: dict[str, str] = {
     "deployment.owned": "Hardware the team already has: the run is sized within it first (compared in chip-hours, no price), and other configurations are suggested only when it is not enough.",
     "deployment.owned[].accelerator": "Catalog id of an owned accelerator (aliases accepted).",
     "deployment.owned[].count": "How many of that accelerator the team owns (chips, not nodes).",
+    "deployment.local": "One machine the user owns (a workstation, a laptop): sized on local devices (workstation GPUs, Apple silicon) and the CPU, with no cloud price.",
     "team": "What the team already knows.",
     "team.tpu_experience": "Experience with TPUs (JAX, PyTorch/XLA).",
     "team.gpu_experience": "Experience with GPUs (CUDA, PyTorch).",

@@ -544,10 +544,19 @@ def estimate_inference(
     e.parallelism["data"] = mid.replicas
     hours_month = inf.hours_per_day * HOURS_PER_MONTH / 24
     e.hours = hours_month
-    slow, fast = op(mbu.low, pre.low), op(mbu.high, pre.high)
+    def reps(u_bw: float, u_mfu: float) -> int:
+        if batch is not None:
+            return op(u_bw, u_mfu).replicas
+        return serving.replicas_needed(
+            lambda b: replica.point(b, u_bw, u_mfu), qps=inf.peak_qps, max_concurrency=top,
+            target_s=None if target_ms is None else target_ms / 1000.0,
+            utilisation=1.0 if inf.mode == "batch" else ic.target_utilisation.value, min_replicas=inf.min_replicas,
+        )
+
+    slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
     _price(
         e, profile, acc, hours_month * count * mid.replicas,
-        chip_hours_range=(hours_month * count * fast.replicas, hours_month * count * slow.replicas),
+        chip_hours_range=(hours_month * count * fast, hours_month * count * slow),
     )
     e.hours_low = e.hours_high = hours_month
     # per-unit cost at the capacity each replica is provisioned for

@@ -125,6 +125,35 @@ class OperatingPoint:
     meets_latency: bool | None
 
 
+def _memo(point: Callable[[int], Point]) -> Callable[[int], Point]:
+    seen: dict[int, Point] = {}
+
+    def at(b: int) -> Point:
+        hit = seen.get(b)
+        if hit is None:
+            hit = seen[b] = point(b)
+        return hit
+
+    return at
+
+
+def _capacity(point: Callable[[int], Point], top: int, target_s: float | None) -> int:
+    """The largest concurrency whose latency meets the target (memory bounds it at ``top``)."""
+    if target_s is None:
+        return top
+    return _largest(1, top, lambda b: point(b).latency <= target_s) or 1
+
+
+def replicas_needed(
+    point: Callable[[int], Point], *, qps: float, max_concurrency: int, target_s: float | None,
+    utilisation: float, min_replicas: int,
+) -> int:
+    """Replicas for the peak load alone (the ranges need no operating point)."""
+    point = _memo(point)
+    per_replica = point(_capacity(point, max(1, max_concurrency), target_s)).requests_per_second * utilisation
+    return max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
+
+
 def operating_point(
     point: Callable[[int], Point], *, qps: float, max_concurrency: int, target_s: float | None,
     utilisation: float, min_replicas: int,
@@ -135,12 +164,9 @@ def operating_point(
     it); replicas = peak / (capacity x target utilisation); then the concurrency each replica
     sees at peak, by Little's law, is the smallest c with (peak / replicas) x latency(c) <= c.
     """
+    point = _memo(point)
     at_one = point(1)
-    top = max(1, max_concurrency)
-    if target_s is None:
-        cap_c = top
-    else:
-        cap_c = _largest(1, top, lambda b: point(b).latency <= target_s) or 1
+    cap_c = _capacity(point, max(1, max_concurrency), target_s)
     cap = point(cap_c)
     per_replica = cap.requests_per_second * utilisation
     replicas = max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
