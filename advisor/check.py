@@ -23,9 +23,10 @@ from advisor.api import Context, check_accelerators
 from advisor.errors import InputError, Problem
 from advisor.estimator import Estimate, candidate_counts, estimate
 from advisor.fmt import money
-from advisor.loading import LoadedProfile, load_profiles
+from advisor.loading import LoadedProfile, profiles_from_docs
 from advisor.policy import Policy
 from advisor.recommend import Recommendation, choose_setup, describe, recommend, setup_cloud
+from advisor.yamlsrc import MAX_BYTES
 
 SEVERITIES = ("error", "warning", "note")
 RANK = {"note": 0, "warning": 1, "error": 2}
@@ -70,6 +71,26 @@ CHECK_RULES: dict[str, CheckRule] = {
                   "Every waiver needs a reason, and an expiry date that has not passed. Renew or remove the waiver."),
         CheckRule("waiver-unknown-rule", "warning", "Waiver names an unknown rule",
                   "The waiver's rule id is not a check rule; it waives nothing."),
+        CheckRule("request-unknown-accelerator", "warning", "The hardware asked for is not in the catalog",
+                  "The machine type, instance type, VM size or label names hardware the name index and catalog do not know. It is reported as unknown and never priced as a neighbouring part. Add it with --catalog to judge it."),
+        CheckRule("request-unresolved", "warning", "A counted field is not a literal value",
+                  "A variable, module output, expression or template placeholder decides the accelerator or the count. Nothing is guessed: run the check on the Terraform plan JSON or on rendered manifests."),
+        CheckRule("workload-not-linked", "note", "No workload profile is linked to this resource",
+                  "Without the workload (model, tokens, QPS, latency, deadline, budget) only shape, price and policy are checked. Link a profile with `match:` or an `advisor.dev/workload` annotation / `advisor-workload` label."),
+        CheckRule("workload-link-broken", "warning", "The workload link cannot be followed",
+                  "The resource names a workload profile that was not given or is invalid, or the linked request could not be read completely."),
+        CheckRule("policy-max-chips", "error", "More chips than the policy allows",
+                  "The resource asks for more chips (count x replicas, the judged end of an autoscaling range) than limits.max_chips in the policy."),
+        CheckRule("policy-accelerator-not-allowed", "error", "Accelerator not allowed by the policy",
+                  "The accelerator is not in limits.allowed_accelerators."),
+        CheckRule("policy-cloud-not-allowed", "error", "Cloud not allowed by the policy",
+                  "The cloud is not in limits.allowed_clouds."),
+        CheckRule("policy-region-not-allowed", "error", "Region not allowed by the policy",
+                  "The region is not in limits.allowed_regions (glob patterns)."),
+        CheckRule("policy-spot-required", "error", "Spot capacity required here",
+                  "The policy requires spot capacity in this Kubernetes namespace or Terraform workspace (limits.require_spot)."),
+        CheckRule("policy-monthly-increase", "error", "The change raises monthly spend past the policy limit",
+                  "Against the baseline (or the plan's own prior state), the monthly cost rises by more than limits.max_monthly_increase_usd; every resource that adds cost carries this finding."),
     ]
 }
 
@@ -104,6 +125,12 @@ class ProposalResult:
     recommended: Recommendation | None = None
     best: Estimate | None = None
     line: int = 1
+    key: str | None = None  # what --baseline matches: the profile label, or kind:address for infrastructure
+    source: dict[str, Any] | None = None
+    request: dict[str, Any] | None = None
+    workload: str | None = None  # the linked profile of an infrastructure request
+    before: dict[str, Any] | None = None  # plan JSON: the resource before the change
+    notes: list[str] = field(default_factory=list)
 
     @property
     def chosen(self) -> Estimate | None:
@@ -122,7 +149,16 @@ class ProposalResult:
             "findings": [f.to_json() for f in self.findings],
             "proposal": None,
             "recommended": None,
+            "key": self.key or self.label,
+            "source": self.source,
+            "request": self.request,
         }
+        if self.workload is not None or (self.source or {}).get("kind", "profile") != "profile":
+            out["workload"] = self.workload
+        if self.before is not None:
+            out["before"] = self.before
+        if self.notes:
+            out["notes"] = self.notes
         if self.proposal is not None:
             est = self.proposal_estimate.to_json() if self.proposal_estimate else {}
             # DESIGN.md: the proposal's estimate; "request" is what the pull request asks for.
@@ -164,6 +200,7 @@ class CheckReport:
     policy_path: str | None = None
     diff: dict[str, Any] | None = None
     invalid: list[InvalidFile] = field(default_factory=list)
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (path, why): not a kind advisor reads
 
     @property
     def problems(self) -> list[Problem]:
@@ -177,6 +214,8 @@ class CheckReport:
             "proposals": len(checked),
             "skipped": len(self.results) - len(checked),
             "invalid": len(self.invalid),
+            "skipped_files": len(self.skipped_files),
+            "total_chips": sum((r.request or {}).get("total_chips") or 0 for r in checked),
             "passed": sum(r.status == "pass" for r in checked),
             "warning": sum(r.status == "warning" for r in checked),
             "error": sum(r.status == "error" for r in checked),
@@ -209,6 +248,7 @@ class CheckReport:
             "results": [r.to_json() for r in self.results if r.status != "skipped"],
             "skipped": [r.label for r in self.results if r.status == "skipped"],
             "invalid": [bad.to_json() for bad in self.invalid],
+            "skipped_files": [{"path": p, "reason": why} for p, why in self.skipped_files],
             "summary": self.summary,
             "fail_on": self.fail_on,
             "exit_code": self.exit_code,
@@ -228,8 +268,11 @@ def _r(x: float | None) -> float | None:
 # --------------------------------------------------------------------------- inputs
 
 
+SUFFIXES = (".yaml", ".yml", ".json", ".tf")
+
+
 def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Files as given; directories recursively (*.yaml, *.yml); glob patterns expanded."""
+    """Files as given; directories recursively (*.yaml, *.yml, *.json, *.tf); glob patterns expanded."""
     out: list[str] = []
     problems: list[Problem] = []
     for raw in paths:
@@ -241,7 +284,7 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             continue
         p = Path(raw)
         if p.is_dir():
-            found = sorted(str(f) for f in p.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file() and not _hidden(f, p))
+            found = sorted(str(f) for f in p.rglob("*") if f.suffix in SUFFIXES and f.is_file() and not _hidden(f, p))
             out.extend(found)
             continue
         out.append(raw)
@@ -314,6 +357,8 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
         lp.label, lp.path, profile.name, "pass",
         proposal={"accelerator": acc.id, "count": prop.count, "hours": prop.hours},
         recommended=rec, line=pline,
+        source={"path": lp.path, "kind": "profile", "address": None, "line": pline},
+        request={"accelerator": acc.id, "count": prop.count, "replicas": 1, "replicas_min": 1, "replicas_max": 1, "total_chips": prop.count},
     )
     findings: list[Finding] = []
 
@@ -364,7 +409,12 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
         extra = result.proposal_cost - best.cost_usd
         pct = 100.0 * extra / best.cost_usd
         if pct > th.cost_over_best_percent and extra > th.cost_over_best_usd and (best.accelerator, best.count) != (acc.id, prop.count):
-            add("proposal-costs-more-than-best", f"the proposal costs {money(result.proposal_cost)}, {pct:,.0f}% more than the best feasible alternative: {describe(best)}. Consider {best.accelerator} x {best.count}.", line_of("accelerator"))
+            # One suggestion, and it agrees with the recommendation whenever that is cheaper too.
+            chosen = rec.estimate
+            target = chosen if (chosen is not None and chosen.cost_usd is not None and chosen.cost_usd < result.proposal_cost
+                                and (chosen.accelerator, chosen.count) != (acc.id, prop.count)) else best
+            tail = " (the recommendation)" if target is chosen else ""
+            add("proposal-costs-more-than-best", f"the proposal costs {money(result.proposal_cost)}, {pct:,.0f}% more than the best feasible alternative: {describe(best)}. Consider {target.accelerator} x {target.count}{tail}.", line_of("accelerator"))
     needed = _min_feasible_count(lp, ctx)
     if needed is not None and prop.count > th.oversize_factor * needed:
         add("proposal-oversized", f"{prop.count} x {acc.id} is {prop.count / needed:,.1f}x the {needed} that fit and meet the targets. Propose {needed}.", line_of("count"))
@@ -375,7 +425,7 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
         if prop.hours > th.hours_over_estimate_factor * month:
             add("proposal-hours-excessive", f"asks for {prop.hours:g} h per month; the service runs {profile.inference.hours_per_day:g} h a day ({month:,.0f} h per month).", line_of("hours"))
     other = {"tpu": "gpu", "gpu": "tpu"}.get(acc.device)
-    if other and other not in excluded:
+    if other and other not in excluded and rec.device == other:  # a note that agrees with the recommendation
         ob = rec.decision.best_by_device.get(other)
         if ob is not None and ob.cost_usd is not None and result.proposal_cost is not None and ob.cost_usd < result.proposal_cost:
             sp = choose_setup(profile, ctx.kb, other, setup_cloud(profile, ob))
@@ -424,18 +474,20 @@ def _apply_waivers(lp: LoadedProfile, findings: list[Finding], today: dt.date, p
 # --------------------------------------------------------------------------- baseline
 
 
-def load_baseline(path: str) -> dict[str, Any]:
-    import json
+def load_baseline(path: str, ctx: Context | None = None, policy: Policy | None = None) -> dict[str, Any]:
+    """A previous ``--format json`` result; or, given the context, an old Terraform plan JSON or
+    an old directory, checked now to serve as the baseline."""
+    if os.path.isdir(path) or not path.endswith(".json"):
+        if ctx is None or policy is None:
+            raise InputError.single(path, 1, 1, "not an 'advisor check --format json' result")
+        return run_check([path], ctx, policy).to_json()
+    from advisor.infra.jsonsrc import load_json_file
 
-    from advisor.yamlsrc import read_text
-
-    text = read_text(path, max_bytes=64 * 1024 * 1024)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError.single(path, exc.lineno, exc.colno, f"invalid JSON: {exc.msg}") from None
+    data, _text = load_json_file(path)
+    if isinstance(data, dict) and "format_version" in data and ctx is not None and policy is not None:
+        return run_check([path], ctx, policy).to_json()
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise InputError.single(path, 1, 1, "not an 'advisor check --format json' result (no 'results' list)")
+        raise InputError.single(path, 1, 1, "not an 'advisor check --format json' result (no 'results' list) nor a Terraform plan")
     return data
 
 
@@ -461,44 +513,99 @@ def _old_cost(entry: dict[str, Any]) -> float | None:
     return None
 
 
-def diff_against(report: CheckReport, baseline: dict[str, Any]) -> dict[str, Any]:
-    """New and fixed findings and cost deltas per proposal (matched by profile path).
+def _old_chips(entry: dict[str, Any]) -> int | None:
+    req = entry.get("request")
+    value = req.get("total_chips") if isinstance(req, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[str, Any]:
+    """New and fixed findings, chips and monthly cost before -> after per result (matched by
+    ``key``: the profile label, or kind:address for infrastructure), and in total. A result new
+    against the baseline counts its full cost. Without a baseline, a Terraform plan's own prior
+    state (``change.before``) is the baseline of its resources.
 
     The baseline is untrusted input: entries of the wrong shape are ignored, never trusted.
     """
-    old = {r["profile"]: r for r in baseline["results"] if isinstance(r, dict) and isinstance(r.get("profile"), str)}
+    entries = baseline["results"] if baseline is not None else []
+    old: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        if isinstance(e, dict):
+            k = e.get("key") if isinstance(e.get("key"), str) else e.get("profile")
+            if isinstance(k, str):
+                old[k] = e
     changes: list[dict[str, Any]] = []
     new_total = fixed_total = 0
     for r in report.results:
         if r.status == "skipped":
             continue
-        before = old.get(r.label)
+        key = r.key or r.label
+        before = old.get(key) if baseline is not None else (
+            {"proposal": {"request": {"cost_usd": r.before.get("cost_usd")}}, "request": {"total_chips": r.before.get("total_chips")}} if r.before is not None else None)
         now = {(f.rule, f.severity) for f in r.findings if not f.waived}
-        was = _old_findings(before) if before else set()
+        was = _old_findings(before) if before and baseline is not None else (now if baseline is None else set())
         old_cost = _old_cost(before) if before else None
         new = sorted(now - was)
         fixed = sorted(was - now)
         new_total += len(new)
         fixed_total += len(fixed)
+        added = before is None
+        if added:
+            old_cost = 0.0
         delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - old_cost, 2)
-        change: dict[str, Any] = {
+        chips_after = (r.request or {}).get("total_chips")
+        chips_before = 0 if added else _old_chips(before or {})
+        changes.append({
             "profile": r.label,
-            "added": before is None,
+            "key": key,
+            "added": added,
             "new": [{"rule": a, "severity": b} for a, b in new],
             "fixed": [{"rule": a, "severity": b} for a, b in fixed],
+            "chips_before": chips_before,
+            "chips_after": chips_after,
             "cost_before_usd": old_cost,
             "cost_after_usd": _r(r.proposal_cost),
             "cost_delta_usd": delta,
-        }
-        changes.append(change)
-    removed = sorted(str(k) for k in set(old) - {r.label for r in report.results})
+        })
+    current = {r.key or r.label for r in report.results}
+    removed = sorted(str(k) for k in set(old) - current)
+    removed_cost = sum(c for c in (_old_cost(old[k]) for k in removed) if c is not None)
+    before_total = sum(c["cost_before_usd"] or 0.0 for c in changes) + removed_cost
+    after_total = sum(c["cost_after_usd"] or 0.0 for c in changes)
     return {
+        "baseline": "file" if baseline is not None else "plan-prior-state",
         "new_findings": new_total,
         "fixed_findings": fixed_total,
         "removed_profiles": removed,
-        "cost_delta_usd": _r(sum(c["cost_delta_usd"] or 0.0 for c in changes)),
-        "changes": [c for c in changes if c["new"] or c["fixed"] or c["added"] or c["cost_delta_usd"]],
+        "cost_before_usd": _r(before_total),
+        "cost_after_usd": _r(after_total),
+        "cost_delta_usd": _r(sum(c["cost_delta_usd"] or 0.0 for c in changes) - removed_cost),
+        "chips_before": sum(c["chips_before"] or 0 for c in changes) + sum(_old_chips(old[k]) or 0 for k in removed),
+        "chips_after": sum(c["chips_after"] or 0 for c in changes),
+        "unpriced": sorted(c["key"] for c in changes if c["cost_delta_usd"] is None),
+        "changes": [c for c in changes if c["new"] or c["fixed"] or c["added"] or c["cost_delta_usd"] or c["chips_before"] != c["chips_after"]],
     }
+
+
+def apply_increase_limit(report: CheckReport, policy: Policy) -> None:
+    """``limits.max_monthly_increase_usd``: every result that adds cost carries the finding when
+    the total increase passes the limit."""
+    limit = policy.limits.max_monthly_increase_usd
+    d = report.diff
+    if limit is None or d is None or "policy-monthly-increase" in policy.disabled_rules:
+        return
+    delta = d.get("cost_delta_usd") or 0.0
+    if delta <= limit:
+        return
+    by_key = {c["key"]: c for c in d["changes"]}
+    for r in report.results:
+        c = by_key.get(r.key or r.label)
+        if c is None or not (c["cost_delta_usd"] or 0) > 0:
+            continue
+        r.findings.append(Finding("policy-monthly-increase", "error",
+                                  f"the change raises monthly spend by {money(delta)} in total, over the policy's {money(limit)} limit; this resource adds {money(c['cost_delta_usd'])} ({c['chips_before']} -> {c['chips_after']} chips).",
+                                  r.line, 1))
+        r.status = "error"
 
 
 # --------------------------------------------------------------------------- entry
@@ -518,8 +625,9 @@ def run_check(
         raise InputError([Problem(".", 1, 1, "no YAML files to check")])
     day = today or dt.date.today()
     workers = _workers(len(files))
+    batch = _Batch()
     if workers == 1:
-        results, invalid = _check_files(files, ctx, policy, day, progress)
+        batch = _check_files(files, ctx, policy, day, progress)
     else:
         import multiprocessing
 
@@ -527,41 +635,107 @@ def run_check(
         _JOB = (ctx, policy, day)
         size = max(1, math.ceil(len(files) / (workers * 4)))
         chunks = [files[i : i + size] for i in range(0, len(files), size)]
-        results, invalid = [], []
         done = 0
         try:
             with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals) as pool:
-                for chunk, (chunk_results, chunk_invalid) in zip(chunks, pool.imap(_check_chunk, chunks), strict=True):
-                    results.extend(chunk_results)
-                    invalid.extend(chunk_invalid)
+                for chunk, part in zip(chunks, pool.imap(_check_chunk, chunks), strict=True):
+                    batch.extend(part)
                     done += len(chunk)
                     if progress:
                         progress(done, len(files))
         finally:
             _JOB = None
-    if invalid and not results:  # nothing could be judged: a plain input error, nothing to report
+    results = batch.results
+    if batch.requests:
+        from advisor.infra.judge import apply_autoscalers, judge_request
+
+        apply_autoscalers(batch.requests, batch.autoscalers)
+        for req in batch.requests:
+            try:
+                results.append(judge_request(req, batch.workloads, ctx, policy, day))
+            except InputError as exc:
+                batch.invalid.append(InvalidFile(req.path, exc.problems))
+    invalid = batch.invalid
+    if invalid and not results and not batch.skipped:  # nothing could be judged: a plain input error, nothing to report
         raise InputError([p for bad in invalid for p in bad.problems])
-    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path, invalid=invalid)
+    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path, invalid=invalid, skipped_files=batch.skipped)
+
+
+@dataclass
+class _Batch:
+    results: list[ProposalResult] = field(default_factory=list)
+    invalid: list[InvalidFile] = field(default_factory=list)
+    requests: list[Any] = field(default_factory=list)  # advisor.infra.model.Request
+    autoscalers: list[Any] = field(default_factory=list)
+    workloads: list[LoadedProfile] = field(default_factory=list)  # every profile read (for links)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def extend(self, other: _Batch) -> None:
+        self.results += other.results
+        self.invalid += other.invalid
+        self.requests += other.requests
+        self.autoscalers += other.autoscalers
+        self.workloads += other.workloads
+        self.skipped += other.skipped
+
+
+def _read_one(path: str, ctx: Context) -> tuple[list[LoadedProfile], Any]:
+    """A file's profiles, or its parsed infrastructure (advisor.infra.model.Parsed)."""
+    if path.endswith(".json"):
+        from advisor.infra.names import name_index
+        from advisor.infra.read import read_json
+
+        return [], read_json(path, name_index(ctx.catalog))
+    if path.endswith(".tf"):
+        from advisor.infra.names import name_index
+        from advisor.infra.read import read_hcl
+
+        return [], read_hcl(path, name_index(ctx.catalog))
+    from advisor.infra.sniff import doc_kind
+    from advisor.yamlsrc import load_documents, read_text
+
+    text = read_text(path, max_bytes=8 * 1024 * 1024)
+    docs = load_documents(text, path, max_nodes=500_000)
+    kinds = [doc_kind(d.data) for d in docs if d.data is not None]
+    if kinds and all(k in ("other",) for k in kinds):
+        from advisor.infra.model import Parsed
+
+        return [], Parsed("other", notes=["YAML that is not a workload profile, a Kubernetes manifest or a SkyPilot task"])
+    if "kubernetes" in kinds or "skypilot" in kinds:
+        from advisor.infra.names import name_index
+        from advisor.infra.read import read_yaml
+
+        return [], read_yaml(docs, kinds, name_index(ctx.catalog))
+    if len(text) > MAX_BYTES:
+        raise InputError.single(path, 1, 1, f"file is larger than the {MAX_BYTES}-byte limit")
+    return profiles_from_docs(path, docs), None
 
 
 def _check_files(
     files: list[str], ctx: Context, policy: Policy, day: dt.date, progress: Callable[[int, int], None] | None = None
-) -> tuple[list[ProposalResult], list[InvalidFile]]:
+) -> _Batch:
     """Judge file by file: a bad file is listed with its problems and the batch goes on."""
-    results: list[ProposalResult] = []
-    invalid: list[InvalidFile] = []
+    out = _Batch()
     for i, path in enumerate(files):
         try:
-            loaded = load_profiles([path])
-            check_accelerators(loaded, ctx.catalog)
-            judged = [judge(lp, ctx, policy, day) for lp in loaded]
+            loaded, parsed = _read_one(path, ctx)
+            if parsed is not None:
+                if parsed.kind in ("other", "terraform-hcl") and not parsed.requests:
+                    out.skipped.append((path, "; ".join(parsed.notes) or "nothing to check"))
+                elif not parsed.requests and not parsed.autoscalers:
+                    out.skipped.append((path, "; ".join(parsed.notes) or "no accelerator requests"))
+                out.requests += parsed.requests
+                out.autoscalers += parsed.autoscalers
+            else:
+                check_accelerators(loaded, ctx.catalog)
+                judged = [judge(lp, ctx, policy, day) for lp in loaded]
+                out.results.extend(judged)
+                out.workloads.extend(loaded)
         except InputError as exc:
-            invalid.append(InvalidFile(path, exc.problems))
-        else:
-            results.extend(judged)
+            out.invalid.append(InvalidFile(path, exc.problems))
         if progress:
             progress(i + 1, len(files))
-    return results, invalid
+    return out
 
 
 # Large batches are spread over the available cores; forked workers inherit the loaded
@@ -592,7 +766,7 @@ def _worker_signals() -> None:
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
-def _check_chunk(files: list[str]) -> tuple[list[ProposalResult], list[InvalidFile]]:
+def _check_chunk(files: list[str]) -> _Batch:
     assert _JOB is not None
     ctx, policy, day = _JOB
     return _check_files(files, ctx, policy, day)

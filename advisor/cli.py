@@ -256,7 +256,7 @@ def check(
     fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")] = CheckFormat.text,
     fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="Lowest severity that fails (exit 1); default from the policy, else error.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the output to FILE (atomically) instead of stdout.")] = None,
-    baseline: Annotated[Path | None, typer.Option("--baseline", help="A previous --format json result: report new and fixed findings and cost deltas.")] = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="A previous --format json result, an old Terraform plan JSON or an old directory: report new and fixed findings, chips and cost before -> after.")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Policy file (default: .advisor.yaml or [tool.advisor] in pyproject.toml, searched upward).")] = None,
     no_config: Annotated[bool, typer.Option("--no-config", help="Ignore policy files.")] = False,
     rules: RulesOpt = None,
@@ -265,7 +265,13 @@ def check(
     disable: Annotated[list[str] | None, typer.Option("--disable", help="Check rule id to disable (repeatable).")] = None,
 ) -> None:
     """CI gate: judge each proposal against the recommendation and the team's policy."""
-    from advisor.check import CHECK_RULES, diff_against, load_baseline, run_check
+    from advisor.check import (
+        CHECK_RULES,
+        apply_increase_limit,
+        diff_against,
+        load_baseline,
+        run_check,
+    )
     from advisor.policy import find_config, load_policy
 
     cfg_path = None if no_config else (config if config is not None else find_config(Path.cwd()))
@@ -290,7 +296,7 @@ def check(
         updates["disabled_rules"] = [*pol.disabled_rules, *disable]
     pol = pol.model_copy(update=updates)
     ctx = _context([*(Path(r) for r in pol.rules), *(rules or [])], [*(Path(c) for c in pol.catalog), *(catalog or [])])
-    base = load_baseline(str(baseline)) if baseline is not None else None
+    base = load_baseline(str(baseline), ctx, pol) if baseline is not None else None
     show_progress = fmt is CheckFormat.text and output is None and sys.stderr.isatty() and not _STATE["quiet"]
     progress = None
     bar: Any = None
@@ -309,8 +315,9 @@ def check(
     finally:
         if bar is not None:
             bar.stop()
-    if base is not None:
+    if base is not None or any((r.before is not None) for r in report.results):
         report.diff = diff_against(report, base)
+        apply_increase_limit(report, pol)
     text = _render_check(report, fmt, terminal=output is None and _width(sys.stdout) is None)
     if output is not None:
         from advisor.output import write_atomic

@@ -91,6 +91,8 @@ FIELD_DOCS: dict[str, str] = {
     "proposal.accelerator": "Catalog id or alias of the accelerator asked for (advisor catalog lists them).",
     "proposal.count": "Chips or GPUs asked for in total; for inference advisor splits them into replicas of a real single-host shape.",
     "proposal.hours": "Hours asked for: run length (training) or hours per month (inference).",
+    "match": "CI gate: the infrastructure this profile describes: Terraform addresses, Kubernetes Kind/namespace/name or SkyPilot files (glob patterns); advisor check links those resources to this workload.",
+    "match[]": "One Terraform address, Kubernetes Kind/namespace/name or SkyPilot file path (glob patterns allowed).",
     "proposal.waivers": "Accepted exceptions to check findings, each with a reason and an expiry.",
     "proposal.waivers[].rule": "Id of the check finding waived.",
     "proposal.waivers[].reason": "Why the exception is accepted (required for the waiver to count).",

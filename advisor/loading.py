@@ -37,16 +37,28 @@ def load_profiles(paths: Iterable[str], *, max_bytes: int = MAX_BYTES) -> list[L
         except InputError as exc:
             problems.extend(exc.problems)
             continue
-        if not docs or all(d.data is None for d in docs):
-            problems.append(Problem(path, 1, 1, "empty file: expected a workload profile"))
-            continue
-        for doc in docs:
-            if doc.data is None and len(docs) > 1:
-                continue  # a stray '---' at the end of a multi-document file
-            try:
-                loaded.append(LoadedProfile(validate_document(doc, Profile, what="a workload profile"), doc))
-            except InputError as exc:
-                problems.extend(exc.problems)
+        try:
+            loaded.extend(profiles_from_docs(path, docs))
+        except InputError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)
+    return loaded
+
+
+def profiles_from_docs(path: str, docs: list[Document]) -> list[LoadedProfile]:
+    """The validated profiles of one parsed file; raises one InputError with every problem."""
+    if not docs or all(d.data is None for d in docs):
+        raise InputError([Problem(path, 1, 1, "empty file: expected a workload profile")])
+    loaded: list[LoadedProfile] = []
+    problems: list[Problem] = []
+    for doc in docs:
+        if doc.data is None and len(docs) > 1:
+            continue  # a stray '---' at the end of a multi-document file
+        try:
+            loaded.append(LoadedProfile(validate_document(doc, Profile, what="a workload profile"), doc))
+        except InputError as exc:
+            problems.extend(exc.problems)
     if problems:
         raise InputError(problems)
     return loaded

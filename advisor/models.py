@@ -156,6 +156,9 @@ class Profile(Strict):
     team: Team = Field(default_factory=Team)
     goal: Goal = Field(default_factory=Goal)
     proposal: Proposal | None = None
+    # CI gate: the infrastructure resources this profile describes (Terraform addresses,
+    # Kubernetes Kind/namespace/name, SkyPilot files; glob patterns allowed).
+    match: Annotated[list[Annotated[str, Field(min_length=1, max_length=500)]], Field(max_length=200)] | None = None
 
     @model_validator(mode="after")
     def _task_block(self) -> Profile:

@@ -28,8 +28,26 @@ class Thresholds(Strict):
     hours_over_estimate_factor: Annotated[float, Field(ge=1, le=1000)] = 1.5
 
 
+class RequireSpot(Strict):
+    namespaces: list[Annotated[str, Field(max_length=253)]] = Field(default_factory=list, max_length=200)
+    workspaces: list[Annotated[str, Field(max_length=1000)]] = Field(default_factory=list, max_length=200)
+
+
+class Limits(Strict):
+    """Spend and placement limits for infrastructure requests."""
+
+    max_monthly_increase_usd: Annotated[float, Field(ge=0, le=1e12)] | None = None
+    max_chips: Annotated[int, Field(ge=0, le=100_000_000)] | None = None
+    allowed_accelerators: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=100)
+    allowed_clouds: list[Literal["gcp", "aws", "azure", "oci", "on-prem"]] | None = Field(default=None, max_length=8)
+    allowed_regions: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=200)
+    require_spot: RequireSpot = Field(default_factory=RequireSpot)
+
+
 class Policy(Strict):
     fail_on: FailOn = "error"
+    judge_replicas: Literal["min", "max"] = "max"  # which end of an autoscaling range is judged
+    limits: Limits = Field(default_factory=Limits)
     thresholds: Thresholds = Field(default_factory=Thresholds)
     disabled_rules: list[Annotated[str, Field(max_length=100)]] = Field(default_factory=list, max_length=100)
     rules: list[Annotated[str, Field(max_length=1000)]] = Field(default_factory=list, max_length=20)

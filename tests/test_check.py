@@ -9,6 +9,7 @@ import pytest
 from .conftest import ROOT, run_cli
 
 PROPOSALS = ROOT / "profiles" / "proposals"
+PROFILE_PROPOSALS = str(PROPOSALS / "*.yaml")  # the profile proposals; infra/ holds infrastructure examples
 
 SERVE = """\
 name: bot
@@ -90,19 +91,21 @@ def test_finding_fires_and_does_not(tmp_path: Path, rule: str, fires: str, quiet
 def test_every_check_rule_has_a_case() -> None:
     from advisor.check import CHECK_RULES
 
-    covered = {c[0] for c in CASES} | {"waiver-invalid", "waiver-unknown-rule"}
+    from .test_infra import INFRA_RULES
+
+    covered = {c[0] for c in CASES} | {"waiver-invalid", "waiver-unknown-rule"} | INFRA_RULES
     assert covered == set(CHECK_RULES)
 
 
 def test_bundled_proposals_and_exit_codes() -> None:
-    code, data = check_json(str(PROPOSALS))
+    code, data = check_json(PROFILE_PROPOSALS)
     status = {Path(r["profile"]).name: r["status"] for r in data["results"]}
     assert status["ok-v6e-chatbot.yaml"] == "pass"
     assert status["tpu-for-aws-team.yaml"] == "error"
     assert status["oversized-h100-finetune.yaml"] == "error"
     assert status["over-budget-pretrain.yaml"] == "error"
     assert code == 1 and data["exit_code"] == 1
-    assert run_cli("check", "--no-config", str(PROPOSALS), "--fail-on", "never").code == 0
+    assert run_cli("check", "--no-config", PROFILE_PROPOSALS, "--fail-on", "never").code == 0
     assert run_cli("check", "--no-config", str(PROPOSALS / "ok-v6e-chatbot.yaml")).code == 0
     # the B200 proposal is what the advisor recommends itself: it passes even at --fail-on warning
     assert status["b200-serving.yaml"] == "pass"
@@ -128,6 +131,8 @@ def test_json_contract_and_skipped() -> None:
     assert ok["status"] in ("pass", "warning", "error")
     assert set(ok["proposal"]) >= {"accelerator", "count", "hours", "cost_usd", "tokens_per_second", "fits_memory", "request"}
     assert set(ok["proposal"]["request"]) == {"accelerator", "count", "hours", "cost_usd"}
+    assert ok["source"]["kind"] == "profile" and ok["source"]["line"] > 1
+    assert ok["request"] == {"accelerator": "tpu-v6e", "count": 8, "replicas": 1, "replicas_min": 1, "replicas_max": 1, "total_chips": 8}
     assert data["skipped"] == [str(ROOT / "profiles" / "llm-chatbot.yaml")] and data["summary"]["skipped"] == 1
 
 
@@ -150,7 +155,7 @@ def test_inputs_dirs_and_globs(tmp_path: Path) -> None:
 
 def test_sarif_is_valid(tmp_path: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    r = run_cli("check", "--no-config", str(PROPOSALS), "--format", "sarif")
+    r = run_cli("check", "--no-config", PROFILE_PROPOSALS, "--format", "sarif")
     doc = json.loads(r.out)
     schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
     jsonschema.validate(doc, schema)
@@ -161,7 +166,7 @@ def test_sarif_is_valid(tmp_path: Path) -> None:
 
 
 def test_junit_has_a_testcase_per_proposal() -> None:
-    r = run_cli("check", "--no-config", str(PROPOSALS), str(ROOT / "profiles" / "llm-chatbot.yaml"), "--format", "junit")
+    r = run_cli("check", "--no-config", PROFILE_PROPOSALS, str(ROOT / "profiles" / "llm-chatbot.yaml"), "--format", "junit")
     root = ET.fromstring(r.out)
     cases = root.findall(".//testcase")
     assert len(cases) == 6
@@ -176,7 +181,7 @@ def test_github_annotations() -> None:
 
 
 def test_markdown_comment() -> None:
-    r = run_cli("check", "--no-config", str(PROPOSALS), "--format", "markdown")
+    r = run_cli("check", "--no-config", PROFILE_PROPOSALS, "--format", "markdown")
     assert r.out.startswith("### advisor: 3 of 5 proposals need changes")
     assert "<details>" in r.out and "catalog as of" in r.out
     ok = run_cli("check", "--no-config", str(PROPOSALS / "ok-v6e-chatbot.yaml"), "--format", "markdown")

@@ -50,7 +50,18 @@ def markdown(report: CheckReport) -> str:
         delta = d["cost_delta_usd"] or 0.0
         sign = "+" if delta >= 0 else "-"
         lines.append("")
-        lines.append(f"Against the baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost {sign}{money(abs(delta))}.")
+        against = "the plan's prior state" if d.get("baseline") == "plan-prior-state" else "the baseline"
+        lines.append(f"Against {against}: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, monthly cost {money(d.get('cost_before_usd'))} → {money(d.get('cost_after_usd'))} ({sign}{money(abs(delta))}), chips {d.get('chips_before', '-')} → {d.get('chips_after', '-')}.")
+        moved = [c for c in d["changes"] if c.get("cost_delta_usd") or c.get("chips_before") != c.get("chips_after") or c.get("added")]
+        if moved:
+            lines += ["", "| resource | chips before → after | monthly cost before → after | change |", "|---|---|---|---:|"]
+            for c in moved:
+                dd = c.get("cost_delta_usd")
+                change = "unpriced" if dd is None else f"{'+' if dd >= 0 else '-'}{money(abs(dd))}"
+                lines.append(f"| `{cell(c['key'])}`{' (new)' if c.get('added') else ''} | {c.get('chips_before')} → {c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |")
+        if d.get("removed_profiles"):
+            lines.append("")
+            lines.append("Removed: " + ", ".join(f"`{cell(k)}`" for k in d["removed_profiles"]))
     lines.append("")
     if not checked:
         lines.append("No proposals found.")
@@ -60,6 +71,9 @@ def markdown(report: CheckReport) -> str:
         for r in checked:
             p = r.proposal or {}
             asks = f"{p.get('accelerator')} × {p.get('count')}, {p.get('hours'):g} h"
+            if r.request is not None and r.source is not None and r.source.get("kind") != "profile":
+                q = r.request
+                asks = f"{q.get('accelerator') or q.get('hardware')} × {q.get('count')} × {q.get('replicas')} = {q.get('total_chips')} chips, {p.get('hours'):g} h"
             b = r.chosen
             recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else "none feasible"
             found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
@@ -141,6 +155,9 @@ def sarif(report: CheckReport) -> str:
                 "message": {"text": f.message},
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.path.lstrip("./") or r.path}, "region": {"startLine": f.line, "startColumn": f.col}}}],
             }
+            address = (r.source or {}).get("address")
+            if address:
+                res["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": address, "kind": "resource"}]
             if f.waived:
                 res["suppressions"] = [{"kind": "external", "justification": str((f.waiver or {}).get("reason", ""))}]
             results.append(res)

@@ -238,10 +238,15 @@ def render_check(report: Any, console: Console) -> None:
     for r in report.results:
         p = r.proposal or {}
         asks = f"{p['accelerator']} x {p['count']}, {p['hours']:g} h" if p else "-"
+        if r.source is not None and r.source.get("kind") != "profile" and r.request is not None:
+            q = r.request
+            asks = f"{q.get('accelerator') or q.get('hardware')} x {q.get('count')} x {q.get('replicas')}, {p['hours']:g} h"
         b = r.chosen
         found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or ("-" if r.status != "skipped" else "no proposal")
         t.add_row(r.status, r.label, asks, money(r.proposal_cost) if p else "-",
                   f"{b.accelerator} x {b.count}" if b else "-", money(b.cost_usd) if b else "-", found, style=style[r.status])
+    for path, why in report.skipped_files:
+        t.add_row("skipped", path, "-", "-", "-", "-", why, style="dim")
     for bad in report.invalid:
         t.add_row("invalid", bad.path, "-", "-", "-", "-", f"{len(bad.problems)} input error(s)", style="red")
     _print_table(console, t)

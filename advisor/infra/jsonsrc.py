@@ -1,0 +1,66 @@
+"""Bounded JSON loading for untrusted files: a size limit, a nesting limit checked before
+parsing (no recursion blow-up), finite numbers only, and positions in every error."""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import accumulate
+from typing import Any
+
+from advisor.errors import InputError
+from advisor.yamlsrc import read_text
+
+MAX_JSON_BYTES = 32 * 1024 * 1024
+MAX_JSON_DEPTH = 128
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def check_depth(text: str, path: str, max_depth: int = MAX_JSON_DEPTH) -> None:
+    bare = _STRING.sub('""', text)
+    brackets = _BRACKETS.findall(bare)
+    if not brackets:
+        return
+    depths = list(accumulate(1 if b in "[{" else -1 for b in brackets))
+    deepest = max(depths)
+    if deepest > max_depth:
+        # where: the first bracket past the limit, in the original text
+        count = depths.index(deepest) if deepest <= max_depth + 1 else next(i for i, d in enumerate(depths) if d > max_depth)
+        seen = -1
+        for m in _BRACKETS.finditer(bare):
+            seen += 1
+            if seen == count:
+                idx = m.start()
+                break
+        else:  # pragma: no cover
+            idx = 0
+        # positions in ``bare`` differ from ``text`` only inside strings; report the line of the text
+        line, col = _line_col(bare, idx)
+        raise InputError.single(path, line, col, f"JSON nested deeper than {max_depth} levels")
+
+
+def loads(text: str, path: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    check_depth(text, path, max_depth)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError.single(path, exc.lineno, exc.colno, f"invalid JSON: {exc.msg}") from None
+    except ValueError as exc:  # NaN/Infinity, integers past the digit limit
+        raise InputError.single(path, 1, 1, f"invalid JSON: {str(exc).splitlines()[0][:200]}") from None
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise InputError.single(path, 1, 1, "JSON nested too deeply") from None
+
+
+def load_json_file(path: str, *, max_bytes: int = MAX_JSON_BYTES) -> tuple[Any, str]:
+    text = read_text(path, max_bytes=max_bytes)
+    return loads(text, path), text

@@ -1,0 +1,188 @@
+"""Judge infrastructure requests: linked to a workload profile, every check applies; not linked,
+shape, price and policy only, and the result says which checks were not possible."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import os
+from typing import TYPE_CHECKING, Any
+
+from advisor.estimator import estimate
+from advisor.infra.model import HOURS_PER_MONTH, Autoscaler, Request
+from advisor.loading import LoadedProfile
+from advisor.models import Proposal
+from advisor.yamlsrc import Document
+
+if TYPE_CHECKING:
+    from advisor.api import Context
+    from advisor.check import Finding, ProposalResult
+    from advisor.policy import Policy
+
+PRICE_KIND = {"on-demand": "on-demand", "spot": "spot", "reservation": "committed-1y"}
+ALL_CLOUDS = ["gcp", "aws", "azure"]
+
+
+def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) -> None:
+    by_target = {a.target: a for a in autoscalers}
+    for r in requests:
+        a = by_target.get(r.target) if r.target else None
+        if a is not None:
+            r.replicas_min, r.replicas_max = a.minimum, a.maximum
+            r.where["replicas"] = a.pos
+            r.notes.append(f"replicas {a.minimum}..{a.maximum} from a HorizontalPodAutoscaler")
+
+
+def _matches(req: Request, lp: LoadedProfile) -> bool:
+    patterns = lp.profile.match or []
+    base = os.path.dirname(lp.path)
+    rel = os.path.relpath(req.path, base) if base else req.path
+    for pat in patterns:
+        if req.kind == "skypilot" and (fnmatch.fnmatchcase(req.path, pat) or fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(os.path.normpath(req.path), os.path.normpath(pat))):
+            return True
+        if fnmatch.fnmatchcase(req.address, pat) or (req.target and fnmatch.fnmatchcase("/".join(req.target), pat)):
+            return True
+    return False
+
+
+def find_workload(req: Request, workloads: list[LoadedProfile]) -> tuple[LoadedProfile | None, str | None]:
+    """(linked profile, why a named link is broken)."""
+    for lp in workloads:
+        if lp.profile.match and _matches(req, lp):
+            return lp, None
+    if not req.link:
+        return None, None
+    for lp in workloads:
+        if lp.profile.name == req.link:
+            return lp, None
+    candidate = os.path.join(os.path.dirname(req.path), req.link)
+    if req.link.endswith((".yaml", ".yml")) and os.path.isfile(candidate):
+        from advisor.errors import InputError
+        from advisor.loading import load_profiles
+
+        try:
+            return load_profiles([candidate])[0], None
+        except InputError as exc:
+            return None, f"the linked profile {candidate} is invalid: {exc.problems[0]}"
+    return None, f"it names workload {req.link!r}, but no profile of that name or path was given"
+
+
+def _synthetic(req: Request, profile: Any, label: str) -> LoadedProfile:
+    at = (req.line, req.col)
+    doc = Document(req.path, 0, {}, at)
+    doc.value_pos = {("proposal", "accelerator"): req.pos("accelerator"), ("proposal", "count"): req.pos("count"), ("proposal", "hours"): at, ("proposal",): at}
+    doc.key_pos = {("proposal",): at}
+    return LoadedProfile(profile, doc)
+
+
+def price_request(req: Request, ctx: Context, end: str) -> tuple[float | None, float, str]:
+    """(USD per chip-hour, hours, a word on how) for an unlinked request."""
+    hours = HOURS_PER_MONTH
+    how = "always-on: 730 h a month" if req.always_on else "a job with no linked workload: priced as a whole month (730 h), an upper bound"
+    acc = ctx.catalog.accelerators.get(req.accelerator or "")
+    if acc is None:
+        return None, hours, how
+    clouds = [req.cloud] if req.cloud else ALL_CLOUDS
+    p = acc.price(clouds, PRICE_KIND[req.pricing], req.region, req.count)
+    if p is None and req.pricing == "reservation":
+        p = acc.price(clouds, "on-demand", req.region, req.count)
+        how += "; no reservation price in the catalog: priced on-demand"
+    if p is not None and not req.cloud:
+        how += f"; cloud not stated: priced on {p.cloud}"
+    return (p.usd_per_chip_hour if p else None), hours, how
+
+
+def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:
+    from advisor.check import CHECK_RULES, RANK, Finding, ProposalResult, judge
+
+    end = policy.judge_replicas
+    label = f"{req.path}::{req.address}"
+    lp, broken = find_workload(req, workloads)
+    total = req.total(end)
+    acc = ctx.catalog.accelerators.get(req.accelerator or "")
+    result: ProposalResult | None = None
+    hours_note = ""
+    if lp is not None and acc is not None and total and not req.unresolved:
+        profile = lp.profile
+        hours = HOURS_PER_MONTH
+        if not req.always_on and profile.is_training:
+            e = estimate(profile, acc, total, ctx.constants)
+            hours = min(max(e.hours or HOURS_PER_MONTH, 0.01), 1_000_000)
+            hours_note = f"hours from the workload's estimate at {acc.id} x {total}"
+        dep = profile.deployment.model_copy(update={
+            "clouds": [req.cloud] if req.cloud else profile.deployment.clouds,
+            "pricing": PRICE_KIND[req.pricing] if req.pricing != "reservation" else "committed-1y",
+            "region": req.region if req.region else profile.deployment.region,
+        })
+        prof = profile.model_copy(update={"proposal": Proposal(accelerator=acc.id, count=total, hours=round(hours, 2)), "deployment": dep})
+        result = judge(_synthetic(req, prof, label), ctx, policy, today)
+        result.workload = lp.label
+    if result is None:
+        price, hours, hours_note = price_request(req, ctx, end)
+        name = acc.id if acc else (req.hardware or "unknown")
+        result = ProposalResult(label, req.path, req.address, "pass", proposal={"accelerator": name, "count": total, "hours": hours}, line=req.line)
+        result.proposal_cost = (total * hours * price) if (price is not None and total is not None) else None
+        if total == 0:
+            result.proposal_cost = 0.0
+    result.label, result.name, result.line = label, req.address, req.line
+    result.key = f"{req.kind}:{req.address}"
+    result.source = {"path": req.path, "kind": req.kind, "address": req.address, "line": req.line}
+    result.request = req.to_json(end)
+    if req.before is not None:
+        bprice, bhours, _ = price_request(req.before, ctx, end)
+        btotal = req.before.total(end)
+        result.before = {"total_chips": btotal, "cost_usd": None if bprice is None or btotal is None else round(btotal * bhours * bprice, 2)}
+    notes = list(req.notes) + ([hours_note] if hours_note else [])
+    result.notes = notes
+    findings: list[Finding] = []
+
+    def add(rule: str, message: str, where: tuple[int, int]) -> None:
+        if rule not in policy.disabled_rules:
+            findings.append(Finding(rule, CHECK_RULES[rule].severity, message, where[0], where[1]))
+
+    for fld, value, pos in req.unresolved:
+        add("request-unresolved", f"{fld} = {value} is not a literal value; the count and cost are not guessed. "
+            + ("Run the check on the plan JSON (terraform show -json)." if req.kind.startswith("terraform") else "Run the check on the rendered output (helm template / kubectl kustomize / envsubst)."), pos)
+    if req.unknown:
+        add("request-unknown-accelerator", f"{req.unknown}. It is reported as unknown and not priced (never as a neighbouring part); add it with --catalog if it should be judged.", req.pos("accelerator"))
+    elif acc is not None and result.recommended is None:
+        if result.proposal_cost is None and total:
+            add("proposal-unpriced", f"{acc.id} has no catalog {req.pricing} price on {req.cloud or ', '.join(ALL_CLOUDS)}; it is not counted as $0. Add a price with --catalog.", req.pos("accelerator"))
+        if req.count and not acc.is_shape(req.count):
+            up = acc.round_up(req.count)
+            add("proposal-not-a-real-shape", f"{acc.id} x {req.count} per replica is not a real shape; it would be provisioned as {up if up else 'more than the largest published cluster'}.", req.pos("count"))
+    for problem in req.shape_problems:
+        add("proposal-not-a-real-shape", problem, req.pos("count"))
+    if lp is None and req.action != "delete":
+        how = (f"add `match: [\"{req.address}\"]` to its workload profile" if req.kind != "skypilot" else f"add `match: [\"{req.path}\"]` to its workload profile") + \
+              (", or the annotation `advisor.dev/workload: <profile name>`" if req.kind == "kubernetes" else ", or the label/tag `advisor-workload = <profile name>`" if req.kind == "terraform-plan" else "")
+        add("workload-not-linked", f"no workload profile is linked: memory fit, deadline, latency, capacity, oversizing, cheaper-family and budget checks were not possible (shape, price and policy only). To link it, {how}.", (req.line, req.col))
+        if broken:
+            add("workload-link-broken", broken + ".", (req.line, req.col))
+    elif lp is not None and (acc is None or not total or req.unresolved):
+        add("workload-link-broken", f"linked to {lp.label}, but the request could not be read completely, so only shape, price and policy were checked.", (req.line, req.col))
+    _policy_findings(req, policy, end, add)
+    result.findings = sorted(result.findings + findings, key=lambda f: (-RANK[f.severity], f.line, f.rule))
+    result.status = "error" if result.active("error") else "warning" if result.active("warning") else "pass"
+    return result
+
+
+def _policy_findings(req: Request, policy: Policy, end: str, add: Any) -> None:
+    lim = policy.limits
+    total = req.total(end)
+    if req.action == "delete":
+        return
+    if lim.max_chips is not None and total is not None and total > lim.max_chips:
+        add("policy-max-chips", f"asks for {total} chips ({req.count} x {req.replicas(end)} replicas, the {end} end), over the policy's max_chips {lim.max_chips}.", req.pos("replicas"))
+    if lim.allowed_accelerators is not None and req.accelerator and req.accelerator not in lim.allowed_accelerators:
+        add("policy-accelerator-not-allowed", f"{req.accelerator} is not in the policy's allowed_accelerators ({', '.join(lim.allowed_accelerators)}).", req.pos("accelerator"))
+    if lim.allowed_clouds is not None and req.cloud and req.cloud not in lim.allowed_clouds:
+        add("policy-cloud-not-allowed", f"cloud {req.cloud} is not in the policy's allowed_clouds ({', '.join(lim.allowed_clouds)}).", (req.line, req.col))
+    if lim.allowed_regions is not None and req.region and not any(fnmatch.fnmatchcase(req.region, r) for r in lim.allowed_regions):
+        add("policy-region-not-allowed", f"region {req.region} is not in the policy's allowed_regions ({', '.join(lim.allowed_regions)}).", (req.line, req.col))
+    spot = lim.require_spot
+    scoped = (req.kind == "kubernetes" and req.scope is not None and any(fnmatch.fnmatchcase(req.scope, n) for n in spot.namespaces)) or \
+             (req.kind != "kubernetes" and any(fnmatch.fnmatchcase(req.path, w) or fnmatch.fnmatchcase(req.address, w) for w in spot.workspaces))
+    if scoped and req.pricing != "spot":
+        where = f"namespace {req.scope}" if req.kind == "kubernetes" else "this workspace"
+        add("policy-spot-required", f"the policy requires spot capacity in {where}; this asks for {req.pricing}.", req.pos("accelerator"))

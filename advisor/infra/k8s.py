@@ -1,0 +1,270 @@
+"""Kubernetes / GKE manifests as rendered (``kubectl kustomize``, ``helm template``): one request
+per pod template that asks for accelerators, in Pod, Deployment, StatefulSet, ReplicaSet, Job,
+CronJob, JobSet, LeaderWorkerSet, RayCluster / RayService / RayJob; HorizontalPodAutoscalers
+set replicas min..max of the workload they target."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.errors import InputError
+from advisor.infra.model import Autoscaler, Parsed, Request, is_placeholder
+from advisor.infra.names import Hardware, NameIndex, topology_chips
+from advisor.yamlsrc import Document, KeyPath
+
+LINK_KEYS = ("advisor.dev/workload", "advisor-workload")
+CHIP_RESOURCES = ("nvidia.com/gpu", "google.com/tpu", "amd.com/gpu")
+TYPE_LABELS = (
+    "cloud.google.com/gke-tpu-accelerator", "cloud.google.com/gke-accelerator", "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-gpu-name", "nvidia.com/gpu.product",
+)
+SPOT_LABELS = {"cloud.google.com/gke-spot": "true", "cloud.google.com/gke-provisioning": "spot", "karpenter.sh/capacity-type": "spot", "eks.amazonaws.com/capacityType": "SPOT", "kubernetes.azure.com/scalesetpriority": "spot"}
+JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"}
+
+
+def is_manifest(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and isinstance(data.get("kind"), str)
+
+
+class _Doc:
+    def __init__(self, doc: Document, index: NameIndex) -> None:
+        self.doc, self.index = doc, index
+
+    def at(self, loc: KeyPath) -> Any:
+        node: Any = self.doc.data
+        for part in loc:
+            if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+                node = node[part]
+            else:
+                return None
+        return node
+
+    def fail(self, loc: KeyPath, message: str) -> InputError:
+        return InputError([self.doc.problem(loc, f"{'.'.join(str(p) for p in loc)}: {message}")])
+
+    def mapping(self, loc: KeyPath) -> dict[str, Any]:
+        v = self.at(loc)
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            raise self.fail(loc, "expected a mapping")
+        return v
+
+    def seq(self, loc: KeyPath) -> list[Any]:
+        v = self.at(loc)
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise self.fail(loc, "expected a list")
+        return v
+
+    def count(self, loc: KeyPath, req: Request | None = None, default: int | None = None) -> int | None:
+        """A whole number (Kubernetes quantities may be strings such as "8"); a leftover
+        template placeholder is unresolved, anything else of the wrong type is an input error."""
+        v = self.at(loc)
+        if v is None:
+            return default
+        if isinstance(v, str) and is_placeholder(v):
+            if req is not None:
+                req.unresolved.append((".".join(str(p) for p in loc), v[:80], self.doc.where(loc)))
+            return None
+        if isinstance(v, str) and v.strip().isdigit() and len(v.strip()) <= 9:
+            v = int(v.strip())
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.fail(loc, f"expected a whole number, got {v!r}"[:200])
+        if v < 0 or v > 10_000_000:
+            raise self.fail(loc, f"{v} is out of range (0..10000000)")
+        return v
+
+
+def _selectors(d: _Doc, pod: KeyPath) -> dict[str, tuple[str, KeyPath]]:
+    """nodeSelector labels and required node-affinity ``In`` terms: label -> (value, where)."""
+    out: dict[str, tuple[str, KeyPath]] = {}
+    sel = d.mapping((*pod, "nodeSelector"))
+    for k, v in sel.items():
+        if isinstance(k, str) and isinstance(v, (str, int, bool)):
+            out[k] = (str(v).lower() if isinstance(v, bool) else str(v), (*pod, "nodeSelector", k))
+    req_loc = (*pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    terms = d.at(req_loc)
+    if isinstance(terms, list):
+        for ti, term in enumerate(terms[:1]):
+            exprs = term.get("matchExpressions") if isinstance(term, dict) else None
+            for ei, e in enumerate(exprs if isinstance(exprs, list) else []):
+                if isinstance(e, dict) and e.get("operator") == "In" and isinstance(e.get("key"), str) and isinstance(e.get("values"), list) and e["values"]:
+                    out.setdefault(e["key"], (str(e["values"][0]), (*req_loc, ti, "matchExpressions", ei, "values", 0)))
+    return out
+
+
+def _pod_chips(d: _Doc, pod: KeyPath, req: Request) -> tuple[int, str | None, KeyPath | None]:
+    """Accelerator chips one pod asks for (limits, else requests), summed over its containers."""
+    total, resource, where = 0, None, None
+    for ci, _c in enumerate(d.seq((*pod, "containers"))):
+        for section in ("limits", "requests"):
+            res = d.mapping((*pod, "containers", ci, "resources", section))
+            found = False
+            for name in CHIP_RESOURCES:
+                if name in res:
+                    n = d.count((*pod, "containers", ci, "resources", section, name), req)
+                    if n is None and req.unresolved:
+                        return -1, name, (*pod, "containers", ci, "resources", section, name)
+                    total += n or 0
+                    resource, where, found = name, (*pod, "containers", ci, "resources", section, name), True
+            if found:
+                break
+    return total, resource, where
+
+
+def _pod_request(d: _Doc, pod: KeyPath, req: Request) -> bool:
+    """Fill accelerator, chips per pod, pricing and region from one pod spec; False if it asks for none."""
+    if d.at(pod) is None:
+        return False
+    d.mapping(pod)
+    chips, resource, where = _pod_chips(d, pod, req)
+    if not resource:
+        return False
+    if where is not None:
+        req.where["count"] = d.doc.where(where)
+    sels = _selectors(d, pod)
+    hw: Hardware | None = None
+    for label in TYPE_LABELS:
+        if label in sels:
+            value, loc = sels[label]
+            if is_placeholder(value):
+                req.unresolved.append((label, value[:80], d.doc.where(loc)))
+                break
+            hw = d.index.lookup(value)
+            req.set_hardware(value, hw)
+            req.where["accelerator"] = d.doc.where(loc)
+            if label.startswith("cloud.google.com"):
+                req.cloud = "gcp"
+            elif "aws" in label or "karpenter" in label:
+                req.cloud = "aws"
+            break
+    if hw is None and not req.unresolved:
+        req.unknown = f"the pod asks for {resource} but names no accelerator type (no {TYPE_LABELS[1]}, gke-tpu-accelerator or instance-type selector)"
+        req.hardware = resource
+    if chips >= 0:
+        req.count = chips
+    topo = sels.get("cloud.google.com/gke-tpu-topology")
+    if topo is not None:
+        req.topology_chips = topology_chips(topo[0])
+        req.topology = topo[0]
+    for label, value in SPOT_LABELS.items():
+        if label in sels and sels[label][0].lower() == value.lower():
+            req.pricing = "spot"
+    if "cloud.google.com/reservation-name" in sels:
+        req.pricing = "reservation"
+    if "cloud.google.com/compute-class" in sels:
+        req.notes.append(f"compute class {sels['cloud.google.com/compute-class'][0]!r}: its priorities decide spot / on-demand; read as on-demand")
+    for label in ("topology.kubernetes.io/region", "topology.kubernetes.io/zone"):
+        if label in sels:
+            zone = sels[label][0]
+            req.region = zone if label.endswith("region") else "-".join(zone.split("-")[:2])
+            break
+    return True
+
+
+def _link(d: _Doc, *metas: KeyPath) -> str | None:
+    for meta in metas:
+        for section in ("annotations", "labels"):
+            m = d.at((*meta, section))
+            if isinstance(m, dict):
+                for k in LINK_KEYS:
+                    if isinstance(m.get(k), str):
+                        return str(m[k])
+    return None
+
+
+def parse(docs: list[Document], index: NameIndex) -> Parsed:
+    out = Parsed("kubernetes")
+    for doc in docs:
+        if not is_manifest(doc.data):
+            continue
+        d = _Doc(doc, index)
+        kind = doc.data["kind"]
+        meta = d.mapping(("metadata",))
+        name = str(meta["name"]) if isinstance(meta.get("name"), str) else "?"
+        ns = str(meta["namespace"]) if isinstance(meta.get("namespace"), str) else "default"
+        if kind == "HorizontalPodAutoscaler":
+            ref = d.mapping(("spec", "scaleTargetRef"))
+            if isinstance(ref.get("kind"), str) and isinstance(ref.get("name"), str):
+                lo = d.count(("spec", "minReplicas"), default=1) or 1
+                hi = d.count(("spec", "maxReplicas"), default=lo)
+                out.autoscalers.append(Autoscaler((str(ref["kind"]), ns, str(ref["name"])), lo, hi if hi is not None else lo, doc.where(("spec", "maxReplicas"))))
+            continue
+        for part, pod, pods, reps, where_reps in _templates(d, kind):
+            line, col = doc.where(("metadata", "name")) if "name" in meta else doc.start
+            address = f"{kind}/{ns}/{name}" + (f"/{part}" if part else "")
+            req = Request(doc.path, "kubernetes", address, line, col, scope=ns, target=(str(kind), ns, name))
+            if not _pod_request(d, pod, req):
+                continue
+            req.always_on = kind not in JOB_KINDS
+            per_pod = req.count
+            if per_pod is not None:
+                req.count = per_pod * pods
+            topo_chips = req.topology_chips
+            if topo_chips and req.count is not None and req.count != topo_chips:
+                if per_pod is not None and per_pod and topo_chips % per_pod == 0 and pods == 1 and kind in ("Deployment", "StatefulSet", "Pod", "ReplicaSet"):
+                    req.shape_problems.append(f"{per_pod} chips per pod on a {req.topology} slice ({topo_chips} chips): a multi-host slice needs {topo_chips // per_pod} pods per replica (JobSet / LeaderWorkerSet)")
+                else:
+                    req.shape_problems.append(f"{pods} pod(s) x {per_pod} chips = {req.count}, but topology {req.topology} has {topo_chips} chips")
+            if topo_chips and per_pod:
+                req.hosts = max(1, topo_chips // per_pod)
+            req.replicas_min, req.replicas_max = reps
+            if where_reps is not None:
+                req.where["replicas"] = doc.where(where_reps)
+            req.link = _link(d, ("metadata",), (*pod[:-1], "metadata"))
+            out.requests.append(req)
+    return out
+
+
+Template = tuple[str, KeyPath, int, tuple[int | None, int | None], KeyPath | None]
+
+
+def _templates(d: _Doc, kind: str) -> list[Template]:
+    """(part name, pod spec location, pods per replica, (replicas min, max), where replicas is set)."""
+    if kind == "Pod":
+        return [("", ("spec",), 1, (1, 1), None)]
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
+        n = d.count(("spec", "replicas"), default=1)
+        return [("", ("spec", "template", "spec"), 1, (n, n), ("spec", "replicas"))]
+    if kind == "Job":
+        n = d.count(("spec", "parallelism"), default=1)
+        return [("", ("spec", "template", "spec"), 1, (n, n), ("spec", "parallelism"))]
+    if kind == "CronJob":
+        n = d.count(("spec", "jobTemplate", "spec", "parallelism"), default=1)
+        return [("", ("spec", "jobTemplate", "spec", "template", "spec"), 1, (n, n), None)]
+    if kind == "JobSet":
+        out: list[Template] = []
+        for i, rj in enumerate(d.seq(("spec", "replicatedJobs"))):
+            base: KeyPath = ("spec", "replicatedJobs", i)
+            if not isinstance(rj, dict):
+                raise d.fail(base, "expected a mapping")
+            reps = d.count((*base, "replicas"), default=1)
+            par = d.count((*base, "template", "spec", "parallelism"), default=1) or 1
+            name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
+            out.append((str(name), (*base, "template", "spec", "template", "spec"), par, (reps, reps), (*base, "replicas")))
+        return out
+    if kind == "LeaderWorkerSet":
+        reps = d.count(("spec", "replicas"), default=1)
+        size = d.count(("spec", "leaderWorkerTemplate", "size"), default=1) or 1
+        pod: KeyPath = ("spec", "leaderWorkerTemplate", "workerTemplate", "spec")
+        return [("", pod, size, (reps, reps), ("spec", "replicas"))]
+    if kind in ("RayCluster", "RayService", "RayJob"):
+        roots: dict[str, KeyPath] = {"RayCluster": ("spec",), "RayService": ("spec", "rayClusterConfig"), "RayJob": ("spec", "rayClusterSpec")}
+        root = roots[kind]
+        out = [("head", (*root, "headGroupSpec", "template", "spec"), 1, (1, 1), None)]
+        for i, g in enumerate(d.seq((*root, "workerGroupSpecs"))):
+            wbase: KeyPath = (*root, "workerGroupSpecs", i)
+            if not isinstance(g, dict):
+                raise d.fail(wbase, "expected a mapping")
+            reps = d.count((*wbase, "replicas"), default=1)
+            lo = d.count((*wbase, "minReplicas"), default=reps)
+            hi = d.count((*wbase, "maxReplicas"), default=reps)
+            if g.get("enableInTreeAutoscaling") is False or not (lo or hi):
+                lo = hi = reps
+            hosts = d.count((*wbase, "numOfHosts"), default=1) or 1
+            name = g.get("groupName") if isinstance(g.get("groupName"), str) else str(i)
+            out.append((str(name), (*wbase, "template", "spec"), hosts, (lo, max(hi or 0, reps or 0)), (*wbase, "replicas")))
+        return out
+    return []

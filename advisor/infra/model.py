@@ -1,0 +1,102 @@
+"""The normalised request: what one infrastructure resource asks for."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.infra.names import Hardware
+
+Pos = tuple[int, int]
+HOURS_PER_MONTH = 730.0
+_PLACEHOLDER = re.compile(r"\$\{|\{\{|\$\(")
+
+
+@dataclass
+class Request:
+    path: str
+    kind: str  # terraform-plan | terraform-hcl | kubernetes | skypilot
+    address: str
+    line: int = 1
+    col: int = 1
+    hardware: str | None = None  # the name read from the file
+    accelerator: str | None = None  # catalog id
+    unknown: str | None = None  # why the hardware is unknown
+    count: int | None = None  # chips per replica (node, pod group, slice)
+    replicas_min: int | None = 1
+    replicas_max: int | None = 1
+    hosts: int = 1  # hosts per replica
+    topology: str | None = None  # TPU slice topology asked for
+    topology_chips: int | None = None
+    cloud: str | None = None
+    region: str | None = None
+    pricing: str = "on-demand"  # on-demand | spot | reservation
+    always_on: bool = True
+    action: str = "create"  # create | update | delete | replace | no-op
+    link: str | None = None  # workload named by an annotation / label / tag
+    scope: str | None = None  # Kubernetes namespace (spot policy)
+    where: dict[str, Pos] = field(default_factory=dict)  # accelerator / count / replicas positions
+    unresolved: list[tuple[str, str, Pos]] = field(default_factory=list)  # (field, value, position)
+    shape_problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    alternatives: list[str] = field(default_factory=list)
+    before: Request | None = None  # plan JSON: the resource as it was (update / delete)
+    target: tuple[str, str, str] | None = None  # Kubernetes (kind, namespace, name) for autoscalers
+
+    def pos(self, what: str) -> Pos:
+        return self.where.get(what, (self.line, self.col))
+
+    def set_hardware(self, name: str, hw: Hardware) -> None:
+        self.hardware = name
+        self.accelerator = hw.accelerator
+        self.unknown = hw.reason
+
+    def replicas(self, end: str = "max") -> int | None:
+        return self.replicas_max if end == "max" else self.replicas_min
+
+    def total(self, end: str = "max") -> int | None:
+        r = self.replicas(end)
+        return None if r is None or self.count is None else r * self.count
+
+    def to_json(self, end: str = "max") -> dict[str, Any]:
+        return {
+            "accelerator": self.accelerator,
+            "hardware": self.hardware,
+            "count": self.count,
+            "replicas": self.replicas(end),
+            "replicas_min": self.replicas_min,
+            "replicas_max": self.replicas_max,
+            "total_chips": self.total(end),
+            "hosts_per_replica": self.hosts,
+            "cloud": self.cloud,
+            "region": self.region,
+            "pricing": self.pricing,
+            "always_on": self.always_on,
+            "action": self.action,
+            **({"alternatives": self.alternatives} if self.alternatives else {}),
+        }
+
+
+def is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and bool(_PLACEHOLDER.search(value))
+
+
+@dataclass
+class Autoscaler:
+    """A HorizontalPodAutoscaler: replicas min..max of the workload it targets."""
+
+    target: tuple[str, str, str]
+    minimum: int
+    maximum: int
+    pos: Pos
+
+
+@dataclass
+class Parsed:
+    """What one infrastructure file holds."""
+
+    kind: str
+    requests: list[Request] = field(default_factory=list)
+    autoscalers: list[Autoscaler] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)

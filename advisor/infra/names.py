@@ -1,0 +1,158 @@
+"""One index from every hardware name an infrastructure file uses to (catalog id, chips per node).
+
+Built from the catalog (machine types, TPU slice names and topologies, GKE labels, aliases) and
+``rules/names.yaml`` (cloud instance types and VM sizes the catalog does not carry, and real
+hardware that is not in the catalog: reported as unknown with the reason, never priced as a
+neighbouring part).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field, ValidationError
+
+from advisor.catalog import Accelerator, Catalog, SourceRef
+from advisor.errors import InputError
+from advisor.knowledge import builtin_rules_dir
+from advisor.models import Strict
+from advisor.validation import problems_from
+from advisor.yamlsrc import load_file
+
+Name = Annotated[str, Field(min_length=1, max_length=80)]
+
+
+class NameEntry(Strict):
+    name: Name
+    accelerator: Name
+    chips: Annotated[int, Field(ge=1, le=1024)] | None = None
+    source: list[Name] = Field(min_length=1, max_length=10)
+    note: Annotated[str, Field(max_length=1000)] | None = None
+
+
+class Unsupported(Strict):
+    name: Name
+    reason: Annotated[str, Field(min_length=1, max_length=500)]
+    source: list[Name] = Field(min_length=1, max_length=10)
+
+
+class NamesFile(Strict):
+    schema_version: int
+    as_of: dt.date
+    sources: dict[str, SourceRef]
+    names: list[NameEntry]
+    unsupported: list[Unsupported] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What a name resolves to: a catalog id and, where the name fixes it, chips per node
+    (machine type) or per slice (TPU accelerator type, with hosts and topology)."""
+
+    accelerator: str | None
+    chips: int | None = None
+    hosts: int | None = None
+    topology: str | None = None
+    reason: str | None = None  # why it is unknown
+
+    @property
+    def known(self) -> bool:
+        return self.accelerator is not None
+
+
+_SUFFIX_T = re.compile(r"-(\d+)t$")
+_TPU_N = re.compile(r"^(?:tpu-)?([a-z0-9]+?)-(\d+)$")
+
+
+def topology_chips(text: str) -> int | None:
+    """``2x4`` -> 8, ``2x2x2`` -> 8; None when it is not a topology."""
+    parts = text.strip().lower().split("x")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and 0 < len(p) <= 4 for p in parts):
+        return None
+    n = 1
+    for p in parts:
+        n *= int(p)
+    return n if n > 0 else None
+
+
+class NameIndex:
+    def __init__(self, catalog: Catalog, extra: NamesFile) -> None:
+        self.catalog = catalog
+        self.names: dict[str, Hardware] = {}
+        self.unsupported = {u.name.lower(): u.reason for u in extra.unsupported}
+        for acc in catalog.accelerators.values():
+            self._from_catalog(acc)
+        for e in extra.names:
+            if e.accelerator in catalog.accelerators:
+                self.names.setdefault(e.name.lower(), Hardware(e.accelerator, e.chips))
+
+    def _from_catalog(self, acc: Accelerator) -> None:
+        add = self.names.setdefault
+        for n, mt in (acc.shapes.machine_types or {}).items():
+            add(mt.lower(), Hardware(acc.id, n))
+        for sl in acc.shapes.slices or []:
+            hosts = max(1, int(sl.hosts or 1))
+            hw = Hardware(acc.id, sl.chips, hosts, sl.topology)
+            add(sl.accelerator_type.lower(), hw)
+            add("tpu-" + sl.accelerator_type.lower(), hw)
+            if sl.machine_type:
+                m = _SUFFIX_T.search(sl.machine_type)
+                per = int(m.group(1)) if m else sl.chips // hosts
+                add(sl.machine_type.lower(), Hardware(acc.id, per, 1))
+        if acc.deploy.gke_accelerator:
+            add(acc.deploy.gke_accelerator.lower(), Hardware(acc.id))
+        add(acc.id, Hardware(acc.id))
+        for alias in acc.aliases:
+            add(alias.lower(), Hardware(acc.id))
+
+    def lookup(self, name: str) -> Hardware:
+        key = name.strip().lower()
+        if key in self.unsupported:
+            return Hardware(None, reason=f"{name}: {self.unsupported[key]}")
+        hit = self.names.get(key)
+        if hit is not None:
+            return hit
+        # third-party TPU spellings: tpu-v5e-8, v6e-16 (the slice of that family with that name suffix)
+        m = _TPU_N.match(key)
+        if m:
+            family = self.catalog.resolve(m.group(1)) or self.catalog.resolve("tpu-" + m.group(1))
+            if family is not None:
+                acc = self.catalog.accelerators[family]
+                for sl in acc.shapes.slices or []:
+                    if sl.accelerator_type.lower().endswith("-" + m.group(2)):
+                        return Hardware(acc.id, sl.chips, max(1, int(sl.hosts or 1)), sl.topology)
+        return Hardware(None, reason=f"{name!r} is not in the name index or the catalog: unknown hardware, not priced")
+
+    def slice_of(self, accelerator: str, chips: int) -> Hardware | None:
+        acc = self.catalog.accelerators.get(accelerator)
+        sl = acc.slice_for(chips) if acc else None
+        return Hardware(accelerator, sl.chips, max(1, int(sl.hosts or 1)), sl.topology) if sl else None
+
+
+def names_path() -> str:
+    return str(builtin_rules_dir() / "names.yaml")
+
+
+_CACHE: dict[int, NameIndex] = {}
+
+
+def load_names() -> NamesFile:
+    path = names_path()
+    docs = [d for d in load_file(path) if d.data is not None]
+    if len(docs) != 1:
+        raise InputError.single(path, 1, 1, "expected exactly one YAML document")
+    try:
+        return NamesFile.model_validate(docs[0].data)
+    except ValidationError as exc:
+        raise InputError(problems_from(exc, docs[0], NamesFile)) from None
+
+
+def name_index(catalog: Catalog) -> NameIndex:
+    key = id(catalog)
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = NameIndex(catalog, load_names())
+    return _CACHE[key]

@@ -1,0 +1,198 @@
+"""SkyPilot task YAML: ``resources.accelerators`` (``H100:8``, ``tpu-v6e-8``, ordered lists,
+``{A:1, B:1}`` sets), ``instance_type``, ``any_of`` / ``ordered``, ``num_nodes``, ``use_spot``,
+``infra`` / ``cloud`` / ``region``, ``service.replicas`` / ``replica_policy``. One request per task:
+an ordered list asks for its first choice; a set or ``any_of`` for the cheapest priced option
+(what SkyPilot launches first); the others are listed as alternatives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.errors import InputError
+from advisor.infra.model import HOURS_PER_MONTH, Parsed, Request, is_placeholder
+from advisor.infra.names import NameIndex
+from advisor.yamlsrc import Document, KeyPath
+
+TASK_KEYS = {"resources", "run", "setup", "num_nodes", "service", "file_mounts", "workdir", "envs", "secrets", "config", "volumes"}
+PROFILE_KEYS = {"task", "model", "training", "inference", "proposal", "match", "domain", "software", "goal", "team", "deployment"}
+CLOUDS = {"gcp": "gcp", "aws": "aws", "azure": "azure", "oci": "oci"}
+
+
+def is_task(data: Any) -> bool:
+    return isinstance(data, dict) and bool(TASK_KEYS & set(data)) and not (PROFILE_KEYS & set(data)) and "apiVersion" not in data
+
+
+def _fail(doc: Document, loc: KeyPath, message: str) -> InputError:
+    return InputError([doc.problem(loc, f"{'.'.join(str(p) for p in loc)}: {message}")])
+
+
+def _int(doc: Document, loc: KeyPath, value: Any, req: Request | None = None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and is_placeholder(value):
+        if req is not None:
+            req.unresolved.append((".".join(map(str, loc)), value[:80], doc.where(loc)))
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
+        raise _fail(doc, loc, f"expected a whole number 0..1000000, got {value!r}"[:200])
+    return value
+
+
+def _options(doc: Document, loc: KeyPath, value: Any) -> tuple[list[tuple[str, int | None, KeyPath]], bool]:
+    """(name, count, where) options of an ``accelerators`` value; True when they are a set (cheapest first)."""
+    if value is None:
+        return [], False
+    if isinstance(value, str):
+        return [(*_split(doc, loc, value), loc)], False
+    if isinstance(value, list):
+        out = []
+        for i, v in enumerate(value):
+            if not isinstance(v, str):
+                raise _fail(doc, (*loc, i), "expected a string such as 'H100:8'")
+            out.append((*_split(doc, (*loc, i), v), (*loc, i)))
+        return out, False
+    if isinstance(value, dict):
+        out = []
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise _fail(doc, loc, "accelerator names must be strings")
+            name, n = _split(doc, (*loc, k), k)
+            if v is not None:
+                n = _int(doc, (*loc, k), v)
+            out.append((name, n, (*loc, k)))
+        return out, True
+    raise _fail(doc, loc, "expected 'NAME:COUNT', a list or a mapping")
+
+
+def _split(doc: Document, loc: KeyPath, text: str) -> tuple[str, int | None]:
+    name, _, n = text.strip().partition(":")
+    if not n:
+        return name, 1
+    try:
+        count = float(n)
+    except ValueError:
+        raise _fail(doc, loc, f"{text!r}: the count after ':' must be a number") from None
+    if count <= 0 or count > 1024:
+        raise _fail(doc, loc, f"{text!r}: count out of range")
+    if count != int(count):
+        return name, None  # a fractional GPU share
+    return name, int(count)
+
+
+def _cloud(res: dict[str, Any]) -> tuple[str | None, str | None]:
+    infra = res.get("infra")
+    if isinstance(infra, str):
+        parts = infra.strip().split("/")
+        cloud = CLOUDS.get(parts[0].lower())
+        return cloud, parts[1] if len(parts) > 1 and parts[1] not in ("*", "") else None
+    cloud = res.get("cloud")
+    region = res.get("region")
+    return (CLOUDS.get(cloud.lower()) if isinstance(cloud, str) else None), (region if isinstance(region, str) else None)
+
+
+def parse(docs: list[Document], index: NameIndex) -> Parsed:
+    out = Parsed("skypilot")
+    tasks = [d for d in docs if is_task(d.data)]
+    for doc in tasks:
+        data = doc.data
+        res_loc: KeyPath = ("resources",)
+        res = data.get("resources")
+        if res is None:
+            continue
+        if isinstance(res, list):  # a list of resources is an ordered choice
+            res, res_loc = (res[0] if res else None), ("resources", 0)
+        if not isinstance(res, dict):
+            raise _fail(doc, res_loc, "expected a mapping")
+        name = data.get("name") if isinstance(data.get("name"), str) else doc.path.rsplit("/", 1)[-1]
+        address = name if len(tasks) == 1 else f"{name}#{doc.index + 1}"
+        line, col = doc.where(res_loc, key=True)
+        req = Request(doc.path, "skypilot", address, line, col)
+        # every option: (resources dict, its location, accelerators options, set?)
+        choices: list[tuple[dict[str, Any], KeyPath]] = []
+        for key in ("any_of", "ordered"):
+            alts = res.get(key)
+            if alts is None:
+                continue
+            if not isinstance(alts, list):
+                raise _fail(doc, (*res_loc, key), "expected a list of resources")
+            for i, alt in enumerate(alts):
+                if not isinstance(alt, dict):
+                    raise _fail(doc, (*res_loc, key, i), "expected a mapping")
+                choices.append(({**res, **alt}, (*res_loc, key, i)))
+            cheapest = key == "any_of"
+            break
+        else:
+            choices.append((res, res_loc))
+            cheapest = False
+        options: list[tuple[dict[str, Any], str, int | None, KeyPath]] = []
+        for r, loc in choices:
+            opts, is_set = _options(doc, (*loc, "accelerators"), r.get("accelerators"))
+            cheapest = cheapest or is_set
+            for name_, n, where in opts:
+                options.append((r, name_, n, where))
+            itype = r.get("instance_type")
+            if not opts and isinstance(itype, str):
+                hw = index.lookup(itype)
+                if hw.known or itype.lower() in index.unsupported:
+                    options.append((r, itype, hw.chips, (*loc, "instance_type")))
+        if not options:
+            continue
+        picked = _pick(options, cheapest, index)
+        r, hwname, n, where = picked
+        if is_placeholder(hwname):
+            req.unresolved.append(("resources.accelerators", hwname[:80], doc.where(where)))
+        hw = index.lookup(hwname)
+        req.set_hardware(hwname, hw)
+        req.where["accelerator"] = req.where["count"] = doc.where(where)
+        if hw.known and hw.hosts is not None and hw.chips:  # a TPU slice name: the whole slice
+            req.count, req.hosts = hw.chips, hw.hosts
+            req.topology = hw.topology
+        else:
+            req.count = n if n is not None else None
+            if n is None:
+                req.unresolved.append(("resources.accelerators", f"{hwname} (fractional share)", doc.where(where)))
+        req.alternatives = [f"{o[1]}:{o[2]}" for o in options if o is not picked]
+        if req.alternatives:
+            req.notes.append(("cheapest of" if cheapest else "first choice of") + f" {len(options)} options")
+        req.cloud, req.region = _cloud(r)
+        if req.cloud is None and hw.known and req.accelerator and req.accelerator.startswith("tpu-"):
+            req.cloud = "gcp"
+        if r.get("use_spot") is True:
+            req.pricing = "spot"
+        nodes = _int(doc, ("num_nodes",), data.get("num_nodes"), req)
+        nodes = 1 if nodes is None else nodes
+        if nodes > 1 and hw.hosts is not None and hw.known:
+            req.notes.append(f"num_nodes {nodes} with a TPU slice: {nodes} slices counted; check the task really launches that many")
+        service = data.get("service")
+        lo = hi = 1
+        if isinstance(service, dict):
+            req.always_on = True
+            pol = service.get("replica_policy")
+            if isinstance(pol, dict):
+                lo = _int(doc, ("service", "replica_policy", "min_replicas"), pol.get("min_replicas"), req) or 1
+                hi = _int(doc, ("service", "replica_policy", "max_replicas"), pol.get("max_replicas"), req) or lo
+                req.where["replicas"] = doc.where(("service", "replica_policy"))
+            elif "replicas" in service:
+                lo = hi = _int(doc, ("service", "replicas"), service.get("replicas"), req) or 1
+                req.where["replicas"] = doc.where(("service", "replicas"))
+        elif service is not None:
+            raise _fail(doc, ("service",), "expected a mapping")
+        else:
+            req.always_on = False
+        req.replicas_min, req.replicas_max = lo * nodes, hi * nodes
+        out.requests.append(req)
+    return out
+
+
+def _pick(options: list[Any], cheapest: bool, index: NameIndex) -> Any:
+    if not cheapest:
+        return options[0]
+
+    def cost(o: Any) -> tuple[float, int]:
+        hw = index.lookup(o[1])
+        acc = index.catalog.accelerators.get(hw.accelerator or "")
+        n = hw.chips if hw.hosts is not None and hw.chips else (o[2] or 1)
+        price = acc.price(["gcp", "aws", "azure"], "spot" if o[0].get("use_spot") else "on-demand") if acc else None
+        return ((price.usd_per_chip_hour * n * HOURS_PER_MONTH) if price else float("inf"), options.index(o))
+
+    return min(options, key=cost)

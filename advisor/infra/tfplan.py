@@ -1,0 +1,523 @@
+"""Terraform plan JSON (``terraform show -json plan.out``): one request per accelerator resource
+in ``resource_changes``, with ``change.actions`` respected and ``change.before`` kept for the
+cost diff. Values are read from ``change.after`` only (never echoed: plans carry secrets)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from advisor.errors import InputError
+from advisor.infra.model import Parsed, Request
+from advisor.infra.names import NameIndex, topology_chips
+
+LINK_KEYS = ("advisor-workload", "advisor_workload", "advisor.dev/workload")
+_INDEX = re.compile(r"\[[^\]]*\]$")
+
+READ = {
+    "google_tpu_v2_vm", "google_tpu_v2_queued_resource", "google_container_node_pool", "google_compute_instance",
+    "google_compute_instance_template", "google_compute_region_instance_template", "google_compute_instance_group_manager",
+    "google_compute_region_instance_group_manager", "aws_instance", "aws_launch_template", "aws_autoscaling_group",
+    "aws_eks_node_group", "azurerm_kubernetes_cluster_node_pool", "azurerm_linux_virtual_machine",
+    "azurerm_linux_virtual_machine_scale_set", "azurerm_windows_virtual_machine", "azurerm_windows_virtual_machine_scale_set",
+}
+
+
+def is_plan(data: Any) -> bool:
+    return isinstance(data, dict) and "format_version" in data and ("resource_changes" in data or "planned_values" in data)
+
+
+class _Ctx:
+    def __init__(self, path: str, text: str, plan: dict[str, Any], index: NameIndex) -> None:
+        self.path, self.text, self.plan, self.index = path, text, plan, index
+        start = text.find('"resource_changes"')
+        self.start = max(start, 0)
+        self.aws_region = _provider_region(plan, "aws")
+        self.refs = _config_refs(plan)
+
+    def pos(self, address: str) -> tuple[int, int]:
+        needle = json.dumps(address)
+        for cand in (f'"address": {needle}', f'"address":{needle}'):
+            idx = self.text.find(cand, self.start)
+            if idx >= 0:
+                line = self.text.count("\n", 0, idx) + 1
+                return line, idx - (self.text.rfind("\n", 0, idx) + 1) + 1
+        return 1, 1
+
+
+def _provider_region(plan: dict[str, Any], name: str) -> str | None:
+    conf = plan.get("configuration")
+    pc = conf.get("provider_config") if isinstance(conf, dict) else None
+    if not isinstance(pc, dict):
+        return None
+    for key, prov in pc.items():
+        if isinstance(key, str) and key.split(".")[0] == name and isinstance(prov, dict):
+            expr = prov.get("expressions")
+            region = expr.get("region") if isinstance(expr, dict) else None
+            if isinstance(region, dict) and isinstance(region.get("constant_value"), str):
+                return str(region["constant_value"])
+    return None
+
+
+def _config_refs(plan: dict[str, Any]) -> dict[str, set[str]]:
+    """Configuration address -> resource addresses its expressions reference (joins a group to
+    its template when the plan cannot know the template's id yet)."""
+    out: dict[str, set[str]] = {}
+    conf = plan.get("configuration")
+    stack: list[tuple[Any, str]] = [(conf.get("root_module") if isinstance(conf, dict) else None, "")]
+    while stack:
+        mod, prefix = stack.pop()
+        if not isinstance(mod, dict):
+            continue
+        for res in mod.get("resources") or []:
+            if not isinstance(res, dict) or not isinstance(res.get("address"), str):
+                continue
+            refs: set[str] = set()
+            todo = [res.get("expressions")]
+            while todo:
+                node = todo.pop()
+                if isinstance(node, dict):
+                    for k, v in node.items():
+                        if k == "references" and isinstance(v, list):
+                            for r in v:
+                                if isinstance(r, str):
+                                    parts = r.split(".")
+                                    if len(parts) >= 2 and parts[0] not in ("var", "local", "module", "data", "each", "count"):
+                                        refs.add(prefix + _INDEX.sub("", parts[0] + "." + parts[1]))
+                        else:
+                            todo.append(v)
+                elif isinstance(node, list):
+                    todo.extend(node)
+            out[prefix + res["address"]] = refs
+        calls = mod.get("module_calls")
+        if isinstance(calls, dict):
+            for name, call in calls.items():
+                if isinstance(call, dict):
+                    stack.append((call.get("module"), f"{prefix}module.{name}."))
+    return out
+
+
+def _config_address(address: str) -> str:
+    parts = re.split(r"(?<=\])\.|\.(?=module\.)", address)
+    return ".".join(_INDEX.sub("", p) for p in parts)
+
+
+def _first(block: Any) -> dict[str, Any]:
+    """Terraform nested blocks are lists of one object in plan JSON."""
+    if isinstance(block, list) and block and isinstance(block[0], dict):
+        return block[0]
+    return block if isinstance(block, dict) else {}
+
+
+def parse(path: str, text: str, plan: dict[str, Any], index: NameIndex) -> Parsed:
+    version = plan.get("format_version")
+    if not isinstance(version, str) or not version.split(".")[0] == "1":
+        raise InputError.single(path, 1, 1, f"unsupported Terraform plan format_version {version!r} (expected 1.x)")
+    changes = plan.get("resource_changes", [])
+    if not isinstance(changes, list):
+        raise InputError.single(path, 1, 1, "resource_changes: expected a list")
+    ctx = _Ctx(path, text, plan, index)
+    out = Parsed("terraform-plan")
+    by_addr: dict[str, dict[str, Any]] = {}
+    for i, rc in enumerate(changes):
+        if not isinstance(rc, dict):
+            raise InputError.single(path, 1, 1, f"resource_changes[{i}]: expected an object")
+        addr, rtype = rc.get("address"), rc.get("type")
+        if not isinstance(addr, str) or not isinstance(rtype, str):
+            raise InputError.single(path, *ctx.pos(str(addr)), f"resource_changes[{i}]: 'address' and 'type' must be strings")
+        if rc.get("mode", "managed") != "managed" or rtype not in READ:
+            continue
+        change = rc.get("change")
+        if not isinstance(change, dict):
+            raise InputError.single(path, *ctx.pos(addr), f"{addr}: change: expected an object")
+        by_addr[_config_address(addr)] = rc
+    consumed: set[str] = set()
+    grouped: list[Request] = []
+    for rc in by_addr.values():
+        if rc["type"] in ("google_compute_instance_group_manager", "google_compute_region_instance_group_manager", "aws_autoscaling_group", "aws_eks_node_group"):
+            req = _one(ctx, rc, by_addr, consumed)
+            if req is not None:
+                grouped.append(req)
+    for key, rc in by_addr.items():
+        if key in consumed or rc["type"] in ("google_compute_instance_group_manager", "google_compute_region_instance_group_manager", "aws_autoscaling_group", "aws_eks_node_group"):
+            continue
+        req = _one(ctx, rc, by_addr, consumed)
+        if req is not None:
+            out.requests.append(req)
+    out.requests.extend(grouped)
+    out.requests.sort(key=lambda r: (r.line, r.address))
+    return out
+
+
+def _one(ctx: _Ctx, rc: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
+    addr, rtype = rc["address"], rc["type"]
+    change = rc["change"]
+    actions = change.get("actions")
+    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+        raise InputError.single(ctx.path, *ctx.pos(addr), f"{addr}: change.actions: expected a list of strings")
+    if actions in (["no-op"], ["read"]):
+        action = "no-op"
+    elif "delete" in actions and "create" in actions:
+        action = "replace"
+    elif actions == ["delete"]:
+        action = "delete"
+    elif actions == ["update"]:
+        action = "update"
+    else:
+        action = "create"
+    after, before = change.get("after"), change.get("before")
+    for name, value in (("after", after), ("before", before)):
+        if value is not None and not isinstance(value, dict):
+            raise InputError.single(ctx.path, *ctx.pos(addr), f"{addr}: change.{name}: expected an object or null")
+    unknown = change.get("after_unknown") if isinstance(change.get("after_unknown"), dict) else {}
+    now = _read(ctx, rtype, addr, after, unknown, by_addr, consumed) if after is not None else None
+    was = _read(ctx, rtype, addr, before, {}, by_addr, set()) if before is not None and action != "create" else None
+    if now is None and was is None:
+        return None
+    if now is None:  # deleted: nothing is asked for after the change
+        assert was is not None
+        import copy
+
+        now = copy.copy(was)
+        now.replicas_min = now.replicas_max = 0
+    now.action = action
+    now.before = was
+    return now
+
+
+def _num(ctx: _Ctx, req: Request, field: str, value: Any, unknown: dict[str, Any] | None = None) -> int | None:
+    if value is None:
+        if unknown and unknown.get(field.split(".")[-1]) is True:
+            req.unresolved.append((field, "(known after apply)", req.pos("count")))
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: expected a whole number, got {type(value).__name__}")
+    if value < 0 or value > 10_000_000:
+        raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: {value} is out of range")
+    return value
+
+
+def _str(ctx: _Ctx, req: Request, field: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: expected a string, got {type(value).__name__}")
+    return value[:200]
+
+
+def _link(after: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        labels = after.get(key)
+        if isinstance(labels, dict):
+            for k in LINK_KEYS:
+                if isinstance(labels.get(k), str):
+                    return str(labels[k])
+    return None
+
+
+def _zone_region(zone: str | None) -> str | None:
+    if not zone:
+        return None
+    parts = zone.split("-")
+    return "-".join(parts[:2]) if len(parts) >= 3 else zone
+
+
+Reader = Callable[[_Ctx, Request, dict[str, Any], dict[str, Any], dict[str, dict[str, Any]], set[str]], Request | None]
+
+
+def _read(ctx: _Ctx, rtype: str, addr: str, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
+    line, col = ctx.pos(addr)
+    req = Request(ctx.path, "terraform-plan", addr, line, col)
+    reader = _READERS[rtype]
+    return reader(ctx, req, after, unknown, by_addr, consumed)
+
+
+def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -> bool:
+    """GPU from guest_accelerator (type, count) or implied by the machine type. False: no accelerator."""
+    accs = guest if isinstance(guest, list) else []
+    for g in accs:
+        if not isinstance(g, dict):
+            raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: expected a list of blocks")
+        name = _str(ctx, req, f"{field}.type", g.get("type"))
+        n = _num(ctx, req, f"{field}.count", g.get("count"))
+        if name and n:
+            req.set_hardware(name, ctx.index.lookup(name))
+            req.count = n
+            return True
+    if machine:
+        hw = ctx.index.lookup(machine)
+        if hw.known and hw.chips:
+            req.set_hardware(machine, hw)
+            req.count = hw.chips
+            return True
+        if hw.reason and not hw.known and machine.lower() in ctx.index.unsupported:
+            req.set_hardware(machine, hw)
+            return True
+    return False
+
+
+def _tpu_vm(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
+    req.cloud, req.region = "gcp", _zone_region(_str(ctx, req, "zone", after.get("zone")))
+    atype = _str(ctx, req, "accelerator_type", after.get("accelerator_type"))
+    cfg = _first(after.get("accelerator_config"))
+    if atype:
+        hw = ctx.index.lookup(atype)
+        req.set_hardware(atype, hw)
+        req.count, req.hosts = hw.chips, hw.hosts or 1
+    elif cfg:
+        family = _str(ctx, req, "accelerator_config.type", cfg.get("type")) or ""
+        topo = _str(ctx, req, "accelerator_config.topology", cfg.get("topology")) or ""
+        chips = topology_chips(topo)
+        hw = ctx.index.lookup(family)
+        req.set_hardware(f"{family} {topo}", hw)
+        req.count = chips
+        if chips is None:
+            req.unresolved.append(("accelerator_config.topology", topo or "(missing)", req.pos("count")))
+        elif hw.known:
+            sl = ctx.index.slice_of(hw.accelerator or "", chips)
+            req.hosts = sl.hosts or 1 if sl else 1
+    elif unknown.get("accelerator_type") is True:
+        req.unresolved.append(("accelerator_type", "(known after apply)", req.pos("accelerator")))
+    else:
+        req.set_hardware("v2-8", ctx.index.lookup("v2-8"))
+        req.notes.append("no accelerator_type: the provider default is v2-8")
+    sched = _first(after.get("scheduling_config"))
+    if sched.get("preemptible") is True or sched.get("spot") is True:
+        req.pricing = "spot"
+    elif sched.get("reserved") is True:
+        req.pricing = "reservation"
+    req.link = _link(after, "labels")
+    return req
+
+
+def _queued(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    tpu = _first(after.get("tpu"))
+    specs = tpu.get("node_spec") if isinstance(tpu.get("node_spec"), list) else []
+    if not specs:
+        return None
+    req.cloud = "gcp"
+    slices = 0
+    for spec in specs:
+        if not isinstance(spec, dict):
+            continue
+        node = _first(spec.get("node"))
+        atype = _str(ctx, req, "tpu.node_spec.node.accelerator_type", node.get("accelerator_type")) or "v2-8"
+        hw = ctx.index.lookup(atype)
+        req.set_hardware(atype, hw)
+        req.count, req.hosts = hw.chips, hw.hosts or 1
+        multi = _first(spec.get("multi_node_params"))
+        slices += _num(ctx, req, "multi_node_params.node_count", multi.get("node_count")) or 1
+        req.region = _zone_region(_str(ctx, req, "zone", after.get("zone")))
+    req.replicas_min = req.replicas_max = slices
+    if after.get("spot"):
+        req.pricing = "spot"
+    elif after.get("guaranteed") or after.get("reservation_name"):
+        req.pricing = "reservation"
+    return req
+
+
+def _node_pool(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
+    cfg = _first(after.get("node_config"))
+    machine = _str(ctx, req, "node_config.machine_type", cfg.get("machine_type"))
+    req.cloud = "gcp"
+    location = _str(ctx, req, "location", after.get("location"))
+    req.region = _zone_region(location)
+    hw = ctx.index.lookup(machine) if machine else None
+    tpu = hw is not None and hw.known and (ctx.index.catalog.accelerators[hw.accelerator or ""].device == "tpu")
+    if tpu:
+        assert hw is not None and machine is not None
+        req.set_hardware(machine, hw)
+        req.count = hw.chips
+    elif not _gpu(ctx, req, machine, cfg.get("guest_accelerator"), "node_config.guest_accelerator"):
+        return None
+    zones = after.get("node_locations")
+    n_zones = len(zones) if isinstance(zones, list) and zones else (1 if location and location.count("-") >= 2 else 3)
+    auto = _first(after.get("autoscaling"))
+    tmin = _num(ctx, req, "autoscaling.total_min_node_count", auto.get("total_min_node_count"))
+    tmax = _num(ctx, req, "autoscaling.total_max_node_count", auto.get("total_max_node_count"))
+    zmin = _num(ctx, req, "autoscaling.min_node_count", auto.get("min_node_count"))
+    zmax = _num(ctx, req, "autoscaling.max_node_count", auto.get("max_node_count"))
+    count = _num(ctx, req, "node_count", after.get("node_count"), unknown)
+    initial = _num(ctx, req, "initial_node_count", after.get("initial_node_count"))
+    if tmax is not None:
+        nmin, nmax = tmin or 0, tmax
+    elif zmax is not None:
+        nmin, nmax = (zmin or 0) * n_zones, zmax * n_zones
+        req.notes.append(f"autoscaling min/max_node_count are per zone: x {n_zones} zone(s)")
+    else:
+        per_zone = count if count is not None else (initial if initial is not None else 1)
+        nmin = nmax = per_zone * n_zones
+        if n_zones > 1:
+            req.notes.append(f"node_count is per zone: {per_zone} x {n_zones} zone(s)")
+    policy = _first(after.get("placement_policy"))
+    topo = _str(ctx, req, "placement_policy.tpu_topology", policy.get("tpu_topology"))
+    if tpu and topo:
+        chips = topology_chips(topo)
+        per = req.count or 1
+        if chips is None:
+            req.unresolved.append(("placement_policy.tpu_topology", topo, req.pos("count")))
+        else:
+            hosts = max(1, chips // per)
+            req.count, req.hosts = chips, hosts
+            if nmax % hosts or nmin % hosts:
+                req.shape_problems.append(f"{nmax} node(s) of {per} chips do not make whole {topo} slices ({hosts} hosts each)")
+            nmin, nmax = nmin // hosts, nmax // hosts
+    elif tpu and policy.get("policy_name"):
+        req.notes.append("multi-host TPU pool with a workload policy: the topology is in that policy; each node counted as one replica")
+    req.replicas_min, req.replicas_max = nmin, nmax
+    if cfg.get("spot") is True or cfg.get("preemptible") is True:
+        req.pricing = "spot"
+    res = _first(cfg.get("reservation_affinity"))
+    if isinstance(res.get("consume_reservation_type"), str) and "SPECIFIC" in res["consume_reservation_type"]:
+        req.pricing = "reservation"
+    if _first(after.get("queued_provisioning")).get("enabled") is True:
+        req.notes.append("queued provisioning (Flex-start / DWS): priced as on-demand")
+    req.link = _link(cfg, "labels", "resource_labels") or _link(after, "labels")
+    return req
+
+
+def _gce(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    machine = _str(ctx, req, "machine_type", after.get("machine_type"))
+    if not _gpu(ctx, req, machine, after.get("guest_accelerator"), "guest_accelerator"):
+        return None
+    req.cloud = "gcp"
+    req.region = _zone_region(_str(ctx, req, "zone", after.get("zone"))) or _str(ctx, req, "region", after.get("region"))
+    sched = _first(after.get("scheduling"))
+    if sched.get("preemptible") is True or sched.get("provisioning_model") == "SPOT":
+        req.pricing = "spot"
+    req.link = _link(after, "labels")
+    if req.address.split(".")[-2].endswith("template") or "_template." in req.address:
+        req.notes.append("an instance template: counted once unless an instance group in the plan references it")
+    return req
+
+
+def _mig(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
+    tpl = _joined(ctx, req.address, by_addr, ("google_compute_instance_template", "google_compute_region_instance_template"))
+    if tpl is None:
+        return None
+    inner = _gce(ctx, req, tpl[1], {})
+    if inner is None:
+        return None
+    consumed.add(tpl[0])
+    size = _num(ctx, req, "target_size", after.get("target_size"), unknown)
+    req.replicas_min = req.replicas_max = size if size is not None else 1
+    req.notes = [n for n in req.notes if not n.startswith("an instance template")]
+    req.notes.append(f"hardware from {tpl[0]}")
+    return req
+
+
+def _joined(ctx: _Ctx, address: str, by_addr: dict[str, dict[str, Any]], types: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
+    for ref in sorted(ctx.refs.get(_config_address(address), set())):
+        rc = by_addr.get(ref)
+        if rc is not None and rc["type"] in types and isinstance(rc["change"].get("after"), dict):
+            return ref, rc["change"]["after"]
+    return None
+
+
+def _aws_market(req: Request, after: dict[str, Any]) -> None:
+    market = _first(after.get("instance_market_options")).get("market_type")
+    if market == "spot":
+        req.pricing = "spot"
+    elif market == "capacity-block":
+        req.pricing = "reservation"
+
+
+def _aws_instance(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    itype = _str(ctx, req, "instance_type", after.get("instance_type"))
+    if not itype or not _gpu(ctx, req, itype, None, ""):
+        return None
+    req.cloud, req.region = "aws", ctx.aws_region
+    _aws_market(req, after)
+    req.link = _link(after, "tags", "tags_all")
+    return req
+
+
+def _asg(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
+    tpl = _joined(ctx, req.address, by_addr, ("aws_launch_template",))
+    if tpl is None:
+        return None
+    if _aws_instance(ctx, req, tpl[1]) is None:
+        return None
+    consumed.add(tpl[0])
+    lo = _num(ctx, req, "min_size", after.get("min_size"))
+    hi = _num(ctx, req, "max_size", after.get("max_size"))
+    want = _num(ctx, req, "desired_capacity", after.get("desired_capacity"))
+    req.replicas_min = lo if lo is not None else (want or 0)
+    req.replicas_max = hi if hi is not None else (want or req.replicas_min)
+    req.notes.append(f"hardware from {tpl[0]}")
+    return req
+
+
+def _eks(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
+    types = after.get("instance_types")
+    names = [t for t in types if isinstance(t, str)] if isinstance(types, list) else []
+    if names:
+        if not _gpu(ctx, req, names[0], None, ""):
+            return None
+        req.alternatives = names[1:]
+        req.cloud, req.region = "aws", ctx.aws_region
+    else:
+        tpl = _joined(ctx, req.address, by_addr, ("aws_launch_template",))
+        if tpl is None or _aws_instance(ctx, req, tpl[1]) is None:
+            return None
+        consumed.add(tpl[0])
+    scaling = _first(after.get("scaling_config"))
+    lo = _num(ctx, req, "scaling_config.min_size", scaling.get("min_size"))
+    hi = _num(ctx, req, "scaling_config.max_size", scaling.get("max_size"))
+    want = _num(ctx, req, "scaling_config.desired_size", scaling.get("desired_size"))
+    req.replicas_min = lo if lo is not None else (want or 1)
+    req.replicas_max = hi if hi is not None else (want or req.replicas_min)
+    cap = after.get("capacity_type")
+    if cap == "SPOT":
+        req.pricing = "spot"
+    elif cap == "CAPACITY_BLOCK":
+        req.pricing = "reservation"
+    req.link = req.link or _link(after, "labels", "tags")
+    return req
+
+
+def _azure(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
+    size = _str(ctx, req, "vm_size", after.get("vm_size")) or _str(ctx, req, "size", after.get("size")) or _str(ctx, req, "sku", after.get("sku"))
+    if not size or not _gpu(ctx, req, size, None, ""):
+        return None
+    req.cloud = "azure"
+    req.region = _str(ctx, req, "location", after.get("location"))
+    if "instances" in after:
+        n = _num(ctx, req, "instances", after.get("instances"), unknown)
+        req.replicas_min = req.replicas_max = n if n is not None else 1
+    elif "node_count" in after or "max_count" in after:
+        auto = after.get("auto_scaling_enabled") is True or after.get("enable_auto_scaling") is True
+        lo = _num(ctx, req, "min_count", after.get("min_count"))
+        hi = _num(ctx, req, "max_count", after.get("max_count"))
+        n = _num(ctx, req, "node_count", after.get("node_count"), unknown)
+        if auto and hi is not None:
+            req.replicas_min, req.replicas_max = lo or 0, hi
+        else:
+            req.replicas_min = req.replicas_max = n if n is not None else 1
+    if after.get("priority") == "Spot":
+        req.pricing = "spot"
+    req.link = _link(after, "tags", "node_labels")
+    return req
+
+
+_READERS: dict[str, Reader] = {
+    "google_tpu_v2_vm": _tpu_vm,
+    "google_tpu_v2_queued_resource": _queued,
+    "google_container_node_pool": _node_pool,
+    "google_compute_instance": _gce,
+    "google_compute_instance_template": _gce,
+    "google_compute_region_instance_template": _gce,
+    "google_compute_instance_group_manager": _mig,
+    "google_compute_region_instance_group_manager": _mig,
+    "aws_instance": _aws_instance,
+    "aws_launch_template": _aws_instance,
+    "aws_autoscaling_group": _asg,
+    "aws_eks_node_group": _eks,
+    "azurerm_kubernetes_cluster_node_pool": _azure,
+    "azurerm_linux_virtual_machine": _azure,
+    "azurerm_linux_virtual_machine_scale_set": _azure,
+    "azurerm_windows_virtual_machine": _azure,
+    "azurerm_windows_virtual_machine_scale_set": _azure,
+}

@@ -1,0 +1,252 @@
+"""advisor check on real infrastructure: Terraform plan JSON, Kubernetes / GKE manifests, SkyPilot tasks."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, run_cli
+
+INFRA = ROOT / "profiles" / "proposals" / "infra"
+INFRA_RULES = {
+    "request-unknown-accelerator", "request-unresolved", "workload-not-linked", "workload-link-broken", "policy-max-chips",
+    "policy-accelerator-not-allowed", "policy-cloud-not-allowed", "policy-region-not-allowed", "policy-spot-required",
+    "policy-monthly-increase",
+}
+
+
+def check(*args: str) -> tuple[int, dict]:
+    r = run_cli("check", "--no-config", "--format", "json", *args)
+    assert r.code in (0, 1), r.err
+    return r.code, json.loads(r.out)
+
+
+def by_address(data: dict) -> dict[str, dict]:
+    return {r["source"]["address"]: r for r in data["results"] if r["source"]["kind"] != "profile"}
+
+
+def rules(r: dict) -> set[str]:
+    return {f["rule"] for f in r["findings"] if not f["waived"]}
+
+
+def plan(*changes: dict, region: str = "us-east-1") -> str:
+    return json.dumps({
+        "format_version": "1.2",
+        "resource_changes": list(changes),
+        "configuration": {"provider_config": {"aws": {"expressions": {"region": {"constant_value": region}}}}},
+    }, indent=1)
+
+
+def rc(address: str, after: dict | None, actions: tuple[str, ...] = ("create",), before: dict | None = None, unknown: dict | None = None) -> dict:
+    return {"address": address, "mode": "managed", "type": address.split(".")[-2].split("[")[0],
+            "change": {"actions": list(actions), "before": before, "after": after, "after_unknown": unknown or {}}}
+
+
+def test_name_index(ctx) -> None:  # type: ignore[no-untyped-def]
+    from advisor.infra.names import name_index
+
+    ix = name_index(ctx.catalog)
+    expect = {
+        "a3-highgpu-8g": ("h100", 8), "a2-ultragpu-4g": ("a100-80gb", 4), "g2-standard-24": ("l4", 2), "ct5lp-hightpu-4t": ("tpu-v5e", 4),
+        "ct6e-standard-4t": ("tpu-v6e", 4), "v5litepod-8": ("tpu-v5e", 8), "v6e-16": ("tpu-v6e", 16), "v5p-32": ("tpu-v5p", 16),
+        "v4-8": ("tpu-v4", 4), "nvidia-h100-80gb": ("h100", None), "nvidia-tesla-a100": ("a100-40gb", None), "nvidia-l4": ("l4", None),
+        "tpu-v6e-slice": ("tpu-v6e", None), "tpu-v5-lite-podslice": ("tpu-v5e", None), "p5.48xlarge": ("h100", 8),
+        "p4d.24xlarge": ("a100-40gb", 8), "p4de.24xlarge": ("a100-80gb", 8), "g5.xlarge": ("a10g", 1), "g5.48xlarge": ("a10g", 8),
+        "g6.12xlarge": ("l4", 4), "p5e.48xlarge": ("h200", 8), "p6-b200.48xlarge": ("b200", 8), "Standard_ND96isr_H100_v5": ("h100", 8),
+        "Standard_ND96asr_v4": ("a100-40gb", 8), "Standard_ND96amsr_A100_v4": ("a100-80gb", 8), "Standard_ND96isr_MI300X_v5": ("mi300x", 8),
+        "tpu-v6e-8": ("tpu-v6e", 8), "tpu-v5litepod-8": ("tpu-v5e", 8), "tpu-v5e-8": ("tpu-v5e", 8), "tpu-v4-podslice": ("tpu-v4", None),
+    }
+    for name, (acc, chips) in expect.items():
+        hw = ix.lookup(name)
+        assert (hw.accelerator, hw.chips) == (acc, chips), name
+    for name in ("Standard_NC24ads_A100_v4", "p3.16xlarge", "L40S", "zz-9000"):
+        hw = ix.lookup(name)
+        assert hw.accelerator is None and hw.reason, name
+
+
+def test_names_file_refers_to_catalog_ids(ctx) -> None:  # type: ignore[no-untyped-def]
+    from advisor.infra.names import load_names
+
+    names = load_names()
+    for e in names.names:
+        assert e.accelerator in ctx.catalog.accelerators, e.name
+        assert set(e.source) <= set(names.sources), e.name
+
+
+def test_mixed_directory() -> None:
+    code, data = check(str(INFRA))
+    res = by_address(data)
+    want = {
+        "Deployment/serving/vllm-llama3-8b-tpu": ("tpu-v6e", 8, 1, 2, 16),
+        "JobSet/research/gemma3-multislice/slice": ("tpu-v6e", 8, 2, 2, 16),
+        "LeaderWorkerSet/serving/vllm-deepseek-r1": ("h100", 16, 1, 1, 16),
+        "llama31-lora": ("a100-40gb", 8, 1, 1, 8),
+        "train-llama3-8b": ("tpu-v6e", 8, 1, 1, 8),
+        "google_container_node_pool.tpu_v6e_serving": ("tpu-v6e", 8, 2, 2, 16),
+        "google_container_node_pool.h100_training": ("h100", 8, 0, 20, 160),
+        "google_tpu_v2_vm.v5e_benchmark": ("tpu-v5e", 16, 1, 1, 16),
+        "module.eks.aws_eks_node_group.p5": ("h100", 8, 2, 4, 32),
+    }
+    for addr, (acc, count, lo, hi, total) in want.items():
+        req = res[addr]["request"]
+        assert (req["accelerator"], req["count"], req["replicas_min"], req["replicas_max"], req["total_chips"]) == (acc, count, lo, hi, total), (addr, req)
+    assert res["llama31-lora"]["workload"].endswith("workloads.yaml#2")  # linked by match:
+    assert res["module.eks.aws_eks_node_group.p5"]["workload"].endswith("workloads.yaml")  # linked by a tag
+    assert "workload-not-linked" in rules(res["JobSet/research/gemma3-multislice/slice"])
+    assert "workload-not-linked" not in rules(res["Deployment/serving/vllm-llama3-8b-tpu"])
+    assert res["JobSet/research/gemma3-multislice/slice"]["request"]["pricing"] == "spot"
+    azure = res["azurerm_kubernetes_cluster_node_pool.gpu"]
+    assert azure["request"]["accelerator"] is None and "request-unknown-accelerator" in rules(azure)
+    assert azure["proposal"]["request"]["cost_usd"] is None  # never priced as a neighbour
+    assert res["aws_instance.old_g5"]["request"]["action"] == "delete" and res["aws_instance.old_g5"]["request"]["total_chips"] == 0
+    assert [s["path"].endswith("web-frontend.yaml") for s in data["skipped_files"]] == [True]
+    # located findings: manifests at a line, plan JSON at the resource's address line
+    dep = res["Deployment/serving/vllm-llama3-8b-tpu"]
+    assert dep["source"]["line"] == 6 and all(f["line"] > 1 for f in dep["findings"])
+    assert all(r["source"]["line"] > 1 for a, r in res.items())
+    assert data["diff"]["baseline"] == "plan-prior-state"  # a plan carries its own before
+    tpu_pool = next(c for c in data["diff"]["changes"] if c["key"].endswith("tpu_v6e_serving"))
+    assert (tpu_pool["chips_before"], tpu_pool["chips_after"]) == (8, 16) and tpu_pool["cost_delta_usd"] > 0
+    assert code == 1
+
+
+def test_plan_pool_shapes(tmp_path: Path) -> None:
+    p = tmp_path / "plan.json"
+    p.write_text(plan(
+        rc("google_container_node_pool.regional", {"location": "us-central1", "node_count": 2, "node_config": [{"machine_type": "g2-standard-24"}]}),
+        rc("google_container_node_pool.tpu", {"location": "us-east5-b", "node_count": 4, "node_config": [{"machine_type": "ct6e-standard-4t"}], "placement_policy": [{"type": "COMPACT", "tpu_topology": "4x4"}]}),
+        rc("google_container_node_pool.bad_tpu", {"location": "us-east5-b", "node_count": 3, "node_config": [{"machine_type": "ct6e-standard-4t"}], "placement_policy": [{"tpu_topology": "4x4"}]}),
+        rc("google_container_node_pool.unknown_later", {"location": "us-east5-b", "node_count": None, "node_config": [{"machine_type": "a2-highgpu-8g"}]}, unknown={"node_count": True}),
+        rc("google_container_node_pool.cpu", {"location": "us-east5-b", "node_count": 3, "node_config": [{"machine_type": "e2-standard-4"}]}),
+        rc("google_tpu_v2_vm.cfg", {"zone": "us-central2-b", "accelerator_config": [{"type": "V4", "topology": "2x2x2"}]}),
+        rc("aws_instance.x[0]", {"instance_type": "p5e.48xlarge", "instance_market_options": [{"market_type": "spot"}]}),
+    ))
+    _, data = check(str(p))
+    res = by_address(data)
+    reg = res["google_container_node_pool.regional"]["request"]
+    assert (reg["accelerator"], reg["count"], reg["replicas"]) == ("l4", 2, 6)  # node_count is per zone, 3 zones
+    tpu = res["google_container_node_pool.tpu"]["request"]
+    assert (tpu["count"], tpu["replicas"], tpu["hosts_per_replica"]) == (16, 1, 4)  # 4 hosts x 4 chips = one 4x4 slice
+    assert "proposal-not-a-real-shape" in rules(res["google_container_node_pool.bad_tpu"])
+    assert "request-unresolved" in rules(res["google_container_node_pool.unknown_later"])
+    assert "google_container_node_pool.cpu" not in res
+    assert res["google_tpu_v2_vm.cfg"]["request"]["total_chips"] == 8
+    assert res["aws_instance.x[0]"]["request"]["pricing"] == "spot" and res["aws_instance.x[0]"]["request"]["region"] == "us-east-1"
+
+
+def test_kubernetes_and_policy(tmp_path: Path) -> None:
+    m = tmp_path / "m.yaml"
+    m.write_text((INFRA / "gke" / "vllm-tpu.yaml").read_text())
+    (tmp_path / ".advisor.yaml").write_text("judge_replicas: min\nlimits:\n  max_chips: 4\n  allowed_accelerators: [h100]\n  allowed_regions: [europe-*]\n  require_spot: {namespaces: [serving]}\n")
+    r = run_cli("check", "--config", str(tmp_path / ".advisor.yaml"), "--format", "json", str(m))
+    data = json.loads(r.out)
+    (res,) = data["results"]
+    assert res["request"]["replicas"] == 1 and res["request"]["total_chips"] == 8  # the min end of the HPA
+    assert {"policy-max-chips", "policy-accelerator-not-allowed", "policy-spot-required", "workload-not-linked"} <= rules(res)
+    assert r.code == 1
+
+
+def test_skypilot_forms(tmp_path: Path) -> None:
+    cases = {
+        "accelerators: H100:8\n": ("h100", 8),
+        "accelerators: [L4:1, H100:1]\n": ("l4", 1),
+        "accelerators: tpu-v5litepod-8\n": ("tpu-v5e", 8),
+        "any_of:\n    - {accelerators: H100:8}\n    - {accelerators: L4:8}\n": ("l4", 8),
+        "ordered:\n    - {accelerators: H100:8}\n    - {accelerators: L4:8}\n": ("h100", 8),
+        "accelerators: V100:8\n": (None, 8),
+    }
+    for i, (res, (acc, n)) in enumerate(cases.items()):
+        f = tmp_path / f"t{i}.yaml"
+        f.write_text(f"name: t{i}\nnum_nodes: 2\nresources:\n  use_spot: true\n  {res}run: echo\n")
+        _, data = check(str(f))
+        (r,) = data["results"]
+        assert (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas"]) == (acc, n, 2), (res, r["request"])
+        assert r["request"]["pricing"] == "spot"
+
+
+def test_baseline_counts_a_new_proposal_in_full(tmp_path: Path) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(plan(rc("aws_instance.a", {"instance_type": "p5.48xlarge"})))
+    new = tmp_path / "new.json"
+    new.write_text(plan(rc("aws_instance.a", {"instance_type": "p5.48xlarge"}), rc("aws_instance.b", {"instance_type": "p5.48xlarge"})))
+    _, data = check(str(new), "--baseline", str(old))
+    d = data["diff"]
+    b = next(c for c in d["changes"] if c["key"].endswith("aws_instance.b"))
+    assert b["added"] and b["cost_delta_usd"] == b["cost_after_usd"] > 0 and (b["chips_before"], b["chips_after"]) == (0, 8)
+    assert d["chips_before"] == 8 and d["chips_after"] == 16 and d["cost_delta_usd"] == b["cost_delta_usd"]
+    (tmp_path / ".advisor.yaml").write_text("limits: {max_monthly_increase_usd: 1000}\n")
+    r = run_cli("check", "--config", str(tmp_path / ".advisor.yaml"), "--format", "markdown", str(new), "--baseline", str(old))
+    assert r.code == 1 and "policy-monthly-increase" in r.out and "→" in r.out
+
+
+def test_profile_check_does_not_import_the_parsers() -> None:
+    from .test_imports import modules
+
+    loaded = modules("check", "--no-config", "profiles/proposals/ok-v6e-chatbot.yaml")
+    assert not {"advisor.infra.k8s", "advisor.infra.tfplan", "advisor.infra.skypilot", "advisor.infra.judge"} & loaded
+
+
+def _deep_json() -> str:
+    return '{"format_version": "1.0", "resource_changes": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+def _huge_plan() -> str:
+    one = json.dumps(rc("aws_instance.x", {"instance_type": "p5.48xlarge", "user_data": "x" * 1000}))
+    return '{"format_version": "1.0", "resource_changes": [' + ",".join([one] * 40_000) + "]}"
+
+
+def _recursive_manifest() -> str:
+    lines = ["apiVersion: v1", "kind: Pod", "metadata: {name: p}", "spec:", "  a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 12):
+        lines.append(f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+HOSTILE: dict[str, tuple[str, str, str]] = {
+    "deep-json": ("plan.json", _deep_json(), "nested deeper"),
+    "huge-plan": ("plan.json", _huge_plan(), "limit"),
+    "nan-in-plan": ("plan.json", '{"format_version": "1.0", "resource_changes": [NaN]}', "invalid JSON"),
+    "huge-int-in-plan": ("plan.json", '{"format_version": "1.0", "x": ' + "9" * 5000 + "}", "invalid JSON"),
+    "plan-wrong-version": ("plan.json", '{"format_version": "2.0", "resource_changes": []}', "format_version"),
+    "plan-changes-not-list": ("plan.json", '{"format_version": "1.0", "resource_changes": {}}', "resource_changes"),
+    "plan-wrong-types": ("plan.json", plan(rc("google_container_node_pool.p", {"node_count": "three", "node_config": [{"machine_type": "a3-highgpu-8g"}]})), "whole number"),
+    "plan-after-list": ("plan.json", plan(rc("aws_instance.p", [1, 2]))),  # type: ignore[arg-type]
+    "manifest-alias-bomb": ("m.yaml", _recursive_manifest(), "alias expansion"),
+    "manifest-bad-replicas": ("m.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: many\n  template: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n", "spec.replicas"),
+    "manifest-negative-gpus": ("m.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: d}\nspec:\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: -3}}}]\n", "out of range"),
+    "manifest-containers-map": ("m.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: d}\nspec:\n  containers: {name: c}\n", "expected a list"),
+    "manifest-python-tag": ("m.yaml", "apiVersion: v1\nkind: Pod\nmetadata: !!python/object/apply:os.system [id]\n", "not allowed"),
+    "skypilot-bad-count": ("t.yaml", "resources:\n  accelerators: H100:lots\nrun: echo\n", "count after ':'"),
+    "skypilot-bad-nodes": ("t.yaml", "num_nodes: [1]\nresources:\n  accelerators: H100:8\n", "num_nodes"),
+    "skypilot-any-of-scalar": ("t.yaml", "resources:\n  any_of: H100\n", "any_of"),
+}
+HOSTILE["plan-after-list"] = ("plan.json", plan(rc("aws_instance.p", [1, 2])), "change.after")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_infra(tmp_path: Path, name: str) -> None:
+    fname, content, needle = HOSTILE[name]
+    f = tmp_path / fname
+    f.write_text(content)
+    start = time.perf_counter()
+    r = run_cli("check", "--no-config", str(f))
+    assert time.perf_counter() - start < 10
+    assert "Traceback" not in r.err and "internal error" not in r.err, r.err
+    assert r.code == 2, (name, r.code, r.out[-500:], r.err[-500:])
+    first = r.err.splitlines()[0]
+    assert first.startswith(f"{f}:") and ": error: " in first, first
+    assert needle in r.err, (needle, r.err[:500])
+
+
+def test_unrecognised_files_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"name": "x"}')
+    (tmp_path / "values.yaml").write_text("image: {repository: nginx}\n")
+    (tmp_path / "main.tf").write_text('resource "google_tpu_v2_vm" "x" { accelerator_type = var.t }\n')
+    (tmp_path / "p.yaml").write_text((ROOT / "profiles" / "proposals" / "ok-v6e-chatbot.yaml").read_text())
+    code, data = check(str(tmp_path))
+    assert code == 0 and len(data["results"]) == 1
+    reasons = {Path(s["path"]).name: s["reason"] for s in data["skipped_files"]}
+    assert set(reasons) == {"package.json", "values.yaml", "main.tf"} and "plan JSON" in reasons["main.tf"]
