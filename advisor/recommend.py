@@ -254,12 +254,13 @@ def _cpu_against_accelerators(
     pts = trust.ratio_points(a, b, "cost", profile, c)  # > 0: the accelerator is cheaper
     if abs(pts) < c.scoring.tie_points.value:
         return []
-    winner, good, bad = ("cpu", cpu, other) if pts < 0 else (other.device, other, cpu)
+    # the points go to (or come off) the CPU alone: the TPU/GPU comparison is scored on its own
+    good, bad = (cpu, other) if pts < 0 else (other, cpu)
     return [Contribution(
         rule="estimate-cpu-cost-ratio",
-        device=winner,
-        points=abs(pts),
-        title=f"Estimated cost: best CPU vs best accelerator ({winner.upper()} cheaper)",
+        device="cpu",
+        points=-pts,
+        title=f"Estimated cost: best CPU vs best accelerator ({'CPU' if pts < 0 else other.device.upper()} cheaper)",
         reason=f"{describe(good)}; {describe(bad)} ({max(a, b) / max(min(a, b), 1e-9):.1f}x the cost, ${abs(a - b):,.0f} apart).",
         sources=(ESTIMATOR_SOURCE,),
     )]
@@ -360,6 +361,8 @@ def setup_cloud(profile: Profile, est: Estimate | None) -> str:
     """The cloud the setup runs on: where the chosen configuration is priced, else the profile's first."""
     if est is not None and est.price_cloud:
         return est.price_cloud
+    if profile.deployment.local or (est is not None and est.owned_chips is not None):
+        return "on-prem"  # the team's own hardware
     clouds = list(profile.deployment.clouds)
     return "gcp" if "gcp" in clouds else clouds[0]
 
@@ -516,7 +519,7 @@ def recommend(
                 f"{near.accelerator} x {near.count} {near.why_not}; the verdict uses other hardware"
             )
     priced_somewhere = {x.accelerator for x in cands if x.usd_per_chip_hour is not None}
-    unpriced = sorted({x.accelerator for x in cands if x.device in ("tpu", "gpu")} - priced_somewhere)
+    unpriced = sorted({x.accelerator for x in cands if x.device in SIZED and x.owned_chips is None} - priced_somewhere)
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
     if decision.chosen is not None:

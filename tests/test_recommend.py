@@ -56,6 +56,9 @@ def test_verdict(results: dict[str, dict], name: str) -> None:
         assert est["feasible"] is True, est["why_not"]
         assert est["meets_deadline"] in (True, None) and est["meets_latency"] in (True, None)
         assert (est["cost_usd"] or 0) > 0 or est.get("owned_chips")  # owned hardware has no price
+    elif v["device"] == "cpu":  # CPU instances are sized like any other family
+        est = d["estimate"]
+        assert v["accelerator"] and v["count"] >= 1 and est["feasible"] is True and est["cost_usd"] > 0
     else:
         assert v["accelerator"] is None and v["count"] is None and d["estimate"] is None
     assert v["setup_path"], name
