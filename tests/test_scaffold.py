@@ -164,13 +164,13 @@ def test_k8s_manifests_validate_gpu(tmp_path: Path) -> None:
     docs = {d["kind"]: d for d in _validate_k8s(tmp_path)}
     assert set(docs) == {"Deployment", "Service"}  # one replica: no autoscaler
     pod = docs["Deployment"]["spec"]["template"]["spec"]
-    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}  # the verdict: a100-80gb x 4
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-a100"}  # the verdict: a100-40gb x 8
     (c,) = pod["containers"]
-    assert c["resources"]["limits"] == {"nvidia.com/gpu": "4"}
-    assert "--tensor-parallel-size=4" in c["command"] and c["image"].startswith("vllm/vllm-openai")
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": "8"}
+    assert "--tensor-parallel-size=8" in c["command"] and c["image"].startswith("vllm/vllm-openai")
     assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
     setup = (tmp_path / "setup.sh").read_text()
-    assert "--machine-type=a2-ultragpu-4g --accelerator=type=nvidia-a100-80gb,count=4" in setup
+    assert "--machine-type=a2-highgpu-8g --accelerator=type=nvidia-tesla-a100,count=8" in setup
 
 
 def test_path_flag_switches_family(tmp_path: Path) -> None:
