@@ -681,7 +681,9 @@ class _Batch:
 
 def _read_one(path: str, ctx: Context) -> tuple[list[LoadedProfile], Any]:
     """A file's profiles, or its parsed infrastructure (advisor.infra.model.Parsed)."""
-    if path.endswith(".json"):
+    from advisor.yamlsrc import STDIN, stdin_is_json
+
+    if path.endswith(".json") or (path == STDIN and stdin_is_json()):
         from advisor.infra.names import name_index
         from advisor.infra.read import read_json
 

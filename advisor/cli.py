@@ -252,7 +252,7 @@ class FailOn(StrEnum):
 
 @app.command()
 def check(
-    paths: Annotated[list[str], typer.Argument(help="Proposal files, directories (recursive *.yaml/*.yml) or globs.", show_default=False)],
+    paths: Annotated[list[str], typer.Argument(help="Proposal files, directories (recursive *.yaml/*.yml/*.json/*.tf), globs, or - for standard input.", show_default=False)],
     fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")] = CheckFormat.text,
     fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="Lowest severity that fails (exit 1); default from the policy, else error.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the output to FILE (atomically) instead of stdout.")] = None,
@@ -311,6 +311,10 @@ def check(
             bar.update(task, completed=done, total=total)
 
     try:
+        if "-" in paths:  # one document stream on standard input, read once (bounded)
+            from advisor.yamlsrc import provide_stdin
+
+            provide_stdin(sys.stdin.buffer.read(32 * 1024 * 1024 + 1) if sys.stdin is not None else b"")
         report = run_check(paths, ctx, pol, policy_path=loaded.path, progress=progress)
     finally:
         if bar is not None:

@@ -101,8 +101,29 @@ class Document:
         return self.path if self.index == 0 else f"{self.path}#{self.index + 1}"
 
 
+STDIN = "-"
+_STDIN: list[bytes] = []  # what the CLI read from standard input for the path "-", once
+
+
+def provide_stdin(raw: bytes) -> None:
+    """Make ``raw`` the content of the path ``-`` (read once by the CLI, shared with workers)."""
+    _STDIN[:] = [raw]
+
+
+def stdin_is_json() -> bool:
+    """Whether what was read from standard input is a JSON object (a Terraform plan, say)."""
+    return bool(_STDIN) and _STDIN[0].lstrip()[:1] == b"{"
+
+
 def read_text(path: str, *, max_bytes: int = MAX_BYTES) -> str:
-    """Read a UTF-8 text file with a size limit; refuse anything but a regular file."""
+    """Read a UTF-8 text file with a size limit; refuse anything but a regular file.
+    The path ``-`` is standard input, as provided by :func:`provide_stdin`."""
+    if path == STDIN:
+        if not _STDIN:
+            raise InputError.single(path, 1, 1, "standard input was not read")
+        if len(_STDIN[0]) > max_bytes:
+            raise InputError.single(path, 1, 1, f"standard input is larger than the {max_bytes}-byte limit")
+        return decode(_STDIN[0], path)
     try:
         st = os.stat(path)
     except FileNotFoundError:

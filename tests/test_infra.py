@@ -250,3 +250,18 @@ def test_unrecognised_files_are_skipped(tmp_path: Path) -> None:
     assert code == 0 and len(data["results"]) == 1
     reasons = {Path(s["path"]).name: s["reason"] for s in data["skipped_files"]}
     assert set(reasons) == {"package.json", "values.yaml", "main.tf"} and "plan JSON" in reasons["main.tf"]
+
+
+def test_standard_input_is_read_once_as_a_file() -> None:
+    """`advisor check -` reads a plan, manifest, task or profile from standard input."""
+    import subprocess
+    import sys
+
+    plan = (ROOT / "profiles" / "proposals" / "infra" / "terraform" / "plan.json").read_bytes()
+    p = subprocess.run([sys.executable, "-m", "advisor", "check", "-", "--format", "json", "--fail-on", "never"],
+                       input=plan, capture_output=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    results = json.loads(p.stdout)["results"]
+    assert results and all(r["source"]["path"] == "-" and r["source"]["kind"] == "terraform-plan" for r in results)
+    bad = subprocess.run([sys.executable, "-m", "advisor", "check", "-"], input=b"a: [1\n", capture_output=True, timeout=120, cwd=ROOT)
+    assert bad.returncode == 2 and bad.stderr.decode().startswith("-:") and "Traceback" not in bad.stderr.decode()
