@@ -107,6 +107,7 @@ class PowerLaw(Strict):
 class Scaling(Strict):
     batch_size_law: PowerLaw
     default_finetune_batch_tokens: Value
+    default_sample_batch: Value
     max_model_parallel: Value
     max_pipeline_parallel: Value
     pipeline_virtual_stages: Value

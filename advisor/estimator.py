@@ -322,7 +322,7 @@ def shape_name(acc: Accelerator, count: int) -> str:
 # --------------------------------------------------------------------------- training
 
 
-def _training_memory(profile: Profile, c: Constants, shape: Shape) -> tuple[float, float, float, dict[str, Any]]:
+def _training_memory(profile: Profile, c: Constants, shape: Shape, method: str) -> tuple[float, float, float, dict[str, Any]]:
     """(state bytes, activation bytes of one sequence, overhead factor, notes): weights, gradients
     and optimiser state are fully sharded (ZeRO-3 / FSDP); activations are divided by tensor parallelism."""
     assert profile.training is not None
@@ -339,7 +339,7 @@ def _training_memory(profile: Profile, c: Constants, shape: Shape) -> tuple[floa
         state = n * (2.0 * wbytes + m.optimizer_bytes_per_param_full.value)
         sharding = "weights, gradients and Adam state fully sharded over all chips (ZeRO-3 / FSDP)"
     else:
-        base_bytes = 0.5 if t.method == "qlora" else wbytes
+        base_bytes = 0.5 if method == "qlora" else wbytes
         trainable = n * c.estimator.fine_tuning.lora_trainable_fraction.value
         state = n * base_bytes + trainable * (2.0 * 2 + m.optimizer_bytes_per_param_full.value)
         sharding = f"frozen base weights ({base_bytes:g} B/param) and adapter state sharded over all chips"
@@ -360,23 +360,33 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     t = profile.training
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "training", owned_chips=owned_chips)
     shape = model_shape(profile)
-    n_active = profile.active_params_b * 1e9
     tokens = t.tokens_b * 1e9
     ft = c.estimator.fine_tuning
-    factor = {"full": 1.0, "lora": ft.lora_flops_factor.value, "qlora": ft.qlora_flops_factor.value}[t.method]
-    flops = 6.0 * n_active * tokens * factor
+    method = t.method
+    if method == "qlora" and acc.device != "gpu":
+        # NF4 QLoRA kernels (bitsandbytes) are CUDA-only: elsewhere the equivalent is bf16 LoRA
+        method = "lora"
+        e.warnings.append(f"{acc.id}: QLoRA's 4-bit kernels (bitsandbytes) run only on NVIDIA GPUs; estimated as bf16 LoRA (base weights at 2 bytes)")
+    factor = {"full": 1.0, "lora": ft.lora_flops_factor.value, "qlora": ft.qlora_flops_factor.value}[method]
+    flops, formula, assumed = profile.training_flops(factor, c.estimator.request_flops.vision_flops_per_param.value)
+    if assumed:
+        e.warnings.append(f"no FLOPs per sample for a {profile.model.architecture} model: {formula}")
+    precision = profile.model.precision
+    if precision == "fp8" and "fp8" not in acc.specs.peak_tflops:
+        precision = "bf16"
+        e.warnings.append(f"{acc.id}: no FP8 tensor cores; trains in bf16")
     stack = stack_for(profile, acc.device)
     mfu = training_mfu(c, acc, stack)
     small = c.estimator.small_model_factor
     size_factor = small.value if profile.active_params_b < small.applies_below_params_b else 1.0
-    peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
+    peak = acc.peak_flops(precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
     ov = c.estimator.overheads
     compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if acc.device == "tpu" else 0.0)
 
-    state, activations, overhead, mem_notes = _training_memory(profile, c, shape)
+    state, activations, overhead, mem_notes = _training_memory(profile, c, shape, method)
     plan, per_chip = sizing.plans(
         profile, acc, count, c, mfu=mfu.expected * size_factor, layers=shape.layers, hidden=shape.hidden,
-        activation_bytes=activations, state_bytes=state, overhead=overhead,
+        activation_bytes=activations, state_bytes=state, overhead=overhead, flops=flops,
     )
     cap = acc.specs.memory_gib * GIB
     e.memory_per_chip_gb = per_chip / 1e9
@@ -405,7 +415,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
 
     e.assumptions = {
         "flops": f"{flops:.3e}",
-        "flops_formula": "6 x active params x tokens" + (f" x {factor:g} ({t.method})" if factor != 1 else ""),
+        "flops_formula": formula,
         "stack": stack,
         "mfu": {"low": mfu.low, "expected": mfu.expected, "high": mfu.high, "source": mfu.source},
         "peak_tflops_per_chip": round(peak / 1e12, 1),

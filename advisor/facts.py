@@ -97,8 +97,8 @@ class Fact:
 def _train_flops(p: Profile) -> float:
     if p.training is None:
         return 0.0
-    flops = 6.0 * p.active_params_b * 1e9 * p.training.tokens_b * 1e9
-    return flops * (_PEFT_FLOPS_FACTOR if p.training.method != "full" else 1.0)
+    # the rules' coarse view: the profile's formula with the CNN ratio of ResNet-50 (300 FLOPs/param/image)
+    return p.training_flops(_PEFT_FLOPS_FACTOR if p.training.method != "full" else 1.0, 300.0)[0]
 
 
 def _llm(p: Profile) -> bool:

@@ -8,7 +8,7 @@ absurd (or infinite) estimate.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -60,6 +60,9 @@ class Model(Strict):
     hidden_size: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] | None = None
     kv_heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
     context_tokens: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
+    # FLOPs of one forward pass over one sample (a 224x224 image for ResNet-152: ~23e9); training
+    # counts 3x (forward and backward), serving 1x per request.
+    flops_per_sample: Annotated[float, Field(strict=True, gt=0, le=1e18, allow_inf_nan=False)] | None = None
     # Pasted into setup commands and manifests, so only a Hugging Face id's own alphabet.
     hf_id: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")] | None = None
     traits: list[Trait] = Field(default_factory=list, max_length=16)
@@ -75,11 +78,31 @@ class Model(Strict):
 
 
 class Training(Strict):
-    tokens_b: PositiveBillions
+    tokens_b: PositiveBillions  # filled from samples for non-token workloads (one sample = one unit)
+    # Non-token workloads (vision, recommendation, ...): samples over the whole run (images x epochs).
+    samples: Annotated[float, Field(strict=True, gt=0, le=1e15, allow_inf_nan=False)] | None = None
     seq_len: Annotated[int, Field(strict=True, gt=0, le=10_000_000)] = 2048
     method: Method = "full"
     deadline_hours: Annotated[float, Field(strict=True, gt=0, le=1_000_000, allow_inf_nan=False)] | None = None
     global_batch: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tokens_or_samples(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("tokens_b") is not None:
+            return data
+        samples = data.get("samples")
+        if samples is None:
+            raise ValueError("training needs tokens_b (token workloads) or samples (images, rows, examples)")
+        if isinstance(samples, (int, float)) and not isinstance(samples, bool) and samples > 0:
+            # a sample counts as one unit of work: one 'token' in a 'sequence' of one
+            data = {**data, "tokens_b": float(samples) / 1e9}
+            data.setdefault("seq_len", 1)
+        return data
+
+    @property
+    def sample_based(self) -> bool:
+        return self.samples is not None
 
 
 class Inference(Strict):
@@ -175,3 +198,26 @@ class Profile(Strict):
     @property
     def active_params_b(self) -> float:
         return self.model.active_params_b or self.model.params_b
+
+    def training_flops(self, method_factor: float, flops_per_param_per_sample: float) -> tuple[float, str, bool]:
+        """(FLOPs of the whole run, the formula in words, whether it was assumed rather than given).
+
+        Tokens: 6 x active params x tokens (x the LoRA/QLoRA factor). Samples: 3 x
+        model.flops_per_sample x samples (forward and backward); without flops_per_sample a CNN
+        takes ``flops_per_param_per_sample`` x params per forward pass, anything else 2 x params.
+        """
+        t = self.training
+        assert t is not None
+        m = self.model
+        if not t.sample_based:
+            flops = 6.0 * self.active_params_b * 1e9 * t.tokens_b * 1e9 * method_factor
+            return flops, "6 x active params x tokens" + (f" x {method_factor:g} ({t.method})" if method_factor != 1 else ""), False
+        samples = t.samples or 0.0
+        if m.flops_per_sample:
+            return 3.0 * m.flops_per_sample * samples * method_factor, "3 x model.flops_per_sample x training.samples", False
+        per = flops_per_param_per_sample if m.architecture == "cnn" else 2.0
+        return (
+            3.0 * per * self.active_params_b * 1e9 * samples * method_factor,
+            f"3 x {per:g} FLOPs per parameter per sample x params x samples (ASSUMED: set model.flops_per_sample)",
+            True,
+        )

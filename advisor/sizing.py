@@ -64,14 +64,17 @@ class Plan:
 
 
 def global_batch_tokens(profile: Profile, c: Constants) -> float:
-    """Tokens per optimiser step: given, else the DeepSeek LLM law B = a x C^b (pre-training)
-    or the fine-tuning default; at least one sequence."""
+    """Tokens (or samples) per optimiser step: given, else for pre-training the DeepSeek LLM law
+    B = a x C^b, for fine-tuning the fine-tuning default, for sample-based workloads the
+    default sample batch; at least one sequence."""
     assert profile.training is not None
     t = profile.training
     if t.global_batch:
         return float(t.global_batch * t.seq_len)
     sc = c.estimator.scaling
-    if t.method != "full" or profile.task == "fine-tuning":
+    if t.sample_based:
+        tokens = sc.default_sample_batch.value * t.seq_len
+    elif t.method != "full" or profile.task == "fine-tuning":
         tokens = sc.default_finetune_batch_tokens.value
     else:
         compute = 6.0 * profile.active_params_b * 1e9 * t.tokens_b * 1e9
@@ -95,6 +98,7 @@ def scale_out_bytes_per_s(acc: Accelerator, c: Constants) -> float:
 def plans(
     profile: Profile, acc: Accelerator, n: int, c: Constants, *,
     mfu: float, layers: int, hidden: int, activation_bytes: float, state_bytes: float, overhead: float,
+    flops: float,
 ) -> tuple[Plan | None, float]:
     """The fastest plan for ``n`` chips that fits memory, and its memory per chip in bytes.
 
@@ -113,8 +117,8 @@ def plans(
     n_params = profile.model.params_b * 1e9
     grad_bytes = sc.dp_bytes_per_param_full.value if t.method == "full" else 2.0 * (0.5 if t.method == "qlora" else 2.0)
     peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops
-    factor = _flops_factor(profile, c)
-    step_flops_per_chip = 6.0 * profile.active_params_b * 1e9 * factor * seqs * t.seq_len / n
+    # the run's FLOPs spread over its steps: one step processes seqs x seq_len of its tokens
+    step_flops_per_chip = flops * (seqs * t.seq_len) / max(t.tokens_b * 1e9, 1.0) / n
     t_compute = step_flops_per_chip / (peak * mfu)
     crosses = n > domain
     lam = sc.failure_rate_per_chip_hour.value
@@ -186,9 +190,3 @@ def _slice_domain(acc: Accelerator, n: int) -> int:
         if n % sl.chips == 0 and (sl.hosts or 1) > 1:
             return sl.chips
     return acc.node_chips
-
-
-def _flops_factor(profile: Profile, c: Constants) -> float:
-    assert profile.training is not None
-    ft = c.estimator.fine_tuning
-    return {"full": 1.0, "lora": ft.lora_flops_factor.value, "qlora": ft.qlora_flops_factor.value}[profile.training.method]

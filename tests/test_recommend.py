@@ -27,6 +27,7 @@ VERDICTS = {
     "recsys-api.yaml": "tpu",
     "research-custom-cuda.yaml": "gpu",
     "tabular-cpu.yaml": "cpu",
+    "vision-resnet-training.yaml": "tpu",
     "tts-service.yaml": "gpu",  # 600 tokens in 2 s: a TPU step costs ~3 ms of host round trip (tests/data/serving.yaml fit)
 }
 

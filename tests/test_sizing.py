@@ -198,3 +198,53 @@ def test_published_runs_wall_time_median(run_rows: list[calibration_runs.RunRow]
     assert every["median_time_error"] <= 0.35
     held = calibration_runs.summary([r for r in run_rows if r.split == "held-out"])
     assert held["median_time_error"] <= 0.40
+
+
+# ---------------------------------------------------------------- non-token workloads and software
+
+
+def test_vision_training_counts_flops_per_sample() -> None:
+    """ResNet-152, ImageNet, 90 epochs: 3 x 23 GFLOPs x 115 M images = 7.9e18 FLOPs; published
+    ~3.5 h on 8 A100 and 15-35 h on one v5e: within 2x."""
+    p = Profile.model_validate({
+        "name": "r", "task": "training", "domain": "vision",
+        "model": {"params_b": 0.06, "architecture": "cnn", "flops_per_sample": 23e9},
+        "training": {"samples": 115e6}, "software": {"framework": "tensorflow"},
+    })
+    e = estimate(p, CAT.get("a100-40gb"), 8, C)
+    assert float(e.assumptions["flops"]) == pytest.approx(7.935e18, rel=0.01)
+    assert 3.5 / 2 <= (e.hours or 0) <= 3.5 * 2
+    v5e = estimate(p, CAT.get("tpu-v5e"), 1, C)
+    assert 15 / 2 <= (v5e.hours or 0) <= 35 * 2
+    assert not any("no FLOPs per sample" in w for w in e.warnings)
+
+
+def test_a_cnn_without_flops_per_sample_says_what_it_assumed() -> None:
+    p = Profile.model_validate({
+        "name": "r", "task": "training", "domain": "vision",
+        "model": {"params_b": 0.06, "architecture": "cnn"}, "training": {"samples": 115e6},
+    })
+    e = estimate(p, CAT.get("a100-40gb"), 8, C)
+    assert any("no FLOPs per sample" in w and "ASSUMED" in w for w in e.warnings)
+
+
+def test_qlora_on_tpu_is_bf16_lora_and_fp8_training_needs_fp8_hardware() -> None:
+    q = pretrain(task="fine-tuning", model={"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8},
+                 training={"tokens_b": 0.05, "method": "qlora", "deadline_hours": 48}, deployment={"clouds": ["gcp"], "accelerators": None})
+    tpu = estimate(q, CAT.get("tpu-v6e"), 4, C)
+    gpu = estimate(q, CAT.get("a100-80gb"), 1, C)
+    assert any("bitsandbytes" in w for w in tpu.warnings) and not any("bitsandbytes" in w for w in gpu.warnings)
+    assert not tpu.fits_memory  # 140 GB of bf16 base weights do not fit a 128 GB v6e-4
+    assert gpu.fits_memory  # 35 GB of NF4 weights fit one 80 GB GPU
+    fp8 = pretrain(model={"params_b": 7, "layers": 32, "hidden_size": 4096, "kv_heads": 8, "precision": "fp8"})
+    a100 = estimate(fp8, CAT.get("a100-80gb"), 8, C)
+    h100 = estimate(fp8, CAT.get("h100"), 8, C)
+    assert any("no FP8" in w for w in a100.warnings) and not any("no FP8" in w for w in h100.warnings)
+    assert a100.assumptions["peak_tflops_per_chip"] == 312.0
+
+
+def test_training_needs_tokens_or_samples(tmp_path: Path) -> None:
+    prof = tmp_path / "p.yaml"
+    prof.write_text("name: x\ntask: training\nmodel: {params_b: 1}\ntraining: {seq_len: 512}\n")
+    r = run_cli("validate", str(prof))
+    assert r.code == 2 and "tokens_b" in r.err and "samples" in r.err
