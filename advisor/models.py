@@ -77,7 +77,19 @@ class Model(Strict):
         return self
 
 
+def _tokens_or_samples_schema(schema: dict[str, Any]) -> None:
+    """JSON Schema: tokens_b or samples (the model fills tokens_b from samples)."""
+    required = [r for r in schema.get("required", []) if r != "tokens_b"]
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+    schema["anyOf"] = [{"required": ["tokens_b"]}, {"required": ["samples"]}]
+
+
 class Training(Strict):
+    model_config = ConfigDict(**Strict.model_config, json_schema_extra=_tokens_or_samples_schema)
+
     tokens_b: PositiveBillions  # filled from samples for non-token workloads (one sample = one unit)
     # Non-token workloads (vision, recommendation, ...): samples over the whole run (images x epochs).
     samples: Annotated[float, Field(strict=True, gt=0, le=1e15, allow_inf_nan=False)] | None = None
