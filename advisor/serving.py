@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -59,19 +60,27 @@ class LlmReplica:
         # weights: 2 N per token; causal attention: 2 x layers x hidden x tokens^2 (QK^T and AV, halved)
         return 2.0 * self.n_active * tokens + 2.0 * self.layers * self.hidden * tokens * tokens
 
-    def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
+    @cached_property
+    def _fixed(self) -> tuple[float, float, float, float, float, float]:
+        """Per-replica constants of the step model (computed once; points are asked for often)."""
         out = max(self.output_tokens, 1)
         ctx = self.input_tokens + self.output_tokens / 2.0
+        decode_flops = 2.0 * self.n_active + 4.0 * self.layers * self.hidden * ctx  # per decoding request
+        prefill_per_token = self._prefill_flops(self.input_tokens) / max(self.input_tokens, 1)
+        prompt_chunk = prefill_per_token * self.input_tokens / out  # per other request, per step
+        prefill = self._prefill_flops(max(self.input_tokens, 1))
+        return float(out), ctx, decode_flops, prompt_chunk, prefill, self.kv_per_token * ctx
+
+    def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
+        out, _ctx, decode_flops, prompt_chunk, prefill, kv_per_request = self._fixed
         weight_read = min(self.weights, self.active_bytes * b)  # a small MoE batch touches only its experts
-        t_mem = (weight_read + b * self.kv_per_token * ctx) / (self.bandwidth * u_bw)
+        bw = self.bandwidth * u_bw
+        compute = self.compute * u_mfu
+        t_mem = (weight_read + b * kv_per_request) / bw
         # other requests' prompts, spread over their lifetime, ride along in each step
-        prefill_tokens = (b - 1) * self.input_tokens / out
-        flops = (
-            2.0 * self.n_active * b + 4.0 * self.layers * self.hidden * ctx * b
-            + self._prefill_flops(self.input_tokens) * prefill_tokens / max(self.input_tokens, 1)
-        )
-        tpot = max(t_mem, flops / (self.compute * u_mfu)) + self.overhead
-        t_pre = max(self._prefill_flops(max(self.input_tokens, 1)) / (self.compute * u_mfu), self.active_bytes / (self.bandwidth * u_bw))
+        flops = decode_flops * b + prompt_chunk * (b - 1)
+        tpot = max(t_mem, flops / compute) + self.overhead
+        t_pre = max(prefill / compute, self.active_bytes / bw)
         ttft = t_pre + (tpot if b > 1 else self.overhead)
         latency = ttft + (out - 1) * tpot
         return Point(b, ttft, tpot, latency, b * out / latency)
