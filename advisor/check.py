@@ -388,7 +388,9 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
         add("proposal-misses-deadline", f"{acc.id} x {prop.count} needs about {est.hours:,.1f} h (range {est.hours_low:,.1f}-{est.hours_high:,.1f} h), past the {profile.training.deadline_hours:g} h deadline. Propose more chips or a faster accelerator.", line_of("count"))
     if est.fits_memory and est.meets_latency is False:
         assert profile.inference is not None
-        add("proposal-misses-latency", f"a request takes about {est.latency_ms:,.0f} ms on {acc.id} x {est.count}, above the {profile.inference.latency_p99_ms:g} ms target. Propose a faster accelerator or more chips per replica.", line_of("accelerator"))
+        target = est.assumptions.get("latency_target_ms") or profile.inference.latency_p99_ms or 0.0
+        which = "" if profile.inference.latency_p99_ms else " (the default; set inference.latency_p99_ms)"
+        add("proposal-misses-latency", f"a request takes about {est.latency_ms:,.0f} ms on {acc.id} x {est.count}, above the {target:g} ms target{which}. Propose a faster accelerator or more chips per replica.", line_of("accelerator"))
     if capacity is not None and profile.inference is not None and est.fits_memory and capacity + 1e-9 < profile.inference.peak_qps:
         add("proposal-insufficient-capacity", f"{replicas} replica(s) of {acc.id} x {est.count} serve about {capacity:,.1f} requests/s, below the peak of {profile.inference.peak_qps:g}. Propose about {math.ceil(prop.count * profile.inference.peak_qps / max(capacity, 1e-9))} chips.", line_of("count"))
     budget = profile.goal.budget_usd
