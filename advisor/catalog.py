@@ -104,6 +104,9 @@ class Price(Strict):
 class Deploy(Strict):
     runtime_version: str | None = None
     gke_accelerator: str | None = None
+    # SkyPilot accelerator name (`sky show-gpus`); TPUs: a template over the slice's accelerator_type.
+    # Absent: SkyPilot does not list the chip, and generated tasks say it is unverified.
+    skypilot: Annotated[str, Field(pattern=r"^[A-Za-z0-9{}_-]+$", max_length=64)] | None = None
     zones: list[str] = Field(default_factory=list)
     note: Annotated[str, Field(max_length=4000)] | None = None
 

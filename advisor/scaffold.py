@@ -87,19 +87,6 @@ _VAR_COMMENTS = {
 # Environment variables setup.sh may read without defining them.
 _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
 
-# SkyPilot accelerator names (`sky show-gpus`) of the catalog's GPUs; TPUs are tpu-<type>.
-SKY_GPU_NAMES = {
-    "t4": "T4",
-    "l4": "L4",
-    "a10g": "A10G",
-    "a100-40gb": "A100",
-    "a100-80gb": "A100-80GB",
-    "h100": "H100",
-    "h200": "H200",
-    "b200": "B200",
-    "mi300x": "MI300X",
-}
-SKY_TPUS = {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"}  # Ironwood's SkyPilot name is unverified
 SKY_CLOUDS = ("gcp", "aws", "azure", "oci")
 MAX_FALLBACKS = 3
 VLLM_PORT = 8000
@@ -1026,11 +1013,13 @@ def _sky_entry(spec: _Spec, acc: Accelerator, est: Estimate) -> _SkyEntry:
     clouds = sorted(rates, key=lambda c: (c != est.price_cloud, rates[c], c))
     if acc.device == "tpu":
         sl = acc.slice_for(est.count) or max(acc.shapes.slices or [], key=lambda s: s.chips)
-        return _SkyEntry(est, f"tpu-{sl.accelerator_type}", 1, clouds or ["gcp"], acc.deploy.runtime_version, acc.id in SKY_TPUS)
+        sky = acc.deploy.skypilot
+        name = sky.replace("{accelerator_type}", sl.accelerator_type) if sky else f"tpu-{sl.accelerator_type}"
+        return _SkyEntry(est, name, 1, clouds or ["gcp"], acc.deploy.runtime_version, sky is not None)
     per = acc.shapes.gpus_per_node or 8
-    name = SKY_GPU_NAMES.get(acc.id)
+    gpu = acc.deploy.skypilot
     on_node = min(est.count, per)
-    return _SkyEntry(est, f"{name or acc.id.upper()}:{on_node}", max(1, math.ceil(est.count / per)), clouds, None, name is not None)
+    return _SkyEntry(est, f"{gpu or acc.id.upper()}:{on_node}", max(1, math.ceil(est.count / per)), clouds, None, gpu is not None)
 
 
 def _fallbacks(spec: _Spec, ctx: Context, first: _SkyEntry) -> list[_SkyEntry]:

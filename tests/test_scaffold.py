@@ -7,6 +7,7 @@ and review the diff.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -421,3 +422,28 @@ def test_hostile_profile_values_stay_inert(tmp_path: Path) -> None:
     assert not marker.exists()
     r = subprocess.run([sys.executable, "-m", "py_compile", str(tmp_path / "o" / "train.py")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_new_accelerator_is_one_catalog_entry(tmp_path: Path) -> None:
+    """A GPU added with --catalog (no code table) is a candidate, a SkyPilot fallback and in the scaffold."""
+    cat = tmp_path / "extra.yaml"
+    cat.write_text(
+        'schema_version: 1\nas_of: "2026-12-01"\n'
+        'sources: {X: {url: "https://example.com/new-gpu", retrieved: "2026-12-01"}}\n'
+        "accelerators:\n"
+        "  - id: h100-test\n    device: gpu\n    name: Test H100 twin\n    vendor: nvidia\n    clouds: [aws]\n"
+        "    specs: {peak_tflops: {bf16: 989, fp8: 1979}, memory_gib: 80, memory_bandwidth_gbps: 3350, source: [X], as_of: \"2026-12-01\"}\n"
+        "    shapes: {gpus_per_node: 8, partial_node_counts: [8], max_nodes: 64, source: [X], as_of: \"2026-12-01\"}\n"
+        "    prices: [{cloud: aws, kind: on-demand, usd_per_chip_hour: 6.5, source: [X], as_of: \"2026-12-01\"}]\n"
+        "    deploy: {skypilot: H100TEST}\n"
+    )
+    prof = ROOT / "profiles" / "research-custom-cuda.yaml"
+    r = run_cli("recommend", str(prof), "--catalog", str(cat), "--format", "json", "--no-flip")
+    assert r.code == 0, r.err
+    assert any(c["accelerator"] == "h100-test" for c in json.loads(r.out)["candidates"])
+    out = tmp_path / "scaffold"
+    r = run_cli("scaffold", str(prof), "--catalog", str(cat), "-o", str(out))
+    assert r.code == 0, r.err
+    sky = yaml.safe_load((out / "sky.yaml").read_text())
+    names = [c["accelerators"] for c in sky["resources"]["ordered"]]
+    assert any(n.startswith("H100TEST:") for n in names), names
