@@ -7,6 +7,7 @@ new chip) with the same validation and line-numbered errors.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -111,6 +112,9 @@ class Deploy(Strict):
     note: Annotated[str, Field(max_length=4000)] | None = None
 
 
+_SHAPES: dict[int, tuple[Accelerator, list[int]]] = {}  # real shapes per catalog entry (entries are immutable)
+
+
 class Accelerator(Strict):
     id: Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
     device: Literal["tpu", "gpu", "cpu"]
@@ -161,75 +165,60 @@ class Accelerator(Strict):
             return max(sl.chips for sl in self.shapes.slices or [])
         return self.shapes.gpus_per_node or 8
 
-    def _multislice_bases(self) -> list[int]:
-        """Slice sizes that can be repeated over DCN (multislice needs multi-host slices)."""
-        return sorted({sl.chips for sl in self.shapes.slices or [] if (sl.hosts or 1) > 1})
-
     def max_chips(self) -> int:
         """The largest real shape: the largest published multislice / cluster for this chip."""
+        return self.real_shapes()[-1]
+
+    def real_shapes(self) -> list[int]:
+        """Every real count in increasing order: per-VM counts and whole nodes (GPU, CPU), slices
+        and identical multi-host slices over DCN (TPU). Computed once per catalog entry."""
+        hit = _SHAPES.get(id(self))
+        if hit is not None and hit[0] is self:
+            return hit[1]
         s = self.shapes
         if self.device == "tpu":
-            return self.node_chips * s.max_slices
-        assert s.gpus_per_node
-        return s.gpus_per_node * max(s.max_nodes or 1, 1)
+            found = {sl.chips for sl in s.slices or []}
+            for sl in s.slices or []:
+                if (sl.hosts or 1) > 1:  # multislice needs multi-host slices
+                    found.update(k * sl.chips for k in range(2, s.max_slices + 1))
+        else:
+            per = s.gpus_per_node or 8
+            found = set(s.partial_node_counts or []) | {k * per for k in range(1, max(s.max_nodes or 1, 1) + 1)}
+        out = sorted(found)
+        _SHAPES[id(self)] = (self, out)
+        return out
 
     def is_shape(self, n: int) -> bool:
         """A count the cloud (or a cluster of whole nodes) really provides."""
-        s = self.shapes
-        if n < 1 or n > self.max_chips():
-            return False
-        if self.device == "tpu":
-            if self.slice_for(n) is not None:
-                return True
-            return any(n % b == 0 and 2 <= n // b <= s.max_slices for b in self._multislice_bases())
-        assert s.gpus_per_node and s.partial_node_counts
-        return n in s.partial_node_counts or (n % s.gpus_per_node == 0)
+        shapes = self.real_shapes()
+        i = bisect.bisect_left(shapes, n)
+        return i < len(shapes) and shapes[i] == n
 
     def round_up(self, n: int) -> int | None:
         """The smallest real shape with at least ``n`` chips (None past the largest)."""
-        n = max(1, int(n))
-        s = self.shapes
-        if n > self.max_chips():
-            return None
-        if self.device == "tpu":
-            options = [sl.chips for sl in s.slices or [] if sl.chips >= n]
-            for b in self._multislice_bases():
-                k = max(2, -(-n // b))
-                if k <= s.max_slices:
-                    options.append(k * b)
-            # fewest chips; on a tie, the fewest slices (the larger slice)
-            return min(options) if options else None
-        per = s.gpus_per_node or 8
-        if n <= per:
-            return min([c for c in s.partial_node_counts or [] if c >= n] or [per])
-        return -(-n // per) * per
+        shapes = self.real_shapes()
+        i = bisect.bisect_left(shapes, max(1, int(n)))
+        return shapes[i] if i < len(shapes) else None
 
-    def ladder(self) -> list[int]:
+    def counts(self) -> list[int]:
         """Representative real shapes, roughly doubling, from the smallest to the largest."""
         s = self.shapes
         if self.device == "tpu":
             out = sorted({sl.chips for sl in s.slices or []})
-            top = out[-1]
-            k = 2
+            k, top = 2, out[-1]
             while k <= s.max_slices:
                 out.append(k * top)
                 k *= 2
-            if s.max_slices > 1 and self.max_chips() not in out:
-                out.append(self.max_chips())
-            return out
-        assert s.gpus_per_node and s.partial_node_counts
-        out = sorted(set(s.partial_node_counts))
-        nodes = 2
-        while nodes <= (s.max_nodes or 1):
-            out.append(nodes * s.gpus_per_node)
-            nodes *= 2
-        if (s.max_nodes or 1) > 1 and self.max_chips() not in out:
+        else:
+            assert s.gpus_per_node and s.partial_node_counts
+            out = sorted(set(s.partial_node_counts))
+            nodes = 2
+            while nodes <= (s.max_nodes or 1):
+                out.append(nodes * s.gpus_per_node)
+                nodes *= 2
+        if self.max_chips() not in out:
             out.append(self.max_chips())
         return out
-
-    def counts(self) -> list[int]:
-        """Valid chip counts to list (a doubling ladder; every whole-node or multislice count is valid too)."""
-        return self.ladder()
 
     def slice_for(self, chips: int) -> Slice | None:
         for sl in self.shapes.slices or []:

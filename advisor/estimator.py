@@ -721,28 +721,6 @@ def estimate(
     return estimate_inference(profile, acc, count, c, batch=batch, owned_chips=owned_chips)
 
 
-_SHAPES: dict[int, tuple[Accelerator, list[int]]] = {}
-
-
-def real_shapes(acc: Accelerator) -> list[int]:
-    """Every real shape of ``acc`` in increasing order (whole nodes, slices and multislices)."""
-    hit = _SHAPES.get(id(acc))
-    if hit is not None and hit[0] is acc:
-        return hit[1]
-    s = acc.shapes
-    if acc.device == "tpu":
-        found = {sl.chips for sl in s.slices or []}
-        for sl in s.slices or []:
-            if (sl.hosts or 1) > 1:
-                found.update(k * sl.chips for k in range(2, s.max_slices + 1))
-        out = sorted(found)
-    else:
-        per = s.gpus_per_node or 8
-        out = sorted(set(s.partial_node_counts or [])) + [k * per for k in range(2, (s.max_nodes or 1) + 1)]
-    _SHAPES[id(acc)] = (acc, out)
-    return out
-
-
 def _first(shapes: list[int], lo: int, hi: int, ok: Any) -> int | None:
     """The smallest index in [lo, hi] whose shape satisfies the monotone predicate ``ok``."""
     if lo > hi or not ok(shapes[hi]):
@@ -768,7 +746,7 @@ def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, own
     """A doubling ladder of real shapes, plus the solved counts: the smallest that fits memory,
     the smallest that meets the deadline (and the deadline with the balanced margin); counts
     past the knee (doubling speeds up by less than ``knee_speedup_per_doubling``) are marked."""
-    shapes = real_shapes(acc)
+    shapes = acc.real_shapes()
     if owned_chips is not None:  # sized within what the team owns
         shapes = sorted({n for n in shapes if n <= owned_chips} | {owned_chips})
     memo: dict[int, Estimate] = {}
@@ -778,7 +756,7 @@ def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, own
             memo[n] = estimate_training(profile, acc, n, c, owned_chips=owned_chips)
         return memo[n]
 
-    ladder = [n for n in acc.ladder() if n <= shapes[-1]]
+    ladder = [n for n in acc.counts() if n <= shapes[-1]]
     if owned_chips is not None and owned_chips not in ladder:
         ladder.append(owned_chips)
     usable = []

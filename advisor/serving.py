@@ -61,7 +61,7 @@ class LlmReplica:
         return 2.0 * self.n_active * tokens + 2.0 * self.layers * self.hidden * tokens * tokens
 
     @cached_property
-    def _fixed(self) -> tuple[float, float, float, float, float, float]:
+    def _fixed(self) -> tuple[float, float, float, float, float]:
         """Per-replica constants of the step model (computed once; points are asked for often)."""
         out = max(self.output_tokens, 1)
         ctx = self.input_tokens + self.output_tokens / 2.0
@@ -69,10 +69,10 @@ class LlmReplica:
         prefill_per_token = self._prefill_flops(self.input_tokens) / max(self.input_tokens, 1)
         prompt_chunk = prefill_per_token * self.input_tokens / out  # per other request, per step
         prefill = self._prefill_flops(max(self.input_tokens, 1))
-        return float(out), ctx, decode_flops, prompt_chunk, prefill, self.kv_per_token * ctx
+        return float(out), decode_flops, prompt_chunk, prefill, self.kv_per_token * ctx
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
-        out, _ctx, decode_flops, prompt_chunk, prefill, kv_per_request = self._fixed
+        out, decode_flops, prompt_chunk, prefill, kv_per_request = self._fixed
         weight_read = min(self.weights, self.active_bytes * b)  # a small MoE batch touches only its experts
         bw = self.bandwidth * u_bw
         compute = self.compute * u_mfu

@@ -172,16 +172,6 @@ def plans(
     return p, (state_bytes / n + activation_bytes / p.tensor) * overhead
 
 
-def max_useful_chips(profile: Profile, acc: Accelerator, c: Constants, layers: int) -> int:
-    """Past this, some data-parallel replica would get less than one sequence per step."""
-    assert profile.training is not None
-    sc = c.estimator.scaling
-    seqs = max(1, int(global_batch_tokens(profile, c) // profile.training.seq_len))
-    tp = min(int(sc.max_model_parallel.value), acc.node_chips)
-    pp = min(int(sc.max_pipeline_parallel.value), max(layers, 1))
-    return seqs * tp * pp
-
-
 def _slice_domain(acc: Accelerator, n: int) -> int:
     """The ICI domain of a TPU configuration: the slice itself, or one slice of a multislice."""
     if acc.slice_for(n) is not None:
