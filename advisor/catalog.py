@@ -26,6 +26,19 @@ Kind = Literal["on-demand", "spot", "committed-1y", "committed-3y"]
 Dtype = Literal["fp64", "fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 Cloud = Literal["gcp", "aws", "azure", "oci", "on-prem"]
 CATALOG_SCHEMA_VERSION = 1
+# The rate a model held at a precision computes at, in order of preference, when the chip lacks
+# it: low-bit weights fall back to the next wider integer/float rate, then 16-bit; bf16 and fp16
+# stand in for each other (T4 has fp16 only); fp32 runs as mixed precision on 16-bit matmuls;
+# fp64 has no stand-in.
+COMPUTE_FALLBACK: dict[str, tuple[str, ...]] = {
+    "fp64": ("fp64",),
+    "fp32": ("bf16", "fp16", "fp32"),
+    "bf16": ("bf16", "fp16"),
+    "fp16": ("fp16", "bf16"),
+    "fp8": ("fp8", "bf16", "fp16"),
+    "int8": ("int8", "fp8", "bf16", "fp16"),
+    "int4": ("int4", "int8", "bf16", "fp16"),
+}
 
 SourceIds = Annotated[list[Annotated[str, Field(min_length=1, max_length=80)]], Field(min_length=1, max_length=20)]
 Positive = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
@@ -145,18 +158,25 @@ class Accelerator(Strict):
         tf = self.specs.peak_tflops
         return 1e12 * tf.get("bf16", tf.get("fp16", 0.0))
 
-    def peak_flops(self, precision: str) -> float:
-        """The dense peak used for a model held at ``precision`` (falls back to 16-bit)."""
+    def compute_precision(self, precision: str) -> tuple[str | None, float, str | None]:
+        """(the precision the chip computes a ``precision`` model in, its dense peak FLOP/s, the
+        fallback stated as a warning or None): the first of COMPUTE_FALLBACK[precision] that the
+        catalog's ``peak_tflops`` lists. (None, 0, warning) when none is listed (FP64 on a chip
+        without an FP64 rate)."""
         tf = self.specs.peak_tflops
-        if precision in ("fp8", "int8", "int4"):
-            for key in (precision, "int8" if precision == "int4" else "fp8"):
-                if key in tf:
-                    return 1e12 * tf[key]
-        if precision == "fp64":
-            return 1e12 * tf["fp64"] if "fp64" in tf else 0.0
-        # fp32 models train and serve with 16-bit matmuls (mixed precision / TF32 / bf16 passes),
-        # so the 16-bit peak applies; the memory model still counts 4 bytes per weight.
-        return self.peak_bf16_flops
+        chain = COMPUTE_FALLBACK.get(precision, ("bf16", "fp16"))
+        for i, key in enumerate(chain):
+            if key in tf:
+                if i == 0 or precision == "fp32":
+                    # fp32 models train and serve with 16-bit matmuls (mixed precision / TF32 /
+                    # bf16 passes); the memory model still counts 4 bytes per weight
+                    return key, 1e12 * tf[key], None
+                return key, 1e12 * tf[key], f"{self.id}: no {precision} rate in the catalog (peak_tflops); computes in {key}"
+        return None, 0.0, f"{self.id}: no {precision} arithmetic (peak_tflops lists {', '.join(sorted(tf))})"
+
+    def peak_flops(self, precision: str) -> float:
+        """The dense peak used for a model held at ``precision`` (see compute_precision)."""
+        return self.compute_precision(precision)[1]
 
     @property
     def node_chips(self) -> int:

@@ -128,6 +128,15 @@ class RequestFlops(Strict):
     vision_flops_per_param: Value
 
 
+class DeviceValue(Value):
+    device: Literal["tpu", "gpu", "cpu"]
+
+
+class WorkloadConstants(Strict):
+    cnn_mfu_factor: list[DeviceValue]
+    all_to_all_efficiency: Value
+
+
 class SmallModel(Value):
     applies_below_params_b: Annotated[float, Field(gt=0)]
 
@@ -143,6 +152,7 @@ class EstimatorConstants(Strict):
     overheads: Overheads
     scaling: Scaling
     request_flops: RequestFlops
+    workloads: WorkloadConstants
 
 
 class Scoring(Strict):

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import serving, sizing
+from advisor import families, serving, sizing, software, workloads
 from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants, Range
 from advisor.models import Profile
@@ -158,6 +158,23 @@ def stack_for(profile: Profile, device: str) -> str:
     return "pytorch"
 
 
+def decode_mbu(c: Constants, acc: Accelerator) -> Range:
+    """The fraction of HBM bandwidth a memory-bound pass reaches on this family."""
+    ic = c.estimator.inference
+    family_mbu = {"tpu": ic.tpu_decode_bandwidth_utilisation, "cpu": ic.cpu_decode_bandwidth_utilisation}.get(acc.device)
+    return family_mbu or ic.decode_bandwidth_utilisation
+
+
+def _software_notes(e: Estimate, sw: software.Resolution) -> None:
+    """Caveats into the assumptions; a blocked library makes the configuration infeasible, with the fix."""
+    if sw.notes:
+        e.assumptions["software"] = list(sw.notes)
+    if sw.blocked is not None:
+        e.assumptions["software_blocked"] = sw.blocked
+        why = f"{sw.blocked['reason'].rstrip('.')}; fix: {sw.blocked['fix']}"
+        e.why_not = f"{e.why_not}; {why}" if e.why_not else why
+
+
 def training_mfu(c: Constants, acc: Accelerator, stack: str) -> Range:
     rows = c.estimator.training_mfu
     for row in rows:
@@ -196,7 +213,7 @@ def model_shape(profile: Profile) -> Shape:
 def _model_shape(profile: Profile) -> Shape:
     m = profile.model
     approx: list[str] = []
-    dense = m.params_b * 1e9
+    dense = m.dense_params_b * 1e9
     if m.layers and m.hidden_size:
         layers, hidden = m.layers, m.hidden_size
     elif m.hidden_size:
@@ -224,6 +241,8 @@ def _model_shape(profile: Profile) -> Shape:
 def is_llm_inference(profile: Profile) -> bool:
     """Autoregressive decoding (one weight read per generated token): language models, and
     transformer/MoE/RNN models of other domains that generate several tokens (speech, TTS)."""
+    if workloads.no_decode(profile):
+        return False  # a known non-token family: one pass per request (speech: its own decoder FLOPs)
     if profile.domain in ("llm", "nlp"):
         return True
     out = profile.inference.output_tokens if profile.inference else 0
@@ -328,7 +347,7 @@ def _training_memory(profile: Profile, c: Constants, shape: Shape, method: str) 
     assert profile.training is not None
     t = profile.training
     m = c.estimator.memory
-    n = profile.model.params_b * 1e9
+    n = profile.model.dense_params_b * 1e9  # embedding tables: workloads.embedding_training
     wbytes = BYTES.get(profile.model.precision, 2.0)
     if t.method == "full" and wbytes >= 4:
         # fp32/fp64 training keeps no separate master copy: weights, grads, Adam m and v.
@@ -357,37 +376,44 @@ def _training_memory(profile: Profile, c: Constants, shape: Shape, method: str) 
 
 def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constants, *, owned_chips: int | None = None) -> Estimate:
     assert profile.training is not None
-    t = profile.training
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "training", owned_chips=owned_chips)
+    sw = software.resolve(profile, acc)  # where a library does not run: its equivalent (QLoRA -> bf16 LoRA on TPU)
+    profile = sw.profile
+    t = profile.training
+    assert t is not None
+    e.warnings.extend(sw.warnings)
     shape = model_shape(profile)
     tokens = t.tokens_b * 1e9
     ft = c.estimator.fine_tuning
     method = t.method
-    if method == "qlora" and acc.device != "gpu":
-        # NF4 QLoRA kernels (bitsandbytes) are CUDA-only: elsewhere the equivalent is bf16 LoRA
-        method = "lora"
-        e.warnings.append(f"{acc.id}: QLoRA's 4-bit kernels (bitsandbytes) run only on NVIDIA GPUs; estimated as bf16 LoRA (base weights at 2 bytes)")
     factor = {"full": 1.0, "lora": ft.lora_flops_factor.value, "qlora": ft.qlora_flops_factor.value}[method]
-    flops, formula, assumed = profile.training_flops(factor, c.estimator.request_flops.vision_flops_per_param.value)
-    if assumed:
+    flops, formula, assumed = profile.training_flops(
+        factor, c.estimator.request_flops.vision_flops_per_param.value, families.forward_flops(profile),
+    )
+    no_formula = workloads.formula_warning(profile)
+    if no_formula:
+        e.warnings.append(no_formula)
+    elif assumed:
         e.warnings.append(f"no FLOPs per sample for a {profile.model.architecture} model: {formula}")
-    precision = profile.model.precision
-    if precision == "fp8" and "fp8" not in acc.specs.peak_tflops:
-        precision = "bf16"
-        e.warnings.append(f"{acc.id}: no FP8 tensor cores; trains in bf16")
+    _used, peak, fallback = acc.compute_precision(profile.model.precision)
+    if fallback:
+        e.warnings.append(fallback)
+    peak = peak or acc.peak_bf16_flops  # no FP64 rate: flagged below
     stack = stack_for(profile, acc.device)
     mfu = training_mfu(c, acc, stack)
     small = c.estimator.small_model_factor
-    size_factor = small.value if profile.active_params_b < small.applies_below_params_b else 1.0
-    peak = acc.peak_flops(precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
+    size_factor = small.value if min(profile.active_params_b, profile.model.dense_params_b) < small.applies_below_params_b else 1.0
+    size_factor *= workloads.mfu_factor(profile, acc, c)
     ov = c.estimator.overheads
     compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if acc.device == "tpu" else 0.0)
+    emb = workloads.embedding_training(profile, acc, count, c, decode_mbu(c, acc))
 
     state, activations, overhead, mem_notes = _training_memory(profile, c, shape, method)
     plan, per_chip = sizing.plans(
         profile, acc, count, c, mfu=mfu.expected * size_factor, layers=shape.layers, hidden=shape.hidden,
         activation_bytes=activations, state_bytes=state, overhead=overhead, flops=flops,
     )
+    per_chip += emb.bytes_per_chip
     cap = acc.specs.memory_gib * GIB
     e.memory_per_chip_gb = per_chip / 1e9
     e.memory_capacity_gb = cap / 1e9
@@ -398,12 +424,12 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         seqs = int(sizing.global_batch_tokens(profile, c) // t.seq_len)
         e.why_not = f"more chips than the batch can use ({seqs} sequences per step; set training.global_batch if yours is larger)"
 
-    def hours(util: float) -> float:
-        return flops / (count * peak * util * eff) / 3600 + compile_h
+    def hours(util: float, extra_s: float) -> float:
+        return flops / (count * peak * util * eff) / 3600 + extra_s / 3600 + compile_h
 
-    e.hours = hours(mfu.expected)
-    e.hours_low = hours(mfu.high)
-    e.hours_high = hours(mfu.low)
+    e.hours = hours(mfu.expected, emb.seconds[1])
+    e.hours_low = hours(mfu.high, emb.seconds[0])
+    e.hours_high = hours(mfu.low, emb.seconds[2])
     e.tokens_per_second = tokens / max((e.hours - compile_h) * 3600, 1e-9)
     e.parallelism = plan.to_json() if plan is not None else None
 
@@ -426,6 +452,9 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "approximated": list(shape.approximated)},
     }
     e.assumptions["startup_hours"] = round(compile_h, 3)
+    if emb.notes:
+        e.assumptions["embeddings"] = emb.notes
+    _software_notes(e, sw)
     target, stated = training_target_hours(profile, c)
     e.assumptions["target_hours"] = target
     if not stated:
@@ -443,20 +472,29 @@ def estimate_inference(
     profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None
 ) -> Estimate:
     assert profile.inference is not None
-    inf = profile.inference
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference", owned_chips=owned_chips)
+    sw = software.resolve(profile, acc)
+    profile = sw.profile
+    inf = profile.inference
+    assert inf is not None
+    e.warnings.extend(sw.warnings)
+    no_formula = workloads.formula_warning(profile)
+    if no_formula:
+        e.warnings.append(no_formula)
     ic = c.estimator.inference
-    family_mbu = {"tpu": ic.tpu_decode_bandwidth_utilisation, "cpu": ic.cpu_decode_bandwidth_utilisation}.get(acc.device)
-    mbu = family_mbu or ic.decode_bandwidth_utilisation
+    mbu = decode_mbu(c, acc)
     pre = ic.prefill_mfu
     reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
-    peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
+    _used, peak, fallback = acc.compute_precision(profile.model.precision)
+    if fallback:
+        e.warnings.append(fallback)
+    peak = peak or acc.peak_bf16_flops  # no FP64 rate: flagged below
     bw = acc.specs.memory_bandwidth_gbps * 1e9 * count
     compute = peak * count
-    n_total = profile.model.params_b * 1e9
     n_active = profile.active_params_b * 1e9
     wbytes = BYTES.get(profile.model.precision, 2.0)
-    weights = n_total * wbytes
+    tables = workloads.embedding_serving_bytes(profile)
+    weights = profile.model.dense_params_b * 1e9 * wbytes + tables
     cap = acc.specs.memory_gib * GIB * count
     usable = cap * reserve
     e.memory_capacity_gb = acc.specs.memory_gib * GIB / 1e9
@@ -502,7 +540,8 @@ def estimate_inference(
         kv_per_token = 0.0
         flops_req = _request_flops(profile, c)
         max_batch_mem = 1024 if usable > weights else 0
-        replica = serving.RequestReplica(weights, flops_req, inf.output_tokens, bw, compute, fam_overhead)
+        # embedding tables are gathered row by row, not streamed: a step reads the dense weights
+        replica = serving.RequestReplica(weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, fam_overhead)
         mem_notes = {
             "weights_gb": round(weights / 1e9, 2),
             "request_flops": f"{flops_req:.3e}",
@@ -517,6 +556,7 @@ def estimate_inference(
         e.batch = 0
         e.feasible, e.why_not = False, f"weights ({weights / 1e9:.0f} GB) do not fit in {cap * reserve / 1e9:.0f} GB usable"
         e.assumptions = {"memory": mem_notes}
+        _software_notes(e, sw)
         _price(e, profile, acc, 0.0)
         e.cost_usd = e.cost_low = e.cost_high = None
         return e
@@ -606,6 +646,7 @@ def estimate_inference(
         e.assumptions["latency_target_note"] = target_note
     if target_ms is not None and mid.at_one.latency * 1000 > target_ms:
         e.warnings.append(f"even one request alone takes {mid.at_one.latency * 1000:.0f} ms, above the {target_ms:g} ms target")
+    _software_notes(e, sw)
     _feasibility(e, profile, acc)
     return e
 
@@ -636,6 +677,9 @@ def unit_for(profile: Profile) -> tuple[str, float]:
 
 
 def _request_model_name(profile: Profile) -> str:
+    fam = workloads.request_flops(profile)
+    if fam is not None:
+        return fam[1]
     if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
         return "diffusion: flops_per_param_per_step x params x steps"
     if profile.domain == "vision" or profile.model.architecture == "cnn":
@@ -645,6 +689,9 @@ def _request_model_name(profile: Profile) -> str:
 
 def _request_flops(profile: Profile, c: Constants) -> float:
     assert profile.inference is not None
+    fam = workloads.request_flops(profile)
+    if fam is not None:
+        return fam[0]
     rf = c.estimator.request_flops
     n = profile.active_params_b * 1e9
     if profile.domain == "diffusion" or profile.model.architecture == "diffusion":

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from advisor.families import forward_flops
 from advisor.models import Profile
 
 Kind = Literal["number", "bool", "str", "enum", "list"]
@@ -98,7 +99,7 @@ def _train_flops(p: Profile) -> float:
     if p.training is None:
         return 0.0
     # the rules' coarse view: the profile's formula with the CNN ratio of ResNet-50 (300 FLOPs/param/image)
-    return p.training_flops(_PEFT_FLOPS_FACTOR if p.training.method != "full" else 1.0, 300.0)[0]
+    return p.training_flops(_PEFT_FLOPS_FACTOR if p.training.method != "full" else 1.0, 300.0, forward_flops(p))[0]
 
 
 def _llm(p: Profile) -> bool:

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from advisor.errors import InputError, Problem
+from advisor.families import load_families
 from advisor.models import Profile
-from advisor.validation import validate_document
+from advisor.validation import did_you_mean, validate_document
 from advisor.yamlsrc import MAX_BYTES, Document, load_file
 
 
@@ -56,9 +57,19 @@ def profiles_from_docs(path: str, docs: list[Document]) -> list[LoadedProfile]:
         if doc.data is None and len(docs) > 1:
             continue  # a stray '---' at the end of a multi-document file
         try:
-            loaded.append(LoadedProfile(validate_document(doc, Profile, what="a workload profile"), doc))
+            profile = validate_document(doc, Profile, what="a workload profile")
         except InputError as exc:
             problems.extend(exc.problems)
+            continue
+        family = profile.model.family
+        known = [f.id for f in load_families().families]
+        if family is not None and family not in known:
+            problems.append(doc.problem(
+                ("model", "family"),
+                f"unknown model.family {family!r}{did_you_mean(family, known)} (known: {', '.join(known)})",
+            ))
+            continue
+        loaded.append(LoadedProfile(profile, doc))
     if problems:
         raise InputError(problems)
     return loaded

@@ -31,7 +31,8 @@ Mode = Literal["online", "batch"]
 Framework = Literal["pytorch", "jax", "tensorflow", "keras", "other"]
 ServingStack = Literal["vllm", "tgi", "jetstream", "triton", "tensorrt-llm", "sglang", "none"]
 CudaLibrary = Literal[
-    "deepspeed", "megatron", "flash-attention", "tensorrt", "apex", "bitsandbytes", "xformers"
+    "deepspeed", "megatron", "flash-attention", "tensorrt", "apex", "bitsandbytes", "xformers",
+    "triton-kernels", "onnxruntime",
 ]
 Cloud = Literal["gcp", "aws", "azure", "oci", "on-prem"]
 Pricing = Literal["on-demand", "spot", "committed-1y", "committed-3y"]
@@ -51,6 +52,20 @@ class Strict(BaseModel):
 
 
 
+class Embeddings(Strict):
+    """Embedding tables of a recommender (DLRM-style): held in accelerator memory, sharded over chips."""
+
+    rows: Annotated[int, Field(strict=True, gt=0, le=10**13)]  # rows over all tables
+    dim: Annotated[int, Field(strict=True, gt=0, le=100_000)]
+    lookups_per_sample: Annotated[int, Field(strict=True, gt=0, le=1_000_000)]  # rows read per sample, all tables
+    tables: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] | None = None  # pooled vectors per sample
+    precision: Precision | None = None  # of the tables; model.precision when absent
+
+    @property
+    def params(self) -> float:
+        return float(self.rows) * self.dim
+
+
 class Model(Strict):
     params_b: Annotated[float, Field(strict=True, gt=0, le=100_000, allow_inf_nan=False)]
     active_params_b: Annotated[float, Field(strict=True, gt=0, le=100_000, allow_inf_nan=False)] | None = None
@@ -65,6 +80,10 @@ class Model(Strict):
     flops_per_sample: Annotated[float, Field(strict=True, gt=0, le=1e18, allow_inf_nan=False)] | None = None
     # Pasted into setup commands and manifests, so only a Hugging Face id's own alphabet.
     hf_id: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")] | None = None
+    # A known architecture of rules/model-families.yaml (resnet-152, vit-b-16, whisper-large-v3, ...):
+    # its sourced FLOPs per sample replace the params-based guess.
+    family: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$")] | None = None
+    embeddings: Embeddings | None = None
     traits: list[Trait] = Field(default_factory=list, max_length=16)
 
     @model_validator(mode="after")
@@ -74,7 +93,19 @@ class Model(Strict):
                 f"active_params_b ({self.active_params_b:g}) cannot exceed params_b "
                 f"({self.params_b:g})"
             )
+        if self.embeddings is not None and self.embeddings.params > self.params_b * 1e9 * 1.01:
+            raise ValueError(
+                f"params_b ({self.params_b:g}) must include the embedding tables "
+                f"({self.embeddings.params / 1e9:g} B parameters: rows x dim)"
+            )
         return self
+
+    @property
+    def dense_params_b(self) -> float:
+        """Parameters outside the embedding tables (all of them without model.embeddings)."""
+        if self.embeddings is None:
+            return self.params_b
+        return max(self.params_b - self.embeddings.params / 1e9, self.params_b * 1e-4)
 
 
 def _tokens_or_samples_schema(schema: dict[str, Any]) -> None:
@@ -97,6 +128,8 @@ class Training(Strict):
     method: Method = "full"
     deadline_hours: Annotated[float, Field(strict=True, gt=0, le=1_000_000, allow_inf_nan=False)] | None = None
     global_batch: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
+    # With samples: passes over them (samples is then one epoch); absent: samples is the whole run.
+    epochs: Annotated[float, Field(strict=True, gt=0, le=1_000_000, allow_inf_nan=False)] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -108,13 +141,20 @@ class Training(Strict):
             raise ValueError("training needs tokens_b (token workloads) or samples (images, rows, examples)")
         if isinstance(samples, (int, float)) and not isinstance(samples, bool) and samples > 0:
             # a sample counts as one unit of work: one 'token' in a 'sequence' of one
-            data = {**data, "tokens_b": float(samples) / 1e9}
+            epochs = data.get("epochs")
+            scale = float(epochs) if isinstance(epochs, (int, float)) and not isinstance(epochs, bool) and epochs > 0 else 1.0
+            data = {**data, "tokens_b": float(samples) * scale / 1e9}
             data.setdefault("seq_len", 1)
         return data
 
     @property
     def sample_based(self) -> bool:
         return self.samples is not None
+
+    @property
+    def total_samples(self) -> float:
+        """Samples over the whole run (samples x epochs)."""
+        return (self.samples or 0.0) * (self.epochs or 1.0)
 
 
 class Inference(Strict):
@@ -135,6 +175,9 @@ class Software(Strict):
     dynamic_shapes: bool = False
     fp64: bool = False
     cuda_libraries: list[CudaLibrary] = Field(default_factory=list, max_length=16)
+    # Where a hot-path library does not run on a family, size that family with the nearest
+    # equivalent of docs/reference/software.md (bf16 LoRA for QLoRA on TPU) instead of excluding it.
+    accept_equivalents: bool = False
 
 
 class Owned(Strict):
@@ -211,25 +254,34 @@ class Profile(Strict):
     def active_params_b(self) -> float:
         return self.model.active_params_b or self.model.params_b
 
-    def training_flops(self, method_factor: float, flops_per_param_per_sample: float) -> tuple[float, str, bool]:
+    def training_flops(
+        self, method_factor: float, flops_per_param_per_sample: float, family_flops: float | None = None,
+    ) -> tuple[float, str, bool]:
         """(FLOPs of the whole run, the formula in words, whether it was assumed rather than given).
 
-        Tokens: 6 x active params x tokens (x the LoRA/QLoRA factor). Samples: 3 x
-        model.flops_per_sample x samples (forward and backward); without flops_per_sample a CNN
-        takes ``flops_per_param_per_sample`` x params per forward pass, anything else 2 x params.
+        Tokens: 6 x active params x tokens (x the LoRA/QLoRA factor). Samples: 3 x forward FLOPs
+        per sample x samples x epochs (forward and backward), the forward FLOPs from
+        model.flops_per_sample, else the model.family table (``family_flops``), else a CNN takes
+        ``flops_per_param_per_sample`` x params per forward pass and anything else 2 x params
+        (outside the embedding tables).
         """
         t = self.training
         assert t is not None
         m = self.model
+        dense = min(self.active_params_b, m.dense_params_b) * 1e9
         if not t.sample_based:
-            flops = 6.0 * self.active_params_b * 1e9 * t.tokens_b * 1e9 * method_factor
-            return flops, "6 x active params x tokens" + (f" x {method_factor:g} ({t.method})" if method_factor != 1 else ""), False
-        samples = t.samples or 0.0
+            flops = 6.0 * dense * t.tokens_b * 1e9 * method_factor
+            what = "active params" if m.embeddings is None else "dense (non-embedding) params"
+            return flops, f"6 x {what} x tokens" + (f" x {method_factor:g} ({t.method})" if method_factor != 1 else ""), False
+        samples = t.total_samples
+        run = "training.samples" + (" x training.epochs" if t.epochs else "")
         if m.flops_per_sample:
-            return 3.0 * m.flops_per_sample * samples * method_factor, "3 x model.flops_per_sample x training.samples", False
+            return 3.0 * m.flops_per_sample * samples * method_factor, f"3 x model.flops_per_sample x {run}", False
+        if family_flops:
+            return 3.0 * family_flops * samples * method_factor, f"3 x forward FLOPs of {m.family} (model.family table) x {run}", False
         per = flops_per_param_per_sample if m.architecture == "cnn" else 2.0
         return (
-            3.0 * per * self.active_params_b * 1e9 * samples * method_factor,
-            f"3 x {per:g} FLOPs per parameter per sample x params x samples (ASSUMED: set model.flops_per_sample)",
-            True,
+            3.0 * per * dense * samples * method_factor,
+            f"3 x {per:g} FLOPs per parameter per sample x params x {run} (ASSUMED: set model.flops_per_sample or model.family)",
+            m.embeddings is None,
         )

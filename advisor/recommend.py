@@ -279,6 +279,18 @@ def _closest_why(cands: list[Estimate]) -> str:
     return f"the cheapest that fits, {near.accelerator} x {near.count}: {near.why_not}"
 
 
+def _software_exclusions(cands: list[Estimate]) -> list[Exclusion]:
+    """A family none of whose configurations can run the profile's hot-path software (rules/software.yaml)."""
+    out = []
+    for dev in SIZED:
+        blocks = [x.assumptions.get("software_blocked") for x in cands if x.device == dev]
+        if blocks and all(blocks):
+            b = blocks[0]
+            assert b is not None
+            out.append(Exclusion(dev, f"software-{b['entry']}", b["reason"], tuple(b["sources"]), b["fix"]))
+    return out
+
+
 def decide(
     profile: Profile, kb: KnowledgeBase, catalog: Catalog, c: Constants, cands: list[Estimate] | None = None
 ) -> tuple[Decision, list[Estimate]]:
@@ -300,6 +312,7 @@ def decide(
                     dev, "deployment-accelerators", f"deployment.accelerators lists no {dev.upper()} accelerator",
                     ("profile: deployment.accelerators",), f"add a {dev.upper()} catalog id to deployment.accelerators",
                 ))
+    excluded.extend(_software_exclusions(cands))
     out_set = {x.device for x in excluded}
     quant_ctr, best_by, quant = _quantitative(profile, cands, c, out_set)
     contributions.extend(quant_ctr)

@@ -111,10 +111,10 @@ def plans(
     t = profile.training
     cap = acc.specs.memory_gib * GIB
     seqs = max(1, int(global_batch_tokens(profile, c) // t.seq_len))
-    domain = acc.node_chips if acc.device == "gpu" else _slice_domain(acc, n)
+    domain = fast_domain(acc, n)
     tp_max = min(int(sc.max_model_parallel.value), domain, n)
     pp_max = min(int(sc.max_pipeline_parallel.value), max(layers, 1))
-    n_params = profile.model.params_b * 1e9
+    n_params = profile.model.dense_params_b * 1e9  # embedding tables are model-parallel: no gradient all-reduce
     grad_bytes = sc.dp_bytes_per_param_full.value if t.method == "full" else 2.0 * (0.5 if t.method == "qlora" else 2.0)
     peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops
     # the run's FLOPs spread over its steps: one step processes seqs x seq_len of its tokens
@@ -170,6 +170,11 @@ def plans(
         return None, least_mem
     p = best[2]
     return p, (state_bytes / n + activation_bytes / p.tensor) * overhead
+
+
+def fast_domain(acc: Accelerator, n: int) -> int:
+    """Chips one fast interconnect joins for a job of ``n``: a GPU node, a TPU slice."""
+    return acc.node_chips if acc.device == "gpu" else _slice_domain(acc, n)
 
 
 def _slice_domain(acc: Accelerator, n: int) -> int:
