@@ -182,11 +182,9 @@ def _resolve(profile: Profile, device: str, vendor: str, table: SoftwareTable) -
                 if eq is not None else f"run on a family {e.name} supports"
             )
             res.blocked = {"entry": e.id, "reason": swap + ".", "fix": fix, "sources": _urls(table, row)}
-    if updates:
-        data = profile.model_dump()
-        for section, values in updates.items():
-            data[section] = {**data[section], **values}
-        res.profile = Profile.model_validate(data)
+    if updates:  # copies, not re-validation: the profile was validated once, as written
+        parts = {section: getattr(profile, section).model_copy(update=values) for section, values in updates.items()}
+        res.profile = profile.model_copy(update=parts)
     return res
 
 

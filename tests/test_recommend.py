@@ -25,6 +25,9 @@ VERDICTS = {
     "llm-pretrain-70b.yaml": "tpu",
     "moe-serving.yaml": "gpu",
     "recsys-api.yaml": "tpu",
+    "recsys-training.yaml": "tpu",  # embeddings sharded over a v5e slice: the all-to-all stays on ICI
+    "speech-asr.yaml": "tpu",
+    "text-embeddings.yaml": "tpu",
     "research-custom-cuda.yaml": "gpu",
     "tabular-cpu.yaml": "cpu",
     "vision-resnet-training.yaml": "tpu",
