@@ -662,7 +662,7 @@ def software_md() -> str:
 
 def families_md() -> str:
     """docs/reference/model-families.md: the sourced FLOPs table of rules/model-families.yaml."""
-    from advisor.families import load_families
+    from advisor.model_families import load_families
 
     table = load_families()
     lines = [

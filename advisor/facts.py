@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from advisor.families import forward_flops
+from advisor.model_families import forward_flops
 from advisor.models import Profile
 
 Kind = Literal["number", "bool", "str", "enum", "list"]

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from advisor.errors import InputError, Problem
-from advisor.families import load_families
+from advisor.model_families import load_families
 from advisor.models import Profile
 from advisor.validation import did_you_mean, validate_document
 from advisor.yamlsrc import MAX_BYTES, Document, load_file

@@ -156,12 +156,12 @@ def resolve(profile: Profile, acc: Accelerator, table: SoftwareTable | None = No
 
 def _resolve(profile: Profile, device: str, vendor: str, table: SoftwareTable) -> Resolution:
     res = Resolution(profile)
-    where = f"{device.upper()} ({vendor})" if device == "gpu" else device.upper()
     updates: dict[str, dict[str, Any]] = {}
     for e in used(profile, table):
         row = e.row_for(device, vendor)
         if row is None or row.status == "supported":
             continue
+        where = row.target.upper()  # the row's own target: TPU, GPU/AMD
         if row.status == "caveats":
             res.notes.append(f"{e.name} on {where}: {(row.note or 'supported with caveats').rstrip('.')}")
             continue

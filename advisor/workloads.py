@@ -18,7 +18,7 @@ from typing import Any
 from advisor import sizing
 from advisor.catalog import Accelerator
 from advisor.constants import Constants
-from advisor.families import Family, family_of
+from advisor.model_families import Family, family_of
 from advisor.models import Profile
 
 # Architectures whose compute the estimator models: transformers and MoE from active params,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from advisor import families, software, workloads
+from advisor import model_families, software, workloads
 from advisor.api import Context
 from advisor.catalog import COMPUTE_FALLBACK
 from advisor.estimator import estimate, is_llm_inference
@@ -176,8 +176,8 @@ def test_resnet152_case(ctx: Context) -> None:
 
 def test_every_family_row_is_used(ctx: Context) -> None:
     """Each family sizes a request (and a training run) from its own FLOPs."""
-    for fam in families.load_families().families:
-        assert all(families.load_families().sources[s].url for s in fam.source)
+    for fam in model_families.load_families().families:
+        assert all(model_families.load_families().sources[s].url for s in fam.source)
         inf = Profile.model_validate({
             "name": fam.id, "task": "inference", "domain": "vision",
             "model": {"params_b": fam.params_m / 1000, "family": fam.id},
@@ -191,7 +191,7 @@ def test_every_family_row_is_used(ctx: Context) -> None:
 
 
 def test_encoder_has_no_decode_and_speech_counts_its_decoder() -> None:
-    fams = families.load_families()
+    fams = model_families.load_families()
     bert, whisper = fams.get("bert-base"), fams.get("whisper-large-v3")
     assert bert is not None and whisper is not None and whisper.decoder_flops_per_token
     assert workloads._family_request(bert, None, 128, 0)[0] == pytest.approx(128 * bert.forward_flops)
