@@ -12,6 +12,8 @@ The file's quirks are handled, not trusted:
   names for that GPU count (``shapes.machine_types``) is added from the same file and region,
   and without it the row is dropped (a GPU-only price is not an all-in price);
 - TPU names count slices (``tpu-v5p-8``): the slice's chips come from the catalog's slices;
+- a GPU count that is not one of the chip's real shapes (Azure lists its 8-GPU
+  ND96isr_H100_v5 as 12 H100) is dropped rather than divided by;
 - one price per (chip, kind, region, instance size): the cheapest zone.
 """
 
@@ -167,6 +169,9 @@ def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> dict[tu
         chips = slice_chips or (int(r.count) if r.count and r.count >= 1 and r.count == int(r.count) else 0)
         if chips <= 0:
             drop("no whole AcceleratorCount")
+            continue
+        if slice_chips is None and not acc.is_shape(chips):
+            drop("AcceleratorCount not a shape the catalog knows for the chip")  # e.g. Azure's ND96isr_H100_v5 listed as 12 GPUs
             continue
         host: tuple[float | None, float | None] = (0.0, 0.0)
         where = f"{r.instance or r.accelerator} ({r.zone or r.region}, line {r.line})"

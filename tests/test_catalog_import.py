@@ -60,6 +60,7 @@ def test_azure_rows_and_region_filter(tmp_path: Path) -> None:
     got = _prices(out)
     assert _imported(got["a100-40gb"], "azure", "on-demand")[0]["usd_per_chip_hour"] == pytest.approx(27.197 / 8)
     assert _imported(got["t4"], "azure", "spot")[0]["usd_per_chip_hour"] == 0.0526
+    assert {p["region"] for p in _imported(got["h100"], "azure", "on-demand")} == {"eastus"}  # the 12-GPU row is dropped
     out, note = _import(tmp_path, "azure-fixture.csv", "azure", "--region", "westus")
     assert "price rows for none" in note and "accelerators: []" in out.read_text()
 

@@ -144,8 +144,8 @@ def test_catalog_onprem_source_ids_are_checked(tmp_path: Path) -> None:
 # known gap named in rules/catalog-notes.md ("Not sourced"). The test fails when a sold chip
 # loses its price, and when a gap is filled but still listed here.
 KNOWN_GAPS = {
-    ("tpu-v7", "gcp"), ("b200", "gcp"), ("b200", "azure"), ("t4", "azure"), ("l4", "azure"),
-    ("a100-80gb", "azure"), ("h200", "azure"), ("mi300x", "azure"), ("mi300x", "oci"),
+    ("tpu-v7", "gcp"), ("b200", "gcp"), ("b200", "azure"), ("l4", "azure"),
+    ("h200", "azure"), ("mi300x", "azure"), ("mi300x", "oci"),
 }
 
 
