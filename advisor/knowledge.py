@@ -32,7 +32,11 @@ PLACEHOLDERS = frozenset(
         "max_model_len",
     }
 )
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# The one placeholder syntax of setup-path text: ``{name}``.
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# What ``advisor scaffold`` can generate for a setup path (advisor/scaffold/__init__.py GENERATORS).
+Artefact = Literal["shell", "kubernetes", "skypilot", "skeleton", "dockerfile", "readme"]
+DEFAULT_ARTEFACTS: tuple[str, ...] = ("shell", "skeleton", "skypilot", "readme")
 
 
 
@@ -100,6 +104,8 @@ class SetupSpec(Strict):
     source: Sources
     summary: Annotated[str, Field(min_length=1, max_length=4000)]
     steps: Annotated[list[Step], Field(min_length=1, max_length=30)]
+    # The files the path produces; absent = shell, skeleton, skypilot, readme (DEFAULT_ARTEFACTS).
+    artefacts: Annotated[list[Artefact], Field(min_length=1, max_length=10)] | None = None
 
 
 class NotEncoded(Strict):
@@ -147,6 +153,7 @@ class SetupPath:
     steps: tuple[Step, ...]
     path: str
     line: int
+    artefacts: tuple[str, ...] = DEFAULT_ARTEFACTS
 
 
 @dataclass
@@ -263,7 +270,7 @@ def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
     doc, spec = loaded
     for si, step in enumerate(spec.steps):
         for ci, command in enumerate(step.commands):
-            for name in _PLACEHOLDER.findall(command):
+            for name in PLACEHOLDER.findall(command):
                 if name not in PLACEHOLDERS:
                     problems.append(
                         doc.problem(
@@ -288,6 +295,7 @@ def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
         steps=tuple(spec.steps),
         path=str(path),
         line=doc.start[0],
+        artefacts=tuple(dict.fromkeys(spec.artefacts)) if spec.artefacts else DEFAULT_ARTEFACTS,
     )
 
 

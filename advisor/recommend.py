@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +25,7 @@ from advisor.constants import Constants
 from advisor.estimator import Estimate, all_candidates, basis, best
 from advisor.facts import FieldReader
 from advisor.fmt import hours, money, safe_name
-from advisor.knowledge import KnowledgeBase, Rule, SetupPath
+from advisor.knowledge import PLACEHOLDER, KnowledgeBase, Rule, SetupPath
 from advisor.models import Profile
 
 DEVICES = ("tpu", "gpu", "cpu", "edge")
@@ -436,7 +435,7 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
 
 def plan(path: SetupPath, values: dict[str, str]) -> SetupPlan:
     def fill(text: str) -> str:
-        return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+        return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
     return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in path.steps])
 
