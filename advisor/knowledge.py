@@ -29,7 +29,7 @@ PLACEHOLDERS = frozenset(
         "project", "zone", "region", "name", "cluster", "accelerator", "count",
         "accelerator_type", "topology", "runtime_version", "machine_type",
         "gke_accelerator", "chips_per_host", "hosts", "model", "tp", "replicas",
-        "max_model_len",
+        "max_model_len", "pp", "min_nodes", "max_nodes", "workload",
     }
 )
 # The one placeholder syntax of setup-path text: ``{name}``.
@@ -92,6 +92,18 @@ class Step(Strict):
     title: Annotated[str, Field(min_length=1, max_length=300)]
     commands: list[Annotated[str, Field(max_length=4000)]] = Field(default_factory=list, max_length=40)
     note: Annotated[str, Field(max_length=2000)] | None = None
+    # Only for profiles of this kind (fine-tuning counts as training); omit = every profile.
+    task: Literal["training", "inference"] | None = None
+    # Only where the configuration runs on one of these clouds (its priced cloud, on-prem for owned
+    # chips); omit = every cloud the path allows.
+    clouds: list[Cloud] | None = None
+    # The reference for the command shapes of this step (official CLI docs).
+    source: Annotated[list[Source], BeforeValidator(_listify), Field(max_length=10)] | None = None
+
+    def applies(self, task: str, cloud: str) -> bool:
+        """Whether this step is for a profile of ``task`` whose configuration runs on ``cloud``."""
+        kind = "inference" if task == "inference" else "training"
+        return self.task in (None, kind) and (self.clouds is None or cloud in self.clouds)
 
 
 class SetupSpec(Strict):

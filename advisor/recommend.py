@@ -430,14 +430,38 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
             values["machine_type"] = mt.get(on_node) or mt.get(per) or ""
             values["hosts"] = str(max(1, math.ceil(count / per)))
             values["chips_per_host"] = str(on_node)
+    values.update(_layout(profile, est, int(values["hosts"]), int(values["chips_per_host"] or values["count"])))
     return values
 
 
-def plan(path: SetupPath, values: dict[str, str]) -> SetupPlan:
+def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -> dict[str, str]:
+    """Parallelism and node counts every setup artefact states (the scaffold's plan reads them).
+
+    Training: tensor x pipeline from the estimate's parallelism plan. Serving: one replica's chips;
+    a replica over several hosts is tensor-parallel inside a host and pipeline-parallel across
+    hosts (https://docs.vllm.ai/en/stable/serving/parallelism_scaling.html)."""
+    count = est.count if est else 1
+    par = (est.parallelism or {}) if est else {}
+    replicas = (est.replicas or 1) if est and est.mode == "inference" else 1
+    if profile.task == "inference":
+        tp, pp = (min(count, per_host), max(1, count // max(1, min(count, per_host)))) if hosts > 1 else (count, 1)
+    else:
+        tp, pp = int(par.get("tensor") or 1), int(par.get("pipeline") or 1)
+    return {
+        "tp": str(tp),
+        "pp": str(pp),
+        "min_nodes": str(hosts),
+        "max_nodes": str(hosts * replicas),
+        "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",
+    }
+
+
+def plan(path: SetupPath, values: dict[str, str], task: str = "", cloud: str = "") -> SetupPlan:
     def fill(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
-    return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in path.steps])
+    steps = [s for s in path.steps if not task or s.applies(task, cloud)]
+    return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in steps])
 
 
 # --------------------------------------------------------------------------- flip
@@ -525,8 +549,9 @@ def recommend(
         approx = decision.chosen.assumptions.get("model_shape", {}).get("approximated") or decision.chosen.assumptions.get("memory", {}).get("model_shape", {}).get("approximated")
         if approx:
             warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
-    path = choose_setup(profile, kb, decision.device, setup_cloud(profile, decision.chosen))
-    setup = plan(path, placeholders(profile, acc, decision.chosen)) if path else None
+    cloud = setup_cloud(profile, decision.chosen)
+    path = choose_setup(profile, kb, decision.device, cloud)
+    setup = plan(path, placeholders(profile, acc, decision.chosen), profile.task, cloud) if path else None
     conf = decision.confidence
     flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
     if not decision.feasible and decision.chosen is not None:

@@ -10,58 +10,96 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.scaffold.spec import Spec, dump, yaml_header
+from advisor.scaffold.stacks import servers
 
 VLLM_PORT = 8000
-HPA_METRIC = "prometheus.googleapis.com|vllm:num_requests_running|gauge"
 
 
-def manifests(spec: Spec) -> dict[str, str]:
-    v, est, name = spec.values, spec.est, spec.name
-    assert est is not None
-    tpu = spec.device == "tpu"
-    per_node = int(v.get("chips_per_host") or est.count)
-    tp = est.count if tpu else min(est.count, per_node)
+def _container(spec: Spec) -> dict[str, Any]:
+    plan, tpu = spec.plan, spec.device == "tpu"
+    server = servers()[plan.server]
     resource = "google.com/tpu" if tpu else "nvidia.com/gpu"
-    labels = {"app": name}
+    argv = server.argv(plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
     container: dict[str, Any] = {
-        "name": "vllm",
-        "image": "vllm/vllm-tpu:latest" if tpu else "vllm/vllm-openai:latest",
-        "command": [
-            "vllm",
-            "serve",
-            v["model"],
-            f"--tensor-parallel-size={tp}",
-            f"--max-model-len={v['max_model_len']}",
-            f"--port={VLLM_PORT}",
-        ],
+        "name": "vllm" if server.id == "vllm" else server.id,
+        "image": server.image[spec.device],
+        "command": argv,
         "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-secret", "key": "hf_api_token"}}}],
         "ports": [{"name": "http", "containerPort": VLLM_PORT}],
-        "startupProbe": {"httpGet": {"path": "/health", "port": VLLM_PORT}, "periodSeconds": 10, "failureThreshold": 180},
-        "readinessProbe": {"httpGet": {"path": "/health", "port": VLLM_PORT}, "periodSeconds": 10},
-        "resources": {"requests": {resource: str(per_node)}, "limits": {resource: str(per_node)}},
+        "startupProbe": {"httpGet": {"path": server.health, "port": VLLM_PORT}, "periodSeconds": 10, "failureThreshold": 180},
+        "readinessProbe": {"httpGet": {"path": server.health, "port": VLLM_PORT}, "periodSeconds": 10},
+        "resources": {"requests": {resource: str(plan.chips_per_host)}, "limits": {resource: str(plan.chips_per_host)}},
     }
+    return container
+
+
+def _pod(spec: Spec, container: dict[str, Any]) -> dict[str, Any]:
+    plan, tpu = spec.plan, spec.device == "tpu"
     pod: dict[str, Any] = {}
     if tpu:
         pod["nodeSelector"] = {
-            "cloud.google.com/gke-tpu-accelerator": v["gke_accelerator"],
-            "cloud.google.com/gke-tpu-topology": v["topology"],
+            "cloud.google.com/gke-tpu-accelerator": plan.gke_accelerator,
+            "cloud.google.com/gke-tpu-topology": plan.topology,
         }
         pod["tolerations"] = [{"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}]
     else:
-        pod["nodeSelector"] = {"cloud.google.com/gke-accelerator": v["gke_accelerator"]}
+        pod["nodeSelector"] = {"cloud.google.com/gke-accelerator": plan.gke_accelerator}
         container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
         pod["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
     pod["containers"] = [container]
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": labels},
+    return pod
+
+
+def _leader_worker_set(spec: Spec, labels: dict[str, str]) -> dict[str, Any]:
+    """One replica over ``hosts`` pods: vLLM's documented LWS form (multiprocessing backend,
+    tensor parallelism inside a host, pipeline parallelism across hosts)."""
+    plan = spec.plan
+    lead = _container(spec)
+    base = " ".join(lead["command"])
+    dist = "--nnodes=$(LWS_GROUP_SIZE) --node-rank=$(LWS_WORKER_INDEX) --master-addr=$(LWS_LEADER_ADDRESS)"
+    lead["command"] = ["sh", "-c", f"{base} {dist}"]
+    work = _container(spec)
+    work["command"] = ["sh", "-c", f"{base} {dist} --headless"]
+    for c in (work,):
+        c.pop("ports"), c.pop("startupProbe"), c.pop("readinessProbe")
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": spec.name, "labels": labels},
         "spec": {
-            "replicas": spec.replicas,
-            "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": pod},
+            "replicas": plan.replicas,
+            "leaderWorkerTemplate": {
+                "size": plan.hosts,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": {"metadata": {"labels": {**labels, "role": "leader"}}, "spec": _pod(spec, lead)},
+                "workerTemplate": {"metadata": {"labels": labels}, "spec": _pod(spec, work)},
+            },
         },
     }
+
+
+def manifests(spec: Spec) -> dict[str, str]:
+    est, name, plan = spec.est, spec.name, spec.plan
+    assert est is not None
+    tpu = spec.device == "tpu"
+    per_node, tp = plan.chips_per_host, plan.tensor
+    server = servers()[plan.server]
+    labels = {"app": name}
+    multi = plan.hosts > 1
+    workload: dict[str, Any]
+    if multi:
+        workload = _leader_worker_set(spec, labels)
+    else:
+        workload = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {
+                "replicas": plan.replicas,
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": _pod(spec, _container(spec))},
+            },
+        }
     service = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -73,12 +111,22 @@ def manifests(spec: Spec) -> dict[str, str]:
         },
     }
     chips = "TPU chips" if tpu else "GPUs"
+    layout = (
+        f"{plan.replicas} replica(s) of {tp}-way tensor parallelism on {per_node} {chips} each; the model"
+        if not multi
+        else f"{plan.replicas} replica(s), each {plan.hosts} pods (one per host) of {per_node} {chips}: {tp}-way tensor"
+    )
     files = {
-        "k8s/deployment.yaml": dump(
-            deployment,
+        f"k8s/{'leaderworkerset' if multi else 'deployment'}.yaml": dump(
+            workload,
             [
-                *yaml_header(spec, "vLLM Deployment"),
-                f"{spec.replicas} replica(s) of {tp}-way tensor parallelism on {per_node} {chips} each; the model",
+                *yaml_header(spec, f"{server.title} {workload['kind']}"),
+                layout,
+                *(
+                    [f"parallelism inside a host x {plan.pipeline}-stage pipeline across hosts; needs the LeaderWorkerSet", "controller (https://lws.sigs.k8s.io/docs/installation/); the model"]
+                    if multi
+                    else []
+                ),
                 "comes from model.hf_id, the Hugging Face token from the secret hf-secret (setup.sh creates it).",
             ],
         ),
@@ -87,7 +135,7 @@ def manifests(spec: Spec) -> dict[str, str]:
             [*yaml_header(spec, "Service for the vLLM OpenAI-compatible API"), f"kubectl port-forward service/{name} {VLLM_PORT}:{VLLM_PORT}"],
         ),
     }
-    if spec.replicas > 1:
+    if plan.replicas > 1 and server.metric is not None and not multi:
         batch = est.batch or 1
         hpa = {
             "apiVersion": "autoscaling/v2",
@@ -96,12 +144,12 @@ def manifests(spec: Spec) -> dict[str, str]:
             "spec": {
                 "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
                 "minReplicas": 1,
-                "maxReplicas": spec.replicas,
+                "maxReplicas": plan.replicas,
                 "metrics": [
                     {
                         "type": "Pods",
                         "pods": {
-                            "metric": {"name": HPA_METRIC},
+                            "metric": {"name": f"prometheus.googleapis.com|{server.metric}|gauge"},
                             "target": {"type": "AverageValue", "averageValue": str(batch)},
                         },
                     }
@@ -121,7 +169,7 @@ def manifests(spec: Spec) -> dict[str, str]:
             hpa,
             [
                 *yaml_header(spec, "HorizontalPodAutoscaler"),
-                f"Scales between 1 and {spec.replicas} replicas (the estimate's count for peak_qps) on vLLM's running",
+                f"Scales between 1 and {plan.replicas} replicas (the estimate's count for peak_qps) on vLLM's running",
                 f"requests per pod, targeting the batch of {batch} the estimate sized each replica for. It reads the",
                 "metric through Cloud Monitoring: k8s/podmonitoring.yaml exports it (Managed Service for",
                 "Prometheus), and the Custom Metrics Stackdriver Adapter must be installed (see README.md).",

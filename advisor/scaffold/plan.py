@@ -19,6 +19,8 @@ from typing import Any
 
 from advisor.estimator import Estimate
 from advisor.models import Profile
+from advisor.recommend import setup_cloud
+from advisor.scaffold.stacks import choose
 
 
 @dataclass(frozen=True)
@@ -33,30 +35,26 @@ class Plan:
     chips_per_replica: int
     chips_per_host: int
     hosts: int  # per replica (TPU slice hosts, GPU VMs)
+    slices: int  # TPU multislice: slices of `hosts` hosts each
     replicas: int
     tensor: int
     pipeline: int
     data: int
     precision: str
     framework: str
-    serving_stack: str
+    serving_stack: str  # what the profile asked for
+    server: str  # the LLM server the artefacts run (serving_stacks.yaml id); "" when not serving
+    server_note: str | None  # why server differs from serving_stack
     model_id: str
     context_len: int
     region: str
     zone: str
     pricing: str
     price_cloud: str
+    cloud: str  # where the setup runs (recommend.setup_cloud): priced cloud, on-prem for owned chips
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-def context_len(profile: Profile) -> int:
-    """Longest request the server must accept: ``model.context_tokens``, else prompt + output."""
-    inf = profile.inference
-    if profile.model.context_tokens:
-        return profile.model.context_tokens
-    return (inf.input_tokens + inf.output_tokens) if inf else 2048
 
 
 def make_plan(profile: Profile, est: Estimate | None, values: dict[str, str], device: str) -> Plan:
@@ -66,15 +64,12 @@ def make_plan(profile: Profile, est: Estimate | None, values: dict[str, str], de
     par = (est.parallelism or {}) if est else {}
     inference = profile.task == "inference"
     replicas = (est.replicas or 1) if est and est.mode == "inference" else 1
-    if inference:
-        # One replica = chips_per_replica chips; across hosts, TP inside a host and PP across.
-        tensor = min(count, per_host) if hosts > 1 else count
-        pipeline = max(1, count // max(1, tensor)) if hosts > 1 else 1
-        data = replicas
-    else:
-        tensor = int(par.get("tensor") or 1)
-        pipeline = int(par.get("pipeline") or 1)
-        data = int(par.get("data") or max(1, count // max(1, tensor * pipeline)))
+    tensor, pipeline = int(values.get("tp") or 1), int(values.get("pp") or 1)
+    data = replicas if inference else int(par.get("data") or max(1, count // max(1, tensor * pipeline)))
+    server, note = "", None
+    if inference and est is not None:
+        chosen, note = choose(profile.software.serving_stack, device, hosts > 1)
+        server = chosen.id
     return Plan(
         device=device,
         accelerator=est.accelerator if est else "",
@@ -86,6 +81,7 @@ def make_plan(profile: Profile, est: Estimate | None, values: dict[str, str], de
         chips_per_replica=count,
         chips_per_host=per_host,
         hosts=hosts,
+        slices=max(1, -(-count // max(1, per_host * hosts))),
         replicas=replicas,
         tensor=tensor,
         pipeline=pipeline,
@@ -93,10 +89,13 @@ def make_plan(profile: Profile, est: Estimate | None, values: dict[str, str], de
         precision=profile.model.precision,
         framework=profile.software.framework,
         serving_stack=profile.software.serving_stack,
+        server=server,
+        server_note=note,
         model_id=values.get("model", ""),
-        context_len=context_len(profile),
+        context_len=int(values.get("max_model_len") or 2048),
         region=values.get("region", ""),
         zone=values.get("zone", ""),
         pricing=(est.price_kind if est and est.price_kind else profile.deployment.pricing),
         price_cloud=(est.price_cloud or "") if est else "",
+        cloud=setup_cloud(profile, est),
     )

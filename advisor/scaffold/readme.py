@@ -11,6 +11,7 @@ from advisor.scaffold.shell import Step, auto_steps
 from advisor.scaffold.skeleton import STACK_TITLE
 from advisor.scaffold.skypilot import SKY_CLOUDS, SkyEntry, cost_phrase, sky_entry
 from advisor.scaffold.spec import Spec, one_line
+from advisor.scaffold.stacks import servers
 
 
 def _fmt(value: Any) -> str:
@@ -77,7 +78,8 @@ _FILE_ROLES = {
     "train.py": "training script skeleton",
     "sky.yaml": "SkyPilot task with ordered fallbacks, for any allowed cloud",
     "Dockerfile": "training container that `gcloud builds submit` builds",
-    "k8s/deployment.yaml": "vLLM Deployment",
+    "k8s/deployment.yaml": "LLM server Deployment",
+    "k8s/leaderworkerset.yaml": "LLM server LeaderWorkerSet (one replica over several hosts)",
     "k8s/service.yaml": "Service in front of it (port 8000, OpenAI-compatible API)",
     "k8s/hpa.yaml": "HorizontalPodAutoscaler on running requests per pod",
     "k8s/podmonitoring.yaml": "exports vLLM's metrics to Cloud Monitoring for the HPA",
@@ -209,12 +211,34 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         L.append("")
         e = spec.est
         assert e is not None
+        plan = spec.plan
+        server = servers()[plan.server]
+        argv = " ".join(server.argv(plan.model_id, plan.tensor, plan.pipeline, plan.context_len, 8000))
+        if plan.hosts > 1:
+            L.append(
+                f"`k8s/leaderworkerset.yaml` runs `{argv}` as a LeaderWorkerSet: each of the {plan.replicas} replica(s) "
+                f"is {plan.hosts} pods, one per host, each with {plan.chips_per_host} chip(s): {plan.tensor}-way tensor "
+                f"parallelism inside a host and {plan.pipeline} pipeline stages across hosts (vLLM's documented multi-node "
+                "layout, https://docs.vllm.ai/en/stable/serving/parallelism_scaling.html). `setup.sh` installs the "
+                "LeaderWorkerSet controller, then applies the whole `k8s/` folder with `kubectl apply -f k8s/`."
+            )
+        else:
+            L.append(
+                f"`k8s/deployment.yaml` runs `{argv}` with tensor parallelism over "
+                f"{e.count} chip(s) per replica and {plan.replicas} replica(s) (the estimate's count for "
+                f"{p.inference.peak_qps if p.inference else 0:g} requests/s at peak). `setup.sh` applies the whole "
+                "`k8s/` folder with `kubectl apply -f k8s/`."
+            )
+        L.append("")
         L.append(
-            f"`k8s/deployment.yaml` runs `vllm serve {spec.values['model']}` with tensor parallelism over "
-            f"{e.count} chip(s) per replica and {spec.replicas} replica(s) (the estimate's count for "
-            f"{p.inference.peak_qps if p.inference else 0:g} requests/s at peak). `setup.sh` applies the whole "
-            "`k8s/` folder with `kubectl apply -f k8s/`."
+            f"`--max-model-len` / context length {plan.context_len:,} tokens: "
+            + ("`model.context_tokens` from the profile." if p.model.context_tokens else
+               "the profile's prompt + output tokens; set `model.context_tokens` to the longest request you must accept, "
+               "because longer requests are rejected.")
         )
+        if plan.server_note:
+            L.append("")
+            L.append(f"Serving stack: {plan.server_note}.")
         if "k8s/hpa.yaml" in files:
             L.append("")
             L.append(

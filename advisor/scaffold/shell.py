@@ -147,6 +147,10 @@ class Step:
     added: bool = False  # added by the scaffold, not in the setup path
 
 
+# Compute Engine machine families whose GPUs are attached with --accelerator (the others, A2/A3/A4/G2,
+# include theirs): https://docs.cloud.google.com/compute/docs/gpus
+GCE_ATTACHED_GPU_FAMILIES = ("n1-",)
+LWS_MANIFESTS = "https://github.com/kubernetes-sigs/lws/releases/download/v0.7.0/manifests.yaml"
 _INTERACTIVE_SSH = re.compile(r"\b(?:compute|tpu-vm) ssh\b")
 
 
@@ -178,6 +182,8 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
         nxt = raw[i + 1] if i + 1 < len(raw) else None
         stripped = cmd.strip()
         if spec.serving and re.match(r"kubectl apply -f -\s*<<", stripped):
+            if spec.plan.hosts > 1:  # the LeaderWorkerSet controller (https://lws.sigs.k8s.io/docs/installation/)
+                out.append(f"kubectl apply --server-side -f {LWS_MANIFESTS}")
             out.append("kubectl apply -f k8s/")
         elif (
             spec.serving
@@ -185,8 +191,14 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
             and spec.replicas > 1
             and "--enable-autoscaling" not in stripped
         ):
-            hosts = max(1, spec.nodes)
-            out.append(f"{cmd} --enable-autoscaling --min-nodes={hosts} --max-nodes={hosts * spec.replicas}")
+            out.append(f"{cmd} --enable-autoscaling --min-nodes={{min_nodes}} --max-nodes={{max_nodes}}")
+        elif (
+            stripped.startswith("gcloud compute instances create")
+            and spec.plan.machine_type.startswith(GCE_ATTACHED_GPU_FAMILIES)
+            and spec.plan.gke_accelerator
+            and "--accelerator" not in stripped
+        ):
+            out.append(f"{cmd} --accelerator=type={{gke_accelerator}},count={{chips_per_host}}")
         elif m := re.match(r"gcloud compute tpus queued-resources describe (.*)$", stripped):
             out.append(f"wait_active gcloud compute tpus queued-resources describe {m.group(1)}")
         elif (
@@ -225,7 +237,9 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         return PLACEHOLDER.sub(lambda m: str(spec.values.get(m.group(1), m.group(0))), text)
 
     raw_steps: list[tuple[str, list[str], str | None, bool]] = [
-        (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False) for s in spec.path.steps
+        (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False)
+        for s in spec.path.steps
+        if s.applies(spec.profile.task, spec.plan.cloud)
     ]
     cmds = commands(spec.path)
     if (
@@ -259,9 +273,10 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         seen.add(key)
         filled = [fill_command(c, literal, shell) for c in rewritten]
         needs: list[str] = []
+        assigned = {m for c in filled for m in re.findall(r"^([A-Z][A-Z0-9_]*)=", c, re.M)}  # set by the step itself
         for c in filled:
             for var in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", c):
-                if var in _AMBIENT or var in needs or (var in shell.values() and var != "PROJECT_ID"):
+                if var in _AMBIENT or var in needs or var in assigned or (var in shell.values() and var != "PROJECT_ID"):
                     continue
                 needs.append(var)
         steps.append(Step(key, title, filled, note, kind, needs, added))

@@ -133,6 +133,9 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
         stack=stack_for(profile, device) if training else None,
         plan=make_plan(profile, est, values, device),
     )
+    if not values.get("machine_type") and any("{machine_type}" in c for c in commands(path)):
+        values["machine_type"] = "MACHINE_TYPE"
+        spec.warnings.append("the configuration has no machine type: replace MACHINE_TYPE in setup.sh")
     if acc is not None and est is not None:
         if acc.device == "tpu":
             spec.nodes = int(values.get("hosts") or 1)
@@ -175,12 +178,15 @@ def collect_warnings(spec: Spec) -> None:
             f"the configuration spans {spec.nodes} GPU VMs ({spec.est.shape}): setup.sh creates one VM of "
             f"that shape; sky.yaml launches all {spec.nodes} (num_nodes) and starts torchrun on each"
             if not spec.serving
-            else f"the configuration spans {spec.nodes} GPU nodes per replica; a plain Deployment serves "
-            "from one node, so multi-node serving needs LeaderWorkerSet (tensor-parallel inside a node, "
-            "pipeline-parallel across nodes)"
+            else f"the configuration spans {spec.nodes} GPU nodes per replica: each replica is one LeaderWorkerSet "
+            "group of that many pods (tensor-parallel inside a node, pipeline-parallel across nodes)"
         )
     if spec.serving and spec.device == "tpu" and spec.nodes > 1:
-        w.append("vLLM TPU is verified on single-host slices only; this replica needs a multi-host slice")
+        w.append(
+            "vLLM TPU is verified on single-host slices only; this replica needs a multi-host slice, laid out as a "
+            "LeaderWorkerSet (one pod per host) that is untested with vLLM TPU: check the tpu-inference release "
+            "matrix, or serve a model that fits one host"
+        )
     if spec.acc is not None:
         missing = [k for k in ("machine_type", "gke_accelerator" if spec.serving else "", "runtime_version" if spec.device == "tpu" else "") if k and not spec.values.get(k)]
         if missing:
