@@ -29,7 +29,8 @@ PLACEHOLDERS = frozenset(
         "project", "zone", "region", "name", "cluster", "accelerator", "count",
         "accelerator_type", "topology", "runtime_version", "machine_type",
         "gke_accelerator", "chips_per_host", "hosts", "model", "tp", "replicas",
-        "max_model_len", "pp", "min_nodes", "max_nodes", "workload",
+        "max_model_len", "pp", "min_nodes", "max_nodes", "workload", "slices", "seq_len",
+        "global_batch", "steps", "layers", "emb_dim",
     }
 )
 # The one placeholder syntax of setup-path text: ``{name}``.

@@ -22,7 +22,7 @@ from advisor import __version__, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
-from advisor.estimator import Estimate, all_candidates, basis, best
+from advisor.estimator import Estimate, all_candidates, basis, best, model_shape
 from advisor.facts import FieldReader
 from advisor.fmt import hours, money, safe_name
 from advisor.knowledge import PLACEHOLDER, KnowledgeBase, Rule, SetupPath
@@ -447,13 +447,29 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         tp, pp = (min(count, per_host), max(1, count // max(1, min(count, per_host)))) if hosts > 1 else (count, 1)
     else:
         tp, pp = int(par.get("tensor") or 1), int(par.get("pipeline") or 1)
-    return {
+    out = {
         "tp": str(tp),
         "pp": str(pp),
         "min_nodes": str(hosts),
         "max_nodes": str(hosts * replicas),
         "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",
+        "slices": str(max(1, math.ceil(count / max(1, per_host * hosts)))),
+        "seq_len": "2048",
+        "global_batch": "256",
+        "steps": "100",
     }
+    t = profile.training
+    if t is not None:
+        batch = t.global_batch or (max(8, 4 * count) if est else 256)
+        out["seq_len"], out["global_batch"] = str(t.seq_len), str(batch)
+        if est is not None:
+            out["steps"] = str(max(1, round(t.tokens_b * 1e9 / (t.seq_len * batch))))
+    if profile.domain == "llm" or profile.model.architecture in ("transformer", "moe"):
+        shape = model_shape(profile)
+        out["layers"], out["emb_dim"] = str(shape.layers), str(shape.hidden)
+    else:
+        out["layers"], out["emb_dim"] = "", ""
+    return out
 
 
 def plan(path: SetupPath, values: dict[str, str], task: str = "", cloud: str = "") -> SetupPlan:

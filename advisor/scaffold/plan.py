@@ -81,7 +81,7 @@ def make_plan(profile: Profile, est: Estimate | None, values: dict[str, str], de
         chips_per_replica=count,
         chips_per_host=per_host,
         hosts=hosts,
-        slices=max(1, -(-count // max(1, per_host * hosts))),
+        slices=int(values.get("slices") or 1),
         replicas=replicas,
         tensor=tensor,
         pipeline=pipeline,

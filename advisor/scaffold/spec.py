@@ -5,7 +5,6 @@ Every generator reads a ``Spec``; none of them re-derives the verdict.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,19 +136,10 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
         values["machine_type"] = "MACHINE_TYPE"
         spec.warnings.append("the configuration has no machine type: replace MACHINE_TYPE in setup.sh")
     if acc is not None and est is not None:
-        if acc.device == "tpu":
-            spec.nodes = int(values.get("hosts") or 1)
-            if acc.slice_for(est.count) is None:
-                biggest = max(sl.chips for sl in acc.shapes.slices or [])
-                spec.slices = max(1, est.count // biggest)
-        else:
-            spec.nodes = max(1, math.ceil(est.count / (acc.shapes.gpus_per_node or 8)))
-    if profile.training is not None and est is not None:
-        t = profile.training
-        spec.global_batch = t.global_batch or max(8, 4 * est.count)
-        spec.max_steps = max(1, round(t.tokens_b * 1e9 / (t.seq_len * spec.global_batch)))
-    elif profile.training is not None:
-        spec.global_batch, spec.max_steps = 256, 100
+        spec.nodes = spec.plan.hosts
+        spec.slices = spec.plan.slices
+    if profile.training is not None:
+        spec.global_batch, spec.max_steps = int(values["global_batch"]), int(values["steps"])
     collect_warnings(spec)
     return spec
 

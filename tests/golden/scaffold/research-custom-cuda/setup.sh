@@ -57,7 +57,7 @@ step_launch() {
 step_check() {
   step '3/6 Check the GPUs and install the stack'
   nvidia-smi
-  python3 -m venv ~/venv && . ~/venv/bin/activate && pip install torch transformers accelerate tensorboard vllm
+  python3 -m venv ~/venv && export PATH="$HOME/venv/bin:$PATH" && pip install torch transformers accelerate tensorboard vllm
 }
 
 # 4. Train with torchrun
