@@ -49,12 +49,6 @@ _TABLE = re.compile(r"""\{\s*["'](tpu|gpu|cpu)["']\s*:""")
 
 # Modules being rewritten onto the registry (once clean, the test fails until the entry is removed).
 _PENDING = {
-    "advisor/scaffold/kubernetes.py": "scaffold generators still branch on family names; next: ask the registry",
-    "advisor/scaffold/readme.py": "scaffold generators still branch on family names; next: ask the registry",
-    "advisor/scaffold/shell.py": "scaffold generators still branch on family names; next: ask the registry",
-    "advisor/scaffold/skeleton.py": "scaffold generators still branch on family names; next: ask the registry",
-    "advisor/scaffold/skypilot.py": "scaffold generators still branch on family names; next: ask the registry",
-    "advisor/scaffold/spec.py": "scaffold generators still branch on family names; next: ask the registry",
     "advisor/estimator.py": "QLoRA's kernel support moves to the software-compatibility table",
 }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.families import family
 from advisor.scaffold.spec import Spec, dump, yaml_header
 from advisor.scaffold.stacks import servers
 
@@ -16,9 +17,9 @@ VLLM_PORT = 8000
 
 
 def _container(spec: Spec) -> dict[str, Any]:
-    plan, tpu = spec.plan, spec.device == "tpu"
+    plan = spec.plan
     server = servers()[plan.server]
-    resource = "google.com/tpu" if tpu else "nvidia.com/gpu"
+    resource = family(spec.device).setup.kubernetes_resource or "cpu"
     argv = server.argv(plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
     container: dict[str, Any] = {
         "name": "vllm" if server.id == "vllm" else server.id,
@@ -34,7 +35,7 @@ def _container(spec: Spec) -> dict[str, Any]:
 
 
 def _pod(spec: Spec, container: dict[str, Any]) -> dict[str, Any]:
-    plan, tpu = spec.plan, spec.device == "tpu"
+    plan, tpu = spec.plan, family(spec.device).sliced
     pod: dict[str, Any] = {}
     if tpu:
         pod["nodeSelector"] = {
@@ -81,7 +82,7 @@ def _leader_worker_set(spec: Spec, labels: dict[str, str]) -> dict[str, Any]:
 def manifests(spec: Spec) -> dict[str, str]:
     est, name, plan = spec.est, spec.name, spec.plan
     assert est is not None
-    tpu = spec.device == "tpu"
+    tpu = family(spec.device).sliced
     per_node, tp = plan.chips_per_host, plan.tensor
     server = servers()[plan.server]
     labels = {"app": name}

@@ -20,6 +20,7 @@ import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from advisor.families import family
 from advisor.knowledge import PLACEHOLDER
 from advisor.scaffold.spec import Spec, commands, one_line, verdict_line
 
@@ -168,7 +169,7 @@ def _kind(title: str, raw: list[str], device: str, task: str = "") -> str:
             return "interactive"
         if line.startswith("adb "):
             return "device"
-        if device in ("cpu", "edge") and line.startswith("gcloud "):
+        if not family(device).setup.cloud_vm and line.startswith("gcloud "):
             return "provision"
     return "auto"
 

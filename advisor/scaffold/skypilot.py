@@ -10,6 +10,7 @@ from typing import Any
 from advisor.api import Context
 from advisor.catalog import Accelerator
 from advisor.estimator import Estimate
+from advisor.families import family
 from advisor.fmt import hours as _hours
 from advisor.fmt import money as _money
 from advisor.scaffold.kubernetes import VLLM_PORT
@@ -47,7 +48,7 @@ def sky_entry(spec: Spec, acc: Accelerator, est: Estimate) -> SkyEntry:
         if price is not None:
             rates[cloud] = price.usd_per_chip_hour
     clouds = sorted(rates, key=lambda c: (c != est.price_cloud, rates[c], c))
-    if acc.device == "tpu":
+    if family(acc.device).sliced:
         sl = acc.slice_for(est.count) or max(acc.shapes.slices or [], key=lambda s: s.chips)
         sky = acc.deploy.skypilot
         name = sky.replace("{accelerator_type}", sl.accelerator_type) if sky else f"tpu-{sl.accelerator_type}"
@@ -78,7 +79,7 @@ def _fallbacks(spec: Spec, ctx: Context, first: SkyEntry) -> list[SkyEntry]:
             entry = sky_entry(spec, acc, cand)
             if not entry.verified or entry.nodes != first.nodes:
                 continue
-            if acc.device == "tpu" and acc.slice_for(cand.count) is None:
+            if family(acc.device).sliced and acc.slice_for(cand.count) is None:
                 continue
             out.append(entry)
             break
@@ -87,7 +88,7 @@ def _fallbacks(spec: Spec, ctx: Context, first: SkyEntry) -> list[SkyEntry]:
 
 def _sky_scripts(spec: Spec) -> tuple[str, str]:
     v = spec.values
-    tpu = spec.device == "tpu"
+    tpu = family(spec.device).sliced
     if spec.training:
         setup = pip(spec)
         if spec.stack == "cuda":

@@ -16,6 +16,7 @@ from advisor.conditions import evaluate
 from advisor.errors import UsageError
 from advisor.estimator import Estimate
 from advisor.facts import FieldReader
+from advisor.families import family
 from advisor.knowledge import SetupPath
 from advisor.models import Profile
 from advisor.recommend import Recommendation, placeholders
@@ -66,7 +67,7 @@ def resolve_path(rec: Recommendation, ctx: Context, path_id: str | None) -> tupl
     if path_id is None:
         if rec.setup is None:
             raise UsageError(
-                f"no setup path matches this {rec.device.upper()} verdict; name one with --path "
+                f"no setup path matches this {rec.device_name} verdict; name one with --path "
                 f"({', '.join(sorted(paths))})"
             )
         return rec.setup.path, False
@@ -78,16 +79,8 @@ def resolve_path(rec: Recommendation, ctx: Context, path_id: str | None) -> tupl
 
 
 def stack_for(profile: Profile, device: str) -> str | None:
-    fw = profile.software.framework
-    if device == "cpu":
-        return "cpu"
-    if device not in ("tpu", "gpu"):
-        return None
-    if fw in ("jax", "keras"):
-        return "jax"
-    if fw == "tensorflow":
-        return "tensorflow"
-    return "torch-xla" if device == "tpu" else "cuda"
+    """The training skeleton for the profile's framework on ``device`` (rules/families.yaml setup)."""
+    return family(device).setup.skeleton(profile.software.framework)
 
 
 def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
@@ -97,15 +90,15 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
     est: Estimate | None
     if device == rec.device:
         est = rec.estimate
-    elif device in ("tpu", "gpu"):
+    elif family(device).accelerator:
         est = rec.decision.best_by_device.get(device)
     else:
         est = None
-    if device in ("tpu", "gpu") and est is None:
-        fam = device.upper()
+    if family(device).accelerator and est is None:
+        fam = family(device).name
         raise UsageError(
             f"setup path {path.id!r} needs a {fam} configuration, and no {fam} configuration in the catalog "
-            f"is feasible for this workload (verdict: {rec.device.upper()}); see `advisor recommend`"
+            f"is feasible for this workload (verdict: {rec.device_name}); see `advisor recommend`"
         )
     acc = ctx.catalog.accelerators.get(est.accelerator) if est else None
     values = placeholders(profile, acc, est)
@@ -154,7 +147,7 @@ def collect_warnings(spec: Spec) -> None:
         )
     if spec.device != spec.rec.device:
         w.append(
-            f"the verdict is {spec.rec.device.upper()}; these files use the best {spec.device.upper()} "
+            f"the verdict is {spec.rec.device_name}; these files use the best {family(spec.device).name} "
             "configuration instead, because the chosen setup path is for that family"
         )
     if spec.slices > 1 and spec.est is not None:
@@ -163,7 +156,8 @@ def collect_warnings(spec: Spec) -> None:
             "provision one slice; multislice training needs XPK/GKE (setup path maxtext-tpu) or queued "
             "resources with --node-count"
         )
-    if spec.device == "gpu" and spec.nodes > 1 and spec.est is not None:
+    fam = family(spec.device)
+    if fam.accelerator and not fam.sliced and spec.nodes > 1 and spec.est is not None:
         w.append(
             f"the configuration spans {spec.nodes} GPU VMs ({spec.est.shape}): setup.sh creates one VM of "
             f"that shape; sky.yaml launches all {spec.nodes} (num_nodes) and starts torchrun on each"
@@ -171,14 +165,14 @@ def collect_warnings(spec: Spec) -> None:
             else f"the configuration spans {spec.nodes} GPU nodes per replica: each replica is one LeaderWorkerSet "
             "group of that many pods (tensor-parallel inside a node, pipeline-parallel across nodes)"
         )
-    if spec.serving and spec.device == "tpu" and spec.nodes > 1:
+    if spec.serving and fam.sliced and spec.nodes > 1:
         w.append(
             "vLLM TPU is verified on single-host slices only; this replica needs a multi-host slice, laid out as a "
             "LeaderWorkerSet (one pod per host) that is untested with vLLM TPU: check the tpu-inference release "
             "matrix, or serve a model that fits one host"
         )
     if spec.acc is not None:
-        missing = [k for k in ("machine_type", "gke_accelerator" if spec.serving else "", "runtime_version" if spec.device == "tpu" else "") if k and not spec.values.get(k)]
+        missing = [k for k in ("machine_type", "gke_accelerator" if spec.serving else "", "runtime_version" if fam.setup.runtime_version else "") if k and not spec.values.get(k)]
         if missing:
             w.append(f"the catalog has no {', '.join(missing)} for {spec.acc.id}: fill them in setup.sh by hand")
     hf_id = spec.profile.model.hf_id
@@ -190,7 +184,7 @@ def collect_warnings(spec: Spec) -> None:
             + (f" (its Hugging Face loader expects a causal LM; {hf_id} is a {spec.profile.domain} model)" if hf_id else "")
         )
     est = spec.est
-    if est is not None and est.price_cloud and est.price_cloud != "gcp" and spec.device in ("tpu", "gpu"):
+    if est is not None and est.price_cloud and est.price_cloud != "gcp" and fam.accelerator:
         w.append(
             f"the estimate prices {est.accelerator} on {est.price_cloud}; setup.sh provisions it on Google Cloud, "
             "where the price may differ (sky.yaml tries every allowed cloud)"
@@ -201,9 +195,9 @@ def collect_warnings(spec: Spec) -> None:
 def verdict_line(spec: Spec) -> str:
     est = spec.est
     if est is None:
-        return f"{spec.device.upper()}: no accelerator"
+        return f"{family(spec.device).name}: no accelerator"
     reps = f", {est.replicas} replicas" if est.mode == "inference" and (est.replicas or 1) > 1 else ""
-    return f"{spec.device.upper()}, {est.accelerator} x {est.count} ({est.shape}){reps}"
+    return f"{family(spec.device).name}, {est.accelerator} x {est.count} ({est.shape}){reps}"
 
 
 def one_line(text: str) -> str:
