@@ -15,8 +15,8 @@ from advisor.models import Proposal
 from advisor.yamlsrc import Document
 
 if TYPE_CHECKING:
-    from advisor.api import Context
-    from advisor.check import Finding, ProposalResult
+    from advisor.check_results import Finding, ProposalResult
+    from advisor.context import Context
     from advisor.policy import Policy
 
 PRICE_KIND = {"on-demand": "on-demand", "spot": "spot", "reservation": "committed-1y"}
@@ -93,7 +93,9 @@ def price_request(req: Request, ctx: Context, end: str) -> tuple[float | None, f
 
 
 def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:
-    from advisor.check import CHECK_RULES, RANK, Finding, ProposalResult, judge
+    from advisor.check_judge import judge
+    from advisor.check_results import RANK, Finding, ProposalResult
+    from advisor.check_rules import CHECK_RULES
 
     end = policy.judge_replicas
     label = f"{req.path}::{req.address}"
