@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Catalog", "Context", "Estimate", "LoadedProfile", "Recommendation", "check_accelerators",
-    "check_rule_ids", "estimate_config", "estimate_file", "load_catalog", "load_profiles",
+    "check_rule_ids", "check_rules", "estimate_config", "estimate_file", "load_catalog", "load_profiles",
     "recommend_files", "recommend_profile", "render_report", "run_check", "scaffold",
     "validate_files", "write_output", "write_scaffold",
 ]
@@ -116,6 +116,14 @@ def check_rule_ids() -> list[str]:
     from advisor.check_rules import CHECK_RULES
 
     return list(CHECK_RULES)
+
+
+def check_rules() -> list[dict[str, Any]]:
+    """The check rules of ``advisor check`` (id, severity, scope, title, help, where checked),
+    sorted by id."""
+    from advisor.check_rules import CHECK_RULES
+
+    return [CHECK_RULES[rid].to_json() for rid in sorted(CHECK_RULES)]
 
 
 def run_check(

@@ -48,8 +48,13 @@ class CheckRule:
     check: Callable[[Judging], Iterator[Hit]] | None = field(default=None, compare=False, repr=False)
     checked_in: str = "advisor/check_rules.py"
 
+    @property
+    def where(self) -> str:
+        """Where the check is: the rule's function, or the module that checks it."""
+        return f"{self.checked_in}: {self.check.__name__}()" if self.check is not None else self.checked_in
+
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": "check", "severity": self.severity, "scope": self.scope, "title": self.title, "help": self.help}
+        return {"id": self.id, "severity": self.severity, "scope": self.scope, "title": self.title, "help": self.help, "checked_in": self.where}
 
 
 CHECK_RULES: dict[str, CheckRule] = {}

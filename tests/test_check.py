@@ -287,3 +287,24 @@ def test_bad_jobs_setting_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyP
         write(tmp_path, f"p{i}.yaml", SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n")
     _code, data = check_json(str(tmp_path))
     assert len(data["results"]) == 3
+
+
+@pytest.mark.parametrize(("rule", "fires", "quiet"), CASES[:4] + CASES[-4:], ids=[c[0] for c in CASES[:4] + CASES[-4:]])
+def test_disabled_rule_is_not_run(tmp_path: Path, rule: str, fires: str, quiet: str) -> None:
+    """judge() runs every registered proposal rule except the disabled ones."""
+    _, data = check_json(str(write(tmp_path, "fires.yaml", fires)), "--disable", rule)
+    assert rule not in rules_of(data)
+
+
+def test_registry_units_and_reference_page() -> None:
+    """Each rule is a unit (id, severity, title, docs; a proposal rule has its check), and the
+    generated reference page lists every one."""
+    from advisor.check_results import RANK
+    from advisor.check_rules import CHECK_RULES, SCOPES, proposal_rules
+
+    assert {r.id for r in proposal_rules()} == {c[0] for c in CASES}
+    page = (ROOT / "docs" / "reference" / "check-rules.md").read_text()
+    for rule in CHECK_RULES.values():
+        assert rule.severity in RANK and rule.scope in SCOPES and rule.title and len(rule.help) > 20
+        assert f"### {rule.id}\n" in page and rule.help in page
+    assert "reference/check-rules.md" in (ROOT / "docs" / "ci.md").read_text()

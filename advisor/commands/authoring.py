@@ -443,23 +443,57 @@ def _emit_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+RuleKind = Literal["heuristics", "check", "all"]
+KindOpt = Annotated[
+    RuleKind,
+    typer.Option(
+        "--kind",
+        "-k",
+        help="heuristics: the knowledge base that scores devices (advisor recommend); check: the "
+        "check rules of the CI gate (advisor check); all: both.",
+    ),
+]
+
+
 @rules_app.command("list")
-def rules_list(fmt: FormatOpt = "text", rules: RulesDirs = None) -> None:
-    """Every rule: id, category, effect, title and sources."""
+def rules_list(fmt: FormatOpt = "text", rules: RulesDirs = None, kind: KindOpt = "heuristics") -> None:
+    """Rules of either kind: heuristics (id, category, effect, title, sources) and check rules
+    (id, severity, scope, title). JSON: a list for one kind; {"heuristics", "check_rules"} for all."""
+    from advisor.api import check_rules
     from advisor.docgen import rule_json
 
-    kb = _kb(rules)
-    ordered = sorted(kb.rules, key=lambda r: r.id)
+    heuristics = sorted(_kb(rules).rules, key=lambda r: r.id) if kind != "check" else []
+    checks = check_rules() if kind != "heuristics" else []
     if fmt == "json":
-        _emit_json([rule_json(r) for r in ordered])
+        if kind == "all":
+            _emit_json({"heuristics": [rule_json(r) for r in heuristics], "check_rules": checks})
+        else:
+            _emit_json([rule_json(r) for r in heuristics] if kind == "heuristics" else checks)
         return
-    from rich import box
-    from rich.table import Table
     from rich.text import Text
 
     from advisor.commands.session import _console
 
-    table = Table(box=box.SIMPLE_HEAD, title=f"{len(ordered)} rules", title_justify="left")
+    console = _console()
+    if kind != "check":
+        console.print(_heuristics_table(heuristics))
+    if kind == "all":
+        console.print()
+    if kind != "heuristics":
+        console.print(_check_rules_table(checks))
+    if not _quiet():
+        hint = "The full text and examples of one heuristic: advisor rules show ID"
+        if kind == "heuristics":
+            hint += "; the check rules of advisor check: advisor rules list --kind check"
+        console.print(Text(hint, style="dim"))
+
+
+def _heuristics_table(ordered: list[Rule]) -> Any:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, title=f"{len(ordered)} heuristics (advisor recommend)", title_justify="left")
     for col in ("id", "category", "effect"):
         table.add_column(col, no_wrap=True)
     table.add_column("title and sources", overflow="fold", min_width=30)
@@ -468,10 +502,21 @@ def rules_list(fmt: FormatOpt = "text", rules: RulesDirs = None) -> None:
         for source in r.sources:
             about.append("\n" + source, style="dim")
         table.add_row(Text(r.id), Text(r.category), Text(r.effect_text), about)
-    console = _console()
-    console.print(table)
-    if not _quiet():
-        console.print(Text("The full text and examples of one rule: advisor rules show ID", style="dim"))
+    return table
+
+
+def _check_rules_table(checks: list[dict[str, Any]]) -> Any:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, title=f"{len(checks)} check rules (advisor check)", title_justify="left")
+    for col in ("id", "severity", "scope"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("title", overflow="fold", min_width=30)
+    for c in checks:
+        table.add_row(Text(c["id"]), Text(c["severity"]), Text(c["scope"]), Text(c["title"]))
+    return table
 
 
 def _find_rule(kb: KnowledgeBase, rule_id: str) -> Rule:
@@ -479,7 +524,9 @@ def _find_rule(kb: KnowledgeBase, rule_id: str) -> Rule:
 
     rule = kb.rule(rule_id)
     if rule is None:
-        names = [n for r in kb.rules for n in (r.id, *r.aliases)]
+        from advisor.api import check_rule_ids
+
+        names = [n for r in kb.rules for n in (r.id, *r.aliases)] + check_rule_ids()
         raise _usage(f"unknown rule {rule_id!r}{did_you_mean(rule_id, names)} (advisor rules list shows them all)")
     return rule
 
@@ -496,10 +543,17 @@ def rules_show(
     fmt: FormatOpt = "text",
     rules: RulesDirs = None,
 ) -> None:
-    """One rule in full: condition, effect, reason, fix, sources and its examples."""
+    """One rule in full: a heuristic's condition, effect, reason, fix, sources and examples, or a
+    check rule's severity, scope, docs and where it is checked."""
+    from advisor.api import check_rules
     from advisor.docgen import condition_json, condition_lines, flow, rule_file, rule_json
 
-    rule = _find_rule(_kb(rules), rule_id)
+    kb = _kb(rules)
+    check_rule = next((c for c in check_rules() if c["id"] == rule_id), None)
+    if check_rule is not None and kb.rule(rule_id) is None:
+        _show_check_rule(check_rule, fmt)
+        return
+    rule = _find_rule(kb, rule_id)
     where = f"{rule_file(rule)}:{rule.line}"
     if fmt == "json":
         _emit_json(
@@ -527,6 +581,17 @@ def rules_show(
         out.append(f"  {label}:")
         out += [f"    [{i}] {flow(case)}" for i, case in enumerate(cases)]
     sys.stdout.write("\n".join(out) + "\n")
+    sys.stdout.flush()
+
+
+def _show_check_rule(rule: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        _emit_json({**rule, "kind": "check"})
+        return
+    out = [f"{rule['id']}: {rule['title']}", "  kind:     check rule (advisor check)", f"  severity: {rule['severity']}",
+           f"  scope:    {rule['scope']}", f"  checked:  {rule['checked_in']}", ""]
+    _block("help", rule["help"], out)
+    sys.stdout.write("\n".join(out[:-1]) + "\n")
     sys.stdout.flush()
 
 
