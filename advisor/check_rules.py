@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from advisor.catalog import Accelerator
 from advisor.check_results import RANK
 from advisor.context import Context
 from advisor.estimator import HOURS_PER_MONTH, Estimate, candidate_counts, estimate
 from advisor.fmt import money
 from advisor.loading import LoadedProfile
+from advisor.models import Profile, Proposal
 from advisor.policy import Policy
 from advisor.recommend import Recommendation, choose_setup, describe, setup_cloud
 
@@ -97,18 +99,18 @@ class Judging:
     policy: Policy
     rec: Recommendation
 
-    @cached_property
-    def profile(self) -> Any:
+    @property
+    def profile(self) -> Profile:
         return self.lp.profile
 
     @cached_property
-    def prop(self) -> Any:
+    def prop(self) -> Proposal:
         prop = self.lp.profile.proposal
         assert prop is not None
         return prop
 
     @cached_property
-    def acc(self) -> Any:
+    def acc(self) -> Accelerator:
         return self.ctx.catalog.get(self.prop.accelerator)
 
     def line_of(self, key: str) -> Where:

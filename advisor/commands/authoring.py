@@ -10,10 +10,8 @@ the commands, so registering them costs ``advisor recommend`` nothing.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
-import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,15 +54,6 @@ def _usage(message: str) -> Exception:
     from advisor.errors import UsageError
 
     return UsageError(message)
-
-
-def _write_error(path: Path, exc: OSError) -> Exception:
-    """A full disk, a permission or a read-only file system is the environment's fault (exit 4)."""
-    from advisor.errors import EnvironmentFault, environment_errno
-
-    if environment_errno(exc):
-        return EnvironmentFault.from_os_error(str(path), "write", exc)
-    return _usage(f"{path}: cannot write: {exc.strerror or exc}")
 
 
 # --------------------------------------------------------------------------- advisor init
@@ -312,32 +301,6 @@ def _number(value: float) -> str:
     return number(value)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise _usage(f"{path}: directory {parent} does not exist")
-    try:
-        mode = path.stat().st_mode & 0o777 if path.is_file() else None
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise _write_error(path, exc) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise _write_error(path, exc) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def init_cmd(
     path: Annotated[str, typer.Argument(help="File to write ('-' prints to stdout).")] = "workload.yaml",
     task: Annotated[TaskChoice | None, typer.Option("--task", "-t", help="What the accelerators will do.", show_default=False)] = None,
@@ -392,7 +355,9 @@ def init_cmd(
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    _write_atomic(target, text)
+    from advisor.api import write_output
+
+    write_output(target, text)
     if not _quiet():
         size_text = _number(answers.params_b)
         typer.echo(f"wrote {path} ({answers.task}, {answers.domain}, {size_text} B parameters)")
