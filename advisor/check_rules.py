@@ -2,21 +2,23 @@
 
 A proposal rule is a function from a :class:`Judging` (the proposal, its estimate, the
 recommendation and the policy) to the findings it raises, each a message and a position;
-``@proposal_rule`` registers it in :data:`CHECK_RULES`, and ``check.judge`` runs every
-registered rule that the policy does not disable. Rules about waivers and infrastructure
-requests are registered here too (same ids, severities and docs) and checked where their
-input is read: waivers by ``check`` after the proposal rules, requests by
-``advisor.infra.judge``. ``python -m advisor.docgen`` writes the reference page
+``@proposal_rule`` registers it in :data:`CHECK_RULES`, and ``check_judge.judge`` runs every
+registered rule that the policy does not disable. A request rule is the same for an
+infrastructure request (:class:`RequestJudging`, run by ``advisor.infra.judge``); a proposal
+rule may have a request check too. The waiver rules and ``policy-monthly-increase`` are
+registered with their docs and checked where their input is read (``check_judge``,
+``check_diff``). ``python -m advisor.docgen`` writes the reference page
 ``docs/reference/check-rules.md`` from this registry.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.catalog import Accelerator
 from advisor.check_results import RANK
@@ -27,6 +29,9 @@ from advisor.loading import LoadedProfile
 from advisor.models import Profile, Proposal
 from advisor.policy import Policy
 from advisor.recommend import Recommendation, choose_setup, describe, setup_cloud
+
+if TYPE_CHECKING:
+    from advisor.infra.model import Request
 
 # What a rule reads, in the order of the reference page.
 SCOPES = {
@@ -42,6 +47,10 @@ Hit = tuple[str, Where]  # (message, (line, column))
 
 @dataclass(frozen=True)
 class CheckRule:
+    """A check rule: its id, severity, title and docs, and its checks: of a profile proposal
+    (``check``), of an infrastructure request (``request_check``), or neither when the rule is
+    checked where its input is read (``checked_in``: waivers)."""
+
     id: str
     severity: str
     title: str
@@ -49,11 +58,13 @@ class CheckRule:
     scope: str = "proposal"
     check: Callable[[Judging], Iterator[Hit]] | None = field(default=None, compare=False, repr=False)
     checked_in: str = "advisor/check_rules.py"
+    request_check: Callable[[RequestJudging], Iterator[Hit]] | None = field(default=None, compare=False, repr=False)
 
     @property
     def where(self) -> str:
-        """Where the check is: the rule's function, or the module that checks it."""
-        return f"{self.checked_in}: {self.check.__name__}()" if self.check is not None else self.checked_in
+        """Where the check is: the rule's functions, or the module that checks it."""
+        fns = [f"{fn.__name__}()" for fn in (self.check, self.request_check) if fn is not None]
+        return f"{self.checked_in}: {', '.join(fns)}" if fns else self.checked_in
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "severity": self.severity, "scope": self.scope, "title": self.title, "help": self.help, "checked_in": self.where}
@@ -83,8 +94,26 @@ def declared_rule(id: str, severity: str, title: str, help: str, scope: str, che
     _register(CheckRule(id, severity, title, help, scope, None, checked_in))
 
 
+def request_rule(id: str, severity: str = "", title: str = "", help: str = "", scope: str = "request") -> Callable[[Callable[[RequestJudging], Iterator[Hit]]], Callable[[RequestJudging], Iterator[Hit]]]:
+    """Register the decorated function as the check of a rule on infrastructure requests; with
+    only an id, as the request check of a proposal rule registered before."""
+
+    def wrap(fn: Callable[[RequestJudging], Iterator[Hit]]) -> Callable[[RequestJudging], Iterator[Hit]]:
+        if not severity:
+            CHECK_RULES[id] = replace(CHECK_RULES[id], request_check=fn)
+        else:
+            _register(CheckRule(id, severity, title, help, scope, None, request_check=fn))
+        return fn
+
+    return wrap
+
+
 def proposal_rules() -> list[CheckRule]:
     return [r for r in CHECK_RULES.values() if r.check is not None]
+
+
+def request_rules() -> list[CheckRule]:
+    return [r for r in CHECK_RULES.values() if r.request_check is not None]
 
 
 # --------------------------------------------------------------------------- what a rule reads
@@ -348,30 +377,147 @@ def cheaper_other_family(j: Judging) -> Iterator[Hit]:
 
 # --------------------------------------------------------------------------- rules checked where their input is read
 
-_CHECK = "advisor/check.py"
-_INFRA = "advisor/infra/judge.py"
+_CHECK = "advisor/check_judge.py"
 
 declared_rule("waiver-invalid", "error", "Waiver is expired, undated or has no reason",
               "Every waiver needs a reason, and an expiry date that has not passed. Renew or remove the waiver.", "waiver", _CHECK)
 declared_rule("waiver-unknown-rule", "warning", "Waiver names an unknown rule",
               "The waiver's rule id is not a check rule; it waives nothing.", "waiver", _CHECK)
-declared_rule("request-unknown-accelerator", "warning", "The hardware asked for is not in the catalog",
-              "The machine type, instance type, VM size or label names hardware the name index and catalog do not know. It is reported as unknown and never priced as a neighbouring part. Add it with --catalog to judge it.", "request", _INFRA)
-declared_rule("request-unresolved", "warning", "A counted field is not a literal value",
-              "A variable, module output, expression or template placeholder decides the accelerator or the count. Nothing is guessed: run the check on the Terraform plan JSON or on rendered manifests.", "request", _INFRA)
-declared_rule("workload-not-linked", "note", "No workload profile is linked to this resource",
-              "Without the workload (model, tokens, QPS, latency, deadline, budget) only shape, price and policy are checked. Link a profile with `match:` or an `advisor.dev/workload` annotation / `advisor-workload` label.", "request", _INFRA)
-declared_rule("workload-link-broken", "warning", "The workload link cannot be followed",
-              "The resource names a workload profile that was not given or is invalid, or the linked request could not be read completely.", "request", _INFRA)
-declared_rule("policy-max-chips", "error", "More chips than the policy allows",
-              "The resource asks for more chips (count x replicas, the judged end of an autoscaling range) than limits.max_chips in the policy.", "policy", _INFRA)
-declared_rule("policy-accelerator-not-allowed", "error", "Accelerator not allowed by the policy",
-              "The accelerator is not in limits.allowed_accelerators.", "policy", _INFRA)
-declared_rule("policy-cloud-not-allowed", "error", "Cloud not allowed by the policy",
-              "The cloud is not in limits.allowed_clouds.", "policy", _INFRA)
-declared_rule("policy-region-not-allowed", "error", "Region not allowed by the policy",
-              "The region is not in limits.allowed_regions (glob patterns).", "policy", _INFRA)
-declared_rule("policy-spot-required", "error", "Spot capacity required here",
-              "The policy requires spot capacity in this Kubernetes namespace or Terraform workspace (limits.require_spot).", "policy", _INFRA)
+
+
+# --------------------------------------------------------------------------- request rules
+
+
+@dataclass
+class RequestJudging:
+    """One infrastructure request under judgement (``advisor.infra.judge``)."""
+
+    req: Request
+    policy: Policy
+    end: str  # which end of an autoscaling range is judged: min | max
+    acc: Accelerator | None  # the catalog accelerator, None when unknown or unread
+    linked: LoadedProfile | None  # the workload profile linked to the request
+    broken: str | None  # why a named link cannot be followed
+    judged: bool  # judged as a proposal of its linked workload (the proposal rules ran)
+    cost: float | None  # monthly cost, None when unpriced
+    clouds: str  # the clouds it is priced on, in words
+
+    @property
+    def total(self) -> int | None:
+        return self.req.total(self.end)
+
+    @property
+    def unlinked_shape_price(self) -> bool:
+        """Known hardware not judged as a proposal: shape and price are checked here."""
+        return not self.req.unknown and self.acc is not None and not self.judged
+
+
+@request_rule(
+    "request-unresolved", "warning", "A counted field is not a literal value",
+    "A variable, module output, expression or template placeholder decides the accelerator or the count. Nothing is guessed: run the check on the Terraform plan JSON or on rendered manifests.")
+def unresolved(r: RequestJudging) -> Iterator[Hit]:
+    how = "Run the check on the plan JSON (terraform show -json)." if r.req.kind.startswith("terraform") else "Run the check on the rendered output (helm template / kubectl kustomize / envsubst)."
+    for fld, value, pos in r.req.unresolved:
+        yield f"{fld} = {value} is not a literal value; the count and cost are not guessed. " + how, pos
+
+
+@request_rule(
+    "request-unknown-accelerator", "warning", "The hardware asked for is not in the catalog",
+    "The machine type, instance type, VM size or label names hardware the name index and catalog do not know. It is reported as unknown and never priced as a neighbouring part. Add it with --catalog to judge it.")
+def unknown_accelerator(r: RequestJudging) -> Iterator[Hit]:
+    if r.req.unknown:
+        yield f"{r.req.unknown}. It is reported as unknown and not priced (never as a neighbouring part); add it with --catalog if it should be judged.", r.req.pos("accelerator")
+
+
+@request_rule("proposal-unpriced")
+def request_unpriced(r: RequestJudging) -> Iterator[Hit]:
+    if r.unlinked_shape_price and r.cost is None and r.total:
+        assert r.acc is not None
+        yield f"{r.acc.id} has no catalog {r.req.pricing} price on {r.clouds}; it is not counted as $0. Add a price with --catalog.", r.req.pos("accelerator")
+
+
+@request_rule("proposal-not-a-real-shape")
+def request_not_a_real_shape(r: RequestJudging) -> Iterator[Hit]:
+    req = r.req
+    if r.unlinked_shape_price and req.count and r.acc is not None and not r.acc.is_shape(req.count):
+        up = r.acc.round_up(req.count)
+        yield f"{r.acc.id} x {req.count} per replica is not a real shape; it would be provisioned as {up if up else 'more than the largest published cluster'}.", req.pos("count")
+    for problem in req.shape_problems:
+        yield problem, req.pos("count")
+
+
+@request_rule(
+    "workload-not-linked", "note", "No workload profile is linked to this resource",
+    "Without the workload (model, tokens, QPS, latency, deadline, budget) only shape, price and policy are checked. Link a profile with `match:` or an `advisor.dev/workload` annotation / `advisor-workload` label.")
+def not_linked(r: RequestJudging) -> Iterator[Hit]:
+    req = r.req
+    if r.linked is not None or req.action == "delete":
+        return
+    how = (f"add `match: [\"{req.address}\"]` to its workload profile" if req.kind != "skypilot" else f"add `match: [\"{req.path}\"]` to its workload profile") + \
+          (", or the annotation `advisor.dev/workload: <profile name>`" if req.kind == "kubernetes" else ", or the label/tag `advisor-workload = <profile name>`" if req.kind == "terraform-plan" else "")
+    yield f"no workload profile is linked: memory fit, deadline, latency, capacity, oversizing, cheaper-family and budget checks were not possible (shape, price and policy only). To link it, {how}.", (req.line, req.col)
+
+
+@request_rule(
+    "workload-link-broken", "warning", "The workload link cannot be followed",
+    "The resource names a workload profile that was not given or is invalid, or the linked request could not be read completely.")
+def link_broken(r: RequestJudging) -> Iterator[Hit]:
+    req = r.req
+    if r.linked is None and req.action != "delete" and r.broken:
+        yield r.broken + ".", (req.line, req.col)
+    elif r.linked is not None and (r.acc is None or not r.total or req.unresolved):
+        yield f"linked to {r.linked.label}, but the request could not be read completely, so only shape, price and policy were checked.", (req.line, req.col)
+
+
+@request_rule(
+    "policy-max-chips", "error", "More chips than the policy allows",
+    "The resource asks for more chips (count x replicas, the judged end of an autoscaling range) than limits.max_chips in the policy.", "policy")
+def max_chips(r: RequestJudging) -> Iterator[Hit]:
+    limit, total, req = r.policy.limits.max_chips, r.total, r.req
+    if req.action != "delete" and limit is not None and total is not None and total > limit:
+        yield f"asks for {total} chips ({req.count} x {req.replicas(r.end)} replicas, the {r.end} end), over the policy's max_chips {limit}.", req.pos("replicas")
+
+
+@request_rule(
+    "policy-accelerator-not-allowed", "error", "Accelerator not allowed by the policy",
+    "The accelerator is not in limits.allowed_accelerators.", "policy")
+def accelerator_not_allowed(r: RequestJudging) -> Iterator[Hit]:
+    allowed, req = r.policy.limits.allowed_accelerators, r.req
+    if req.action != "delete" and allowed is not None and req.accelerator and req.accelerator not in allowed:
+        yield f"{req.accelerator} is not in the policy's allowed_accelerators ({', '.join(allowed)}).", req.pos("accelerator")
+
+
+@request_rule(
+    "policy-cloud-not-allowed", "error", "Cloud not allowed by the policy",
+    "The cloud is not in limits.allowed_clouds.", "policy")
+def cloud_not_allowed(r: RequestJudging) -> Iterator[Hit]:
+    allowed, req = r.policy.limits.allowed_clouds, r.req
+    if req.action != "delete" and allowed is not None and req.cloud and req.cloud not in allowed:
+        yield f"cloud {req.cloud} is not in the policy's allowed_clouds ({', '.join(allowed)}).", (req.line, req.col)
+
+
+@request_rule(
+    "policy-region-not-allowed", "error", "Region not allowed by the policy",
+    "The region is not in limits.allowed_regions (glob patterns).", "policy")
+def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
+    allowed, req = r.policy.limits.allowed_regions, r.req
+    if req.action != "delete" and allowed is not None and req.region and not any(fnmatch.fnmatchcase(req.region, p) for p in allowed):
+        yield f"region {req.region} is not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
+
+
+@request_rule(
+    "policy-spot-required", "error", "Spot capacity required here",
+    "The policy requires spot capacity in this Kubernetes namespace or Terraform workspace (limits.require_spot).", "policy")
+def spot_required(r: RequestJudging) -> Iterator[Hit]:
+    spot, req = r.policy.limits.require_spot, r.req
+    if req.action == "delete":
+        return
+    scoped = (req.kind == "kubernetes" and req.scope is not None and any(fnmatch.fnmatchcase(req.scope, n) for n in spot.namespaces)) or \
+             (req.kind != "kubernetes" and any(fnmatch.fnmatchcase(req.path, w) or fnmatch.fnmatchcase(req.address, w) for w in spot.workspaces))
+    if scoped and req.pricing != "spot":
+        where = f"namespace {req.scope}" if req.kind == "kubernetes" else "this workspace"
+        yield f"the policy requires spot capacity in {where}; this asks for {req.pricing}.", req.pos("accelerator")
+
+
 declared_rule("policy-monthly-increase", "error", "The change raises monthly spend past the policy limit",
               "Against the baseline (or the plan's own prior state), the monthly cost rises by more than limits.max_monthly_increase_usd; every resource that adds cost carries this finding.", "policy", "advisor/check_diff.py")

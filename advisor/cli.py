@@ -502,7 +502,8 @@ def _bug(exc: BaseException, debug: bool) -> NoReturn:
     )
 
 
-from advisor.commands.authoring import init_cmd, rules_app, schema_cmd  # noqa: E402
+from advisor.commands.authoring import init_cmd, schema_cmd  # noqa: E402
+from advisor.commands.rules import rules_app  # noqa: E402
 
 app.command("init")(init_cmd)
 app.command("schema")(schema_cmd)

@@ -626,8 +626,9 @@ def check_rules_md() -> str:
         "heuristics that score devices ([rules.md](rules.md)). From the command line:",
         "`advisor rules list --kind check`, `advisor rules show ID`.",
         "",
-        "Each rule is one registered unit in `advisor/check_rules.py` (id, severity, title, docs and",
-        "its check); a rule about waivers or infrastructure requests is checked where that input is read.",
+        "Each rule is one registered unit in `advisor/check_rules.py`: id, severity, title, docs and its",
+        "check of a proposal and/or of an infrastructure request. The waiver rules and the monthly",
+        "increase limit are checked where their input is read (the module named below).",
         "",
     ]
     for scope, what in SCOPES.items():
