@@ -24,6 +24,7 @@ from advisor.catalog import Accelerator
 from advisor.check_results import RANK
 from advisor.context import Context
 from advisor.estimator import HOURS_PER_MONTH, Estimate, candidate_counts, estimate
+from advisor.families import family
 from advisor.fmt import money
 from advisor.loading import LoadedProfile
 from advisor.models import Profile, Proposal
@@ -357,7 +358,7 @@ def not_a_real_shape(j: Judging) -> Iterator[Hit]:
     acc, count = j.acc, j.prop.count
     if not acc.is_shape(count):
         up = acc.round_up(count)
-        unit = "slices (or identical multi-host slices over DCN)" if acc.device == "tpu" else f"{'/'.join(map(str, acc.shapes.partial_node_counts or []))} GPUs per VM and whole {acc.node_chips}-GPU nodes"
+        unit = family(acc.device).unit_text(acc.shapes)
         yield f"{acc.id} comes in {unit}, up to {acc.max_chips():,} chips; {count} will be provisioned as {up if up else 'more than the largest published cluster'}.", j.line_of("count")
 
 
@@ -365,14 +366,14 @@ def not_a_real_shape(j: Judging) -> Iterator[Hit]:
     "cheaper-other-family", "note", "The other device family is cheaper",
     "The best feasible configuration of the other device family costs less than the proposal; the message names it and its setup path.")
 def cheaper_other_family(j: Judging) -> Iterator[Hit]:
-    other = {"tpu": "gpu", "gpu": "tpu"}.get(j.acc.device)
+    other = family(j.acc.device).rival
     if not other or other in j.excluded or j.rec.device != other:  # a note that agrees with the recommendation
         return
     ob = j.rec.decision.best_by_device.get(other)
     if ob is not None and ob.cost_usd is not None and j.cost is not None and ob.cost_usd < j.cost:
         sp = choose_setup(j.profile, j.ctx.kb, other, setup_cloud(j.profile, ob))
         path = f" via setup path '{sp.id}' ({sp.title})" if sp else ""
-        yield f"{other.upper()} option: {describe(ob)}{path}.", j.line_of("accelerator")
+        yield f"{family(other).name} option: {describe(ob)}{path}.", j.line_of("accelerator")
 
 
 # --------------------------------------------------------------------------- rules checked where their input is read
