@@ -30,10 +30,11 @@ from advisor.recommend import Recommendation, recommend
 
 if TYPE_CHECKING:
     from advisor.check import CheckReport
+    from advisor.pricing import ImportResult
 
 __all__ = [
     "Catalog", "Context", "Estimate", "LoadedProfile", "Recommendation", "check_accelerators",
-    "check_rule_ids", "check_rules", "estimate_config", "estimate_file", "load_catalog", "load_profiles",
+    "check_rule_ids", "check_rules", "estimate_config", "estimate_file", "import_prices", "load_catalog", "load_profiles",
     "recommend_files", "recommend_profile", "render_report", "run_check", "scaffold",
     "validate_files", "write_output", "write_scaffold",
 ]
@@ -84,6 +85,37 @@ def write_output(path: str | os.PathLike[str], text: str) -> None:
     from advisor.output import write_atomic
 
     write_atomic(path, text)
+
+
+def import_prices(
+    csv_file: str,
+    cloud: str,
+    output: str,
+    *,
+    as_of: dt.date | None = None,
+    regions: Iterable[str] = (),
+    source_url: str | None = None,
+    catalogs: Sequence[str] = (),
+) -> ImportResult:
+    """``advisor catalog import``: a SkyPilot catalog CSV as a ``--catalog`` price override,
+    written to ``output`` only once it loads as one. ``as_of`` defaults to the file's date."""
+    import tempfile
+
+    from advisor.pricing import build_override
+
+    if as_of is None:
+        try:
+            as_of = dt.datetime.fromtimestamp(os.stat(csv_file).st_mtime, tz=dt.UTC).date()
+        except OSError:
+            as_of = dt.datetime.now(tz=dt.UTC).date()  # the reader reports the missing file
+    cat = load_catalog(list(catalogs))
+    result = build_override(csv_file, cat, cloud, as_of, regions=regions, source_url=source_url)
+    with tempfile.TemporaryDirectory() as tmp:  # the written file must load as an override
+        check = Path(tmp) / "override.yaml"
+        check.write_text(result.text, encoding="utf-8")
+        load_catalog([*catalogs, str(check)])
+    write_output(output, result.text)
+    return result
 
 
 # --------------------------------------------------------------------------- report, scaffold
