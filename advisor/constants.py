@@ -64,11 +64,23 @@ class MultiHostServing(Strict):
     note: str | None = None
 
 
+class PrefillBudget(Strict):
+    """Prompt tokens one prefill forward takes, per family and serving stack (the stack's default)."""
+
+    tokens: dict[str, dict[str, Annotated[int, Field(ge=1)]]]
+    source: SourceIds
+    note: str | None = None
+
+    def get(self, family: str, stack: str) -> int | None:
+        return self.tokens.get(family, {}).get(stack)
+
+
 class InferenceConstants(Strict):
     decode_bandwidth_utilisation: Range
     prefill_mfu: Range
     tpu_decode_bandwidth_utilisation: Range | None = None
     cpu_decode_bandwidth_utilisation: Range | None = None
+    tpu_prefill_mfu: Range | None = None
     decode_mfu: Range | None = None
     gpu_step_overhead_per_layer_us: Value
     tpu_step_overhead_ms: Value
@@ -78,6 +90,7 @@ class InferenceConstants(Strict):
     default_tpot_ms: Value
     max_concurrency: Value
     multi_host_serving: MultiHostServing
+    prefill_token_budget: PrefillBudget | None = None
 
 
 class FineTuning(Strict):

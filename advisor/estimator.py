@@ -448,13 +448,14 @@ def estimate_inference(
     ic = c.estimator.inference
     family_mbu = {"tpu": ic.tpu_decode_bandwidth_utilisation, "cpu": ic.cpu_decode_bandwidth_utilisation}.get(acc.device)
     mbu = family_mbu or ic.decode_bandwidth_utilisation
-    pre = ic.prefill_mfu
+    # LLM prefill has a per-family figure (fitted on LLM serving stacks); other request models keep
+    # the shared one
+    pre = ({"tpu": ic.tpu_prefill_mfu}.get(acc.device) if is_llm_inference(profile) else None) or ic.prefill_mfu
     reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
     peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
     bw = acc.specs.memory_bandwidth_gbps * 1e9 * count
     compute = peak * count
     n_total = profile.model.params_b * 1e9
-    n_active = profile.active_params_b * 1e9
     wbytes = BYTES.get(profile.model.precision, 2.0)
     weights = n_total * wbytes
     cap = acc.specs.memory_gib * GIB * count
@@ -464,34 +465,18 @@ def estimate_inference(
     e.parallelism = {"data": 1, "tensor": count, "pipeline": 1, "expert": 1}
 
     llm = is_llm_inference(profile)
-    # Fixed time per step: on TPUs one compiled program per step (a host round trip), on GPUs a
-    # sequence of kernels per layer; with tensor parallelism two small all-reduces per layer at
-    # the collective latency floor.
-    layers = model_shape(profile).layers
-    if acc.device == "tpu":
-        fam_overhead = ic.tpu_step_overhead_ms.value / 1000.0
-    else:
-        fam_overhead = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
-    if count > 1:
-        fam_overhead += 2.0 * layers * ic.tp_allreduce_us.value / 1e6
-    if e.hosts_per_replica > 1:
-        # two all-reduces per layer cross hosts every step (tensor parallelism over DCN/InfiniBand)
-        fam_overhead += 2.0 * model_shape(profile).layers * ic.multi_host_serving.cross_host_collective_us / 1e6
-        if not multi_host_ok(profile, acc, c):
-            mh = ic.multi_host_serving
-            stacks = ", ".join(mh.tpu if acc.device == "tpu" else mh.gpu)
-            e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {acc.device.upper()}; {e.hosts_per_replica} hosts need {stacks}"
+    fam_overhead = step_overhead(profile, acc, count, c)
+    if e.hosts_per_replica > 1 and not multi_host_ok(profile, acc, c):
+        mh = ic.multi_host_serving
+        stacks = ", ".join(mh.tpu if acc.device == "tpu" else mh.gpu)
+        e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {acc.device.upper()}; {e.hosts_per_replica} hosts need {stacks}"
     replica: serving.LlmReplica | serving.RequestReplica
     if llm:
         shape = model_shape(profile)
-        kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
-        kv_per_token = 2.0 * shape.layers * shape.kv_dim * kv_bytes
+        replica = llm_replica(profile, acc, count, c)
+        kv_per_token = replica.kv_per_token
         ctx = inf.input_tokens + inf.output_tokens
         max_batch_mem = int((usable - weights) // max(kv_per_token * ctx, 1.0)) if usable > weights else 0
-        replica = serving.LlmReplica(
-            weights, n_active * wbytes, n_active, kv_per_token, shape.layers, shape.hidden,
-            inf.input_tokens, inf.output_tokens, bw, compute, fam_overhead,
-        )
         mem_notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2),
             "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
@@ -608,6 +593,57 @@ def estimate_inference(
         e.warnings.append(f"even one request alone takes {mid.at_one.latency * 1000:.0f} ms, above the {target_ms:g} ms target")
     _feasibility(e, profile, acc)
     return e
+
+
+def step_overhead(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
+    """Fixed seconds per step: on TPUs one compiled program per step (a host round trip), on GPUs
+    a sequence of kernels per layer; with tensor parallelism two small all-reduces per layer at the
+    collective latency floor, and across hosts two more at the cross-host floor."""
+    ic = c.estimator.inference
+    layers = model_shape(profile).layers
+    if acc.device == "tpu":
+        t = ic.tpu_step_overhead_ms.value / 1000.0
+    else:
+        t = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
+    if count > 1:
+        t += 2.0 * layers * ic.tp_allreduce_us.value / 1e6
+    if hosts_for(acc, count) > 1:
+        t += 2.0 * layers * ic.multi_host_serving.cross_host_collective_us / 1e6
+    return t
+
+
+def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) -> serving.LlmReplica:
+    """The step model of one replica of ``count`` chips serving ``profile`` (an LLM)."""
+    assert profile.inference is not None
+    inf = profile.inference
+    shape = model_shape(profile)
+    wbytes = BYTES.get(profile.model.precision, 2.0)
+    kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
+    n_active = profile.active_params_b * 1e9
+    return serving.LlmReplica(
+        profile.model.params_b * 1e9 * wbytes, n_active * wbytes, n_active,
+        2.0 * shape.layers * shape.kv_dim * kv_bytes, shape.layers, shape.hidden,
+        inf.input_tokens, inf.output_tokens,
+        acc.specs.memory_bandwidth_gbps * 1e9 * count,
+        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count,
+        step_overhead(profile, acc, count, c),
+        prefill_allreduce_s_per_token(acc, count, shape, c),
+    )
+
+
+def prefill_allreduce_s_per_token(acc: Accelerator, count: int, shape: Shape, c: Constants) -> float:
+    """Seconds per prompt token of a tensor-parallel replica's activation all-reduces in prefill:
+    two per layer of hidden x 2 bytes, a ring sending 2 (tp - 1) / tp of it from every chip, i.e.
+    8 x hidden x (tp - 1) / tp bytes per layer (Narayanan et al. 2021), over the chip's
+    interconnect in one direction inside a fast domain (NVLink node, ICI slice), else over the
+    scale-out network."""
+    if count <= 1:
+        return 0.0
+    if count <= acc.node_chips:
+        link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
+    else:
+        link = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value
+    return shape.layers * 8.0 * shape.hidden * (count - 1) / count / link
 
 
 def latency_target(profile: Profile, c: Constants) -> tuple[float | None, str | None]:

@@ -55,6 +55,9 @@ class LlmReplica:
     bandwidth: float  # bytes/s of the replica
     compute: float  # FLOP/s of the replica at the serving precision
     overhead: float  # seconds per step (scheduling, sampling, launch, host sync)
+    # seconds per prompt token of tensor-parallel activation all-reduces during prefill:
+    # 8 x hidden x (tp - 1) / tp bytes per layer per token over the replica's links (0 on one chip)
+    comm_per_prompt_token: float = 0.0
 
     def _prefill_flops(self, tokens: float) -> float:
         # weights: 2 N per token; causal attention: 2 x layers x hidden x tokens^2 (QK^T and AV, halved)
@@ -77,13 +80,58 @@ class LlmReplica:
         bw = self.bandwidth * u_bw
         compute = self.compute * u_mfu
         t_mem = (weight_read + b * kv_per_request) / bw
-        # other requests' prompts, spread over their lifetime, ride along in each step
+        # other requests' prompts, spread over their lifetime, ride along in each step (with their
+        # tensor-parallel all-reduces, which compete with nothing else on the links)
         flops = decode_flops * b + prompt_chunk * (b - 1)
-        tpot = max(t_mem, flops / compute) + self.overhead
-        t_pre = max(prefill / compute, self.active_bytes / bw)
+        comm = self.comm_per_prompt_token * self.input_tokens / out * (b - 1)
+        tpot = max(t_mem, flops / compute + comm) + self.overhead
+        t_pre = max(prefill / compute + self.comm_per_prompt_token * self.input_tokens, self.active_bytes / bw)
         ttft = t_pre + (tpot if b > 1 else self.overhead)
         latency = ttft + (out - 1) * tpot
         return Point(b, ttft, tpot, latency, b * out / latency)
+
+
+    def forward_time(self, tokens: int, u_bw: float, u_mfu: float) -> float:
+        """One prefill forward of ``tokens`` prompt tokens (of prompts of ``input_tokens``): its
+        FLOPs and all-reduces, at least one weight read, plus the step overhead."""
+        per_token = self._fixed[3] / max(self.input_tokens, 1)
+        t = tokens * (per_token / (self.compute * u_mfu) + self.comm_per_prompt_token)
+        return max(t, self.active_bytes / (self.bandwidth * u_bw)) + self.overhead
+
+
+def closed_loop_prefill(prompts: int, concurrency: int, tokens: int, budget: int, forward: Callable[[int], float]) -> float:
+    """Mean time to first token of a closed-loop benchmark that keeps ``concurrency`` prompts of
+    ``tokens`` tokens in flight until ``prompts`` have been answered, each answered by its first
+    token (output length 1): the first ``concurrency`` arrive at once, each later one when one
+    finishes. The scheduler prefills FCFS, at most ``budget`` tokens per forward (vLLM's
+    max_num_batched_tokens, SGLang's chunked_prefill_size), a long prompt over several forwards;
+    ``forward(n)`` is the time of a forward of n tokens. A prompt's first token comes at the end of
+    the forward that holds its last token, so a burst's later prompts wait for the earlier ones."""
+    budget = max(budget, 1)
+    queue: list[tuple[float, int]] = []  # (arrival time, tokens left), FCFS
+    sent, now, total, done = 0, 0.0, 0.0, 0
+    while sent < min(concurrency, prompts):
+        queue.append((0.0, tokens))
+        sent += 1
+    while queue:
+        room = budget
+        finished: list[tuple[float, int]] = []
+        rest: list[tuple[float, int]] = []
+        for arrival, left in queue:
+            take = min(left, room)
+            room -= take
+            (finished if take == left else rest).append((arrival, left - take))
+        used = budget - room
+        now += forward(used)
+        for arrival, _ in finished:
+            total += now - arrival
+            done += 1
+        queue = rest
+        for _ in finished:
+            if sent < prompts:
+                queue.append((now, tokens))
+                sent += 1
+    return total / max(done, 1)
 
 
 @dataclass(frozen=True)

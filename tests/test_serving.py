@@ -130,3 +130,49 @@ def test_concurrency_one_ttft(cmps: list[calibration_serving.Cmp]) -> None:
     c1 = [x for x in cmps if x.metric == "ttft" and x.concurrency == 1]
     assert len(c1) >= 4
     assert all(0.5 <= x.ratio <= 2.0 for x in c1)
+
+
+def test_serving_calibration_ttft_and_its_tilt(cmps: list[calibration_serving.Cmp]) -> None:
+    ttft = [x for x in cmps if x.metric == "ttft"]
+    assert sum(1 for x in ttft if x.device == "tpu") >= 6
+    assert all(0.5 <= x.ratio <= 2.0 for x in ttft), [(x.id, round(x.ratio, 2)) for x in ttft if not 0.5 <= x.ratio <= 2.0]
+    assert calibration_serving.summary(ttft)["median_abs_error"] <= 0.30
+    tpu = calibration_serving.summary([x for x in ttft if x.device == "tpu"])["signed_median"]
+    gpu = calibration_serving.summary([x for x in ttft if x.device == "gpu"])["signed_median"]
+    assert 0.80 <= tpu / gpu <= 1.25
+
+
+# ---------------------------------------------------------------- prompts that arrive together
+
+
+def test_a_burst_waits_for_the_prefill_ahead_of_it() -> None:
+    from advisor.serving import closed_loop_prefill
+
+    fwd = lambda n: 0.001 * n + 0.002  # noqa: E731  (1 ms per token, 2 ms per forward)
+    # one prompt alone: one forward of its 100 tokens
+    assert closed_loop_prefill(1, 1, 100, 1000, fwd) == pytest.approx(0.102)
+    # 4 prompts at once, one forward holds them all: every one waits for all 400 tokens
+    assert closed_loop_prefill(4, 4, 100, 1000, fwd) == pytest.approx(0.402)
+    # a 100-token budget: one prompt per forward, FCFS -> 0.102, 0.204, 0.306, 0.408 -> mean 0.255
+    assert closed_loop_prefill(4, 4, 100, 100, fwd) == pytest.approx(0.255)
+    # a closed loop: after the burst each new prompt arrives when one finishes and queues behind the rest
+    assert closed_loop_prefill(8, 4, 100, 100, fwd) > closed_loop_prefill(4, 4, 100, 100, fwd)
+
+
+def test_prefill_pays_the_tensor_parallel_all_reduces() -> None:
+    from advisor.estimator import llm_replica, model_shape, prefill_allreduce_s_per_token
+
+    p = chat(model={"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8})
+    v6e = CAT.get("tpu-v6e")
+    assert llm_replica(p, v6e, 1, C).comm_per_prompt_token == 0.0
+    # 8 x hidden x (tp - 1) / tp bytes per layer per token over ICI one way (800 GB/s both ways)
+    s = prefill_allreduce_s_per_token(v6e, 16, model_shape(p), C)
+    assert s == pytest.approx(80 * 8 * 8192 * 15 / 16 / 400e9)
+    rep = llm_replica(p, v6e, 16, C)
+    assert rep.comm_per_prompt_token == pytest.approx(s)
+    # a 4096-token prefill forward: FLOPs at the TPU prefill MFU plus the all-reduces
+    mfu = C.estimator.inference.tpu_prefill_mfu
+    assert mfu is not None
+    flops = 2 * 70e9 * 4096 + 2 * 80 * 8192 * 1024 * 4096  # weights + attention over a 1024-token prompt
+    assert rep.forward_time(4096, 1.0, mfu.expected) == pytest.approx(
+        flops / (16 * v6e.peak_bf16_flops * mfu.expected) + 4096 * s + rep.overhead, rel=1e-6)
