@@ -33,6 +33,13 @@ HOURS_PER_MONTH = 730.0  # 365 x 24 / 12
 BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 # Head dimension assumed when only kv_heads is known (Llama, Mistral, Qwen, Gemma-2 use 128).
 HEAD_DIM = 128
+# Multi-head latent attention (DeepSeek-V2/V3 config.json: kv_lora_rank 512, qk_rope_head_dim 64): a
+# token caches one 512-value latent and one 64-value RoPE key per layer, 61 x 576 x 2 bytes =
+# 70,272 bytes for DeepSeek-V3 in bf16 (the "70 KB per token" of arXiv 2505.09343, Table 1).
+MLA_KV_LORA_RANK = 512
+MLA_ROPE_DIM = 64
+# Sliding-window attention without a stated window: Mistral 7B v0.1's 4096 tokens.
+DEFAULT_WINDOW = 4096
 # Depth/width of a dense transformer when layers/hidden_size are absent:
 # params ~= 12 x layers x hidden^2 (Kaplan et al. 2020, eq. 2.1 without embeddings)
 # and hidden ~= 128 x layers (Llama-2 7B/13B: 4096/32, 5120/40).
@@ -211,8 +218,15 @@ def _model_shape(profile: Profile) -> Shape:
         layers = max(1, round((dense / (12 * ASPECT * ASPECT)) ** (1 / 3)))
         hidden = max(64, round(math.sqrt(dense / (12 * layers))))
         approx += ["layers", "hidden_size"]
-    if m.kv_heads:
-        kv_dim = min(hidden, m.kv_heads * HEAD_DIM)
+    att = m.attention
+    kv_heads = (att.kv_heads if att else None) or m.kv_heads
+    if att is not None and att.kind == "mla":
+        kv_dim = (att.kv_lora_rank or MLA_KV_LORA_RANK) + (att.rope_dim or MLA_ROPE_DIM)  # one latent, not K and V
+    elif kv_heads:
+        head = att.head_dim if att and att.head_dim else None
+        kv_dim = kv_heads * head if head else min(hidden, kv_heads * HEAD_DIM)
+    elif att is not None and att.kind == "mha":
+        kv_dim = hidden
     else:
         # Grouped-query attention with 8 KV heads is the default of current open
         # LLMs (Llama-3, Mistral, Qwen-2.5); small models keep full attention.
@@ -476,10 +490,11 @@ def estimate_inference(
         replica = llm_replica(profile, acc, count, c)
         kv_per_token = replica.kv_per_token
         ctx = inf.input_tokens + inf.output_tokens
-        max_batch_mem = int((usable - weights) // max(kv_per_token * ctx, 1.0)) if usable > weights else 0
+        max_batch_mem = int((usable - weights) // max(replica.kv_bytes(ctx), 1.0)) if usable > weights else 0
         mem_notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2),
             "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
+            "kv_cache": _kv_note(profile, replica),
             "max_batch_by_memory": max_batch_mem,
             "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated)},
         }
@@ -533,7 +548,8 @@ def estimate_inference(
     e.tokens_per_second = pt.tokens_per_second
     e.at_concurrency_1 = {"ttft_ms": _r(mid.at_one.ttft * 1000, 1), "tpot_ms": _r(mid.at_one.tpot * 1000, 2), "latency_ms": _r(mid.at_one.latency * 1000, 1)}
     e.meets_latency = mid.meets_latency
-    e.memory_per_chip_gb = (weights + pt.concurrency * kv_per_token * (inf.input_tokens + inf.output_tokens)) / count / 1e9
+    kv_request = replica.kv_bytes(inf.input_tokens + inf.output_tokens) if isinstance(replica, serving.LlmReplica) else 0.0
+    e.memory_per_chip_gb = (weights + pt.concurrency * kv_request) / count / 1e9
     e.replicas = mid.replicas
     e.capacity_rps = mid.at_capacity.requests_per_second
     e.parallelism["data"] = mid.replicas
@@ -618,17 +634,44 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
     inf = profile.inference
     shape = model_shape(profile)
     wbytes = BYTES.get(profile.model.precision, 2.0)
-    kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
     n_active = profile.active_params_b * 1e9
+    att = profile.model.attention
+    sliding = att is not None and att.kind == "sliding"
     return serving.LlmReplica(
         profile.model.params_b * 1e9 * wbytes, n_active * wbytes, n_active,
-        2.0 * shape.layers * shape.kv_dim * kv_bytes, shape.layers, shape.hidden,
+        kv_bytes_per_token(profile), shape.layers, shape.hidden,
         inf.input_tokens, inf.output_tokens,
         acc.specs.memory_bandwidth_gbps * 1e9 * count,
         (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count,
         step_overhead(profile, acc, count, c),
         prefill_allreduce_s_per_token(acc, count, shape, c),
+        kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
+        kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
     )
+
+
+def _kv_note(profile: Profile, replica: serving.LlmReplica) -> dict[str, Any]:
+    att = profile.model.attention
+    inf = profile.inference
+    note: dict[str, Any] = {"kind": att.kind if att else "gqa", "dtype": inf.kv_cache_dtype if inf else "auto"}
+    if replica.kv_window:
+        note.update(window=replica.kv_window, sliding_fraction=replica.kv_windowed_share)
+    return note
+
+
+def kv_bytes_per_token(profile: Profile) -> float:
+    """Bytes of KV cache per token of context over all layers (before any sliding window): K and V
+    of every KV head (MHA, GQA, sliding), or MLA's one latent plus its RoPE key, at the cache's
+    precision (inference.kv_cache_dtype; auto: 1 byte for fp8/int8/int4 weights, else 2)."""
+    shape = model_shape(profile)
+    dtype = profile.inference.kv_cache_dtype if profile.inference else "auto"
+    if dtype == "auto":
+        kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
+    else:
+        kv_bytes = BYTES[dtype]
+    att = profile.model.attention
+    per_layer = shape.kv_dim if att is not None and att.kind == "mla" else 2.0 * shape.kv_dim
+    return shape.layers * per_layer * kv_bytes
 
 
 def prefill_allreduce_s_per_token(acc: Accelerator, count: int, shape: Shape, c: Constants) -> float:

@@ -58,6 +58,16 @@ class LlmReplica:
     # seconds per prompt token of tensor-parallel activation all-reduces during prefill:
     # 8 x hidden x (tp - 1) / tp bytes per layer per token over the replica's links (0 on one chip)
     comm_per_prompt_token: float = 0.0
+    # sliding-window attention: the windowed layers' share of kv_per_token keeps at most kv_window tokens
+    kv_window: int = 0
+    kv_windowed_share: float = 0.0
+
+    def kv_bytes(self, context: float) -> float:
+        """Bytes of KV cache one request holds at ``context`` tokens."""
+        if self.kv_window <= 0:
+            return self.kv_per_token * context
+        share = self.kv_windowed_share
+        return self.kv_per_token * ((1.0 - share) * context + share * min(context, float(self.kv_window)))
 
     def _prefill_flops(self, tokens: float) -> float:
         # weights: 2 N per token; causal attention: 2 x layers x hidden x tokens^2 (QK^T and AV, halved)
@@ -72,7 +82,7 @@ class LlmReplica:
         prefill_per_token = self._prefill_flops(self.input_tokens) / max(self.input_tokens, 1)
         prompt_chunk = prefill_per_token * self.input_tokens / out  # per other request, per step
         prefill = self._prefill_flops(max(self.input_tokens, 1))
-        return float(out), decode_flops, prompt_chunk, prefill, self.kv_per_token * ctx
+        return float(out), decode_flops, prompt_chunk, prefill, self.kv_bytes(ctx)
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
         out, decode_flops, prompt_chunk, prefill, kv_per_request = self._fixed

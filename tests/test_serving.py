@@ -176,3 +176,64 @@ def test_prefill_pays_the_tensor_parallel_all_reduces() -> None:
     flops = 2 * 70e9 * 4096 + 2 * 80 * 8192 * 1024 * 4096  # weights + attention over a 1024-token prompt
     assert rep.forward_time(4096, 1.0, mfu.expected) == pytest.approx(
         flops / (16 * v6e.peak_bf16_flops * mfu.expected) + 4096 * s + rep.overhead, rel=1e-6)
+
+
+# ---------------------------------------------------------------- KV-cache formats
+
+DEEPSEEK_V3 = {"params_b": 671, "active_params_b": 37, "architecture": "moe", "precision": "fp8", "layers": 61,
+               "hidden_size": 7168, "attention": {"kind": "mla"}}
+
+
+def test_mla_caches_one_latent_per_layer_deepseek_v3_is_70_kb_per_token() -> None:
+    from advisor.estimator import kv_bytes_per_token
+
+    # arXiv 2505.09343 Table 1: DeepSeek-V3 70.272 KB per token (bf16) = 61 x (512 + 64) x 2 bytes
+    p = chat(model={**DEEPSEEK_V3, "precision": "bf16"})
+    assert kv_bytes_per_token(p) == 61 * (512 + 64) * 2 == 70_272
+    # the same model counted as grouped-query attention would read ~2.3x more (61 x 2 x 8 x 128 x 2)
+    gqa = chat(model={k: v for k, v in DEEPSEEK_V3.items() if k != "attention"} | {"precision": "bf16"})
+    assert kv_bytes_per_token(gqa) == 61 * 2 * 8 * 128 * 2
+
+
+def test_deepseek_v3_fp8_fits_eight_h200_not_eight_h100() -> None:
+    # 671 GB of FP8 weights: 8 x 141 GB H200 hold them with room for KV; 8 x 80 GB H100 do not
+    p = chat(model=DEEPSEEK_V3, inference={"input_tokens": 4096, "output_tokens": 512, "peak_qps": 1})
+    h200 = estimate(p, CAT.get("h200"), 8, C)
+    h100 = estimate(p, CAT.get("h100"), 8, C)
+    assert h200.fits_memory and not h100.fits_memory
+    kv = h200.assumptions["memory"]
+    assert kv["kv_cache"]["kind"] == "mla" and kv["kv_cache_mb_per_token"] == pytest.approx(61 * 576 / 1e6, abs=1e-4)
+
+
+def test_fp8_kv_cache_is_a_serving_flag() -> None:
+    from advisor.estimator import kv_bytes_per_token
+
+    bf16 = chat()
+    fp8 = chat(inference={"kv_cache_dtype": "fp8"})
+    assert kv_bytes_per_token(fp8) == kv_bytes_per_token(bf16) / 2
+    a = estimate(bf16, CAT.get("l4"), 1, C)
+    b = estimate(fp8, CAT.get("l4"), 1, C)
+    assert b.assumptions["memory"]["max_batch_by_memory"] > a.assumptions["memory"]["max_batch_by_memory"]
+
+
+def test_sliding_window_caps_the_cache_of_its_layers() -> None:
+    from advisor.estimator import llm_replica
+
+    long = {"input_tokens": 30000, "output_tokens": 256}
+    full = llm_replica(chat(inference=long), CAT.get("h100"), 1, C)
+    # Gemma-3-style: 5 of 6 layers keep 1024 tokens, one in 6 the whole context
+    swa = llm_replica(chat(inference=long, model={"attention": {"kind": "sliding", "window": 1024, "sliding_fraction": 5 / 6}}),
+                      CAT.get("h100"), 1, C)
+    ctx = 30256
+    assert full.kv_bytes(ctx) == pytest.approx(full.kv_per_token * ctx)
+    assert swa.kv_bytes(ctx) == pytest.approx(swa.kv_per_token * (ctx / 6 + 5 / 6 * 1024))
+    assert swa.kv_bytes(500) == pytest.approx(swa.kv_per_token * 500)  # shorter than the window: no cap
+
+
+def test_attention_fields_of_another_kind_are_refused(tmp_path: Any) -> None:
+    from .conftest import run_cli
+
+    f = tmp_path / "p.yaml"
+    f.write_text("name: x\ntask: inference\ndomain: llm\nmodel:\n  params_b: 8\n  attention:\n    kind: gqa\n    window: 4096\n")
+    r = run_cli("check", str(f))
+    assert r.code == 2 and f"{f}:7:5: error:" in r.err and "window describes kind: sliding" in r.err, r.err
