@@ -512,6 +512,12 @@ def estimate_inference(
     e.fits_memory = max_batch_mem >= 1
     if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
         e.why_not = "no FP64 arithmetic on this accelerator"
+    if profile.model.precision == "fp8" and "fp8" not in acc.specs.peak_tflops:
+        # no FP8 matmuls: the weights stay 1 byte in memory, the arithmetic runs at the 16-bit rate
+        e.warnings.append(
+            f"no FP8 arithmetic on {acc.id}: FP8 weights are served weight-only (dequantised to 16-bit "
+            "in the matmuls, as vLLM's FP8 Marlin kernels do), prefill at the 16-bit rate"
+        )
     e.memory_per_chip_gb = weights / count / 1e9
     if not e.fits_memory:
         e.batch = 0
@@ -614,7 +620,8 @@ def estimate_inference(
 def step_overhead(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
     """Fixed seconds per step: on TPUs one compiled program per step (a host round trip), on GPUs
     a sequence of kernels per layer; with tensor parallelism two small all-reduces per layer at the
-    collective latency floor, and across hosts two more at the cross-host floor."""
+    collective latency floor, and once the replica leaves its fast domain (an NVLink node, an ICI
+    slice: a multi-host TPU slice is still one ICI torus) two more at the scale-out network's floor."""
     ic = c.estimator.inference
     layers = model_shape(profile).layers
     if acc.device == "tpu":
@@ -623,7 +630,7 @@ def step_overhead(profile: Profile, acc: Accelerator, count: int, c: Constants) 
         t = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
     if count > 1:
         t += 2.0 * layers * ic.tp_allreduce_us.value / 1e6
-    if hosts_for(acc, count) > 1:
+    if count > acc.node_chips:
         t += 2.0 * layers * ic.multi_host_serving.cross_host_collective_us / 1e6
     return t
 

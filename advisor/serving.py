@@ -55,9 +55,10 @@ class LlmReplica:
     bandwidth: float  # bytes/s of the replica
     compute: float  # FLOP/s of the replica at the serving precision
     overhead: float  # seconds per step (scheduling, sampling, launch, host sync)
-    # seconds per prompt token of tensor-parallel activation all-reduces during prefill:
-    # 8 x hidden x (tp - 1) / tp bytes per layer per token over the replica's links (0 on one chip)
-    comm_per_prompt_token: float = 0.0
+    # seconds per token (prompt or generated) of the tensor-parallel activation all-reduces' bytes:
+    # 8 x hidden x (tp - 1) / tp bytes per layer per token over the replica's links (0 on one chip);
+    # their latency floor is in the step overhead
+    comm_per_token: float = 0.0
     # sliding-window attention: the windowed layers' share of kv_per_token keeps at most kv_window tokens
     kv_window: int = 0
     kv_windowed_share: float = 0.0
@@ -90,12 +91,12 @@ class LlmReplica:
         bw = self.bandwidth * u_bw
         compute = self.compute * u_mfu
         t_mem = (weight_read + b * kv_per_request) / bw
-        # other requests' prompts, spread over their lifetime, ride along in each step (with their
-        # tensor-parallel all-reduces, which compete with nothing else on the links)
+        # other requests' prompts, spread over their lifetime, ride along in each step; every
+        # token of the step, generated or prompt, goes through the tensor-parallel all-reduces
         flops = decode_flops * b + prompt_chunk * (b - 1)
-        comm = self.comm_per_prompt_token * self.input_tokens / out * (b - 1)
+        comm = self.comm_per_token * (b + self.input_tokens / out * (b - 1))
         tpot = max(t_mem, flops / compute + comm) + self.overhead
-        t_pre = max(prefill / compute + self.comm_per_prompt_token * self.input_tokens, self.active_bytes / bw)
+        t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
         ttft = t_pre + (tpot if b > 1 else self.overhead)
         latency = ttft + (out - 1) * tpot
         return Point(b, ttft, tpot, latency, b * out / latency)
@@ -105,7 +106,7 @@ class LlmReplica:
         """One prefill forward of ``tokens`` prompt tokens (of prompts of ``input_tokens``): its
         FLOPs and all-reduces, at least one weight read, plus the step overhead."""
         per_token = self._fixed[3] / max(self.input_tokens, 1)
-        t = tokens * (per_token / (self.compute * u_mfu) + self.comm_per_prompt_token)
+        t = tokens * (per_token / (self.compute * u_mfu) + self.comm_per_token)
         return max(t, self.active_bytes / (self.bandwidth * u_bw)) + self.overhead
 
 
