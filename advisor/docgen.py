@@ -46,6 +46,7 @@ FIELD_DOCS: dict[str, str] = {
     "model.layers": "Number of layers; estimated from params_b when absent.",
     "model.hidden_size": "Hidden (model) dimension; estimated from params_b when absent.",
     "model.kv_heads": "Key/value heads (grouped-query attention); sizes the KV cache.",
+    "model.experts_per_token": "Mixture of experts: routed experts each token goes to (top-k), which sizes the expert-parallel all-to-all of a serving replica spread over several chips. Default 2 (Mixtral); DeepSeek-V3 and Qwen3-MoE route to 8.",
     "model.attention": "Attention format, which sets the KV cache per token (optional; absent: grouped-query attention with model.kv_heads).",
     "model.attention.kind": "gqa (default) or mha: 2 x layers x kv_heads x head_dim values per token; mla (DeepSeek-V2/V3 multi-head latent attention): layers x (kv_lora_rank + rope_dim) values; sliding: like gqa, but windowed layers keep at most `window` tokens.",
     "model.attention.kv_heads": "Key/value heads (overrides model.kv_heads). Default: 8 for models of 7B parameters or more, else one per 128 of hidden size (full attention).",

@@ -38,6 +38,9 @@ HEAD_DIM = 128
 # 70,272 bytes for DeepSeek-V3 in bf16 (the "70 KB per token" of arXiv 2505.09343, Table 1).
 MLA_KV_LORA_RANK = 512
 MLA_ROPE_DIM = 64
+# MoE top-k without model.experts_per_token: Mixtral 8x7B routes each token to 2 experts
+# (arXiv 2401.04088); DeepSeek-V3 and Qwen3-MoE route to 8 and say so in their configs.
+DEFAULT_EXPERTS_PER_TOKEN = 2
 # Sliding-window attention without a stated window: Mistral 7B v0.1's 4096 tokens.
 DEFAULT_WINDOW = 4096
 # Depth/width of a dense transformer when layers/hidden_size are absent:
@@ -476,7 +479,7 @@ def estimate_inference(
     usable = cap * reserve
     e.memory_capacity_gb = acc.specs.memory_gib * GIB / 1e9
     e.hosts_per_replica = hosts_for(acc, count)
-    e.parallelism = {"data": 1, "tensor": count, "pipeline": 1, "expert": 1}
+    e.parallelism = {"data": 1, "tensor": count, "pipeline": 1, "expert": count if profile.model.architecture == "moe" else 1}
 
     llm = is_llm_inference(profile)
     fam_overhead = step_overhead(profile, acc, count, c)
@@ -651,7 +654,7 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         acc.specs.memory_bandwidth_gbps * 1e9 * count,
         (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count,
         step_overhead(profile, acc, count, c),
-        prefill_allreduce_s_per_token(acc, count, shape, c),
+        replica_comm_s_per_token(profile, acc, count, c),
         kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
         kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
     )
@@ -679,6 +682,31 @@ def kv_bytes_per_token(profile: Profile) -> float:
     att = profile.model.attention
     per_layer = shape.kv_dim if att is not None and att.kind == "mla" else 2.0 * shape.kv_dim
     return shape.layers * per_layer * kv_bytes
+
+
+def replica_comm_s_per_token(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
+    """Seconds per token of a replica's activation traffic: a dense model's tensor-parallel
+    all-reduces; a mixture of experts keeps the attention's all-reduces (half of them) and sends
+    each token to its top-k experts and back, an all-to-all over the whole replica (expert
+    parallelism, as vLLM --enable-expert-parallel and SGLang serve DeepSeek-V3)."""
+    shape = model_shape(profile)
+    allreduce = prefill_allreduce_s_per_token(acc, count, shape, c)
+    if profile.model.architecture != "moe" or count <= 1:
+        return allreduce
+    return allreduce / 2.0 + expert_all_to_all_s_per_token(profile, acc, count, c)
+
+
+def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
+    """Dispatch and combine of one token: top-k x hidden x 2 bytes each way per layer, the share
+    bound for another chip of the fast domain over its interconnect (one direction) and the share
+    bound for another node or slice over the scale-out network."""
+    shape = model_shape(profile)
+    k = profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN
+    per_layer = 2.0 * k * shape.hidden * 2.0
+    fast = min(count, acc.node_chips)
+    link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
+    out = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value
+    return shape.layers * per_layer * ((fast - 1) / count / link + (count - fast) / count / out)
 
 
 def prefill_allreduce_s_per_token(acc: Accelerator, count: int, shape: Shape, c: Constants) -> float:

@@ -86,6 +86,7 @@ class Model(Strict):
     hidden_size: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] | None = None
     kv_heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
     attention: Attention | None = None
+    experts_per_token: Annotated[int, Field(strict=True, gt=0, le=1_000)] | None = None  # MoE top-k routing
     context_tokens: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
     # FLOPs of one forward pass over one sample (a 224x224 image for ResNet-152: ~23e9); training
     # counts 3x (forward and backward), serving 1x per request.

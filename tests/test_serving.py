@@ -289,3 +289,27 @@ def test_fp8_on_a_chip_without_fp8_is_served_weight_only() -> None:
     a100 = estimate(p, CAT.get("a100-80gb"), 1, C)
     assert any("no FP8 arithmetic" in w for w in a100.warnings)
     assert not any("no FP8 arithmetic" in w for w in estimate(p, CAT.get("h100"), 1, C).warnings)
+
+
+def test_deepseek_v3_serving_pays_the_expert_all_to_all() -> None:
+    from advisor.estimator import (
+        expert_all_to_all_s_per_token,
+        llm_replica,
+        model_shape,
+        prefill_allreduce_s_per_token,
+    )
+
+    p = chat(model={**DEEPSEEK_V3, "experts_per_token": 8}, inference={"input_tokens": 2048, "output_tokens": 512, "peak_qps": 2})
+    h200, h100 = CAT.get("h200"), CAT.get("h100")
+    one = estimate(p, h200, 8, C)
+    two = estimate(p, h100, 16, C)
+    assert one.parallelism is not None and one.parallelism["expert"] == 8 and one.parallelism["tensor"] == 8
+    assert two.parallelism is not None and two.parallelism["expert"] == 16 and two.hosts_per_replica == 2
+    # per token: 61 layers x 2 (dispatch, combine) x 8 experts x 7168 x 2 bytes; on 8 H200 over NVLink
+    # (450 GB/s one way) for 7 of 8 destinations
+    a2a = expert_all_to_all_s_per_token(p, h200, 8, C)
+    assert a2a == pytest.approx(61 * 2 * 8 * 7168 * 2 * (7 / 8) / 450e9)
+    assert llm_replica(p, h200, 8, C).comm_per_token == pytest.approx(a2a + prefill_allreduce_s_per_token(h200, 8, model_shape(p), C) / 2)
+    # on 2 H100 nodes half the destinations sit across InfiniBand: the all-to-all costs far more
+    assert expert_all_to_all_s_per_token(p, h100, 16, C) > 5 * a2a
+    assert (two.at_concurrency_1 or {})["ttft_ms"] > (one.at_concurrency_1 or {})["ttft_ms"]
