@@ -9,8 +9,12 @@ docs/estimator.md "Inference" explains the model and its sources:
   fixed per-step overhead of the serving stack;
 * attention FLOPs grow with the context (4 x layers x hidden per token per
   token of context), so long prompts cost what they cost;
+* every token pays the replica's activation traffic (tensor-parallel
+  all-reduces, MoE all-to-all) at its links' bandwidth (comm_per_token);
 * TTFT = the prompt's prefill (compute-bound, at least one weight read) plus
-  one step of waiting; latency = TTFT + (output - 1) x TPOT;
+  one step of waiting; latency = TTFT + (output - 1) x TPOT; prompts that
+  arrive together queue FCFS in forwards of the stack's prefill token budget
+  (closed_loop_prefill);
 * the operating point follows the load: replicas so that each runs at most at
   the target utilisation of the concurrency its latency target allows, then
   the concurrency each replica actually sees at peak from Little's law
