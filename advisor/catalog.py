@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from advisor.errors import InputError, Problem
+from advisor.families import family, sized
 from advisor.knowledge import builtin_rules_dir
 from advisor.models import Strict
 from advisor.validation import did_you_mean, problems_from
@@ -85,6 +86,8 @@ class Shapes(Strict):
     partial_node_counts: list[Annotated[int, Field(ge=1, le=1024)]] | None = None
     max_nodes: Annotated[int, Field(ge=1, le=100_000)] | None = None
     machine_types: dict[int, Annotated[str, Field(max_length=64)]] | None = None
+    # the cloud whose instance names machine_types are; elsewhere shapes get generic names
+    machine_types_cloud: Cloud | None = None
     source: SourceIds
     as_of: dt.date
     note: Annotated[str, Field(max_length=4000)] | None = None
@@ -117,7 +120,8 @@ _SHAPES: dict[int, tuple[Accelerator, list[int]]] = {}  # real shapes per catalo
 
 class Accelerator(Strict):
     id: Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
-    device: Literal["tpu", "gpu", "cpu"]
+    # a sized family of rules/families.yaml (tpu, gpu, cpu)
+    device: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=32)]
     name: Annotated[str, Field(min_length=1, max_length=200)]
     vendor: Annotated[str, Field(min_length=1, max_length=64)]
     aliases: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list)
@@ -131,12 +135,18 @@ class Accelerator(Strict):
     local: bool = False
     note: Annotated[str, Field(max_length=4000)] | None = None
 
+    @field_validator("device")
+    @classmethod
+    def _known_family(cls, v: str) -> str:
+        if v not in sized():
+            raise ValueError(f"device {v!r} is not a family with catalog shapes in rules/families.yaml ({', '.join(sized())})")
+        return v
+
     @model_validator(mode="after")
     def _shape_kind(self) -> Accelerator:
-        if self.device == "tpu" and not self.shapes.slices:
-            raise ValueError("a TPU entry needs shapes.slices")
-        if self.device != "tpu" and not (self.shapes.gpus_per_node and self.shapes.partial_node_counts):
-            raise ValueError(f"a {self.device.upper()} entry needs shapes.gpus_per_node and shapes.partial_node_counts (chips or instances per node)")
+        problem = family(self.device).shapes.validate(self.device, self.shapes)
+        if problem:
+            raise ValueError(problem)
         return self
 
     @property
@@ -161,9 +171,7 @@ class Accelerator(Strict):
     @property
     def node_chips(self) -> int:
         """Chips in one fast domain: a GPU node (NVLink) or, for TPUs, the largest single slice (ICI)."""
-        if self.device == "tpu":
-            return max(sl.chips for sl in self.shapes.slices or [])
-        return self.shapes.gpus_per_node or 8
+        return family(self.device).shapes.node_chips(self.shapes)
 
     def max_chips(self) -> int:
         """The largest real shape: the largest published multislice / cluster for this chip."""
@@ -175,16 +183,7 @@ class Accelerator(Strict):
         hit = _SHAPES.get(id(self))
         if hit is not None and hit[0] is self:
             return hit[1]
-        s = self.shapes
-        if self.device == "tpu":
-            found = {sl.chips for sl in s.slices or []}
-            for sl in s.slices or []:
-                if (sl.hosts or 1) > 1:  # multislice needs multi-host slices
-                    found.update(k * sl.chips for k in range(2, s.max_slices + 1))
-        else:
-            per = s.gpus_per_node or 8
-            found = set(s.partial_node_counts or []) | {k * per for k in range(1, max(s.max_nodes or 1, 1) + 1)}
-        out = sorted(found)
+        out = sorted(family(self.device).shapes.real_shapes(self.shapes))
         _SHAPES[id(self)] = (self, out)
         return out
 
@@ -202,23 +201,22 @@ class Accelerator(Strict):
 
     def counts(self) -> list[int]:
         """Representative real shapes, roughly doubling, from the smallest to the largest."""
-        s = self.shapes
-        if self.device == "tpu":
-            out = sorted({sl.chips for sl in s.slices or []})
-            k, top = 2, out[-1]
-            while k <= s.max_slices:
-                out.append(k * top)
-                k *= 2
-        else:
-            assert s.gpus_per_node and s.partial_node_counts
-            out = sorted(set(s.partial_node_counts))
-            nodes = 2
-            while nodes <= (s.max_nodes or 1):
-                out.append(nodes * s.gpus_per_node)
-                nodes *= 2
+        out = family(self.device).shapes.ladder(self.shapes)
         if self.max_chips() not in out:
             out.append(self.max_chips())
         return out
+
+    def hosts(self, count: int) -> int:
+        """Hosts (VMs or servers) one configuration of ``count`` chips spans."""
+        return family(self.device).shapes.hosts(self, count)
+
+    def shape_name(self, count: int) -> str:
+        """The cloud's name for ``count`` chips (machine type, TPU accelerator type)."""
+        return family(self.device).shapes.shape_name(self, count)
+
+    def generic_shape_name(self, count: int) -> str:
+        """``count`` chips named without any cloud's machine types (another cloud, own servers)."""
+        return family(self.device).shapes.generic_shape_name(self, count)
 
     def slice_for(self, chips: int) -> Slice | None:
         for sl in self.shapes.slices or []:

@@ -21,7 +21,8 @@ from typing import Any
 from advisor import __version__
 from advisor.api import Context, check_accelerators
 from advisor.errors import InputError, Problem
-from advisor.estimator import Estimate, candidate_counts, estimate
+from advisor.estimator import HOURS_PER_MONTH, Estimate, candidate_counts, estimate
+from advisor.families import family
 from advisor.fmt import money
 from advisor.loading import LoadedProfile, profiles_from_docs
 from advisor.policy import Policy
@@ -399,7 +400,7 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
         add("proposal-over-budget", f"{prop.count} x {acc.id} for {prop.hours:g} h costs {money(result.proposal_cost)}{unit}, over the {money(budget)} budget.", line_of("hours"))
     if not acc.is_shape(prop.count):
         up = acc.round_up(prop.count)
-        unit = "slices (or identical multi-host slices over DCN)" if acc.device == "tpu" else f"{'/'.join(map(str, acc.shapes.partial_node_counts or []))} GPUs per VM and whole {acc.node_chips}-GPU nodes"
+        unit = family(acc.device).unit_text(acc.shapes)
         add("proposal-not-a-real-shape", f"{acc.id} comes in {unit}, up to {acc.max_chips():,} chips; {prop.count} will be provisioned as {up if up else 'more than the largest published cluster'}.", line_of("count"))
 
     # Compared with the best feasible alternative of any family the recommender allows.
@@ -423,16 +424,16 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
     if profile.is_training and est.hours and prop.hours > th.hours_over_estimate_factor * est.hours:
         add("proposal-hours-excessive", f"asks for {prop.hours:g} h; the estimate at {acc.id} x {prop.count} is {est.hours:,.1f} h (range {est.hours_low:,.1f}-{est.hours_high:,.1f} h). Propose about {math.ceil(est.hours_high or est.hours)} h.", line_of("hours"))
     if profile.inference is not None and profile.task == "inference":
-        month = profile.inference.hours_per_day * 730.0 / 24
+        month = profile.inference.hours_per_day * HOURS_PER_MONTH / 24
         if prop.hours > th.hours_over_estimate_factor * month:
             add("proposal-hours-excessive", f"asks for {prop.hours:g} h per month; the service runs {profile.inference.hours_per_day:g} h a day ({month:,.0f} h per month).", line_of("hours"))
-    other = {"tpu": "gpu", "gpu": "tpu"}.get(acc.device)
+    other = family(acc.device).rival
     if other and other not in excluded and rec.device == other:  # a note that agrees with the recommendation
         ob = rec.decision.best_by_device.get(other)
         if ob is not None and ob.cost_usd is not None and result.proposal_cost is not None and ob.cost_usd < result.proposal_cost:
             sp = choose_setup(profile, ctx.kb, other, setup_cloud(profile, ob))
             path = f" via setup path '{sp.id}' ({sp.title})" if sp else ""
-            add("cheaper-other-family", f"{other.upper()} option: {describe(ob)}{path}.", line_of("accelerator"))
+            add("cheaper-other-family", f"{family(other).name} option: {describe(ob)}{path}.", line_of("accelerator"))
 
     _apply_waivers(lp, findings, today, policy)
     # The report needs the verdict, its best configurations and setup path, not every candidate.

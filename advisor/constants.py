@@ -56,12 +56,19 @@ class Value(Strict):
 
 
 class MultiHostServing(Strict):
+    # per device family: the serving stacks that serve one replica from several hosts
     tpu: list[str]
     gpu: list[str]
+    cpu: list[str] = Field(default_factory=list)
     max_hosts_per_replica: Annotated[int, Field(ge=1)]
     cross_host_collective_us: Annotated[float, Field(gt=0)]
     source: SourceIds
     note: str | None = None
+
+    def stacks(self, device: str) -> list[str]:
+        """Stacks that serve a multi-host replica on ``device``'s family."""
+        found: list[str] = getattr(self, device, [])
+        return found
 
 
 class PrefillBudget(Strict):
@@ -91,6 +98,16 @@ class InferenceConstants(Strict):
     max_concurrency: Value
     multi_host_serving: MultiHostServing
     prefill_token_budget: PrefillBudget | None = None
+
+    def decode_utilisation(self, key: str | None) -> Range:
+        """The decode bandwidth utilisation of a family (rules/families.yaml decode_utilisation)."""
+        own = getattr(self, f"{key}_decode_bandwidth_utilisation", None) if key else None
+        return own or self.decode_bandwidth_utilisation
+
+    def prefill_utilisation(self, key: str | None) -> Range:
+        """The LLM prefill MFU of a family (its own ``<key>_prefill_mfu`` where sourced)."""
+        own = getattr(self, f"{key}_prefill_mfu", None) if key else None
+        return own or self.prefill_mfu
 
 
 class FineTuning(Strict):

@@ -26,6 +26,7 @@ from typing import Any
 from advisor import serving, sizing
 from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants, Range
+from advisor.families import family
 from advisor.models import Profile
 
 GIB = 1024**3
@@ -152,20 +153,7 @@ def _r(value: float | None, digits: int = 3) -> float | None:
 
 def stack_for(profile: Profile, device: str) -> str:
     """The software stack whose utilisation applies on ``device``."""
-    fw = profile.software.framework
-    if device == "tpu":
-        if fw in ("jax", "keras"):
-            return "jax"
-        if fw == "tensorflow":
-            return "tensorflow"
-        return "pytorch-xla"
-    if {"megatron", "deepspeed"} & set(profile.software.cuda_libraries):
-        return "megatron"
-    if fw == "jax":
-        return "jax"
-    if fw == "tensorflow":
-        return "tensorflow"
-    return "pytorch"
+    return family(device).stack(profile.software.framework, profile.software.cuda_libraries)
 
 
 def training_mfu(c: Constants, acc: Accelerator, stack: str) -> Range:
@@ -298,11 +286,12 @@ def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> 
 
 
 def offered_on(acc: Accelerator, clouds: list[str]) -> bool:
-    """Where the catalog says it is offered (else where it is priced); TPUs only on Google Cloud."""
+    """Where the family and the catalog say it is offered (else where it is priced)."""
     if acc.local:
         return True  # the user's own machine
-    if acc.device == "tpu":
-        return "gcp" in clouds
+    sold = family(acc.device).sold_on(clouds)
+    if sold is not None:
+        return sold
     if "on-prem" in clouds:
         return True
     if acc.clouds:
@@ -313,27 +302,11 @@ def offered_on(acc: Accelerator, clouds: list[str]) -> bool:
 
 def hosts_for(acc: Accelerator, count: int) -> int:
     """Hosts (VMs or servers) one configuration of ``count`` chips spans."""
-    if acc.device == "tpu":
-        sl = acc.slice_for(count)
-        if sl is not None:
-            return max(1, math.ceil(sl.hosts or 1))
-        return max(1, math.ceil(count / 4))  # multislice: 4-chip hosts
-    return max(1, math.ceil(count / acc.node_chips))
+    return acc.hosts(count)
 
 
 def shape_name(acc: Accelerator, count: int) -> str:
-    if acc.device == "tpu":
-        sl = acc.slice_for(count)
-        if sl is not None:
-            return sl.accelerator_type
-        biggest = max(acc.shapes.slices or [], key=lambda s: s.chips)
-        return f"{count // biggest.chips} x {biggest.accelerator_type}"
-    per = acc.shapes.gpus_per_node or 8
-    mt = acc.shapes.machine_types or {}
-    if count <= per:
-        return mt.get(count) or f"{count} x {acc.id}"
-    nodes = count // per
-    return f"{nodes} x {mt.get(per) or f'{per} x {acc.id}'}"
+    return acc.shape_name(count)
 
 
 # --------------------------------------------------------------------------- training
@@ -398,7 +371,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     size_factor = small.value if profile.active_params_b < small.applies_below_params_b else 1.0
     peak = acc.peak_flops(precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
     ov = c.estimator.overheads
-    compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if acc.device == "tpu" else 0.0)
+    compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if family(acc.device).compiles else 0.0)
 
     state, activations, overhead, mem_notes = _training_memory(profile, c, shape, method)
     plan, per_chip = sizing.plans(
@@ -463,11 +436,11 @@ def estimate_inference(
     inf = profile.inference
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference", owned_chips=owned_chips)
     ic = c.estimator.inference
-    family_mbu = {"tpu": ic.tpu_decode_bandwidth_utilisation, "cpu": ic.cpu_decode_bandwidth_utilisation}.get(acc.device)
-    mbu = family_mbu or ic.decode_bandwidth_utilisation
+    fam_key = family(acc.device).decode_utilisation  # the family's own constants (tpu_..., cpu_...)
+    mbu = ic.decode_utilisation(fam_key)
     # LLM prefill has a per-family figure (fitted on LLM serving stacks); other request models keep
     # the shared one
-    pre = ({"tpu": ic.tpu_prefill_mfu}.get(acc.device) if is_llm_inference(profile) else None) or ic.prefill_mfu
+    pre = ic.prefill_utilisation(fam_key) if is_llm_inference(profile) else ic.prefill_mfu
     reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
     peak = acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops  # no FP64 rate: flagged below
     bw = acc.specs.memory_bandwidth_gbps * 1e9 * count
@@ -484,9 +457,8 @@ def estimate_inference(
     llm = is_llm_inference(profile)
     fam_overhead = step_overhead(profile, acc, count, c)
     if e.hosts_per_replica > 1 and not multi_host_ok(profile, acc, c):
-        mh = ic.multi_host_serving
-        stacks = ", ".join(mh.tpu if acc.device == "tpu" else mh.gpu)
-        e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {acc.device.upper()}; {e.hosts_per_replica} hosts need {stacks}"
+        stacks = ", ".join(ic.multi_host_serving.stacks(acc.device))
+        e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {family(acc.device).name}; {e.hosts_per_replica} hosts need {stacks}"
     replica: serving.LlmReplica | serving.RequestReplica
     if llm:
         shape = model_shape(profile)
@@ -627,7 +599,7 @@ def step_overhead(profile: Profile, acc: Accelerator, count: int, c: Constants) 
     slice: a multi-host TPU slice is still one ICI torus) two more at the scale-out network's floor."""
     ic = c.estimator.inference
     layers = model_shape(profile).layers
-    if acc.device == "tpu":
+    if family(acc.device).serving_overhead == "per_step":
         t = ic.tpu_step_overhead_ms.value / 1000.0
     else:
         t = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
@@ -787,10 +759,10 @@ def _price(
         e.warnings.append(p.warning)
     if p.unavailable:
         e.why_not = f"{e.count} chips not offered: {p.unavailable}"
-    if acc.device == "gpu" and (p.cloud or ("gcp" if "gcp" in profile.deployment.clouds else "other")) != "gcp":
-        # GCP machine types do not name another cloud's instances or your own servers.
-        per = acc.shapes.gpus_per_node or 8
-        e.shape = f"{e.count} x {acc.id}" if e.count <= per else f"{e.count // per} nodes x {per} {acc.id}"
+    named_on = acc.shapes.machine_types_cloud
+    if named_on is not None and named_on != (p.cloud or ("gcp" if "gcp" in profile.deployment.clouds else "other")):
+        # one cloud's machine types do not name another cloud's instances or your own servers
+        e.shape = acc.generic_shape_name(e.count)
     if p.usd is None:
         return
     e.usd_per_chip_hour, e.price_cloud, e.price_kind = p.usd, p.cloud, p.kind
@@ -943,7 +915,7 @@ def multi_host_ok(profile: Profile, acc: Accelerator, c: Constants) -> bool:
     """Whether the profile's serving stack serves one replica from several hosts on this family."""
     mh = c.estimator.inference.multi_host_serving
     stack = profile.software.serving_stack
-    return stack == "none" or stack in (mh.tpu if acc.device == "tpu" else mh.gpu)
+    return stack == "none" or stack in mh.stacks(acc.device)
 
 
 def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[int]:

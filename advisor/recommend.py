@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import __version__, trust, whatif
+from advisor import __version__, clouds, families, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
@@ -29,10 +29,6 @@ from advisor.fmt import hours, money, safe_name
 from advisor.knowledge import KnowledgeBase, Rule, SetupPath
 from advisor.models import Profile
 
-DEVICES = ("tpu", "gpu", "cpu", "edge")
-SIZED = ("tpu", "gpu", "cpu")  # families with catalog configurations; edge is advice only
-# Tie-break order: the general-purpose family first (seed:S-B2).
-_PREFERENCE = {"gpu": 3, "tpu": 2, "cpu": 1, "edge": 0}
 ESTIMATOR_SOURCE = "docs/estimator.md"  # the estimator and scoring policy, shipped with the project
 
 
@@ -127,6 +123,11 @@ class Recommendation:
         return self.decision.device
 
     @property
+    def device_name(self) -> str:
+        """The verdict's family as shown to users (``TPU``)."""
+        return families.name(self.device)
+
+    @property
     def estimate(self) -> Estimate | None:
         return self.decision.chosen
 
@@ -184,86 +185,110 @@ def describe(e: Estimate) -> str:
 def _quantitative(
     profile: Profile, cands: list[Estimate], c: Constants, excluded: set[str]
 ) -> tuple[list[Contribution], dict[str, Estimate | None], tuple[Estimate, Estimate, str] | None]:
+    """Estimates as evidence: the two leading accelerator families against each other, a host
+    family (CPU) against the best accelerator, and a penalty for a family with nothing feasible."""
     objective = profile.goal.optimize
-    best_by = {dev: best(cands, objective, c, dev) for dev in SIZED}
-    out: list[Contribution] = _cpu_against_accelerators(profile, cands, best_by, c, excluded)
-    tpu, gpu = best_by["tpu"], best_by["gpu"]
-    live = [d for d in ("tpu", "gpu") if d not in excluded]
+    best_by = {dev: best(cands, objective, c, dev) for dev in families.sized()}
+    out: list[Contribution] = _hosts_against_accelerators(profile, best_by, c, excluded)
+    accel = [d for d in families.of_role("accelerator") if d in best_by]
+    live = [d for d in accel if d not in excluded]
     if len(live) < 2:
         return out, best_by, None
+    what = "time" if objective == "time" else "cost"
+    ranked = sorted(
+        [d for d in live if best_by[d] is not None],
+        key=lambda d: (trust.compared(best_by[d], what) or math.inf, d),  # type: ignore[arg-type]
+    )
     quant: tuple[Estimate, Estimate, str] | None = None
-    if tpu and gpu:
-        what = "time" if objective == "time" else "cost"
-        a, b = trust.compared(tpu, what), trust.compared(gpu, what)
+    if len(ranked) >= 2:
+        pair = sorted(ranked[:2], key=accel.index)  # in the data file's order, for stable wording
+        first, second = best_by[pair[0]], best_by[pair[1]]
+        assert first is not None and second is not None
+        a, b = trust.compared(first, what), trust.compared(second, what)
         if a and b and a > 0 and b > 0:
-            quant = (tpu, gpu, what)
-            pts = trust.ratio_points(a, b, what, profile, c)
-            winner = "tpu" if b > a else "gpu"
-            good, bad = (tpu, gpu) if winner == "tpu" else (gpu, tpu)
-            factor = max(b / a, a / b)
-            diff = f" (${abs(a - b):,.0f} apart, {trust.materiality(a, b, profile, c):.0%} material)" if what == "cost" else ""
-            if abs(pts) >= c.scoring.tie_points.value:
-                out.append(Contribution(
-                    rule=f"estimate-{what}-ratio",
-                    device=winner,
-                    points=abs(pts),
-                    title=f"Estimated {what}: best {winner.upper()} vs best {('gpu' if winner == 'tpu' else 'tpu').upper()}",
-                    reason=f"{describe(good)}; {describe(bad)} ({factor:.1f}x the {what}){diff}.",
-                    sources=(ESTIMATOR_SOURCE,),
-                ))
-            else:
-                out.append(Contribution(
-                    rule=f"estimate-{what}-tie",
-                    device=winner,
-                    points=0.0,
-                    title=f"Estimated {what}: a tie",
-                    reason=f"{describe(good)}; {describe(bad)}{diff}: too small a difference to decide, so the qualitative reasons do.",
-                    sources=(ESTIMATOR_SOURCE,),
-                ))
-    for dev, other in (("tpu", "gpu"), ("gpu", "tpu")):
-        if best_by[dev] is None and best_by[other] is not None:
-            mine = [x for x in cands if x.device == dev]
-            why = _closest_why(mine)
-            near = closest(mine)
-            penalty = trust.budget_penalty(near, profile, c)
-            out.append(
-                Contribution(
-                    rule="estimate-no-feasible-configuration",
-                    device=dev,
-                    points=-penalty,
-                    title=f"No feasible {dev.upper()} configuration",
-                    reason=f"No {dev.upper()} shape in the catalog meets this workload: {why}."
-                    + (" Only the budget fails, so the penalty scales with the overrun." if penalty < c.scoring.no_feasible_penalty.value else ""),
-                    sources=(ESTIMATOR_SOURCE,),
-                )
-            )
+            quant = (first, second, what)
+            out.append(_ratio_contribution(first, second, a, b, what, profile, c))
+    if any(best_by[d] is not None for d in live):
+        for dev in live:
+            if best_by[dev] is None:
+                out.append(_no_feasible(dev, cands, profile, c))
     return out, best_by, quant
 
 
-def _cpu_against_accelerators(
-    profile: Profile, cands: list[Estimate], best_by: dict[str, Estimate | None], c: Constants, excluded: set[str],
-) -> list[Contribution]:
-    """CPU instances compete on numbers: the best CPU configuration against the cheaper of the
-    best TPU and GPU ones, with the same materiality rule as TPU against GPU."""
-    cpu = best_by.get("cpu")
-    accel = [b for d, b in best_by.items() if d in ("tpu", "gpu") and d not in excluded and b is not None and b.priced]
-    if "cpu" in excluded or cpu is None or not cpu.priced or not accel or cpu.cost_usd is None:
-        return []
-    other = min(accel, key=lambda x: (x.cost_usd or math.inf, x.accelerator))
-    a, b = other.cost_usd or 0.0, cpu.cost_usd
-    pts = trust.ratio_points(a, b, "cost", profile, c)  # > 0: the accelerator is cheaper
-    if abs(pts) < c.scoring.tie_points.value:
-        return []
-    # the points go to (or come off) the CPU alone: the TPU/GPU comparison is scored on its own
-    good, bad = (cpu, other) if pts < 0 else (other, cpu)
-    return [Contribution(
-        rule="estimate-cpu-cost-ratio",
-        device="cpu",
-        points=-pts,
-        title=f"Estimated cost: best CPU vs best accelerator ({'CPU' if pts < 0 else other.device.upper()} cheaper)",
-        reason=f"{describe(good)}; {describe(bad)} ({max(a, b) / max(min(a, b), 1e-9):.1f}x the cost, ${abs(a - b):,.0f} apart).",
+def _ratio_contribution(
+    first: Estimate, second: Estimate, a: float, b: float, what: str, profile: Profile, c: Constants,
+) -> Contribution:
+    pts = trust.ratio_points(a, b, what, profile, c)
+    good, bad = (first, second) if b > a else (second, first)
+    winner, loser = families.name(good.device), families.name(bad.device)
+    factor = max(b / a, a / b)
+    diff = f" (${abs(a - b):,.0f} apart, {trust.materiality(a, b, profile, c):.0%} material)" if what == "cost" else ""
+    if abs(pts) >= c.scoring.tie_points.value:
+        return Contribution(
+            rule=f"estimate-{what}-ratio",
+            device=good.device,
+            points=abs(pts),
+            title=f"Estimated {what}: best {winner} vs best {loser}",
+            reason=f"{describe(good)}; {describe(bad)} ({factor:.1f}x the {what}){diff}.",
+            sources=(ESTIMATOR_SOURCE,),
+        )
+    return Contribution(
+        rule=f"estimate-{what}-tie",
+        device=good.device,
+        points=0.0,
+        title=f"Estimated {what}: a tie",
+        reason=f"{describe(good)}; {describe(bad)}{diff}: too small a difference to decide, so the qualitative reasons do.",
         sources=(ESTIMATOR_SOURCE,),
-    )]
+    )
+
+
+def _no_feasible(dev: str, cands: list[Estimate], profile: Profile, c: Constants) -> Contribution:
+    mine = [x for x in cands if x.device == dev]
+    why = _closest_why(mine)
+    near = closest(mine)
+    penalty = trust.budget_penalty(near, profile, c)
+    name = families.name(dev)
+    return Contribution(
+        rule="estimate-no-feasible-configuration",
+        device=dev,
+        points=-penalty,
+        title=f"No feasible {name} configuration",
+        reason=f"No {name} shape in the catalog meets this workload: {why}."
+        + (" Only the budget fails, so the penalty scales with the overrun." if penalty < c.scoring.no_feasible_penalty.value else ""),
+        sources=(ESTIMATOR_SOURCE,),
+    )
+
+
+def _hosts_against_accelerators(
+    profile: Profile, best_by: dict[str, Estimate | None], c: Constants, excluded: set[str],
+) -> list[Contribution]:
+    """Host families (CPU instances) compete on numbers: the best host configuration against the
+    cheaper of the best accelerator ones, with the same materiality rule as between accelerators."""
+    accel = [
+        b for d, b in best_by.items()
+        if families.family(d).role == "accelerator" and d not in excluded and b is not None and b.priced
+    ]
+    out: list[Contribution] = []
+    for dev in families.of_role("host"):
+        host = best_by.get(dev)
+        if dev in excluded or host is None or not host.priced or not accel or host.cost_usd is None:
+            continue
+        other = min(accel, key=lambda x: (x.cost_usd or math.inf, x.accelerator))
+        a, b = other.cost_usd or 0.0, host.cost_usd
+        pts = trust.ratio_points(a, b, "cost", profile, c)  # > 0: the accelerator is cheaper
+        if abs(pts) < c.scoring.tie_points.value:
+            continue
+        # the points go to (or come off) the host family alone: the accelerators are scored on their own
+        good, bad = (host, other) if pts < 0 else (other, host)
+        out.append(Contribution(
+            rule=f"estimate-{dev}-cost-ratio",
+            device=dev,
+            points=-pts,
+            title=f"Estimated cost: best {families.name(dev)} vs best accelerator ({families.name(good.device)} cheaper)",
+            reason=f"{describe(good)}; {describe(bad)} ({max(a, b) / max(min(a, b), 1e-9):.1f}x the cost, ${abs(a - b):,.0f} apart).",
+            sources=(ESTIMATOR_SOURCE,),
+        ))
+    return out
 
 
 def _closest_why(cands: list[Estimate]) -> str:
@@ -294,23 +319,24 @@ def decide(
     if cands is None:
         cands = all_candidates(profile, catalog, c)
     if profile.deployment.accelerators:
-        for dev in SIZED:
+        for dev in families.sized():
             if not any(x.device == dev for x in cands):
                 excluded.append(Exclusion(
-                    dev, "deployment-accelerators", f"deployment.accelerators lists no {dev.upper()} accelerator",
-                    ("profile: deployment.accelerators",), f"add a {dev.upper()} catalog id to deployment.accelerators",
+                    dev, "deployment-accelerators", f"deployment.accelerators lists no {families.name(dev)} accelerator",
+                    ("profile: deployment.accelerators",), f"add a {families.name(dev)} catalog id to deployment.accelerators",
                 ))
     out_set = {x.device for x in excluded}
     quant_ctr, best_by, quant = _quantitative(profile, cands, c, out_set)
     contributions.extend(quant_ctr)
-    scores = {d: 0.0 for d in DEVICES}
-    base = {d: 0.0 for d in DEVICES}  # without the estimate ratio: what the confidence scenarios vary
+    every = families.ids()
+    scores = {d: 0.0 for d in every}
+    base = {d: 0.0 for d in every}  # without the estimate ratio: what the confidence scenarios vary
     for ctr in contributions:
         scores[ctr.device] += ctr.points
         if not ctr.rule.startswith(("estimate-cost-ratio", "estimate-time-ratio")):
             base[ctr.device] += ctr.points
-    live = [d for d in DEVICES if d not in out_set] or list(DEVICES)
-    ranked = sorted(live, key=lambda d: (scores[d], _PREFERENCE[d]), reverse=True)
+    live = [d for d in every if d not in out_set] or list(every)
+    ranked = sorted(live, key=lambda d: (scores[d], families.family(d).preference), reverse=True)
     device = ranked[0]
     margin = scores[device] - scores[ranked[1]] if len(ranked) > 1 else math.inf
     contributions.sort(key=lambda x: (-abs(x.points), x.rule, x.device))
@@ -363,8 +389,7 @@ def setup_cloud(profile: Profile, est: Estimate | None) -> str:
         return est.price_cloud
     if profile.deployment.local or (est is not None and est.owned_chips is not None):
         return "on-prem"  # the team's own hardware
-    clouds = list(profile.deployment.clouds)
-    return "gcp" if "gcp" in clouds else clouds[0]
+    return clouds.preferred(profile.deployment.clouds)
 
 
 def choose_setup(profile: Profile, kb: KnowledgeBase, device: str, cloud: str | None = None) -> SetupPath | None:
@@ -381,13 +406,14 @@ def choose_setup(profile: Profile, kb: KnowledgeBase, device: str, cloud: str | 
 
 def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None) -> dict[str, str]:
     slug = safe_name(profile.name)
-    gcp = "gcp" in profile.deployment.clouds
-    # Defaults: Google Cloud's us-central1, or AWS's us-east-1 for a team without GCP.
-    region = profile.deployment.region or ("us-central1" if gcp else "us-east-1")
+    target = clouds.cloud(setup_cloud(profile, est))
+    gcp = target.id == "gcp"
+    # the profile's region, else the setup cloud's default (rules/clouds.yaml); none on-prem
+    region = profile.deployment.region or target.region or "local"
     values = {
         "project": "${PROJECT_ID}",
         "region": region,
-        "zone": f"{region}-a",
+        "zone": target.default_zone(region),
         "name": slug,
         "cluster": f"{slug}-cluster",
         "model": profile.model.hf_id or "YOUR_ORG/YOUR_MODEL",
@@ -416,21 +442,7 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         values["runtime_version"] = acc.deploy.runtime_version or ""
         values["gke_accelerator"] = acc.deploy.gke_accelerator or ""
         count = est.count if est else acc.counts()[0]
-        if acc.device == "tpu":
-            sl = acc.slice_for(count) or max(acc.shapes.slices or [], key=lambda s: s.chips)
-            values["accelerator_type"] = sl.accelerator_type
-            values["topology"] = sl.topology or ""
-            values["machine_type"] = sl.machine_type or ""
-            hosts = max(1, math.ceil(sl.hosts or 1))
-            values["hosts"] = str(hosts)
-            values["chips_per_host"] = str(max(1, sl.chips // hosts))
-        else:
-            per = acc.shapes.gpus_per_node or 8
-            mt = acc.shapes.machine_types or {}
-            on_node = min(count, per)
-            values["machine_type"] = mt.get(on_node) or mt.get(per) or ""
-            values["hosts"] = str(max(1, math.ceil(count / per)))
-            values["chips_per_host"] = str(on_node)
+        values.update(families.family(acc.device).shapes.host_layout(acc, count))
     return values
 
 
@@ -495,7 +507,7 @@ def recommend(
 ) -> Recommendation:
     decision, cands = decide(profile, kb, catalog, c)
     warnings: list[str] = []
-    if {x.device for x in decision.excluded} >= set(DEVICES):
+    if {x.device for x in decision.excluded} >= set(families.ids()):
         warnings.append(
             "every device family is excluded by a hard constraint; the verdict shows the best-scoring "
             "one regardless: resolve the conflicting constraints (see 'excluded')"
@@ -519,7 +531,7 @@ def recommend(
                 f"{near.accelerator} x {near.count} {near.why_not}; the verdict uses other hardware"
             )
     priced_somewhere = {x.accelerator for x in cands if x.usd_per_chip_hour is not None}
-    unpriced = sorted({x.accelerator for x in cands if x.device in SIZED and x.owned_chips is None} - priced_somewhere)
+    unpriced = sorted({x.accelerator for x in cands if x.device in families.sized() and x.owned_chips is None} - priced_somewhere)
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
     if decision.chosen is not None:

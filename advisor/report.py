@@ -17,11 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from advisor import __version__
+from advisor import __version__, families
 from advisor.api import Context
 from advisor.catalog import Catalog
 from advisor.errors import InputError, UsageError
 from advisor.estimator import Estimate
+from advisor.families import family
 from advisor.fmt import cell, hours, money
 from advisor.recommend import Recommendation, decide
 from advisor.yamlsrc import load_file
@@ -77,10 +78,9 @@ def _scaled_catalog(catalog: Catalog, device: str, factor: float) -> Catalog:
 
 def price_break_even(rec: Recommendation, ctx: Context) -> str | None:
     """The price cut at which the other accelerator family would win (recomputed, bisected)."""
-    device = rec.device
-    if device not in ("tpu", "gpu"):
+    other = family(rec.device).rival
+    if other is None:
         return None
-    other = "gpu" if device == "tpu" else "tpu"
     if other in {x.device for x in rec.decision.excluded} or rec.decision.best_by_device.get(other) is None:
         return None
 
@@ -89,7 +89,7 @@ def price_break_even(rec: Recommendation, ctx: Context) -> str | None:
         return d.device == other
 
     if not wins(0.05):
-        return f"Even at 5% of today's {other.upper()} prices the verdict stays {device.upper()}: the rules, not the prices, decide it."
+        return f"Even at 5% of today's {families.name(other)} prices the verdict stays {rec.device_name}: the rules, not the prices, decide it."
     lo, hi = 0.05, 1.0
     if wins(hi):
         return None
@@ -99,7 +99,7 @@ def price_break_even(rec: Recommendation, ctx: Context) -> str | None:
             lo = mid
         else:
             hi = mid
-    return f"{other.upper()} would win if its prices were {lo:.0%} of today's catalog prices or less (a {1 - lo:.0%} discount, e.g. committed-use or negotiated)."
+    return f"{families.name(other)} would win if its prices were {lo:.0%} of today's catalog prices or less (a {1 - lo:.0%} discount, e.g. committed-use or negotiated)."
 
 
 # --------------------------------------------------------------------------- view model
@@ -235,12 +235,12 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
 def _why_paragraph(rec: Recommendation) -> str:
     d = rec.decision
     scores = d.scores
-    live = [k for k in ("tpu", "gpu", "cpu", "edge") if k not in {x.device for x in d.excluded}]
+    live = [k for k in families.ids() if k not in {x.device for x in d.excluded}]
     runner = max((k for k in live if k != rec.device), key=lambda k: scores[k], default=None)
     top = [c for c in d.contributions if c.device == rec.device and c.points > 0][:3]
-    parts = [f"{rec.device.upper()} scores {scores[rec.device]:+.1f}"]
+    parts = [f"{families.name(rec.device)} scores {scores[rec.device]:+.1f}"]
     if runner:
-        parts.append(f"against {scores[runner]:+.1f} for {runner.upper()}")
+        parts.append(f"against {scores[runner]:+.1f} for {families.name(runner)}")
     text = " ".join(parts) + "."
     if d.excluded:
         ex = sorted({x.device.upper() for x in d.excluded})

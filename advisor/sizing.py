@@ -23,6 +23,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from advisor.families import family
+
 if TYPE_CHECKING:
     from advisor.catalog import Accelerator
     from advisor.constants import Constants
@@ -111,7 +113,8 @@ def plans(
     t = profile.training
     cap = acc.specs.memory_gib * GIB
     seqs = max(1, int(global_batch_tokens(profile, c) // t.seq_len))
-    domain = acc.node_chips if acc.device == "gpu" else _slice_domain(acc, n)
+    fam = family(acc.device)
+    domain = fam.shapes.domain(acc, n)
     tp_max = min(int(sc.max_model_parallel.value), domain, n)
     pp_max = min(int(sc.max_pipeline_parallel.value), max(layers, 1))
     n_params = profile.model.params_b * 1e9
@@ -150,16 +153,10 @@ def plans(
                 continue
             m = seqs // dp
             if crosses:
-                if acc.device == "tpu":
-                    # FSDP inside each slice (ICI), gradients all-reduced across slices over DCN.
-                    volume = 2.0 * 2.0 * n_params / max(domain, 1)
-                    fabric = "DCN between slices"
-                else:
-                    volume = grad_bytes * n_params / (tp * pp)
-                    fabric = "InfiniBand/RoCE between nodes"
-                exposed = max(0.0, volume / bw - hidden_time) / t_compute
+                volume = fam.shapes.scale_out_bytes(n_params, domain, grad_bytes, tp * pp)
+                exposed, fabric = max(0.0, volume / bw - hidden_time) / t_compute, fam.scale_out
             else:
-                exposed, fabric = 0.0, "NVLink inside one node" if acc.device == "gpu" else "ICI inside one slice"
+                exposed, fabric = 0.0, fam.fast_domain
             v = max(1, min(v_max, layers // pp))
             bubble = (pp - 1) / (v * m) if pp > 1 else 0.0
             plan = Plan(dp, tp, pp, m, exposed + tp_cost, bubble, goodput, fabric)
@@ -172,11 +169,3 @@ def plans(
     return p, (state_bytes / n + activation_bytes / p.tensor) * overhead
 
 
-def _slice_domain(acc: Accelerator, n: int) -> int:
-    """The ICI domain of a TPU configuration: the slice itself, or one slice of a multislice."""
-    if acc.slice_for(n) is not None:
-        return n
-    for sl in sorted(acc.shapes.slices or [], key=lambda s: -s.chips):
-        if n % sl.chips == 0 and (sl.hosts or 1) > 1:
-            return sl.chips
-    return acc.node_chips

@@ -20,6 +20,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from advisor.families import name
+
 if TYPE_CHECKING:
     from advisor.constants import Constants
     from advisor.estimator import Estimate
@@ -38,7 +40,7 @@ def materiality(a: float, b: float, profile: Profile, c: Constants) -> float:
 
 
 def ratio_points(a: float, b: float, what: str, profile: Profile, c: Constants) -> float:
-    """Signed points for TPU (value ``a``) against GPU (value ``b``): > 0 favours the TPU."""
+    """Signed points for the first family (value ``a``) against the second (``b``): > 0 favours the first."""
     if not (a > 0 and b > 0):
         return 0.0
     sc = c.scoring
@@ -96,7 +98,8 @@ def scenario_confidence(
     feasible: bool, profile: Profile, c: Constants,
 ) -> Confidence:
     """``base``: each family's score without the estimate-ratio contribution; ``quant``: the best
-    TPU, the best GPU and what they are compared on (None: no ratio contribution)."""
+    configurations of the two compared families (e.g. TPU and GPU) and what they are compared on
+    (None: no ratio contribution)."""
     sigma = c.scoring.confidence_scale_points.value
     others = [d for d in live if d != device]
     if not others:
@@ -105,11 +108,11 @@ def scenario_confidence(
     def margin(ft: float, fg: float) -> float:
         scores = dict(base)
         if quant is not None:
-            tpu, gpu, what = quant
-            a, b = compared(tpu, what), compared(gpu, what)
+            first, second, what = quant
+            a, b = compared(first, what), compared(second, what)
             if a and b:
                 pts = ratio_points(a * ft, b * fg, what, profile, c)
-                scores["tpu" if pts > 0 else "gpu"] += abs(pts)
+                scores[first.device if pts > 0 else second.device] += abs(pts)
         return scores[device] - max(scores[d] for d in others)
 
     total = 0.0
@@ -123,10 +126,12 @@ def scenario_confidence(
     if quant is not None:
         mid = margin(1.0, 1.0)
         points.append(("expected", 100 * _phi(mid / sigma)))
-        for fam, est in (("TPU", quant[0]), ("GPU", quant[1])):
+        for i, est in enumerate(quant[:2]):
+            assert not isinstance(est, str)
+            fam = name(est.device)
             for sc in ("low", "high"):
                 f = spread(est, quant[2], sc)
-                m = margin(f, 1.0) if fam == "TPU" else margin(1.0, f)
+                m = margin(f, 1.0) if i == 0 else margin(1.0, f)
                 points.append((f"{fam} {'optimistic' if sc == 'low' else 'pessimistic'}", 100 * _phi(m / sigma)))
                 side = "optimistic: high utilisation" if sc == "low" else "pessimistic: low utilisation"
                 swings.append((abs(m - mid), f"the {fam} estimate ({side}, {quant[2]} x{f:.2f}: margin {mid:+.1f} -> {m:+.1f} points)"))

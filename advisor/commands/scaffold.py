@@ -52,7 +52,7 @@ def scaffold_cmd(
     if _STATE.get("quiet"):
         return
     est = rec.estimate
-    what = f"{est.accelerator} x {est.count}" if est and rec.device in ("tpu", "gpu") else rec.device.upper()
+    what = f"{est.accelerator} x {est.count}" if est else rec.device_name
     used = path or (rec.setup.path.id if rec.setup else "")
     lines = [f"wrote {len(written)} files to {output} ({what}, setup path {used}):"]
     lines += [f"  {p}" for p in written]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.errors import InputError
+from advisor.families import family
 from advisor.infra.model import Parsed, Request
 from advisor.infra.names import NameIndex, topology_chips
 
@@ -325,7 +326,7 @@ def _node_pool(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str
     location = _str(ctx, req, "location", after.get("location"))
     req.region = _zone_region(location)
     hw = ctx.index.lookup(machine) if machine else None
-    tpu = hw is not None and hw.known and (ctx.index.catalog.accelerators[hw.accelerator or ""].device == "tpu")
+    tpu = hw is not None and hw.known and (family(ctx.index.catalog.accelerators[hw.accelerator or ""].device).shapes.kind == "slice")
     if tpu:
         assert hw is not None and machine is not None
         req.set_hardware(machine, hw)

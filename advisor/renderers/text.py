@@ -16,13 +16,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from advisor.families import family
 from advisor.fmt import hours, money
 
 if TYPE_CHECKING:
     from advisor.estimator import Estimate
     from advisor.recommend import Recommendation
 
-_COLOR = {"tpu": "green", "gpu": "cyan", "cpu": "yellow", "edge": "magenta"}
 
 
 def _value(t: Table, header: str, justify: str = "left", **kw: Any) -> None:
@@ -110,13 +110,13 @@ def candidates_table(rec: Recommendation, limit: int = 14) -> Table:
 
 
 def render_recommendation(rec: Recommendation, console: Console) -> None:
-    color = _COLOR.get(rec.device, "white")
+    color = family(rec.device).colour
     head = Text()
     head.append(f"{rec.profile.name}", style="bold")
     head.append(f"  ({rec.label})\n", style="dim")
     head.append(verdict_line(rec), style=f"bold {color}")
     head.append(f"\nconfidence {rec.confidence:.2f}   scores: ")
-    head.append("  ".join(f"{k} {v:+.1f}" for k, v in rec.decision.scores.items() if v or k in ("tpu", "gpu")))
+    head.append("  ".join(f"{k} {v:+.1f}" for k, v in rec.decision.scores.items() if v or family(k).role == "accelerator"))
     if rec.decision.sensitivity:
         head.append(f"\nmost sensitive to: {rec.decision.sensitivity}")
     if not rec.decision.feasible:

@@ -19,7 +19,7 @@
 set -euo pipefail
 
 # ---- settings: override any of them from the environment ---------------------
-REGION=${REGION:-us-central1}  # region of the bucket, cluster and image repository
+REGION=${REGION:-us-east-1}  # region of the bucket, cluster and image repository
 NAME=${NAME:-hybrid-ssm-research-prototype}  # prefix of every resource name
 MODEL_ID=${MODEL_ID:-YOUR_ORG/YOUR_MODEL}  # Hugging Face model id
 AMI=${AMI:-}  # needed by the steps that use it

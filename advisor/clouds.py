@@ -1,0 +1,60 @@
+"""Clouds (rules/clouds.yaml): default regions, SkyPilot and Kubernetes names, as data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+_FIELDS = {"name", "region", "zone", "skypilot", "kubernetes", "preference", "owned"}
+
+
+@dataclass(frozen=True)
+class Cloud:
+    id: str
+    name: str
+    region: str | None
+    zone: str | None
+    skypilot: str
+    kubernetes: str
+    preference: int
+    owned: bool
+
+    def default_zone(self, region: str) -> str:
+        return (self.zone or "").replace("{region}", region) or region
+
+
+def _build(cid: str, raw: dict[str, Any]) -> Cloud:
+    if set(raw) != _FIELDS:
+        raise ValueError(f"rules/clouds.yaml: cloud {cid}: fields {sorted(set(raw) ^ _FIELDS)}")
+    return Cloud(
+        id=cid, name=str(raw["name"]), region=raw["region"], zone=raw["zone"], skypilot=str(raw["skypilot"]),
+        kubernetes=str(raw["kubernetes"]), preference=int(raw["preference"]), owned=bool(raw["owned"]),
+    )
+
+
+@lru_cache(maxsize=1)
+def _registry() -> dict[str, Cloud]:
+    import yaml
+
+    from advisor.knowledge import builtin_rules_dir
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(builtin_rules_dir() / "clouds.yaml", encoding="utf-8") as fh:
+        data = yaml.load(fh, Loader=loader)  # a safe loader; bundled data
+    return {cid: _build(cid, raw) for cid, raw in data["clouds"].items()}
+
+
+def cloud(cid: str) -> Cloud:
+    return _registry()[cid]
+
+
+def ids() -> tuple[str, ...]:
+    return tuple(_registry())
+
+
+def preferred(allowed: Iterable[str]) -> str:
+    """The cloud a setup uses when no price decides: the highest preference, then the profile's order."""
+    order = list(allowed)
+    return max(order, key=lambda c: (cloud(c).preference, -order.index(c)))
