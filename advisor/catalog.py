@@ -99,10 +99,40 @@ class Price(Strict):
     usd_per_chip_hour: Annotated[float, Field(gt=0, le=10_000, allow_inf_nan=False)]
     region: Annotated[str, Field(max_length=64)] | None = None
     min_count: Annotated[int, Field(ge=1, le=100_000)] | None = None  # e.g. on-demand only as whole 8-GPU VMs
+    max_count: Annotated[int, Field(ge=1, le=100_000)] | None = None  # e.g. the 1-GPU size's rate, not a bigger VM's
     includes_host: bool = True
     source: SourceIds
     as_of: dt.date
     note: Annotated[str, Field(max_length=4000)] | None = None
+
+
+class Purchase(Strict):
+    """What buying one chip costs: a card's list price, or an 8-GPU server's price / 8."""
+
+    usd_per_chip: Positive
+    source: SourceIds
+    as_of: dt.date
+    note: Annotated[str, Field(max_length=4000)] | None = None
+
+
+class Assumed(Strict):
+    """One on-prem default: a value with its sources (none: an assumption the note explains)."""
+
+    value: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
+    source: list[Annotated[str, Field(min_length=1, max_length=80)]] = Field(default_factory=list, max_length=20)
+    note: Annotated[str, Field(min_length=1, max_length=4000)]
+
+
+class OnPremDefaults(Strict):
+    """Defaults for owning hardware; a profile's ``deployment.onprem`` overrides each."""
+
+    usd_per_kwh: Assumed
+    pue: Assumed
+    amortisation_years: Assumed
+    hosting_usd_per_chip_month: Assumed
+    local_pue: Assumed  # a machine at a desk: no data-centre cooling overhead
+    local_hosting_usd_per_chip_month: Assumed
+    hours_per_month: Assumed
 
 
 class Deploy(Strict):
@@ -133,7 +163,11 @@ class Accelerator(Strict):
     # A machine one person owns (workstation GPU, Apple silicon): a candidate only for
     # deployment.local profiles, and never for cloud ones.
     local: bool = False
+    # Buying it (on-prem and local machines): amortised into an equivalent $/chip-hour.
+    purchase: Purchase | None = None
     note: Annotated[str, Field(max_length=4000)] | None = None
+    # The catalog's on-prem defaults, attached when the catalog loads (not written in entries).
+    onprem_basis: OnPremDefaults | None = Field(default=None, exclude=True)
 
     @field_validator("device")
     @classmethod
@@ -228,7 +262,8 @@ class Accelerator(Strict):
         """Cheapest price of ``kind`` among ``clouds`` that applies to ``count`` chips; a region match is preferred."""
         found = [
             p for p in self.prices
-            if p.cloud in clouds and p.kind == kind and (count is None or p.min_count is None or count >= p.min_count)
+            if p.cloud in clouds and p.kind == kind and (count is None or (
+                (p.min_count is None or count >= p.min_count) and (p.max_count is None or count <= p.max_count)))
         ]
         if region:
             local = [p for p in found if p.region == region]
@@ -240,6 +275,7 @@ class CatalogFile(Strict):
     schema_version: Literal[1]
     as_of: dt.date
     sources: dict[str, SourceRef] = Field(default_factory=dict)
+    onprem: OnPremDefaults | None = None
     accelerators: list[Accelerator] = Field(default_factory=list)
 
 
@@ -249,6 +285,7 @@ class OverrideFile(Strict):
     schema_version: Literal[1] = 1
     as_of: dt.date | None = None
     sources: dict[str, SourceRef] = Field(default_factory=dict)
+    onprem: OnPremDefaults | None = None
     accelerators: list[dict[str, Any]] = Field(default_factory=list)
 
 
@@ -259,6 +296,7 @@ class Catalog:
     accelerators: dict[str, Accelerator]
     aliases: dict[str, str]
     files: list[str]
+    onprem: OnPremDefaults | None = None
 
     def resolve(self, name: str) -> str | None:
         key = name.strip().lower()
@@ -306,6 +344,8 @@ def _check_refs(doc: Document, acc: Accelerator, index: int, sources: dict[str, 
         (("accelerators", index, "shapes", "source"), acc.shapes.source),
     ]
     groups += [(("accelerators", index, "prices", i, "source"), p.source) for i, p in enumerate(acc.prices)]
+    if acc.purchase is not None:
+        groups.append((("accelerators", index, "purchase", "source"), acc.purchase.source))
     for loc, ids in groups:
         for sid in ids:
             if sid not in sources:
@@ -352,6 +392,9 @@ def load_catalog(overrides: list[str] | None = None) -> Catalog:
         raw[acc.id] = acc.model_dump(mode="json", exclude_none=True)
     as_of = base.as_of
     files = [path]
+    onprem = base.onprem
+    if onprem is not None:
+        _check_onprem_refs(doc, onprem, sources, problems)
     accelerators = {a.id: a for a in base.accelerators}
     for opath in overrides or []:
         odoc = _doc(opath)
@@ -361,6 +404,9 @@ def load_catalog(overrides: list[str] | None = None) -> Catalog:
             problems.extend(problems_from(exc, odoc, OverrideFile))
             continue
         sources.update(over.sources)
+        if over.onprem is not None:
+            onprem = over.onprem
+            _check_onprem_refs(odoc, onprem, sources, problems)
         if over.as_of and over.as_of > as_of:
             as_of = over.as_of
         aliases = _alias_map(accelerators)
@@ -385,7 +431,16 @@ def load_catalog(overrides: list[str] | None = None) -> Catalog:
         files.append(opath)
     if problems:
         raise InputError(problems)
-    return Catalog(as_of, sources, accelerators, _alias_map(accelerators), files)
+    if onprem is not None:
+        accelerators = {k: a.model_copy(update={"onprem_basis": onprem}) for k, a in accelerators.items()}
+    return Catalog(as_of, sources, accelerators, _alias_map(accelerators), files, onprem)
+
+
+def _check_onprem_refs(doc: Document, onprem: OnPremDefaults, sources: dict[str, SourceRef], problems: list[Problem]) -> None:
+    for name in OnPremDefaults.model_fields:
+        for sid in getattr(onprem, name).source:
+            if sid not in sources:
+                problems.append(doc.problem(("onprem", name, "source"), f"unknown source {sid!r}{did_you_mean(sid, sources)}"))
 
 
 def _alias_map(accelerators: dict[str, Accelerator]) -> dict[str, str]:

@@ -155,25 +155,6 @@ def estimate(
     render_estimate(est, _console())
 
 
-@app.command("catalog")
-def catalog_cmd(
-    fmt: Annotated[TextJson, typer.Option("--format", "-f")] = TextJson.text,
-    catalog: CatalogOpt = None,
-) -> None:
-    """The accelerator catalog: specs, shapes, prices, sources and as-of dates."""
-    from advisor.catalog import load_catalog
-
-    cat = load_catalog([str(c) for c in catalog or []])
-    if fmt is TextJson.json:
-        from advisor.renderers.json import catalog_json, dumps
-
-        _emit(dumps(catalog_json(cat)))
-        return
-    from advisor.renderers.text import render_catalog
-
-    render_catalog(cat, _console())
-
-
 @app.command()
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Workload profile(s), YAML.", show_default=False)],
@@ -550,6 +531,8 @@ from advisor.commands.authoring import init_cmd, rules_app, schema_cmd  # noqa: 
 app.command("init")(init_cmd)
 app.command("schema")(schema_cmd)
 app.add_typer(rules_app, name="rules", help="The knowledge base: list, show and test rules.")
+from advisor.commands.catalog import catalog_app  # noqa: E402
 from advisor.commands.scaffold import scaffold_cmd  # noqa: E402
 
 app.command("scaffold")(scaffold_cmd)
+app.add_typer(catalog_app, name="catalog")

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import serving, sizing
+from advisor import onprem, serving, sizing
 from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants, Range
 from advisor.families import family
@@ -246,14 +246,14 @@ class _Price:
         self.usd, self.cloud, self.kind, self.warning, self.unavailable = usd, cloud, kind, warning, unavailable
 
 
-_PRICE_MEMO: dict[tuple[int, tuple[str, ...], str, str | None, int], tuple[Accelerator, _Price]] = {}
+_PRICE_MEMO: dict[tuple[int, tuple[str, ...], str, str | None, int, Any], tuple[Accelerator, _Price]] = {}
 
 
 def price_for(profile: Profile, acc: Accelerator, count: int = 0) -> _Price:
     dep = profile.deployment
     # Only counts below a price's min_count can change the answer.
-    floor = max((p.min_count or 0 for p in acc.prices), default=0)
-    key = (id(acc), tuple(dep.clouds), dep.pricing, dep.region, min(count, floor))
+    floor = max((max(p.min_count or 0, (p.max_count or 0) + 1) for p in acc.prices), default=0)
+    key = (id(acc), tuple(dep.clouds), dep.pricing, dep.region, min(count, floor), dep.onprem)
     hit = _PRICE_MEMO.get(key)
     if hit is not None and hit[0] is acc:
         return hit[1]
@@ -265,6 +265,16 @@ def price_for(profile: Profile, acc: Accelerator, count: int = 0) -> _Price:
 
 
 def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> _Price:
+    """The cheapest of the clouds' price and, where on-prem is allowed, the amortised cost of owning it."""
+    dep = profile.deployment
+    cloud = _cloud_price_for(profile, acc, count)
+    own = onprem.rate(acc, dep.onprem) if "on-prem" in dep.clouds else None
+    if own is not None and (cloud.usd is None or own.usd_per_chip_hour < cloud.usd):
+        return _Price(own.usd_per_chip_hour, "on-prem", own.kind, None)
+    return cloud
+
+
+def _cloud_price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> _Price:
     clouds = list(profile.deployment.clouds)
     kind = profile.deployment.pricing
     region = profile.deployment.region
@@ -272,9 +282,11 @@ def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> 
     if p is not None:
         return _Price(p.usd_per_chip_hour, p.cloud, p.kind, None)
     whole = acc.price(clouds, kind, region)
-    if whole is not None and whole.min_count and count is not None and count < whole.min_count:
-        # Offered at this kind only in larger shapes (GCP on-demand H100: whole 8-GPU VMs).
-        return _Price(None, None, None, None, unavailable=f"{kind} on {whole.cloud} only from {whole.min_count} chips")
+    if whole is not None and count is not None:
+        # Offered at this kind only in other shapes (GCP on-demand H100: whole 8-GPU VMs; AWS g5: 1, 4 or 8 GPUs).
+        sizes = sorted({(q.min_count or 1, q.max_count) for q in acc.prices if q.cloud in clouds and q.kind == kind})
+        told = " or ".join(f"{lo}" if hi == lo else (f"{lo}-{hi}" if hi else f"from {lo}") for lo, hi in sizes)
+        return _Price(None, None, None, None, unavailable=f"{kind} on {whole.cloud} only {told} chips")
     if kind != "on-demand":
         p = acc.price(clouds, "on-demand", region, count)
         if p is not None:
@@ -753,14 +765,17 @@ def _price(
 ) -> None:
     if e.owned_chips is not None:
         e.shape = f"{e.count} x {acc.id} (owned)"
-        return  # already paid for: compared in chip-hours within what is owned
-    p = price_for(profile, acc, e.count)
+        # Already paid for: only its running cost (power, hosting); chip-hours where that is unknown.
+        own = onprem.rate(acc, profile.deployment.onprem, owned=True)
+        p = _Price(own.usd_per_chip_hour, "on-prem", own.kind, None) if own else _Price(None, None, None, None)
+    else:
+        p = price_for(profile, acc, e.count)
     if p.warning:
         e.warnings.append(p.warning)
     if p.unavailable:
         e.why_not = f"{e.count} chips not offered: {p.unavailable}"
     named_on = acc.shapes.machine_types_cloud
-    if named_on is not None and named_on != (p.cloud or ("gcp" if "gcp" in profile.deployment.clouds else "other")):
+    if e.owned_chips is None and named_on is not None and named_on != (p.cloud or ("gcp" if "gcp" in profile.deployment.clouds else "other")):
         # one cloud's machine types do not name another cloud's instances or your own servers
         e.shape = acc.generic_shape_name(e.count)
     if p.usd is None:

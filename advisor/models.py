@@ -171,6 +171,15 @@ class Owned(Strict):
     count: Annotated[int, Field(strict=True, ge=1, le=1_000_000)]
 
 
+class OnPrem(Strict):
+    """Overrides of the catalog's on-prem cost defaults (catalog.yaml ``onprem``)."""
+
+    usd_per_kwh: Annotated[float, Field(strict=True, ge=0, le=10, allow_inf_nan=False)] | None = None
+    pue: Annotated[float, Field(strict=True, ge=1, le=5, allow_inf_nan=False)] | None = None
+    amortisation_years: Annotated[float, Field(strict=True, gt=0, le=30, allow_inf_nan=False)] | None = None
+    hosting_usd_per_chip_month: Annotated[float, Field(strict=True, ge=0, le=1e6, allow_inf_nan=False)] | None = None
+
+
 class Deployment(Strict):
     clouds: list[Cloud] = Field(default_factory=lambda: list[Cloud](["gcp"]), min_length=1, max_length=8)
     edge: bool = False
@@ -182,6 +191,8 @@ class Deployment(Strict):
     owned: Annotated[list[Owned], Field(max_length=64)] | None = None
     # One machine the user owns (a workstation, a laptop): sized on local devices and the CPU only.
     local: bool = False
+    # What owning hardware costs (on-prem and local machines): overrides of the catalog defaults.
+    onprem: OnPrem | None = None
 
 
 class Team(Strict):

@@ -277,7 +277,9 @@ def _assumptions(rec: Recommendation, ctx: Context) -> list[str]:
             price = acc.price(list(rec.profile.deployment.clouds), est.price_kind or "on-demand", rec.profile.deployment.region)
             when = f", as of {price.as_of.isoformat()}" if price else ""
             region = f", {price.region}" if price and price.region else ""
-            out.append(f"Price {money(est.usd_per_chip_hour)} per chip-hour ({est.price_cloud} {est.price_kind}{region}{when}; GPU prices include the host VM).")
+            basis = ("purchase amortised plus power and hosting, catalog `onprem` defaults or deployment.onprem" if est.price_kind == "on-prem (amortised)"
+                     else "power and hosting only, catalog `onprem` defaults or deployment.onprem") if est.price_cloud == "on-prem" else "GPU prices include the host VM"
+            out.append(f"Price {money(est.usd_per_chip_hour)} per chip-hour ({est.price_kind if est.price_cloud == 'on-prem' else f'{est.price_cloud} {est.price_kind}'}{region}{when}; {basis}).")
         approx = a.get("model_shape", {}).get("approximated") or a.get("memory", {}).get("model_shape", {}).get("approximated")
         if approx:
             out.append(f"Not given and approximated from params_b: {', '.join(approx)}.")

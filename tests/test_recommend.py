@@ -159,13 +159,13 @@ def test_edge_training_still_needs_a_datacentre(tmp_path: Path) -> None:
     assert d["verdict"]["device"] in ("tpu", "gpu") and d["verdict"]["accelerator"]
 
 
-def test_on_prem_only_is_sized_without_prices(tmp_path: Path) -> None:
+def test_on_prem_only_is_costed_at_the_amortised_price(tmp_path: Path) -> None:
     f = tmp_path / "p.yaml"
     f.write_text("name: x\ntask: inference\ndomain: llm\nmodel: {params_b: 8}\ninference: {peak_qps: 5}\ndeployment: {clouds: [on-prem]}\n")
     d = json.loads(run_cli("recommend", str(f), "--format", "json", "--no-flip").out)
     v = d["verdict"]
     assert v["device"] == "gpu" and v["accelerator"] and v["setup_path"] == "gpu-any-cloud"
-    assert d["estimate"]["cost_usd"] is None and any("unpriced" in w for w in d["warnings"])
+    assert d["estimate"]["cost_usd"] and d["estimate"]["price"]["kind"] == "on-prem (amortised)"
     assert "gcloud" not in json.dumps(d["setup"])
 
 

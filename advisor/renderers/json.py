@@ -18,6 +18,7 @@ def catalog_json(cat: Catalog) -> dict[str, Any]:
         "schema_version": 1,
         "as_of": cat.as_of.isoformat(),
         "files": cat.files,
+        "onprem": cat.onprem.model_dump(mode="json") if cat.onprem else None,
         "accelerators": [
             {
                 **acc.model_dump(mode="json", exclude_none=True),

@@ -61,6 +61,12 @@ def _print_table(console: Console, t: Table) -> None:
         console.width = width
 
 
+def _kind(est: Any) -> str:
+    """The price kind beside a cost: which cloud and which rate (on-demand, spot, on-prem ...)."""
+    return f", {est.price_cloud} {est.price_kind}" if est.price_kind and est.price_cloud != "on-prem" else (
+        f", {est.price_kind}" if est.price_kind else "")
+
+
 def verdict_line(rec: Recommendation) -> str:
     est = rec.estimate
     dev = rec.device.upper()
@@ -70,12 +76,12 @@ def verdict_line(rec: Recommendation) -> str:
         return (
             f"{dev}: {est.accelerator} x {est.count} ({est.shape}) - {hours(est.hours)} "
             f"(range {hours(est.hours_low)}-{hours(est.hours_high)}), {money(est.cost_usd)} "
-            f"(range {money(est.cost_low)}-{money(est.cost_high)})"
+            f"(range {money(est.cost_low)}-{money(est.cost_high)}{_kind(est)})"
         )
     reps = f" x {est.replicas} replica{'s' if (est.replicas or 1) > 1 else ''}"
     return (
         f"{dev}: {est.accelerator} x {est.count} ({est.shape}){reps} - {money(est.cost_usd)}/month "
-        f"(range {money(est.cost_low)}-{money(est.cost_high)}), "
+        f"(range {money(est.cost_low)}-{money(est.cost_high)}{_kind(est)}), "
         f"{est.latency_ms:,.0f} ms per request, ${est.usd_per_million_tokens or 0:,.3f} per M output tokens"
     )
 
@@ -98,7 +104,7 @@ def candidates_table(rec: Recommendation, limit: int = 14) -> Table:
         mark = "*" if chosen is not None and (e.accelerator, e.count) == (chosen.accelerator, chosen.count) else ""
         row = [mark, e.accelerator, str(e.count)]
         row.append(hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "-"))
-        row.append(money(e.cost_usd))
+        row.append(money(e.cost_usd) + (f" ({e.price_kind})" if e.price_kind else ""))
         if not training:
             row.append(f"${e.usd_per_million_tokens:,.3f}" if e.usd_per_million_tokens is not None else "-")
             row.append(str(e.replicas or "-"))
@@ -190,7 +196,7 @@ def render_estimate(e: Estimate, console: Console) -> None:
             ("meets latency", str(e.meets_latency) if e.meets_latency is not None else "no target"),
         ]
     rows += [
-        ("price", f"${e.usd_per_chip_hour:,.4f}/chip-h ({e.price_cloud}, {e.price_kind})" if e.usd_per_chip_hour else "unpriced"),
+        ("price", f"${e.usd_per_chip_hour:,.4f}/chip-h ({e.price_cloud}, {e.price_kind})" if e.usd_per_chip_hour is not None else "unpriced"),
         ("memory per chip", f"{e.memory_per_chip_gb:,.2f} GB of {e.memory_capacity_gb:,.1f} GB ({'fits' if e.fits_memory else 'does NOT fit'})"),
         ("feasible", "yes" if e.feasible else f"no: {e.why_not}"),
     ]

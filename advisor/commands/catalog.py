@@ -1,0 +1,95 @@
+"""``advisor catalog`` (the catalog, text or JSON) and ``advisor catalog import`` (a SkyPilot
+price CSV -> a ``--catalog`` override file). Heavy modules are imported inside the commands."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from advisor.commands.options import CatalogOpt
+from advisor.commands.session import _console
+
+
+class _Format(StrEnum):
+    text = "text"
+    json = "json"
+
+
+class _Cloud(StrEnum):
+    gcp = "gcp"
+    aws = "aws"
+    azure = "azure"
+    oci = "oci"
+
+
+catalog_app = typer.Typer(help="The accelerator catalog: specs, shapes, prices, sources and as-of dates; `import` refreshes prices.")
+
+
+@catalog_app.callback(invoke_without_command=True)
+def catalog_cmd(
+    ctx: typer.Context,
+    fmt: Annotated[_Format, typer.Option("--format", "-f")] = _Format.text,
+    catalog: CatalogOpt = None,
+) -> None:
+    """The accelerator catalog: specs, shapes, prices, sources and as-of dates."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from advisor.catalog import load_catalog
+
+    cat = load_catalog([str(c) for c in catalog or []])
+    if fmt is _Format.json:
+        from advisor.renderers.json import catalog_json, dumps
+
+        sys.stdout.write(dumps(catalog_json(cat)))
+        sys.stdout.flush()
+        return
+    from advisor.renderers.text import render_catalog
+
+    render_catalog(cat, _console())
+
+
+@catalog_app.command("import")
+def import_cmd(
+    csv_file: Annotated[Path, typer.Argument(help="A SkyPilot catalog CSV (skypilot-catalog catalogs/v8/<cloud>/vms.csv schema).", show_default=False)],
+    cloud: Annotated[_Cloud, typer.Option("--cloud", help="The cloud the CSV prices.", show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The override file to write (use it with --catalog).", show_default=False)],
+    as_of: Annotated[str | None, typer.Option("--as-of", help="Date of the prices, YYYY-MM-DD (default: the file's modification date).")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", help="Import only this region (repeatable).")] = None,
+    source_url: Annotated[str | None, typer.Option("--source-url", help="Where the CSV came from, recorded as the prices' source.")] = None,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Write a --catalog override with the CSV's prices for the chips the catalog knows."""
+    from advisor.catalog import load_catalog
+    from advisor.errors import UsageError
+    from advisor.output import write_atomic
+    from advisor.pricing import build_override
+
+    if as_of is None:
+        try:
+            when = dt.datetime.fromtimestamp(os.stat(csv_file).st_mtime, tz=dt.UTC).date()
+        except OSError:
+            when = dt.datetime.now(tz=dt.UTC).date()  # read_text below reports the missing file
+    else:
+        try:
+            when = dt.date.fromisoformat(as_of)
+        except ValueError:
+            raise UsageError(f"--as-of {as_of!r}: expected a date, YYYY-MM-DD") from None
+    overrides = [str(c) for c in catalog or []]
+    cat = load_catalog(overrides)
+    result = build_override(str(csv_file), cat, cloud.value, when, regions=region or (), source_url=source_url)
+    with tempfile.TemporaryDirectory() as tmp:  # the written file must load as an override
+        check = Path(tmp) / "override.yaml"
+        check.write_text(result.text, encoding="utf-8")
+        load_catalog([*overrides, str(check)])
+    write_atomic(output, result.text)
+    priced = ", ".join(f"{k} ({n})" for k, n in result.priced.items()) or "none"
+    dropped = ", ".join(f"{n} {why}" for why, n in sorted(result.dropped.items())) or "none"
+    unknown = ", ".join(sorted(result.unknown)) or "none"
+    sys.stderr.write(f"wrote {output}: price rows for {priced}; rows dropped: {dropped}; unknown accelerators (not priced): {unknown}\n")

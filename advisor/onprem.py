@@ -1,0 +1,68 @@
+"""What owning hardware costs per chip-hour: purchase amortised plus power and hosting.
+
+The defaults are data (``onprem:`` in rules/catalog.yaml, each with a source or a stated
+assumption); a profile's ``deployment.onprem`` overrides them. Two price kinds:
+
+- ``on-prem (amortised)``: purchase / (amortisation years x 8760 h) + running cost, for
+  hardware the team would buy (``deployment.clouds`` includes ``on-prem``).
+- ``owned (running cost)``: power + hosting only, for hardware already paid for
+  (``deployment.owned``, and the user's own machine under ``deployment.local``).
+
+Running cost = TDP (kW) x PUE x $/kWh + hosting per chip-month / hours per month. A chip
+without a TDP in the catalog has no running cost, and one without a purchase price no
+amortised cost: both stay unpriced rather than free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from advisor.catalog import Accelerator, OnPremDefaults
+from advisor.models import OnPrem
+
+ONPREM_KIND = "on-prem (amortised)"
+OWNED_KIND = "owned (running cost)"
+HOURS_PER_YEAR = 8760.0
+
+
+@dataclass(frozen=True)
+class Rate:
+    usd_per_chip_hour: float
+    kind: str
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+def _pick(override: float | None, default: float) -> float:
+    return default if override is None else override
+
+
+def running_cost(acc: Accelerator, override: OnPrem | None = None) -> dict[str, float] | None:
+    """Power and hosting per chip-hour, with the inputs used; None without a TDP or defaults."""
+    d: OnPremDefaults | None = acc.onprem_basis
+    if d is None or acc.specs.tdp_w is None:
+        return None
+    o = override or OnPrem()
+    pue = _pick(o.pue, (d.local_pue if acc.local else d.pue).value)
+    hosting = _pick(o.hosting_usd_per_chip_month, (d.local_hosting_usd_per_chip_month if acc.local else d.hosting_usd_per_chip_month).value)
+    kwh = _pick(o.usd_per_kwh, d.usd_per_kwh.value)
+    power = acc.specs.tdp_w / 1000.0 * pue * kwh
+    host = hosting / d.hours_per_month.value
+    return {"tdp_kw": acc.specs.tdp_w / 1000.0, "pue": pue, "usd_per_kwh": kwh, "power_usd_per_hour": power,
+            "hosting_usd_per_chip_month": hosting, "hosting_usd_per_hour": host}
+
+
+def rate(acc: Accelerator, override: OnPrem | None = None, *, owned: bool = False) -> Rate | None:
+    """The equivalent $/chip-hour of owning ``acc`` (running cost only when ``owned``)."""
+    run = running_cost(acc, override)
+    if run is None:
+        return None
+    running = run["power_usd_per_hour"] + run["hosting_usd_per_hour"]
+    if owned:
+        return Rate(running, OWNED_KIND, run)
+    d = acc.onprem_basis
+    if acc.purchase is None or d is None:
+        return None
+    years = _pick((override or OnPrem()).amortisation_years, d.amortisation_years.value)
+    capex = acc.purchase.usd_per_chip / (years * HOURS_PER_YEAR)
+    return Rate(capex + running, ONPREM_KIND, run | {"purchase_usd_per_chip": acc.purchase.usd_per_chip,
+                                                      "amortisation_years": years, "capex_usd_per_hour": capex})

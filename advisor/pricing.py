@@ -1,0 +1,261 @@
+"""Price refresh without a release: a SkyPilot catalog CSV -> a ``--catalog`` override file.
+
+Reads the ``vms.csv`` schema of skypilot-org/skypilot-catalog (``catalogs/v8/<cloud>/vms.csv``:
+InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price, SpotPrice,
+Region, AvailabilityZone; column order differs between clouds, so columns are found by name)
+and writes prices only, for accelerators the catalog knows by id, alias or SkyPilot name.
+Unknown accelerator names are reported and never priced as the nearest chip.
+
+The file's quirks are handled, not trusted:
+- sentinel prices (700.0 in the GCP file, 0 or negative) are dropped and counted;
+- GPU rows without an InstanceType (GCP) are the accelerator only: the host VM the catalog
+  names for that GPU count (``shapes.machine_types``) is added from the same file and region,
+  and without it the row is dropped (a GPU-only price is not an all-in price);
+- TPU names count slices (``tpu-v5p-8``): the slice's chips come from the catalog's slices;
+- a GPU count that is not one of the chip's real shapes (Azure lists its 8-GPU
+  ND96isr_H100_v5 as 12 H100) is dropped rather than divided by;
+- one price per (chip, kind, region, instance size): the cheapest zone.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from advisor.catalog import Accelerator, Catalog
+from advisor.errors import InputError, Problem
+from advisor.yamlsrc import read_text
+
+MAX_CSV_BYTES = 32 * 1024 * 1024  # SkyPilot's AWS vms.csv is ~4 MB
+MAX_ROWS = 500_000
+REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region")
+SENTINELS = (700.0,)
+
+
+@dataclass
+class Row:
+    line: int
+    instance: str
+    accelerator: str
+    count: float | None
+    price: float | None
+    spot: float | None
+    region: str
+    zone: str
+
+
+@dataclass
+class ImportResult:
+    text: str
+    priced: dict[str, int] = field(default_factory=dict)  # catalog id -> price rows written
+    unknown: set[str] = field(default_factory=set)
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows
+
+
+def _number(raw: str, path: str, line: int, col: int, name: str) -> float | None:
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputError.single(path, line, col, f"{name}: {raw!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise InputError.single(path, line, col, f"{name}: {raw!r} is not a finite number")
+    return value
+
+
+def _row(fields: list[str], index: dict[str, int], raw: str, path: str, line: int) -> Row:
+    def get(name: str) -> str:
+        i = index.get(name)
+        return fields[i] if i is not None else ""
+
+    def num(name: str) -> float | None:
+        value = get(name)
+        at = raw.find(value) if value.strip() else -1
+        return _number(value, path, line, at + 1 if at >= 0 else 1, name)
+
+    return Row(line, get("InstanceType").strip(), get("AcceleratorName").strip(), num("AcceleratorCount"),
+               num("Price"), num("SpotPrice"), get("Region").strip(), get("AvailabilityZone").strip())
+
+
+def read_rows(path: str) -> list[Row]:
+    """Every row of a SkyPilot ``vms.csv`` with positions; bad input -> ``path:line:col`` errors."""
+    text = read_text(path, max_bytes=MAX_CSV_BYTES)
+    lines = text.splitlines()
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InputError.single(path, 1, 1, "empty file: expected a SkyPilot vms.csv header") from None
+    except csv.Error as exc:
+        raise InputError.single(path, 1, 1, f"not a CSV file: {exc}") from None
+    index = {name.strip(): i for i, name in enumerate(header)}
+    missing = [c for c in REQUIRED if c not in index]
+    if missing:
+        raise InputError.single(path, 1, 1, f"missing column(s) {', '.join(missing)}: expected SkyPilot's vms.csv header ({', '.join(REQUIRED)}, ...)")
+    rows: list[Row] = []
+    problems: list[Problem] = []
+    try:
+        for fields in reader:
+            line = reader.line_num
+            if len(rows) >= MAX_ROWS:
+                raise InputError.single(path, line, 1, f"more than {MAX_ROWS} rows")
+            if not fields:
+                continue
+            if len(fields) != len(header):
+                problems.append(Problem(path, line, 1, f"{len(fields)} fields, the header has {len(header)}"))
+                continue
+
+            try:
+                rows.append(_row(fields, index, lines[line - 1] if line - 1 < len(lines) else "", path, line))
+            except InputError as exc:
+                problems.extend(exc.problems)
+            if len(problems) >= 20:
+                break
+    except csv.Error as exc:
+        problems.append(Problem(path, reader.line_num, 1, f"CSV error: {exc}"))
+    if problems:
+        raise InputError(problems)
+    return rows
+
+
+def _resolve(catalog: Catalog, name: str) -> tuple[Accelerator, int | None] | None:
+    """The catalog entry a SkyPilot accelerator name means, and the chips of a TPU slice name."""
+    key = name.strip().lower()
+    for acc in catalog.accelerators.values():
+        for sl in acc.shapes.slices or []:
+            if key in (sl.accelerator_type.lower(), f"tpu-{sl.accelerator_type.lower()}"):
+                return acc, sl.chips
+    hit = catalog.resolve(key)
+    if hit is not None:
+        return catalog.accelerators[hit], None
+    for acc in catalog.accelerators.values():
+        sky = acc.deploy.skypilot
+        if sky and "{" not in sky and sky.lower() == key:
+            return acc, None
+    return None
+
+
+def _cheapest(found: dict[tuple[str, str, str, int], tuple[float, str]], key: tuple[str, str, str, int], usd: float, how: str) -> None:
+    if key not in found or usd < found[key][0]:
+        found[key] = (usd, how)
+
+
+def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> dict[tuple[str, str, str, int], tuple[float, str]]:
+    hosts: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+    for r in rows:
+        if not r.accelerator and r.instance and r.price is not None:
+            old = hosts.get((r.instance, r.region))
+            if old is None or (old[0] or 1e18) > r.price:
+                hosts[(r.instance, r.region)] = (r.price, r.spot)
+    found: dict[tuple[str, str, str, int], tuple[float, str]] = {}  # (id, kind, region, chips) -> (usd/chip-h, note)
+
+    def drop(reason: str) -> None:
+        result.dropped[reason] = result.dropped.get(reason, 0) + 1
+
+    for r in rows:
+        if not r.accelerator:
+            continue
+        hit = _resolve(catalog, r.accelerator)
+        if hit is None:
+            result.unknown.add(r.accelerator)
+            continue
+        acc, slice_chips = hit
+        chips = slice_chips or (int(r.count) if r.count and r.count >= 1 and r.count == int(r.count) else 0)
+        if chips <= 0:
+            drop("no whole AcceleratorCount")
+            continue
+        if slice_chips is None and not acc.is_shape(chips):
+            drop("AcceleratorCount not a shape the catalog knows for the chip")  # e.g. Azure's ND96isr_H100_v5 listed as 12 GPUs
+            continue
+        host: tuple[float | None, float | None] = (0.0, 0.0)
+        where = f"{r.instance or r.accelerator} ({r.zone or r.region}, line {r.line})"
+        if not r.instance and slice_chips is None:
+            vm = (acc.shapes.machine_types or {}).get(chips)
+            got = hosts.get((vm, r.region)) if vm else None
+            if got is None:
+                drop("GPU-only price without its host VM in the file")
+                continue
+            host, where = got, f"{r.accelerator} x {chips} + host {vm} ({r.zone or r.region}, line {r.line})"
+        for kind, usd, extra in (("on-demand", r.price, host[0]), ("spot", r.spot, host[1])):
+            if usd is None:
+                continue
+            if usd <= 0 or usd in SENTINELS:
+                drop(f"sentinel price {usd:g}")
+                continue
+            if extra is None:
+                drop("host VM without a spot price")
+                continue
+            total = usd + extra
+            _cheapest(found, (acc.id, kind, r.region, chips), total / chips,
+                      f"{where}: ${total:.6g}/h / {chips} chips")
+    return found
+
+
+def _price_rows(found: dict[tuple[str, str, str, int], tuple[float, str]], acc: Accelerator, cloud: str, source: str, as_of: str) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    groups: dict[tuple[str, str], dict[int, tuple[float, str]]] = {}
+    for (aid, kind, region, chips), value in found.items():
+        if aid == acc.id:
+            groups.setdefault((kind, region), {})[chips] = value
+    for (kind, region), sizes in sorted(groups.items()):
+        counts = sorted(sizes)
+        prices = [sizes[n][0] for n in counts]
+        if acc.shapes.slices or max(prices) <= min(prices) * 1.005:
+            # one rate for every size the file lists (TPU slices, or GPUs priced per GPU alike)
+            n = counts[0]
+            spans: list[tuple[int, int | None]] = [(n, None)]
+            picked = {n: (min(prices), sizes[counts[prices.index(min(prices))]][1])}
+        else:
+            spans = [(n, None if n == counts[-1] else n) for n in counts]
+            picked = sizes
+        for lo, hi in spans:
+            usd, note = picked[lo]
+            row: dict[str, object] = {"cloud": cloud, "kind": kind, "usd_per_chip_hour": round(usd, 6), "region": region}
+            if lo > 1:
+                row["min_count"] = lo
+            if hi is not None:
+                row["max_count"] = hi
+            row |= {"source": [source], "as_of": as_of, "note": f"imported: {note}"}
+            out.append(row)
+    return out
+
+
+def build_override(path: str, catalog: Catalog, cloud: str, as_of: dt.date, *, regions: Iterable[str] = (), source_url: str | None = None) -> ImportResult:
+    """The override file's text for ``path``: prices only, for accelerators the catalog knows."""
+    rows = read_rows(path)
+    wanted = set(regions)
+    if wanted:
+        rows = [r for r in rows if r.region in wanted]
+    result = ImportResult("")
+    found = _collect(rows, catalog, result)
+    stamp = as_of.isoformat()
+    source = f"S_IMPORT_{cloud.upper().replace('-', '_')}_{stamp.replace('-', '')}"
+    ref: dict[str, object] = {"url": source_url} if source_url else {"path": path}
+    ref |= {"retrieved": stamp, "note": f"SkyPilot catalog CSV {path} for {cloud}, imported by `advisor catalog import`; prices as of {stamp}"}
+    lines = [
+        f"# Generated by `advisor catalog import` from {path} ({cloud}, as of {stamp}); prices only.",
+        f"# Use with --catalog. Unknown accelerator names skipped: {', '.join(sorted(result.unknown)) or 'none'}.",
+        "schema_version: 1",
+        f"as_of: {json.dumps(stamp)}",
+        "sources:",
+        f"  {source}: {json.dumps(ref)}",
+        "accelerators:",
+    ]
+    for acc in catalog.accelerators.values():
+        rows_out = _price_rows(found, acc, cloud, source, stamp)
+        if not rows_out:
+            continue
+        result.priced[acc.id] = len(rows_out)
+        lines.append(f"  - id: {acc.id}")
+        lines.append("    prices:")
+        lines.extend(f"      - {json.dumps(r)}" for r in rows_out)
+    if not result.priced:
+        lines[-1] = "accelerators: []"
+    result.text = "\n".join(lines) + "\n"
+    return result
