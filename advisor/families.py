@@ -198,6 +198,20 @@ _SCALINGS: dict[str, Scaling] = {s.kind: s for s in (SliceScaling(), NodeScaling
 
 
 @dataclass(frozen=True)
+class Setup:
+    """What generated setup files need to know about a family (rules/families.yaml ``setup``)."""
+
+    skeletons: Mapping[str, str]
+    runtime: str | None
+    kubernetes_resource: str | None
+    runtime_version: bool
+    cloud_vm: bool
+
+    def skeleton(self, framework: str) -> str | None:
+        return self.skeletons.get(framework) or self.skeletons.get("default")
+
+
+@dataclass(frozen=True)
 class Family:
     id: str
     name: str
@@ -214,6 +228,16 @@ class Family:
     scale_out: str
     unit: str
     rival: str | None
+    setup: Setup
+
+    @property
+    def sliced(self) -> bool:
+        """Chips come in fixed slices joined over a data-centre network (TPU-like)."""
+        return self.scaling is not None and self.scaling.kind == "slice"
+
+    @property
+    def accelerator(self) -> bool:
+        return self.role == "accelerator"
 
     @property
     def sized(self) -> bool:
@@ -246,8 +270,9 @@ class Family:
 
 _FIELDS = {
     "name", "colour", "preference", "role", "scaling", "clouds", "stacks", "compiles",
-    "serving_overhead", "decode_utilisation", "fast_domain", "scale_out", "unit", "rival",
+    "serving_overhead", "decode_utilisation", "fast_domain", "scale_out", "unit", "rival", "setup",
 }
+_SETUP_FIELDS = {"skeletons", "runtime", "kubernetes_resource", "runtime_version", "cloud_vm"}
 
 
 def _build(fid: str, raw: dict[str, Any]) -> Family:
@@ -261,12 +286,19 @@ def _build(fid: str, raw: dict[str, Any]) -> Family:
     if "default" not in raw["stacks"]:
         raise ValueError(f"rules/families.yaml: family {fid}: stacks needs a default")
     scaling = None if raw["scaling"] is None else _SCALINGS[raw["scaling"]]
+    st = raw["setup"]
+    if set(st) != _SETUP_FIELDS:
+        raise ValueError(f"rules/families.yaml: family {fid}: setup fields {sorted(set(st) ^ _SETUP_FIELDS)}")
+    setup = Setup(
+        skeletons=dict(st["skeletons"]), runtime=st["runtime"], kubernetes_resource=st["kubernetes_resource"],
+        runtime_version=bool(st["runtime_version"]), cloud_vm=bool(st["cloud_vm"]),
+    )
     return Family(
         id=fid, name=str(raw["name"]), colour=str(raw["colour"]), preference=int(raw["preference"]),
         role=raw["role"], scaling=scaling, clouds=tuple(raw["clouds"]), stacks=dict(raw["stacks"]),
         compiles=bool(raw["compiles"]), serving_overhead=raw["serving_overhead"],
         decode_utilisation=raw["decode_utilisation"], fast_domain=str(raw["fast_domain"]),
-        scale_out=str(raw["scale_out"]), unit=str(raw["unit"]), rival=raw["rival"],
+        scale_out=str(raw["scale_out"]), unit=str(raw["unit"]), rival=raw["rival"], setup=setup,
     )
 
 

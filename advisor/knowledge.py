@@ -29,10 +29,15 @@ PLACEHOLDERS = frozenset(
         "project", "zone", "region", "name", "cluster", "accelerator", "count",
         "accelerator_type", "topology", "runtime_version", "machine_type",
         "gke_accelerator", "chips_per_host", "hosts", "model", "tp", "replicas",
-        "max_model_len",
+        "max_model_len", "pp", "min_nodes", "max_nodes", "workload", "slices", "seq_len",
+        "global_batch", "steps", "layers", "emb_dim",
     }
 )
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# The one placeholder syntax of setup-path text: ``{name}``.
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# What ``advisor scaffold`` can generate for a setup path (advisor/scaffold/__init__.py GENERATORS).
+Artefact = Literal["shell", "kubernetes", "skypilot", "skeleton", "dockerfile", "readme"]
+DEFAULT_ARTEFACTS: tuple[str, ...] = ("shell", "skeleton", "skypilot", "readme")
 
 
 
@@ -88,6 +93,18 @@ class Step(Strict):
     title: Annotated[str, Field(min_length=1, max_length=300)]
     commands: list[Annotated[str, Field(max_length=4000)]] = Field(default_factory=list, max_length=40)
     note: Annotated[str, Field(max_length=2000)] | None = None
+    # Only for profiles of this kind (fine-tuning counts as training); omit = every profile.
+    task: Literal["training", "inference"] | None = None
+    # Only where the configuration runs on one of these clouds (its priced cloud, on-prem for owned
+    # chips); omit = every cloud the path allows.
+    clouds: list[Cloud] | None = None
+    # The reference for the command shapes of this step (official CLI docs).
+    source: Annotated[list[Source], BeforeValidator(_listify), Field(max_length=10)] | None = None
+
+    def applies(self, task: str, cloud: str) -> bool:
+        """Whether this step is for a profile of ``task`` whose configuration runs on ``cloud``."""
+        kind = "inference" if task == "inference" else "training"
+        return self.task in (None, kind) and (self.clouds is None or cloud in self.clouds)
 
 
 class SetupSpec(Strict):
@@ -100,6 +117,8 @@ class SetupSpec(Strict):
     source: Sources
     summary: Annotated[str, Field(min_length=1, max_length=4000)]
     steps: Annotated[list[Step], Field(min_length=1, max_length=30)]
+    # The files the path produces; absent = shell, skeleton, skypilot, readme (DEFAULT_ARTEFACTS).
+    artefacts: Annotated[list[Artefact], Field(min_length=1, max_length=10)] | None = None
 
 
 class NotEncoded(Strict):
@@ -147,6 +166,7 @@ class SetupPath:
     steps: tuple[Step, ...]
     path: str
     line: int
+    artefacts: tuple[str, ...] = DEFAULT_ARTEFACTS
 
 
 @dataclass
@@ -263,7 +283,7 @@ def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
     doc, spec = loaded
     for si, step in enumerate(spec.steps):
         for ci, command in enumerate(step.commands):
-            for name in _PLACEHOLDER.findall(command):
+            for name in PLACEHOLDER.findall(command):
                 if name not in PLACEHOLDERS:
                     problems.append(
                         doc.problem(
@@ -288,6 +308,7 @@ def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
         steps=tuple(spec.steps),
         path=str(path),
         line=doc.start[0],
+        artefacts=tuple(dict.fromkeys(spec.artefacts)) if spec.artefacts else DEFAULT_ARTEFACTS,
     )
 
 

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +22,10 @@ from advisor import __version__, clouds, families, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
-from advisor.estimator import Estimate, all_candidates, basis, best
+from advisor.estimator import Estimate, all_candidates, basis, best, model_shape
 from advisor.facts import FieldReader
 from advisor.fmt import hours, money, safe_name
-from advisor.knowledge import KnowledgeBase, Rule, SetupPath
+from advisor.knowledge import PLACEHOLDER, KnowledgeBase, Rule, SetupPath
 from advisor.models import Profile
 
 ESTIMATOR_SOURCE = "docs/estimator.md"  # the estimator and scoring policy, shipped with the project
@@ -443,14 +442,54 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         values["gke_accelerator"] = acc.deploy.gke_accelerator or ""
         count = est.count if est else acc.counts()[0]
         values.update(families.family(acc.device).shapes.host_layout(acc, count))
+    values.update(_layout(profile, est, int(values["hosts"]), int(values["chips_per_host"] or values["count"])))
     return values
 
 
-def plan(path: SetupPath, values: dict[str, str]) -> SetupPlan:
-    def fill(text: str) -> str:
-        return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -> dict[str, str]:
+    """Parallelism and node counts every setup artefact states (the scaffold's plan reads them).
 
-    return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in path.steps])
+    Training: tensor x pipeline from the estimate's parallelism plan. Serving: one replica's chips;
+    a replica over several hosts is tensor-parallel inside a host and pipeline-parallel across
+    hosts (https://docs.vllm.ai/en/stable/serving/parallelism_scaling.html)."""
+    count = est.count if est else 1
+    par = (est.parallelism or {}) if est else {}
+    replicas = (est.replicas or 1) if est and est.mode == "inference" else 1
+    if profile.task == "inference":
+        tp, pp = (min(count, per_host), max(1, count // max(1, min(count, per_host)))) if hosts > 1 else (count, 1)
+    else:
+        tp, pp = int(par.get("tensor") or 1), int(par.get("pipeline") or 1)
+    out = {
+        "tp": str(tp),
+        "pp": str(pp),
+        "min_nodes": str(hosts),
+        "max_nodes": str(hosts * replicas),
+        "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",
+        "slices": str(max(1, math.ceil(count / max(1, per_host * hosts)))),
+        "seq_len": "2048",
+        "global_batch": "256",
+        "steps": "100",
+    }
+    t = profile.training
+    if t is not None:
+        batch = t.global_batch or (max(8, 4 * count) if est else 256)
+        out["seq_len"], out["global_batch"] = str(t.seq_len), str(batch)
+        if est is not None:
+            out["steps"] = str(max(1, round(t.tokens_b * 1e9 / (t.seq_len * batch))))
+    if profile.domain == "llm" or profile.model.architecture in ("transformer", "moe"):
+        shape = model_shape(profile)
+        out["layers"], out["emb_dim"] = str(shape.layers), str(shape.hidden)
+    else:
+        out["layers"], out["emb_dim"] = "", ""
+    return out
+
+
+def plan(path: SetupPath, values: dict[str, str], task: str = "", cloud: str = "") -> SetupPlan:
+    def fill(text: str) -> str:
+        return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+    steps = [s for s in path.steps if not task or s.applies(task, cloud)]
+    return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in steps])
 
 
 # --------------------------------------------------------------------------- flip
@@ -538,8 +577,9 @@ def recommend(
         approx = decision.chosen.assumptions.get("model_shape", {}).get("approximated") or decision.chosen.assumptions.get("memory", {}).get("model_shape", {}).get("approximated")
         if approx:
             warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
-    path = choose_setup(profile, kb, decision.device, setup_cloud(profile, decision.chosen))
-    setup = plan(path, placeholders(profile, acc, decision.chosen)) if path else None
+    cloud = setup_cloud(profile, decision.chosen)
+    path = choose_setup(profile, kb, decision.device, cloud)
+    setup = plan(path, placeholders(profile, acc, decision.chosen), profile.task, cloud) if path else None
     conf = decision.confidence
     flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
     if not decision.feasible and decision.chosen is not None:

@@ -49,7 +49,6 @@ _TABLE = re.compile(r"""\{\s*["'](tpu|gpu|cpu)["']\s*:""")
 
 # Modules being rewritten onto the registry (once clean, the test fails until the entry is removed).
 _PENDING = {
-    "advisor/scaffold.py": "the scaffold generators are moving to a package that asks the registry",
     "advisor/estimator.py": "QLoRA's kernel support moves to the software-compatibility table",
 }
 

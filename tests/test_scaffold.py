@@ -338,7 +338,7 @@ def test_bad_profile_is_exit_2(tmp_path: Path) -> None:
 
 
 def test_write_is_all_or_nothing_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import advisor.scaffold as sc
+    import advisor.scaffold.write as sc
     from advisor.errors import EnvironmentFault, UsageError
 
     calls = {"n": 0}
@@ -447,3 +447,47 @@ def test_a_new_accelerator_is_one_catalog_entry(tmp_path: Path) -> None:
     sky = yaml.safe_load((out / "sky.yaml").read_text())
     names = [c["accelerators"] for c in sky["resources"]["ordered"]]
     assert any(n.startswith("H100TEST:") for n in names), names
+
+
+def _user_path(tmp_path: Path, artefacts: str, command: str = "echo hello") -> Path:
+    d = tmp_path / "rules"
+    (d / "setup").mkdir(parents=True)
+    (d / "setup" / "my-path.yaml").write_text(
+        "id: my-path\ntitle: Mine\ndevice: tpu\n"
+        f"artefacts: {artefacts}\n"
+        "source: https://example.com/x\nsummary: A path.\n"
+        f"steps:\n  - title: Say hello\n    commands: ['{command}']\n",
+        encoding="utf-8",
+    )
+    return d
+
+
+def test_artefacts_come_from_the_setup_path_not_its_wording(tmp_path: Path) -> None:
+    # No command mentions a cluster or vLLM, yet the declared kubernetes artefact is produced;
+    # without it, nothing Kubernetes is written although the command names kubectl and vllm.
+    rules = _user_path(tmp_path, "[shell, kubernetes, readme]")
+    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--rules", str(rules), "--path", "my-path", "-o", str(tmp_path / "a"))
+    assert r.code == 0, r.err
+    assert sorted(p.name for p in (tmp_path / "a").rglob("*") if p.is_file()) == [
+        "README.md", "deployment.yaml", "hpa.yaml", "podmonitoring.yaml", "service.yaml", "setup.sh",
+    ]
+    rules2 = _user_path(tmp_path / "b", "[shell]", "gcloud container clusters create x && vllm serve m")
+    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--rules", str(rules2), "--path", "my-path", "-o", str(tmp_path / "b" / "out"))
+    assert r.code == 0, r.err
+    assert sorted(p.name for p in (tmp_path / "b" / "out").iterdir()) == ["setup.sh"]
+
+
+def test_unknown_artefact_is_a_positioned_error(tmp_path: Path) -> None:
+    rules = _user_path(tmp_path, "[shell, helm]")
+    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--rules", str(rules), "-o", str(tmp_path / "o"))
+    assert r.code == 2
+    assert "my-path.yaml:4:" in r.err and "helm" in r.err
+
+
+def test_every_artefact_has_one_generator() -> None:
+    from typing import get_args
+
+    from advisor.knowledge import Artefact
+    from advisor.scaffold import GENERATORS
+
+    assert set(GENERATORS) == set(get_args(Artefact))

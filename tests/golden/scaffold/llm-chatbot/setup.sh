@@ -65,7 +65,7 @@ step_deploy() {
 # 4. Check the OpenAI-compatible endpoint
 step_check() {
   step '4/5 Check the OpenAI-compatible endpoint'
-  kubectl rollout status deployment/${NAME} --timeout=30m
+  kubectl wait --for=condition=Available deployment/${NAME} --timeout=30m
   kubectl port-forward service/${NAME} 8000:8000 &
   curl http://localhost:8000/v1/models
 }

@@ -21,8 +21,6 @@ set -euo pipefail
 # ---- settings: override any of them from the environment ---------------------
 REGION=${REGION:-us-east-1}  # region of the bucket, cluster and image repository
 NAME=${NAME:-hybrid-ssm-research-prototype}  # prefix of every resource name
-MODEL_ID=${MODEL_ID:-YOUR_ORG/YOUR_MODEL}  # Hugging Face model id
-AMI=${AMI:-}  # needed by the steps that use it
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
@@ -51,25 +49,24 @@ step_pick() {
 # region comes from the profile.
 step_launch() {
   step '2/6 Launch a GPU instance from the Deep Learning AMI (AWS)'
-  need AMI
   AMI=$(aws ssm get-parameter --region ${REGION} --name /aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id --query Parameter.Value --output text)
-  aws ec2 run-instances --region ${REGION} --image-id "$AMI" --instance-type INSTANCE_TYPE --key-name YOUR_KEY --tag-specifications "ResourceType=instance,Tags=[{Key=Name,Value=${NAME}}]"
+  aws ec2 run-instances --region ${REGION} --image-id "$AMI" --instance-type INSTANCE_TYPE --count 16 --key-name YOUR_KEY --tag-specifications "ResourceType=instance,Tags=[{Key=Name,Value=${NAME}}]"
 }
 
 # 3. Check the GPUs and install the stack
 step_check() {
   step '3/6 Check the GPUs and install the stack'
   nvidia-smi
-  python3 -m venv ~/venv && . ~/venv/bin/activate && pip install torch transformers accelerate tensorboard vllm
+  python3 -m venv ~/venv && export PATH="$HOME/venv/bin:$PATH" && pip install torch transformers accelerate tensorboard vllm
 }
 
-# 4. Train with torchrun, or serve with vLLM
-# Training uses the first command, serving the second; run 1 serving
-# replica(s) behind a load balancer for the peak QPS.
+# 4. Train with torchrun
+# For more than one machine, run torchrun on each with --nnodes=16 and a
+# rendezvous endpoint (--rdzv-backend=c10d --rdzv-endpoint=HOST:29400), or let
+# sky.yaml do it.
 step_train() {
-  step '4/6 Train with torchrun, or serve with vLLM'
-  torchrun --standalone --nproc_per_node=8 train.py --model ${MODEL_ID} --logdir runs/
-  vllm serve ${MODEL_ID} --tensor-parallel-size 128 --max-model-len 8192 --port 8000
+  step '4/6 Train with torchrun'
+  torchrun --standalone --nproc_per_node=8 train.py
 }
 
 # 5. Watch training in TensorBoard
@@ -78,9 +75,9 @@ step_watch() {
   tensorboard --logdir runs/ --bind_all
 }
 
-# 6. Stop paying when done
+# 6. Stop paying when done (AWS)
 step_stop() {
-  step '6/6 Stop paying when done'
+  step '6/6 Stop paying when done (AWS)'
   aws ec2 terminate-instances --region ${REGION} --instance-ids INSTANCE_ID
 }
 
@@ -90,9 +87,9 @@ steps (* = run by ./setup.sh without arguments):
   *  1 pick    Pick the instance type for b200 x 128
   *  2 launch  Launch a GPU instance from the Deep Learning AMI (AWS)
   *  3 check   Check the GPUs and install the stack
-  *  4 train   Train with torchrun, or serve with vLLM
+  *  4 train   Train with torchrun
      5 watch   Watch training in TensorBoard [interactive]
-     6 stop    Stop paying when done
+     6 stop    Stop paying when done (AWS)
 STEPS
 }
 

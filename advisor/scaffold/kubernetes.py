@@ -1,0 +1,186 @@
+"""``k8s/``: the vLLM Deployment, Service and, with more than one replica, an HPA and PodMonitoring.
+
+The Deployment carries the node selectors and TPU/GPU resources of the
+configuration, tensor-parallel size = chips per replica, and the replicas of the
+estimate; the HPA scales on vLLM's running-request count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.families import family
+from advisor.scaffold.spec import Spec, dump, yaml_header
+from advisor.scaffold.stacks import servers
+
+VLLM_PORT = 8000
+
+
+def _container(spec: Spec) -> dict[str, Any]:
+    plan = spec.plan
+    server = servers()[plan.server]
+    resource = family(spec.device).setup.kubernetes_resource or "cpu"
+    argv = server.argv(plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
+    container: dict[str, Any] = {
+        "name": "vllm" if server.id == "vllm" else server.id,
+        "image": server.image[spec.device],
+        "command": argv,
+        "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-secret", "key": "hf_api_token"}}}],
+        "ports": [{"name": "http", "containerPort": VLLM_PORT}],
+        "startupProbe": {"httpGet": {"path": server.health, "port": VLLM_PORT}, "periodSeconds": 10, "failureThreshold": 180},
+        "readinessProbe": {"httpGet": {"path": server.health, "port": VLLM_PORT}, "periodSeconds": 10},
+        "resources": {"requests": {resource: str(plan.chips_per_host)}, "limits": {resource: str(plan.chips_per_host)}},
+    }
+    return container
+
+
+def _pod(spec: Spec, container: dict[str, Any]) -> dict[str, Any]:
+    plan, tpu = spec.plan, family(spec.device).sliced
+    pod: dict[str, Any] = {}
+    if tpu:
+        pod["nodeSelector"] = {
+            "cloud.google.com/gke-tpu-accelerator": plan.gke_accelerator,
+            "cloud.google.com/gke-tpu-topology": plan.topology,
+        }
+        pod["tolerations"] = [{"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}]
+    else:
+        pod["nodeSelector"] = {"cloud.google.com/gke-accelerator": plan.gke_accelerator}
+        container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+        pod["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
+    pod["containers"] = [container]
+    return pod
+
+
+def _leader_worker_set(spec: Spec, labels: dict[str, str]) -> dict[str, Any]:
+    """One replica over ``hosts`` pods: vLLM's documented LWS form (multiprocessing backend,
+    tensor parallelism inside a host, pipeline parallelism across hosts)."""
+    plan = spec.plan
+    lead = _container(spec)
+    base = " ".join(lead["command"])
+    dist = "--nnodes=$(LWS_GROUP_SIZE) --node-rank=$(LWS_WORKER_INDEX) --master-addr=$(LWS_LEADER_ADDRESS)"
+    lead["command"] = ["sh", "-c", f"{base} {dist}"]
+    work = _container(spec)
+    work["command"] = ["sh", "-c", f"{base} {dist} --headless"]
+    for c in (work,):
+        c.pop("ports"), c.pop("startupProbe"), c.pop("readinessProbe")
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": spec.name, "labels": labels},
+        "spec": {
+            "replicas": plan.replicas,
+            "leaderWorkerTemplate": {
+                "size": plan.hosts,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": {"metadata": {"labels": {**labels, "role": "leader"}}, "spec": _pod(spec, lead)},
+                "workerTemplate": {"metadata": {"labels": labels}, "spec": _pod(spec, work)},
+            },
+        },
+    }
+
+
+def manifests(spec: Spec) -> dict[str, str]:
+    est, name, plan = spec.est, spec.name, spec.plan
+    assert est is not None
+    tpu = family(spec.device).sliced
+    per_node, tp = plan.chips_per_host, plan.tensor
+    server = servers()[plan.server]
+    labels = {"app": name}
+    multi = plan.hosts > 1
+    workload: dict[str, Any]
+    if multi:
+        workload = _leader_worker_set(spec, labels)
+    else:
+        workload = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {
+                "replicas": plan.replicas,
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": _pod(spec, _container(spec))},
+            },
+        }
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": labels,
+            "ports": [{"name": "http", "port": VLLM_PORT, "targetPort": VLLM_PORT, "protocol": "TCP"}],
+        },
+    }
+    chips = "TPU chips" if tpu else "GPUs"
+    layout = (
+        f"{plan.replicas} replica(s) of {tp}-way tensor parallelism on {per_node} {chips} each; the model"
+        if not multi
+        else f"{plan.replicas} replica(s), each {plan.hosts} pods (one per host) of {per_node} {chips}: {tp}-way tensor"
+    )
+    files = {
+        f"k8s/{'leaderworkerset' if multi else 'deployment'}.yaml": dump(
+            workload,
+            [
+                *yaml_header(spec, f"{server.title} {workload['kind']}"),
+                layout,
+                *(
+                    [f"parallelism inside a host x {plan.pipeline}-stage pipeline across hosts; needs the LeaderWorkerSet", "controller (https://lws.sigs.k8s.io/docs/installation/); the model"]
+                    if multi
+                    else []
+                ),
+                "comes from model.hf_id, the Hugging Face token from the secret hf-secret (setup.sh creates it).",
+            ],
+        ),
+        "k8s/service.yaml": dump(
+            service,
+            [*yaml_header(spec, "Service for the vLLM OpenAI-compatible API"), f"kubectl port-forward service/{name} {VLLM_PORT}:{VLLM_PORT}"],
+        ),
+    }
+    if plan.replicas > 1 and server.metric is not None and not multi:
+        batch = est.batch or 1
+        hpa = {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                "minReplicas": 1,
+                "maxReplicas": plan.replicas,
+                "metrics": [
+                    {
+                        "type": "Pods",
+                        "pods": {
+                            "metric": {"name": f"prometheus.googleapis.com|{server.metric}|gauge"},
+                            "target": {"type": "AverageValue", "averageValue": str(batch)},
+                        },
+                    }
+                ],
+            },
+        }
+        monitoring = {
+            "apiVersion": "monitoring.googleapis.com/v1",
+            "kind": "PodMonitoring",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "endpoints": [{"port": VLLM_PORT, "path": "/metrics", "interval": "15s"}],
+            },
+        }
+        files["k8s/hpa.yaml"] = dump(
+            hpa,
+            [
+                *yaml_header(spec, "HorizontalPodAutoscaler"),
+                f"Scales between 1 and {plan.replicas} replicas (the estimate's count for peak_qps) on vLLM's running",
+                f"requests per pod, targeting the batch of {batch} the estimate sized each replica for. It reads the",
+                "metric through Cloud Monitoring: k8s/podmonitoring.yaml exports it (Managed Service for",
+                "Prometheus), and the Custom Metrics Stackdriver Adapter must be installed (see README.md).",
+            ],
+        )
+        files["k8s/podmonitoring.yaml"] = dump(
+            monitoring,
+            [
+                *yaml_header(spec, "PodMonitoring (Google Cloud Managed Service for Prometheus)"),
+                "Scrapes vLLM's /metrics so the HorizontalPodAutoscaler in hpa.yaml can read vllm:num_requests_running.",
+            ],
+        )
+    return files

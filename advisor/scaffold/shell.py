@@ -1,0 +1,441 @@
+"""``setup.sh``: the setup path's steps as bash functions, filled for the configuration.
+
+The commands come from the setup path's data (``rules/setup``); a few
+documented rewrites make them run as one script: a quoted ``kubectl apply``
+heredoc becomes ``kubectl apply -f k8s/`` (when the path declares the
+``kubernetes`` artefact); a serving node pool that must hold several replicas
+gets autoscaling bounds; ``queued-resources describe`` becomes a wait until the
+slice is ACTIVE; an SSH port forward followed by ``tensorboard`` becomes one SSH
+command that runs TensorBoard remotely; copying the (possibly still empty)
+``data/`` folder of the bucket does not stop the script; and a TPU VM path that
+never runs ``train.py`` gets a step that does.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from advisor.families import family
+from advisor.knowledge import PLACEHOLDER
+from advisor.scaffold.spec import Spec, commands, one_line, verdict_line
+
+# Placeholders that become shell variables in setup.sh (overridable from the environment).
+SHELL_VARS = {
+    "project": "PROJECT_ID",
+    "region": "REGION",
+    "zone": "ZONE",
+    "name": "NAME",
+    "cluster": "CLUSTER",
+    "model": "MODEL_ID",
+}
+_VAR_COMMENTS = {
+    "PROJECT_ID": "your Google Cloud project id (required)",
+    "REGION": "region of the bucket, cluster and image repository",
+    "ZONE": "zone of the VM, TPU slice or node pool",
+    "NAME": "prefix of every resource name",
+    "CLUSTER": "GKE cluster name",
+    "MODEL_ID": "Hugging Face model id",
+    "HF_TOKEN": "a Hugging Face access token (gated models such as Llama need one)",
+}
+# Environment variables setup.sh may read without defining them.
+_AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
+
+
+_PH = PLACEHOLDER
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]*")
+
+
+def _sh_word(value: str) -> str:
+    return value if _SAFE_WORD.fullmatch(value) else shlex.quote(value)
+
+
+def fill_command(cmd: str, literal: Mapping[str, str], shell: Mapping[str, str]) -> str:
+    """Fill ``{placeholders}`` in a shell command, aware of its quoting.
+
+    Placeholders named in ``shell`` become ``${VAR}`` where bash expands them
+    (unquoted, in double quotes, in unquoted heredocs; inside single quotes the
+    quote is closed around ``"${VAR}"``); the others get their literal value,
+    quoted for the context they stand in. Unknown placeholders stay as they are.
+    """
+    out: list[str] = []
+    state = ""  # "", "'" or '"'
+    pending: list[tuple[str, bool]] = []
+    i, n = 0, len(cmd)
+
+    def sub(name: str, ctx: str) -> str:
+        if name in shell and ctx != "heredoc-literal":
+            var = "${" + shell[name] + "}"
+            return f"'\"{var}\"'" if ctx == "'" else var
+        value = literal[name]
+        if ctx == "'":
+            return value.replace("'", "'\"'\"'")
+        if ctx == '"':
+            return re.sub(r'([\\"$`])', r"\\\1", value)
+        if ctx == "heredoc":
+            return re.sub(r"([\\$`])", r"\\\1", value)
+        if ctx == "heredoc-literal":
+            return value
+        return _sh_word(value)
+
+    def body_sub(m: re.Match[str], ctx: str) -> str:
+        known = m.group(1) in literal or m.group(1) in shell
+        return sub(m.group(1), ctx) if known else m.group(0)
+
+    while i < n:
+        m = _PH.match(cmd, i)
+        if m and (m.group(1) in literal or m.group(1) in shell):
+            out.append(sub(m.group(1), state))
+            i = m.end()
+            continue
+        c = cmd[i]
+        if state == "'":
+            if c == "'":
+                state = ""
+            out.append(c)
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            out.append(cmd[i : i + 2])
+            i += 2
+            continue
+        if state == '"':
+            if c == '"':
+                state = ""
+            out.append(c)
+            i += 1
+            continue
+        if c in "'\"":
+            state = c
+        elif c == "<" and (h := _HEREDOC.match(cmd, i)):
+            pending.append((h.group(2), bool(h.group(1))))
+            out.append(h.group(0))
+            i = h.end()
+            continue
+        elif c == "\n" and pending:
+            out.append(c)
+            i += 1
+            for delim, quoted in pending:
+                ctx = "heredoc-literal" if quoted else "heredoc"
+                while i < n:
+                    end = cmd.find("\n", i)
+                    line = cmd[i:] if end < 0 else cmd[i : end + 1]
+                    i += len(line)
+                    if line.rstrip("\n").strip("\t") == delim:
+                        out.append(line)
+                        break
+                    out.append(_PH.sub(functools.partial(body_sub, ctx=ctx), line))
+            pending = []
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+@dataclass
+class Step:
+    key: str
+    title: str
+    commands: list[str]  # filled, ready for bash
+    note: str | None
+    kind: str  # auto | interactive | device | provision | cleanup
+    needs: list[str]
+    added: bool = False  # added by the scaffold, not in the setup path
+
+
+# Compute Engine machine families whose GPUs are attached with --accelerator (the others, A2/A3/A4/G2,
+# include theirs): https://docs.cloud.google.com/compute/docs/gpus
+GCE_ATTACHED_GPU_FAMILIES = ("n1-",)
+LWS_MANIFESTS = "https://github.com/kubernetes-sigs/lws/releases/download/v0.7.0/manifests.yaml"
+_INTERACTIVE_SSH = re.compile(r"\b(?:compute|tpu-vm) ssh\b")
+
+
+def _kind(title: str, raw: list[str], device: str, task: str = "") -> str:
+    first = title.split()[0].lower() if title.split() else ""
+    if first in ("delete", "clean", "tear", "remove", "destroy"):
+        return "cleanup"
+    if task == "inference" and first in ("train", "fine-tune", "finetune"):
+        return "training"
+    for c in raw:
+        line = c.strip()
+        if "port-forward" in line or line.startswith("tensorboard") or '--command="tensorboard' in line:
+            return "interactive"
+        if _INTERACTIVE_SSH.search(line) and "--command" not in line:
+            return "interactive"
+        if line.startswith("adb "):
+            return "device"
+        if not family(device).setup.cloud_vm and line.startswith("gcloud "):
+            return "provision"
+    return "auto"
+
+
+def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
+    """The documented rewrites that make a setup path's commands run as one script."""
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        cmd = raw[i]
+        nxt = raw[i + 1] if i + 1 < len(raw) else None
+        stripped = cmd.strip()
+        if spec.serving and re.match(r"kubectl apply -f -\s*<<", stripped):
+            if spec.plan.hosts > 1:  # the LeaderWorkerSet controller (https://lws.sigs.k8s.io/docs/installation/)
+                out.append(f"kubectl apply --server-side -f {LWS_MANIFESTS}")
+            out.append("kubectl apply -f k8s/")
+        elif (
+            spec.serving
+            and stripped.startswith("gcloud container node-pools create")
+            and spec.replicas > 1
+            and "--enable-autoscaling" not in stripped
+        ):
+            out.append(f"{cmd} --enable-autoscaling --min-nodes={{min_nodes}} --max-nodes={{max_nodes}}")
+        elif (
+            stripped.startswith("gcloud compute instances create")
+            and spec.plan.machine_type.startswith(GCE_ATTACHED_GPU_FAMILIES)
+            and spec.plan.gke_accelerator
+            and "--accelerator" not in stripped
+        ):
+            out.append(f"{cmd} --accelerator=type={{gke_accelerator}},count={{chips_per_host}}")
+        elif m := re.match(r"gcloud compute tpus queued-resources describe (.*)$", stripped):
+            out.append(f"wait_active gcloud compute tpus queued-resources describe {m.group(1)}")
+        elif (
+            nxt is not None
+            and _INTERACTIVE_SSH.search(stripped)
+            and " -- -L " in stripped
+            and "--command" not in stripped
+            and nxt.strip().startswith("tensorboard ")
+            and '"' not in nxt
+        ):
+            head, sep, tail = cmd.partition(" -- -L ")
+            out.append(f'{head} --command="{nxt.strip()}"{sep}{tail}')
+            i += 2
+            continue
+        elif re.search(r"gs://\{project\}-\{name\}/data\b", stripped) and " cp " in stripped and "||" not in stripped:
+            out.append(
+                f'{cmd} || echo "setup.sh: nothing to copy from gs://{{project}}-{{name}}/data yet '
+                '(upload your data there); continuing" >&2'
+            )
+        else:
+            out.append(cmd)
+        i += 1
+    return out
+
+
+def launch(spec: Spec) -> str:
+    return {"torch-xla": "PJRT_DEVICE=TPU python3 train.py"}.get(spec.stack or "", "python3 train.py")
+
+
+def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
+    shell = dict(SHELL_VARS)
+    literal = {k: v for k, v in spec.values.items() if k not in shell}
+    for k in shell:
+        literal.setdefault(k, spec.values.get(k, ""))
+    def prose(text: str) -> str:  # titles and notes name the configuration too
+        return PLACEHOLDER.sub(lambda m: str(spec.values.get(m.group(1), m.group(0))), text)
+
+    raw_steps: list[tuple[str, list[str], str | None, bool]] = [
+        (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False)
+        for s in spec.path.steps
+        if s.applies(spec.profile.task, spec.plan.cloud)
+    ]
+    cmds = commands(spec.path)
+    if (
+        "train.py" in files
+        and not any("train.py" in c for c in cmds)
+        and any("tpus tpu-vm ssh" in c for c in cmds)
+    ):
+        extra = (
+            "Run the generated train.py on every host",
+            [
+                "gcloud compute tpus tpu-vm scp train.py {name}: --project={project} --zone={zone} --worker=all",
+                f'gcloud compute tpus tpu-vm ssh {{name}} --project={{project}} --zone={{zone}} --worker=all --command="{launch(spec)}"',
+            ],
+            "The setup path's own steps do not run train.py; this one copies the skeleton to every host of the "
+            "slice and starts it there.",
+            True,
+        )
+        at = next((i for i, s in enumerate(raw_steps) if _kind(s[0], s[1], spec.device) == "cleanup"), len(raw_steps))
+        raw_steps.insert(at, extra)
+    steps: list[Step] = []
+    seen: set[str] = set()
+    for title, raw, note, added in raw_steps:
+        rewritten = _rewrite(spec, raw)
+        kind = _kind(title, rewritten, spec.device, spec.profile.task)
+        base = "train" if added else re.sub(r"[^a-z0-9]", "", title.split()[0].lower()) if title.split() else "step"
+        key = base or "step"
+        suffix = 2
+        while key in seen or key.isdigit():
+            key = f"{base}{suffix}"
+            suffix += 1
+        seen.add(key)
+        filled = [fill_command(c, literal, shell) for c in rewritten]
+        needs: list[str] = []
+        assigned = {m for c in filled for m in re.findall(r"^([A-Z][A-Z0-9_]*)=", c, re.M)}  # set by the step itself
+        for c in filled:
+            for var in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", c):
+                if var in _AMBIENT or var in needs or var in assigned or (var in shell.values() and var != "PROJECT_ID"):
+                    continue
+                needs.append(var)
+        steps.append(Step(key, title, filled, note, kind, needs, added))
+    return steps
+
+
+def auto_steps(steps: list[Step]) -> list[Step]:
+    """The leading steps that only provision, install and launch: what ``./setup.sh`` runs."""
+    out = []
+    for s in steps:
+        if s.kind == "training":  # a serving path's optional training step
+            continue
+        if s.kind != "auto" or s.added:
+            break
+        out.append(s)
+    return out
+
+
+def _comment(text: str, indent: str = "") -> list[str]:
+    lines = textwrap.wrap(" ".join(text.split()), 76, break_on_hyphens=False, break_long_words=False)
+    return [f"{indent}# {line}".rstrip() for line in lines]
+
+
+def _indent_command(cmd: str) -> str:
+    lines = cmd.split("\n")
+    return "\n".join(["  " + lines[0], *lines[1:]])
+
+
+def _hardware_line(spec: Spec) -> str | None:
+    v = spec.values
+    if spec.acc is None:
+        return None
+    parts = [f"{k} {v[key]}" for k, key in (
+        ("accelerator type", "accelerator_type"),
+        ("topology", "topology"),
+        ("runtime version", "runtime_version"),
+        ("machine type", "machine_type"),
+        ("GKE accelerator", "gke_accelerator"),
+    ) if v.get(key)]
+    return ", ".join(parts) if parts else None
+
+
+def setup_sh(spec: Spec, steps: list[Step]) -> str:
+    body = "\n".join(c for s in steps for c in s.commands)
+    used = [var for var in SHELL_VARS.values() if "${" + var + "}" in body]
+    if "CLUSTER" in used and "NAME" not in used:
+        used.insert(used.index("CLUSTER"), "NAME")
+    externals = sorted({v for s in steps for v in s.needs if v not in SHELL_VARS.values()})
+    auto = auto_steps(steps)
+    v = spec.values
+    defaults = {
+        "PROJECT_ID": "",
+        "REGION": v["region"],
+        "ZONE": v["zone"],
+        "NAME": spec.name,
+        "CLUSTER": "${NAME}-cluster",
+        "MODEL_ID": v["model"],
+    }
+    L: list[str] = ["#!/usr/bin/env bash"]
+    L.append(f"# {spec.path.title}")
+    L.append(f'# Generated by `advisor scaffold` for "{one_line(spec.profile.name)}" from setup path {spec.path.id}')
+    L.append(f"# (catalog as of {spec.rec.catalog_as_of}). Configuration: {verdict_line(spec)}.")
+    hw = _hardware_line(spec)
+    if hw:
+        L.extend(_comment(f"Hardware: {hw}."))
+    L.append("#")
+    L.append("# Usage:")
+    L.append("#   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order")
+    L.append("#   ./setup.sh STEP...                  run the named steps (a number or a name)")
+    L.append("#   ./setup.sh --list                   list the steps")
+    L.append("# Steps are not idempotent: after a failure, fix it and rerun from that step by name.")
+    for w in spec.warnings:
+        L.extend(_comment(f"Note: {w}"))
+    L.append("set -euo pipefail")
+    L.append("")
+    if used or externals:
+        L.append("# ---- settings: override any of them from the environment ---------------------")
+        for var in used:
+            default = defaults[var]
+            value = "${NAME}-cluster" if var == "CLUSTER" else _sh_word(default)
+            line = f"{var}=${{{var}:-{value}}}"
+            comment = _VAR_COMMENTS.get(var, "")
+            if var == "ZONE" and spec.acc is not None and spec.acc.deploy.zones:
+                comment = f"{spec.acc.id} zones in the catalog: {', '.join(spec.acc.deploy.zones)}"
+            L.append(f"{line}  # {comment}" if comment else line)
+        for var in externals:
+            comment = _VAR_COMMENTS.get(var, "needed by the steps that use it")
+            L.append(f"{var}=${{{var}:-}}  # {comment}")
+        L.append("")
+    L += [
+        "step() { printf '\\n==> %s\\n' \"$*\" >&2; }",
+        "",
+        "need() {  # need VAR...: stop with a message when a setting is empty",
+        "  local var",
+        '  for var in "$@"; do',
+        '    if [[ -z "${!var:-}" ]]; then',
+        '      echo "setup.sh: set $var first (export $var=...)" >&2',
+        "      exit 2",
+        "    fi",
+        "  done",
+        "}",
+        "",
+    ]
+    if "wait_active " in body:
+        L += [
+            "wait_active() {  # wait_active DESCRIBE-COMMAND...: poll a queued resource until it is ACTIVE",
+            "  local state",
+            "  while :; do",
+            "    state=$(\"$@\" --format='value(state.state)')",
+            '    case "$state" in',
+            "      ACTIVE) return 0 ;;",
+            '      FAILED | SUSPENDED) echo "setup.sh: the queued resource is $state" >&2; return 1 ;;',
+            "    esac",
+            '    echo "    waiting for TPU capacity (state: ${state:-unknown}); Ctrl-C stops waiting, not the request" >&2',
+            "    sleep 30",
+            "  done",
+            "}",
+            "",
+        ]
+    for n, s in enumerate(steps, 1):
+        L.append(f"# {n}. {s.title}")
+        if s.note:
+            L.extend(_comment(s.note))
+        L.append(f"step_{s.key}() {{")
+        L.append(f"  step {shlex.quote(f'{n}/{len(steps)} {s.title}')}")
+        if s.needs:
+            L.append("  need " + " ".join(s.needs))
+        for c in s.commands:
+            L.append(_indent_command(c))
+        L.append("}")
+        L.append("")
+    L.append("list_steps() {")
+    L.append("  cat <<'STEPS'")
+    L.append("steps (* = run by ./setup.sh without arguments):")
+    width = max(len(s.key) for s in steps)
+    auto_keys = {s.key for s in auto}
+    for n, s in enumerate(steps, 1):
+        mark = "*" if s.key in auto_keys else " "
+        tag = {"interactive": " [interactive]", "device": " [needs the device]", "provision": " [provisions cloud resources]", "training": " [trains; not needed to serve]", "cleanup": " [deletes resources]"}.get(s.kind, "")
+        L.append(f"  {mark} {n:>2} {s.key:<{width}}  {one_line(s.title)}{tag}")
+    L.append("STEPS")
+    L.append("}")
+    L.append("")
+    L.append("main() {")
+    L.append('  cd "$(dirname "${BASH_SOURCE[0]}")"')
+    L.append("  if [[ $# -eq 0 ]]; then")
+    L.append("    set -- " + (" ".join(s.key for s in auto) if auto else "--list"))
+    L.append("  fi")
+    L.append("  local s")
+    L.append('  for s in "$@"; do')
+    L.append('    case "$s" in')
+    for n, s in enumerate(steps, 1):
+        L.append(f"      {n} | {s.key}) step_{s.key} ;;")
+    L.append("      -l | --list | -h | --help) list_steps ;;")
+    L.append('      *) echo "setup.sh: unknown step \'$s\'" >&2; list_steps >&2; exit 2 ;;')
+    L.append("    esac")
+    L.append("  done")
+    L.append("}")
+    L.append("")
+    L.append('main "$@"')
+    return "\n".join(L) + "\n"

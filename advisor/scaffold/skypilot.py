@@ -1,0 +1,188 @@
+"""``sky.yaml``: a SkyPilot task with the chosen accelerator first and the next-best
+feasible accelerators of the same family as ``ordered`` fallbacks."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.api import Context
+from advisor.catalog import Accelerator
+from advisor.estimator import Estimate
+from advisor.families import family
+from advisor.fmt import hours as _hours
+from advisor.fmt import money as _money
+from advisor.scaffold.kubernetes import VLLM_PORT
+from advisor.scaffold.shell import launch
+from advisor.scaffold.skeleton import pip
+from advisor.scaffold.spec import Spec, dump, yaml_header
+
+SKY_CLOUDS = ("gcp", "aws", "azure", "oci")
+MAX_FALLBACKS = 3
+
+
+def cost_phrase(e: Estimate) -> str:
+    if e.mode == "training":
+        return f"{_hours(e.hours)} for {_money(e.cost_usd)}"
+    reps = f" x {e.replicas} replicas" if (e.replicas or 1) > 1 else ""
+    return f"{e.accelerator} x {e.count}{reps} at {_money(e.cost_usd)}/month"
+
+
+
+@dataclass
+class SkyEntry:
+    est: Estimate
+    accelerators: str
+    nodes: int
+    clouds: list[str]
+    runtime_version: str | None
+    verified: bool
+
+
+def sky_entry(spec: Spec, acc: Accelerator, est: Estimate) -> SkyEntry:
+    kind = spec.profile.deployment.pricing
+    rates: dict[str, float] = {}
+    for cloud in spec.profile.deployment.clouds:
+        price = acc.price([cloud], kind) if cloud in SKY_CLOUDS else None
+        if price is not None:
+            rates[cloud] = price.usd_per_chip_hour
+    clouds = sorted(rates, key=lambda c: (c != est.price_cloud, rates[c], c))
+    if family(acc.device).sliced:
+        sl = acc.slice_for(est.count) or max(acc.shapes.slices or [], key=lambda s: s.chips)
+        sky = acc.deploy.skypilot
+        name = sky.replace("{accelerator_type}", sl.accelerator_type) if sky else f"tpu-{sl.accelerator_type}"
+        return SkyEntry(est, name, 1, clouds or ["gcp"], acc.deploy.runtime_version, sky is not None)
+    per = acc.shapes.gpus_per_node or 8
+    gpu = acc.deploy.skypilot
+    on_node = min(est.count, per)
+    return SkyEntry(est, f"{gpu or acc.id.upper()}:{on_node}", max(1, math.ceil(est.count / per)), clouds, None, gpu is not None)
+
+
+def _fallbacks(spec: Spec, ctx: Context, first: SkyEntry) -> list[SkyEntry]:
+    """Next-best feasible accelerators of the same family (rec.table order), same node count."""
+    out: list[SkyEntry] = []
+    chosen = first.est.accelerator
+    for row in spec.rec.table:
+        if len(out) >= MAX_FALLBACKS:
+            break
+        if row.accelerator == chosen or row.device != spec.device or not row.feasible or not row.priced:
+            continue
+        acc = ctx.catalog.accelerators.get(row.accelerator)
+        if acc is None:
+            continue
+        options = [row] + [
+            c for c in spec.rec.candidates
+            if c.accelerator == row.accelerator and c.feasible and c.priced and c is not row
+        ]
+        for cand in options:
+            entry = sky_entry(spec, acc, cand)
+            if not entry.verified or entry.nodes != first.nodes:
+                continue
+            if family(acc.device).sliced and acc.slice_for(cand.count) is None:
+                continue
+            out.append(entry)
+            break
+    return out
+
+
+def _sky_scripts(spec: Spec) -> tuple[str, str]:
+    v = spec.values
+    tpu = family(spec.device).sliced
+    if spec.training:
+        setup = pip(spec)
+        if spec.stack == "cuda":
+            run = "\n".join(
+                [
+                    'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
+                    "torchrun \\",
+                    "  --nnodes=$SKYPILOT_NUM_NODES \\",
+                    "  --nproc-per-node=$SKYPILOT_NUM_GPUS_PER_NODE \\",
+                    "  --node-rank=$SKYPILOT_NODE_RANK \\",
+                    "  --master-addr=$MASTER_ADDR \\",
+                    "  --master-port=8008 \\",
+                    "  train.py",
+                ]
+            )
+        else:
+            run = launch(spec)
+        return setup + "\n", run + "\n"
+    if spec.vllm:
+        tp = "$(python3 -c 'import jax; print(jax.local_device_count())')" if tpu else "$SKYPILOT_NUM_GPUS_PER_NODE"
+        setup = "pip install vllm-tpu" if tpu else "pip install vllm"
+        run = "\n".join(
+            [
+                'vllm serve "$MODEL_ID" \\',
+                f"  --tensor-parallel-size={tp} \\",
+                f"  --max-model-len={v['max_model_len']} \\",
+                f"  --host=0.0.0.0 --port={VLLM_PORT}",
+            ]
+        )
+        return setup + "\n", run + "\n"
+    check = (
+        "python3 -c 'import jax; print(jax.devices())'"
+        if tpu and spec.profile.software.framework in ("jax", "keras", "tensorflow")
+        else "PJRT_DEVICE=TPU python3 -c 'import torch_xla.core.xla_model as xm; print(xm.xla_device())'"
+        if tpu
+        else "nvidia-smi"
+    )
+    setup = (
+        'pip install -U "jax[tpu]"'
+        if tpu and spec.profile.software.framework in ("jax", "keras", "tensorflow")
+        else 'pip install torch "torch_xla[tpu]" -f https://storage.googleapis.com/libtpu-releases/index.html'
+        if tpu
+        else "pip install torch"
+    )
+    run = f"# Replace with your serving program; this checks the accelerators.\n{check}"
+    return setup + "\n", run + "\n"
+
+
+def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
+    assert spec.est is not None and spec.acc is not None
+    first = sky_entry(spec, spec.acc, spec.est)
+    fallbacks = _fallbacks(spec, ctx, first)
+    ordered: list[dict[str, Any]] = []
+    for entry in [first, *fallbacks]:
+        for cloud in entry.clouds or [""]:
+            item: dict[str, Any] = {"accelerators": entry.accelerators}
+            if cloud:
+                item["infra"] = cloud
+            if entry.runtime_version:
+                item["accelerator_args"] = {"runtime_version": entry.runtime_version}
+            ordered.append(item)
+    resources: dict[str, Any] = {}
+    if spec.profile.deployment.pricing == "spot":
+        resources["use_spot"] = True
+    if spec.vllm:
+        resources["ports"] = VLLM_PORT
+    resources["ordered"] = ordered
+    task: dict[str, Any] = {"name": spec.name}
+    if first.nodes > 1:
+        task["num_nodes"] = first.nodes
+    task["resources"] = resources
+    task["workdir"] = "."
+    envs: dict[str, Any] = {}
+    if spec.vllm:
+        envs["MODEL_ID"] = spec.values["model"]
+    if spec.profile.model.hf_id:
+        envs["HF_TOKEN"] = None  # required: pass it with --env HF_TOKEN
+    if envs:
+        task["envs"] = envs
+    setup, run = _sky_scripts(spec)
+    task["setup"] = setup
+    task["run"] = run
+    header = [
+        *yaml_header(spec, "SkyPilot task"),
+        "Launch: sky launch -c " + spec.name + " sky.yaml" + (" --env HF_TOKEN" if "HF_TOKEN" in envs else ""),
+        "resources.ordered tries the chosen accelerator first, then the next-best feasible ones of the same",
+        "family (same node count) in the order of advisor's table:",
+    ]
+    for entry in [first, *fallbacks]:
+        header.append(f"  {entry.accelerators} x {entry.nodes} node(s): {cost_phrase(entry.est)}")
+    if not first.verified:
+        header.append(f"{first.accelerators} is not a SkyPilot accelerator name advisor knows: check `sky show-gpus`.")
+    if spec.profile.deployment.pricing.startswith("committed"):
+        header.append("The estimate uses committed-use prices; SkyPilot launches on-demand unless you reserve capacity.")
+    if spec.slices > 1:
+        header.append(f"The verdict is {spec.slices} slices; SkyPilot provisions one ({first.accelerators}).")
+    return dump(task, header), fallbacks

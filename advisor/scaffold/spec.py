@@ -1,0 +1,243 @@
+"""The resolved scaffold specification: the setup path, the configuration and the profile, once.
+
+Every generator reads a ``Spec``; none of them re-derives the verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from advisor.api import Context
+from advisor.catalog import Accelerator
+from advisor.conditions import evaluate
+from advisor.errors import UsageError
+from advisor.estimator import Estimate
+from advisor.facts import FieldReader
+from advisor.families import family
+from advisor.knowledge import SetupPath
+from advisor.models import Profile
+from advisor.recommend import Recommendation, placeholders
+from advisor.scaffold.plan import Plan, make_plan
+from advisor.validation import did_you_mean
+
+
+@dataclass
+class Spec:
+    """Everything the generators need, resolved once."""
+
+    rec: Recommendation
+    profile: Profile
+    path: SetupPath
+    chosen_by_flag: bool
+    path_applies: bool
+    device: str
+    est: Estimate | None
+    acc: Accelerator | None
+    values: dict[str, str]
+    name: str
+    serving: bool
+    training: bool
+    vllm: bool
+    stack: str | None
+    plan: Plan
+    nodes: int = 1  # GPU VMs per replica (GPU) or hosts per slice (TPU)
+    slices: int = 1  # TPU multislice
+    global_batch: int = 0
+    max_steps: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def produces(self, artefact: str) -> bool:
+        """Whether the setup path declares ``artefact`` (rules/setup/*.yaml ``artefacts``)."""
+        return artefact in self.path.artefacts
+
+    @property
+    def replicas(self) -> int:
+        return (self.est.replicas or 1) if self.est and self.est.mode == "inference" else 1
+
+
+def commands(path: SetupPath) -> list[str]:
+    return [c for s in path.steps for c in s.commands]
+
+
+def resolve_path(rec: Recommendation, ctx: Context, path_id: str | None) -> tuple[SetupPath, bool]:
+    paths = {p.id: p for p in ctx.kb.setup_paths}
+    if path_id is None:
+        if rec.setup is None:
+            raise UsageError(
+                f"no setup path matches this {rec.device_name} verdict; name one with --path "
+                f"({', '.join(sorted(paths))})"
+            )
+        return rec.setup.path, False
+    if path_id not in paths:
+        raise UsageError(
+            f"unknown setup path {path_id!r}{did_you_mean(path_id, paths)} (known: {', '.join(sorted(paths))})"
+        )
+    return paths[path_id], True
+
+
+def stack_for(profile: Profile, device: str) -> str | None:
+    """The training skeleton for the profile's framework on ``device`` (rules/families.yaml setup)."""
+    return family(device).setup.skeleton(profile.software.framework)
+
+
+def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
+    path, by_flag = resolve_path(rec, ctx, path_id)
+    profile = rec.profile
+    device = path.device
+    est: Estimate | None
+    if device == rec.device:
+        est = rec.estimate
+    elif family(device).accelerator:
+        est = rec.decision.best_by_device.get(device)
+    else:
+        est = None
+    if family(device).accelerator and est is None:
+        fam = family(device).name
+        raise UsageError(
+            f"setup path {path.id!r} needs a {fam} configuration, and no {fam} configuration in the catalog "
+            f"is feasible for this workload (verdict: {rec.device_name}); see `advisor recommend`"
+        )
+    acc = ctx.catalog.accelerators.get(est.accelerator) if est else None
+    values = placeholders(profile, acc, est)
+    name = values["name"]
+    applies = path.when is None or evaluate(path.when, FieldReader(profile))
+    inference = profile.task == "inference"
+    vllm = inference and (profile.software.serving_stack == "vllm" or profile.domain in ("llm", "nlp"))
+    serving = inference and "kubernetes" in path.artefacts
+    training = profile.task in ("training", "fine-tuning")
+    spec = Spec(
+        rec=rec,
+        profile=profile,
+        path=path,
+        chosen_by_flag=by_flag,
+        path_applies=applies,
+        device=device,
+        est=est,
+        acc=acc,
+        values=values,
+        name=name,
+        serving=serving,
+        training=training,
+        vllm=vllm,
+        stack=stack_for(profile, device) if training else None,
+        plan=make_plan(profile, est, values, device),
+    )
+    if not values.get("machine_type") and any("{machine_type}" in c for c in commands(path)):
+        values["machine_type"] = "MACHINE_TYPE"
+        spec.warnings.append("the configuration has no machine type: replace MACHINE_TYPE in setup.sh")
+    if acc is not None and est is not None:
+        spec.nodes = spec.plan.hosts
+        spec.slices = spec.plan.slices
+    if profile.training is not None:
+        spec.global_batch, spec.max_steps = int(values["global_batch"]), int(values["steps"])
+    collect_warnings(spec)
+    return spec
+
+
+def collect_warnings(spec: Spec) -> None:
+    w = spec.warnings
+    if spec.chosen_by_flag and spec.path.id != (spec.rec.setup.path.id if spec.rec.setup else None):
+        w.append(
+            f"setup path `{spec.path.id}` was chosen with --path"
+            + ("" if spec.path_applies else "; its condition does not hold for this profile")
+            + (f" (the verdict's path is `{spec.rec.setup.path.id}`)" if spec.rec.setup else "")
+        )
+    if spec.device != spec.rec.device:
+        w.append(
+            f"the verdict is {spec.rec.device_name}; these files use the best {family(spec.device).name} "
+            "configuration instead, because the chosen setup path is for that family"
+        )
+    if spec.slices > 1 and spec.est is not None:
+        w.append(
+            f"the configuration is {spec.slices} TPU slices ({spec.est.shape}): setup.sh and sky.yaml "
+            "provision one slice; multislice training needs XPK/GKE (setup path maxtext-tpu) or queued "
+            "resources with --node-count"
+        )
+    fam = family(spec.device)
+    if fam.accelerator and not fam.sliced and spec.nodes > 1 and spec.est is not None:
+        w.append(
+            f"the configuration spans {spec.nodes} GPU VMs ({spec.est.shape}): setup.sh creates one VM of "
+            f"that shape; sky.yaml launches all {spec.nodes} (num_nodes) and starts torchrun on each"
+            if not spec.serving
+            else f"the configuration spans {spec.nodes} GPU nodes per replica: each replica is one LeaderWorkerSet "
+            "group of that many pods (tensor-parallel inside a node, pipeline-parallel across nodes)"
+        )
+    if spec.serving and fam.sliced and spec.nodes > 1:
+        w.append(
+            "vLLM TPU is verified on single-host slices only; this replica needs a multi-host slice, laid out as a "
+            "LeaderWorkerSet (one pod per host) that is untested with vLLM TPU: check the tpu-inference release "
+            "matrix, or serve a model that fits one host"
+        )
+    if spec.acc is not None:
+        missing = [k for k in ("machine_type", "gke_accelerator" if spec.serving else "", "runtime_version" if fam.setup.runtime_version else "") if k and not spec.values.get(k)]
+        if missing:
+            w.append(f"the catalog has no {', '.join(missing)} for {spec.acc.id}: fill them in setup.sh by hand")
+    hf_id = spec.profile.model.hf_id
+    if spec.vllm and hf_id is None:
+        w.append("model.hf_id is not set: set the model in k8s/deployment.yaml and MODEL_ID in sky.yaml")
+    if spec.training and spec.stack in ("torch-xla", "cuda") and train_model_id(spec) is None:
+        w.append(
+            "train.py trains a small stand-in model until you put yours in build_model()"
+            + (f" (its Hugging Face loader expects a causal LM; {hf_id} is a {spec.profile.domain} model)" if hf_id else "")
+        )
+    est = spec.est
+    if est is not None and est.price_cloud and est.price_cloud != "gcp" and fam.accelerator:
+        w.append(
+            f"the estimate prices {est.accelerator} on {est.price_cloud}; setup.sh provisions it on Google Cloud, "
+            "where the price may differ (sky.yaml tries every allowed cloud)"
+        )
+
+
+
+def verdict_line(spec: Spec) -> str:
+    est = spec.est
+    if est is None:
+        return f"{family(spec.device).name}: no accelerator"
+    reps = f", {est.replicas} replicas" if est.mode == "inference" and (est.replicas or 1) > 1 else ""
+    return f"{family(spec.device).name}, {est.accelerator} x {est.count} ({est.shape}){reps}"
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def train_model_id(spec: Spec) -> str | None:
+    """The Hugging Face model train.py loads: a causal LM only (an LLM profile's model.hf_id)."""
+    return spec.profile.model.hf_id if spec.profile.domain == "llm" else None
+
+
+# --------------------------------------------------------------------------- YAML output
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, indented lists, literal blocks for multi-line strings."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump(data: Any, header: list[str]) -> str:
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True)
+    return "".join(f"# {h}\n".replace("# \n", "#\n") for h in header) + text
+
+
+def yaml_header(spec: Spec, what: str) -> list[str]:
+    return [
+        f'{what}, generated by `advisor scaffold` for "{one_line(spec.profile.name)}"',
+        f"(setup path {spec.path.id}; catalog as of {spec.rec.catalog_as_of}). Configuration: {verdict_line(spec)}.",
+    ]
+
