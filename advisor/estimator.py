@@ -464,7 +464,8 @@ def estimate_inference(
     usable = cap * reserve
     e.memory_capacity_gb = acc.specs.memory_gib * GIB / 1e9
     e.hosts_per_replica = hosts_for(acc, count)
-    e.parallelism = {"data": 1, "tensor": count, "pipeline": 1, "expert": count if profile.model.architecture == "moe" else 1}
+    tp, stages = replica_layout(acc, count)
+    e.parallelism = {"data": 1, "tensor": tp, "pipeline": stages, "expert": count if profile.model.architecture == "moe" else 1}
 
     llm = is_llm_inference(profile)
     fam_overhead = step_overhead(profile, acc, count, c)
@@ -577,7 +578,7 @@ def estimate_inference(
         "prefill_mfu": {"low": pre.low, "expected": pre.expected, "high": pre.high, "source": pre.source},
         "step_overhead_ms": round(fam_overhead * 1000, 3),
         "peak_tflops_per_chip": round(peak / 1e12, 1),
-        "tensor_parallel": count,
+        "tensor_parallel": e.parallelism["tensor"], "pipeline_parallel": e.parallelism["pipeline"],
         "hours_per_month": round(hours_month, 1),
         "latency_target_ms": target_ms,
         "latency_model": (
@@ -606,19 +607,21 @@ def estimate_inference(
 
 def step_overhead(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
     """Fixed seconds per step: on TPUs one compiled program per step (a host round trip), on GPUs
-    a sequence of kernels per layer; with tensor parallelism two small all-reduces per layer at the
-    collective latency floor, and once the replica leaves its fast domain (an NVLink node, an ICI
-    slice: a multi-host TPU slice is still one ICI torus) two more at the scale-out network's floor."""
+    a sequence of kernels per layer; with tensor parallelism (inside the fast domain: an NVLink node,
+    a TPU slice even over several hosts) two small all-reduces per layer at the collective latency
+    floor; across domains (pipeline stages) one hand-off per stage boundary at the scale-out
+    network's floor."""
     ic = c.estimator.inference
     layers = model_shape(profile).layers
     if family(acc.device).serving_overhead == "per_step":
         t = ic.tpu_step_overhead_ms.value / 1000.0
     else:
         t = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
-    if count > 1:
+    tp, stages = replica_layout(acc, count)
+    if tp > 1:
         t += 2.0 * layers * ic.tp_allreduce_us.value / 1e6
-    if count > acc.node_chips:
-        t += 2.0 * layers * ic.multi_host_serving.cross_host_collective_us / 1e6
+    if stages > 1:  # one activation hand-off per stage boundary per step, over the scale-out network
+        t += (stages - 1) * ic.multi_host_serving.cross_host_collective_us / 1e6
     return t
 
 
@@ -639,6 +642,7 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count,
         step_overhead(profile, acc, count, c),
         replica_comm_s_per_token(profile, acc, count, c),
+        stages=replica_layout(acc, count)[1],
         kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
         kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
     )
@@ -693,19 +697,27 @@ def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int
     return shape.layers * per_layer * ((fast - 1) / count / link + (count - fast) / count / out)
 
 
+def replica_layout(acc: Accelerator, count: int) -> tuple[int, int]:
+    """(tensor, pipeline) of one serving replica: tensor-parallel over its fast domain (an NVLink
+    node; a TPU slice, one ICI torus even over several hosts), pipeline stages across domains."""
+    tp = max(1, min(count, acc.node_chips))
+    return tp, max(1, math.ceil(count / tp))
+
+
 def prefill_allreduce_s_per_token(acc: Accelerator, count: int, shape: Shape, c: Constants) -> float:
-    """Seconds per prompt token of a tensor-parallel replica's activation all-reduces in prefill:
-    two per layer of hidden x 2 bytes, a ring sending 2 (tp - 1) / tp of it from every chip, i.e.
-    8 x hidden x (tp - 1) / tp bytes per layer (Narayanan et al. 2021), over the chip's
-    interconnect in one direction inside a fast domain (NVLink node, ICI slice), else over the
-    scale-out network."""
+    """Seconds per token of a replica's activation traffic: inside its fast domain, tp-way tensor
+    parallelism's two all-reduces per layer of hidden x 2 bytes, a ring sending 2 (tp - 1) / tp of
+    it from every chip, i.e. 8 x hidden x (tp - 1) / tp bytes per layer (Narayanan et al. 2021),
+    over the chip's interconnect in one direction; across domains, one hidden x 2-byte activation
+    per pipeline stage boundary over the scale-out network."""
     if count <= 1:
         return 0.0
-    if count <= acc.node_chips:
-        link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
-    else:
-        link = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value
-    return shape.layers * 8.0 * shape.hidden * (count - 1) / count / link
+    tp, stages = replica_layout(acc, count)
+    fast = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
+    t = shape.layers * 8.0 * shape.hidden * (tp - 1) / tp / fast
+    if stages > 1:
+        t += (stages - 1) * shape.hidden * 2.0 / (sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value)
+    return t
 
 
 def latency_target(profile: Profile, c: Constants) -> tuple[float | None, str | None]:
@@ -781,11 +793,12 @@ def _price(
     if p.usd is None:
         return
     e.usd_per_chip_hour, e.price_cloud, e.price_kind = p.usd, p.cloud, p.kind
-    e.cost_usd = chip_hours * p.usd
+    # whole cents at the source, so that every renderer rounds the same figure (JSON keeps cents)
+    e.cost_usd = round(chip_hours * p.usd, 2)
     if chip_hours_range is not None:
-        e.cost_low, e.cost_high = chip_hours_range[0] * p.usd, chip_hours_range[1] * p.usd
+        e.cost_low, e.cost_high = round(chip_hours_range[0] * p.usd, 2), round(chip_hours_range[1] * p.usd, 2)
     elif e.hours_low is not None and e.hours_high is not None:
-        e.cost_low, e.cost_high = e.hours_low * e.count * p.usd, e.hours_high * e.count * p.usd
+        e.cost_low, e.cost_high = round(e.hours_low * e.count * p.usd, 2), round(e.hours_high * e.count * p.usd, 2)
 
 
 def _feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:

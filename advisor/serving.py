@@ -63,6 +63,9 @@ class LlmReplica:
     # 8 x hidden x (tp - 1) / tp bytes per layer per token over the replica's links (0 on one chip);
     # their latency floor is in the step overhead
     comm_per_token: float = 0.0
+    # pipeline stages (across NVLink nodes or TPU slices): each step passes through them in turn,
+    # each stage with its share of the chips, the batch split into one micro-batch per stage
+    stages: int = 1
     # sliding-window attention: the windowed layers' share of kv_per_token keeps at most kv_window tokens
     kv_window: int = 0
     kv_windowed_share: float = 0.0
@@ -91,15 +94,19 @@ class LlmReplica:
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
         out, decode_flops, prompt_chunk, prefill, kv_per_request = self._fixed
-        weight_read = min(self.weights, self.active_bytes * b)  # a small MoE batch touches only its experts
         bw = self.bandwidth * u_bw
         compute = self.compute * u_mfu
-        t_mem = (weight_read + b * kv_per_request) / bw
+        # with s pipeline stages the batch runs as s micro-batches of m; a token passes the s
+        # stages in turn, each holding 1/s of the weights on 1/s of the chips: s x the step of m
+        s = max(self.stages, 1)
+        m = math.ceil(b / s)
+        weight_read = min(self.weights, self.active_bytes * m)  # a small MoE batch touches only its experts
+        t_mem = (weight_read + m * kv_per_request) / bw
         # other requests' prompts, spread over their lifetime, ride along in each step; every
         # token of the step, generated or prompt, goes through the tensor-parallel all-reduces
-        flops = decode_flops * b + prompt_chunk * (b - 1)
-        comm = self.comm_per_token * (b + self.input_tokens / out * (b - 1))
-        tpot = max(t_mem, flops / compute + comm) + self.overhead
+        flops = decode_flops * m + prompt_chunk * (m - 1 if s == 1 else m)
+        comm = self.comm_per_token * (m + self.input_tokens / out * (m - 1 if s == 1 else m))
+        tpot = s * max(t_mem, flops / compute + comm) + self.overhead
         t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
         ttft = t_pre + (tpot if b > 1 else self.overhead)
         latency = ttft + (out - 1) * tpot
