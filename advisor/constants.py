@@ -71,11 +71,23 @@ class MultiHostServing(Strict):
         return found
 
 
+class PrefillBudget(Strict):
+    """Prompt tokens one prefill forward takes, per family and serving stack (the stack's default)."""
+
+    tokens: dict[str, dict[str, Annotated[int, Field(ge=1)]]]
+    source: SourceIds
+    note: str | None = None
+
+    def get(self, family: str, stack: str) -> int | None:
+        return self.tokens.get(family, {}).get(stack)
+
+
 class InferenceConstants(Strict):
     decode_bandwidth_utilisation: Range
     prefill_mfu: Range
     tpu_decode_bandwidth_utilisation: Range | None = None
     cpu_decode_bandwidth_utilisation: Range | None = None
+    tpu_prefill_mfu: Range | None = None
     decode_mfu: Range | None = None
     gpu_step_overhead_per_layer_us: Value
     tpu_step_overhead_ms: Value
@@ -85,11 +97,17 @@ class InferenceConstants(Strict):
     default_tpot_ms: Value
     max_concurrency: Value
     multi_host_serving: MultiHostServing
+    prefill_token_budget: PrefillBudget | None = None
 
     def decode_utilisation(self, key: str | None) -> Range:
         """The decode bandwidth utilisation of a family (rules/families.yaml decode_utilisation)."""
         own = getattr(self, f"{key}_decode_bandwidth_utilisation", None) if key else None
         return own or self.decode_bandwidth_utilisation
+
+    def prefill_utilisation(self, key: str | None) -> Range:
+        """The LLM prefill MFU of a family (its own ``<key>_prefill_mfu`` where sourced)."""
+        own = getattr(self, f"{key}_prefill_mfu", None) if key else None
+        return own or self.prefill_mfu
 
 
 class FineTuning(Strict):

@@ -34,6 +34,16 @@ HOURS_PER_MONTH = 730.0  # 365 x 24 / 12
 BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 # Head dimension assumed when only kv_heads is known (Llama, Mistral, Qwen, Gemma-2 use 128).
 HEAD_DIM = 128
+# Multi-head latent attention (DeepSeek-V2/V3 config.json: kv_lora_rank 512, qk_rope_head_dim 64): a
+# token caches one 512-value latent and one 64-value RoPE key per layer, 61 x 576 x 2 bytes =
+# 70,272 bytes for DeepSeek-V3 in bf16 (the "70 KB per token" of arXiv 2505.09343, Table 1).
+MLA_KV_LORA_RANK = 512
+MLA_ROPE_DIM = 64
+# MoE top-k without model.experts_per_token: Mixtral 8x7B routes each token to 2 experts
+# (arXiv 2401.04088); DeepSeek-V3 and Qwen3-MoE route to 8 and say so in their configs.
+DEFAULT_EXPERTS_PER_TOKEN = 2
+# Sliding-window attention without a stated window: Mistral 7B v0.1's 4096 tokens.
+DEFAULT_WINDOW = 4096
 # Depth/width of a dense transformer when layers/hidden_size are absent:
 # params ~= 12 x layers x hidden^2 (Kaplan et al. 2020, eq. 2.1 without embeddings)
 # and hidden ~= 128 x layers (Llama-2 7B/13B: 4096/32, 5120/40).
@@ -214,8 +224,15 @@ def _model_shape(profile: Profile) -> Shape:
         layers = max(1, round((dense / (12 * ASPECT * ASPECT)) ** (1 / 3)))
         hidden = max(64, round(math.sqrt(dense / (12 * layers))))
         approx += ["layers", "hidden_size"]
-    if m.kv_heads:
-        kv_dim = min(hidden, m.kv_heads * HEAD_DIM)
+    att = m.attention
+    kv_heads = (att.kv_heads if att else None) or m.kv_heads
+    if att is not None and att.kind == "mla":
+        kv_dim = (att.kv_lora_rank or MLA_KV_LORA_RANK) + (att.rope_dim or MLA_ROPE_DIM)  # one latent, not K and V
+    elif kv_heads:
+        head = att.head_dim if att and att.head_dim else None
+        kv_dim = kv_heads * head if head else min(hidden, kv_heads * HEAD_DIM)
+    elif att is not None and att.kind == "mha":
+        kv_dim = hidden
     else:
         # Grouped-query attention with 8 KV heads is the default of current open
         # LLMs (Llama-3, Mistral, Qwen-2.5); small models keep full attention.
@@ -465,8 +482,11 @@ def estimate_inference(
     if no_formula:
         e.warnings.append(no_formula)
     ic = c.estimator.inference
+    fam_key = family(acc.device).decode_utilisation  # the family's own constants (tpu_..., cpu_...)
     mbu = decode_mbu(c, acc)
-    pre = ic.prefill_mfu
+    # LLM prefill has a per-family figure (fitted on LLM serving stacks); other request models keep
+    # the shared one
+    pre = ic.prefill_utilisation(fam_key) if is_llm_inference(profile) else ic.prefill_mfu
     reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
     _used, peak, fallback = acc.compute_precision(profile.model.precision)
     if fallback:
@@ -474,7 +494,6 @@ def estimate_inference(
     peak = peak or acc.peak_bf16_flops  # no FP64 rate: flagged below
     bw = acc.specs.memory_bandwidth_gbps * 1e9 * count
     compute = peak * count
-    n_active = profile.active_params_b * 1e9
     wbytes = BYTES.get(profile.model.precision, 2.0)
     tables = workloads.embedding_serving_bytes(profile)
     weights = profile.model.dense_params_b * 1e9 * wbytes + tables
@@ -482,40 +501,25 @@ def estimate_inference(
     usable = cap * reserve
     e.memory_capacity_gb = acc.specs.memory_gib * GIB / 1e9
     e.hosts_per_replica = hosts_for(acc, count)
-    e.parallelism = {"data": 1, "tensor": count, "pipeline": 1, "expert": 1}
+    tp, stages = replica_layout(acc, count)
+    e.parallelism = {"data": 1, "tensor": tp, "pipeline": stages, "expert": count if profile.model.architecture == "moe" else 1}
 
     llm = is_llm_inference(profile)
-    # Fixed time per step: on TPUs one compiled program per step (a host round trip), on GPUs a
-    # sequence of kernels per layer; with tensor parallelism two small all-reduces per layer at
-    # the collective latency floor.
-    layers = model_shape(profile).layers
-    if family(acc.device).serving_overhead == "per_step":
-        fam_overhead = ic.tpu_step_overhead_ms.value / 1000.0
-    else:
-        fam_overhead = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
-    if count > 1:
-        fam_overhead += 2.0 * layers * ic.tp_allreduce_us.value / 1e6
-    if e.hosts_per_replica > 1:
-        # two all-reduces per layer cross hosts every step (tensor parallelism over DCN/InfiniBand)
-        fam_overhead += 2.0 * model_shape(profile).layers * ic.multi_host_serving.cross_host_collective_us / 1e6
-        if not multi_host_ok(profile, acc, c):
-            mh = ic.multi_host_serving
-            stacks = ", ".join(mh.stacks(acc.device))
-            e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {family(acc.device).name}; {e.hosts_per_replica} hosts need {stacks}"
+    fam_overhead = step_overhead(profile, acc, count, c)
+    if e.hosts_per_replica > 1 and not multi_host_ok(profile, acc, c):
+        stacks = ", ".join(ic.multi_host_serving.stacks(acc.device))
+        e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {family(acc.device).name}; {e.hosts_per_replica} hosts need {stacks}"
     replica: serving.LlmReplica | serving.RequestReplica
     if llm:
         shape = model_shape(profile)
-        kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
-        kv_per_token = 2.0 * shape.layers * shape.kv_dim * kv_bytes
+        replica = llm_replica(profile, acc, count, c)
+        kv_per_token = replica.kv_per_token
         ctx = inf.input_tokens + inf.output_tokens
-        max_batch_mem = int((usable - weights) // max(kv_per_token * ctx, 1.0)) if usable > weights else 0
-        replica = serving.LlmReplica(
-            weights, n_active * wbytes, n_active, kv_per_token, shape.layers, shape.hidden,
-            inf.input_tokens, inf.output_tokens, bw, compute, fam_overhead,
-        )
+        max_batch_mem = int((usable - weights) // max(replica.kv_bytes(ctx), 1.0)) if usable > weights else 0
         mem_notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2),
             "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
+            "kv_cache": _kv_note(profile, replica),
             "max_batch_by_memory": max_batch_mem,
             "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated)},
         }
@@ -534,6 +538,12 @@ def estimate_inference(
     e.fits_memory = max_batch_mem >= 1
     if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
         e.why_not = "no FP64 arithmetic on this accelerator"
+    if profile.model.precision == "fp8" and "fp8" not in acc.specs.peak_tflops:
+        # no FP8 matmuls: the weights stay 1 byte in memory, the arithmetic runs at the 16-bit rate
+        e.warnings.append(
+            f"no FP8 arithmetic on {acc.id}: FP8 weights are served weight-only (dequantised to 16-bit "
+            "in the matmuls, as vLLM's FP8 Marlin kernels do), prefill at the 16-bit rate"
+        )
     e.memory_per_chip_gb = weights / count / 1e9
     if not e.fits_memory:
         e.batch = 0
@@ -571,7 +581,8 @@ def estimate_inference(
     e.tokens_per_second = pt.tokens_per_second
     e.at_concurrency_1 = {"ttft_ms": _r(mid.at_one.ttft * 1000, 1), "tpot_ms": _r(mid.at_one.tpot * 1000, 2), "latency_ms": _r(mid.at_one.latency * 1000, 1)}
     e.meets_latency = mid.meets_latency
-    e.memory_per_chip_gb = (weights + pt.concurrency * kv_per_token * (inf.input_tokens + inf.output_tokens)) / count / 1e9
+    kv_request = replica.kv_bytes(inf.input_tokens + inf.output_tokens) if isinstance(replica, serving.LlmReplica) else 0.0
+    e.memory_per_chip_gb = (weights + pt.concurrency * kv_request) / count / 1e9
     e.replicas = mid.replicas
     e.capacity_rps = mid.at_capacity.requests_per_second
     e.parallelism["data"] = mid.replicas
@@ -606,7 +617,7 @@ def estimate_inference(
         "prefill_mfu": {"low": pre.low, "expected": pre.expected, "high": pre.high, "source": pre.source},
         "step_overhead_ms": round(fam_overhead * 1000, 3),
         "peak_tflops_per_chip": round(peak / 1e12, 1),
-        "tensor_parallel": count,
+        "tensor_parallel": e.parallelism["tensor"], "pipeline_parallel": e.parallelism["pipeline"],
         "hours_per_month": round(hours_month, 1),
         "latency_target_ms": target_ms,
         "latency_model": (
@@ -632,6 +643,121 @@ def estimate_inference(
     _software_notes(e, sw)
     _feasibility(e, profile, acc)
     return e
+
+
+def step_overhead(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
+    """Fixed seconds per step: on TPUs one compiled program per step (a host round trip), on GPUs
+    a sequence of kernels per layer; with tensor parallelism (inside the fast domain: an NVLink node,
+    a TPU slice even over several hosts) two small all-reduces per layer at the collective latency
+    floor; across domains (pipeline stages) one hand-off per stage boundary at the scale-out
+    network's floor."""
+    ic = c.estimator.inference
+    layers = model_shape(profile).layers
+    if family(acc.device).serving_overhead == "per_step":
+        t = ic.tpu_step_overhead_ms.value / 1000.0
+    else:
+        t = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
+    tp, stages = replica_layout(acc, count)
+    if tp > 1:
+        t += 2.0 * layers * ic.tp_allreduce_us.value / 1e6
+    if stages > 1:  # one activation hand-off per stage boundary per step, over the scale-out network
+        t += (stages - 1) * ic.multi_host_serving.cross_host_collective_us / 1e6
+    return t
+
+
+def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) -> serving.LlmReplica:
+    """The step model of one replica of ``count`` chips serving ``profile`` (an LLM)."""
+    assert profile.inference is not None
+    inf = profile.inference
+    shape = model_shape(profile)
+    wbytes = BYTES.get(profile.model.precision, 2.0)
+    n_active = profile.active_params_b * 1e9
+    att = profile.model.attention
+    sliding = att is not None and att.kind == "sliding"
+    return serving.LlmReplica(
+        profile.model.params_b * 1e9 * wbytes, n_active * wbytes, n_active,
+        kv_bytes_per_token(profile), shape.layers, shape.hidden,
+        inf.input_tokens, inf.output_tokens,
+        acc.specs.memory_bandwidth_gbps * 1e9 * count,
+        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count,
+        step_overhead(profile, acc, count, c),
+        replica_comm_s_per_token(profile, acc, count, c),
+        stages=replica_layout(acc, count)[1],
+        kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
+        kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
+    )
+
+
+def _kv_note(profile: Profile, replica: serving.LlmReplica) -> dict[str, Any]:
+    att = profile.model.attention
+    inf = profile.inference
+    note: dict[str, Any] = {"kind": att.kind if att else "gqa", "dtype": inf.kv_cache_dtype if inf else "auto"}
+    if replica.kv_window:
+        note.update(window=replica.kv_window, sliding_fraction=replica.kv_windowed_share)
+    return note
+
+
+def kv_bytes_per_token(profile: Profile) -> float:
+    """Bytes of KV cache per token of context over all layers (before any sliding window): K and V
+    of every KV head (MHA, GQA, sliding), or MLA's one latent plus its RoPE key, at the cache's
+    precision (inference.kv_cache_dtype; auto: 1 byte for fp8/int8/int4 weights, else 2)."""
+    shape = model_shape(profile)
+    dtype = profile.inference.kv_cache_dtype if profile.inference else "auto"
+    if dtype == "auto":
+        kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
+    else:
+        kv_bytes = BYTES[dtype]
+    att = profile.model.attention
+    per_layer = shape.kv_dim if att is not None and att.kind == "mla" else 2.0 * shape.kv_dim
+    return shape.layers * per_layer * kv_bytes
+
+
+def replica_comm_s_per_token(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
+    """Seconds per token of a replica's activation traffic: a dense model's tensor-parallel
+    all-reduces; a mixture of experts keeps the attention's all-reduces (half of them) and sends
+    each token to its top-k experts and back, an all-to-all over the whole replica (expert
+    parallelism, as vLLM --enable-expert-parallel and SGLang serve DeepSeek-V3)."""
+    shape = model_shape(profile)
+    allreduce = prefill_allreduce_s_per_token(acc, count, shape, c)
+    if profile.model.architecture != "moe" or count <= 1:
+        return allreduce
+    return allreduce / 2.0 + expert_all_to_all_s_per_token(profile, acc, count, c)
+
+
+def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
+    """Dispatch and combine of one token: top-k x hidden x 2 bytes each way per layer, the share
+    bound for another chip of the fast domain over its interconnect (one direction) and the share
+    bound for another node or slice over the scale-out network."""
+    shape = model_shape(profile)
+    k = profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN
+    per_layer = 2.0 * k * shape.hidden * 2.0
+    fast = min(count, acc.node_chips)
+    link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
+    out = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value
+    return shape.layers * per_layer * ((fast - 1) / count / link + (count - fast) / count / out)
+
+
+def replica_layout(acc: Accelerator, count: int) -> tuple[int, int]:
+    """(tensor, pipeline) of one serving replica: tensor-parallel over its fast domain (an NVLink
+    node; a TPU slice, one ICI torus even over several hosts), pipeline stages across domains."""
+    tp = max(1, min(count, acc.node_chips))
+    return tp, max(1, math.ceil(count / tp))
+
+
+def prefill_allreduce_s_per_token(acc: Accelerator, count: int, shape: Shape, c: Constants) -> float:
+    """Seconds per token of a replica's activation traffic: inside its fast domain, tp-way tensor
+    parallelism's two all-reduces per layer of hidden x 2 bytes, a ring sending 2 (tp - 1) / tp of
+    it from every chip, i.e. 8 x hidden x (tp - 1) / tp bytes per layer (Narayanan et al. 2021),
+    over the chip's interconnect in one direction; across domains, one hidden x 2-byte activation
+    per pipeline stage boundary over the scale-out network."""
+    if count <= 1:
+        return 0.0
+    tp, stages = replica_layout(acc, count)
+    fast = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
+    t = shape.layers * 8.0 * shape.hidden * (tp - 1) / tp / fast
+    if stages > 1:
+        t += (stages - 1) * shape.hidden * 2.0 / (sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value)
+    return t
 
 
 def latency_target(profile: Profile, c: Constants) -> tuple[float | None, str | None]:
@@ -713,11 +839,12 @@ def _price(
     if p.usd is None:
         return
     e.usd_per_chip_hour, e.price_cloud, e.price_kind = p.usd, p.cloud, p.kind
-    e.cost_usd = chip_hours * p.usd
+    # whole cents at the source, so that every renderer rounds the same figure (JSON keeps cents)
+    e.cost_usd = round(chip_hours * p.usd, 2)
     if chip_hours_range is not None:
-        e.cost_low, e.cost_high = chip_hours_range[0] * p.usd, chip_hours_range[1] * p.usd
+        e.cost_low, e.cost_high = round(chip_hours_range[0] * p.usd, 2), round(chip_hours_range[1] * p.usd, 2)
     elif e.hours_low is not None and e.hours_high is not None:
-        e.cost_low, e.cost_high = e.hours_low * e.count * p.usd, e.hours_high * e.count * p.usd
+        e.cost_low, e.cost_high = round(e.hours_low * e.count * p.usd, 2), round(e.hours_high * e.count * p.usd, 2)
 
 
 def _feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:

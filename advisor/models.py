@@ -66,6 +66,32 @@ class Embeddings(Strict):
         return float(self.rows) * self.dim
 
 
+AttentionKind = Literal["mha", "gqa", "mla", "sliding"]
+KvCacheDtype = Literal["auto", "bf16", "fp16", "fp8", "int8"]
+
+
+class Attention(Strict):
+    """How the model attends, which sets its KV cache (all optional; defaults documented)."""
+
+    kind: AttentionKind = "gqa"
+    kv_heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
+    head_dim: Annotated[int, Field(strict=True, gt=0, le=100_000)] | None = None
+    # MLA (DeepSeek-V2/V3): the cached latent and the decoupled RoPE key per token per layer
+    kv_lora_rank: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] | None = None
+    rope_dim: Annotated[int, Field(strict=True, gt=0, le=100_000)] | None = None
+    # sliding window: tokens each windowed layer keeps, and the share of layers that are windowed
+    window: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
+    sliding_fraction: Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)] = 1.0
+
+    @model_validator(mode="after")
+    def _fields_of_the_kind(self) -> Attention:
+        if self.kind != "mla" and (self.kv_lora_rank is not None or self.rope_dim is not None):
+            raise ValueError("kv_lora_rank and rope_dim describe kind: mla")
+        if self.kind != "sliding" and self.window is not None:
+            raise ValueError("window describes kind: sliding")
+        return self
+
+
 class Model(Strict):
     params_b: Annotated[float, Field(strict=True, gt=0, le=100_000, allow_inf_nan=False)]
     active_params_b: Annotated[float, Field(strict=True, gt=0, le=100_000, allow_inf_nan=False)] | None = None
@@ -74,6 +100,8 @@ class Model(Strict):
     layers: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
     hidden_size: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] | None = None
     kv_heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
+    attention: Attention | None = None
+    experts_per_token: Annotated[int, Field(strict=True, gt=0, le=1_000)] | None = None  # MoE top-k routing
     context_tokens: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
     # FLOPs of one forward pass over one sample (a 224x224 image for ResNet-152: ~23e9); training
     # counts 3x (forward and backward), serving 1x per request.
@@ -166,6 +194,7 @@ class Inference(Strict):
     hours_per_day: Annotated[float, Field(strict=True, gt=0, le=24, allow_inf_nan=False)] = 24.0
     steps: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None  # diffusion denoising steps
     min_replicas: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 1  # kept running whatever the load
+    kv_cache_dtype: KvCacheDtype = "auto"  # auto: 1 byte for fp8/int8/int4 weights, else 2
 
 
 class Software(Strict):

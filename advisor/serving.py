@@ -9,8 +9,12 @@ docs/estimator.md "Inference" explains the model and its sources:
   fixed per-step overhead of the serving stack;
 * attention FLOPs grow with the context (4 x layers x hidden per token per
   token of context), so long prompts cost what they cost;
+* every token pays the replica's activation traffic (tensor-parallel
+  all-reduces, MoE all-to-all) at its links' bandwidth (comm_per_token);
 * TTFT = the prompt's prefill (compute-bound, at least one weight read) plus
-  one step of waiting; latency = TTFT + (output - 1) x TPOT;
+  one step of waiting; latency = TTFT + (output - 1) x TPOT; prompts that
+  arrive together queue FCFS in forwards of the stack's prefill token budget
+  (closed_loop_prefill);
 * the operating point follows the load: replicas so that each runs at most at
   the target utilisation of the concurrency its latency target allows, then
   the concurrency each replica actually sees at peak from Little's law
@@ -55,6 +59,23 @@ class LlmReplica:
     bandwidth: float  # bytes/s of the replica
     compute: float  # FLOP/s of the replica at the serving precision
     overhead: float  # seconds per step (scheduling, sampling, launch, host sync)
+    # seconds per token (prompt or generated) of the tensor-parallel activation all-reduces' bytes:
+    # 8 x hidden x (tp - 1) / tp bytes per layer per token over the replica's links (0 on one chip);
+    # their latency floor is in the step overhead
+    comm_per_token: float = 0.0
+    # pipeline stages (across NVLink nodes or TPU slices): each step passes through them in turn,
+    # each stage with its share of the chips, the batch split into one micro-batch per stage
+    stages: int = 1
+    # sliding-window attention: the windowed layers' share of kv_per_token keeps at most kv_window tokens
+    kv_window: int = 0
+    kv_windowed_share: float = 0.0
+
+    def kv_bytes(self, context: float) -> float:
+        """Bytes of KV cache one request holds at ``context`` tokens."""
+        if self.kv_window <= 0:
+            return self.kv_per_token * context
+        share = self.kv_windowed_share
+        return self.kv_per_token * ((1.0 - share) * context + share * min(context, float(self.kv_window)))
 
     def _prefill_flops(self, tokens: float) -> float:
         # weights: 2 N per token; causal attention: 2 x layers x hidden x tokens^2 (QK^T and AV, halved)
@@ -69,21 +90,70 @@ class LlmReplica:
         prefill_per_token = self._prefill_flops(self.input_tokens) / max(self.input_tokens, 1)
         prompt_chunk = prefill_per_token * self.input_tokens / out  # per other request, per step
         prefill = self._prefill_flops(max(self.input_tokens, 1))
-        return float(out), decode_flops, prompt_chunk, prefill, self.kv_per_token * ctx
+        return float(out), decode_flops, prompt_chunk, prefill, self.kv_bytes(ctx)
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
         out, decode_flops, prompt_chunk, prefill, kv_per_request = self._fixed
-        weight_read = min(self.weights, self.active_bytes * b)  # a small MoE batch touches only its experts
         bw = self.bandwidth * u_bw
         compute = self.compute * u_mfu
-        t_mem = (weight_read + b * kv_per_request) / bw
-        # other requests' prompts, spread over their lifetime, ride along in each step
-        flops = decode_flops * b + prompt_chunk * (b - 1)
-        tpot = max(t_mem, flops / compute) + self.overhead
-        t_pre = max(prefill / compute, self.active_bytes / bw)
+        # with s pipeline stages the batch runs as s micro-batches of m; a token passes the s
+        # stages in turn, each holding 1/s of the weights on 1/s of the chips: s x the step of m
+        s = max(self.stages, 1)
+        m = math.ceil(b / s)
+        weight_read = min(self.weights, self.active_bytes * m)  # a small MoE batch touches only its experts
+        t_mem = (weight_read + m * kv_per_request) / bw
+        # other requests' prompts, spread over their lifetime, ride along in each step; every
+        # token of the step, generated or prompt, goes through the tensor-parallel all-reduces
+        flops = decode_flops * m + prompt_chunk * (m - 1 if s == 1 else m)
+        comm = self.comm_per_token * (m + self.input_tokens / out * (m - 1 if s == 1 else m))
+        tpot = s * max(t_mem, flops / compute + comm) + self.overhead
+        t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
         ttft = t_pre + (tpot if b > 1 else self.overhead)
         latency = ttft + (out - 1) * tpot
         return Point(b, ttft, tpot, latency, b * out / latency)
+
+
+    def forward_time(self, tokens: int, u_bw: float, u_mfu: float) -> float:
+        """One prefill forward of ``tokens`` prompt tokens (of prompts of ``input_tokens``): its
+        FLOPs and all-reduces, at least one weight read, plus the step overhead."""
+        per_token = self._fixed[3] / max(self.input_tokens, 1)
+        t = tokens * (per_token / (self.compute * u_mfu) + self.comm_per_token)
+        return max(t, self.active_bytes / (self.bandwidth * u_bw)) + self.overhead
+
+
+def closed_loop_prefill(prompts: int, concurrency: int, tokens: int, budget: int, forward: Callable[[int], float]) -> float:
+    """Mean time to first token of a closed-loop benchmark that keeps ``concurrency`` prompts of
+    ``tokens`` tokens in flight until ``prompts`` have been answered, each answered by its first
+    token (output length 1): the first ``concurrency`` arrive at once, each later one when one
+    finishes. The scheduler prefills FCFS, at most ``budget`` tokens per forward (vLLM's
+    max_num_batched_tokens, SGLang's chunked_prefill_size), a long prompt over several forwards;
+    ``forward(n)`` is the time of a forward of n tokens. A prompt's first token comes at the end of
+    the forward that holds its last token, so a burst's later prompts wait for the earlier ones."""
+    budget = max(budget, 1)
+    queue: list[tuple[float, int]] = []  # (arrival time, tokens left), FCFS
+    sent, now, total, done = 0, 0.0, 0.0, 0
+    while sent < min(concurrency, prompts):
+        queue.append((0.0, tokens))
+        sent += 1
+    while queue:
+        room = budget
+        finished: list[tuple[float, int]] = []
+        rest: list[tuple[float, int]] = []
+        for arrival, left in queue:
+            take = min(left, room)
+            room -= take
+            (finished if take == left else rest).append((arrival, left - take))
+        used = budget - room
+        now += forward(used)
+        for arrival, _ in finished:
+            total += now - arrival
+            done += 1
+        queue = rest
+        for _ in finished:
+            if sent < prompts:
+                queue.append((now, tokens))
+                sent += 1
+    return total / max(done, 1)
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from typing import Any
 
 import yaml
 
+from advisor import serving
 from advisor.api import Context
-from advisor.estimator import estimate
+from advisor.estimator import estimate, llm_replica
 from advisor.models import Profile
 
 DATA = Path(__file__).parent / "data" / "serving.yaml"
@@ -52,6 +53,55 @@ def profile_for(r: dict[str, Any]) -> Profile:
     })
 
 
+def ttft_ms(r: dict[str, Any], ctx: Context, steady_ms: float, mfu: float | None = None) -> float:
+    """The TTFT the row's benchmark measured, by how its prompts arrived (tests/data/serving.yaml)."""
+    arrival = r.get("ttft_arrival", "steady")
+    if arrival == "steady":
+        return steady_ms
+    acc = ctx.catalog.get(r["accelerator"])
+    ic = ctx.constants.estimator.inference
+    assert ic.prefill_token_budget is not None
+    budget = ic.prefill_token_budget.get(acc.device, r["stack"].removesuffix("-tpu"))
+    assert budget is not None, f"{r['id']}: no prefill_token_budget for {acc.device}/{r['stack']}"
+    p = profile_for(r)
+    if arrival == "prefill-only":
+        p = p.model_copy(update={"inference": p.inference.model_copy(update={"output_tokens": 1})})  # type: ignore[union-attr]
+    rep = llm_replica(p, acc, r["count"], ctx.constants)
+    u_bw = family_range(ctx, acc.device, "decode_bandwidth_utilisation")
+    u_mfu = mfu if mfu is not None else family_range(ctx, acc.device, "prefill_mfu").expected
+    fwd = lambda n: rep.forward_time(n, u_bw.expected, u_mfu)  # noqa: E731
+    c, n, tokens = r["concurrency"], r["num_prompts"], r["input_tokens"]
+    if arrival == "prefill-only":
+        return 1000.0 * serving.closed_loop_prefill(n, c, tokens, budget, fwd)
+    # closed loop with long outputs: the first c arrive together, later ones one at a time
+    burst = 1000.0 * serving.closed_loop_prefill(c, c, tokens, budget, fwd)
+    return (c * burst + (n - c) * steady_ms) / n
+
+
+def family_range(ctx: Context, device: str, name: str) -> Any:
+    """The family's own figure (tpu_<name>) where sourced, else the GPU one (rules/estimator.yaml)."""
+    ic = ctx.constants.estimator.inference
+    return getattr(ic, f"{device}_{name}", None) or getattr(ic, name)
+
+
+def fit_prefill(ctx: Context) -> None:
+    """Solve the TPU prefill MFU from the fit rows' burst TTFT (prefill-only arrivals): for each,
+    the MFU at which the modelled TTFT equals the measured one (bisection), then their mean."""
+    found = []
+    for r in rows():
+        acc = ctx.catalog.get(r["accelerator"])
+        if r["split"] != "fit" or acc.device != "tpu" or r.get("ttft_arrival", "steady") == "steady":
+            continue
+        lo, hi = 0.01, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if ttft_ms(r, ctx, 0.0, mid) > r["ttft_ms"] else (lo, mid)
+        found.append(lo)
+        print(f"tpu prefill: {r['id']} TTFT {r['ttft_ms']} ms -> prefill MFU {lo:.3f}")
+    if found:
+        print(f"tpu prefill MFU (mean of the fit rows): {statistics.mean(found):.3f}")
+
+
 def run(ctx: Context) -> list[Cmp]:
     out = []
     for r in rows():
@@ -60,7 +110,7 @@ def run(ctx: Context) -> list[Cmp]:
         if r.get("tpot_ms"):
             out.append(Cmp(r["id"], r["split"], acc.device, "tpot", r["concurrency"], r["tpot_ms"], e.tpot_ms or 0.0))
         if r.get("ttft_ms") and r.get("ttft_comparable"):
-            out.append(Cmp(r["id"], r["split"], acc.device, "ttft", r["concurrency"], r["ttft_ms"], e.ttft_ms or 0.0))
+            out.append(Cmp(r["id"], r["split"], acc.device, "ttft", r["concurrency"], r["ttft_ms"], ttft_ms(r, ctx, e.ttft_ms or 0.0)))
     return out
 
 
@@ -115,6 +165,7 @@ def main() -> None:
     ctx = Context.load()
     if "--fit" in sys.argv:
         fit(ctx)
+        fit_prefill(ctx)
         return
     cmps = run(ctx)
     print(f"{'row':48s} {'split':8s} {'dev':4s} {'metric':6s} {'conc':>5s} {'measured':>9s} {'predicted':>9s} {'ratio':>6s}")
