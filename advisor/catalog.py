@@ -24,7 +24,7 @@ from advisor.validation import did_you_mean, problems_from
 from advisor.yamlsrc import Document, load_file
 
 Kind = Literal["on-demand", "spot", "committed-1y", "committed-3y"]
-Dtype = Literal["fp64", "fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+Dtype = Literal["fp64", "fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 Cloud = Literal["gcp", "aws", "azure", "oci", "on-prem"]
 CATALOG_SCHEMA_VERSION = 1
 
@@ -133,6 +133,9 @@ class OnPremDefaults(Strict):
     local_pue: Assumed  # a machine at a desk: no data-centre cooling overhead
     local_hosting_usd_per_chip_month: Assumed
     hours_per_month: Assumed
+    # Share of hours bought hardware does useful work; the fixed part (purchase + hosting) is
+    # charged per used hour. Absent (an older override file): 1.0, every hour used.
+    utilisation: Assumed | None = None
 
 
 class Deploy(Strict):
@@ -438,7 +441,8 @@ def load_catalog(overrides: list[str] | None = None) -> Catalog:
 
 def _check_onprem_refs(doc: Document, onprem: OnPremDefaults, sources: dict[str, SourceRef], problems: list[Problem]) -> None:
     for name in OnPremDefaults.model_fields:
-        for sid in getattr(onprem, name).source:
+        value = getattr(onprem, name)
+        for sid in (value.source if value is not None else []):
             if sid not in sources:
                 problems.append(doc.problem(("onprem", name, "source"), f"unknown source {sid!r}{did_you_mean(sid, sources)}"))
 
