@@ -155,6 +155,7 @@ def test_catalog_onprem_source_ids_are_checked(tmp_path: Path) -> None:
 KNOWN_GAPS = {
     ("tpu-v7", "gcp"), ("b200", "gcp"), ("b200", "azure"), ("l4", "azure"),
     ("h200", "azure"), ("mi300x", "azure"), ("mi300x", "oci"),
+    ("gb200", "gcp"), ("gb200", "azure"), ("mi355x", "oci"),
 }
 
 
