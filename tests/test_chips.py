@@ -31,6 +31,7 @@ NEW = {
     "h100-nvl": ("azure", 6.98, [1, 2]),
     "h100-pcie": ("on-prem", None, [1, 2, 4, 8]),
     "gb200": ("gcp", None, [4, 8]),
+    "b300": ("aws", 17.802, [8, 16]),
     "mi325x": ("on-prem", None, [8, 16]),
     "mi355x": ("oci", None, [8, 16]),
 }
@@ -87,11 +88,17 @@ def test_h100_nvl_two_gpu_vm_is_priced_per_gpu_like_the_one_gpu_vm() -> None:
 @pytest.mark.parametrize(("name", "acc", "chips"), [
     ("Standard_NC40ads_H100_v5", "h100-nvl", 1), ("Standard_NC80adis_H100_v5", "h100-nvl", 2),
     ("a4x-highgpu-4g", "gb200", 4), ("Standard_ND128isr_NDR_GB200_v6", "gb200", 4),
-    ("amd-mi355x", "mi355x", None), ("h100-pcie", "h100-pcie", None), ("mi325x", "mi325x", None),
+    ("amd-mi355x", "mi355x", None), ("p6-b300.48xlarge", "b300", 8), ("h100-pcie", "h100-pcie", None), ("mi325x", "mi325x", None),
 ])
 def test_new_instance_names_resolve_to_the_chip(name: str, acc: str, chips: int | None) -> None:
     hw = name_index(CAT).lookup(name)
     assert (hw.accelerator, hw.chips) == (acc, chips)
+
+
+def test_b300_int8_is_its_small_sourced_rate_not_the_fp8_rate() -> None:
+    b300 = CAT.get("b300")
+    assert b300.peak_flops("int8") == pytest.approx(150e12) and b300.peak_flops("fp8") == pytest.approx(4500e12)
+    assert b300.price(["aws"], "on-demand", None, 4) is None  # only the 8-GPU p6-b300.48xlarge is sold
 
 
 def test_a_check_of_an_azure_nvl_proposal_is_priced(tmp_path: Path) -> None:
