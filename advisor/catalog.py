@@ -19,12 +19,13 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from advisor.errors import InputError, Problem
 from advisor.families import family, sized
 from advisor.knowledge import builtin_rules_dir
-from advisor.models import Cloud, Strict
-from advisor.models import Precision as Dtype
+from advisor.models import Cloud, Precision, Strict
 from advisor.models import Pricing as Kind
 from advisor.validation import did_you_mean, problems_from
 from advisor.yamlsrc import Document, load_file
 
+# A peak_tflops key: every profile precision, plus fp4 (recorded for Blackwell; no profile precision uses it yet).
+Dtype = Literal[Precision, "fp4"]
 CATALOG_SCHEMA_VERSION = 1
 # The rate a model held at a precision computes at, in order of preference, when the chip lacks
 # it: low-bit weights fall back to the next wider integer/float rate, then 16-bit; bf16 and fp16
@@ -145,6 +146,9 @@ class OnPremDefaults(Strict):
     local_pue: Assumed  # a machine at a desk: no data-centre cooling overhead
     local_hosting_usd_per_chip_month: Assumed
     hours_per_month: Assumed
+    # Share of hours bought hardware does useful work; the fixed part (purchase + hosting) is
+    # charged per used hour. Absent (an older override file): 1.0, every hour used.
+    utilisation: Assumed | None = None
 
 
 class Deploy(Strict):
@@ -457,7 +461,8 @@ def load_catalog(overrides: list[str] | None = None) -> Catalog:
 
 def _check_onprem_refs(doc: Document, onprem: OnPremDefaults, sources: dict[str, SourceRef], problems: list[Problem]) -> None:
     for name in OnPremDefaults.model_fields:
-        for sid in getattr(onprem, name).source:
+        value = getattr(onprem, name)
+        for sid in (value.source if value is not None else []):
             if sid not in sources:
                 problems.append(doc.problem(("onprem", name, "source"), f"unknown source {sid!r}{did_you_mean(sid, sources)}"))
 

@@ -221,6 +221,8 @@ class OnPrem(Strict):
     pue: Annotated[float, Field(strict=True, ge=1, le=5, allow_inf_nan=False)] | None = None
     amortisation_years: Annotated[float, Field(strict=True, gt=0, le=30, allow_inf_nan=False)] | None = None
     hosting_usd_per_chip_month: Annotated[float, Field(strict=True, ge=0, le=1e6, allow_inf_nan=False)] | None = None
+    # Share of the hours the hardware does useful work: the fixed cost is charged per used hour.
+    utilisation: Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)] | None = None
 
 
 class Deployment(Strict):

@@ -3,8 +3,10 @@
 The defaults are data (``onprem:`` in rules/catalog.yaml, each with a source or a stated
 assumption); a profile's ``deployment.onprem`` overrides them. Two price kinds:
 
-- ``on-prem (amortised)``: purchase / (amortisation years x 8760 h) + running cost, for
-  hardware the team would buy (``deployment.clouds`` includes ``on-prem``).
+- ``on-prem (amortised)``: (purchase / (amortisation years x 8760 h) + hosting) / utilisation
+  + power, for hardware the team would buy (``deployment.clouds`` includes ``on-prem``). The
+  fixed part is paid every hour whether the chip works or not, so it is charged per *used*
+  hour; power is drawn only when used.
 - ``owned (running cost)``: power + hosting only, for hardware already paid for
   (``deployment.owned``, and the user's own machine under ``deployment.local``).
 
@@ -62,7 +64,11 @@ def rate(acc: Accelerator, override: OnPrem | None = None, *, owned: bool = Fals
     d = acc.onprem_basis
     if acc.purchase is None or d is None:
         return None
-    years = _pick((override or OnPrem()).amortisation_years, d.amortisation_years.value)
+    o = override or OnPrem()
+    years = _pick(o.amortisation_years, d.amortisation_years.value)
+    used = _pick(o.utilisation, d.utilisation.value if d.utilisation is not None else 1.0)
     capex = acc.purchase.usd_per_chip / (years * HOURS_PER_YEAR)
-    return Rate(capex + running, ONPREM_KIND, run | {"purchase_usd_per_chip": acc.purchase.usd_per_chip,
-                                                      "amortisation_years": years, "capex_usd_per_hour": capex})
+    fixed = (capex + run["hosting_usd_per_hour"]) / used
+    return Rate(fixed + run["power_usd_per_hour"], ONPREM_KIND,
+                run | {"purchase_usd_per_chip": acc.purchase.usd_per_chip, "amortisation_years": years,
+                       "capex_usd_per_hour": capex, "utilisation": used, "fixed_usd_per_used_hour": fixed})

@@ -40,15 +40,20 @@ def test_onprem_rate_is_purchase_amortised_plus_power_and_hosting() -> None:
     capex = h100.purchase.usd_per_chip / (d.amortisation_years.value * 8760)
     power = h100.specs.tdp_w / 1000 * d.pue.value * d.usd_per_kwh.value
     hosting = d.hosting_usd_per_chip_month.value / d.hours_per_month.value
-    assert r.usd_per_chip_hour == pytest.approx(capex + power + hosting)
+    assert d.utilisation is not None and 0 < d.utilisation.value < 1 and d.utilisation.source
+    # the fixed part (purchase and hosting) is paid per used hour; power only when used
+    assert r.usd_per_chip_hour == pytest.approx((capex + hosting) / d.utilisation.value + power)
     owned = onprem.rate(h100, owned=True)
     assert owned is not None and owned.kind == "owned (running cost)"
     assert owned.usd_per_chip_hour == pytest.approx(power + hosting)
     # overrides: dearer power and a shorter life raise it; free power and hosting leave only the capex
     dear = onprem.rate(h100, OnPrem(usd_per_kwh=0.5, amortisation_years=2))
     assert dear is not None and dear.usd_per_chip_hour > r.usd_per_chip_hour
-    bare = onprem.rate(h100, OnPrem(usd_per_kwh=0, hosting_usd_per_chip_month=0))
+    bare = onprem.rate(h100, OnPrem(usd_per_kwh=0, hosting_usd_per_chip_month=0, utilisation=1.0))
     assert bare is not None and bare.usd_per_chip_hour == pytest.approx(capex)
+    # half the hours used doubles the fixed part; power does not change
+    half = onprem.rate(h100, OnPrem(utilisation=0.5))
+    assert half is not None and half.usd_per_chip_hour == pytest.approx((capex + hosting) * 2 + power)
 
 
 def test_local_machines_use_the_local_defaults_and_unpriced_chips_stay_unpriced() -> None:
@@ -84,9 +89,13 @@ def test_profile_onprem_overrides_change_the_cost(tmp_path: Path) -> None:
     base = cost("")
     assert cost(", onprem: {usd_per_kwh: 0.40}") > base
     assert cost(", onprem: {amortisation_years: 10}") < base
+    assert cost(", onprem: {utilisation: 0.3}") > base > cost(", onprem: {utilisation: 1.0}")
     f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {pue: 0.5}}\n")
     r = run_cli("recommend", f)
     assert r.code == 2 and "deployment.onprem.pue" in r.err
+    f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {utilisation: 0}}\n")
+    r = run_cli("recommend", f)
+    assert r.code == 2 and "deployment.onprem.utilisation" in r.err
 
 
 def test_owned_hardware_costs_only_its_running_cost(tmp_path: Path) -> None:
@@ -146,6 +155,7 @@ def test_catalog_onprem_source_ids_are_checked(tmp_path: Path) -> None:
 KNOWN_GAPS = {
     ("tpu-v7", "gcp"), ("b200", "gcp"), ("b200", "azure"), ("l4", "azure"),
     ("h200", "azure"), ("mi300x", "azure"), ("mi300x", "oci"),
+    ("gb200", "gcp"), ("gb200", "azure"), ("mi355x", "oci"),
 }
 
 

@@ -1,0 +1,109 @@
+"""The data-centre chips added for issue 15: each is a candidate where it is sold, priced where a
+price was sourced (and unpriced, never $0, where not), sized in the shapes clouds sell, and its
+instance names resolve in the infrastructure name index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor.catalog import load_catalog
+from advisor.estimator import offered_on
+from advisor.infra.names import name_index
+
+from .conftest import run_cli
+
+CAT = load_catalog()
+
+SERVE = """\
+name: bot
+task: inference
+domain: llm
+model: {params_b: 8, layers: 32, hidden_size: 4096, kv_heads: 8}
+inference: {peak_qps: 5, input_tokens: 512, output_tokens: 256, latency_p99_ms: 5000}
+software: {framework: pytorch, serving_stack: vllm}
+"""
+
+# chip -> (a cloud that sells it, its sourced on-demand $/GPU-h there or None when unpriced, real shapes)
+NEW = {
+    "h100-nvl": ("azure", 6.98, [1, 2]),
+    "h100-pcie": ("on-prem", None, [1, 2, 4, 8]),
+    "gb200": ("gcp", None, [4, 8]),
+    "b300": ("aws", 17.802, [8, 16]),
+    "mi325x": ("on-prem", None, [8, 16]),
+    "mi355x": ("oci", None, [8, 16]),
+}
+
+
+def _recommend(tmp: Path, acc: str, cloud: str) -> dict:  # type: ignore[type-arg]
+    f = tmp / "p.yaml"
+    f.write_text(SERVE + f"deployment: {{clouds: [{cloud}], accelerators: [{acc}]}}\n")
+    r = run_cli("recommend", str(f), "--format", "json", "--no-flip")
+    assert r.code == 0, r.err
+    return json.loads(r.out)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("acc_id", sorted(NEW))
+def test_new_chip_is_a_candidate_where_sold_and_priced_only_where_sourced(tmp_path: Path, acc_id: str) -> None:
+    cloud, usd, _ = NEW[acc_id]
+    acc = CAT.get(acc_id)
+    assert cloud in acc.clouds and offered_on(acc, [cloud])
+    d = _recommend(tmp_path, acc_id, cloud)
+    assert d["verdict"]["accelerator"] == acc_id and d["verdict"]["count"] in acc.real_shapes()
+    if usd is None:
+        assert d["estimate"]["cost_usd"] is None and any(acc_id in w and "unpriced" in w for w in d["warnings"])
+    else:
+        assert d["estimate"]["usd_per_chip_hour"] == pytest.approx(usd)
+        assert d["estimate"]["price"] == {"cloud": cloud, "kind": "on-demand"}
+
+
+@pytest.mark.parametrize("acc_id", sorted(NEW))
+def test_new_chip_specs_are_dense_sourced_and_in_the_shapes_sold(acc_id: str) -> None:
+    acc = CAT.get(acc_id)
+    tf = acc.specs.peak_tflops
+    assert tf["fp8"] == pytest.approx(2 * tf["bf16"], rel=0.01)  # dense 8-bit = 2 x dense 16-bit on these parts
+    assert acc.specs.tdp_w and acc.specs.memory_gib >= 80 and acc.specs.memory_bandwidth_gbps >= 2000
+    for sid in acc.specs.source + acc.shapes.source:
+        assert sid in CAT.sources and (CAT.sources[sid].url or CAT.sources[sid].repo)
+    assert acc.real_shapes()[: len(NEW[acc_id][2])] == NEW[acc_id][2]
+
+
+def test_gb200_is_sized_in_four_gpu_trays_up_to_one_nvl72_rack() -> None:
+    gb = CAT.get("gb200")
+    assert gb.real_shapes()[0] == 4 and gb.max_chips() == 72 and not gb.is_shape(8 + 1)
+    assert gb.shape_name(4) == "a4x-highgpu-4g" and gb.specs.peak_tflops["fp4"] == 10000
+
+
+def test_h100_nvl_two_gpu_vm_is_priced_per_gpu_like_the_one_gpu_vm() -> None:
+    nvl = CAT.get("h100-nvl")
+    one, two = nvl.price(["azure"], "on-demand", None, 1), nvl.price(["azure"], "on-demand", None, 2)
+    assert one is not None and two is not None and one.usd_per_chip_hour == two.usd_per_chip_hour == 6.98
+    assert nvl.price(["azure"], "on-demand", None, 4) is not None  # two 2-GPU VMs
+    # the SXM H100 is not priced on Azure below its 8-GPU VM: the NVL part is a different chip
+    assert CAT.get("h100").price(["azure"], "on-demand", None, 1) is None
+
+
+@pytest.mark.parametrize(("name", "acc", "chips"), [
+    ("Standard_NC40ads_H100_v5", "h100-nvl", 1), ("Standard_NC80adis_H100_v5", "h100-nvl", 2),
+    ("a4x-highgpu-4g", "gb200", 4), ("Standard_ND128isr_NDR_GB200_v6", "gb200", 4),
+    ("amd-mi355x", "mi355x", None), ("p6-b300.48xlarge", "b300", 8), ("h100-pcie", "h100-pcie", None), ("mi325x", "mi325x", None),
+])
+def test_new_instance_names_resolve_to_the_chip(name: str, acc: str, chips: int | None) -> None:
+    hw = name_index(CAT).lookup(name)
+    assert (hw.accelerator, hw.chips) == (acc, chips)
+
+
+def test_b300_int8_is_its_small_sourced_rate_not_the_fp8_rate() -> None:
+    b300 = CAT.get("b300")
+    assert b300.peak_flops("int8") == pytest.approx(150e12) and b300.peak_flops("fp8") == pytest.approx(4500e12)
+    assert b300.price(["aws"], "on-demand", None, 4) is None  # only the 8-GPU p6-b300.48xlarge is sold
+
+
+def test_a_check_of_an_azure_nvl_proposal_is_priced(tmp_path: Path) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text(SERVE + "deployment: {clouds: [azure]}\nproposal: {accelerator: h100-nvl, count: 2, hours: 720}\n")
+    r = run_cli("check", "--no-config", "--format", "json", str(f))
+    rules = {x["rule"] for x in json.loads(r.out)["results"][0]["findings"]}
+    assert "proposal-unpriced" not in rules and "unknown-accelerator" not in rules
