@@ -97,8 +97,9 @@ def _check_k8s(plan: Any, files: dict[str, str]) -> None:
     else:
         assert plan.hosts == 1, "a replica over several hosts must not be a plain Deployment"
     for pod in _pods(w):
-        sel = pod["nodeSelector"]
-        assert plan.gke_accelerator in sel.values()
+        sel = pod.get("nodeSelector", {})
+        if any(k.startswith("cloud.google.com/") for k in sel) or plan.topology:  # GKE: the plan's accelerator
+            assert plan.gke_accelerator in sel.values()
         if plan.topology:
             assert sel["cloud.google.com/gke-tpu-topology"] == plan.topology
         [c] = pod["containers"]
@@ -246,7 +247,7 @@ def test_gce_vm_whose_machine_type_includes_gpus_gets_no_accelerator(ctx) -> Non
 
 # --------------------------------------------------------------------------- command flags
 
-_TOOLS = ("gcloud", "kubectl", "aws", "az")
+_TOOLS = ("gcloud", "kubectl", "aws", "az", "xpk")
 
 
 def _flag_table() -> dict[str, Any]:
@@ -254,7 +255,7 @@ def _flag_table() -> dict[str, Any]:
 
 
 def _tool_commands(sh: str) -> list[list[str]]:
-    """Every gcloud/kubectl/aws/az invocation in setup.sh's code, as tokens."""
+    """Every gcloud/kubectl/aws/az/xpk invocation in setup.sh's code, as tokens."""
     out: list[list[str]] = []
     for line in _code(sh).splitlines():
         lex = shlex.shlex(line, posix=True, punctuation_chars=True)
@@ -450,3 +451,33 @@ def test_edge_routes_chain_their_files(ctx, path: str) -> None:  # type: ignore[
         assert producer in code and consumer in code, (consumer, producer)
         assert code.index(producer) < code.index(consumer) or producer.endswith("\n"), (consumer, producer)
     assert ".ort" not in code and not (path == "edge-deploy" and ".tflite" in code)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "selector", "toleration"),
+    [
+        ("eks-serving", {"eks.amazonaws.com/nodegroup": "eks-serving-gpu"}, None),
+        ("aks-serving", {"kubernetes.azure.com/agentpool": "gpu"}, "sku"),
+        ("onprem-serving", None, None),
+    ],
+)
+def test_kubernetes_beyond_gke_selects_gpus_without_google_labels(ctx, fixture, selector, toleration) -> None:  # type: ignore[no-untyped-def]
+    rec = _rec(ctx, str(FIXTURES / f"{fixture}.yaml"))
+    spec, files = _scaffold(ctx, rec)
+    assert spec.path.id == "k8s-vllm-gpu" and "k8s/deployment.yaml" in files
+    _check_k8s(spec.plan, files)
+    _invariants(spec, files)
+    [dep] = _docs(files["k8s/deployment.yaml"])
+    pod = dep["spec"]["template"]["spec"]
+    assert pod.get("nodeSelector") == selector
+    assert [t["key"] for t in pod.get("tolerations", [])] == ([toleration] if toleration else [])
+    assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": str(spec.plan.chips_per_host)}
+    code = _code(files["setup.sh"])
+    assert "gcloud" not in code and "cloud.google.com" not in files["k8s/deployment.yaml"]
+    assert "kubectl apply -f k8s/" in code
+    if fixture == "eks-serving":
+        assert "--nodegroup-name=${NAME}-gpu" in code  # the label the Deployment selects
+    if fixture == "aks-serving":
+        assert "--name gpu" in code and "--node-taints sku=gpu:NoSchedule" in code
+    if fixture == "onprem-serving":
+        assert not re.search(r"^\s*(?:aws|az|eksctl)\s", code, re.M)

@@ -38,9 +38,11 @@ _VAR_COMMENTS = {
     "REGION": "region of the bucket, cluster and image repository",
     "ZONE": "zone of the VM, TPU slice or node pool",
     "NAME": "prefix of every resource name",
-    "CLUSTER": "GKE cluster name",
+    "CLUSTER": "Kubernetes cluster name",
     "MODEL_ID": "Hugging Face model id",
     "HF_TOKEN": "a Hugging Face access token (gated models such as Llama need one)",
+    "INSTANCE_TYPE": "the EC2 instance type with the chosen GPUs (the catalog names Google Cloud machine types only)",
+    "VM_SIZE": "the Azure VM size with the chosen GPUs (the catalog names Google Cloud machine types only)",
 }
 # Environment variables setup.sh may read without defining them.
 _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
