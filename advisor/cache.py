@@ -151,7 +151,9 @@ def store(root: Path, value: Any) -> None:
     directory = _cache_dir()
     if directory is None:
         return
-    tmp: str | None = None
+    from advisor.errors import AdvisorError
+    from advisor.output import write_atomic
+
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _trusted(directory):
@@ -164,14 +166,6 @@ def store(root: Path, value: Any) -> None:
         if key is None:
             return
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".builtin-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(hmac.new(key, payload, hashlib.sha256).digest() + payload)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, directory / name)
-        tmp = None
-    except OSError:
+        write_atomic(directory / name, hmac.new(key, payload, hashlib.sha256).digest() + payload, mode=0o600)
+    except (OSError, AdvisorError):
         return  # a read-only, full or vanished cache directory is fine: the cache is an optimisation
-    finally:
-        if tmp is not None:
-            _unlink(tmp)

@@ -19,13 +19,12 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from advisor.errors import InputError, Problem
 from advisor.families import family, sized
 from advisor.knowledge import builtin_rules_dir
-from advisor.models import Strict
+from advisor.models import Cloud, Strict
+from advisor.models import Precision as Dtype
+from advisor.models import Pricing as Kind
 from advisor.validation import did_you_mean, problems_from
 from advisor.yamlsrc import Document, load_file
 
-Kind = Literal["on-demand", "spot", "committed-1y", "committed-3y"]
-Dtype = Literal["fp64", "fp32", "bf16", "fp16", "fp8", "int8", "int4"]
-Cloud = Literal["gcp", "aws", "azure", "oci", "on-prem"]
 CATALOG_SCHEMA_VERSION = 1
 
 SourceIds = Annotated[list[Annotated[str, Field(min_length=1, max_length=80)]], Field(min_length=1, max_length=20)]

@@ -105,9 +105,9 @@ def recommend(
         _emit(dumps(data[0] if len(data) == 1 else data))
         return
     if fmt is RecFormat.markdown:
-        from advisor.report import render
+        from advisor.api import render_report
 
-        _emit(render(recs, ctx))
+        _emit(render_report(recs, ctx))
         return
     from advisor.renderers.text import render_recommendation
 
@@ -127,24 +127,9 @@ def estimate(
     catalog: CatalogOpt = None,
 ) -> None:
     """What-if: time, cost, memory and throughput of one named configuration."""
-    from advisor.api import estimate_config
-    from advisor.errors import UsageError
-    from advisor.loading import load_profiles
+    from advisor.api import estimate_file
 
-    ctx = _context(None, catalog)
-    loaded = load_profiles([str(file)])
-    if len(loaded) != 1:
-        raise UsageError(f"{file}: estimate takes one profile, the file holds {len(loaded)}")
-    if ctx.catalog.resolve(accelerator) is None:
-        raise UsageError(ctx.catalog.unknown_message(accelerator))
-    acc = ctx.catalog.get(accelerator)
-    valid = acc.counts()
-    warn = None
-    if count not in valid:
-        warn = f"{count} is not a real shape of {acc.id} (valid: {', '.join(map(str, valid))}); estimated anyway"
-    est = estimate_config(loaded[0].profile, accelerator, count, ctx)
-    if warn:
-        est.warnings.insert(0, warn)
+    est = estimate_file(str(file), accelerator, count, _context(None, catalog))
     if fmt is TextJson.json:
         from advisor.renderers.json import dumps
 
@@ -161,12 +146,9 @@ def validate(
     catalog: CatalogOpt = None,
 ) -> None:
     """Schema check only: every problem in every file, at once."""
-    from advisor.api import check_accelerators
-    from advisor.loading import load_profiles
+    from advisor.api import validate_files
 
-    loaded = load_profiles([str(f) for f in files])
-    if any(lp.profile.proposal is not None for lp in loaded):  # only proposals name catalog ids
-        check_accelerators(loaded, _context(None, catalog).catalog)
+    loaded = validate_files([str(f) for f in files], [str(c) for c in catalog or []])
     if not _STATE["quiet"]:
         for lp in loaded:
             typer.echo(f"{lp.label}: ok ({lp.profile.name})")
@@ -188,7 +170,7 @@ def report(
     catalog: CatalogOpt = None,
 ) -> None:
     """The markdown report to share: verdict, candidates, charts, why, setup, assumptions, sources."""
-    from advisor.api import recommend_files
+    from advisor.api import recommend_files, render_report, write_output
 
     ctx = _context(rules, catalog)
     recs = recommend_files([str(f) for f in files], ctx)
@@ -198,20 +180,16 @@ def report(
         data = [r.to_json() for r in recs]
         text = dumps(data[0] if len(data) == 1 else data)
     else:
-        from advisor.report import render
-
         stamp = None
         if timestamp:
             import datetime as dt
 
             stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        text = render(recs, ctx, template=str(template) if template else None, timestamp=stamp)
+        text = render_report(recs, ctx, template=str(template) if template else None, timestamp=stamp)
     if output == "-":
         _emit(text)
         return
-    from advisor.output import write_atomic
-
-    write_atomic(output, text)
+    write_output(output, text)
     if not _STATE["quiet"]:
         _note(f"wrote {output}\n")
 
@@ -246,38 +224,8 @@ def check(
     disable: Annotated[list[str] | None, typer.Option("--disable", help="Check rule id to disable (repeatable).")] = None,
 ) -> None:
     """CI gate: judge each proposal against the recommendation and the team's policy."""
-    from advisor.check import (
-        CHECK_RULES,
-        apply_increase_limit,
-        diff_against,
-        load_baseline,
-        run_check,
-    )
-    from advisor.policy import find_config, load_policy
+    from advisor.api import run_check, write_output
 
-    cfg_path = None if no_config else (config if config is not None else find_config(Path.cwd()))
-    if config is not None and not config.is_file():
-        from advisor.errors import UsageError
-
-        raise UsageError(f"{config}: policy file not found")
-    loaded = load_policy(cfg_path)
-    pol = loaded.policy
-    updates: dict[str, Any] = {}
-    if fail_on is not None:
-        updates["fail_on"] = fail_on.value
-    if max_cost_increase_percent is not None:
-        updates["thresholds"] = pol.thresholds.model_copy(update={"cost_over_best_percent": max_cost_increase_percent})
-    if disable:
-        from advisor.errors import UsageError
-        from advisor.validation import did_you_mean
-
-        for rid in disable:
-            if rid not in CHECK_RULES:
-                raise UsageError(f"--disable: unknown check rule {rid!r}{did_you_mean(rid, CHECK_RULES)}")
-        updates["disabled_rules"] = [*pol.disabled_rules, *disable]
-    pol = pol.model_copy(update=updates)
-    ctx = _context([*(Path(r) for r in pol.rules), *(rules or [])], [*(Path(c) for c in pol.catalog), *(catalog or [])])
-    base = load_baseline(str(baseline), ctx, pol) if baseline is not None else None
     show_progress = fmt is CheckFormat.text and output is None and sys.stderr.isatty() and not _STATE["quiet"]
     progress = None
     bar: Any = None
@@ -292,22 +240,25 @@ def check(
             bar.update(task, completed=done, total=total)
 
     try:
-        if "-" in paths:  # one document stream on standard input, read once (bounded)
-            from advisor.yamlsrc import provide_stdin
-
-            provide_stdin(sys.stdin.buffer.read(32 * 1024 * 1024 + 1) if sys.stdin is not None else b"")
-        report = run_check(paths, ctx, pol, policy_path=loaded.path, progress=progress)
+        report = run_check(
+            paths,
+            rules=[str(r) for r in rules or []],
+            catalogs=[str(c) for c in catalog or []],
+            config=None if config is None else str(config),
+            no_config=no_config,
+            fail_on=None if fail_on is None else fail_on.value,
+            max_cost_increase_percent=max_cost_increase_percent,
+            disable=disable or [],
+            baseline=None if baseline is None else str(baseline),
+            stdin=_read_stdin() if "-" in paths else None,
+            progress=progress,
+        )
     finally:
         if bar is not None:
             bar.stop()
-    if base is not None or any((r.before is not None) for r in report.results):
-        report.diff = diff_against(report, base)
-        apply_increase_limit(report, pol)
     text = _render_check(report, fmt, terminal=output is None and _width(sys.stdout) is None)
     if output is not None:
-        from advisor.output import write_atomic
-
-        write_atomic(output, text)
+        write_output(output, text)
     elif text:
         _emit(text)
     if report.invalid and not (fmt is CheckFormat.text and output is None):
@@ -315,6 +266,12 @@ def check(
         # report on stdout already carries these very lines).
         _note("".join(f"{p}\n" for p in report.problems))
     raise typer.Exit(report.exit_code)
+
+
+def _read_stdin() -> bytes:
+    """One document stream on standard input, read once (bounded: one byte over the limit is
+    enough for the reader to say it is too large)."""
+    return sys.stdin.buffer.read(32 * 1024 * 1024 + 1) if sys.stdin is not None else b""
 
 
 def _render_check(report: Any, fmt: CheckFormat, *, terminal: bool = False) -> str:
@@ -526,7 +483,8 @@ def _bug(exc: BaseException, debug: bool) -> NoReturn:
     )
 
 
-from advisor.commands.authoring import init_cmd, rules_app, schema_cmd  # noqa: E402
+from advisor.commands.authoring import init_cmd, schema_cmd  # noqa: E402
+from advisor.commands.rules import rules_app  # noqa: E402
 
 app.command("init")(init_cmd)
 app.command("schema")(schema_cmd)

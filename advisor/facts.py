@@ -101,10 +101,6 @@ def _train_flops(p: Profile) -> float:
     return p.training_flops(_PEFT_FLOPS_FACTOR if p.training.method != "full" else 1.0, 300.0)[0]
 
 
-def _llm(p: Profile) -> bool:
-    return p.domain == "llm" or (p.domain == "nlp" and p.model.architecture in ("transformer", "moe"))
-
-
 _IRREGULAR = {"branch-heavy", "elementwise-heavy", "sparse-access"}
 
 FACTS: dict[str, Fact] = {
@@ -117,10 +113,10 @@ FACTS: dict[str, Fact] = {
             lambda p: p.active_params_b,
         ),
         Fact(FieldSpec("facts.train_flops", "number", doc="total training FLOPs (0 for inference)"), _train_flops),
-        Fact(FieldSpec("facts.llm", "bool", doc="a language model (llm, or nlp transformer/moe)"), _llm),
+        Fact(FieldSpec("facts.llm", "bool", doc="a language model (llm, or nlp transformer/moe)"), lambda p: p.is_language_model),
         Fact(
             FieldSpec("facts.large_llm", "bool", doc="a language model with >= 7 B active parameters"),
-            lambda p: _llm(p) and p.active_params_b >= 7,
+            lambda p: p.is_language_model and p.active_params_b >= 7,
         ),
         Fact(
             FieldSpec(

@@ -222,6 +222,13 @@ class Profile(Strict):
         return self.task in ("training", "fine-tuning")
 
     @property
+    def is_language_model(self) -> bool:
+        """The one test of "is this an LLM" (the rules' ``facts.llm``): domain llm, or an nlp
+        transformer/MoE. How a model decodes is the estimator's own question
+        (``estimator.is_llm_inference``: autoregressive generation, speech and TTS included)."""
+        return self.domain == "llm" or (self.domain == "nlp" and self.model.architecture in ("transformer", "moe"))
+
+    @property
     def active_params_b(self) -> float:
         return self.model.active_params_b or self.model.params_b
 

@@ -1,10 +1,13 @@
 """Atomic output: write a temp file beside the target, then rename over it.
 
+The one atomic writer of advisor (reports, check output, ``init``, generated docs, the cache).
 On any error (a full disk, a permission, a signal) the previous file is left
 byte-identical and no temp file remains. A failure of the file system is an
-``EnvironmentFault`` (exit 4) naming the target and the cause. An existing
+``EnvironmentFault`` (exit 4) naming the target and the cause; an impossible
+target (a directory, a missing directory) is a ``UsageError`` (exit 2). An existing
 target that is not a regular file (``/dev/stdout``, a FIFO) is written in place:
-a device cannot be replaced by a rename.
+a device cannot be replaced by a rename. The file gets ``mode`` when given (the cache:
+0o600); otherwise a replaced file keeps its mode and a new one gets 0o666 less the umask.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from advisor.errors import EnvironmentFault, UsageError
+from advisor.errors import AdvisorError, EnvironmentFault, UsageError, environment_errno
 
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -36,7 +39,19 @@ def signals_deferred() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+def _write_error(target: Path, exc: OSError) -> AdvisorError:
+    if environment_errno(exc):
+        return EnvironmentFault.from_os_error(str(target), "write", exc)
+    return UsageError(f"{target}: cannot write: {exc.strerror or exc}")
+
+
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomic(path: str | os.PathLike[str], text: str | bytes, *, mode: int | None = None) -> None:
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"{target}: is a directory, expected an output file")
@@ -44,34 +59,37 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     if not parent.is_dir():
         raise UsageError(f"{target}: directory {parent} does not exist")
     try:
-        mode = os.stat(target).st_mode
+        old_mode: int | None = os.stat(target).st_mode
     except OSError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
+        old_mode = None
+    if old_mode is not None and not stat.S_ISREG(old_mode):
         _write_in_place(target, text)
         return
+    data = text.encode("utf-8") if isinstance(text, str) else text
     tmp: str | None = None
     try:
         with signals_deferred():  # the temp name is recorded before an interrupt can land
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, (mode & 0o777) if mode is not None else 0o644)
+        if mode is None:
+            mode = (old_mode & 0o777) if old_mode is not None else _new_file_mode()
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
-        raise EnvironmentFault.from_os_error(str(target), "write", exc) from None
+        raise _write_error(target, exc) from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
 
-def _write_in_place(target: Path, text: str) -> None:
+def _write_in_place(target: Path, text: str | bytes) -> None:
     try:
-        with open(target, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with open(target, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
     except OSError as exc:
-        raise EnvironmentFault.from_os_error(str(target), "write", exc) from None
+        raise _write_error(target, exc) from None

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from advisor.errors import InputError, Problem
-from advisor.models import Strict
+from advisor.models import Cloud, Strict
 from advisor.validation import problems_from
 from advisor.yamlsrc import Document, load_file, read_text
 
@@ -39,7 +39,7 @@ class Limits(Strict):
     max_monthly_increase_usd: Annotated[float, Field(ge=0, le=1e12)] | None = None
     max_chips: Annotated[int, Field(ge=0, le=100_000_000)] | None = None
     allowed_accelerators: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=100)
-    allowed_clouds: list[Literal["gcp", "aws", "azure", "oci", "on-prem"]] | None = Field(default=None, max_length=8)
+    allowed_clouds: list[Cloud] | None = Field(default=None, max_length=8)
     allowed_regions: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=200)
     require_spot: RequireSpot = Field(default_factory=RequireSpot)
 

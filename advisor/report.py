@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor import __version__, families
-from advisor.api import Context
 from advisor.catalog import Catalog
+from advisor.context import Context
 from advisor.errors import InputError, UsageError
 from advisor.estimator import Estimate
 from advisor.families import family

@@ -287,3 +287,90 @@ def test_bad_jobs_setting_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyP
         write(tmp_path, f"p{i}.yaml", SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n")
     _code, data = check_json(str(tmp_path))
     assert len(data["results"]) == 3
+
+
+@pytest.mark.parametrize(("rule", "fires", "quiet"), CASES[:4] + CASES[-4:], ids=[c[0] for c in CASES[:4] + CASES[-4:]])
+def test_disabled_rule_is_not_run(tmp_path: Path, rule: str, fires: str, quiet: str) -> None:
+    """judge() runs every registered proposal rule except the disabled ones."""
+    _, data = check_json(str(write(tmp_path, "fires.yaml", fires)), "--disable", rule)
+    assert rule not in rules_of(data)
+
+
+def test_registry_units_and_reference_page() -> None:
+    """Each rule is a unit (id, severity, title, docs; a proposal rule has its check), and the
+    generated reference page lists every one."""
+    from advisor.check_results import RANK
+    from advisor.check_rules import CHECK_RULES, SCOPES, proposal_rules
+
+    assert {r.id for r in proposal_rules()} == {c[0] for c in CASES}
+    page = (ROOT / "docs" / "reference" / "check-rules.md").read_text()
+    for rule in CHECK_RULES.values():
+        assert rule.severity in RANK and rule.scope in SCOPES and rule.title and len(rule.help) > 20
+        assert f"### {rule.id}\n" in page and rule.help in page
+    assert "reference/check-rules.md" in (ROOT / "docs" / "ci.md").read_text()
+
+
+# --------------------------------------------------------------------------- request rules
+
+
+def _task(acc: str, extra: str = "") -> str:
+    return f"name: t\nnum_nodes: 1\nresources:\n  accelerators: {acc}\n{extra}run: echo\n"
+
+
+GCP_H100 = _task("H100:8", "  cloud: gcp\n  region: us-central1\n")
+K8S_L4 = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: serving, annotations: {advisor.dev/workload: LINK}}
+spec:
+  replicas: 2
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+        - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}
+"""
+WORKLOAD = "name: bot\ntask: inference\ndomain: llm\nmodel: {params_b: 8}\ninference: {peak_qps: 5}\n"
+POLICY_FIRES = "limits:\n  max_chips: 4\n  allowed_accelerators: [l4]\n  allowed_clouds: [aws]\n  allowed_regions: [europe-*]\n  require_spot: {workspaces: ['*']}\n  max_monthly_increase_usd: 1\n"
+POLICY_QUIET = "limits:\n  max_chips: 8\n  allowed_accelerators: [h100]\n  allowed_clouds: [gcp]\n  allowed_regions: [us-*]\n  require_spot: {workspaces: [elsewhere/*]}\n  max_monthly_increase_usd: 1000000\n"
+WITH_POLICY = ("--config", "policy.yaml", "--baseline", "base.json", "task.yaml")
+
+# (rule, files that fire it, files that do not, the check arguments); every file is written into
+# the test's directory, which is the working directory of the check.
+REQUEST_CASES = [
+    ("request-unknown-accelerator", {"task.yaml": _task("V100:8")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
+    ("request-unresolved", {"task.yaml": GCP_H100.replace("num_nodes: 1", "num_nodes: ${N}")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
+    ("proposal-unpriced", {"task.yaml": _task("tpu-v6e-8", "  cloud: aws\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
+    ("proposal-not-a-real-shape", {"task.yaml": _task("H100:3", "  cloud: gcp\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
+    ("workload-not-linked", {"task.yaml": GCP_H100, "w.yaml": WORKLOAD}, {"task.yaml": GCP_H100, "w.yaml": WORKLOAD + "match: [task.yaml]\n"}, ("--no-config", "task.yaml", "w.yaml")),
+    ("workload-link-broken", {"k.yaml": K8S_L4.replace("LINK", "nope"), "w.yaml": WORKLOAD}, {"k.yaml": K8S_L4.replace("LINK", "bot"), "w.yaml": WORKLOAD}, ("--no-config", "k.yaml", "w.yaml")),
+    *[(rule, {"task.yaml": GCP_H100, "policy.yaml": POLICY_FIRES, "base.json": '{"results": []}'},
+       {"task.yaml": GCP_H100, "policy.yaml": POLICY_QUIET, "base.json": '{"results": []}'}, WITH_POLICY)
+      for rule in ("policy-max-chips", "policy-accelerator-not-allowed", "policy-cloud-not-allowed", "policy-region-not-allowed",
+                   "policy-spot-required", "policy-monthly-increase")],
+]
+
+
+def _request_rules(tmp: Path, files: dict[str, str], args: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    tmp.mkdir()
+    for name, text in files.items():
+        (tmp / name).write_text(text)
+    monkeypatch.chdir(tmp)
+    r = run_cli("check", "--format", "json", *args)
+    assert r.code in (0, 1), r.err
+    data = json.loads(r.out)
+    return {f["rule"] for res in data["results"] if res["source"]["kind"] != "profile" for f in res["findings"] if not f["waived"]}
+
+
+@pytest.mark.parametrize(("rule", "fires", "quiet", "args"), REQUEST_CASES, ids=[c[0] for c in REQUEST_CASES])
+def test_request_rule_fires_and_does_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rule: str, fires: dict[str, str], quiet: dict[str, str], args: tuple[str, ...]) -> None:
+    assert rule in _request_rules(tmp_path / "fires", fires, args, monkeypatch)
+    assert rule not in _request_rules(tmp_path / "quiet", quiet, args, monkeypatch)
+
+
+def test_every_request_rule_has_a_case() -> None:
+    from advisor.check_rules import CHECK_RULES, request_rules
+
+    covered = {c[0] for c in REQUEST_CASES}
+    assert {r.id for r in request_rules()} | {"policy-monthly-increase"} == covered
+    assert covered | {c[0] for c in CASES} | {"waiver-invalid", "waiver-unknown-rule"} == set(CHECK_RULES)

@@ -87,3 +87,61 @@ def test_compiled_data_cache(tmp_path, monkeypatch) -> None:  # type: ignore[no-
     files[0].write_bytes(b"not a pickle")
     assert cache.load(builtin_rules_dir()) is None
     assert Context.load().kb.rules
+
+
+# --------------------------------------------------------------------------- rules list: both kinds
+
+
+def test_rules_list_kinds_text() -> None:
+    from advisor.check_rules import CHECK_RULES
+    from advisor.knowledge import load_knowledge
+
+    heuristic_ids = [r.id for r in load_knowledge().rules]
+    default = run_cli("rules", "list")
+    assert default.code == 0, default.err
+    assert f"{len(heuristic_ids)} heuristics (advisor recommend)" in default.out
+    assert "check rules (advisor check)" not in default.out and "--kind check" in default.out
+    check = run_cli("rules", "list", "--kind", "check")
+    assert check.code == 0, check.err
+    assert f"{len(CHECK_RULES)} check rules (advisor check)" in check.out and "heuristics" not in check.out
+    assert all(rid in check.out for rid in CHECK_RULES)
+    assert not any(hid in check.out for hid in heuristic_ids)
+    both = run_cli("rules", "list", "-k", "all")
+    assert both.code == 0, both.err
+    assert "heuristics (advisor recommend)" in both.out and "check rules (advisor check)" in both.out
+    assert all(rid in both.out for rid in [*CHECK_RULES, *heuristic_ids])
+
+
+def test_rules_list_kinds_json() -> None:
+    import json
+
+    from advisor.check_rules import CHECK_RULES
+
+    heuristics = json.loads(run_cli("rules", "list", "--format", "json").out)
+    assert heuristics == json.loads(run_cli("rules", "list", "--kind", "heuristics", "--format", "json").out)
+    check = json.loads(run_cli("rules", "list", "--kind", "check", "--format", "json").out)
+    assert [c["id"] for c in check] == sorted(CHECK_RULES)
+    for c in check:
+        rule = CHECK_RULES[c["id"]]
+        assert (c["severity"], c["scope"], c["title"], c["help"]) == (rule.severity, rule.scope, rule.title, rule.help)
+        assert c["checked_in"].startswith("advisor/")
+    both = json.loads(run_cli("rules", "list", "--kind", "all", "--format", "json").out)
+    assert both == {"heuristics": heuristics, "check_rules": check}
+
+
+def test_rules_list_unknown_kind_is_exit_2() -> None:
+    r = run_cli("rules", "list", "--kind", "checks")
+    assert r.code == 2 and "--kind" in r.err
+
+
+def test_rules_show_check_rule() -> None:
+    import json
+
+    r = run_cli("rules", "show", "proposal-oversized")
+    assert r.code == 0, r.err
+    assert r.out.startswith("proposal-oversized: More chips than needed\n")
+    assert "check rule (advisor check)" in r.out and "severity: warning" in r.out and "check_rules.py: oversized()" in r.out
+    data = json.loads(run_cli("rules", "show", "waiver-invalid", "-f", "json").out)
+    assert data["kind"] == "check" and data["severity"] == "error" and data["scope"] == "waiver"
+    typo = run_cli("rules", "show", "proposal-oversizd")
+    assert typo.code == 2 and "did you mean 'proposal-oversized'" in typo.err

@@ -1,4 +1,5 @@
-"""Authoring commands: ``advisor init``, ``advisor schema`` and ``advisor rules list|show|test``.
+"""Authoring commands: ``advisor init`` and ``advisor schema`` (``advisor rules`` is in
+``commands/rules.py``).
 
 They make hand-written profiles and home-grown rules pleasant and safe: a
 commented starter profile that validates, JSON Schemas for editors, and a test
@@ -10,10 +11,8 @@ the commands, so registering them costs ``advisor recommend`` nothing.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
-import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 if TYPE_CHECKING:
-    from advisor.knowledge import KnowledgeBase, Rule
+    pass
 
 # The choices offered by `advisor init`; a test keeps them equal to advisor.models.
 TaskChoice = Literal["training", "fine-tuning", "inference"]
@@ -56,15 +55,6 @@ def _usage(message: str) -> Exception:
     from advisor.errors import UsageError
 
     return UsageError(message)
-
-
-def _write_error(path: Path, exc: OSError) -> Exception:
-    """A full disk, a permission or a read-only file system is the environment's fault (exit 4)."""
-    from advisor.errors import EnvironmentFault, environment_errno
-
-    if environment_errno(exc):
-        return EnvironmentFault.from_os_error(str(path), "write", exc)
-    return _usage(f"{path}: cannot write: {exc.strerror or exc}")
 
 
 # --------------------------------------------------------------------------- advisor init
@@ -312,32 +302,6 @@ def _number(value: float) -> str:
     return number(value)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise _usage(f"{path}: directory {parent} does not exist")
-    try:
-        mode = path.stat().st_mode & 0o777 if path.is_file() else None
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise _write_error(path, exc) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise _write_error(path, exc) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def init_cmd(
     path: Annotated[str, typer.Argument(help="File to write ('-' prints to stdout).")] = "workload.yaml",
     task: Annotated[TaskChoice | None, typer.Option("--task", "-t", help="What the accelerators will do.", show_default=False)] = None,
@@ -392,7 +356,9 @@ def init_cmd(
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    _write_atomic(target, text)
+    from advisor.api import write_output
+
+    write_output(target, text)
     if not _quiet():
         size_text = _number(answers.params_b)
         typer.echo(f"wrote {path} ({answers.task}, {answers.domain}, {size_text} B parameters)")
@@ -410,194 +376,3 @@ def schema_cmd(
 
     sys.stdout.write(schema_text(kind))
     sys.stdout.flush()
-
-
-# --------------------------------------------------------------------------- advisor rules
-
-rules_app = typer.Typer(
-    name="rules",
-    help="The knowledge base: list, show and test rules.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-
-RulesDirs = Annotated[
-    list[Path] | None,
-    typer.Option("--rules", help="Extra rule directory (repeatable), loaded with the built-in rules."),
-]
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
-
-
-def _kb(rules: list[Path] | None) -> KnowledgeBase:
-    from advisor.knowledge import load_knowledge
-
-    return load_knowledge([str(r) for r in rules or []])
-
-
-def _emit_json(data: Any) -> None:
-    from advisor.renderers.json import dumps
-
-    sys.stdout.write(dumps(data))
-    sys.stdout.flush()
-
-
-@rules_app.command("list")
-def rules_list(fmt: FormatOpt = "text", rules: RulesDirs = None) -> None:
-    """Every rule: id, category, effect, title and sources."""
-    from advisor.docgen import rule_json
-
-    kb = _kb(rules)
-    ordered = sorted(kb.rules, key=lambda r: r.id)
-    if fmt == "json":
-        _emit_json([rule_json(r) for r in ordered])
-        return
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
-    from advisor.commands.session import _console
-
-    table = Table(box=box.SIMPLE_HEAD, title=f"{len(ordered)} rules", title_justify="left")
-    for col in ("id", "category", "effect"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("title and sources", overflow="fold", min_width=30)
-    for r in ordered:
-        about = Text(r.title)
-        for source in r.sources:
-            about.append("\n" + source, style="dim")
-        table.add_row(Text(r.id), Text(r.category), Text(r.effect_text), about)
-    console = _console()
-    console.print(table)
-    if not _quiet():
-        console.print(Text("The full text and examples of one rule: advisor rules show ID", style="dim"))
-
-
-def _find_rule(kb: KnowledgeBase, rule_id: str) -> Rule:
-    from advisor.validation import did_you_mean
-
-    rule = kb.rule(rule_id)
-    if rule is None:
-        names = [n for r in kb.rules for n in (r.id, *r.aliases)]
-        raise _usage(f"unknown rule {rule_id!r}{did_you_mean(rule_id, names)} (advisor rules list shows them all)")
-    return rule
-
-
-def _block(title: str, text: str, out: list[str]) -> None:
-    out.append(f"{title}:")
-    out.extend(textwrap.wrap(text, 98, initial_indent="  ", subsequent_indent="  ") or ["  -"])
-    out.append("")
-
-
-@rules_app.command("show")
-def rules_show(
-    rule_id: Annotated[str, typer.Argument(metavar="ID", help="Rule id (or a former id).", show_default=False)],
-    fmt: FormatOpt = "text",
-    rules: RulesDirs = None,
-) -> None:
-    """One rule in full: condition, effect, reason, fix, sources and its examples."""
-    from advisor.docgen import condition_json, condition_lines, flow, rule_file, rule_json
-
-    rule = _find_rule(_kb(rules), rule_id)
-    where = f"{rule_file(rule)}:{rule.line}"
-    if fmt == "json":
-        _emit_json(
-            {
-                **rule_json(rule),
-                "when": condition_json(rule.when),
-                "reason": rule.reason,
-                "fix": rule.fix,
-                "aliases": list(rule.aliases),
-                "examples": {"fires": list(rule.fires), "not_fires": list(rule.not_fires)},
-                "file": where,
-            }
-        )
-        return
-    out = [f"{rule.id}: {rule.title}", f"  file:     {where}", f"  category: {rule.category}", f"  effect:   {rule.effect_text}"]
-    if rule.aliases:
-        out.append(f"  aliases:  {', '.join(rule.aliases)}")
-    out += ["", "when:", *condition_lines(rule.when, 1), ""]
-    _block("reason", rule.reason, out)
-    if rule.fix:
-        _block("fix", rule.fix, out)
-    out += ["sources:", *(f"  {s}" for s in rule.sources), ""]
-    out.append("examples (deep-merged over a minimal profile; advisor rules test runs them):")
-    for label, cases in (("fires", rule.fires), ("does not fire", rule.not_fires)):
-        out.append(f"  {label}:")
-        out += [f"    [{i}] {flow(case)}" for i, case in enumerate(cases)]
-    sys.stdout.write("\n".join(out) + "\n")
-    sys.stdout.flush()
-
-
-@rules_app.command("test")
-def rules_test(
-    dirs: Annotated[
-        list[Path] | None,
-        typer.Argument(metavar="[DIR]...", help="User rule directories; the built-in rules when none.", show_default=False),
-    ] = None,
-    fmt: FormatOpt = "text",
-) -> None:
-    """Run every rule's fires/not_fires examples, like a test runner (exit 1 on a failure)."""
-    from advisor.knowledge import load_knowledge
-    from advisor.ruletest import run_rule
-
-    if dirs:
-        kb = load_knowledge([str(d) for d in dirs], builtin=False)
-        if not kb.rules:
-            where = ", ".join(map(str, dirs))
-            raise _usage(f"{where}: no rules to test (expected rule files *.yaml, or a heuristics/ folder of them)")
-    else:
-        kb = load_knowledge()
-    by_id = {r.id: r for r in kb.rules}
-    results = [case for rule in sorted(kb.rules, key=lambda r: r.id) for case in run_rule(rule)]
-    failed = [c for c in results if not c.ok]
-    passed = len(results) - len(failed)
-    if fmt == "json":
-        _emit_json(
-            {
-                "results": [
-                    {"rule": c.rule, "case": f"{c.kind}[{c.index}]", "ok": c.ok, "detail": c.detail or None}
-                    for c in results
-                ],
-                "passed": passed,
-                "failed": len(failed),
-            }
-        )
-    else:
-        quiet = _quiet()
-        lines = []
-        for c in results:
-            if c.ok and not quiet:
-                lines.append(f"PASS {c.rule} {c.kind}[{c.index}]")
-            elif not c.ok:
-                lines.append(f"FAIL {c.rule} {c.kind}[{c.index}]: {c.detail}")
-                lines.extend(_explain(by_id[c.rule], c.kind, c.index))
-        rules_word = "rule" if len(kb.rules) == 1 else "rules"
-        lines.append(f"{passed} passed, {len(failed)} failed ({len(kb.rules)} {rules_word})")
-        sys.stdout.write("\n".join(lines) + "\n")
-        sys.stdout.flush()
-    if failed:
-        raise typer.Exit(1)
-
-
-def _explain(rule: Rule, kind: str, index: int) -> list[str]:
-    """Indented lines under a FAIL: the example, where the rule is, and each leaf's value."""
-    from pydantic import ValidationError
-
-    from advisor.conditions import OPERATORS, leaves
-    from advisor.docgen import flow, leaf_text, rule_file
-    from advisor.facts import FieldReader
-    from advisor.ruletest import example_profile
-
-    example = (rule.fires if kind == "fires" else rule.not_fires)[index]
-    out = [f"    example: {flow(example)}  ({rule_file(rule)}:{rule.line})"]
-    try:
-        reader = FieldReader(example_profile(example))
-    except ValidationError:
-        return out
-    for leaf in leaves(rule.when):
-        actual = reader.get(leaf.field)
-        got = OPERATORS[leaf.op][2](actual, leaf.value)
-        out.append(f"    {leaf_text(leaf.field, leaf.op, leaf.value)}: {flow(got)} ({leaf.field} = {flow(actual)})")
-    return out

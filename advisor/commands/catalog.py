@@ -4,9 +4,7 @@ price CSV -> a ``--catalog`` override file). Heavy modules are imported inside t
 from __future__ import annotations
 
 import datetime as dt
-import os
 import sys
-import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -41,7 +39,7 @@ def catalog_cmd(
     """The accelerator catalog: specs, shapes, prices, sources and as-of dates."""
     if ctx.invoked_subcommand is not None:
         return
-    from advisor.catalog import load_catalog
+    from advisor.api import load_catalog
 
     cat = load_catalog([str(c) for c in catalog or []])
     if fmt is _Format.json:
@@ -66,29 +64,17 @@ def import_cmd(
     catalog: CatalogOpt = None,
 ) -> None:
     """Write a --catalog override with the CSV's prices for the chips the catalog knows."""
-    from advisor.catalog import load_catalog
+    from advisor.api import import_prices
     from advisor.errors import UsageError
-    from advisor.output import write_atomic
-    from advisor.pricing import build_override
 
-    if as_of is None:
-        try:
-            when = dt.datetime.fromtimestamp(os.stat(csv_file).st_mtime, tz=dt.UTC).date()
-        except OSError:
-            when = dt.datetime.now(tz=dt.UTC).date()  # read_text below reports the missing file
-    else:
+    when = None
+    if as_of is not None:
         try:
             when = dt.date.fromisoformat(as_of)
         except ValueError:
             raise UsageError(f"--as-of {as_of!r}: expected a date, YYYY-MM-DD") from None
-    overrides = [str(c) for c in catalog or []]
-    cat = load_catalog(overrides)
-    result = build_override(str(csv_file), cat, cloud.value, when, regions=region or (), source_url=source_url)
-    with tempfile.TemporaryDirectory() as tmp:  # the written file must load as an override
-        check = Path(tmp) / "override.yaml"
-        check.write_text(result.text, encoding="utf-8")
-        load_catalog([*overrides, str(check)])
-    write_atomic(output, result.text)
+    result = import_prices(str(csv_file), cloud.value, str(output), as_of=when, regions=region or (),
+                           source_url=source_url, catalogs=[str(c) for c in catalog or []])
     priced = ", ".join(f"{k} ({n})" for k, n in result.priced.items()) or "none"
     dropped = ", ".join(f"{n} {why}" for why, n in sorted(result.dropped.items())) or "none"
     unknown = ", ".join(sorted(result.unknown)) or "none"

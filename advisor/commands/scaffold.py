@@ -1,6 +1,6 @@
 """``advisor scaffold FILE -o DIR``: the verdict's setup path as files that run.
 
-A thin layer over ``advisor.scaffold``; the library and the recommendation
+A thin layer over ``advisor.api.scaffold``; the library and the recommendation
 are imported inside the command so that registering it costs the other
 commands nothing at start-up.
 """
@@ -36,9 +36,8 @@ def scaffold_cmd(
     catalog: _CatalogOpt = None,
 ) -> None:
     """Write setup.sh, Kubernetes manifests, train.py, sky.yaml and a README for the verdict."""
-    from advisor.api import Context, recommend_files
+    from advisor.api import Context, recommend_files, scaffold, write_scaffold
     from advisor.errors import UsageError
-    from advisor.scaffold import scaffold, write_scaffold
 
     ctx = Context.load([str(r) for r in rules or []], [str(c) for c in catalog or []])
     recs = recommend_files([str(file)], ctx, with_flip=False)

@@ -1,5 +1,6 @@
 """Judge infrastructure requests: linked to a workload profile, every check applies; not linked,
-shape, price and policy only, and the result says which checks were not possible."""
+shape, price and policy only, and the result says which checks were not possible. The request
+rules themselves are registered units in ``advisor.check_rules`` (``@request_rule``)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from advisor.models import Proposal
 from advisor.yamlsrc import Document
 
 if TYPE_CHECKING:
-    from advisor.api import Context
-    from advisor.check import Finding, ProposalResult
+    from advisor.check_results import ProposalResult
+    from advisor.context import Context
     from advisor.policy import Policy
 
 PRICE_KIND = {"on-demand": "on-demand", "spot": "spot", "reservation": "committed-1y"}
@@ -93,7 +94,9 @@ def price_request(req: Request, ctx: Context, end: str) -> tuple[float | None, f
 
 
 def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:
-    from advisor.check import CHECK_RULES, RANK, Finding, ProposalResult, judge
+    from advisor.check_judge import judge
+    from advisor.check_results import RANK, Finding, ProposalResult
+    from advisor.check_rules import RequestJudging, request_rules
 
     end = policy.judge_replicas
     label = f"{req.path}::{req.address}"
@@ -134,55 +137,14 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
         result.before = {"total_chips": btotal, "cost_usd": None if bprice is None or btotal is None else round(btotal * bhours * bprice, 2)}
     notes = list(req.notes) + ([hours_note] if hours_note else [])
     result.notes = notes
-    findings: list[Finding] = []
-
-    def add(rule: str, message: str, where: tuple[int, int]) -> None:
-        if rule not in policy.disabled_rules:
-            findings.append(Finding(rule, CHECK_RULES[rule].severity, message, where[0], where[1]))
-
-    for fld, value, pos in req.unresolved:
-        add("request-unresolved", f"{fld} = {value} is not a literal value; the count and cost are not guessed. "
-            + ("Run the check on the plan JSON (terraform show -json)." if req.kind.startswith("terraform") else "Run the check on the rendered output (helm template / kubectl kustomize / envsubst)."), pos)
-    if req.unknown:
-        add("request-unknown-accelerator", f"{req.unknown}. It is reported as unknown and not priced (never as a neighbouring part); add it with --catalog if it should be judged.", req.pos("accelerator"))
-    elif acc is not None and result.recommended is None:
-        if result.proposal_cost is None and total:
-            add("proposal-unpriced", f"{acc.id} has no catalog {req.pricing} price on {req.cloud or ', '.join(ALL_CLOUDS)}; it is not counted as $0. Add a price with --catalog.", req.pos("accelerator"))
-        if req.count and not acc.is_shape(req.count):
-            up = acc.round_up(req.count)
-            add("proposal-not-a-real-shape", f"{acc.id} x {req.count} per replica is not a real shape; it would be provisioned as {up if up else 'more than the largest published cluster'}.", req.pos("count"))
-    for problem in req.shape_problems:
-        add("proposal-not-a-real-shape", problem, req.pos("count"))
-    if lp is None and req.action != "delete":
-        how = (f"add `match: [\"{req.address}\"]` to its workload profile" if req.kind != "skypilot" else f"add `match: [\"{req.path}\"]` to its workload profile") + \
-              (", or the annotation `advisor.dev/workload: <profile name>`" if req.kind == "kubernetes" else ", or the label/tag `advisor-workload = <profile name>`" if req.kind == "terraform-plan" else "")
-        add("workload-not-linked", f"no workload profile is linked: memory fit, deadline, latency, capacity, oversizing, cheaper-family and budget checks were not possible (shape, price and policy only). To link it, {how}.", (req.line, req.col))
-        if broken:
-            add("workload-link-broken", broken + ".", (req.line, req.col))
-    elif lp is not None and (acc is None or not total or req.unresolved):
-        add("workload-link-broken", f"linked to {lp.label}, but the request could not be read completely, so only shape, price and policy were checked.", (req.line, req.col))
-    _policy_findings(req, policy, end, add)
+    rj = RequestJudging(req, policy, end, acc, lp, broken, judged=result.recommended is not None, cost=result.proposal_cost,
+                        clouds=req.cloud or ", ".join(ALL_CLOUDS))
+    findings = [
+        Finding(rule.id, rule.severity, message, line, col)
+        for rule in request_rules()
+        if rule.id not in policy.disabled_rules and rule.request_check is not None
+        for message, (line, col) in rule.request_check(rj)
+    ]
     result.findings = sorted(result.findings + findings, key=lambda f: (-RANK[f.severity], f.line, f.rule))
     result.status = "error" if result.active("error") else "warning" if result.active("warning") else "pass"
     return result
-
-
-def _policy_findings(req: Request, policy: Policy, end: str, add: Any) -> None:
-    lim = policy.limits
-    total = req.total(end)
-    if req.action == "delete":
-        return
-    if lim.max_chips is not None and total is not None and total > lim.max_chips:
-        add("policy-max-chips", f"asks for {total} chips ({req.count} x {req.replicas(end)} replicas, the {end} end), over the policy's max_chips {lim.max_chips}.", req.pos("replicas"))
-    if lim.allowed_accelerators is not None and req.accelerator and req.accelerator not in lim.allowed_accelerators:
-        add("policy-accelerator-not-allowed", f"{req.accelerator} is not in the policy's allowed_accelerators ({', '.join(lim.allowed_accelerators)}).", req.pos("accelerator"))
-    if lim.allowed_clouds is not None and req.cloud and req.cloud not in lim.allowed_clouds:
-        add("policy-cloud-not-allowed", f"cloud {req.cloud} is not in the policy's allowed_clouds ({', '.join(lim.allowed_clouds)}).", (req.line, req.col))
-    if lim.allowed_regions is not None and req.region and not any(fnmatch.fnmatchcase(req.region, r) for r in lim.allowed_regions):
-        add("policy-region-not-allowed", f"region {req.region} is not in the policy's allowed_regions ({', '.join(lim.allowed_regions)}).", (req.line, req.col))
-    spot = lim.require_spot
-    scoped = (req.kind == "kubernetes" and req.scope is not None and any(fnmatch.fnmatchcase(req.scope, n) for n in spot.namespaces)) or \
-             (req.kind != "kubernetes" and any(fnmatch.fnmatchcase(req.path, w) or fnmatch.fnmatchcase(req.address, w) for w in spot.workspaces))
-    if scoped and req.pricing != "spot":
-        where = f"namespace {req.scope}" if req.kind == "kubernetes" else "this workspace"
-        add("policy-spot-required", f"the policy requires spot capacity in {where}; this asks for {req.pricing}.", req.pos("accelerator"))

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from advisor.api import Context
+from advisor.context import Context
 from advisor.recommend import Recommendation
 from advisor.scaffold import kubernetes, readme, shell, skeleton, skypilot
 from advisor.scaffold.shell import Step, fill_command

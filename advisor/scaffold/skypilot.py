@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.api import Context
 from advisor.catalog import Accelerator
+from advisor.context import Context
 from advisor.estimator import Estimate
 from advisor.families import family
 from advisor.fmt import hours as _hours

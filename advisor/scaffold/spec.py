@@ -10,9 +10,9 @@ from typing import Any
 
 import yaml
 
-from advisor.api import Context
 from advisor.catalog import Accelerator
 from advisor.conditions import evaluate
+from advisor.context import Context
 from advisor.errors import UsageError
 from advisor.estimator import Estimate
 from advisor.facts import FieldReader

@@ -1,0 +1,129 @@
+"""The cost diff of ``advisor check``: a baseline result against this run, and the policy limit on
+the monthly increase (``policy-monthly-increase``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from advisor.check_results import CheckReport, Finding, _r
+from advisor.fmt import money
+from advisor.policy import Policy
+
+
+def _old_findings(entry: dict[str, Any]) -> set[tuple[str, str]]:
+    found = entry.get("findings")
+    if not isinstance(found, list):
+        return set()
+    return {
+        (f["rule"], f["severity"])
+        for f in found
+        if isinstance(f, dict) and isinstance(f.get("rule"), str) and isinstance(f.get("severity"), str) and not f.get("waived")
+    }
+
+
+def _old_cost(entry: dict[str, Any]) -> float | None:
+    prop = entry.get("proposal")
+    if not isinstance(prop, dict):
+        return None
+    request = prop.get("request")
+    value = request.get("cost_usd") if isinstance(request, dict) else prop.get("cost_usd")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _old_chips(entry: dict[str, Any]) -> int | None:
+    req = entry.get("request")
+    value = req.get("total_chips") if isinstance(req, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[str, Any]:
+    """New and fixed findings, chips and monthly cost before -> after per result (matched by
+    ``key``: the profile label, or kind:address for infrastructure), and in total. A result new
+    against the baseline counts its full cost. Without a baseline, a Terraform plan's own prior
+    state (``change.before``) is the baseline of its resources.
+
+    The baseline is untrusted input: entries of the wrong shape are ignored, never trusted.
+    """
+    entries = baseline["results"] if baseline is not None else []
+    old: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        if isinstance(e, dict):
+            k = e.get("key") if isinstance(e.get("key"), str) else e.get("profile")
+            if isinstance(k, str):
+                old[k] = e
+    changes: list[dict[str, Any]] = []
+    new_total = fixed_total = 0
+    for r in report.results:
+        if r.status == "skipped":
+            continue
+        key = r.key or r.label
+        before = old.get(key) if baseline is not None else (
+            {"proposal": {"request": {"cost_usd": r.before.get("cost_usd")}}, "request": {"total_chips": r.before.get("total_chips")}} if r.before is not None else None)
+        now = {(f.rule, f.severity) for f in r.findings if not f.waived}
+        was = _old_findings(before) if before and baseline is not None else (now if baseline is None else set())
+        old_cost = _old_cost(before) if before else None
+        new = sorted(now - was)
+        fixed = sorted(was - now)
+        new_total += len(new)
+        fixed_total += len(fixed)
+        added = before is None
+        if added:
+            old_cost = 0.0
+        delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - old_cost, 2)
+        chips_after = (r.request or {}).get("total_chips")
+        chips_before = 0 if added else _old_chips(before or {})
+        changes.append({
+            "profile": r.label,
+            "key": key,
+            "added": added,
+            "new": [{"rule": a, "severity": b} for a, b in new],
+            "fixed": [{"rule": a, "severity": b} for a, b in fixed],
+            "chips_before": chips_before,
+            "chips_after": chips_after,
+            "cost_before_usd": old_cost,
+            "cost_after_usd": _r(r.proposal_cost),
+            "cost_delta_usd": delta,
+        })
+    current = {r.key or r.label for r in report.results}
+    removed = sorted(str(k) for k in set(old) - current)
+    removed_cost = sum(c for c in (_old_cost(old[k]) for k in removed) if c is not None)
+    before_total = sum(c["cost_before_usd"] or 0.0 for c in changes) + removed_cost
+    after_total = sum(c["cost_after_usd"] or 0.0 for c in changes)
+    return {
+        "baseline": "file" if baseline is not None else "plan-prior-state",
+        "new_findings": new_total,
+        "fixed_findings": fixed_total,
+        "removed_profiles": removed,
+        "cost_before_usd": _r(before_total),
+        "cost_after_usd": _r(after_total),
+        "cost_delta_usd": _r(sum(c["cost_delta_usd"] or 0.0 for c in changes) - removed_cost),
+        "chips_before": sum(c["chips_before"] or 0 for c in changes) + sum(_old_chips(old[k]) or 0 for k in removed),
+        "chips_after": sum(c["chips_after"] or 0 for c in changes),
+        "unpriced": sorted(c["key"] for c in changes if c["cost_delta_usd"] is None),
+        "changes": [c for c in changes if c["new"] or c["fixed"] or c["added"] or c["cost_delta_usd"] or c["chips_before"] != c["chips_after"]],
+    }
+
+
+def apply_increase_limit(report: CheckReport, policy: Policy) -> None:
+    """``limits.max_monthly_increase_usd``: every result that adds cost carries the finding when
+    the total increase passes the limit."""
+    limit = policy.limits.max_monthly_increase_usd
+    d = report.diff
+    if limit is None or d is None or "policy-monthly-increase" in policy.disabled_rules:
+        return
+    delta = d.get("cost_delta_usd") or 0.0
+    if delta <= limit:
+        return
+    by_key = {c["key"]: c for c in d["changes"]}
+    for r in report.results:
+        c = by_key.get(r.key or r.label)
+        if c is None or not (c["cost_delta_usd"] or 0) > 0:
+            continue
+        r.findings.append(Finding("policy-monthly-increase", "error",
+                                  f"the change raises monthly spend by {money(delta)} in total, over the policy's {money(limit)} limit; this resource adds {money(c['cost_delta_usd'])} ({c['chips_before']} -> {c['chips_after']} chips).",
+                                  r.line, 1))
+        r.status = "error"
+

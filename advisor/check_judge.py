@@ -1,0 +1,78 @@
+"""Judging one proposal: every registered proposal rule the policy does not disable, then the
+proposal's waivers (``waiver-invalid``, ``waiver-unknown-rule``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from advisor.check_results import RANK, Finding, ProposalResult
+from advisor.check_rules import CHECK_RULES, Judging, proposal_rules
+from advisor.context import Context
+from advisor.loading import LoadedProfile
+from advisor.policy import Policy
+from advisor.recommend import recommend
+
+
+def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:
+    """Run every registered proposal rule the policy does not disable, then the waivers."""
+    profile = lp.profile
+    prop = profile.proposal
+    if prop is None:
+        return ProposalResult(lp.label, lp.path, profile.name, "skipped")
+    pline = lp.doc.where(("proposal",), key=True)[0]
+    rec = recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False)
+    j = Judging(lp, ctx, policy, rec)
+    acc = j.acc
+    result = ProposalResult(
+        lp.label, lp.path, profile.name, "pass",
+        proposal={"accelerator": acc.id, "count": prop.count, "hours": prop.hours},
+        recommended=rec, line=pline,
+        source={"path": lp.path, "kind": "profile", "address": None, "line": pline},
+        request={"accelerator": acc.id, "count": prop.count, "replicas": 1, "replicas_min": 1, "replicas_max": 1, "total_chips": prop.count},
+    )
+    result.proposal_estimate = j.est
+    result.proposal_cost = j.cost
+    result.best = j.best
+    findings = [
+        Finding(rule.id, rule.severity, message, line, col)
+        for rule in proposal_rules()
+        if rule.id not in policy.disabled_rules and rule.check is not None
+        for message, (line, col) in rule.check(j)
+    ]
+    _apply_waivers(lp, findings, today, policy)
+    # The report needs the verdict, its best configurations and setup path, not every candidate.
+    rec.candidates, rec.table = [], []
+    findings.sort(key=lambda f: (-RANK[f.severity], f.line, f.rule))
+    result.findings = findings
+    if result.active("error"):
+        result.status = "error"
+    elif result.active("warning"):
+        result.status = "warning"
+    return result
+
+
+def _apply_waivers(lp: LoadedProfile, findings: list[Finding], today: dt.date, policy: Policy) -> None:
+    prop = lp.profile.proposal
+    assert prop is not None
+    for i, w in enumerate(prop.waivers):
+        where = lp.doc.where(("proposal", "waivers", i))
+        problems = []
+        if not w.reason.strip():
+            problems.append("has no reason")
+        if w.expires is None:
+            problems.append("has no expiry date")
+        elif w.expires < today:
+            problems.append(f"expired on {w.expires.isoformat()}")
+        if problems:
+            if "waiver-invalid" not in policy.disabled_rules:
+                findings.append(Finding("waiver-invalid", "error", f"waiver for '{w.rule}' {' and '.join(problems)}; it waives nothing. Renew it with a reason and a future expiry, or remove it.", where[0], where[1]))
+            continue
+        if w.rule not in CHECK_RULES:
+            from advisor.validation import did_you_mean
+
+            findings.append(Finding("waiver-unknown-rule", "warning", f"waiver names unknown rule '{w.rule}'{did_you_mean(w.rule, CHECK_RULES)}.", where[0], where[1]))
+            continue
+        for f in findings:
+            if f.rule == w.rule and not f.waived:
+                f.waived = True
+                f.waiver = {"reason": w.reason, "owner": w.owner, "expires": w.expires.isoformat() if w.expires else None}

@@ -1,0 +1,524 @@
+"""The check rules of ``advisor check``, each a registered unit: id, severity, title, docs, check.
+
+A proposal rule is a function from a :class:`Judging` (the proposal, its estimate, the
+recommendation and the policy) to the findings it raises, each a message and a position;
+``@proposal_rule`` registers it in :data:`CHECK_RULES`, and ``check_judge.judge`` runs every
+registered rule that the policy does not disable. A request rule is the same for an
+infrastructure request (:class:`RequestJudging`, run by ``advisor.infra.judge``); a proposal
+rule may have a request check too. The waiver rules and ``policy-monthly-increase`` are
+registered with their docs and checked where their input is read (``check_judge``,
+``check_diff``). ``python -m advisor.docgen`` writes the reference page
+``docs/reference/check-rules.md`` from this registry.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from advisor.catalog import Accelerator
+from advisor.check_results import RANK
+from advisor.context import Context
+from advisor.estimator import HOURS_PER_MONTH, Estimate, candidate_counts, estimate
+from advisor.families import family
+from advisor.fmt import money
+from advisor.loading import LoadedProfile
+from advisor.models import Profile, Proposal
+from advisor.policy import Policy
+from advisor.recommend import Recommendation, choose_setup, describe, setup_cloud
+
+if TYPE_CHECKING:
+    from advisor.infra.model import Request
+
+# What a rule reads, in the order of the reference page.
+SCOPES = {
+    "proposal": "a profile's `proposal:` (and an infrastructure request linked to a workload profile)",
+    "waiver": "the proposal's `waivers:`",
+    "request": "an infrastructure request (Terraform plan, Kubernetes manifest, SkyPilot task)",
+    "policy": "an infrastructure request against the policy's `limits:`",
+}
+
+Where = tuple[int, int]
+Hit = tuple[str, Where]  # (message, (line, column))
+
+
+@dataclass(frozen=True)
+class CheckRule:
+    """A check rule: its id, severity, title and docs, and its checks: of a profile proposal
+    (``check``), of an infrastructure request (``request_check``), or neither when the rule is
+    checked where its input is read (``checked_in``: waivers)."""
+
+    id: str
+    severity: str
+    title: str
+    help: str
+    scope: str = "proposal"
+    check: Callable[[Judging], Iterator[Hit]] | None = field(default=None, compare=False, repr=False)
+    checked_in: str = "advisor/check_rules.py"
+    request_check: Callable[[RequestJudging], Iterator[Hit]] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def where(self) -> str:
+        """Where the check is: the rule's functions, or the module that checks it."""
+        fns = [f"{fn.__name__}()" for fn in (self.check, self.request_check) if fn is not None]
+        return f"{self.checked_in}: {', '.join(fns)}" if fns else self.checked_in
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "severity": self.severity, "scope": self.scope, "title": self.title, "help": self.help, "checked_in": self.where}
+
+
+CHECK_RULES: dict[str, CheckRule] = {}
+
+
+def _register(rule: CheckRule) -> None:
+    assert rule.id not in CHECK_RULES, rule.id
+    assert rule.severity in RANK and rule.scope in SCOPES, rule
+    CHECK_RULES[rule.id] = rule
+
+
+def proposal_rule(id: str, severity: str, title: str, help: str) -> Callable[[Callable[[Judging], Iterator[Hit]]], Callable[[Judging], Iterator[Hit]]]:
+    """Register the decorated function as the check of a proposal rule."""
+
+    def wrap(fn: Callable[[Judging], Iterator[Hit]]) -> Callable[[Judging], Iterator[Hit]]:
+        _register(CheckRule(id, severity, title, help, "proposal", fn))
+        return fn
+
+    return wrap
+
+
+def declared_rule(id: str, severity: str, title: str, help: str, scope: str, checked_in: str) -> None:
+    """Register a rule whose check runs where its input is read (waivers, infrastructure)."""
+    _register(CheckRule(id, severity, title, help, scope, None, checked_in))
+
+
+def request_rule(id: str, severity: str = "", title: str = "", help: str = "", scope: str = "request") -> Callable[[Callable[[RequestJudging], Iterator[Hit]]], Callable[[RequestJudging], Iterator[Hit]]]:
+    """Register the decorated function as the check of a rule on infrastructure requests; with
+    only an id, as the request check of a proposal rule registered before."""
+
+    def wrap(fn: Callable[[RequestJudging], Iterator[Hit]]) -> Callable[[RequestJudging], Iterator[Hit]]:
+        if not severity:
+            CHECK_RULES[id] = replace(CHECK_RULES[id], request_check=fn)
+        else:
+            _register(CheckRule(id, severity, title, help, scope, None, request_check=fn))
+        return fn
+
+    return wrap
+
+
+def proposal_rules() -> list[CheckRule]:
+    return [r for r in CHECK_RULES.values() if r.check is not None]
+
+
+def request_rules() -> list[CheckRule]:
+    return [r for r in CHECK_RULES.values() if r.request_check is not None]
+
+
+# --------------------------------------------------------------------------- what a rule reads
+
+
+@dataclass
+class Judging:
+    """One proposal under judgement: what every proposal rule reads, each fact computed once."""
+
+    lp: LoadedProfile
+    ctx: Context
+    policy: Policy
+    rec: Recommendation
+
+    @property
+    def profile(self) -> Profile:
+        return self.lp.profile
+
+    @cached_property
+    def prop(self) -> Proposal:
+        prop = self.lp.profile.proposal
+        assert prop is not None
+        return prop
+
+    @cached_property
+    def acc(self) -> Accelerator:
+        return self.ctx.catalog.get(self.prop.accelerator)
+
+    def line_of(self, key: str) -> Where:
+        return self.lp.doc.where(("proposal", key))
+
+    @cached_property
+    def _sized(self) -> tuple[Estimate, int | None, float | None]:
+        return proposal_estimate(self.lp, self.ctx)
+
+    @property
+    def est(self) -> Estimate:
+        return self._sized[0]
+
+    @property
+    def replicas(self) -> int | None:
+        return self._sized[1]
+
+    @property
+    def capacity(self) -> float | None:
+        return self._sized[2]
+
+    @property
+    def price(self) -> float | None:
+        return self.est.usd_per_chip_hour
+
+    @cached_property
+    def cost(self) -> float | None:
+        price = self.price
+        return self.prop.count * self.prop.hours * price if price is not None else None
+
+    @cached_property
+    def excluded(self) -> dict[str, Any]:
+        return {x.device: x for x in self.rec.decision.excluded}
+
+    @cached_property
+    def best(self) -> Estimate | None:
+        """The cheapest feasible configuration of any family the recommender allows."""
+        pool = [b for d, b in self.rec.decision.best_by_device.items() if b is not None and d not in self.excluded]
+        return min(pool, key=lambda b: (b.cost_usd or math.inf, b.accelerator)) if pool else None
+
+    @cached_property
+    def min_feasible_count(self) -> int | None:
+        return min_feasible_count(self.lp, self.ctx)
+
+
+def proposal_estimate(lp: LoadedProfile, ctx: Context) -> tuple[Estimate, int | None, float | None]:
+    """(estimate of the proposed configuration, replicas it allows, its QPS capacity)."""
+    profile = lp.profile
+    prop = profile.proposal
+    assert prop is not None
+    acc = ctx.catalog.get(prop.accelerator)
+    if profile.is_training:
+        return estimate(profile, acc, prop.count, ctx.constants), None, None
+    # Serving: the proposed chips are split into replicas of a real single-host shape.
+    best: tuple[float, Estimate, int] | None = None
+    for per in sorted(set(candidate_counts(profile, acc, ctx.constants)) | {prop.count}):
+        if per > prop.count or prop.count % per:
+            continue
+        e = estimate(profile, acc, per, ctx.constants)
+        if not e.fits_memory or not e.capacity_rps:
+            continue
+        replicas = prop.count // per
+        capacity = replicas * e.capacity_rps
+        # prefer shapes the cloud sells at this price kind, then those that meet the latency target
+        key = capacity * (1.0 if "chips not offered" not in (e.why_not or "") else 1e-3) * (1.0 if e.meets_latency is not False else 1e-6)
+        if best is None or key > best[0]:
+            best = (key, e, replicas)
+    if best is None:
+        return estimate(profile, acc, prop.count, ctx.constants), 0, 0.0
+    e, replicas = best[1], best[2]
+    return e, replicas, replicas * (e.capacity_rps or 0.0)
+
+
+def min_feasible_count(lp: LoadedProfile, ctx: Context) -> int | None:
+    profile = lp.profile
+    assert profile.proposal is not None
+    acc = ctx.catalog.get(profile.proposal.accelerator)
+    for n in candidate_counts(profile, acc, ctx.constants):
+        e = estimate(profile, acc, n, ctx.constants)
+        ok = e.fits_memory and e.meets_deadline is not False and e.meets_latency is not False
+        if ok and profile.inference is not None and profile.task == "inference":
+            needed = (e.replicas or 1) * n
+            return needed
+        if ok:
+            return n
+    return None
+
+
+# --------------------------------------------------------------------------- proposal rules
+
+
+@proposal_rule(
+    "proposal-device-excluded", "error", "Proposed device family is excluded by a hard constraint",
+    "The proposal names an accelerator of a family that a hard constraint rules out (TPU for an AWS-only or on-prem team, TPU with fp64 or custom CUDA kernels, anything but edge for an edge deployment). Propose an accelerator of an allowed family, or change the constraint in the profile.")
+def device_excluded(j: Judging) -> Iterator[Hit]:
+    x = j.excluded.get(j.acc.device)
+    if x is not None:
+        fix = f" Fix: {x.fix}" if x.fix else ""
+        yield f"{j.acc.id} is a {j.acc.device.upper()}, excluded by '{x.rule}': {x.reason}{fix}", j.line_of("accelerator")
+
+
+@proposal_rule(
+    "proposal-does-not-fit-memory", "error", "Proposed configuration does not fit in memory",
+    "Weights, optimiser state, activations (training) or weights plus KV cache (serving) exceed the proposed chips' memory. Propose more chips or an accelerator with more memory per chip.")
+def does_not_fit_memory(j: Judging) -> Iterator[Hit]:
+    if not j.est.fits_memory:
+        yield f"{j.acc.id} x {j.prop.count} does not hold the workload: {j.est.why_not or 'memory'}. Propose more chips or a larger-memory accelerator.", j.line_of("count")
+
+
+@proposal_rule(
+    "proposal-misses-deadline", "error", "Proposed configuration misses the deadline",
+    "At the estimated utilisation the run takes longer than training.deadline_hours. Propose more chips or a faster accelerator, or relax the deadline.")
+def misses_deadline(j: Judging) -> Iterator[Hit]:
+    est = j.est
+    if est.meets_deadline is False:
+        assert j.profile.training is not None
+        yield (f"{j.acc.id} x {j.prop.count} needs about {est.hours:,.1f} h (range {est.hours_low:,.1f}-{est.hours_high:,.1f} h), past the {j.profile.training.deadline_hours:g} h deadline. Propose more chips or a faster accelerator.",
+               j.line_of("count"))
+
+
+@proposal_rule(
+    "proposal-misses-latency", "error", "Proposed configuration misses the latency target",
+    "Even at batch 1 a request takes longer than inference.latency_p99_ms on the proposed chips. Propose a faster accelerator or more chips per replica.")
+def misses_latency(j: Judging) -> Iterator[Hit]:
+    est, inference = j.est, j.profile.inference
+    if est.fits_memory and est.meets_latency is False:
+        assert inference is not None
+        target = est.assumptions.get("latency_target_ms") or inference.latency_p99_ms or 0.0
+        which = "" if inference.latency_p99_ms else " (the default; set inference.latency_p99_ms)"
+        yield (f"a request takes about {est.latency_ms:,.0f} ms on {j.acc.id} x {est.count}, above the {target:g} ms target{which}. Propose a faster accelerator or more chips per replica.",
+               j.line_of("accelerator"))
+
+
+@proposal_rule(
+    "proposal-insufficient-capacity", "error", "Proposed configuration cannot serve the peak QPS",
+    "The proposed chips, split into replicas, serve fewer requests per second than inference.peak_qps at the latency target. Propose more chips.")
+def insufficient_capacity(j: Judging) -> Iterator[Hit]:
+    capacity, inference = j.capacity, j.profile.inference
+    if capacity is not None and inference is not None and j.est.fits_memory and capacity + 1e-9 < inference.peak_qps:
+        yield (f"{j.replicas} replica(s) of {j.acc.id} x {j.est.count} serve about {capacity:,.1f} requests/s, below the peak of {inference.peak_qps:g}. Propose about {math.ceil(j.prop.count * inference.peak_qps / max(capacity, 1e-9))} chips.",
+               j.line_of("count"))
+
+
+@proposal_rule(
+    "proposal-over-budget", "error", "Proposed spend exceeds the budget",
+    "The proposal's cost (count x hours x price) exceeds goal.budget_usd. Propose fewer hours or chips, a cheaper accelerator, or raise the budget.")
+def over_budget(j: Judging) -> Iterator[Hit]:
+    budget, cost = j.profile.goal.budget_usd, j.cost
+    if budget is not None and cost is not None and cost > budget:
+        unit = "" if j.profile.is_training else " per month"
+        yield f"{j.prop.count} x {j.acc.id} for {j.prop.hours:g} h costs {money(cost)}{unit}, over the {money(budget)} budget.", j.line_of("hours")
+
+
+@proposal_rule(
+    "proposal-unpriced", "error", "Proposed accelerator is not offered or not priced on the allowed clouds",
+    "The catalog has no price for this accelerator on any cloud in deployment.clouds (it is never counted as $0). Propose an accelerator offered there, or add a negotiated price with --catalog.")
+def unpriced(j: Judging) -> Iterator[Hit]:
+    if j.price is not None:
+        return
+    why = j.est.why_not
+    if why and "not offered:" in why:
+        yield f"{j.acc.id} x {j.prop.count}: {why.split('; ')[0]}. Propose a count the cloud sells at this pricing, or another pricing (deployment.pricing).", j.line_of("count")
+    else:
+        yield f"{j.acc.id} has no catalog price on {', '.join(j.profile.deployment.clouds)}; it is not counted as $0. Propose an accelerator offered there or add a price with --catalog.", j.line_of("accelerator")
+
+
+@proposal_rule(
+    "proposal-costs-more-than-best", "warning", "A feasible alternative is much cheaper",
+    "The proposal costs more than the best feasible configuration by more than the policy threshold (default 25%). Consider the alternative named in the message.")
+def costs_more_than_best(j: Judging) -> Iterator[Hit]:
+    best, cost, th = j.best, j.cost, j.policy.thresholds
+    if best is None or not best.cost_usd or cost is None:
+        return
+    extra = cost - best.cost_usd
+    pct = 100.0 * extra / best.cost_usd
+    mine = (j.acc.id, j.prop.count)
+    if pct > th.cost_over_best_percent and extra > th.cost_over_best_usd and (best.accelerator, best.count) != mine:
+        # One suggestion, and it agrees with the recommendation whenever that is cheaper too.
+        chosen = j.rec.estimate
+        target = chosen if (chosen is not None and chosen.cost_usd is not None and chosen.cost_usd < cost
+                            and (chosen.accelerator, chosen.count) != mine) else best
+        tail = " (the recommendation)" if target is chosen else ""
+        yield (f"the proposal costs {money(cost)}, {pct:,.0f}% more than the best feasible alternative: {describe(best)}. Consider {target.accelerator} x {target.count}{tail}.",
+               j.line_of("accelerator"))
+
+
+@proposal_rule(
+    "proposal-oversized", "warning", "More chips than needed",
+    "The proposal asks for more than the policy factor (default 2x) of the smallest count of this accelerator that fits and meets the targets.")
+def oversized(j: Judging) -> Iterator[Hit]:
+    needed = j.min_feasible_count
+    if needed is not None and j.prop.count > j.policy.thresholds.oversize_factor * needed:
+        yield f"{j.prop.count} x {j.acc.id} is {j.prop.count / needed:,.1f}x the {needed} that fit and meet the targets. Propose {needed}.", j.line_of("count")
+
+
+@proposal_rule(
+    "proposal-hours-excessive", "warning", "More hours than the estimate needs",
+    "The hours asked exceed the estimate (training: the run length at this configuration; serving: the hours per month the profile runs) by more than the policy factor (default 1.5x).")
+def hours_excessive(j: Judging) -> Iterator[Hit]:
+    est, prop, profile = j.est, j.prop, j.profile
+    factor = j.policy.thresholds.hours_over_estimate_factor
+    if profile.is_training and est.hours and prop.hours > factor * est.hours:
+        yield (f"asks for {prop.hours:g} h; the estimate at {j.acc.id} x {prop.count} is {est.hours:,.1f} h (range {est.hours_low:,.1f}-{est.hours_high:,.1f} h). Propose about {math.ceil(est.hours_high or est.hours)} h.",
+               j.line_of("hours"))
+    if profile.inference is not None and profile.task == "inference":
+        month = profile.inference.hours_per_day * HOURS_PER_MONTH / 24
+        if prop.hours > factor * month:
+            yield f"asks for {prop.hours:g} h per month; the service runs {profile.inference.hours_per_day:g} h a day ({month:,.0f} h per month).", j.line_of("hours")
+
+
+@proposal_rule(
+    "proposal-not-a-real-shape", "warning", "Count is not a real shape of the accelerator",
+    "TPUs come in fixed slice sizes and GPUs in 1/2/4/8 per node and whole nodes beyond; the count will be rounded up when provisioned.")
+def not_a_real_shape(j: Judging) -> Iterator[Hit]:
+    acc, count = j.acc, j.prop.count
+    if not acc.is_shape(count):
+        up = acc.round_up(count)
+        unit = family(acc.device).unit_text(acc.shapes)
+        yield f"{acc.id} comes in {unit}, up to {acc.max_chips():,} chips; {count} will be provisioned as {up if up else 'more than the largest published cluster'}.", j.line_of("count")
+
+
+@proposal_rule(
+    "cheaper-other-family", "note", "The other device family is cheaper",
+    "The best feasible configuration of the other device family costs less than the proposal; the message names it and its setup path.")
+def cheaper_other_family(j: Judging) -> Iterator[Hit]:
+    other = family(j.acc.device).rival
+    if not other or other in j.excluded or j.rec.device != other:  # a note that agrees with the recommendation
+        return
+    ob = j.rec.decision.best_by_device.get(other)
+    if ob is not None and ob.cost_usd is not None and j.cost is not None and ob.cost_usd < j.cost:
+        sp = choose_setup(j.profile, j.ctx.kb, other, setup_cloud(j.profile, ob))
+        path = f" via setup path '{sp.id}' ({sp.title})" if sp else ""
+        yield f"{family(other).name} option: {describe(ob)}{path}.", j.line_of("accelerator")
+
+
+# --------------------------------------------------------------------------- rules checked where their input is read
+
+_CHECK = "advisor/check_judge.py"
+
+declared_rule("waiver-invalid", "error", "Waiver is expired, undated or has no reason",
+              "Every waiver needs a reason, and an expiry date that has not passed. Renew or remove the waiver.", "waiver", _CHECK)
+declared_rule("waiver-unknown-rule", "warning", "Waiver names an unknown rule",
+              "The waiver's rule id is not a check rule; it waives nothing.", "waiver", _CHECK)
+
+
+# --------------------------------------------------------------------------- request rules
+
+
+@dataclass
+class RequestJudging:
+    """One infrastructure request under judgement (``advisor.infra.judge``)."""
+
+    req: Request
+    policy: Policy
+    end: str  # which end of an autoscaling range is judged: min | max
+    acc: Accelerator | None  # the catalog accelerator, None when unknown or unread
+    linked: LoadedProfile | None  # the workload profile linked to the request
+    broken: str | None  # why a named link cannot be followed
+    judged: bool  # judged as a proposal of its linked workload (the proposal rules ran)
+    cost: float | None  # monthly cost, None when unpriced
+    clouds: str  # the clouds it is priced on, in words
+
+    @property
+    def total(self) -> int | None:
+        return self.req.total(self.end)
+
+    @property
+    def unlinked_shape_price(self) -> bool:
+        """Known hardware not judged as a proposal: shape and price are checked here."""
+        return not self.req.unknown and self.acc is not None and not self.judged
+
+
+@request_rule(
+    "request-unresolved", "warning", "A counted field is not a literal value",
+    "A variable, module output, expression or template placeholder decides the accelerator or the count. Nothing is guessed: run the check on the Terraform plan JSON or on rendered manifests.")
+def unresolved(r: RequestJudging) -> Iterator[Hit]:
+    how = "Run the check on the plan JSON (terraform show -json)." if r.req.kind.startswith("terraform") else "Run the check on the rendered output (helm template / kubectl kustomize / envsubst)."
+    for fld, value, pos in r.req.unresolved:
+        yield f"{fld} = {value} is not a literal value; the count and cost are not guessed. " + how, pos
+
+
+@request_rule(
+    "request-unknown-accelerator", "warning", "The hardware asked for is not in the catalog",
+    "The machine type, instance type, VM size or label names hardware the name index and catalog do not know. It is reported as unknown and never priced as a neighbouring part. Add it with --catalog to judge it.")
+def unknown_accelerator(r: RequestJudging) -> Iterator[Hit]:
+    if r.req.unknown:
+        yield f"{r.req.unknown}. It is reported as unknown and not priced (never as a neighbouring part); add it with --catalog if it should be judged.", r.req.pos("accelerator")
+
+
+@request_rule("proposal-unpriced")
+def request_unpriced(r: RequestJudging) -> Iterator[Hit]:
+    if r.unlinked_shape_price and r.cost is None and r.total:
+        assert r.acc is not None
+        yield f"{r.acc.id} has no catalog {r.req.pricing} price on {r.clouds}; it is not counted as $0. Add a price with --catalog.", r.req.pos("accelerator")
+
+
+@request_rule("proposal-not-a-real-shape")
+def request_not_a_real_shape(r: RequestJudging) -> Iterator[Hit]:
+    req = r.req
+    if r.unlinked_shape_price and req.count and r.acc is not None and not r.acc.is_shape(req.count):
+        up = r.acc.round_up(req.count)
+        yield f"{r.acc.id} x {req.count} per replica is not a real shape; it would be provisioned as {up if up else 'more than the largest published cluster'}.", req.pos("count")
+    for problem in req.shape_problems:
+        yield problem, req.pos("count")
+
+
+@request_rule(
+    "workload-not-linked", "note", "No workload profile is linked to this resource",
+    "Without the workload (model, tokens, QPS, latency, deadline, budget) only shape, price and policy are checked. Link a profile with `match:` or an `advisor.dev/workload` annotation / `advisor-workload` label.")
+def not_linked(r: RequestJudging) -> Iterator[Hit]:
+    req = r.req
+    if r.linked is not None or req.action == "delete":
+        return
+    how = (f"add `match: [\"{req.address}\"]` to its workload profile" if req.kind != "skypilot" else f"add `match: [\"{req.path}\"]` to its workload profile") + \
+          (", or the annotation `advisor.dev/workload: <profile name>`" if req.kind == "kubernetes" else ", or the label/tag `advisor-workload = <profile name>`" if req.kind == "terraform-plan" else "")
+    yield f"no workload profile is linked: memory fit, deadline, latency, capacity, oversizing, cheaper-family and budget checks were not possible (shape, price and policy only). To link it, {how}.", (req.line, req.col)
+
+
+@request_rule(
+    "workload-link-broken", "warning", "The workload link cannot be followed",
+    "The resource names a workload profile that was not given or is invalid, or the linked request could not be read completely.")
+def link_broken(r: RequestJudging) -> Iterator[Hit]:
+    req = r.req
+    if r.linked is None and req.action != "delete" and r.broken:
+        yield r.broken + ".", (req.line, req.col)
+    elif r.linked is not None and (r.acc is None or not r.total or req.unresolved):
+        yield f"linked to {r.linked.label}, but the request could not be read completely, so only shape, price and policy were checked.", (req.line, req.col)
+
+
+@request_rule(
+    "policy-max-chips", "error", "More chips than the policy allows",
+    "The resource asks for more chips (count x replicas, the judged end of an autoscaling range) than limits.max_chips in the policy.", "policy")
+def max_chips(r: RequestJudging) -> Iterator[Hit]:
+    limit, total, req = r.policy.limits.max_chips, r.total, r.req
+    if req.action != "delete" and limit is not None and total is not None and total > limit:
+        yield f"asks for {total} chips ({req.count} x {req.replicas(r.end)} replicas, the {r.end} end), over the policy's max_chips {limit}.", req.pos("replicas")
+
+
+@request_rule(
+    "policy-accelerator-not-allowed", "error", "Accelerator not allowed by the policy",
+    "The accelerator is not in limits.allowed_accelerators.", "policy")
+def accelerator_not_allowed(r: RequestJudging) -> Iterator[Hit]:
+    allowed, req = r.policy.limits.allowed_accelerators, r.req
+    if req.action != "delete" and allowed is not None and req.accelerator and req.accelerator not in allowed:
+        yield f"{req.accelerator} is not in the policy's allowed_accelerators ({', '.join(allowed)}).", req.pos("accelerator")
+
+
+@request_rule(
+    "policy-cloud-not-allowed", "error", "Cloud not allowed by the policy",
+    "The cloud is not in limits.allowed_clouds.", "policy")
+def cloud_not_allowed(r: RequestJudging) -> Iterator[Hit]:
+    allowed, req = r.policy.limits.allowed_clouds, r.req
+    if req.action != "delete" and allowed is not None and req.cloud and req.cloud not in allowed:
+        yield f"cloud {req.cloud} is not in the policy's allowed_clouds ({', '.join(allowed)}).", (req.line, req.col)
+
+
+@request_rule(
+    "policy-region-not-allowed", "error", "Region not allowed by the policy",
+    "The region is not in limits.allowed_regions (glob patterns).", "policy")
+def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
+    allowed, req = r.policy.limits.allowed_regions, r.req
+    if req.action != "delete" and allowed is not None and req.region and not any(fnmatch.fnmatchcase(req.region, p) for p in allowed):
+        yield f"region {req.region} is not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
+
+
+@request_rule(
+    "policy-spot-required", "error", "Spot capacity required here",
+    "The policy requires spot capacity in this Kubernetes namespace or Terraform workspace (limits.require_spot).", "policy")
+def spot_required(r: RequestJudging) -> Iterator[Hit]:
+    spot, req = r.policy.limits.require_spot, r.req
+    if req.action == "delete":
+        return
+    scoped = (req.kind == "kubernetes" and req.scope is not None and any(fnmatch.fnmatchcase(req.scope, n) for n in spot.namespaces)) or \
+             (req.kind != "kubernetes" and any(fnmatch.fnmatchcase(req.path, w) or fnmatch.fnmatchcase(req.address, w) for w in spot.workspaces))
+    if scoped and req.pricing != "spot":
+        where = f"namespace {req.scope}" if req.kind == "kubernetes" else "this workspace"
+        yield f"the policy requires spot capacity in {where}; this asks for {req.pricing}.", req.pos("accelerator")
+
+
+declared_rule("policy-monthly-increase", "error", "The change raises monthly spend past the policy limit",
+              "Against the baseline (or the plan's own prior state), the monthly cost rises by more than limits.max_monthly_increase_usd; every resource that adds cost carries this finding.", "policy", "advisor/check_diff.py")

@@ -1,0 +1,76 @@
+"""The loaded knowledge: knowledge base, catalog and constants (``Context``), loaded once per
+process, and the catalog check of the accelerators a batch of profiles names.
+
+Engine modules (check, report, scaffold) take a ``Context``; the CLI reaches it through
+``advisor.api``, which re-exports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from advisor.catalog import Catalog, load_catalog
+from advisor.constants import Constants, load_constants
+from advisor.errors import InputError, Problem
+from advisor.knowledge import KnowledgeBase, load_knowledge
+from advisor.loading import LoadedProfile
+
+
+@dataclass
+class Context:
+    """Knowledge base, catalog and constants, loaded once per process."""
+
+    kb: KnowledgeBase
+    catalog: Catalog
+    constants: Constants
+
+    @classmethod
+    def load(cls, rules: Iterable[str] = (), catalogs: Iterable[str] = ()) -> Context:
+        rules, catalogs = list(rules), list(catalogs)
+        if not rules and not catalogs:
+            return cls._builtin()
+        problems: list[Problem] = []
+        kb = catalog = None
+        try:
+            kb = load_knowledge(list(rules))
+        except InputError as exc:
+            problems.extend(exc.problems)
+        try:
+            catalog = load_catalog(list(catalogs))
+        except InputError as exc:
+            problems.extend(exc.problems)
+        if problems:
+            raise InputError(problems)
+        assert kb is not None and catalog is not None
+        return cls(kb, catalog, load_constants())
+
+    @classmethod
+    def _builtin(cls) -> Context:
+        from advisor import cache
+        from advisor.knowledge import builtin_rules_dir
+
+        root = builtin_rules_dir()
+        hit = cache.load(root)
+        if isinstance(hit, cls):
+            return hit
+        ctx = cls(load_knowledge([]), load_catalog([]), load_constants())
+        cache.store(root, ctx)
+        return ctx
+
+
+def check_accelerators(loaded: list[LoadedProfile], catalog: Catalog) -> None:
+    """A proposal naming an unknown accelerator is an input error (exit 2)."""
+    problems = []
+    for lp in loaded:
+        prop = lp.profile.proposal
+        if prop is not None and catalog.resolve(prop.accelerator) is None:
+            problems.append(lp.doc.problem(("proposal", "accelerator"), "proposal.accelerator: " + catalog.unknown_message(prop.accelerator)))
+        for i, name in enumerate(lp.profile.deployment.accelerators or []):
+            if catalog.resolve(name) is None:
+                problems.append(lp.doc.problem(("deployment", "accelerators", i), "deployment.accelerators: " + catalog.unknown_message(name)))
+        for i, own in enumerate(lp.profile.deployment.owned or []):
+            if catalog.resolve(own.accelerator) is None:
+                problems.append(lp.doc.problem(("deployment", "owned", i, "accelerator"), "deployment.owned: " + catalog.unknown_message(own.accelerator)))
+    if problems:
+        raise InputError(problems)
