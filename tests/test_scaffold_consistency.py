@@ -481,3 +481,37 @@ def test_kubernetes_beyond_gke_selects_gpus_without_google_labels(ctx, fixture, 
         assert "--name gpu" in code and "--node-taints sku=gpu:NoSchedule" in code
     if fixture == "onprem-serving":
         assert not re.search(r"^\s*(?:aws|az|eksctl)\s", code, re.M)
+
+
+def _validate_strict(files: dict[str, str]) -> int:
+    """kubernetes-validate (strict) on every core object, and on each pod template of a
+    LeaderWorkerSet as a Pod (its CRD schema is not vendored: the pod specs are what can be checked offline)."""
+    kv = pytest.importorskip("kubernetes_validate")
+    version = kv.latest_version()
+    checked = 0
+    for name, text in files.items():
+        for doc in _docs(text) if name.startswith("k8s/") else []:
+            if doc["kind"] == "LeaderWorkerSet":
+                lwt = doc["spec"]["leaderWorkerTemplate"]
+                for key in ("leaderTemplate", "workerTemplate"):
+                    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": lwt[key]["metadata"], "spec": lwt[key]["spec"]}
+                    kv.validate(pod, version, strict=True)
+                    checked += 1
+            elif doc["apiVersion"].startswith("monitoring.googleapis.com/"):
+                continue
+            else:
+                kv.validate(doc, version, strict=True)
+                checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("fixture", ["eks-serving", "aks-serving", "onprem-serving"])
+def test_manifests_beyond_gke_validate_strictly(ctx, fixture: str) -> None:  # type: ignore[no-untyped-def]
+    _, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / f"{fixture}.yaml")))
+    assert _validate_strict(files) >= 2
+
+
+@pytest.mark.parametrize("path", ["gke-vllm-tpu", "gke-vllm-gpu"])
+def test_leader_worker_set_pod_templates_validate_strictly(ctx, path: str) -> None:  # type: ignore[no-untyped-def]
+    _, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "multihost-405b.yaml")), path)
+    assert "k8s/leaderworkerset.yaml" in files and _validate_strict(files) >= 3
