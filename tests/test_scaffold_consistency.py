@@ -515,3 +515,25 @@ def test_manifests_beyond_gke_validate_strictly(ctx, fixture: str) -> None:  # t
 def test_leader_worker_set_pod_templates_validate_strictly(ctx, path: str) -> None:  # type: ignore[no-untyped-def]
     _, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "multihost-405b.yaml")), path)
     assert "k8s/leaderworkerset.yaml" in files and _validate_strict(files) >= 3
+
+
+@pytest.mark.parametrize(
+    ("path", "standard", "profile"),
+    [
+        ("gke-autopilot-vllm-gpu", "gke-vllm-gpu", FIXTURES / "sglang-8b.yaml"),
+        ("gke-autopilot-vllm-tpu", "gke-vllm-tpu", ROOT / "profiles" / "llm-chatbot.yaml"),
+    ],
+)
+def test_gke_autopilot_has_no_node_pools_and_the_standard_selectors(ctx, path: str, standard: str, profile: Any) -> None:  # type: ignore[no-untyped-def]
+    rec = _rec(ctx, str(profile))
+    spec, files = _scaffold(ctx, rec, path)
+    code = _code(files["setup.sh"])
+    assert "gcloud container clusters create-auto" in code and "node-pools" not in code
+    _check_k8s(spec.plan, files)
+    _invariants(spec, files)
+    _, std = _scaffold(ctx, rec, standard)
+    workload = next(n for n in files if n.startswith("k8s/") and ("deployment" in n or "leaderworkerset" in n))
+    pods = _pods(_docs(files[workload])[0])
+    std_pods = _pods(_docs(std[workload])[0])
+    assert [p["nodeSelector"] for p in pods] == [p["nodeSelector"] for p in std_pods]
+    assert _validate_strict(files) >= 2
