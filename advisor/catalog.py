@@ -158,6 +158,8 @@ class Deploy(Strict):
     # Absent: SkyPilot does not list the chip, and generated tasks say it is unverified.
     skypilot: Annotated[str, Field(pattern=r"^[A-Za-z0-9{}_-]+$", max_length=64)] | None = None
     zones: list[str] = Field(default_factory=list)
+    # profile frameworks (software.framework) the chip's software does not support
+    unsupported_frameworks: list[Annotated[str, Field(pattern=r"^[a-z]+$", max_length=32)]] = Field(default_factory=list)
     note: Annotated[str, Field(max_length=4000)] | None = None
 
 

@@ -79,6 +79,9 @@ FIELD_DOCS: dict[str, str] = {
     "inference.peak_qps": "Requests per second at peak; sizes the number of replicas.",
     "inference.input_tokens": "Prompt tokens per request.",
     "inference.output_tokens": "Generated tokens per request.",
+    "inference.max_input_tokens": "Longest prompt the server must accept, tokens (default: inference.input_tokens); "
+    "the generated serving flags (--max-model-len) use max input + max output.",
+    "inference.max_output_tokens": "Longest generation the server must allow, tokens (default: inference.output_tokens).",
     "inference.latency_p99_ms": "End-to-end latency target per request (p99), milliseconds.",
     "inference.hours_per_day": "Hours per day the service runs; prices the month.",
     "inference.steps": "Diffusion models: denoising steps per request.",

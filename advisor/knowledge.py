@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 
 from advisor.conditions import Condition, ConditionParser
 from advisor.errors import InputError, Problem
-from advisor.models import Cloud, Device, Strict
+from advisor.models import Cloud, Device, Framework, Strict
 from advisor.validation import problems_from
 from advisor.yamlsrc import Document, load_file
 
@@ -30,7 +30,7 @@ PLACEHOLDERS = frozenset(
         "accelerator_type", "topology", "runtime_version", "machine_type",
         "gke_accelerator", "chips_per_host", "hosts", "model", "tp", "replicas",
         "max_model_len", "pp", "min_nodes", "max_nodes", "workload", "slices", "seq_len",
-        "global_batch", "steps", "layers", "emb_dim",
+        "global_batch", "steps", "layers", "emb_dim", "vertex_accelerator",
     }
 )
 # The one placeholder syntax of setup-path text: ``{name}``.
@@ -98,13 +98,19 @@ class Step(Strict):
     # Only where the configuration runs on one of these clouds (its priced cloud, on-prem for owned
     # chips); omit = every cloud the path allows.
     clouds: list[Cloud] | None = None
+    # Only for profiles whose software.framework is one of these; omit = every framework.
+    frameworks: list[Framework] | None = None
     # The reference for the command shapes of this step (official CLI docs).
     source: Annotated[list[Source], BeforeValidator(_listify), Field(max_length=10)] | None = None
 
-    def applies(self, task: str, cloud: str) -> bool:
-        """Whether this step is for a profile of ``task`` whose configuration runs on ``cloud``."""
+    def applies(self, task: str, cloud: str, framework: str = "") -> bool:
+        """Whether this step is for a profile of ``task`` and ``framework`` whose configuration runs on ``cloud``."""
         kind = "inference" if task == "inference" else "training"
-        return self.task in (None, kind) and (self.clouds is None or cloud in self.clouds)
+        return (
+            self.task in (None, kind)
+            and (self.clouds is None or cloud in self.clouds)
+            and (self.frameworks is None or not framework or framework in self.frameworks)
+        )
 
 
 class SetupSpec(Strict):

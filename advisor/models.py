@@ -190,6 +190,9 @@ class Inference(Strict):
     peak_qps: Annotated[float, Field(strict=True, gt=0, le=10_000_000, allow_inf_nan=False)] = 1.0
     input_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] = 512
     output_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] = 256
+    # the longest request the server must accept (default: input_tokens / output_tokens)
+    max_input_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] | None = None
+    max_output_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] | None = None
     latency_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
     hours_per_day: Annotated[float, Field(strict=True, gt=0, le=24, allow_inf_nan=False)] = 24.0
     steps: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None  # diffusion denoising steps

@@ -416,6 +416,16 @@ def choose_setup(profile: Profile, kb: KnowledgeBase, device: str, cloud: str | 
     return sorted(fits, key=lambda p: (-p.priority, p.id))[0]
 
 
+def max_model_len(profile: Profile) -> int:
+    """The context a server must accept: model.context_tokens, else the longest prompt + output."""
+    if profile.model.context_tokens:
+        return profile.model.context_tokens
+    inf = profile.inference
+    if inf is None:
+        return 2048
+    return (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
+
+
 def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None) -> dict[str, str]:
     slug = safe_name(profile.name)
     target = clouds.cloud(setup_cloud(profile, est))
@@ -433,10 +443,7 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         "count": str(est.count) if est else "1",
         "tp": str(est.count) if est else "1",
         "replicas": str(est.replicas or 1) if est else "1",
-        "max_model_len": str(
-            profile.model.context_tokens
-            or ((profile.inference.input_tokens + profile.inference.output_tokens) if profile.inference else 2048)
-        ),
+        "max_model_len": str(max_model_len(profile)),
         "accelerator_type": "",
         "topology": "",
         "runtime_version": "",
@@ -497,11 +504,11 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     return out
 
 
-def plan(path: SetupPath, values: dict[str, str], task: str = "", cloud: str = "") -> SetupPlan:
+def plan(path: SetupPath, values: dict[str, str], task: str = "", cloud: str = "", framework: str = "") -> SetupPlan:
     def fill(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
-    steps = [s for s in path.steps if not task or s.applies(task, cloud)]
+    steps = [s for s in path.steps if not task or s.applies(task, cloud, framework)]
     return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in steps])
 
 
@@ -592,7 +599,11 @@ def recommend(
             warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
     cloud = setup_cloud(profile, decision.chosen)
     path = choose_setup(profile, kb, decision.device, cloud)
-    setup = plan(path, placeholders(profile, acc, decision.chosen), profile.task, cloud) if path else None
+    setup = (
+        plan(path, placeholders(profile, acc, decision.chosen), profile.task, cloud, profile.software.framework)
+        if path
+        else None
+    )
     conf = decision.confidence
     flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
     if not decision.feasible and decision.chosen is not None:

@@ -167,7 +167,7 @@ def test_on_prem_only_is_costed_at_the_amortised_price(tmp_path: Path) -> None:
     f.write_text("name: x\ntask: inference\ndomain: llm\nmodel: {params_b: 8}\ninference: {peak_qps: 5}\ndeployment: {clouds: [on-prem]}\n")
     d = json.loads(run_cli("recommend", str(f), "--format", "json", "--no-flip").out)
     v = d["verdict"]
-    assert v["device"] == "gpu" and v["accelerator"] and v["setup_path"] == "gpu-any-cloud"
+    assert v["device"] == "gpu" and v["accelerator"] and v["setup_path"] == "k8s-vllm-gpu"  # LLM serving on-prem: Kubernetes, no cloud commands
     assert d["estimate"]["cost_usd"] and d["estimate"]["price"]["kind"] == "on-prem (amortised)"
     assert "gcloud" not in json.dumps(d["setup"])
 

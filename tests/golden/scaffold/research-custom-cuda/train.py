@@ -35,11 +35,23 @@ GLOBAL_BATCH = 512  # sequences per optimiser step, over all GPUs
 MAX_STEPS = 4768  # from the profile: training.tokens_b / (seq_len x global batch)
 
 
+def hf_token_from_secret() -> None:
+    """HF_TOKEN from the Secret Manager secret version named by HF_TOKEN_SECRET (Vertex AI jobs), if set."""
+    name = os.environ.get("HF_TOKEN_SECRET")
+    if name and not os.environ.get("HF_TOKEN"):
+        from google.cloud import secretmanager  # pip install google-cloud-secret-manager
+
+        response = secretmanager.SecretManagerServiceClient().access_secret_version(request={"name": name})
+        os.environ["HF_TOKEN"] = response.payload.data.decode("utf-8")
+
+
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=MODEL_ID, help="Hugging Face model id (default: %(default)s)")
     p.add_argument("--method", default=METHOD, choices=["full", "lora", "qlora"])
-    p.add_argument("--data", default=None, help="a text file to train on (default: synthetic tokens)")
+    p.add_argument(
+        "--data", default=os.environ.get("DATA_PATH"), help="a text file to train on (default: $DATA_PATH, else synthetic tokens)"
+    )
     p.add_argument("--seq-len", type=int, default=SEQ_LEN)
     p.add_argument("--global-batch", type=int, default=GLOBAL_BATCH)
     p.add_argument("--max-steps", type=int, default=MAX_STEPS)
@@ -99,6 +111,8 @@ def batches(args: argparse.Namespace, vocab: int, per_gpu: int, rank: int, world
         from transformers import AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(args.model)
+        if not os.path.exists(args.data):
+            raise SystemExit(f"{args.data}: no such file; upload your training text there (or unset DATA_PATH)")
         with open(args.data, encoding="utf-8") as f:
             ids = tok(f.read())["input_ids"]
         blocks = [ids[i : i + args.seq_len] for i in range(0, len(ids) - args.seq_len + 1, args.seq_len)]
@@ -113,6 +127,7 @@ def batches(args: argparse.Namespace, vocab: int, per_gpu: int, rank: int, world
 
 
 def main() -> None:
+    hf_token_from_secret()
     args = parse_args()
     distributed = "RANK" in os.environ  # started by torchrun
     if distributed:
