@@ -36,13 +36,9 @@ def _build(cid: str, raw: dict[str, Any]) -> Cloud:
 
 @lru_cache(maxsize=1)
 def _registry() -> dict[str, Cloud]:
-    import yaml
+    from advisor.knowledge import bundled_data
 
-    from advisor.knowledge import builtin_rules_dir
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(builtin_rules_dir() / "clouds.yaml", encoding="utf-8") as fh:
-        data = yaml.load(fh, Loader=loader)  # a safe loader; bundled data
+    data = bundled_data("clouds.yaml")
     return {cid: _build(cid, raw) for cid, raw in data["clouds"].items()}
 
 

@@ -304,13 +304,9 @@ def _build(fid: str, raw: dict[str, Any]) -> Family:
 
 @lru_cache(maxsize=1)
 def _registry() -> dict[str, Family]:
-    import yaml
+    from advisor.knowledge import bundled_data
 
-    from advisor.knowledge import builtin_rules_dir
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(builtin_rules_dir() / "families.yaml", encoding="utf-8") as fh:
-        data = yaml.load(fh, Loader=loader)  # a safe loader; bundled data
+    data = bundled_data("families.yaml")
     out = {fid: _build(fid, raw) for fid, raw in data["families"].items()}
     for f in out.values():
         if f.rival is not None and f.rival not in out:

@@ -196,6 +196,13 @@ class KnowledgeBase:
         return out
 
 
+def bundled_data(name: str) -> Any:
+    """A data file shipped in ``rules/`` (families, clouds), read with the project's safe loader."""
+    from advisor.yamlsrc import load_file
+
+    return load_file(str(builtin_rules_dir() / name))[0].data
+
+
 def builtin_rules_dir() -> Path:
     """``advisor/rules`` inside an installed wheel, or ``rules/`` of a checkout."""
     here = Path(__file__).resolve().parent

@@ -14,17 +14,10 @@ from advisor.estimator import offered_on
 from advisor.infra.names import name_index
 
 from .conftest import run_cli
+from .test_pricing import SERVE
 
 CAT = load_catalog()
 
-SERVE = """\
-name: bot
-task: inference
-domain: llm
-model: {params_b: 8, layers: 32, hidden_size: 4096, kv_heads: 8}
-inference: {peak_qps: 5, input_tokens: 512, output_tokens: 256, latency_p99_ms: 5000}
-software: {framework: pytorch, serving_stack: vllm}
-"""
 
 # chip -> (a cloud that sells it, its sourced on-demand $/GPU-h there or None when unpriced, real shapes)
 NEW = {
