@@ -93,6 +93,7 @@ class InferenceConstants(Strict):
     tpu_step_overhead_ms: Value
     tp_allreduce_us: Value
     target_utilisation: Value
+    unattainable_latency_slack: Value
     default_ttft_ms: Value
     default_tpot_ms: Value
     max_concurrency: Value

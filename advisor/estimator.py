@@ -572,6 +572,7 @@ def estimate_inference(
             at, qps=inf.peak_qps, max_concurrency=top,
             target_s=None if target_ms is None else target_ms / 1000.0,
             utilisation=1.0 if offline else ic.target_utilisation.value, min_replicas=inf.min_replicas,
+            slack=ic.unattainable_latency_slack.value,
         )
 
     mid = op(mbu.expected, pre.expected)
@@ -595,6 +596,7 @@ def estimate_inference(
             lambda b: replica.point(b, u_bw, u_mfu), qps=inf.peak_qps, max_concurrency=top,
             target_s=None if target_ms is None else target_ms / 1000.0,
             utilisation=1.0 if inf.mode == "batch" else ic.target_utilisation.value, min_replicas=inf.min_replicas,
+            slack=ic.unattainable_latency_slack.value,
         )
 
     slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)

@@ -216,26 +216,31 @@ def _memo(point: Callable[[int], Point]) -> Callable[[int], Point]:
     return at
 
 
-def _capacity(point: Callable[[int], Point], top: int, target_s: float | None) -> int:
-    """The largest concurrency whose latency meets the target (memory bounds it at ``top``)."""
+def _capacity(point: Callable[[int], Point], top: int, target_s: float | None, slack: float = 1.0) -> int:
+    """The largest concurrency whose latency meets the target (memory bounds it at ``top``).
+
+    A target that even one request alone misses is out of reach: the replica then runs at the
+    largest concurrency whose latency stays within ``slack`` x its concurrency-1 latency (the
+    memory-bound plateau of decode), not at concurrency 1 at any price."""
     if target_s is None:
         return top
-    return _largest(1, top, lambda b: point(b).latency <= target_s) or 1
+    reach = max(target_s, point(1).latency * slack) if point(1).latency > target_s else target_s
+    return _largest(1, top, lambda b: point(b).latency <= reach) or 1
 
 
 def replicas_needed(
     point: Callable[[int], Point], *, qps: float, max_concurrency: int, target_s: float | None,
-    utilisation: float, min_replicas: int,
+    utilisation: float, min_replicas: int, slack: float = 1.0,
 ) -> int:
     """Replicas for the peak load alone (the ranges need no operating point)."""
     point = _memo(point)
-    per_replica = point(_capacity(point, max(1, max_concurrency), target_s)).requests_per_second * utilisation
+    per_replica = point(_capacity(point, max(1, max_concurrency), target_s, slack)).requests_per_second * utilisation
     return max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
 
 
 def operating_point(
     point: Callable[[int], Point], *, qps: float, max_concurrency: int, target_s: float | None,
-    utilisation: float, min_replicas: int,
+    utilisation: float, min_replicas: int, slack: float = 1.0,
 ) -> OperatingPoint:
     """Replicas and concurrency at peak load.
 
@@ -245,7 +250,7 @@ def operating_point(
     """
     point = _memo(point)
     at_one = point(1)
-    cap_c = _capacity(point, max(1, max_concurrency), target_s)
+    cap_c = _capacity(point, max(1, max_concurrency), target_s, slack)
     cap = point(cap_c)
     per_replica = cap.requests_per_second * utilisation
     replicas = max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
