@@ -8,9 +8,32 @@ import datetime as dt
 from advisor.check_results import RANK, Finding, ProposalResult
 from advisor.check_rules import CHECK_RULES, Judging, proposal_rules
 from advisor.context import Context
+from advisor.estimator import Estimate, all_candidates
 from advisor.loading import LoadedProfile
+from advisor.models import Profile
 from advisor.policy import Policy
 from advisor.recommend import recommend
+
+# Proposals of one batch often describe the same workload (one model in several environments, a
+# proposal re-sized or re-timed). The candidate search is a pure function of the workload, the
+# catalog and the constants, so it runs once per distinct workload; the key leaves out what the
+# estimator never reads (the name, the proposal, the infrastructure it matches).
+_CANDIDATES: dict[str, tuple[Context, list[Estimate]]] = {}
+_CANDIDATES_MAX = 512
+_NOT_ESTIMATED: set[str] = {"name", "proposal", "match"}
+
+
+def candidates(profile: Profile, ctx: Context) -> list[Estimate]:
+    """``all_candidates`` of the profile's workload, estimated once per process and context."""
+    key = profile.model_dump_json(exclude=_NOT_ESTIMATED)
+    hit = _CANDIDATES.get(key)
+    if hit is not None and hit[0].catalog is ctx.catalog and hit[0].constants is ctx.constants:
+        return list(hit[1])
+    cands = all_candidates(profile, ctx.catalog, ctx.constants)
+    if len(_CANDIDATES) >= _CANDIDATES_MAX:
+        _CANDIDATES.clear()
+    _CANDIDATES[key] = (ctx, cands)
+    return list(cands)
 
 
 def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:
@@ -20,7 +43,7 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
     if prop is None:
         return ProposalResult(lp.label, lp.path, profile.name, "skipped")
     pline = lp.doc.where(("proposal",), key=True)[0]
-    rec = recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False)
+    rec = recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False, cands=candidates(profile, ctx))
     j = Judging(lp, ctx, policy, rec)
     acc = j.acc
     result = ProposalResult(

@@ -563,8 +563,11 @@ def recommend(
     *,
     label: str = "",
     with_flip: bool = True,
+    cands: list[Estimate] | None = None,
 ) -> Recommendation:
-    decision, cands = decide(profile, kb, catalog, c)
+    """The verdict and everything shown with it; ``cands``: this profile's candidates, already
+    estimated (``all_candidates``), for a caller that has them."""
+    decision, cands = decide(profile, kb, catalog, c, cands)
     warnings: list[str] = []
     if {x.device for x in decision.excluded} >= set(families.ids()):
         warnings.append(
