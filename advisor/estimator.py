@@ -18,8 +18,10 @@ its sources, is documented in docs/estimator.md:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -869,9 +871,46 @@ def _feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
         target = e.assumptions.get("latency_target_ms") or profile.inference.latency_p99_ms or 0.0
         reasons.append(f"latency {e.latency_ms:.0f} ms > {target:g} ms")
     if e.within_budget is False:
-        reasons.append(f"costs ${e.cost_usd:,.0f}, budget ${profile.goal.budget_usd:,.0f}")
+        assert e.cost_usd is not None and profile.goal.budget_usd is not None
+        reasons.append(_over_budget(e.cost_usd, profile.goal.budget_usd))
     e.feasible = not reasons
     e.why_not = "; ".join(dict.fromkeys(reasons)) or None
+
+
+def _over_budget(cost: float, budget: float) -> str:
+    return f"costs ${cost:,.0f}, budget ${budget:,.0f}"
+
+
+# --------------------------------------------------------------------------- re-use (what-ifs)
+
+
+def rebudgeted(e: Estimate, was: float | None, budget: float | None) -> Estimate | None:
+    """``e``, estimated under ``goal.budget_usd`` = ``was``, under ``budget`` instead. The budget is
+    read only by the last feasibility test (``within_budget``, the last of the reasons), so the
+    rest of the estimate stands. None where the reasons cannot be told apart: estimate it again."""
+    if e.cost_usd is None:
+        return e  # nothing to compare with a budget
+    if e.feasible != (e.why_not is None):
+        return None
+    why = e.why_not
+    if e.within_budget is False:
+        if was is None:
+            return None
+        old = _over_budget(e.cost_usd, was)
+        if why == old:
+            why = None
+        elif why is not None and why.endswith("; " + old):
+            why = why[: -len(old) - 2]
+        else:
+            return None
+    within = None if budget is None else e.cost_usd <= budget
+    if within is False:
+        assert budget is not None
+        new = _over_budget(e.cost_usd, budget)
+        if why is not None and new in why:
+            return None
+        why = f"{why}; {new}" if why else new
+    return dataclasses.replace(e, within_budget=within, why_not=why, feasible=why is None)
 
 
 def estimate(
@@ -1009,13 +1048,22 @@ def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[i
     return single or counts[:1]
 
 
-def all_candidates(profile: Profile, catalog: Catalog, c: Constants) -> list[Estimate]:
+def all_candidates(
+    profile: Profile, catalog: Catalog, c: Constants, *, keep: Mapping[tuple[str, bool], list[Estimate]] | None = None,
+) -> list[Estimate]:
+    """Every configuration worth estimating: the owned accelerators' (within what is owned), then
+    each catalog accelerator's. ``keep``: (accelerator id, owned?) -> its candidates, already
+    estimated for a profile that differs from this one in nothing they depend on (re-used as they are)."""
+    keep = keep or {}
     out: list[Estimate] = []
     allowed = {catalog.resolve(a) or a for a in profile.deployment.accelerators or []}
     local = profile.deployment.local
     for own in profile.deployment.owned or []:
         acc = catalog.get(own.accelerator)
-        if profile.is_training:
+        kept = keep.get((acc.id, True))
+        if kept is not None:
+            out.extend(kept)
+        elif profile.is_training:
             out.extend(training_candidates(profile, acc, c, owned_chips=own.count))
         else:
             counts = [n for n in candidate_counts(profile, acc, c) if n <= own.count] or [own.count]
@@ -1025,23 +1073,54 @@ def all_candidates(profile: Profile, catalog: Catalog, c: Constants) -> list[Est
             continue
         if acc.local != local:  # local machines for local profiles, cloud and cluster hardware otherwise
             continue
-        if local:  # the user's own machine: no price, compared in chip-hours
+        kept = keep.get((acc.id, local))
+        if kept is not None:
+            out.extend(kept)
+        elif local:  # the user's own machine: no price, compared in chip-hours
             mine = acc.max_chips()
             if profile.is_training:
                 out.extend(training_candidates(profile, acc, c, owned_chips=mine))
             else:
                 out.extend(estimate(profile, acc, n, c, owned_chips=mine) for n in candidate_counts(profile, acc, c) if n <= mine)
-            continue
-        if profile.is_training:
-            out.extend(training_candidates(profile, acc, c))
-            continue
-        counts = candidate_counts(profile, acc, c)
-        ests = [estimate(profile, acc, n, c) for n in counts]
-        if profile.task == "inference" and not any(x.fits_memory for x in ests):
-            bigger = [n for n in acc.counts() if n not in counts][:4]
-            ests += [estimate(profile, acc, n, c) for n in bigger]
-        out.extend(ests)
+        else:
+            out.extend(_cloud_candidates(profile, acc, c))
     return out
+
+
+def _cloud_candidates(profile: Profile, acc: Accelerator, c: Constants) -> list[Estimate]:
+    if profile.is_training:
+        return training_candidates(profile, acc, c)
+    counts = candidate_counts(profile, acc, c)
+    ests = [estimate(profile, acc, n, c) for n in counts]
+    if profile.task == "inference" and not any(x.fits_memory for x in ests):
+        bigger = [n for n in acc.counts() if n not in counts][:4]
+        ests += [estimate(profile, acc, n, c) for n in bigger]
+    return ests
+
+
+def repriced_keep(a: Profile, b: Profile, cands: list[Estimate], catalog: Catalog) -> dict[tuple[str, bool], list[Estimate]]:
+    """For ``all_candidates(b, keep=...)`` where ``b`` differs from ``a`` only in how it is priced
+    (deployment.pricing): the candidates of ``a`` (``cands``) of every accelerator that is priced
+    alike under both (the same dollars, cloud and availability at each of its counts). Owned and
+    local hardware is priced by its running cost whatever the pricing, so it is always kept; the
+    rest differs at most in the price's label and its warning, which no verdict reads."""
+    groups: dict[tuple[str, bool], list[Estimate]] = {}
+    for x in cands:
+        groups.setdefault((x.accelerator, x.owned_chips is not None), []).append(x)
+    # an accelerator owned twice, or owned and local, has two blocks under one key: estimate it again
+    owned_ids = [catalog.get(o.accelerator).id for o in a.deployment.owned or []]
+    twice = {i for i in owned_ids if owned_ids.count(i) > 1 or (a.deployment.local and catalog.get(i).local)}
+    keep: dict[tuple[str, bool], list[Estimate]] = {}
+    for (acc_id, owned), mine in groups.items():
+        acc = catalog.accelerators.get(acc_id)
+        if acc is None or acc_id in twice:
+            continue
+        if not owned:
+            prices = [(price_for(a, acc, x.count), price_for(b, acc, x.count)) for x in mine]
+            if any((p.usd, p.cloud, p.unavailable) != (q.usd, q.cloud, q.unavailable) for p, q in prices):
+                continue
+        keep[(acc_id, owned)] = mine
+    return keep
 
 
 def basis(x: Estimate) -> float:

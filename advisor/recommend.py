@@ -22,7 +22,15 @@ from advisor import __version__, clouds, families, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
-from advisor.estimator import Estimate, all_candidates, basis, best, model_shape
+from advisor.estimator import (
+    Estimate,
+    all_candidates,
+    basis,
+    best,
+    model_shape,
+    rebudgeted,
+    repriced_keep,
+)
 from advisor.facts import FieldReader
 from advisor.fmt import hours, money, safe_name
 from advisor.knowledge import PLACEHOLDER, KnowledgeBase, Rule, SetupPath
@@ -527,8 +535,17 @@ def flips(
 ) -> list[str]:
     """What would change the verdict, smallest change first (advisor/whatif.py)."""
 
-    def redecide(p: Profile, reuse: bool) -> Decision:
-        return decide(p, kb, catalog, c, cands if reuse else None)[0]
+    def redecide(p: Profile, reuse: str) -> Decision:
+        if cands is not None and reuse != "none":
+            if reuse == "reuse":
+                return decide(p, kb, catalog, c, cands)[0]
+            if reuse == "prices":
+                return decide(p, kb, catalog, c, all_candidates(p, catalog, c, keep=repriced_keep(profile, p, cands, catalog)))[0]
+            if reuse == "budget":
+                moved = [rebudgeted(x, profile.goal.budget_usd, p.goal.budget_usd) for x in cands]
+                if all(x is not None for x in moved):
+                    return decide(p, kb, catalog, c, [x for x in moved if x is not None])[0]
+        return decide(p, kb, catalog, c)[0]
 
     return whatif.what_ifs(profile, base.device, redecide, _verdict_text, limit)
 

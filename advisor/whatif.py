@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from advisor.models import Profile
 
-Decide = Callable[["Profile", bool], Any]  # (profile, reuse estimates?) -> Decision
+# (profile, what of the base estimates it may re-use) -> Decision. ``reuse``: all of them (the
+# change is not read by the estimator); ``budget``: all, re-judged against the new budget;
+# ``prices``: all where every candidate is priced as before; ``none``: estimate again.
+Decide = Callable[["Profile", str], Any]
 
 PROBE = 16.0
 STEPS = 6
@@ -94,6 +97,8 @@ def _facts(p: Profile) -> list[tuple[str, Profile]]:
 
 # Fields the estimator does not read: changing them re-scores, but reuses the estimates.
 NOT_ESTIMATED = ("software.custom_cuda_kernels", "software.dynamic_shapes", "software.fp64", "team.")
+# Fields the estimator reads in one place only (see Decide): what a change to them re-uses.
+REUSE = {"goal.budget_usd": "budget", "deployment.pricing": "prices"}
 
 
 def _fmt(v: float, integer: bool) -> str:
@@ -104,7 +109,7 @@ def _fmt(v: float, integer: bool) -> str:
 
 def what_ifs(profile: Profile, base_device: str, decide: Decide, verdict_text: Callable[[Any], str], limit: int = 5) -> list[str]:
     found: list[tuple[float, str]] = []
-    base_feasible = decide(profile, True).feasible
+    base_feasible = decide(profile, "reuse").feasible
 
     def changed(d: Any) -> bool:
         """A different device that is feasible (a flip into 'nothing is feasible' helps no one)."""
@@ -115,14 +120,15 @@ def what_ifs(profile: Profile, base_device: str, decide: Decide, verdict_text: C
             continue
         for direction in (-1.0, 1.0):
             far = value * PROBE**direction
-            d_far = decide(with_value(far), False)
+            reuse = REUSE.get(name, "none")
+            d_far = decide(with_value(far), reuse)
             if not changed(d_far):
                 continue
             lo, hi = 0.0, math.log(PROBE)  # log-distance from the current value
             flipped = d_far
             for _ in range(STEPS):
                 mid = (lo + hi) / 2
-                d = decide(with_value(value * math.exp(direction * mid)), False)
+                d = decide(with_value(value * math.exp(direction * mid)), reuse)
                 if changed(d):
                     hi, flipped = mid, d
                 else:
@@ -132,13 +138,13 @@ def what_ifs(profile: Profile, base_device: str, decide: Decide, verdict_text: C
             found.append((hi / math.log(2), f"{name}: {_fmt(value, integer)} -> {word} {_fmt(new, integer)} makes it {verdict_text(flipped)}"))
 
     for text, mutated in _alternatives(profile):
-        d = decide(mutated, False)
+        d = decide(mutated, REUSE.get(text.split(":", 1)[0], "none"))
         if changed(d):
             found.append((ALTERNATIVE_SIZE, f"{text} makes it {verdict_text(d)}"))
 
     if not found:
         for text, mutated in _facts(profile):
-            d = decide(mutated, text.startswith(NOT_ESTIMATED))
+            d = decide(mutated, "reuse" if text.startswith(NOT_ESTIMATED) else "none")
             if changed(d):
                 found.append((2 * ALTERNATIVE_SIZE, f"{text} makes it {verdict_text(d)}"))
 

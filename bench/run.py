@@ -8,7 +8,9 @@ Measured in one run, on this machine, commands interleaved (one of each per roun
 - the **same-stack floor** (``bench/floor.py``: a minimal typer app with ``recommend``'s
   signature that loads the profile with the same YAML loader and prints JSON) and the bare
   import line ``import typer, pydantic, rich, yaml``;
-- cold ``advisor recommend`` in JSON and text, as ratios to the floor (targets 1.25x / 1.5x);
+- cold ``advisor recommend`` in JSON and text, as ratios to the floor (targets 1.25x / 1.5x),
+  with advisor's modules compiled to bytecode as an installed package has them (a pycache prefix
+  in the run's temp directory, written by the warm-up round), and once without bytecode;
 - the per-phase split of one recommend (``bench/phases.py``: imports, load + validate,
   estimate, scoring + confidence, flips, render);
 - growth: recommend and check with the catalog grown to 3x its entries (generated copies,
@@ -139,9 +141,15 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.runs, args.proposals, args.scale = 3, 200, 1000
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
-    one = {**env, "ADVISOR_JOBS": "1"}
     tmp = Path(tempfile.mkdtemp(prefix="advisor-bench-"))
+    # Bytecode as an installed package has it (pip compiles on install; the warm-up round writes
+    # it here): with PYTHONDONTWRITEBYTECODE set, every run would compile advisor's ~10k lines
+    # while the floor's libraries come compiled. The "no bytecode" row shows that case.
+    raw = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    env = {k: v for k, v in raw.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    cold = {**raw, "PYTHONDONTWRITEBYTECODE": "1"}
+    one = {**env, "ADVISOR_JOBS": "1"}
     try:
         same, grown = grown_catalog(tmp, 3)
         files = generate(args.proposals, tmp / "n")
@@ -153,6 +161,7 @@ def main() -> None:
             "floor": ([PY, str(ROOT / "bench" / "floor.py"), "recommend", PROFILE, "--format", "json"], env),
             "recommend json": ([*ADVISOR, "recommend", PROFILE, "--format", "json"], env),
             "recommend text": ([*ADVISOR, "recommend", PROFILE], env),
+            "recommend json, no bytecode": ([*ADVISOR, "recommend", PROFILE, "--format", "json"], cold),
             "recommend json, catalog as override": ([*ADVISOR, "recommend", PROFILE, "--format", "json", "--catalog", str(same)], env),
             "recommend json, catalog x3": ([*ADVISOR, "recommend", PROFILE, "--format", "json", "--catalog", str(grown)], env),
         }, args.runs)
@@ -185,6 +194,7 @@ def main() -> None:
     ratios: dict[str, float] = {
         "recommend_json_vs_floor": med["recommend json"] / med["floor"],
         "recommend_text_vs_floor": med["recommend text"] / med["floor"],
+        "recommend_json_no_bytecode_vs_floor": med["recommend json, no bytecode"] / med["floor"],
         "floor_vs_import_line": med["floor"] / med["import line"],
         "recommend_json_vs_import_line": med["recommend json"] / med["import line"],
         "check_work_ms_per_proposal_one_core": work_ms,
@@ -217,6 +227,7 @@ def main() -> None:
         print(f"{what:44s} {value:8.2f}{unit:1s}  target <= {target:g}{unit}  {'met' if value <= target else 'MISSED'}")
     if scale:
         print(f"check work per proposal at {args.scale}: {ratios['check_work_ms_per_proposal_at_scale']:.2f} ms; slope {ratios['check_slope_ms_per_proposal']:.2f} ms/proposal (linear when close to the figure at {n})")
+    print(f"recommend json without bytecode (every module compiled each run) / floor: {ratios['recommend_json_no_bytecode_vs_floor']:.2f}x")
     print(f"floor / import line: {ratios['floor_vs_import_line']:.2f}x; recommend json / import line: {ratios['recommend_json_vs_import_line']:.2f}x")
     print("\nper-phase split of one cold recommend (seconds, median; today's catalog | catalog x3):")
     for k in split:

@@ -1,0 +1,110 @@
+"""What the what-ifs and the CI gate re-use instead of estimating again gives what estimating
+again gives: a budget change re-judges the same estimates, a pricing change re-estimates only the
+accelerators whose prices change, and a batch estimates each distinct workload once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.estimator import Estimate, all_candidates, rebudgeted, repriced_keep
+from advisor.loading import load_profiles
+from advisor.models import Profile
+from advisor.recommend import Decision, decide
+
+from .conftest import PROFILES, PROPOSALS
+
+ALL = [*PROFILES, *PROPOSALS]
+
+
+def _profile(path: Path) -> Profile:
+    return load_profiles([str(path)])[0].profile
+
+
+def _with(p: Profile, block: str, **changes: Any) -> Profile:
+    return p.model_copy(update={block: getattr(p, block).model_copy(update=changes)})
+
+
+def _verdict(d: Decision) -> tuple[Any, ...]:
+    """Everything a decision says, down to the configurations it names."""
+    def conf(e: Estimate | None) -> tuple[Any, ...] | None:
+        return None if e is None else (e.accelerator, e.count, e.cost_usd, e.hours, e.feasible, e.why_not)
+
+    return (
+        d.device, d.feasible, d.scores, d.margin, d.confidence, d.sensitivity, d.scenarios, conf(d.chosen),
+        {k: conf(v) for k, v in d.best_by_device.items()},
+        [(c.rule, c.device, c.points, c.reason) for c in d.contributions],
+        [(x.device, x.rule) for x in d.excluded],
+    )
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
+def test_a_budget_change_rejudges_the_same_estimates(path: Path, ctx: Any) -> None:
+    p = _profile(path)
+    cands = all_candidates(p, ctx.catalog, ctx.constants)
+    costs = sorted(x.cost_usd for x in cands if x.cost_usd is not None)
+    budgets: list[float | None] = [None, 1.0, 1e12]
+    if costs:  # budgets that split the candidates, and one exactly at a cost
+        budgets += [costs[len(costs) // 4], costs[len(costs) // 2] * 1.01, costs[-1] * 0.99]
+    for budget in budgets:
+        q = _with(p, "goal", budget_usd=budget)
+        moved = [rebudgeted(x, p.goal.budget_usd, budget) for x in cands]
+        assert all(x is not None for x in moved)
+        fresh = all_candidates(q, ctx.catalog, ctx.constants)
+        assert [x.to_json() for x in moved if x is not None] == [x.to_json() for x in fresh], budget
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
+def test_a_pricing_change_re_estimates_only_what_it_re_prices(path: Path, ctx: Any) -> None:
+    p = _profile(path)
+    cands = all_candidates(p, ctx.catalog, ctx.constants)
+    for kind in ("on-demand", "spot", "committed-1y", "committed-3y"):
+        if kind == p.deployment.pricing:
+            continue
+        q = _with(p, "deployment", pricing=kind)
+        keep = repriced_keep(p, q, cands, ctx.catalog)
+        reused = all_candidates(q, ctx.catalog, ctx.constants, keep=keep)
+        fresh = all_candidates(q, ctx.catalog, ctx.constants)
+        label = ("price", "warnings")  # a kept configuration keeps its price's label and warning
+        assert [{k: v for k, v in x.to_json().items() if k not in label} for x in reused] == [
+            {k: v for k, v in x.to_json().items() if k not in label} for x in fresh
+        ], kind
+        kb, cat, c = ctx.kb, ctx.catalog, ctx.constants
+        assert _verdict(decide(q, kb, cat, c, reused)[0]) == _verdict(decide(q, kb, cat, c, fresh)[0]), kind
+
+
+def test_keep_reuses_whole_accelerators_only(ctx: Any) -> None:
+    """A pricing change that re-prices some accelerators keeps the others' estimates as they are."""
+    p = _profile(next(x for x in PROFILES if x.stem == "llm-chatbot"))
+    cands = all_candidates(p, ctx.catalog, ctx.constants)
+    q = _with(p, "deployment", pricing="spot")
+    keep = repriced_keep(p, q, cands, ctx.catalog)
+    assert keep and len(keep) < len({x.accelerator for x in cands})  # some kept, some re-estimated
+    kept = {id(x) for group in keep.values() for x in group}
+    reused = all_candidates(q, ctx.catalog, ctx.constants, keep=keep)
+    assert sum(id(x) in kept for x in reused) == len(kept)
+
+
+def test_a_batch_estimates_each_distinct_workload_once(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two proposals for one workload (different names and counts) are judged as each alone is."""
+    import json
+
+    from advisor import check_judge
+
+    src = next(x for x in PROPOSALS if x.stem == "oversized-h100-finetune").read_text()
+    (tmp_path / "a.yaml").write_text(src)
+    (tmp_path / "b.yaml").write_text(src.replace("name: ", "name: other-", 1).replace("count: 64", "count: 8"))
+    calls: list[str] = []
+    real = check_judge.all_candidates
+    monkeypatch.setattr(check_judge, "all_candidates", lambda p, *a: calls.append(p.name) or real(p, *a))
+    check_judge._CANDIDATES.clear()
+    both = json.loads(cli("check", str(tmp_path), "--format", "json", "--no-config", "--fail-on", "never").out)
+    assert len(calls) == 1
+    for name in ("a", "b"):
+        check_judge._CANDIDATES.clear()
+        alone = json.loads(cli("check", str(tmp_path / f"{name}.yaml"), "--format", "json", "--no-config", "--fail-on", "never").out)
+        (res,) = alone["results"]
+        (same,) = [r for r in both["results"] if r["profile"].endswith(f"{name}.yaml")]
+        assert same == res
