@@ -11,6 +11,7 @@ ends silently with 141, as if killed by SIGPIPE.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import sys
 from enum import StrEnum
@@ -439,7 +440,7 @@ def _run(argv: list[str] | None) -> NoReturn:
     args = [a for a in args if a not in _GLOBAL_FLAGS]
     try:
         try:
-            rv = app(args=args, prog_name="advisor", standalone_mode=False)
+            rv = _app_for(args)(args=args, prog_name="advisor", standalone_mode=False)
         except typer.Exit as exc:
             rv = exc.exit_code
         except SystemExit:
@@ -469,6 +470,23 @@ def _run(argv: list[str] | None) -> NoReturn:
         _bug(exc, debug)
     # With standalone_mode=False, typer returns the code of a raised typer.Exit.
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app with only the command named first on the line (typer builds every registered
+    command's parameters at run time, ~10 ms for all of ours; one command's is what this run
+    parses); the whole app for anything else (help, --version, a group, an unknown name, shell
+    completion)."""
+    if not args or "_ADVISOR_COMPLETE" in os.environ:
+        return app
+    from typer.main import get_command_name
+
+    mine = [ci for ci in app.registered_commands if (ci.name or get_command_name(ci.callback.__name__ if ci.callback else "")) == args[0]]
+    if len(mine) != 1:
+        return app
+    lean = copy.copy(app)
+    lean.registered_commands, lean.registered_groups = mine, []
+    return lean
 
 
 def _bug(exc: BaseException, debug: bool) -> NoReturn:

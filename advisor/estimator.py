@@ -1037,15 +1037,29 @@ def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[i
     """Real shapes worth estimating for this workload."""
     if profile.is_training:
         return [e.count for e in training_candidates(profile, acc, c)]
-    counts = acc.counts()
     # Serving: single-host replicas first; multi-host ones (up to max_hosts_per_replica) where
     # the stack serves across hosts, else only when nothing single-host holds the weights.
-    single = [n for n in counts if hosts_for(acc, n) <= 1]
-    limit = int(c.estimator.inference.multi_host_serving.max_hosts_per_replica)
-    multi = [n for n in counts if 1 < hosts_for(acc, n) <= limit]
+    counts, single, multi = _serving_counts(acc, int(c.estimator.inference.multi_host_serving.max_hosts_per_replica))
     if multi_host_ok(profile, acc, c):
         return (single + multi) or counts[:1]
     return single or counts[:1]
+
+
+_COUNTS: dict[tuple[int, int], tuple[Accelerator, list[int], list[int], list[int]]] = {}
+
+
+def _serving_counts(acc: Accelerator, limit: int) -> tuple[list[int], list[int], list[int]]:
+    """(the ladder, its single-host counts, its counts over 2..``limit`` hosts): a function of the
+    catalog entry alone, computed once per entry."""
+    hit = _COUNTS.get((id(acc), limit))
+    if hit is None or hit[0] is not acc:
+        counts = acc.counts()
+        single = [n for n in counts if hosts_for(acc, n) <= 1]
+        multi = [n for n in counts if 1 < hosts_for(acc, n) <= limit]
+        if len(_COUNTS) > 4096:
+            _COUNTS.clear()
+        hit = _COUNTS[(id(acc), limit)] = (acc, counts, single, multi)
+    return list(hit[1]), list(hit[2]), list(hit[3])
 
 
 def all_candidates(

@@ -314,8 +314,11 @@ def _closest_why(cands: list[Estimate]) -> str:
 def _software_exclusions(cands: list[Estimate]) -> list[Exclusion]:
     """A family none of whose configurations can run the profile's hot-path software (rules/software.yaml)."""
     out = []
+    by_device: dict[str, list[Any]] = {}
+    for x in cands:
+        by_device.setdefault(x.device, []).append(x.assumptions.get("software_blocked"))
     for dev in families.sized():
-        blocks = [x.assumptions.get("software_blocked") for x in cands if x.device == dev]
+        blocks = by_device.get(dev)
         if blocks and all(blocks):
             b = blocks[0]
             assert b is not None
@@ -610,7 +613,8 @@ def recommend(
                 f"{near.accelerator} x {near.count} {near.why_not}; the verdict uses other hardware"
             )
     priced_somewhere = {x.accelerator for x in cands if x.usd_per_chip_hour is not None}
-    unpriced = sorted({x.accelerator for x in cands if x.device in families.sized() and x.owned_chips is None} - priced_somewhere)
+    sized = set(families.sized())
+    unpriced = sorted({x.accelerator for x in cands if x.device in sized and x.owned_chips is None} - priced_somewhere)
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
     if decision.chosen is not None:
