@@ -31,7 +31,12 @@ HEAVY_FOR_OTHERS = {
     "multiprocessing": "large check batches only",
     "advisor.scaffold": "scaffold only",
     "tomllib": "check policy discovery only",
+    "advisor.check_judge": "check only",
 }
+# The infrastructure readers (Terraform plans and HCL, Kubernetes manifests, SkyPilot tasks): only
+# when check reads such a file, never for a profile.
+INFRA_READERS = ("advisor.infra.read", "advisor.infra.tfplan", "advisor.infra.k8s", "advisor.infra.skypilot", "advisor.infra.judge")
+HEAVY_FOR_OTHERS.update({m: "check of infrastructure files only" for m in INFRA_READERS})
 
 
 def modules(*args: str) -> set[str]:
@@ -55,3 +60,21 @@ def test_version_imports_no_model_code() -> None:
 
 def test_report_does_import_jinja2() -> None:
     assert "jinja2" in modules("report", "profiles/llm-chatbot.yaml", "-o", "-")
+
+
+def test_recommend_json_renders_without_rich() -> None:
+    loaded = modules("recommend", "profiles/llm-chatbot.yaml", "--format", "json")
+    assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}
+
+
+def test_check_of_profiles_reads_no_infrastructure() -> None:
+    loaded = modules("check", "profiles/proposals/ok-v6e-chatbot.yaml", "--no-config", "--format", "json")
+    assert "advisor.check_judge" in loaded
+    assert not set(INFRA_READERS) & loaded
+
+
+def test_check_of_a_plan_loads_its_reader() -> None:
+    plans = sorted((ROOT / "profiles" / "proposals" / "infra").rglob("*.json"))
+    assert plans
+    loaded = modules("check", str(plans[0]), "--no-config", "--format", "json")
+    assert {"advisor.infra.read", "advisor.infra.tfplan"} <= loaded
