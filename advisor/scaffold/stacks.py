@@ -35,8 +35,9 @@ class Server:
     multi_host: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = dataclasses.field(default_factory=dict)
     prepare: dict[str, str] = dataclasses.field(default_factory=dict)  # shell run before the server
 
-    def argv(self, device: str, model: str, tp: int, pp: int, context_len: int, port: int) -> list[str]:
-        words = list(self.command[device]) + (list(self.pipeline) if pp > 1 and self.pipeline else [])
+    def argv(self, device: str, model: str, tp: int | str, pp: int | str, context_len: int, port: int) -> list[str]:
+        """The server's command words; ``tp`` and ``pp`` may be shell expressions (sky.yaml)."""
+        words = list(self.command[device]) + (list(self.pipeline) if str(pp) != "1" and self.pipeline else [])
         vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port)}
         return [w.format(**vals) for w in words]
 
