@@ -785,6 +785,9 @@ def latency_target(profile: Profile, c: Constants) -> tuple[float | None, str | 
 
 def unit_for(profile: Profile) -> tuple[str, float]:
     """The workload's unit of work and how many requests it is priced per."""
+    fam = model_families.family_of(profile)
+    if fam is not None and fam.unit and fam.requests_per_unit:
+        return fam.unit, fam.requests_per_unit
     if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
         return "per 1,000 images", 1_000.0
     if is_llm_inference(profile):
