@@ -182,6 +182,23 @@ def test_serving_calibration_ttft_and_its_tilt(cmps: list[calibration_serving.Cm
     assert 0.80 <= tpu / gpu <= 1.25
 
 
+def test_every_serving_measurement_is_sourced_and_split() -> None:
+    rows = calibration_serving.rows()
+    assert rows and len({r["id"] for r in rows}) == len(rows)
+    for r in rows:
+        assert r["split"] in ("fit", "held-out"), r["id"]
+        assert str(r["source_url"]).startswith("https://") and r["quote"] and r["derivation"], r["id"]
+        assert r["confidence"] in ("high", "medium", "low"), r["id"]
+        assert any(r.get(k) for k in ("tpot_ms", "ttft_ms", "latency_ms")), r["id"]
+
+
+def test_end_to_end_latency_rows_are_compared_with_the_estimate_at_their_batch(cmps: list[calibration_serving.Cmp]) -> None:
+    lat = [x for x in cmps if x.metric == "latency"]
+    with_latency = [r for r in calibration_serving.rows() if r.get("latency_ms")]
+    assert lat and len(lat) == len(with_latency)
+    assert all(0.5 <= x.ratio <= 2.0 for x in lat), [(x.id, round(x.ratio, 2)) for x in lat]
+
+
 # ---------------------------------------------------------------- prompts that arrive together
 
 
