@@ -184,6 +184,14 @@ def main() -> None:
         s_tpu, s_gpu = summary([x for x in mine if x.device == "tpu"]), summary([x for x in mine if x.device == "gpu"])
         if s_tpu["n"] and s_gpu["n"]:
             print(f"{metric}: TPU/GPU tilt (signed-median ratio) {s_tpu['signed_median'] / s_gpu['signed_median']:.2f}; median |error| {summary(mine)['median_abs_error']:.1%}")
+    # every serving point, whatever its metric: the bars (median |error| <= 20%, all within
+    # 2x, TPU/GPU signed-median ratio 0.87-1.15), for all rows and for the held-out rows alone
+    for label, sel in (("all", cmps), ("held-out", [x for x in cmps if x.split == "held-out"])):
+        s_all, s_tpu, s_gpu = summary(sel), summary([x for x in sel if x.device == "tpu"]), summary([x for x in sel if x.device == "gpu"])
+        c1 = sum(1 for x in sel if x.concurrency == 1)
+        print(f"every metric {label:8s}: n={s_all['n']:.0f} ({c1} at concurrency 1) median |error| {s_all['median_abs_error']:.1%} "
+              f"worst {s_all['worst']:.2f}x; TPU signed median {s_tpu['signed_median']:.2f} (n={s_tpu['n']:.0f}), "
+              f"GPU {s_gpu['signed_median']:.2f} (n={s_gpu['n']:.0f}), tilt {s_tpu['signed_median'] / s_gpu['signed_median']:.2f}")
 
 if __name__ == "__main__":
     main()
