@@ -511,6 +511,11 @@ def estimate_inference(
     if e.hosts_per_replica > 1 and not multi_host_ok(profile, acc, c):
         stacks = ", ".join(ic.multi_host_serving.stacks(acc.device))
         e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {family(acc.device).name}; {e.hosts_per_replica} hosts need {stacks}"
+    elif e.hosts_per_replica > ic.multi_host_serving.max_hosts_per_replica:
+        e.why_not = (
+            f"a replica over {e.hosts_per_replica} hosts: beyond the largest published multi-host serving replica "
+            f"({ic.multi_host_serving.max_hosts_per_replica} hosts); use a chip with more memory per host or a smaller precision"
+        )
     replica: serving.LlmReplica | serving.RequestReplica
     if llm:
         shape = model_shape(profile)
@@ -782,6 +787,9 @@ def latency_target(profile: Profile, c: Constants) -> tuple[float | None, str | 
 
 def unit_for(profile: Profile) -> tuple[str, float]:
     """The workload's unit of work and how many requests it is priced per."""
+    fam = model_families.family_of(profile)
+    if fam is not None and fam.unit and fam.requests_per_unit:
+        return fam.unit, fam.requests_per_unit
     if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
         return "per 1,000 images", 1_000.0
     if is_llm_inference(profile):

@@ -35,6 +35,9 @@ class Family(Strict):
     decoder_flops_per_token: Annotated[float, Field(gt=0, le=1e15)] | None = None
     params_m: Annotated[float, Field(gt=0, le=1e7)]
     resolution: Annotated[int, Field(gt=0, le=100_000)] | None = None
+    # the unit its serving cost is quoted in ("per audio hour") and how many requests make one
+    unit: Annotated[str, Field(min_length=1, max_length=60)] | None = None
+    requests_per_unit: Annotated[float, Field(gt=0, le=1e12)] | None = None
     source: Annotated[list[str], Field(min_length=1)]
     note: Annotated[str, Field(max_length=2000)] | None = None
 

@@ -486,7 +486,9 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     count = est.count if est else 1
     par = (est.parallelism or {}) if est else {}
     replicas = (est.replicas or 1) if est and est.mode == "inference" else 1
-    if profile.task == "inference":
+    if profile.task == "inference" and par.get("tensor"):  # the estimate's replica layout, as costed
+        tp, pp = int(par["tensor"]), int(par.get("pipeline") or 1)
+    elif profile.task == "inference":
         tp, pp = (min(count, per_host), max(1, count // max(1, min(count, per_host)))) if hosts > 1 else (count, 1)
     else:
         tp, pp = int(par.get("tensor") or 1), int(par.get("pipeline") or 1)

@@ -23,7 +23,7 @@ from advisor.context import Context
 from advisor.errors import InputError, UsageError
 from advisor.estimator import Estimate
 from advisor.families import family
-from advisor.fmt import cell, hours, money
+from advisor.fmt import cell, hours, money, per_unit, unit_label, unit_usd
 from advisor.recommend import Recommendation, decide
 from advisor.yamlsrc import load_file
 
@@ -165,7 +165,7 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
             "count": e.count,
             "time": hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "–"),
             "cost": money(e.cost_usd),
-            "per_m_tokens": f"${e.usd_per_million_tokens:,.3f}" if e.usd_per_million_tokens is not None else "–",
+            "per_m_tokens": unit_usd(float(e.unit_cost["usd"])) if e.unit_cost and e.unit_cost.get("usd") is not None else "–",
             "replicas": e.replicas or "–",
             "fits": "yes" if e.fits_memory else "no",
             "feasible": "yes" if e.feasible and e.priced else ("unpriced" if e.feasible else "no"),
@@ -209,7 +209,7 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
             verdict["cost"] = f"{money(est.cost_usd)} (range {money(est.cost_low)} – {money(est.cost_high)})"
         else:
             verdict["time"] = f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
-            verdict["cost"] = f"{money(est.cost_usd)} per month (range {money(est.cost_low)} – {money(est.cost_high)}), ${est.usd_per_million_tokens or 0:,.3f} per million output tokens"
+            verdict["cost"] = f"{money(est.cost_usd)} per month (range {money(est.cost_low)} – {money(est.cost_high)}), {per_unit(est.unit_cost)}"
     return {
         "name": p.name,
         "profile": rec.label,
@@ -218,6 +218,7 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
         "why": verdict_why,
         "workload": [{"key": k, "value": cell(v)} for k, v in workload],
         "candidates": rows,
+        "unit_header": unit_label(est.unit_cost if est is not None else None, long=True).replace("per ", "$ per ", 1),
         "charts": charts,
         "why_groups": why_groups,
         "excluded": [{"device": x.device.upper(), "rule": x.rule, "reason": cell(x.reason), "fix": cell(x.fix) if x.fix else None,

@@ -8,7 +8,8 @@ docs/estimator.md "Inference" explains the model and its sources:
   step, it is not added to it); the step takes the larger of the two plus a
   fixed per-step overhead of the serving stack;
 * attention FLOPs grow with the context (4 x layers x hidden per token per
-  token of context), so long prompts cost what they cost;
+  token of context; a sliding window bounds the keys of its layers), so long
+  prompts cost what they cost;
 * every token pays the replica's activation traffic (tensor-parallel
   all-reduces, MoE all-to-all) at its links' bandwidth (comm_per_token);
 * TTFT = the prompt's prefill (compute-bound, at least one weight read) plus
@@ -77,16 +78,33 @@ class LlmReplica:
         share = self.kv_windowed_share
         return self.kv_per_token * ((1.0 - share) * context + share * min(context, float(self.kv_window)))
 
+    def _attended(self, tokens: float) -> float:
+        """Query-key pairs of a causal prompt of ``tokens``, per layer: T^2 / 2 on full-attention
+        layers; a sliding window W bounds each token's keys, T W - W^2 / 2 once T > W."""
+        full = tokens * tokens / 2.0
+        if self.kv_window <= 0 or self.kv_windowed_share <= 0:
+            return full
+        w = float(self.kv_window)
+        windowed = full if tokens <= w else tokens * w - w * w / 2.0
+        return (1.0 - self.kv_windowed_share) * full + self.kv_windowed_share * windowed
+
+    def _context_read(self, context: float) -> float:
+        """Keys one decoded token attends to per layer (the window bounds the windowed layers)."""
+        if self.kv_window <= 0 or self.kv_windowed_share <= 0:
+            return context
+        share = self.kv_windowed_share
+        return (1.0 - share) * context + share * min(context, float(self.kv_window))
+
     def _prefill_flops(self, tokens: float) -> float:
-        # weights: 2 N per token; causal attention: 2 x layers x hidden x tokens^2 (QK^T and AV, halved)
-        return 2.0 * self.n_active * tokens + 2.0 * self.layers * self.hidden * tokens * tokens
+        # weights: 2 N per token; attention: QK^T and AV, 2 x 2 x hidden per query-key pair per layer
+        return 2.0 * self.n_active * tokens + 4.0 * self.layers * self.hidden * self._attended(tokens)
 
     @cached_property
     def _fixed(self) -> tuple[float, float, float, float, float]:
         """Per-replica constants of the step model (computed once; points are asked for often)."""
         out = max(self.output_tokens, 1)
         ctx = self.input_tokens + self.output_tokens / 2.0
-        decode_flops = 2.0 * self.n_active + 4.0 * self.layers * self.hidden * ctx  # per decoding request
+        decode_flops = 2.0 * self.n_active + 4.0 * self.layers * self.hidden * self._context_read(ctx)  # per decoding request
         prefill_per_token = self._prefill_flops(self.input_tokens) / max(self.input_tokens, 1)
         prompt_chunk = prefill_per_token * self.input_tokens / out  # per other request, per step
         prefill = self._prefill_flops(max(self.input_tokens, 1))

@@ -114,8 +114,8 @@ def test_bundled_proposals_and_exit_codes() -> None:
 
 def test_warning_level_policy_failure(tmp_path: Path) -> None:
     """Twice the B200s the load needs, within budget: warnings only, so exit 0 unless --fail-on warning."""
-    text = (PROPOSALS / "b200-serving.yaml").read_text().replace("  count: 8\n", "  count: 16\n").replace("budget_usd: 90000", "budget_usd: 200000")
-    prof = tmp_path / "b200-x16.yaml"
+    text = (PROPOSALS / "b200-serving.yaml").read_text().replace("  count: 8\n", "  count: 32\n").replace("budget_usd: 90000", "budget_usd: 400000")
+    prof = tmp_path / "b200-x32.yaml"
     prof.write_text(text)
     code, data = check_json(str(prof))
     (res,) = data["results"]

@@ -220,7 +220,7 @@ def test_sky_yaml_chosen_first_then_same_family(out: dict[str, Path]) -> None:
     gpu = _sky(out, "research-custom-cuda")
     assert gpu["num_nodes"] == 16  # b200 x 128 = 16 VMs of 8
     first = gpu["resources"]["ordered"][0]
-    assert first == {"accelerators": "B200:8", "infra": "aws"}  # priced on AWS only
+    assert first == {"accelerators": "B200:8", "infra": "gcp"}  # cheaper on GCP (a4-highgpu-8g) than on AWS (p6-b200)
     assert all(c["accelerators"].endswith(":8") for c in gpu["resources"]["ordered"])
     assert len({c["accelerators"] for c in gpu["resources"]["ordered"]}) > 1  # fallbacks
     assert "torchrun" in gpu["run"] and "$SKYPILOT_NODE_RANK" in gpu["run"]
@@ -234,9 +234,10 @@ def test_setup_sh_commands(out: dict[str, Path]) -> None:
     assert "tensorboard --logdir ./runs" in lora
     for var in ("PROJECT_ID", "REGION", "ZONE", "NAME"):
         assert re.search(rf"^{var}=\${{{var}:-", lora, re.M), var
-    # B200 is priced only on AWS among this profile's clouds, so the setup targets AWS, not GCP.
+    # B200 is priced on GCP and AWS among this profile's clouds; the setup targets the cloud the
+    # chosen configuration is priced on (GCP's a4-highgpu-8g, the cheaper), not both.
     gpu = (out["research-custom-cuda"] / "setup.sh").read_text()
-    assert "aws ec2 run-instances" in gpu and "gcloud" not in gpu
+    assert "gcloud compute instances create" in gpu and "a4-highgpu-8g" in gpu and "aws ec2 run-instances" not in gpu
     assert "torchrun --standalone" in gpu
     chat = (out["llm-chatbot"] / "setup.sh").read_text()
     assert "gcloud container clusters create ${CLUSTER}" in chat

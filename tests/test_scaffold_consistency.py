@@ -106,7 +106,7 @@ def _check_k8s(plan: Any, files: dict[str, str]) -> None:
         req = c["resources"]["requests"]
         assert list(req.values()) == [str(plan.chips_per_host)]
         cmd = " ".join(c["command"])
-        assert _flag(cmd, "--tensor-parallel-size", "--tp", "--num-shard") == {str(plan.tensor)}
+        assert _flag(cmd, "--tensor-parallel-size", "--tp-size", "--tp", "--num-shard") == {str(plan.tensor)}
         assert _flag(cmd, "--max-model-len", "--context-length", "--max-total-tokens") == {str(plan.context_len)}
         assert plan.model_id in cmd
     assert plan.tensor * plan.pipeline == plan.chips_per_replica
@@ -163,6 +163,9 @@ def _invariants(spec: Any, files: dict[str, str]) -> None:
             assert any(name.startswith(ref) for name in files), f"setup.sh uses {ref} it did not generate"
     if spec.profile.task == "inference":
         assert "torchrun" not in code, "an inference job runs no torchrun"
+        par = spec.est.parallelism if spec.est is not None else None
+        if par:  # the manifests lay a replica out as the estimate costed it
+            assert (spec.plan.tensor, spec.plan.pipeline) == (par["tensor"], par["pipeline"])
     if spec.plan.cloud == "on-prem" and (spec.path.clouds is None or "on-prem" in spec.path.clouds):
         assert not _CLOUD_CLIS.search(code), "on-prem gets no cloud commands"
     mins = _flag(code, "--min-nodes")
@@ -191,9 +194,8 @@ def test_invariants_on_every_setup_path(ctx, profile) -> None:  # type: ignore[n
 FIXTURES = ROOT / "tests" / "data" / "scaffold"
 
 
-@pytest.mark.parametrize("path", ["gke-vllm-tpu", "gke-vllm-gpu"])
-def test_multi_host_serving_is_a_leader_worker_set(ctx, path: str) -> None:  # type: ignore[no-untyped-def]
-    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "multihost-405b.yaml")), path)
+def test_multi_host_gpu_serving_is_a_vllm_leader_worker_set(ctx) -> None:  # type: ignore[no-untyped-def]
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "multihost-405b.yaml")), "gke-vllm-gpu")
     plan = spec.plan
     assert plan.hosts > 1 and "k8s/leaderworkerset.yaml" in files and "k8s/deployment.yaml" not in files
     _check_k8s(plan, files)
@@ -203,9 +205,32 @@ def test_multi_host_serving_is_a_leader_worker_set(ctx, path: str) -> None:  # t
     assert "--headless" in worker and f"--pipeline-parallel-size={plan.hosts}" in worker
     sh = _code(files["setup.sh"])
     assert "leaderworkerset/" in sh and "deployment/" not in sh
-    # SGLang has no multi-host layout here: the plan says so and the README states it.
+    # SGLang on GPUs has no multi-host layout here: the plan says so and the README states it.
     assert plan.serving_stack == "sglang" and plan.server == "vllm" and plan.server_note
     assert plan.server_note in files["README.md"]
+
+
+def test_multi_host_tpu_serving_is_one_sglang_jax_mesh_over_the_slice(ctx) -> None:  # type: ignore[no-untyped-def]
+    """A TPU replica over several hosts of one slice: the estimate costs one tensor-parallel mesh
+    over the slice (ICI), and the LeaderWorkerSet runs SGLang-JAX that way: --tp-size = the slice's
+    chips, one pod per host with its chips, every rank told the group size, its index and the leader."""
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "multihost-405b.yaml")), "gke-vllm-tpu")
+    plan, est = spec.plan, spec.est
+    assert est is not None and est.hosts_per_replica == plan.hosts > 1
+    assert plan.server == "sglang" and plan.server_note is None
+    assert (plan.tensor, plan.pipeline) == (plan.chips_per_replica, 1) == (est.count, 1)
+    _check_k8s(plan, files)
+    _invariants(spec, files)
+    [lws] = _docs(files["k8s/leaderworkerset.yaml"])
+    group = lws["spec"]["leaderWorkerTemplate"]
+    assert group["size"] == plan.hosts
+    for role in ("leaderTemplate", "workerTemplate"):
+        [c] = group[role]["spec"]["containers"]
+        cmd = c["command"][-1]
+        assert "sgl_jax.launch_server" in cmd and f"--tp-size {plan.tensor}" in cmd and "--pipeline" not in cmd
+        assert "--nnodes=$(LWS_GROUP_SIZE)" in cmd and "--dist-init-addr=$(LWS_LEADER_ADDRESS):20000" in cmd
+        assert c["resources"]["limits"]["google.com/tpu"] == str(plan.chips_per_host)
+    assert plan.chips_per_host * plan.hosts == plan.chips_per_replica
 
 
 def test_team_stack_kept_where_the_device_runs_it(ctx) -> None:  # type: ignore[no-untyped-def]
@@ -216,8 +241,14 @@ def test_team_stack_kept_where_the_device_runs_it(ctx) -> None:  # type: ignore[
     cmd = dep["spec"]["template"]["spec"]["containers"][0]["command"]
     assert cmd[:3] == ["python3", "-m", "sglang.launch_server"]
     _check_k8s(spec.plan, files)
+    # on TPUs the same stack runs as SGLang-JAX (its JAX image, installed before the server starts)
     spec, files = _scaffold(ctx, rec, "gke-vllm-tpu")
-    assert spec.plan.server == "vllm" and "SGLang does not run on TPUs" in files["README.md"]
+    assert spec.plan.server == "sglang" and spec.plan.server_note is None
+    [dep] = _docs(files["k8s/deployment.yaml"])
+    [c] = dep["spec"]["template"]["spec"]["containers"]
+    assert c["image"].startswith("us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu")
+    assert c["command"][:2] == ["sh", "-c"] and c["command"][2].startswith("pip install sglang-jax && exec python3 -m sgl_jax.launch_server")
+    _check_k8s(spec.plan, files)
 
 
 def test_max_model_len_is_the_longest_request_not_the_average(ctx) -> None:  # type: ignore[no-untyped-def]

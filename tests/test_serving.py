@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from advisor.api import Context
-from advisor.estimator import estimate
+from advisor.estimator import estimate, multi_host_ok
 from advisor.models import Profile
 from advisor.recommend import recommend
 
@@ -102,6 +102,45 @@ def test_a_70b_chat_at_200_qps_gets_a_configuration_with_its_topology_stated() -
     assert e["hosts_per_replica"] >= 1
 
 
+def test_a_70b_chat_at_200_qps_and_2s_p99_on_gcp_is_deployable() -> None:
+    """The issue's case: a configuration that meets 2 s, on one host or over hosts its stack serves
+    from, priced on GCP, and the setup's layout is the estimate's."""
+    p = chat(model={"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8},
+             inference={"peak_qps": 200, "input_tokens": 1000, "output_tokens": 200, "latency_p99_ms": 2000},
+             deployment={"clouds": ["gcp"]})
+    rec = recommend(p, CTX.kb, CAT, C, with_flip=False)
+    e = rec.estimate
+    assert rec.decision.feasible and e is not None and e.meets_latency and e.priced and e.price_cloud == "gcp"
+    assert e.hosts_per_replica == 1 or multi_host_ok(p, CAT.get(e.accelerator), C)
+    assert (e.latency_ms or 0) <= 2000 and (e.replicas or 0) * (e.capacity_rps or 0) * C.estimator.inference.target_utilisation.value >= 200
+
+
+def test_an_unreachable_target_is_sized_on_the_memory_bound_plateau() -> None:
+    """A target that even one request misses: the configuration is shown (and priced) at the
+    largest concurrency within 10% of its concurrency-1 latency, not at concurrency 1."""
+    p = chat(model={"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8},
+             inference={"peak_qps": 200, "input_tokens": 1000, "output_tokens": 200, "latency_p99_ms": 2000})
+    e = estimate(p, CAT.get("h100"), 8, C)
+    one = (e.at_concurrency_1 or {})["latency_ms"]
+    assert one > 2000 and not e.meets_latency and not e.feasible
+    slack = C.estimator.inference.unattainable_latency_slack.value
+    assert (e.batch or 0) > 1 and (e.latency_ms or 0) <= one * slack * 1.0001
+    # far fewer replicas than one request per replica would need (200 QPS x ~2.5 s / 0.7)
+    assert (e.replicas or 0) < 200 * one / 1000 / 0.7 / 4
+
+
+def test_speech_is_priced_per_audio_hour() -> None:
+    from .conftest import run_cli
+
+    r = run_cli("recommend", "profiles/speech-asr.yaml", "--format", "json", "--no-flip")
+    import json
+
+    uc = json.loads(r.out)["estimate"]["unit_cost"]
+    assert uc["unit"] == "per audio hour"
+    text = run_cli("recommend", "profiles/speech-asr.yaml", "--no-flip").out
+    assert "per audio hour" in text and "per M output tokens" not in text
+
+
 # ---------------------------------------------------------------- published measurements
 
 
@@ -141,6 +180,23 @@ def test_serving_calibration_ttft_and_its_tilt(cmps: list[calibration_serving.Cm
     tpu = calibration_serving.summary([x for x in ttft if x.device == "tpu"])["signed_median"]
     gpu = calibration_serving.summary([x for x in ttft if x.device == "gpu"])["signed_median"]
     assert 0.80 <= tpu / gpu <= 1.25
+
+
+def test_every_serving_measurement_is_sourced_and_split() -> None:
+    rows = calibration_serving.rows()
+    assert rows and len({r["id"] for r in rows}) == len(rows)
+    for r in rows:
+        assert r["split"] in ("fit", "held-out"), r["id"]
+        assert str(r["source_url"]).startswith("https://") and r["quote"] and r["derivation"], r["id"]
+        assert r["confidence"] in ("high", "medium", "low"), r["id"]
+        assert any(r.get(k) for k in ("tpot_ms", "ttft_ms", "latency_ms")), r["id"]
+
+
+def test_end_to_end_latency_rows_are_compared_with_the_estimate_at_their_batch(cmps: list[calibration_serving.Cmp]) -> None:
+    lat = [x for x in cmps if x.metric == "latency"]
+    with_latency = [r for r in calibration_serving.rows() if r.get("latency_ms")]
+    assert lat and len(lat) == len(with_latency)
+    assert all(0.5 <= x.ratio <= 2.0 for x in lat), [(x.id, round(x.ratio, 2)) for x in lat]
 
 
 # ---------------------------------------------------------------- prompts that arrive together
@@ -230,6 +286,12 @@ def test_sliding_window_caps_the_cache_of_its_layers() -> None:
     assert full.kv_bytes(ctx) == pytest.approx(full.kv_per_token * ctx)
     assert swa.kv_bytes(ctx) == pytest.approx(swa.kv_per_token * (ctx / 6 + 5 / 6 * 1024))
     assert swa.kv_bytes(500) == pytest.approx(swa.kv_per_token * 500)  # shorter than the window: no cap
+    # and its attention FLOPs: a windowed layer's token attends to at most 1024 keys
+    T, W, L, h = 30000.0, 1024.0, 32, 4096
+    full_att, swa_att = T * T / 2, T * W - W * W / 2
+    assert full._prefill_flops(T) - swa._prefill_flops(T) == pytest.approx(4 * L * h * 5 / 6 * (full_att - swa_att))
+    assert swa._prefill_flops(800) == pytest.approx(full._prefill_flops(800))  # inside the window: the same
+    assert swa.point(1, 0.9, 0.45).ttft < full.point(1, 0.9, 0.45).ttft
 
 
 def test_attention_fields_of_another_kind_are_refused(tmp_path: Any) -> None:

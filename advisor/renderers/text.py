@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.families import family
-from advisor.fmt import hours, money
+from advisor.fmt import hours, money, per_unit, unit_label, unit_usd
 
 if TYPE_CHECKING:
     from advisor.estimator import Estimate
@@ -82,7 +82,7 @@ def verdict_line(rec: Recommendation) -> str:
     return (
         f"{dev}: {est.accelerator} x {est.count} ({est.shape}){reps} - {money(est.cost_usd)}/month "
         f"(range {money(est.cost_low)}-{money(est.cost_high)}{_kind(est)}), "
-        f"{est.latency_ms:,.0f} ms per request, ${est.usd_per_million_tokens or 0:,.3f} per M output tokens"
+        f"{est.latency_ms:,.0f} ms per request, {per_unit(est.unit_cost)}"
     )
 
 
@@ -96,7 +96,7 @@ def candidates_table(rec: Recommendation, limit: int = 14) -> Table:
     _value(t, "time" if training else "latency", "right")
     _value(t, "cost" if training else "cost/month", "right")
     if not training:
-        _value(t, "$/M tok", "right")
+        _value(t, unit_label(chosen.unit_cost if chosen is not None else None), "right")
         _value(t, "replicas", "right")
     _value(t, "mem/chip", "right")
     _prose(t, "why not")
@@ -106,7 +106,7 @@ def candidates_table(rec: Recommendation, limit: int = 14) -> Table:
         row.append(hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "-"))
         row.append(money(e.cost_usd) + (f" ({e.price_kind})" if e.price_kind else ""))
         if not training:
-            row.append(f"${e.usd_per_million_tokens:,.3f}" if e.usd_per_million_tokens is not None else "-")
+            row.append(unit_usd(float(e.unit_cost["usd"])) if e.unit_cost and e.unit_cost.get("usd") is not None else "-")
             row.append(str(e.replicas or "-"))
         row.append(f"{e.memory_per_chip_gb:,.1f}/{e.memory_capacity_gb:,.0f} GB")
         row.append(e.why_not or "")
@@ -192,7 +192,7 @@ def render_estimate(e: Estimate, console: Console) -> None:
             ("output tokens/s per replica", f"{e.tokens_per_second or 0:,.0f}"),
             ("replicas", str(e.replicas)),
             ("cost per month", f"{money(e.cost_usd)} ({e.hours:,.0f} h)" if e.hours else money(e.cost_usd)),
-            ("$ per M output tokens", f"${e.usd_per_million_tokens:,.4f}" if e.usd_per_million_tokens is not None else "unpriced"),
+            ("cost per unit", per_unit(e.unit_cost, 4)),
             ("meets latency", str(e.meets_latency) if e.meets_latency is not None else "no target"),
         ]
     rows += [

@@ -8,6 +8,7 @@ estimate; the HPA scales on vLLM's running-request count.
 from __future__ import annotations
 
 import functools
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,12 @@ def _container(spec: Spec) -> dict[str, Any]:
     plan = spec.plan
     server = servers()[plan.server]
     resource = family(spec.device).setup.kubernetes_resource or "cpu"
-    argv = server.argv(plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
+    argv = server.argv(spec.device, plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
+    prepare = server.prepare.get(spec.device)
     container: dict[str, Any] = {
         "name": "vllm" if server.id == "vllm" else server.id,
         "image": server.image[spec.device],
-        "command": argv,
+        "command": ["sh", "-c", f"{prepare} && exec {shlex.join(argv)}"] if prepare else argv,
         "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-secret", "key": "hf_api_token"}}}],
         "ports": [{"name": "http", "containerPort": VLLM_PORT}],
         "startupProbe": {"httpGet": {"path": server.health, "port": VLLM_PORT}, "periodSeconds": 10, "failureThreshold": 180},
@@ -91,15 +93,20 @@ def _pod(spec: Spec, container: dict[str, Any]) -> dict[str, Any]:
 
 
 def _leader_worker_set(spec: Spec, labels: dict[str, str]) -> dict[str, Any]:
-    """One replica over ``hosts`` pods: vLLM's documented LWS form (multiprocessing backend,
-    tensor parallelism inside a host, pipeline parallelism across hosts)."""
+    """One replica over ``hosts`` pods, one LeaderWorkerSet group, in the server's documented form
+    (serving_stacks.yaml multi_host): vLLM on GPUs (tensor parallelism inside a host, pipeline
+    stages across hosts, workers headless), SGLang-JAX on a TPU slice (one tensor-parallel mesh
+    over its hosts, every rank the same command)."""
     plan = spec.plan
+    server = servers()[plan.server]
+    flags, worker = server.multi_host[spec.device]
+    argv = server.argv(spec.device, plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
+    prepare = server.prepare.get(spec.device)
+    base = (f"{prepare} && exec " if prepare else "") + " ".join([shlex.join(argv), *flags])
     lead = _container(spec)
-    base = " ".join(lead["command"])
-    dist = "--nnodes=$(LWS_GROUP_SIZE) --node-rank=$(LWS_WORKER_INDEX) --master-addr=$(LWS_LEADER_ADDRESS)"
-    lead["command"] = ["sh", "-c", f"{base} {dist}"]
+    lead["command"] = ["sh", "-c", base]
     work = _container(spec)
-    work["command"] = ["sh", "-c", f"{base} {dist} --headless"]
+    work["command"] = ["sh", "-c", " ".join([base, *worker])]
     for c in (work,):
         c.pop("ports"), c.pop("startupProbe"), c.pop("readinessProbe")
     return {
@@ -163,7 +170,11 @@ def manifests(spec: Spec) -> dict[str, str]:
                 *yaml_header(spec, f"{server.title} {workload['kind']}"),
                 layout,
                 *(
-                    [f"parallelism inside a host x {plan.pipeline}-stage pipeline across hosts; needs the LeaderWorkerSet", "controller (https://lws.sigs.k8s.io/docs/installation/); the model"]
+                    [
+                        (f"parallelism inside a host x {plan.pipeline}-stage pipeline across hosts; needs the LeaderWorkerSet"
+                         if plan.pipeline > 1 else "parallelism over all the hosts of the slice (one mesh); needs the LeaderWorkerSet"),
+                        "controller (https://lws.sigs.k8s.io/docs/installation/); the model",
+                    ]
                     if multi
                     else []
                 ),

@@ -221,13 +221,17 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         assert e is not None
         plan = spec.plan
         server = servers()[plan.server]
-        argv = " ".join(server.argv(plan.model_id, plan.tensor, plan.pipeline, plan.context_len, 8000))
+        argv = " ".join(server.argv(spec.device, plan.model_id, plan.tensor, plan.pipeline, plan.context_len, 8000))
         if plan.hosts > 1:
+            layout = (
+                f"{plan.tensor}-way tensor parallelism inside a host and {plan.pipeline} pipeline stages across hosts "
+                "(vLLM's documented multi-node layout, https://docs.vllm.ai/en/stable/serving/parallelism_scaling.html)"
+                if plan.pipeline > 1
+                else f"one {plan.tensor}-way tensor-parallel mesh over all of them (one ICI domain; {server.title}'s multi-host form, {server.sources[-2]})"
+            )
             L.append(
                 f"`k8s/leaderworkerset.yaml` runs `{argv}` as a LeaderWorkerSet: each of the {plan.replicas} replica(s) "
-                f"is {plan.hosts} pods, one per host, each with {plan.chips_per_host} chip(s): {plan.tensor}-way tensor "
-                f"parallelism inside a host and {plan.pipeline} pipeline stages across hosts (vLLM's documented multi-node "
-                "layout, https://docs.vllm.ai/en/stable/serving/parallelism_scaling.html). `setup.sh` installs the "
+                f"is {plan.hosts} pods, one per host, each with {plan.chips_per_host} chip(s): {layout}. `setup.sh` installs the "
                 "LeaderWorkerSet controller, then applies the whole `k8s/` folder with `kubectl apply -f k8s/`."
             )
         else:

@@ -190,7 +190,7 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
         nxt = raw[i + 1] if i + 1 < len(raw) else None
         stripped = cmd.strip()
         if spec.serving and re.match(r"kubectl apply -f -\s*<<", stripped):
-            if spec.plan.hosts > 1:  # the LeaderWorkerSet controller (https://lws.sigs.k8s.io/docs/installation/)
+            if spec.plan.hosts > 1 and not any(LWS_MANIFESTS in r for r in raw):  # the LeaderWorkerSet controller (https://lws.sigs.k8s.io/docs/installation/)
                 out.append(f"kubectl apply --server-side -f {LWS_MANIFESTS}")
             out.append("kubectl apply -f k8s/")
         elif (

@@ -17,9 +17,48 @@ from advisor.scaffold.kubernetes import VLLM_PORT
 from advisor.scaffold.shell import launch
 from advisor.scaffold.skeleton import pip
 from advisor.scaffold.spec import Spec, dump, yaml_header
+from advisor.scaffold.stacks import servers
 
 SKY_CLOUDS = ("gcp", "aws", "azure", "oci")
+# SkyPilot's own values for a server's multi-host flags (serving_stacks.yaml multi_host uses the
+# LeaderWorkerSet's): SKYPILOT_NODE_RANK and SKYPILOT_NODE_IPS (head first) are set on every node
+# (https://docs.skypilot.co/en/latest/running-jobs/environment-variables.html)
+SKY_MULTI_HOST = {
+    "$(LWS_WORKER_INDEX)": "$SKYPILOT_NODE_RANK",
+    "$(LWS_LEADER_ADDRESS)": '$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
+}
 MAX_FALLBACKS = 3
+
+
+def _serve_scripts(spec: Spec, tpu: bool) -> tuple[str, str]:
+    """The plan's LLM server (serving_stacks.yaml), laid out as the estimate costed the replica:
+    tensor parallelism over a node's chips (counted on the node, so the ordered fallbacks fit); a
+    replica over several hosts in the server's multi-host form with SkyPilot's rank and head
+    address: one mesh over the slice (TPU) or pipeline stages across nodes (GPU)."""
+    plan = spec.plan
+    server = servers()[plan.server]
+    per_host = "$(python3 -c 'import jax; print(jax.local_device_count())')" if tpu else "$SKYPILOT_NUM_GPUS_PER_NODE"
+    multi = plan.hosts > 1 and server.serves_multi_host(spec.device)
+    tp: int | str = plan.tensor if multi and plan.pipeline == 1 else per_host
+    pp: int | str = plan.pipeline if multi else 1
+    words = server.argv(spec.device, '"$MODEL_ID"', tp, pp, plan.context_len, VLLM_PORT)
+    if multi:
+        flags, worker = server.multi_host[spec.device]
+        sky = {**SKY_MULTI_HOST, "$(LWS_GROUP_SIZE)": str(plan.hosts)}
+        for lws, value in sky.items():
+            flags = tuple(f.replace(lws, value) for f in flags)
+        words += list(flags)
+        if worker:
+            words.append(f'$([ "$SKYPILOT_NODE_RANK" != 0 ] && echo {" ".join(worker)})')
+    lines = [words[0]]
+    for w in words[1:]:
+        if w.startswith("--") or w.startswith("$(["):
+            lines.append(w)
+        else:
+            lines[-1] += f" {w}"
+    run = " \\\n  ".join(lines)
+    setup = (server.pip or {}).get(spec.device) or server.prepare.get(spec.device) or "true"
+    return setup + "\n", run + "\n"
 
 
 def cost_phrase(e: Estimate) -> str:
@@ -87,7 +126,6 @@ def _fallbacks(spec: Spec, ctx: Context, first: SkyEntry) -> list[SkyEntry]:
 
 
 def _sky_scripts(spec: Spec) -> tuple[str, str]:
-    v = spec.values
     tpu = family(spec.device).sliced
     if spec.training:
         setup = pip(spec)
@@ -108,17 +146,7 @@ def _sky_scripts(spec: Spec) -> tuple[str, str]:
             run = launch(spec)
         return setup + "\n", run + "\n"
     if spec.vllm:
-        tp = "$(python3 -c 'import jax; print(jax.local_device_count())')" if tpu else "$SKYPILOT_NUM_GPUS_PER_NODE"
-        setup = "pip install vllm-tpu" if tpu else "pip install vllm"
-        run = "\n".join(
-            [
-                'vllm serve "$MODEL_ID" \\',
-                f"  --tensor-parallel-size={tp} \\",
-                f"  --max-model-len={v['max_model_len']} \\",
-                f"  --host=0.0.0.0 --port={VLLM_PORT}",
-            ]
-        )
-        return setup + "\n", run + "\n"
+        return _serve_scripts(spec, tpu)
     check = (
         "python3 -c 'import jax; print(jax.devices())'"
         if tpu and spec.profile.software.framework in ("jax", "keras", "tensorflow")

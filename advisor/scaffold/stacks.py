@@ -7,6 +7,7 @@ the plan records why (the README and setup.sh say so).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,42 +25,62 @@ class Server:
     devices: tuple[str, ...]
     image: dict[str, str]
     pip: dict[str, str] | None
-    command: tuple[str, ...]
+    command: dict[str, tuple[str, ...]]  # per device family
     pipeline: tuple[str, ...] | None
     health: str
     metric: str | None
     sources: tuple[str, ...]
+    # per device family: flags every pod of a multi-host replica adds (LeaderWorkerSet variables),
+    # and the extra ones of the workers; a family missing here is served from one host only
+    multi_host: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = dataclasses.field(default_factory=dict)
+    prepare: dict[str, str] = dataclasses.field(default_factory=dict)  # shell run before the server
 
-    def argv(self, model: str, tp: int, pp: int, context_len: int, port: int) -> list[str]:
-        words = list(self.command) + (list(self.pipeline) if pp > 1 and self.pipeline else [])
+    def argv(self, device: str, model: str, tp: int | str, pp: int | str, context_len: int, port: int) -> list[str]:
+        """The server's command words; ``tp`` and ``pp`` may be shell expressions (sky.yaml)."""
+        words = list(self.command[device]) + (list(self.pipeline) if str(pp) != "1" and self.pipeline else [])
         vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port)}
         return [w.format(**vals) for w in words]
+
+    def serves_multi_host(self, device: str) -> bool:
+        return device in self.multi_host
+
+
+def _per_device(value: Any, devices: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """A command given once for every device, or per device."""
+    if isinstance(value, dict):
+        return {d: tuple(v) for d, v in value.items()}
+    return {d: tuple(value) for d in devices}
 
 
 @functools.cache
 def servers() -> dict[str, Server]:
     raw: dict[str, Any] = yaml.safe_load(DATA.read_text(encoding="utf-8"))
-    return {
-        key: Server(
+    out = {}
+    for key, v in raw.items():
+        devices = tuple(v["devices"])
+        out[key] = Server(
             id=key,
             title=v["title"],
-            devices=tuple(v["devices"]),
+            devices=devices,
             image=dict(v["image"]),
             pip=dict(v["pip"]) if v.get("pip") else None,
-            command=tuple(v["command"]),
+            command=_per_device(v["command"], devices),
             pipeline=tuple(v["pipeline"]) if v.get("pipeline") else None,
             health=v["health"],
             metric=v.get("metric"),
             sources=tuple(v["source"]),
+            multi_host={d: (tuple(m["flags"]), tuple(m.get("worker") or ())) for d, m in (v.get("multi_host") or {}).items()},
+            prepare=dict(v.get("prepare") or {}),
         )
-        for key, v in raw.items()
-    }
+    return out
 
 
 def choose(wanted: str, device: str, multi_host: bool) -> tuple[Server, str | None]:
     """The server for ``wanted`` on ``device``, and why another one was chosen (or None)."""
     table = servers()
     fallback = next(s for s in table.values() if device in s.devices)
+    if multi_host:  # the first server that spans hosts on this device family
+        fallback = next((s for s in table.values() if s.serves_multi_host(device)), fallback)
     s = table.get(wanted)
     if s is None:
         if wanted in ("none", ""):
@@ -67,6 +88,7 @@ def choose(wanted: str, device: str, multi_host: bool) -> tuple[Server, str | No
         return fallback, f"the scaffold has no manifests for {wanted}, so they use {fallback.title}"
     if device not in s.devices:
         return fallback, f"{s.title} does not run on {device.upper()}s, so the manifests use {fallback.title}"
-    if multi_host and s.pipeline is None:
-        return fallback, f"{s.title} serves from one machine only and this replica spans hosts, so the manifests use {fallback.title}"
+    if multi_host and not s.serves_multi_host(device):
+        other = next((o for o in table.values() if o.serves_multi_host(device)), fallback)
+        return other, f"{s.title} serves from one machine only on {device.upper()}s and this replica spans hosts, so the manifests use {other.title}"
     return s, None
