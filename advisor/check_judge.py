@@ -43,7 +43,7 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
     if prop is None:
         return ProposalResult(lp.label, lp.path, profile.name, "skipped")
     pline = lp.doc.where(("proposal",), key=True)[0]
-    rec = recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False, cands=candidates(profile, ctx))
+    rec = recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False, cands=candidates(profile, ctx), with_table=False)
     j = Judging(lp, ctx, policy, rec)
     acc = j.acc
     result = ProposalResult(

@@ -586,9 +586,11 @@ def recommend(
     label: str = "",
     with_flip: bool = True,
     cands: list[Estimate] | None = None,
+    with_table: bool = True,
 ) -> Recommendation:
     """The verdict and everything shown with it; ``cands``: this profile's candidates, already
-    estimated (``all_candidates``), for a caller that has them."""
+    estimated (``all_candidates``), for a caller that has them. ``with_table``: False for a caller
+    that reads the verdict and not the candidates (``candidates`` and ``table`` are left empty)."""
     decision, cands = decide(profile, kb, catalog, c, cands)
     warnings: list[str] = []
     if {x.device for x in decision.excluded} >= set(families.ids()):
@@ -637,7 +639,7 @@ def recommend(
     cands_sorted = sorted(
         cands,
         key=lambda x: (not x.feasible, not x.priced, x.cost_usd if x.cost_usd is not None else math.inf, x.accelerator, x.count),
-    )
+    ) if with_table else []
     return Recommendation(
         label=label,
         profile=profile,
@@ -648,5 +650,5 @@ def recommend(
         flip=flip,
         warnings=warnings,
         catalog_as_of=catalog.as_of.isoformat(),
-        table=per_accelerator(cands, decision.chosen, profile.goal.optimize, c),
+        table=per_accelerator(cands, decision.chosen, profile.goal.optimize, c) if with_table else [],
     )
