@@ -16,24 +16,27 @@ from advisor.recommend import recommend
 
 # Proposals of one batch often describe the same workload (one model in several environments, a
 # proposal re-sized or re-timed). The candidate search is a pure function of the workload, the
-# catalog and the constants, so it runs once per distinct workload; the key leaves out what the
+# catalog and the constants, so it runs once per distinct workload while that workload is among the
+# most recent ones kept: at most KEPT_WORKLOADS of them and KEPT_ESTIMATES configurations in all
+# (~4 kB each: the bound caps the memory at ~50 MB, whatever the batch). The key leaves out what the
 # estimator never reads (the name, the proposal, the infrastructure it matches).
+KEPT_WORKLOADS = 32
+KEPT_ESTIMATES = 12_000
 _CANDIDATES: dict[str, tuple[Context, list[Estimate]]] = {}
-_CANDIDATES_MAX = 512
 _NOT_ESTIMATED: set[str] = {"name", "proposal", "match"}
 
 
 def candidates(profile: Profile, ctx: Context) -> list[Estimate]:
-    """``all_candidates`` of the profile's workload, estimated once per process and context."""
+    """``all_candidates`` of the profile's workload, estimated once per recent workload and context."""
     key = profile.model_dump_json(exclude=_NOT_ESTIMATED)
-    hit = _CANDIDATES.get(key)
-    if hit is not None and hit[0].catalog is ctx.catalog and hit[0].constants is ctx.constants:
-        return list(hit[1])
-    cands = all_candidates(profile, ctx.catalog, ctx.constants)
-    if len(_CANDIDATES) >= _CANDIDATES_MAX:
-        _CANDIDATES.clear()
-    _CANDIDATES[key] = (ctx, cands)
-    return list(cands)
+    hit = _CANDIDATES.pop(key, None)
+    if hit is None or hit[0].catalog is not ctx.catalog or hit[0].constants is not ctx.constants:
+        hit = (ctx, all_candidates(profile, ctx.catalog, ctx.constants))
+    _CANDIDATES[key] = hit  # the most recent last; the oldest go first
+    held = sum(len(v[1]) for v in _CANDIDATES.values())
+    while len(_CANDIDATES) > 1 and (len(_CANDIDATES) > KEPT_WORKLOADS or held > KEPT_ESTIMATES):
+        held -= len(_CANDIDATES.pop(next(iter(_CANDIDATES)))[1])
+    return list(hit[1])
 
 
 def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:

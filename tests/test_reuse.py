@@ -108,3 +108,22 @@ def test_a_batch_estimates_each_distinct_workload_once(tmp_path: Path, cli: Any,
         (res,) = alone["results"]
         (same,) = [r for r in both["results"] if r["profile"].endswith(f"{name}.yaml")]
         assert same == res
+
+
+def test_the_batch_keeps_a_bounded_number_of_workloads(ctx: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The most recent workloads stay (a repeat is not estimated again); the oldest go first."""
+    from advisor import check_judge
+
+    p = _profile(next(x for x in PROPOSALS if x.stem == "ok-v6e-chatbot"))
+    sizes = [_with(p, "model", params_b=b) for b in (7.0, 8.0, 9.0)]
+    monkeypatch.setattr(check_judge, "KEPT_WORKLOADS", 2)
+    check_judge._CANDIDATES.clear()
+    first = check_judge.candidates(sizes[0], ctx)
+    assert check_judge.candidates(sizes[0].model_copy(update={"name": "another"}), ctx)[0] is first[0]
+    check_judge.candidates(sizes[1], ctx)
+    check_judge.candidates(sizes[2], ctx)
+    assert len(check_judge._CANDIDATES) == 2
+    assert check_judge.candidates(sizes[0], ctx)[0] is not first[0]  # evicted, estimated again
+    monkeypatch.setattr(check_judge, "KEPT_ESTIMATES", 1)
+    check_judge.candidates(sizes[1], ctx)
+    assert len(check_judge._CANDIDATES) == 1  # the latest stays, however large
