@@ -8,7 +8,7 @@ import datetime as dt
 from advisor.check_results import RANK, Finding, ProposalResult
 from advisor.check_rules import CHECK_RULES, Judging, proposal_rules
 from advisor.context import Context
-from advisor.estimator import Estimate, all_candidates
+from advisor.estimator import Estimate, all_candidates, workload_key
 from advisor.loading import LoadedProfile
 from advisor.models import Profile
 from advisor.policy import Policy
@@ -23,12 +23,11 @@ from advisor.recommend import recommend
 KEPT_WORKLOADS = 32
 KEPT_ESTIMATES = 12_000
 _CANDIDATES: dict[str, tuple[Context, list[Estimate]]] = {}
-_NOT_ESTIMATED: set[str] = {"name", "proposal", "match"}
 
 
 def candidates(profile: Profile, ctx: Context) -> list[Estimate]:
     """``all_candidates`` of the profile's workload, estimated once per recent workload and context."""
-    key = profile.model_dump_json(exclude=_NOT_ESTIMATED)
+    key = workload_key(profile)
     hit = _CANDIDATES.pop(key, None)
     if hit is None or hit[0].catalog is not ctx.catalog or hit[0].constants is not ctx.constants:
         hit = (ctx, all_candidates(profile, ctx.catalog, ctx.constants))

@@ -1041,10 +1041,33 @@ def multi_host_ok(profile: Profile, acc: Accelerator, c: Constants) -> bool:
     return stack == "none" or stack in mh.stacks(acc.device)
 
 
+# Fields the estimator never reads: two profiles that differ only in them are the same workload.
+NOT_ESTIMATED: set[str] = {"name", "proposal", "match"}
+_WORKLOAD_KEY: list[Any] = [None, ""]  # (profile, key): a profile's key is asked for once per candidate
+
+
+def workload_key(profile: Profile) -> str:
+    """The profile without what the estimator never reads (its name, its proposal, the
+    infrastructure it matches): equal keys, equal estimates."""
+    if _WORKLOAD_KEY[0] is not profile:
+        _WORKLOAD_KEY[0], _WORKLOAD_KEY[1] = profile, profile.model_dump_json(exclude=NOT_ESTIMATED)
+    return str(_WORKLOAD_KEY[1])
+
+
+# The training counts of one workload on one catalog entry (a proposal's checks ask for them again).
+_TRAINING_COUNTS: dict[tuple[int, int, str], tuple[Accelerator, Constants, list[int]]] = {}
+
+
 def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[int]:
     """Real shapes worth estimating for this workload."""
     if profile.is_training:
-        return [e.count for e in training_candidates(profile, acc, c)]
+        key = (id(acc), id(c), workload_key(profile))
+        hit = _TRAINING_COUNTS.get(key)
+        if hit is None or hit[0] is not acc or hit[1] is not c:
+            if len(_TRAINING_COUNTS) > 4096:
+                _TRAINING_COUNTS.clear()
+            hit = _TRAINING_COUNTS[key] = (acc, c, [e.count for e in training_candidates(profile, acc, c)])
+        return list(hit[2])
     # Serving: single-host replicas first; multi-host ones (up to max_hosts_per_replica) where
     # the stack serves across hosts, else only when nothing single-host holds the weights.
     counts, single, multi = _serving_counts(acc, int(c.estimator.inference.multi_host_serving.max_hosts_per_replica))
