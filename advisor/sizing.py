@@ -126,7 +126,7 @@ def plans(
     crosses = n > domain
     lam = sc.failure_rate_per_chip_hour.value
     goodput = 1.0 / (1.0 + lam * n * sc.failure_cost_hours.value)
-    best: tuple[float, int, Plan] | None = None
+    best: tuple[float, int, tuple[int, int, int, int, float, float]] | None = None
     least_mem = math.inf
     v_max = int(sc.pipeline_virtual_stages.value)
     bw = scale_out_bytes_per_s(acc, c) * sc.network_efficiency.value
@@ -138,6 +138,8 @@ def plans(
     intra = (acc.specs.interconnect_gbps or sc.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0  # one direction
     tp_unit = (2.0 / 9.0) * peak * mfu / (max(hidden, 1) * intra)
     tp_mem = 0
+    stages = _powers(pp_max) if crosses else [1]
+    fabric = fam.scale_out if crosses else fam.fast_domain
     for tp in _powers(tp_max):
         mem = (state_bytes / n + activation_bytes / tp) * overhead
         least_mem = min(least_mem, mem)
@@ -145,7 +147,7 @@ def plans(
             continue
         tp_mem = tp_mem or tp
         tp_cost = tp_unit * (tp - tp_mem)
-        for pp in _powers(pp_max) if crosses else [1]:
+        for pp in stages:
             if n % (tp * pp):
                 continue
             dp = n // (tp * pp)
@@ -154,18 +156,19 @@ def plans(
             m = seqs // dp
             if crosses:
                 volume = fam.shapes.scale_out_bytes(n_params, domain, grad_bytes, tp * pp)
-                exposed, fabric = max(0.0, volume / bw - hidden_time) / t_compute, fam.scale_out
+                exposed = max(0.0, volume / bw - hidden_time) / t_compute
             else:
-                exposed, fabric = 0.0, fam.fast_domain
+                exposed = 0.0
             v = max(1, min(v_max, layers // pp))
             bubble = (pp - 1) / (v * m) if pp > 1 else 0.0
-            plan = Plan(dp, tp, pp, m, exposed + tp_cost, bubble, goodput, fabric)
-            key = (-plan.efficiency, tp * pp)
+            comm = exposed + tp_cost
+            # Plan.efficiency, without building the plans that lose
+            key = (-(goodput / (1.0 + comm + bubble)), tp * pp)
             if best is None or key < (best[0], best[1]):
-                best = (key[0], key[1], plan)
+                best = (key[0], key[1], (dp, tp, pp, m, comm, bubble))
     if best is None:
         return None, least_mem
-    p = best[2]
+    p = Plan(*best[2], goodput, fabric)
     return p, (state_bytes / n + activation_bytes / p.tensor) * overhead
 
 
