@@ -649,6 +649,10 @@ def estimate_inference(
         e.assumptions["latency_target_note"] = target_note
     if target_ms is not None and mid.at_one.latency * 1000 > target_ms:
         e.warnings.append(f"even one request alone takes {mid.at_one.latency * 1000:.0f} ms, above the {target_ms:g} ms target")
+        e.assumptions["operating_point"]["note"] = (
+            f"the {target_ms:g} ms target is out of reach even at concurrency 1: sized at the largest concurrency within "
+            f"{ic.unattainable_latency_slack.value:g}x of the concurrency-1 latency (the memory-bound plateau)"
+        )
     _software_notes(e, sw)
     _feasibility(e, profile, acc)
     return e

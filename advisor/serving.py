@@ -73,10 +73,7 @@ class LlmReplica:
 
     def kv_bytes(self, context: float) -> float:
         """Bytes of KV cache one request holds at ``context`` tokens."""
-        if self.kv_window <= 0:
-            return self.kv_per_token * context
-        share = self.kv_windowed_share
-        return self.kv_per_token * ((1.0 - share) * context + share * min(context, float(self.kv_window)))
+        return self.kv_per_token * self._context_read(context)
 
     def _attended(self, tokens: float) -> float:
         """Query-key pairs of a causal prompt of ``tokens``, per layer: T^2 / 2 on full-attention
@@ -89,7 +86,8 @@ class LlmReplica:
         return (1.0 - self.kv_windowed_share) * full + self.kv_windowed_share * windowed
 
     def _context_read(self, context: float) -> float:
-        """Keys one decoded token attends to per layer (the window bounds the windowed layers)."""
+        """Tokens of context a request keeps (and a decoded token attends to) per layer: all of
+        them on full-attention layers, at most the window on windowed ones."""
         if self.kv_window <= 0 or self.kv_windowed_share <= 0:
             return context
         share = self.kv_windowed_share
