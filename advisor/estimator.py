@@ -52,7 +52,7 @@ DEFAULT_WINDOW = 4096
 ASPECT = 128.0
 
 
-@dataclass
+@dataclass(slots=True)
 class Estimate:
     """Time, cost, memory and throughput of one configuration (a candidate)."""
 
