@@ -18,10 +18,10 @@ from advisor.recommend import recommend
 # proposal re-sized or re-timed). The candidate search is a pure function of the workload, the
 # catalog and the constants, so it runs once per distinct workload while that workload is among the
 # most recent ones kept: at most KEPT_WORKLOADS of them and KEPT_ESTIMATES configurations in all
-# (~4 kB each: the bound caps the memory at ~50 MB, whatever the batch). The key leaves out what the
+# (~3 kB each: the bound caps the memory at ~50 MB, whatever the batch). The key leaves out what the
 # estimator never reads (the name, the proposal, the infrastructure it matches).
 KEPT_WORKLOADS = 32
-KEPT_ESTIMATES = 12_000
+KEPT_ESTIMATES = 16_000
 _CANDIDATES: dict[str, tuple[Context, list[Estimate]]] = {}
 
 
