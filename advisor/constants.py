@@ -88,6 +88,7 @@ class InferenceConstants(Strict):
     tpu_decode_bandwidth_utilisation: Range | None = None
     cpu_decode_bandwidth_utilisation: Range | None = None
     tpu_prefill_mfu: Range | None = None
+    tpu_kv_read_factor: Value | None = None
     decode_mfu: Range | None = None
     gpu_step_overhead_per_layer_us: Value
     tpu_step_overhead_ms: Value
@@ -104,6 +105,12 @@ class InferenceConstants(Strict):
         """The decode bandwidth utilisation of a family (rules/families.yaml decode_utilisation)."""
         own = getattr(self, f"{key}_decode_bandwidth_utilisation", None) if key else None
         return own or self.decode_bandwidth_utilisation
+
+    def kv_read_factor(self, key: str | None) -> float:
+        """How many times longer a family's decode step takes to read a byte of KV cache than a byte
+        of weights (``<key>_kv_read_factor`` where fitted, else 1)."""
+        own = getattr(self, f"{key}_kv_read_factor", None) if key else None
+        return float(own.value) if own is not None else 1.0
 
     def prefill_utilisation(self, key: str | None) -> Range:
         """The LLM prefill MFU of a family (its own ``<key>_prefill_mfu`` where sourced)."""
