@@ -45,12 +45,17 @@ def rows() -> list[dict[str, Any]]:
     return list(yaml.safe_load(DATA.read_text())["rows"])
 
 
+# the profile's software.serving_stack for a row's stack (NIM runs TensorRT-LLM engines)
+STACKS = {"vllm": "vllm", "vllm-tpu": "vllm", "sglang": "sglang", "sglang-jax": "sglang", "nim": "tensorrt-llm"}
+
+
 def profile_for(r: dict[str, Any]) -> Profile:
     model = {k: v for k, v in r["model"].items() if k != "name"}
     model["precision"] = r["precision"]
     return Profile.model_validate({
         "name": r["id"], "task": "inference", "domain": "llm", "model": model,
         "inference": {"mode": "batch", "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "peak_qps": 1.0},
+        "software": {"serving_stack": STACKS[r["stack"]]},
         "deployment": {"clouds": ["gcp", "aws", "azure", "on-prem"]},
     })
 
