@@ -55,6 +55,15 @@ class Value(Strict):
     note: str | None = None
 
 
+class StackFactor(Strict):
+    """A factor measured for some serving stacks only (the others keep 1)."""
+
+    value: Annotated[float, Field(gt=0)]
+    stacks: list[str]
+    source: SourceIds
+    note: str | None = None
+
+
 class MultiHostServing(Strict):
     # per device family: the serving stacks that serve one replica from several hosts
     tpu: list[str]
@@ -88,6 +97,7 @@ class InferenceConstants(Strict):
     tpu_decode_bandwidth_utilisation: Range | None = None
     cpu_decode_bandwidth_utilisation: Range | None = None
     tpu_prefill_mfu: Range | None = None
+    tpu_kv_read_factor: StackFactor | None = None
     decode_mfu: Range | None = None
     gpu_step_overhead_per_layer_us: Value
     tpu_step_overhead_ms: Value
@@ -104,6 +114,12 @@ class InferenceConstants(Strict):
         """The decode bandwidth utilisation of a family (rules/families.yaml decode_utilisation)."""
         own = getattr(self, f"{key}_decode_bandwidth_utilisation", None) if key else None
         return own or self.decode_bandwidth_utilisation
+
+    def kv_read_factor(self, key: str | None, stack: str) -> float:
+        """How many times longer a family's decode step takes to read a byte of KV cache than a byte
+        of weights (``<key>_kv_read_factor`` for the stacks it was fitted on, else 1)."""
+        own: StackFactor | None = getattr(self, f"{key}_kv_read_factor", None) if key else None
+        return float(own.value) if own is not None and stack in own.stacks else 1.0
 
     def prefill_utilisation(self, key: str | None) -> Range:
         """The LLM prefill MFU of a family (its own ``<key>_prefill_mfu`` where sourced)."""

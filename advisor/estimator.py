@@ -698,6 +698,7 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         stages=replica_layout(acc, count)[1],
         kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
         kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
+        kv_read_factor=c.estimator.inference.kv_read_factor(family(acc.device).decode_utilisation, profile.software.serving_stack),
     )
 
 

@@ -70,6 +70,9 @@ class LlmReplica:
     # sliding-window attention: the windowed layers' share of kv_per_token keeps at most kv_window tokens
     kv_window: int = 0
     kv_windowed_share: float = 0.0
+    # a byte of KV cache costs this many weight-byte reads (paged attention gathers small pages;
+    # rules/estimator.yaml tpu_kv_read_factor)
+    kv_read_factor: float = 1.0
 
     def kv_bytes(self, context: float) -> float:
         """Bytes of KV cache one request holds at ``context`` tokens."""
@@ -117,7 +120,7 @@ class LlmReplica:
         s = max(self.stages, 1)
         m = math.ceil(b / s)
         weight_read = min(self.weights, self.active_bytes * m)  # a small MoE batch touches only its experts
-        t_mem = (weight_read + m * kv_per_request) / bw
+        t_mem = (weight_read + m * kv_per_request * self.kv_read_factor) / bw
         # other requests' prompts, spread over their lifetime, ride along in each step; every
         # token of the step, generated or prompt, goes through the tensor-parallel all-reduces
         flops = decode_flops * m + prompt_chunk * (m - 1 if s == 1 else m)

@@ -45,12 +45,17 @@ def rows() -> list[dict[str, Any]]:
     return list(yaml.safe_load(DATA.read_text())["rows"])
 
 
+# the profile's software.serving_stack for a row's stack (NIM runs TensorRT-LLM engines)
+STACKS = {"vllm": "vllm", "vllm-tpu": "vllm", "sglang": "sglang", "sglang-jax": "sglang", "nim": "tensorrt-llm"}
+
+
 def profile_for(r: dict[str, Any]) -> Profile:
     model = {k: v for k, v in r["model"].items() if k != "name"}
     model["precision"] = r["precision"]
     return Profile.model_validate({
         "name": r["id"], "task": "inference", "domain": "llm", "model": model,
         "inference": {"mode": "batch", "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "peak_qps": 1.0},
+        "software": {"serving_stack": STACKS[r["stack"]]},
         "deployment": {"clouds": ["gcp", "aws", "azure", "on-prem"]},
     })
 
@@ -129,40 +134,51 @@ def summary(cmps: list[Cmp]) -> dict[str, float]:
     }
 
 
-def fit(ctx: Context) -> None:
-    """Solve each family's bandwidth utilisation u and fixed step overhead from its two fit rows,
-    after subtracting the tensor-parallel all-reduces (2 x layers x tp_allreduce_us):
-    GPU TPOT = A / u + layers x g (kernels per layer), TPU TPOT = A / u + o (one program per step);
-    A = bytes read / peak bandwidth."""
-    from dataclasses import replace
+def _solve(rows: list[list[float]], rhs: list[float]) -> list[float]:
+    """Gaussian elimination for the small square systems of the fit (no numpy in the project)."""
+    n = len(rhs)
+    m = [[*r, v] for r, v in zip(rows, rhs, strict=True)]
+    for i in range(n):
+        p = max(range(i, n), key=lambda k: abs(m[k][i]))
+        m[i], m[p] = m[p], m[i]
+        for k in range(n):
+            if k != i:
+                f = m[k][i] / m[i][i]
+                m[k] = [a - f * b for a, b in zip(m[k], m[i], strict=True)]
+    return [m[i][n] / m[i][i] for i in range(n)]
 
+
+def fit(ctx: Context) -> None:
+    """Solve each family's decode constants from its fit rows, after subtracting the tensor-parallel
+    all-reduces (2 x layers x tp_allreduce_us). With W and K the weight and KV-cache bytes a step
+    reads at peak bandwidth (ms):
+    GPU (two rows): TPOT = (W + K) / u + layers x g (kernels per layer);
+    TPU (three rows, one at a large batch): TPOT = W / u + K x f / u + o (one program per step; f =
+    how many weight-byte reads a KV byte costs, the paged-attention gather)."""
     c = ctx.constants
     ic = c.estimator.inference
-    one = {"low": 1.0, "expected": 1.0, "high": 1.0}
-    ideal = replace(c, estimator=c.estimator.model_copy(update={"inference": ic.model_copy(update={
-        "decode_bandwidth_utilisation": ic.decode_bandwidth_utilisation.model_copy(update=one),
-        "tpu_decode_bandwidth_utilisation": ic.decode_bandwidth_utilisation.model_copy(update=one),
-        "gpu_step_overhead_per_layer_us": ic.gpu_step_overhead_per_layer_us.model_copy(update={"value": 0.0}),
-        "tpu_step_overhead_ms": ic.tpu_step_overhead_ms.model_copy(update={"value": 0.0}),
-        "tp_allreduce_us": ic.tp_allreduce_us.model_copy(update={"value": 0.0}),
-    })}))
     ar_ms = 2.0 * ic.tp_allreduce_us.value / 1000.0
     for device in ("gpu", "tpu"):
-        pts = []
+        terms, rhs, ids = [], [], []
         for r in rows():
             acc = ctx.catalog.get(r["accelerator"])
             if r["split"] != "fit" or acc.device != device:
                 continue
-            e = estimate(profile_for(r), acc, r["count"], ideal, batch=r["concurrency"])
+            rep = llm_replica(profile_for(r), acc, r["count"], c)
+            b = r["concurrency"]
+            w = min(rep.weights, rep.active_bytes * b) / rep.bandwidth * 1000.0
+            k = b * rep.kv_bytes(r["input_tokens"] + r["output_tokens"] / 2.0) / rep.bandwidth * 1000.0
             layers = r["model"]["layers"]
-            weight = layers if device == "gpu" else 1  # what the fixed overhead scales with
-            pts.append((r["id"], e.tpot_ms or 0.0, weight, r["tpot_ms"] - (ar_ms * layers if r["count"] > 1 else 0.0)))
-        (i1, a1, w1, t1), (i2, a2, w2, t2) = pts
-        det = a1 * w2 - a2 * w1
-        x, y = (t1 * w2 - t2 * w1) / det, (a1 * t2 - a2 * t1) / det
-        unit = "us per layer" if device == "gpu" else "ms per step"
-        print(f"{device}: {i1} (A={a1:.2f} ms, {t1:.2f} ms less all-reduces); {i2} (A={a2:.2f} ms, {t2:.2f} ms) "
-              f"-> utilisation {1 / x:.3f}, overhead {y * (1000 if device == 'gpu' else 1):.2f} {unit}")
+            t = r["tpot_ms"] - (ar_ms * layers if r["count"] > 1 else 0.0)
+            terms.append([w + k, float(layers)] if device == "gpu" else [w, k, 1.0])
+            rhs.append(t)
+            ids.append(f"{r['id']} (W={w:.2f} ms, K={k:.2f} ms, {t:.2f} ms less all-reduces)")
+        sol = _solve(terms, rhs)
+        print(f"{device}: " + "; ".join(ids))
+        if device == "gpu":
+            print(f"  -> utilisation {1 / sol[0]:.3f}, overhead {sol[1] * 1000:.2f} us per layer")
+        else:
+            print(f"  -> utilisation {1 / sol[0]:.3f}, kv_read_factor {sol[1] / sol[0]:.2f}, overhead {sol[2]:.2f} ms per step")
 
 
 def main() -> None:
