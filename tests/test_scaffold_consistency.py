@@ -231,6 +231,11 @@ def test_multi_host_tpu_serving_is_one_sglang_jax_mesh_over_the_slice(ctx) -> No
         assert "--nnodes=$(LWS_GROUP_SIZE)" in cmd and "--dist-init-addr=$(LWS_LEADER_ADDRESS):20000" in cmd
         assert c["resources"]["limits"]["google.com/tpu"] == str(plan.chips_per_host)
     assert plan.chips_per_host * plan.hosts == plan.chips_per_replica
+    # the Service reaches the leader only (rank 0 serves HTTP)
+    [svc] = _docs(files["k8s/service.yaml"])
+    leader_labels = group["leaderTemplate"]["metadata"]["labels"]
+    assert svc["spec"]["selector"].get("role") == "leader" and svc["spec"]["selector"].items() <= leader_labels.items()
+    assert "role" not in group["workerTemplate"]["metadata"]["labels"]
 
 
 def test_team_stack_kept_where_the_device_runs_it(ctx) -> None:  # type: ignore[no-untyped-def]

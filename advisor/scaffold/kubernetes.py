@@ -153,7 +153,8 @@ def manifests(spec: Spec) -> dict[str, str]:
         "metadata": {"name": name, "labels": labels},
         "spec": {
             "type": "ClusterIP",
-            "selector": labels,
+            # a LeaderWorkerSet's workers serve no HTTP (vLLM --headless, SGLang-JAX ranks > 0): the leader only
+            "selector": {**labels, "role": "leader"} if multi else labels,
             "ports": [{"name": "http", "port": VLLM_PORT, "targetPort": VLLM_PORT, "protocol": "TCP"}],
         },
     }
