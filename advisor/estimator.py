@@ -21,7 +21,7 @@ import bisect
 import dataclasses
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -579,7 +579,7 @@ def estimate_inference(
             at, qps=inf.peak_qps, max_concurrency=top,
             target_s=None if target_ms is None else target_ms / 1000.0,
             utilisation=1.0 if offline else ic.target_utilisation.value, min_replicas=inf.min_replicas,
-            slack=ic.unattainable_latency_slack.value,
+            slack=ic.unattainable_latency_slack.value, guess=_guess(replica, u_bw, u_mfu),
         )
 
     mid = op(mbu.expected, pre.expected)
@@ -603,7 +603,7 @@ def estimate_inference(
             lambda b: replica.point(b, u_bw, u_mfu), qps=inf.peak_qps, max_concurrency=top,
             target_s=None if target_ms is None else target_ms / 1000.0,
             utilisation=1.0 if inf.mode == "batch" else ic.target_utilisation.value, min_replicas=inf.min_replicas,
-            slack=ic.unattainable_latency_slack.value,
+            slack=ic.unattainable_latency_slack.value, guess=_guess(replica, u_bw, u_mfu),
         )
 
     slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
@@ -656,6 +656,15 @@ def estimate_inference(
     _software_notes(e, sw)
     _feasibility(e, profile, acc)
     return e
+
+
+def _guess(replica: serving.LlmReplica | serving.RequestReplica, u_bw: float, u_mfu: float) -> Callable[[float], int | None] | None:
+    """The closed-form concurrency guess an LLM replica offers its operating-point search; none
+    with pipeline stages, whose latency steps with ceil(concurrency / stages) (not monotone enough
+    for a search that starts from a guess to land where a bisection does)."""
+    if isinstance(replica, serving.LlmReplica) and replica.stages <= 1:
+        return lambda t: replica.concurrency_within(t, u_bw, u_mfu)
+    return None
 
 
 def step_overhead(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:

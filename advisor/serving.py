@@ -132,6 +132,24 @@ class LlmReplica:
         return Point(b, ttft, tpot, latency, b * out / latency)
 
 
+    def concurrency_within(self, latency_s: float, u_bw: float, u_mfu: float) -> int | None:
+        """The largest concurrency whose latency is at most ``latency_s``, in closed form from the
+        two linear pieces of a step (memory: weights + b caches; compute: b tokens and b - 1
+        prompt chunks) with every weight read, one stage; a guess for the search, which checks it."""
+        out, decode_flops, prompt_chunk, prefill, kv_per_request = self._fixed
+        bw, compute = self.bandwidth * u_bw, self.compute * u_mfu
+        t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
+        step = (latency_s - t_pre) / out - self.overhead  # the step time the target leaves
+        if step <= 0:
+            return 1
+        kv = kv_per_request * self.kv_read_factor
+        by_memory = (step * bw - self.weights) / kv if kv > 0 else math.inf
+        ratio = self.input_tokens / out
+        per_b = (decode_flops + prompt_chunk) / compute + self.comm_per_token * (1.0 + ratio)
+        by_compute = (step + prompt_chunk / compute + self.comm_per_token * ratio) / per_b
+        b = min(by_memory, by_compute)
+        return max(1, int(b)) if math.isfinite(b) else None
+
     def forward_time(self, tokens: int, u_bw: float, u_mfu: float) -> float:
         """One prefill forward of ``tokens`` prompt tokens (of prompts of ``input_tokens``): its
         FLOPs and all-reduces, at least one weight read, plus the step overhead."""
@@ -191,10 +209,40 @@ class RequestReplica:
         return Point(b, t, t, t, b * max(self.outputs, 1) / t)
 
 
-def _largest(lo: int, hi: int, ok: Callable[[int], bool]) -> int | None:
-    """The largest integer in [lo, hi] with ``ok`` true, for ``ok`` true up to a threshold."""
+def _bracket(lo: int, hi: int, ok: Callable[[int], bool], hint: int | None) -> tuple[int, int]:
+    """Narrow [lo, hi] around the point where a monotone ``ok`` turns from false to true (the
+    smallest true), galloping out from ``hint``: two or three evaluations when the hint is the
+    answer (a closed-form estimate), never more than a plain bisection's order. Returns (a, b)
+    with ok false below a and the smallest true in [a, b] (or b = hi when none is)."""
+    if hint is None:
+        return lo, hi
+    g = min(max(hint, lo), hi)
+    step = 1
+    if ok(g):
+        top = g
+        while g - step >= lo:
+            if not ok(g - step):
+                return g - step + 1, top
+            top = g - step
+            step *= 2
+        return lo, top
+    bottom = g + 1
+    while g + step <= hi:
+        if ok(g + step):
+            return bottom, g + step
+        bottom = g + step + 1
+        step *= 2
+    return min(bottom, hi), hi
+
+
+def _largest(lo: int, hi: int, ok: Callable[[int], bool], hint: int | None = None) -> int | None:
+    """The largest integer in [lo, hi] with ``ok`` true, for ``ok`` true up to a threshold
+    (``hint``: a guess of it, which only saves evaluations)."""
     if hi < lo or not ok(lo):
         return None
+    if hint is not None:  # the largest true is one below the smallest false
+        a, b = _bracket(lo + 1, hi + 1, lambda x: x > hi or not ok(x), hint + 1)
+        lo, hi = max(lo, a - 1), min(hi, b - 1)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if ok(mid):
@@ -204,7 +252,8 @@ def _largest(lo: int, hi: int, ok: Callable[[int], bool]) -> int | None:
     return lo
 
 
-def _smallest(lo: int, hi: int, ok: Callable[[int], bool]) -> int:
+def _smallest(lo: int, hi: int, ok: Callable[[int], bool], hint: int | None = None) -> int:
+    lo, hi = _bracket(lo, hi, ok, hint)
     while lo < hi:
         mid = (lo + hi) // 2
         if ok(mid):
@@ -235,7 +284,10 @@ def _memo(point: Callable[[int], Point]) -> Callable[[int], Point]:
     return at
 
 
-def _capacity(point: Callable[[int], Point], top: int, target_s: float | None, slack: float = 1.0) -> int:
+def _capacity(
+    point: Callable[[int], Point], top: int, target_s: float | None, slack: float = 1.0,
+    guess: Callable[[float], int | None] | None = None,
+) -> int:
     """The largest concurrency whose latency meets the target (memory bounds it at ``top``).
 
     A target that even one request alone misses is out of reach: the replica then runs at the
@@ -244,22 +296,22 @@ def _capacity(point: Callable[[int], Point], top: int, target_s: float | None, s
     if target_s is None:
         return top
     reach = max(target_s, point(1).latency * slack) if point(1).latency > target_s else target_s
-    return _largest(1, top, lambda b: point(b).latency <= reach) or 1
+    return _largest(1, top, lambda b: point(b).latency <= reach, guess(reach) if guess else None) or 1
 
 
 def replicas_needed(
     point: Callable[[int], Point], *, qps: float, max_concurrency: int, target_s: float | None,
-    utilisation: float, min_replicas: int, slack: float = 1.0,
+    utilisation: float, min_replicas: int, slack: float = 1.0, guess: Callable[[float], int | None] | None = None,
 ) -> int:
     """Replicas for the peak load alone (the ranges need no operating point)."""
     point = _memo(point)
-    per_replica = point(_capacity(point, max(1, max_concurrency), target_s, slack)).requests_per_second * utilisation
+    per_replica = point(_capacity(point, max(1, max_concurrency), target_s, slack, guess)).requests_per_second * utilisation
     return max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
 
 
 def operating_point(
     point: Callable[[int], Point], *, qps: float, max_concurrency: int, target_s: float | None,
-    utilisation: float, min_replicas: int, slack: float = 1.0,
+    utilisation: float, min_replicas: int, slack: float = 1.0, guess: Callable[[float], int | None] | None = None,
 ) -> OperatingPoint:
     """Replicas and concurrency at peak load.
 
@@ -269,12 +321,15 @@ def operating_point(
     """
     point = _memo(point)
     at_one = point(1)
-    cap_c = _capacity(point, max(1, max_concurrency), target_s, slack)
+    cap_c = _capacity(point, max(1, max_concurrency), target_s, slack, guess)
     cap = point(cap_c)
     per_replica = cap.requests_per_second * utilisation
     replicas = max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
     lam = qps / replicas
-    c_peak = _smallest(1, cap_c, lambda b: lam * point(b).latency <= b)
+    # latency grows with concurrency, so c >= lam x latency(1): with a replica whose latency is
+    # monotone in the concurrency (one that offers a guess) the search starts there
+    hint = math.ceil(lam * at_one.latency - 1e-9) if guess is not None else None
+    c_peak = _smallest(1, cap_c, lambda b: lam * point(b).latency <= b, hint)
     at_peak = point(c_peak)
     meets = None if target_s is None else at_peak.latency <= target_s
     return OperatingPoint(replicas, at_peak, cap, at_one, meets)

@@ -384,3 +384,37 @@ def test_deepseek_v3_serving_pays_the_expert_all_to_all() -> None:
     # on 2 H100 nodes half the destinations sit across InfiniBand: the all-to-all costs far more
     assert expert_all_to_all_s_per_token(p, h100, 16, C) > 5 * a2a
     assert (two.at_concurrency_1 or {})["ttft_ms"] > (one.at_concurrency_1 or {})["ttft_ms"]
+
+
+def test_a_guessed_search_lands_where_a_bisection_does() -> None:
+    """The operating-point searches start from a closed-form guess (serving._bracket): for any
+    monotone predicate and any guess, the answer is the bisection's."""
+    import random
+
+    from advisor import serving
+
+    def bisect_smallest(lo: int, hi: int, ok: Any) -> int:
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
+        return lo
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        lo = rng.randint(1, 4)
+        hi = rng.randint(lo, 300)
+        t = rng.randint(lo - 3, hi + 3)
+        hint = rng.randint(-5, 320)
+        assert serving._smallest(lo, hi, lambda b, t=t: b >= t, hint) == bisect_smallest(lo, hi, lambda b, t=t: b >= t)
+        largest = serving._largest(lo, hi, lambda b, t=t: b <= t, hint)
+        assert largest == (None if t < lo else min(t, hi))
+
+
+def test_the_closed_form_guess_is_the_capacity_of_a_dense_replica() -> None:
+    from advisor.estimator import llm_replica
+
+    rep = llm_replica(chat(), CAT.get("h100"), 1, C)
+    for target in (2.0, 4.0, 8.0, 30.0):
+        guess = rep.concurrency_within(target, 0.89, 0.45)
+        exact = max((b for b in range(1, 2000) if rep.point(b, 0.89, 0.45).latency <= target), default=1)
+        assert guess is not None and abs(guess - exact) <= 1
