@@ -21,7 +21,7 @@ import bisect
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,26 +30,25 @@ from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants, Range
 from advisor.families import family
 from advisor.models import Profile
+from advisor.replica import (
+    BYTES,
+    Shape,
+    is_llm_inference,
+    kv_note,
+    latency_target,
+    llm_replica,
+    model_shape,
+    multi_host_ok,
+    replica_layout,
+    request_flops,
+    request_model_name,
+    search_guess,
+    step_overhead,
+    unit_for,
+)
 
 GIB = 1024**3
 HOURS_PER_MONTH = 730.0  # 365 x 24 / 12
-BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
-# Head dimension assumed when only kv_heads is known (Llama, Mistral, Qwen, Gemma-2 use 128).
-HEAD_DIM = 128
-# Multi-head latent attention (DeepSeek-V2/V3 config.json: kv_lora_rank 512, qk_rope_head_dim 64): a
-# token caches one 512-value latent and one 64-value RoPE key per layer, 61 x 576 x 2 bytes =
-# 70,272 bytes for DeepSeek-V3 in bf16 (the "70 KB per token" of arXiv 2505.09343, Table 1).
-MLA_KV_LORA_RANK = 512
-MLA_ROPE_DIM = 64
-# MoE top-k without model.experts_per_token: Mixtral 8x7B routes each token to 2 experts
-# (arXiv 2401.04088); DeepSeek-V3 and Qwen3-MoE route to 8 and say so in their configs.
-DEFAULT_EXPERTS_PER_TOKEN = 2
-# Sliding-window attention without a stated window: Mistral 7B v0.1's 4096 tokens.
-DEFAULT_WINDOW = 4096
-# Depth/width of a dense transformer when layers/hidden_size are absent:
-# params ~= 12 x layers x hidden^2 (Kaplan et al. 2020, eq. 2.1 without embeddings)
-# and hidden ~= 128 x layers (Llama-2 7B/13B: 4096/32, 5120/40).
-ASPECT = 128.0
 
 
 @dataclass(slots=True)
@@ -185,77 +184,6 @@ def training_mfu(c: Constants, acc: Accelerator, stack: str) -> Range:
         if row.device == acc.device and row.accelerator is None:
             return row
     return rows[0]
-
-
-@dataclass(frozen=True)
-class Shape:
-    """Transformer dimensions, given or approximated."""
-
-    layers: int
-    hidden: int
-    kv_dim: int
-    approximated: tuple[str, ...]
-
-
-_SHAPE_MEMO: list[Any] = [None, None]  # (profile, shape): candidates share one profile
-
-
-def model_shape(profile: Profile) -> Shape:
-    if _SHAPE_MEMO[0] is profile:
-        return _SHAPE_MEMO[1]  # type: ignore[no-any-return]
-    shape = _model_shape(profile)
-    _SHAPE_MEMO[0], _SHAPE_MEMO[1] = profile, shape
-    return shape
-
-
-def _model_shape(profile: Profile) -> Shape:
-    m = profile.model
-    approx: list[str] = []
-    dense = m.dense_params_b * 1e9
-    if m.layers and m.hidden_size:
-        layers, hidden = m.layers, m.hidden_size
-    elif m.hidden_size:
-        hidden = m.hidden_size
-        layers = max(1, round(dense / (12 * hidden * hidden)))
-        approx.append("layers")
-    elif m.layers:
-        layers = m.layers
-        hidden = max(64, round(math.sqrt(dense / (12 * layers))))
-        approx.append("hidden_size")
-    else:
-        layers = max(1, round((dense / (12 * ASPECT * ASPECT)) ** (1 / 3)))
-        hidden = max(64, round(math.sqrt(dense / (12 * layers))))
-        approx += ["layers", "hidden_size"]
-    att = m.attention
-    kv_heads = (att.kv_heads if att else None) or m.kv_heads
-    if att is not None and att.kind == "mla":
-        kv_dim = (att.kv_lora_rank or MLA_KV_LORA_RANK) + (att.rope_dim or MLA_ROPE_DIM)  # one latent, not K and V
-    elif kv_heads:
-        head = att.head_dim if att and att.head_dim else None
-        kv_dim = kv_heads * head if head else min(hidden, kv_heads * HEAD_DIM)
-    elif att is not None and att.kind == "mha":
-        kv_dim = hidden
-    else:
-        # Grouped-query attention with 8 KV heads is the default of current open
-        # LLMs (Llama-3, Mistral, Qwen-2.5); small models keep full attention.
-        kv_dim = min(hidden, 8 * HEAD_DIM) if m.params_b >= 7 else hidden
-        approx.append("kv_heads")
-    return Shape(layers, hidden, kv_dim, tuple(approx))
-
-
-def is_llm_inference(profile: Profile) -> bool:
-    """Autoregressive decoding (one weight read per generated token): language models, and
-    transformer/MoE/RNN models of other domains that generate several tokens (speech, TTS)."""
-    if workloads.no_decode(profile):
-        return False  # a known non-token family: one pass per request (speech: its own decoder FLOPs)
-    if profile.domain in ("llm", "nlp"):
-        return True
-    out = profile.inference.output_tokens if profile.inference else 0
-    return (
-        profile.model.architecture in ("transformer", "moe", "rnn")
-        and profile.domain not in ("diffusion", "vision", "recommendation")
-        and out > 1
-    )
 
 
 class _Price:
@@ -526,20 +454,20 @@ def estimate_inference(
         mem_notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2),
             "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
-            "kv_cache": _kv_note(profile, replica),
+            "kv_cache": kv_note(profile, replica),
             "max_batch_by_memory": max_batch_mem,
             "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated)},
         }
     else:
         kv_per_token = 0.0
-        flops_req = _request_flops(profile, c)
+        flops_req = request_flops(profile, c)
         max_batch_mem = 1024 if usable > weights else 0
         # embedding tables are gathered row by row, not streamed: a step reads the dense weights
         replica = serving.RequestReplica(weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, fam_overhead)
         mem_notes = {
             "weights_gb": round(weights / 1e9, 2),
             "request_flops": f"{flops_req:.3e}",
-            "request_model": _request_model_name(profile),
+            "request_model": request_model_name(profile),
         }
 
     e.fits_memory = max_batch_mem >= 1
@@ -579,7 +507,7 @@ def estimate_inference(
             at, qps=inf.peak_qps, max_concurrency=top,
             target_s=None if target_ms is None else target_ms / 1000.0,
             utilisation=1.0 if offline else ic.target_utilisation.value, min_replicas=inf.min_replicas,
-            slack=ic.unattainable_latency_slack.value, guess=_guess(replica, u_bw, u_mfu),
+            slack=ic.unattainable_latency_slack.value, guess=search_guess(replica, u_bw, u_mfu),
         )
 
     mid = op(mbu.expected, pre.expected)
@@ -603,7 +531,7 @@ def estimate_inference(
             lambda b: replica.point(b, u_bw, u_mfu), qps=inf.peak_qps, max_concurrency=top,
             target_s=None if target_ms is None else target_ms / 1000.0,
             utilisation=1.0 if inf.mode == "batch" else ic.target_utilisation.value, min_replicas=inf.min_replicas,
-            slack=ic.unattainable_latency_slack.value, guess=_guess(replica, u_bw, u_mfu),
+            slack=ic.unattainable_latency_slack.value, guess=search_guess(replica, u_bw, u_mfu),
         )
 
     slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
@@ -656,185 +584,6 @@ def estimate_inference(
     _software_notes(e, sw)
     _feasibility(e, profile, acc)
     return e
-
-
-def _guess(replica: serving.LlmReplica | serving.RequestReplica, u_bw: float, u_mfu: float) -> Callable[[float], int | None] | None:
-    """The closed-form concurrency guess an LLM replica offers its operating-point search; none
-    with pipeline stages, whose latency steps with ceil(concurrency / stages) (not monotone enough
-    for a search that starts from a guess to land where a bisection does)."""
-    if isinstance(replica, serving.LlmReplica) and replica.stages <= 1:
-        return lambda t: replica.concurrency_within(t, u_bw, u_mfu)
-    return None
-
-
-def step_overhead(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
-    """Fixed seconds per step: on TPUs one compiled program per step (a host round trip), on GPUs
-    a sequence of kernels per layer; with tensor parallelism (inside the fast domain: an NVLink node,
-    a TPU slice even over several hosts) two small all-reduces per layer at the collective latency
-    floor; across domains (pipeline stages) one hand-off per stage boundary at the scale-out
-    network's floor."""
-    ic = c.estimator.inference
-    layers = model_shape(profile).layers
-    if family(acc.device).serving_overhead == "per_step":
-        t = ic.tpu_step_overhead_ms.value / 1000.0
-    else:
-        t = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
-    tp, stages = replica_layout(acc, count)
-    if tp > 1:
-        t += 2.0 * layers * ic.tp_allreduce_us.value / 1e6
-    if stages > 1:  # one activation hand-off per stage boundary per step, over the scale-out network
-        t += (stages - 1) * ic.multi_host_serving.cross_host_collective_us / 1e6
-    return t
-
-
-def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) -> serving.LlmReplica:
-    """The step model of one replica of ``count`` chips serving ``profile`` (an LLM)."""
-    assert profile.inference is not None
-    inf = profile.inference
-    shape = model_shape(profile)
-    wbytes = BYTES.get(profile.model.precision, 2.0)
-    n_active = profile.active_params_b * 1e9
-    att = profile.model.attention
-    sliding = att is not None and att.kind == "sliding"
-    return serving.LlmReplica(
-        profile.model.params_b * 1e9 * wbytes, n_active * wbytes, n_active,
-        kv_bytes_per_token(profile), shape.layers, shape.hidden,
-        inf.input_tokens, inf.output_tokens,
-        acc.specs.memory_bandwidth_gbps * 1e9 * count,
-        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count,
-        step_overhead(profile, acc, count, c),
-        replica_comm_s_per_token(profile, acc, count, c),
-        stages=replica_layout(acc, count)[1],
-        kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
-        kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
-        kv_read_factor=c.estimator.inference.kv_read_factor(family(acc.device).decode_utilisation, profile.software.serving_stack),
-    )
-
-
-def _kv_note(profile: Profile, replica: serving.LlmReplica) -> dict[str, Any]:
-    att = profile.model.attention
-    inf = profile.inference
-    note: dict[str, Any] = {"kind": att.kind if att else "gqa", "dtype": inf.kv_cache_dtype if inf else "auto"}
-    if replica.kv_window:
-        note.update(window=replica.kv_window, sliding_fraction=replica.kv_windowed_share)
-    return note
-
-
-def kv_bytes_per_token(profile: Profile) -> float:
-    """Bytes of KV cache per token of context over all layers (before any sliding window): K and V
-    of every KV head (MHA, GQA, sliding), or MLA's one latent plus its RoPE key, at the cache's
-    precision (inference.kv_cache_dtype; auto: 1 byte for fp8/int8/int4 weights, else 2)."""
-    shape = model_shape(profile)
-    dtype = profile.inference.kv_cache_dtype if profile.inference else "auto"
-    if dtype == "auto":
-        kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
-    else:
-        kv_bytes = BYTES[dtype]
-    att = profile.model.attention
-    per_layer = shape.kv_dim if att is not None and att.kind == "mla" else 2.0 * shape.kv_dim
-    return shape.layers * per_layer * kv_bytes
-
-
-def replica_comm_s_per_token(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
-    """Seconds per token of a replica's activation traffic: a dense model's tensor-parallel
-    all-reduces; a mixture of experts keeps the attention's all-reduces (half of them) and sends
-    each token to its top-k experts and back, an all-to-all over the whole replica (expert
-    parallelism, as vLLM --enable-expert-parallel and SGLang serve DeepSeek-V3)."""
-    shape = model_shape(profile)
-    allreduce = prefill_allreduce_s_per_token(acc, count, shape, c)
-    if profile.model.architecture != "moe" or count <= 1:
-        return allreduce
-    return allreduce / 2.0 + expert_all_to_all_s_per_token(profile, acc, count, c)
-
-
-def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
-    """Dispatch and combine of one token: top-k x hidden x 2 bytes each way per layer, the share
-    bound for another chip of the fast domain over its interconnect (one direction) and the share
-    bound for another node or slice over the scale-out network."""
-    shape = model_shape(profile)
-    k = profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN
-    per_layer = 2.0 * k * shape.hidden * 2.0
-    fast = min(count, acc.node_chips)
-    link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
-    out = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value
-    return shape.layers * per_layer * ((fast - 1) / count / link + (count - fast) / count / out)
-
-
-def replica_layout(acc: Accelerator, count: int) -> tuple[int, int]:
-    """(tensor, pipeline) of one serving replica: tensor-parallel over its fast domain (an NVLink
-    node; a TPU slice, one ICI torus even over several hosts), pipeline stages across domains."""
-    tp = max(1, min(count, acc.node_chips))
-    return tp, max(1, math.ceil(count / tp))
-
-
-def prefill_allreduce_s_per_token(acc: Accelerator, count: int, shape: Shape, c: Constants) -> float:
-    """Seconds per token of a replica's activation traffic: inside its fast domain, tp-way tensor
-    parallelism's two all-reduces per layer of hidden x 2 bytes, a ring sending 2 (tp - 1) / tp of
-    it from every chip, i.e. 8 x hidden x (tp - 1) / tp bytes per layer (Narayanan et al. 2021),
-    over the chip's interconnect in one direction; across domains, one hidden x 2-byte activation
-    per pipeline stage boundary over the scale-out network."""
-    if count <= 1:
-        return 0.0
-    tp, stages = replica_layout(acc, count)
-    fast = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
-    t = shape.layers * 8.0 * shape.hidden * (tp - 1) / tp / fast
-    if stages > 1:
-        t += (stages - 1) * shape.hidden * 2.0 / (sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value)
-    return t
-
-
-def latency_target(profile: Profile, c: Constants) -> tuple[float | None, str | None]:
-    """The end-to-end latency target (ms) of an online service: given, else the stated default."""
-    inf = profile.inference
-    assert inf is not None
-    if inf.mode != "online":
-        return None, None
-    if inf.latency_p99_ms is not None:
-        return inf.latency_p99_ms, None
-    ic = c.estimator.inference
-    target = ic.default_ttft_ms.value + max(inf.output_tokens - 1, 0) * ic.default_tpot_ms.value
-    return target, (
-        f"no inference.latency_p99_ms: sized for the default {ic.default_ttft_ms.value:g} ms to the first token "
-        f"and {ic.default_tpot_ms.value:g} ms per output token ({target:,.0f} ms per request)"
-    )
-
-
-def unit_for(profile: Profile) -> tuple[str, float]:
-    """The workload's unit of work and how many requests it is priced per."""
-    fam = model_families.family_of(profile)
-    if fam is not None and fam.unit and fam.requests_per_unit:
-        return fam.unit, fam.requests_per_unit
-    if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
-        return "per 1,000 images", 1_000.0
-    if is_llm_inference(profile):
-        return "per million output tokens", 1e6
-    return "per million requests", 1e6
-
-
-def _request_model_name(profile: Profile) -> str:
-    fam = workloads.request_flops(profile)
-    if fam is not None:
-        return fam[1]
-    if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
-        return "diffusion: flops_per_param_per_step x params x steps"
-    if profile.domain == "vision" or profile.model.architecture == "cnn":
-        return "vision: flops_per_param x params per image"
-    return "2 x active params x (input + output tokens)"
-
-
-def _request_flops(profile: Profile, c: Constants) -> float:
-    assert profile.inference is not None
-    fam = workloads.request_flops(profile)
-    if fam is not None:
-        return fam[0]
-    rf = c.estimator.request_flops
-    n = profile.active_params_b * 1e9
-    if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
-        steps = profile.inference.steps or int(rf.diffusion_default_steps.value)
-        return rf.diffusion_flops_per_param_per_step.value * n * steps
-    if profile.domain == "vision" or profile.model.architecture == "cnn":
-        return rf.vision_flops_per_param.value * n
-    return 2.0 * n * max(profile.inference.input_tokens + profile.inference.output_tokens, 1)
 
 
 # --------------------------------------------------------------------------- shared
@@ -1048,14 +797,6 @@ def _solve_count(shapes: list[int], est: Any, fitting: list[int], knee: int, goa
     return fast[0]
 
 
-def multi_host_ok(profile: Profile, acc: Accelerator, c: Constants) -> bool:
-    """Whether the profile's serving stack serves one replica from several hosts on this family."""
-    mh = c.estimator.inference.multi_host_serving
-    stack = profile.software.serving_stack
-    return stack == "none" or stack in mh.stacks(acc.device)
-
-
-# Fields the estimator never reads: two profiles that differ only in them are the same workload.
 NOT_ESTIMATED: set[str] = {"name", "proposal", "match"}
 _WORKLOAD_KEY: list[Any] = [None, ""]  # (profile, key): a profile's key is asked for once per candidate
 

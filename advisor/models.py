@@ -299,7 +299,7 @@ class Profile(Strict):
     def is_language_model(self) -> bool:
         """The one test of "is this an LLM" (the rules' ``facts.llm``): domain llm, or an nlp
         transformer/MoE. How a model decodes is the estimator's own question
-        (``estimator.is_llm_inference``: autoregressive generation, speech and TTS included)."""
+        (``replica.is_llm_inference``: autoregressive generation, speech and TTS included)."""
         return self.domain == "llm" or (self.domain == "nlp" and self.model.architecture in ("transformer", "moe"))
 
     @property

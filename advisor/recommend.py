@@ -27,7 +27,6 @@ from advisor.estimator import (
     all_candidates,
     basis,
     best,
-    model_shape,
     rebudgeted,
     repriced_keep,
 )
@@ -35,6 +34,7 @@ from advisor.facts import FieldReader
 from advisor.fmt import hours, money, safe_name
 from advisor.knowledge import PLACEHOLDER, KnowledgeBase, Rule, SetupPath
 from advisor.models import Profile
+from advisor.replica import model_shape
 
 ESTIMATOR_SOURCE = "docs/estimator.md"  # the estimator and scoring policy, shipped with the project
 

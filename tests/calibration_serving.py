@@ -20,8 +20,9 @@ import yaml
 
 from advisor import serving
 from advisor.api import Context
-from advisor.estimator import estimate, llm_replica
+from advisor.estimator import estimate
 from advisor.models import Profile
+from advisor.replica import llm_replica
 
 DATA = Path(__file__).parent / "data" / "serving.yaml"
 

@@ -8,8 +8,9 @@ import pytest
 from advisor.catalog import load_catalog
 from advisor.constants import load_constants
 from advisor.errors import InputError
-from advisor.estimator import estimate, model_shape
+from advisor.estimator import estimate
 from advisor.models import Profile
+from advisor.replica import model_shape
 
 from . import calibration
 from .conftest import run_cli
