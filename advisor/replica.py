@@ -35,6 +35,7 @@ DEFAULT_WINDOW = 4096
 # and hidden ~= 128 x layers (Llama-2 7B/13B: 4096/32, 5120/40).
 ASPECT = 128.0
 
+
 @dataclass(frozen=True)
 class Shape:
     """Transformer dimensions, given or approximated."""
@@ -104,6 +105,7 @@ def is_llm_inference(profile: Profile) -> bool:
         and profile.domain not in ("diffusion", "vision", "recommendation")
         and out > 1
     )
+
 
 def search_guess(replica: serving.LlmReplica | serving.RequestReplica, u_bw: float, u_mfu: float) -> Callable[[float], int | None] | None:
     """The closed-form concurrency guess an LLM replica offers its operating-point search; none
@@ -282,6 +284,7 @@ def request_flops(profile: Profile, c: Constants) -> float:
     if profile.domain == "vision" or profile.model.architecture == "cnn":
         return rf.vision_flops_per_param.value * n
     return 2.0 * n * max(profile.inference.input_tokens + profile.inference.output_tokens, 1)
+
 
 def multi_host_ok(profile: Profile, acc: Accelerator, c: Constants) -> bool:
     """Whether the profile's serving stack serves one replica from several hosts on this family."""
