@@ -222,7 +222,7 @@ def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> 
 
 
 def _cloud_price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> _Price:
-    clouds = list(profile.deployment.clouds)
+    clouds: list[str] = list(profile.deployment.clouds)
     kind = profile.deployment.pricing
     region = profile.deployment.region
     p = acc.price(clouds, kind, region, count)
@@ -850,14 +850,24 @@ def _serving_counts(acc: Accelerator, limit: int) -> tuple[list[int], list[int],
 
 def all_candidates(
     profile: Profile, catalog: Catalog, c: Constants, *, keep: Mapping[tuple[str, bool], list[Estimate]] | None = None,
+    offered_only: bool = False,
 ) -> list[Estimate]:
     """Every configuration worth estimating: the owned accelerators' (within what is owned), then
     each catalog accelerator's. ``keep``: (accelerator id, owned?) -> its candidates, already
-    estimated for a profile that differs from this one in nothing they depend on (re-used as they are)."""
+    estimated for a profile that differs from this one in nothing they depend on (re-used as they are).
+    ``offered_only`` (the what-ifs, which read only the verdict): skip the cloud accelerators not
+    offered on the profile's clouds in a family that has one that is; such a configuration is never
+    feasible, and a family's closest one is an offered one (recommend.closest), so the verdict is
+    the same."""
     keep = keep or {}
     out: list[Estimate] = []
     allowed = {catalog.resolve(a) or a for a in profile.deployment.accelerators or []}
     local = profile.deployment.local
+    clouds: list[str] = list(profile.deployment.clouds)
+    served = {
+        acc.device for acc in catalog.accelerators.values()
+        if offered_only and not acc.local and (not allowed or acc.id in allowed) and offered_on(acc, clouds)
+    }
     for own in profile.deployment.owned or []:
         acc = catalog.get(own.accelerator)
         kept = keep.get((acc.id, True))
@@ -872,6 +882,8 @@ def all_candidates(
         if allowed and acc.id not in allowed:
             continue
         if acc.local != local:  # local machines for local profiles, cloud and cluster hardware otherwise
+            continue
+        if not local and acc.device in served and not offered_on(acc, clouds):
             continue
         kept = keep.get((acc.id, local))
         if kept is not None:

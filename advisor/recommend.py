@@ -550,7 +550,7 @@ def flips(
                 moved = [rebudgeted(x, profile.goal.budget_usd, p.goal.budget_usd) for x in cands]
                 if all(x is not None for x in moved):
                     return decide(p, kb, catalog, c, [x for x in moved if x is not None])[0]
-        return decide(p, kb, catalog, c)[0]
+        return decide(p, kb, catalog, c, all_candidates(p, catalog, c, offered_only=True))[0]
 
     return whatif.what_ifs(profile, base.device, redecide, _verdict_text, limit)
 

@@ -127,3 +127,18 @@ def test_the_batch_keeps_a_bounded_number_of_workloads(ctx: Any, monkeypatch: py
     monkeypatch.setattr(check_judge, "KEPT_ESTIMATES", 1)
     check_judge.candidates(sizes[1], ctx)
     assert len(check_judge._CANDIDATES) == 1  # the latest stays, however large
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+def test_what_ifs_without_unoffered_accelerators_reach_the_same_verdict(ctx: Any, path: Path) -> None:
+    """The what-ifs estimate only the accelerators offered on the profile's clouds (where the family
+    has one): the verdict, its configuration and its feasibility are those of the full search, for
+    the profile and for the profile with its clouds widened (the what-if that adds GCP)."""
+    p = _profile(path)
+    variants = [p, _with(p, "deployment", clouds=[*p.deployment.clouds, "gcp"]) if "gcp" not in p.deployment.clouds else p]
+    for q in variants:
+        full = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants))[0]
+        pruned = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants, offered_only=True))[0]
+        assert (pruned.device, pruned.feasible) == (full.device, full.feasible)
+        assert (pruned.chosen.accelerator, pruned.chosen.count) == (full.chosen.accelerator, full.chosen.count) if full.chosen else pruned.chosen is None
+        assert pruned.scores == full.scores
