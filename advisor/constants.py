@@ -9,17 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from advisor.catalog import SourceRef
-from advisor.errors import InputError
 from advisor.knowledge import builtin_rules_dir
 from advisor.models import Strict
-from advisor.validation import problems_from
-from advisor.yamlsrc import load_file
+from advisor.validation import load_table
 
 SourceIds = Annotated[list[str], Field(min_length=1)]
 
@@ -110,20 +107,24 @@ class InferenceConstants(Strict):
     multi_host_serving: MultiHostServing
     prefill_token_budget: PrefillBudget | None = None
 
+    def _own(self, key: str | None, name: str) -> Any:
+        """A family's own figure, ``<key>_<name>`` (key: rules/families.yaml decode_utilisation), or None."""
+        return getattr(self, f"{key}_{name}", None) if key else None
+
     def decode_utilisation(self, key: str | None) -> Range:
-        """The decode bandwidth utilisation of a family (rules/families.yaml decode_utilisation)."""
-        own = getattr(self, f"{key}_decode_bandwidth_utilisation", None) if key else None
+        """The decode bandwidth utilisation of a family (its own where sourced, else the GPU one)."""
+        own: Range | None = self._own(key, "decode_bandwidth_utilisation")
         return own or self.decode_bandwidth_utilisation
 
     def kv_read_factor(self, key: str | None, stack: str) -> float:
         """How many times longer a family's decode step takes to read a byte of KV cache than a byte
         of weights (``<key>_kv_read_factor`` for the stacks it was fitted on, else 1)."""
-        own: StackFactor | None = getattr(self, f"{key}_kv_read_factor", None) if key else None
+        own: StackFactor | None = self._own(key, "kv_read_factor")
         return float(own.value) if own is not None and stack in own.stacks else 1.0
 
     def prefill_utilisation(self, key: str | None) -> Range:
         """The LLM prefill MFU of a family (its own ``<key>_prefill_mfu`` where sourced)."""
-        own = getattr(self, f"{key}_prefill_mfu", None) if key else None
+        own: Range | None = self._own(key, "prefill_mfu")
         return own or self.prefill_mfu
 
 
@@ -223,20 +224,9 @@ class Constants:
     scoring: Scoring
 
 
-def _load(path: Path, cls: type[Strict]) -> Strict:
-    docs = [d for d in load_file(str(path)) if d.data is not None]
-    if len(docs) != 1:
-        raise InputError.single(str(path), 1, 1, "expected exactly one YAML document")
-    try:
-        return cls.model_validate(docs[0].data)
-    except ValidationError as exc:
-        raise InputError(problems_from(exc, docs[0], cls)) from None
-
-
 @cache
 def load_constants() -> Constants:
     root = builtin_rules_dir()
-    est = _load(root / "estimator.yaml", EstimatorConstants)
-    sc = _load(root / "scoring.yaml", Scoring)
-    assert isinstance(est, EstimatorConstants) and isinstance(sc, Scoring)
+    est = load_table(root / "estimator.yaml", EstimatorConstants)
+    sc = load_table(root / "scoring.yaml", Scoring)
     return Constants(est, sc)

@@ -494,21 +494,21 @@ def estimate_inference(
     if batch is not None:
         top = max(1, min(batch, max(max_batch_mem, 1)))
 
+    utilisation = 1.0 if inf.mode == "batch" else ic.target_utilisation.value  # offline batch jobs run full
+    load: dict[str, Any] = {
+        "qps": inf.peak_qps, "max_concurrency": top, "target_s": None if target_ms is None else target_ms / 1000.0,
+        "utilisation": utilisation, "min_replicas": inf.min_replicas, "slack": ic.unattainable_latency_slack.value,
+    }
+
     def op(u_bw: float, u_mfu: float) -> serving.OperatingPoint:
         def at(b: int) -> serving.Point:
             return replica.point(b, u_bw, u_mfu)
 
         if batch is not None:  # a measured concurrency: report exactly there
             pt = at(top)
-            reps = max(inf.min_replicas, math.ceil(inf.peak_qps / max(pt.requests_per_second, 1e-12) - 1e-9))
+            reps = serving.replicas_for(pt, qps=inf.peak_qps, utilisation=1.0, min_replicas=inf.min_replicas)
             return serving.OperatingPoint(reps, pt, pt, at(1), None if target_ms is None else pt.latency * 1000 <= target_ms)
-        offline = inf.mode == "batch"
-        return serving.operating_point(
-            at, qps=inf.peak_qps, max_concurrency=top,
-            target_s=None if target_ms is None else target_ms / 1000.0,
-            utilisation=1.0 if offline else ic.target_utilisation.value, min_replicas=inf.min_replicas,
-            slack=ic.unattainable_latency_slack.value, guess=search_guess(replica, u_bw, u_mfu),
-        )
+        return serving.operating_point(at, guess=search_guess(replica, u_bw, u_mfu), **load)
 
     mid = op(mbu.expected, pre.expected)
     pt = mid.at_peak
@@ -527,12 +527,7 @@ def estimate_inference(
     def reps(u_bw: float, u_mfu: float) -> int:
         if batch is not None:
             return op(u_bw, u_mfu).replicas
-        return serving.replicas_needed(
-            lambda b: replica.point(b, u_bw, u_mfu), qps=inf.peak_qps, max_concurrency=top,
-            target_s=None if target_ms is None else target_ms / 1000.0,
-            utilisation=1.0 if inf.mode == "batch" else ic.target_utilisation.value, min_replicas=inf.min_replicas,
-            slack=ic.unattainable_latency_slack.value, guess=search_guess(replica, u_bw, u_mfu),
-        )
+        return serving.replicas_needed(lambda b: replica.point(b, u_bw, u_mfu), guess=search_guess(replica, u_bw, u_mfu), **load)
 
     slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
     _price(
@@ -541,7 +536,7 @@ def estimate_inference(
     )
     e.hours_low = e.hours_high = hours_month
     # per-unit cost at the capacity each replica is provisioned for
-    served_per_s = mid.at_capacity.requests_per_second * (1.0 if inf.mode == "batch" else ic.target_utilisation.value)
+    served_per_s = mid.at_capacity.requests_per_second * utilisation
     if e.usd_per_chip_hour is not None and served_per_s > 0:
         usd_per_request = e.usd_per_chip_hour * count / 3600.0 / served_per_s
         e.usd_per_million_tokens = usd_per_request / max(inf.output_tokens, 1) * 1e6 if llm else None
@@ -566,7 +561,7 @@ def estimate_inference(
             "replicas": mid.replicas,
             "concurrency_at_peak": pt.concurrency,
             "concurrency_at_capacity": mid.at_capacity.concurrency,
-            "target_utilisation": 1.0 if inf.mode == "batch" else ic.target_utilisation.value,
+            "target_utilisation": utilisation,
             "min_replicas": inf.min_replicas,
         },
         "memory": mem_notes,

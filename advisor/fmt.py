@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 
 def money(x: float | None) -> str:
@@ -35,14 +36,14 @@ def safe_name(text: str, limit: int = 30) -> str:
     return slug[:limit].rstrip("-") or "workload"
 
 
-def unit_usd(usd: float | None, digits: int = 3) -> str:
+def unit_usd(usd: float | None, digits: int = 3, missing: str = "-") -> str:
     """A per-unit cost: fixed decimals from $0.1, three significant digits below (never '$0.000')."""
     if usd is None:
-        return "-"
+        return missing
     return f"${usd:,.{digits}f}" if usd >= 0.1 or usd == 0 else f"${usd:.{digits}g}"
 
 
-def unit_label(unit_cost: dict[str, object] | None, long: bool = False) -> str:
+def unit_label(unit_cost: dict[str, Any] | None, long: bool = False) -> str:
     """The unit a serving cost is quoted in: tokens for text generation, else the workload's own
     (per audio hour, per 1,000 images, per million requests)."""
     unit = str((unit_cost or {}).get("unit") or "per million output tokens")
@@ -53,9 +54,9 @@ def unit_label(unit_cost: dict[str, object] | None, long: bool = False) -> str:
     return "$ " + unit.replace("per ", "/").replace("million", "M")
 
 
-def per_unit(unit_cost: dict[str, object] | None, digits: int = 3) -> str:
+def per_unit(unit_cost: dict[str, Any] | None, digits: int = 3) -> str:
     """'$0.544 per M output tokens', '$0.00134 per audio hour'; 'unpriced' without a price."""
     usd = (unit_cost or {}).get("usd")
     if usd is None:
         return "unpriced"
-    return f"{unit_usd(float(str(usd)), digits)} {unit_label(unit_cost, long=True)}"
+    return f"{unit_usd(usd, digits)} {unit_label(unit_cost, long=True)}"

@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from advisor.conditions import Condition, ConditionParser
 from advisor.errors import InputError, Problem
 from advisor.models import Cloud, Device, Framework, Strict
+from advisor.validation import builtin_rules_dir as builtin_rules_dir
 from advisor.validation import problems_from
 from advisor.yamlsrc import Document, load_file
 
@@ -201,15 +202,6 @@ def bundled_data(name: str) -> Any:
     from advisor.yamlsrc import load_file
 
     return load_file(str(builtin_rules_dir() / name))[0].data
-
-
-def builtin_rules_dir() -> Path:
-    """``advisor/rules`` inside an installed wheel, or ``rules/`` of a checkout."""
-    here = Path(__file__).resolve().parent
-    packaged = here / "rules"
-    if packaged.is_dir():
-        return packaged
-    return here.parent / "rules"
 
 
 def _validate(doc: Document, cls: type[Strict]) -> tuple[Any, list[Problem]]:

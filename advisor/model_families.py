@@ -12,12 +12,10 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from advisor.errors import InputError
 from advisor.models import Profile, Strict
-from advisor.validation import problems_from
-from advisor.yamlsrc import load_file
+from advisor.validation import builtin_rules_dir, load_table
 
 Kind = Literal["vision", "diffusion", "speech", "encoder"]
 
@@ -63,22 +61,12 @@ class FamilyTable(Strict):
 
 
 def table_path() -> Path:
-    """``advisor/rules`` inside an installed wheel, else ``rules/`` of a checkout (as knowledge.py)."""
-    here = Path(__file__).resolve().parent
-    root = here / "rules" if (here / "rules").is_dir() else here.parent / "rules"
-    return root / "model-families.yaml"
+    return builtin_rules_dir() / "model-families.yaml"
 
 
 @cache
 def load_families() -> FamilyTable:
-    path = str(table_path())
-    docs = [d for d in load_file(path) if d.data is not None]
-    if len(docs) != 1:
-        raise InputError.single(path, 1, 1, "expected exactly one YAML document")
-    try:
-        return FamilyTable.model_validate(docs[0].data)
-    except ValidationError as exc:
-        raise InputError(problems_from(exc, docs[0], FamilyTable)) from None
+    return load_table(table_path(), FamilyTable)
 
 
 def family_of(profile: Profile) -> Family | None:

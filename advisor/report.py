@@ -165,7 +165,7 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
             "count": e.count,
             "time": hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "–"),
             "cost": money(e.cost_usd),
-            "per_m_tokens": unit_usd(float(e.unit_cost["usd"])) if e.unit_cost and e.unit_cost.get("usd") is not None else "–",
+            "per_m_tokens": unit_usd((e.unit_cost or {}).get("usd"), missing="–"),
             "replicas": e.replicas or "–",
             "fits": "yes" if e.fits_memory else "no",
             "feasible": "yes" if e.feasible and e.priced else ("unpriced" if e.feasible else "no"),

@@ -299,14 +299,20 @@ def _capacity(
     return _largest(1, top, lambda b: point(b).latency <= reach, guess(reach) if guess else None) or 1
 
 
+def replicas_for(capacity: Point, *, qps: float, utilisation: float, min_replicas: int) -> int:
+    """Replicas that serve ``qps`` when each runs at ``utilisation`` of ``capacity``."""
+    per_replica = capacity.requests_per_second * utilisation
+    return max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
+
+
 def replicas_needed(
     point: Callable[[int], Point], *, qps: float, max_concurrency: int, target_s: float | None,
     utilisation: float, min_replicas: int, slack: float = 1.0, guess: Callable[[float], int | None] | None = None,
 ) -> int:
     """Replicas for the peak load alone (the ranges need no operating point)."""
     point = _memo(point)
-    per_replica = point(_capacity(point, max(1, max_concurrency), target_s, slack, guess)).requests_per_second * utilisation
-    return max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
+    capacity = point(_capacity(point, max(1, max_concurrency), target_s, slack, guess))
+    return replicas_for(capacity, qps=qps, utilisation=utilisation, min_replicas=min_replicas)
 
 
 def operating_point(
@@ -323,8 +329,7 @@ def operating_point(
     at_one = point(1)
     cap_c = _capacity(point, max(1, max_concurrency), target_s, slack, guess)
     cap = point(cap_c)
-    per_replica = cap.requests_per_second * utilisation
-    replicas = max(min_replicas, math.ceil(qps / per_replica - 1e-9)) if per_replica > 0 else min_replicas
+    replicas = replicas_for(cap, qps=qps, utilisation=utilisation, min_replicas=min_replicas)
     lam = qps / replicas
     # latency grows with concurrency, so c >= lam x latency(1): with a replica whose latency is
     # monotone in the concurrency (one that offers a guess) the search starts there

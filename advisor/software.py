@@ -16,14 +16,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from advisor.catalog import Accelerator, SourceRef
-from advisor.errors import InputError
-from advisor.knowledge import builtin_rules_dir
 from advisor.models import CudaLibrary, Framework, Method, Precision, Profile, ServingStack, Strict
-from advisor.validation import problems_from
-from advisor.yamlsrc import load_file
+from advisor.validation import builtin_rules_dir, load_table
 
 Status = Literal["supported", "caveats", "not-supported"]
 ProfileField = Literal["software.cuda_libraries", "software.serving_stack", "software.framework"]
@@ -103,14 +100,7 @@ class SoftwareTable(Strict):
 
 @cache
 def load_software() -> SoftwareTable:
-    path = str(builtin_rules_dir() / "software.yaml")
-    docs = [d for d in load_file(path) if d.data is not None]
-    if len(docs) != 1:
-        raise InputError.single(path, 1, 1, "expected exactly one YAML document")
-    try:
-        return SoftwareTable.model_validate(docs[0].data)
-    except ValidationError as exc:
-        raise InputError(problems_from(exc, docs[0], SoftwareTable)) from None
+    return load_table(builtin_rules_dir() / "software.yaml", SoftwareTable)
 
 
 def used(profile: Profile, table: SoftwareTable) -> list[Entry]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import difflib
 import types
 import typing
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from advisor.errors import InputError, Problem
-from advisor.yamlsrc import Document, KeyPath
+from advisor.yamlsrc import Document, KeyPath, load_file
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -163,6 +164,24 @@ def validate_document(doc: Document, cls: type[M], *, what: str = "") -> M:
         return cls.model_validate(doc.data)
     except ValidationError as exc:
         raise InputError(problems_from(exc, doc, cls)) from None
+
+
+def builtin_rules_dir() -> Path:
+    """``advisor/rules`` inside an installed wheel, or ``rules/`` of a checkout."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "rules"
+    if packaged.is_dir():
+        return packaged
+    return here.parent / "rules"
+
+
+def load_table(path: str | Path, cls: type[M], *, what: str = "") -> M:
+    """A data file of exactly one YAML document (the catalog-like tables in ``rules/``), read with
+    the project's safe loader and validated against ``cls``; every problem positioned."""
+    docs = [d for d in load_file(str(path)) if d.data is not None]
+    if len(docs) != 1:
+        raise InputError.single(str(path), 1, 1, "expected exactly one YAML document")
+    return validate_document(docs[0], cls, what=what)
 
 
 def _kind(value: Any) -> str:

@@ -32,6 +32,7 @@ class Row:
     measured: float
     estimated: float
     source: str
+    split: str = "held-out"
 
     @property
     def ratio(self) -> float:
@@ -84,7 +85,7 @@ def run(catalog: Catalog, constants: Constants) -> list[Row]:
         acc = catalog.get(m["accelerator"])
         e = estimate(profile, acc, m["count"], constants, batch=m.get("batch"))
         per_chip = (e.tokens_per_second or 0.0) / m["count"]
-        rows.append(Row(m["id"], m["kind"], acc.id, m["count"], m["measured"]["value"], per_chip, m["source"]))
+        rows.append(Row(m["id"], m["kind"], acc.id, m["count"], m["measured"]["value"], per_chip, m["source"], m["split"]))
     return rows
 
 
@@ -101,7 +102,8 @@ def main() -> None:
     from advisor.catalog import load_catalog
     from advisor.constants import load_constants
 
-    rows = run(load_catalog(), load_constants())
+    catalog = load_catalog()
+    rows = run(catalog, load_constants())
     print(f"{'id':45s} {'acc':10s} {'n':>5s} {'measured':>10s} {'estimated':>10s} {'ratio':>6s}")
     for r in rows:
         print(f"{r.id:45s} {r.accelerator:10s} {r.count:5d} {r.measured:10.1f} {r.estimated:10.1f} {r.ratio:6.2f}")
@@ -109,6 +111,16 @@ def main() -> None:
         print(f"{rid:45s} skipped: {why}")
     s = summary(rows)
     print(f"n={s['n']}  median |error| = {s['median_abs_error']:.1%}  worst ratio = {s['worst_ratio']:.2f}x")
+    devices = {r.accelerator: catalog.get(r.accelerator).device for r in rows}
+    for split in ("fit", "held-out"):
+        sel = [r for r in rows if r.split == split]
+        if not sel:
+            continue
+        s = summary(sel)
+        signed = {d: statistics.median(r.ratio for r in sel if devices[r.accelerator] == d) for d in ("tpu", "gpu") if any(devices[r.accelerator] == d for r in sel)}
+        tilt = f"{signed['tpu'] / signed['gpu']:.2f}" if len(signed) == 2 else "n/a (one family)"
+        fam = "  ".join(f"{d.upper()} signed median {v:.2f}" for d, v in signed.items())
+        print(f"{split:8s} n={s['n']}  median |error| = {s['median_abs_error']:.1%}  worst ratio = {s['worst_ratio']:.2f}x  {fam}  TPU/GPU {tilt}")
 
 
 if __name__ == "__main__":

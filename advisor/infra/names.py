@@ -13,14 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from advisor.catalog import Accelerator, Catalog, SourceRef
-from advisor.errors import InputError
-from advisor.knowledge import builtin_rules_dir
 from advisor.models import Strict
-from advisor.validation import problems_from
-from advisor.yamlsrc import load_file
+from advisor.validation import builtin_rules_dir, load_table
 
 Name = Annotated[str, Field(min_length=1, max_length=80)]
 
@@ -140,14 +137,7 @@ _CACHE: dict[int, NameIndex] = {}
 
 
 def load_names() -> NamesFile:
-    path = names_path()
-    docs = [d for d in load_file(path) if d.data is not None]
-    if len(docs) != 1:
-        raise InputError.single(path, 1, 1, "expected exactly one YAML document")
-    try:
-        return NamesFile.model_validate(docs[0].data)
-    except ValidationError as exc:
-        raise InputError(problems_from(exc, docs[0], NamesFile)) from None
+    return load_table(names_path(), NamesFile)
 
 
 def name_index(catalog: Catalog) -> NameIndex:

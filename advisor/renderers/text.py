@@ -106,7 +106,7 @@ def candidates_table(rec: Recommendation, limit: int = 14) -> Table:
         row.append(hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "-"))
         row.append(money(e.cost_usd) + (f" ({e.price_kind})" if e.price_kind else ""))
         if not training:
-            row.append(unit_usd(float(e.unit_cost["usd"])) if e.unit_cost and e.unit_cost.get("usd") is not None else "-")
+            row.append(unit_usd((e.unit_cost or {}).get("usd")))
             row.append(str(e.replicas or "-"))
         row.append(f"{e.memory_per_chip_gb:,.1f}/{e.memory_capacity_gb:,.0f} GB")
         row.append(e.why_not or "")
