@@ -4,15 +4,19 @@ proposal's waivers (``waiver-invalid``, ``waiver-unknown-rule``)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from advisor.check_results import RANK, Finding, ProposalResult
 from advisor.check_rules import CHECK_RULES, Judging, proposal_rules
+from advisor.conditions import leaves
 from advisor.context import Context
-from advisor.estimator import Estimate, all_candidates, workload_key
+from advisor.estimator import NOT_ESTIMATED, Estimate, all_candidates, workload_key
+from advisor.facts import FieldReader
+from advisor.knowledge import KnowledgeBase
 from advisor.loading import LoadedProfile
 from advisor.models import Profile
 from advisor.policy import Policy
-from advisor.recommend import recommend
+from advisor.recommend import Decision, decide, recommend
 
 # Proposals of one batch often describe the same workload (one model in several environments, a
 # proposal re-sized or re-timed). The candidate search is a pure function of the workload, the
@@ -22,20 +26,50 @@ from advisor.recommend import recommend
 # estimator never reads (the name, the proposal, the infrastructure it matches).
 KEPT_WORKLOADS = 32
 KEPT_ESTIMATES = 16_000
-_CANDIDATES: dict[str, tuple[Context, list[Estimate]]] = {}
+_CANDIDATES: dict[str, tuple[Context, list[Estimate], dict[tuple[Any, ...], Decision]]] = {}
 
 
-def candidates(profile: Profile, ctx: Context) -> list[Estimate]:
-    """``all_candidates`` of the profile's workload, estimated once per recent workload and context."""
+def _workload(profile: Profile, ctx: Context) -> tuple[Context, list[Estimate], dict[tuple[Any, ...], Decision]]:
+    """(context, ``all_candidates`` of the profile's workload, its decisions so far), estimated once
+    per recent workload and context."""
     key = workload_key(profile)
     hit = _CANDIDATES.pop(key, None)
-    if hit is None or hit[0].catalog is not ctx.catalog or hit[0].constants is not ctx.constants:
-        hit = (ctx, all_candidates(profile, ctx.catalog, ctx.constants))
+    if hit is None or hit[0].catalog is not ctx.catalog or hit[0].constants is not ctx.constants or hit[0].kb is not ctx.kb:
+        hit = (ctx, all_candidates(profile, ctx.catalog, ctx.constants), {})
     _CANDIDATES[key] = hit  # the most recent last; the oldest go first
     held = sum(len(v[1]) for v in _CANDIDATES.values())
     while len(_CANDIDATES) > 1 and (len(_CANDIDATES) > KEPT_WORKLOADS or held > KEPT_ESTIMATES):
         held -= len(_CANDIDATES.pop(next(iter(_CANDIDATES)))[1])
-    return list(hit[1])
+    return hit
+
+
+def candidates(profile: Profile, ctx: Context) -> list[Estimate]:
+    """``all_candidates`` of the profile's workload, estimated once per recent workload and context."""
+    return list(_workload(profile, ctx)[1])
+
+
+_RULE_READS: list[Any] = [None, ()]  # (knowledge base, the fields outside the workload its rules read)
+
+
+def _outside_workload(kb: KnowledgeBase) -> tuple[str, ...]:
+    """The fields the estimator never reads (the name, the infrastructure matched) that a rule of
+    ``kb`` tests: a decision depends on the workload and on these (none, in the built-in rules)."""
+    if _RULE_READS[0] is not kb:
+        read = {leaf.field for r in kb.rules for leaf in leaves(r.when)}
+        _RULE_READS[0], _RULE_READS[1] = kb, tuple(sorted(f for f in read if f.split(".")[0] in NOT_ESTIMATED))
+    return tuple(_RULE_READS[1])
+
+
+def decided(profile: Profile, ctx: Context) -> tuple[Decision, list[Estimate]]:
+    """The verdict on the profile's workload and its candidates: decided once per recent workload
+    (and per value of any field outside it that a rule reads), as the candidates are estimated."""
+    _ctx, cands, decisions = _workload(profile, ctx)
+    reader = FieldReader(profile)
+    key = tuple(repr(reader.get(f)) for f in _outside_workload(ctx.kb))
+    hit = decisions.get(key)
+    if hit is None:
+        hit = decisions[key] = decide(profile, ctx.kb, ctx.catalog, ctx.constants, list(cands))[0]
+    return hit, list(cands)
 
 
 def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:
@@ -45,7 +79,8 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
     if prop is None:
         return ProposalResult(lp.label, lp.path, profile.name, "skipped")
     pline = lp.doc.where(("proposal",), key=True)[0]
-    rec = recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False, cands=candidates(profile, ctx), with_table=False)
+    decision, cands = decided(profile, ctx)
+    rec = recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False, cands=cands, with_table=False, decision=decision)
     j = Judging(lp, ctx, policy, rec)
     acc = j.acc
     result = ProposalResult(

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.catalog import Accelerator
 from advisor.check_results import RANK
+from advisor.constants import Constants
 from advisor.context import Context
-from advisor.estimator import HOURS_PER_MONTH, Estimate, candidate_counts, estimate
+from advisor.estimator import HOURS_PER_MONTH, Estimate, candidate_counts, estimate, workload_key
 from advisor.families import family
 from advisor.fmt import money
 from advisor.loading import LoadedProfile
@@ -186,6 +187,23 @@ class Judging:
         return min_feasible_count(self.lp, self.ctx)
 
 
+# The estimates a proposal's rules read (its own configuration, the counts that would do) are a pure
+# function of the workload, the catalog entry and the count: the proposals of one workload share
+# them, as they share its candidates (check_judge). Bounded: cleared when full.
+KEPT_PROPOSAL_ESTIMATES = 4096
+_ESTIMATES: dict[tuple[str, int, int, int], tuple[Accelerator, Constants, Estimate]] = {}
+
+
+def _estimate(profile: Profile, acc: Accelerator, count: int, c: Constants) -> Estimate:
+    key = (workload_key(profile), id(acc), count, id(c))
+    hit = _ESTIMATES.get(key)
+    if hit is None or hit[0] is not acc or hit[1] is not c:
+        if len(_ESTIMATES) >= KEPT_PROPOSAL_ESTIMATES:
+            _ESTIMATES.clear()
+        hit = _ESTIMATES[key] = (acc, c, estimate(profile, acc, count, c))
+    return hit[2]
+
+
 def proposal_estimate(lp: LoadedProfile, ctx: Context) -> tuple[Estimate, int | None, float | None]:
     """(estimate of the proposed configuration, replicas it allows, its QPS capacity)."""
     profile = lp.profile
@@ -193,13 +211,13 @@ def proposal_estimate(lp: LoadedProfile, ctx: Context) -> tuple[Estimate, int | 
     assert prop is not None
     acc = ctx.catalog.get(prop.accelerator)
     if profile.is_training:
-        return estimate(profile, acc, prop.count, ctx.constants), None, None
+        return _estimate(profile, acc, prop.count, ctx.constants), None, None
     # Serving: the proposed chips are split into replicas of a real single-host shape.
     best: tuple[float, Estimate, int] | None = None
     for per in sorted(set(candidate_counts(profile, acc, ctx.constants)) | {prop.count}):
         if per > prop.count or prop.count % per:
             continue
-        e = estimate(profile, acc, per, ctx.constants)
+        e = _estimate(profile, acc, per, ctx.constants)
         if not e.fits_memory or not e.capacity_rps:
             continue
         replicas = prop.count // per
@@ -209,7 +227,7 @@ def proposal_estimate(lp: LoadedProfile, ctx: Context) -> tuple[Estimate, int | 
         if best is None or key > best[0]:
             best = (key, e, replicas)
     if best is None:
-        return estimate(profile, acc, prop.count, ctx.constants), 0, 0.0
+        return _estimate(profile, acc, prop.count, ctx.constants), 0, 0.0
     e, replicas = best[1], best[2]
     return e, replicas, replicas * (e.capacity_rps or 0.0)
 
@@ -219,7 +237,7 @@ def min_feasible_count(lp: LoadedProfile, ctx: Context) -> int | None:
     assert profile.proposal is not None
     acc = ctx.catalog.get(profile.proposal.accelerator)
     for n in candidate_counts(profile, acc, ctx.constants):
-        e = estimate(profile, acc, n, ctx.constants)
+        e = _estimate(profile, acc, n, ctx.constants)
         ok = e.fits_memory and e.meets_deadline is not False and e.meets_latency is not False
         if ok and profile.inference is not None and profile.task == "inference":
             needed = (e.replicas or 1) * n

@@ -399,8 +399,12 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
 
 
 def estimate_inference(
-    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None
+    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None,
+    verdict_only: bool = False,
 ) -> Estimate:
+    """One serving configuration. ``verdict_only`` (the what-ifs, which read the verdict, its
+    configuration and its feasibility): no cost range (the low / high utilisation searches that only
+    the confidence's scenarios and the shown ranges read); everything else as in the full estimate."""
     assert profile.inference is not None
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference", owned_chips=owned_chips)
     sw = software.resolve(profile, acc)
@@ -529,11 +533,11 @@ def estimate_inference(
             return op(u_bw, u_mfu).replicas
         return serving.replicas_needed(lambda b: replica.point(b, u_bw, u_mfu), guess=search_guess(replica, u_bw, u_mfu), **load)
 
-    slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
-    _price(
-        e, profile, acc, hours_month * count * mid.replicas,
-        chip_hours_range=(hours_month * count * fast, hours_month * count * slow),
-    )
+    chip_range = None
+    if not verdict_only:
+        slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
+        chip_range = (hours_month * count * fast, hours_month * count * slow)
+    _price(e, profile, acc, hours_month * count * mid.replicas, chip_hours_range=chip_range)
     e.hours_low = e.hours_high = hours_month
     # per-unit cost at the capacity each replica is provisioned for
     served_per_s = mid.at_capacity.requests_per_second * utilisation
@@ -680,12 +684,14 @@ def rebudgeted(e: Estimate, was: float | None, budget: float | None) -> Estimate
 
 
 def estimate(
-    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None
+    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None,
+    verdict_only: bool = False,
 ) -> Estimate:
-    """One configuration; ``owned_chips``: the team owns that many of ``acc`` (no price, sized within them)."""
+    """One configuration; ``owned_chips``: the team owns that many of ``acc`` (no price, sized within
+    them); ``verdict_only``: without what only the confidence and the shown ranges read (serving)."""
     if profile.is_training:
         return estimate_training(profile, acc, count, c, owned_chips=owned_chips)
-    return estimate_inference(profile, acc, count, c, batch=batch, owned_chips=owned_chips)
+    return estimate_inference(profile, acc, count, c, batch=batch, owned_chips=owned_chips, verdict_only=verdict_only)
 
 
 def _first(shapes: list[int], lo: int, hi: int, ok: Any) -> int | None:
@@ -845,15 +851,15 @@ def _serving_counts(acc: Accelerator, limit: int) -> tuple[list[int], list[int],
 
 def all_candidates(
     profile: Profile, catalog: Catalog, c: Constants, *, keep: Mapping[tuple[str, bool], list[Estimate]] | None = None,
-    offered_only: bool = False,
+    verdict_only: bool = False,
 ) -> list[Estimate]:
     """Every configuration worth estimating: the owned accelerators' (within what is owned), then
     each catalog accelerator's. ``keep``: (accelerator id, owned?) -> its candidates, already
     estimated for a profile that differs from this one in nothing they depend on (re-used as they are).
-    ``offered_only`` (the what-ifs, which read only the verdict): skip the cloud accelerators not
-    offered on the profile's clouds in a family that has one that is; such a configuration is never
-    feasible, and a family's closest one is an offered one (recommend.closest), so the verdict is
-    the same."""
+    ``verdict_only`` (the what-ifs, which read only the verdict, its configuration and its
+    feasibility): skip the cloud accelerators not offered on the profile's clouds in a family that
+    has one that is (such a configuration is never feasible, and a family's closest one is an
+    offered one, recommend.closest), and estimate without cost ranges; the verdict is the same."""
     keep = keep or {}
     out: list[Estimate] = []
     allowed = {catalog.resolve(a) or a for a in profile.deployment.accelerators or []}
@@ -861,7 +867,7 @@ def all_candidates(
     clouds: list[str] = list(profile.deployment.clouds)
     served = {
         acc.device for acc in catalog.accelerators.values()
-        if offered_only and not acc.local and (not allowed or acc.id in allowed) and offered_on(acc, clouds)
+        if verdict_only and not acc.local and (not allowed or acc.id in allowed) and offered_on(acc, clouds)
     }
     for own in profile.deployment.owned or []:
         acc = catalog.get(own.accelerator)
@@ -872,7 +878,7 @@ def all_candidates(
             out.extend(training_candidates(profile, acc, c, owned_chips=own.count))
         else:
             counts = [n for n in candidate_counts(profile, acc, c) if n <= own.count] or [own.count]
-            out.extend(estimate(profile, acc, n, c, owned_chips=own.count) for n in counts)
+            out.extend(estimate(profile, acc, n, c, owned_chips=own.count, verdict_only=verdict_only) for n in counts)
     for acc in catalog.accelerators.values():
         if allowed and acc.id not in allowed:
             continue
@@ -888,20 +894,23 @@ def all_candidates(
             if profile.is_training:
                 out.extend(training_candidates(profile, acc, c, owned_chips=mine))
             else:
-                out.extend(estimate(profile, acc, n, c, owned_chips=mine) for n in candidate_counts(profile, acc, c) if n <= mine)
+                out.extend(
+                estimate(profile, acc, n, c, owned_chips=mine, verdict_only=verdict_only)
+                for n in candidate_counts(profile, acc, c) if n <= mine
+            )
         else:
-            out.extend(_cloud_candidates(profile, acc, c))
+            out.extend(_cloud_candidates(profile, acc, c, verdict_only))
     return out
 
 
-def _cloud_candidates(profile: Profile, acc: Accelerator, c: Constants) -> list[Estimate]:
+def _cloud_candidates(profile: Profile, acc: Accelerator, c: Constants, verdict_only: bool = False) -> list[Estimate]:
     if profile.is_training:
         return training_candidates(profile, acc, c)
     counts = candidate_counts(profile, acc, c)
-    ests = [estimate(profile, acc, n, c) for n in counts]
+    ests = [estimate(profile, acc, n, c, verdict_only=verdict_only) for n in counts]
     if profile.task == "inference" and not any(x.fits_memory for x in ests):
         bigger = [n for n in acc.counts() if n not in counts][:4]
-        ests += [estimate(profile, acc, n, c) for n in bigger]
+        ests += [estimate(profile, acc, n, c, verdict_only=verdict_only) for n in bigger]
     return ests
 
 

@@ -545,12 +545,12 @@ def flips(
             if reuse == "reuse":
                 return decide(p, kb, catalog, c, cands)[0]
             if reuse == "prices":
-                return decide(p, kb, catalog, c, all_candidates(p, catalog, c, keep=repriced_keep(profile, p, cands, catalog)))[0]
+                return decide(p, kb, catalog, c, all_candidates(p, catalog, c, keep=repriced_keep(profile, p, cands, catalog), verdict_only=True))[0]
             if reuse == "budget":
                 moved = [rebudgeted(x, profile.goal.budget_usd, p.goal.budget_usd) for x in cands]
                 if all(x is not None for x in moved):
                     return decide(p, kb, catalog, c, [x for x in moved if x is not None])[0]
-        return decide(p, kb, catalog, c, all_candidates(p, catalog, c, offered_only=True))[0]
+        return decide(p, kb, catalog, c, all_candidates(p, catalog, c, verdict_only=True))[0]
 
     return whatif.what_ifs(profile, base.device, redecide, _verdict_text, limit)
 
@@ -587,11 +587,14 @@ def recommend(
     with_flip: bool = True,
     cands: list[Estimate] | None = None,
     with_table: bool = True,
+    decision: Decision | None = None,
 ) -> Recommendation:
     """The verdict and everything shown with it; ``cands``: this profile's candidates, already
-    estimated (``all_candidates``), for a caller that has them. ``with_table``: False for a caller
+    estimated (``all_candidates``), for a caller that has them; ``decision``: with them, their
+    ``decide`` (a caller that decided this workload before). ``with_table``: False for a caller
     that reads the verdict and not the candidates (``candidates`` and ``table`` are left empty)."""
-    decision, cands = decide(profile, kb, catalog, c, cands)
+    if decision is None or cands is None:
+        decision, cands = decide(profile, kb, catalog, c, cands)
     warnings: list[str] = []
     if {x.device for x in decision.excluded} >= set(families.ids()):
         warnings.append(

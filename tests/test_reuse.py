@@ -138,7 +138,51 @@ def test_what_ifs_without_unoffered_accelerators_reach_the_same_verdict(ctx: Any
     variants = [p, _with(p, "deployment", clouds=[*p.deployment.clouds, "gcp"]) if "gcp" not in p.deployment.clouds else p]
     for q in variants:
         full = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants))[0]
-        pruned = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants, offered_only=True))[0]
+        pruned = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True))[0]
         assert (pruned.device, pruned.feasible) == (full.device, full.feasible)
         assert (pruned.chosen.accelerator, pruned.chosen.count) == (full.chosen.accelerator, full.chosen.count) if full.chosen else pruned.chosen is None
         assert pruned.scores == full.scores
+
+
+def test_a_batch_decides_each_workload_once_unless_a_rule_reads_the_name(ctx: Any) -> None:
+    """Proposals of one workload share its decision (the built-in rules read nothing outside the
+    workload); a rule that tests the name makes the name part of what is decided."""
+    import dataclasses
+
+    from advisor import check_judge
+    from advisor.conditions import Leaf
+
+    p = _profile(next(x for x in PROPOSALS if x.stem == "ok-v6e-chatbot"))
+    renamed = p.model_copy(update={"name": "special"})
+    check_judge._CANDIDATES.clear()
+    assert check_judge._outside_workload(ctx.kb) == ()
+    first = check_judge.decided(p, ctx)[0]
+    assert check_judge.decided(renamed, ctx)[0] is first
+    assert _verdict(first) == _verdict(decide(renamed, ctx.kb, ctx.catalog, ctx.constants)[0])
+
+    base = next(r for r in ctx.kb.rules if r.device is not None and not r.exclude)
+    reads = dataclasses.replace(base, id="reads-the-name", when=Leaf("name", "eq", "special"), points=50.0, device="gpu")
+    other = dataclasses.replace(ctx, kb=dataclasses.replace(ctx.kb, rules=[*ctx.kb.rules, reads]))
+    assert check_judge._outside_workload(other.kb) == ("name",)
+    plain, named = check_judge.decided(p, other)[0], check_judge.decided(renamed, other)[0]
+    assert plain is not named
+    assert "reads-the-name" in [c.rule for c in named.contributions]
+    assert "reads-the-name" not in [c.rule for c in plain.contributions]
+    assert check_judge.decided(p, other)[0] is plain
+
+
+def test_proposals_of_one_workload_share_the_estimates_their_rules_read(ctx: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proposal's own configuration and the smallest count that would do are estimated once per
+    workload, entry and count, and are what estimating them again gives; the memo is bounded."""
+    from advisor import check_rules
+
+    p = _profile(next(x for x in PROPOSALS if x.stem == "oversized-h100-finetune"))
+    acc = ctx.catalog.get("h100-80gb")
+    check_rules._ESTIMATES.clear()
+    a = check_rules._estimate(p, acc, 8, ctx.constants)
+    assert check_rules._estimate(p.model_copy(update={"name": "other"}), acc, 8, ctx.constants) is a
+    assert a.to_json() == check_rules.estimate(p, acc, 8, ctx.constants).to_json()
+    assert check_rules._estimate(_with(p, "model", params_b=p.model.params_b * 2), acc, 8, ctx.constants) is not a
+    monkeypatch.setattr(check_rules, "KEPT_PROPOSAL_ESTIMATES", 2)
+    check_rules._estimate(p, acc, 16, ctx.constants)
+    assert len(check_rules._ESTIMATES) <= 2
