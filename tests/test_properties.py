@@ -9,6 +9,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -169,3 +170,40 @@ def test_random_yaml_text_only_exits_0_or_2(tmp_path_factory: Any, text: str) ->
     r = run_cli("validate", str(f))
     assert r.code in (0, 2), r.err
     assert "Traceback" not in r.err and "internal error" not in r.err
+
+
+_json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12),
+)
+_json_values = st.recursive(
+    _json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(st.one_of(st.text(max_size=8), st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False)), inner, max_size=4),
+    ),
+    max_leaves=40,
+)
+
+
+@given(_json_values)
+@settings(max_examples=400, deadline=None)
+def test_the_json_writer_writes_what_the_standard_library_writes(value: object) -> None:
+    """advisor's JSON text (one recursive encoder, for speed) is byte for byte json.dumps(indent=2,
+    ensure_ascii=False, allow_nan=False): every key kind, nesting, empty containers, any text."""
+    from advisor.renderers.json import dumps, dumps_reference
+
+    assert dumps(value) == dumps_reference(value)
+
+
+def test_the_json_writer_refuses_what_the_standard_library_refuses() -> None:
+    import math
+
+    from advisor.renderers.json import dumps
+
+    loop: list[object] = []
+    loop.append(loop)
+    for bad, error in ((math.nan, ValueError), ({"a": math.inf}, ValueError), (loop, ValueError), ({1j: 1}, TypeError), (object(), TypeError)):
+        with pytest.raises(error):
+            dumps(bad)

@@ -6,12 +6,12 @@ table per format.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
 from advisor import __version__
 from advisor.fmt import cell, hours, money
+from advisor.renderers.json import dumps
 
 if TYPE_CHECKING:
     from advisor.check_results import CheckReport, ProposalResult
@@ -170,7 +170,7 @@ def sarif(report: CheckReport) -> str:
             "columnKind": "unicodeCodePoints",
         }],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return dumps(doc)
 
 
 # --------------------------------------------------------------------------- JUnit
