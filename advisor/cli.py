@@ -415,8 +415,40 @@ def _environment_failure(exc: OSError) -> NoReturn:
     _fail(f"advisor: error: {what}", 4)
 
 
+def _without_pydantic_plugins() -> None:
+    """The command line takes no third-party pydantic plugins (hooks a ``pydantic`` entry point
+    installs to trace validation): looking for them imports ``importlib.metadata`` and scans every
+    installed distribution the first time typer or a model builds a validator, ~15 ms of every run.
+    Pydantic's plugin loader is stood in for by one that finds none; any other name asked of it
+    loads the real loader in its place (a pydantic that asks for more works as before). A loader
+    already imported is left alone, and the library API (advisor.api) never does this."""
+    name = "pydantic.plugin._loader"
+    if name in sys.modules:
+        return
+    import types
+
+    stub = types.ModuleType(name)
+
+    def get_plugins() -> tuple[()]:
+        return ()
+
+    def real(attr: str) -> Any:
+        if attr.startswith("__"):  # what the import system asks of any module (__path__, ...)
+            raise AttributeError(attr)
+        import importlib
+
+        if sys.modules.get(name) is stub:
+            del sys.modules[name]
+        return getattr(importlib.import_module(name), attr)
+
+    stub.get_plugins = get_plugins  # type: ignore[attr-defined]
+    stub.__getattr__ = real  # type: ignore[method-assign]
+    sys.modules[name] = stub
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point with the one exception boundary."""
+    _without_pydantic_plugins()
     _guard_std_streams()
     _tolerate_encoding()
     previous = _install_signal_handlers()

@@ -78,3 +78,31 @@ def test_check_of_a_plan_loads_its_reader() -> None:
     assert plans
     loaded = modules("check", str(plans[0]), "--no-config", "--format", "json")
     assert {"advisor.infra.read", "advisor.infra.tfplan"} <= loaded
+
+
+@pytest.mark.parametrize("args", [("recommend", "profiles/llm-chatbot.yaml", "--format", "json"), ("check", "profiles/proposals", "--no-config")])
+def test_the_command_line_never_scans_for_pydantic_plugins(args: tuple[str, ...]) -> None:
+    """Typer and the models build pydantic validators; the command line stands in for pydantic's
+    plugin loader, so importlib.metadata (a scan of every installed distribution) is never loaded."""
+    loaded = modules(*args)
+    assert "pydantic.main" in loaded
+    assert "importlib.metadata" not in loaded
+
+
+def test_the_plugin_loader_stand_in_hands_over_to_the_real_one() -> None:
+    """Anything but get_plugins asked of the stand-in loads pydantic's real loader in its place; the
+    library API alone (no command line) leaves pydantic as it is."""
+    probe = (
+        "import sys\nfrom advisor import cli\ncli._without_pydantic_plugins()\n"
+        "m = sys.modules['pydantic.plugin._loader']\nassert list(m.get_plugins()) == []\n"
+        "assert m.PYDANTIC_ENTRY_POINT_GROUP == 'pydantic'\n"
+        "assert sys.modules['pydantic.plugin._loader'] is not m and 'importlib.metadata' in sys.modules\n"
+        "from advisor.api import Context\nprint('ok')\n"
+    )
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+    lib = subprocess.run(
+        [sys.executable, "-c", "import sys\nimport advisor.api\nassert 'pydantic.plugin._loader' not in sys.modules or sys.modules['pydantic.plugin._loader'].__file__\nprint('ok')"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+    assert lib.returncode == 0 and lib.stdout.strip() == "ok", lib.stderr
