@@ -100,7 +100,7 @@ def _unlink(path: str | Path) -> None:
 
 
 # Modules whose classes are pickled: a change to them (in a checkout) invalidates the cache too.
-_CODE = ("models", "conditions", "facts", "knowledge", "catalog", "constants", "api")
+_CODE = ("models", "conditions", "facts", "knowledge", "catalog", "constants", "api", "context", "software", "model_families", "validation")
 
 
 def signature(root: Path) -> str:

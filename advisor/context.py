@@ -49,14 +49,28 @@ class Context:
     def _builtin(cls) -> Context:
         from advisor import cache
         from advisor.knowledge import builtin_rules_dir
+        from advisor.validation import builtin_tables, prime_builtin_tables
 
         root = builtin_rules_dir()
         hit = cache.load(root)
-        if isinstance(hit, cls):
-            return hit
+        if isinstance(hit, tuple) and len(hit) == 2 and isinstance(hit[0], cls) and isinstance(hit[1], dict):
+            prime_builtin_tables(hit[1])
+            return hit[0]
         ctx = cls(load_knowledge([]), load_catalog([]), load_constants())
-        cache.store(root, ctx)
+        _read_builtin_tables()
+        cache.store(root, (ctx, builtin_tables()))
         return ctx
+
+
+def _read_builtin_tables() -> None:
+    """Every built-in table a recommendation or a check reads (software support, model families,
+    device families, clouds), read now so that the per-user cache holds them with the rest."""
+    from advisor import clouds, families, model_families, software
+
+    software.load_software()
+    model_families.load_families()
+    families.ids()
+    clouds.ids()
 
 
 def check_accelerators(loaded: list[LoadedProfile], catalog: Catalog) -> None:

@@ -199,9 +199,11 @@ class KnowledgeBase:
 
 def bundled_data(name: str) -> Any:
     """A data file shipped in ``rules/`` (families, clouds), read with the project's safe loader."""
+    from advisor.validation import builtin_table
     from advisor.yamlsrc import load_file
 
-    return load_file(str(builtin_rules_dir() / name))[0].data
+    path = builtin_rules_dir() / name
+    return builtin_table(path, "data", lambda: load_file(str(path))[0].data)
 
 
 def _validate(doc: Document, cls: type[Strict]) -> tuple[Any, list[Problem]]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import os
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
@@ -15,6 +17,7 @@ from advisor.errors import InputError, Problem
 from advisor.yamlsrc import Document, KeyPath, load_file
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
@@ -175,13 +178,47 @@ def builtin_rules_dir() -> Path:
     return here.parent / "rules"
 
 
+# The built-in tables (files of ``rules/``) this process has read, by (file, what it was read as).
+# The per-user cache stores them with the knowledge base and primes them (context.Context), so a
+# run reads none of them again; a file outside ``rules/`` (a user's) is always read.
+_BUILTIN_TABLES: dict[tuple[str, str], Any] = {}
+
+
+def builtin_table(path: str | Path, kind: str, read: Callable[[], T]) -> T:
+    """``read()`` of the built-in file ``path`` (as ``kind``), once per process; a path outside
+    ``rules/`` is read every time."""
+    root = str(builtin_rules_dir()) + os.sep
+    full = os.path.abspath(path)
+    if not full.startswith(root):
+        return read()
+    key = (full[len(root):].replace(os.sep, "/"), kind)
+    if key not in _BUILTIN_TABLES:
+        _BUILTIN_TABLES[key] = read()
+    return cast(T, _BUILTIN_TABLES[key])
+
+
+def builtin_tables() -> dict[tuple[str, str], Any]:
+    """The built-in tables read so far (for the per-user cache)."""
+    return dict(_BUILTIN_TABLES)
+
+
+def prime_builtin_tables(tables: dict[tuple[str, str], Any]) -> None:
+    """Tables read by an earlier run of the same code and data (the per-user cache)."""
+    for key, value in tables.items():
+        _BUILTIN_TABLES.setdefault(key, value)
+
+
 def load_table(path: str | Path, cls: type[M], *, what: str = "") -> M:
     """A data file of exactly one YAML document (the catalog-like tables in ``rules/``), read with
     the project's safe loader and validated against ``cls``; every problem positioned."""
-    docs = [d for d in load_file(str(path)) if d.data is not None]
-    if len(docs) != 1:
-        raise InputError.single(str(path), 1, 1, "expected exactly one YAML document")
-    return validate_document(docs[0], cls, what=what)
+
+    def read() -> M:
+        docs = [d for d in load_file(str(path)) if d.data is not None]
+        if len(docs) != 1:
+            raise InputError.single(str(path), 1, 1, "expected exactly one YAML document")
+        return validate_document(docs[0], cls, what=what)
+
+    return builtin_table(path, f"{cls.__module__}.{cls.__qualname__}", read)
 
 
 def _kind(value: Any) -> str:

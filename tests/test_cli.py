@@ -89,6 +89,37 @@ def test_compiled_data_cache(tmp_path, monkeypatch) -> None:  # type: ignore[no-
     assert Context.load().kb.rules
 
 
+
+def test_the_cache_holds_every_built_in_table_a_run_reads(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A run served from the cache reads no file of rules/ (software support, model families, device
+    families, clouds come with the knowledge base); a table outside rules/ is read every time."""
+    import shutil
+
+    from advisor import validation, yamlsrc
+    from advisor.api import Context
+    from advisor.software import SoftwareTable
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("ADVISOR_NO_CACHE", raising=False)
+    Context.load()  # writes the cache
+    stored = validation.builtin_tables()
+    assert {name for name, _ in stored} >= {"software.yaml", "model-families.yaml", "families.yaml", "clouds.yaml"}
+    monkeypatch.setattr(validation, "_BUILTIN_TABLES", {})  # a fresh process
+    read: list[str] = []
+    real = yamlsrc.load_file
+    monkeypatch.setattr(validation, "load_file", lambda path, **kw: read.append(path) or real(path, **kw))
+    monkeypatch.setattr(yamlsrc, "load_file", lambda path, **kw: read.append(path) or real(path, **kw))
+    Context.load()
+    assert validation.builtin_tables().keys() == stored.keys()
+    assert validation.load_table(validation.builtin_rules_dir() / "software.yaml", SoftwareTable) is validation.builtin_tables()[("software.yaml", "advisor.software.SoftwareTable")]
+    assert read == []
+    mine = tmp_path / "software.yaml"
+    shutil.copy(validation.builtin_rules_dir() / "software.yaml", mine)
+    one, two = validation.load_table(mine, SoftwareTable), validation.load_table(mine, SoftwareTable)
+    assert one is not two and read == [str(mine), str(mine)]
+
+
 # --------------------------------------------------------------------------- rules list: both kinds
 
 
