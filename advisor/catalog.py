@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -322,6 +322,27 @@ class Catalog:
     aliases: dict[str, str]
     files: list[str]
     onprem: OnPremDefaults | None = None
+    _dominated: dict[str, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
+
+    def dominated(self) -> dict[str, tuple[str, ...]]:
+        """Entry id -> the entries that dominate it, in id order: the same hardware as far as any
+        estimate reads (everything but names, notes, sources, dates and the setup's names), offered
+        on the same clouds at the same price kinds, regions and counts, never dearer, and an id that
+        sorts first (every tie between candidates goes to the smaller id). No verdict chooses a
+        dominated entry, as its best or its closest configuration: a search for the verdict alone
+        (the what-ifs) skips it where one of its dominators is searched. Computed once per catalog."""
+        if self._dominated is None:
+            groups: dict[Any, list[Accelerator]] = {}
+            for acc in sorted(self.accelerators.values(), key=lambda a: a.id):
+                groups.setdefault(_physics(acc), []).append(acc)
+            out: dict[str, tuple[str, ...]] = {}
+            for same in groups.values():
+                for i, acc in enumerate(same):
+                    over = tuple(a.id for a in same[:i] if _no_dearer(a.prices, acc.prices))
+                    if over:
+                        out[acc.id] = over
+            self._dominated = out
+        return self._dominated
 
     def resolve(self, name: str) -> str | None:
         key = name.strip().lower()
@@ -347,6 +368,34 @@ class Catalog:
         if ref.url:
             return ref.url
         return " ".join(x for x in (ref.repo, ref.path, ref.commit) if x)
+
+
+# What no estimate reads: names, descriptions, sources and dates, the setup's names (SkyPilot,
+# GKE, runtime, zones) and the instance names of shapes. Everything else of an entry is physics.
+_COSMETIC = frozenset({
+    "id", "name", "aliases", "note", "source", "as_of", "prices", "interconnect", "skypilot", "zones",
+    "runtime_version", "gke_accelerator", "machine_types", "machine_types_cloud",
+})
+
+
+def _physics(value: Any) -> Any:
+    """A hashable value of everything an estimate reads of ``value`` (an entry, or a part of one)."""
+    if isinstance(value, Strict):
+        return (type(value).__name__, tuple((k, _physics(v)) for k, v in value.__dict__.items() if k not in _COSMETIC))
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _physics(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_physics(v) for v in value)
+    return value
+
+
+def _no_dearer(a: list[Price], b: list[Price]) -> bool:
+    """``a`` offers what ``b`` offers (cloud, kind, region, counts, host included), in the same order,
+    each at no more dollars."""
+    def offer(p: Price) -> tuple[Any, ...]:
+        return (p.cloud, p.kind, p.region, p.min_count, p.max_count, p.includes_host)
+
+    return len(a) == len(b) and all(offer(x) == offer(y) and x.usd_per_chip_hour <= y.usd_per_chip_hour for x, y in zip(a, b, strict=True))
 
 
 def builtin_catalog_path() -> Path:

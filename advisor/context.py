@@ -57,6 +57,7 @@ class Context:
             prime_builtin_tables(hit[1])
             return hit[0]
         ctx = cls(load_knowledge([]), load_catalog([]), load_constants())
+        ctx.catalog.dominated()  # computed once, kept with the catalog
         _read_builtin_tables()
         cache.store(root, (ctx, builtin_tables()))
         return ctx

@@ -852,6 +852,7 @@ def _serving_counts(acc: Accelerator, limit: int) -> tuple[list[int], list[int],
 def all_candidates(
     profile: Profile, catalog: Catalog, c: Constants, *, keep: Mapping[tuple[str, bool], list[Estimate]] | None = None,
     verdict_only: bool = False,
+    without_dominated: bool = False,
 ) -> list[Estimate]:
     """Every configuration worth estimating: the owned accelerators' (within what is owned), then
     each catalog accelerator's. ``keep``: (accelerator id, owned?) -> its candidates, already
@@ -859,7 +860,10 @@ def all_candidates(
     ``verdict_only`` (the what-ifs, which read only the verdict, its configuration and its
     feasibility): skip the cloud accelerators not offered on the profile's clouds in a family that
     has one that is (such a configuration is never feasible, and a family's closest one is an
-    offered one, recommend.closest), and estimate without cost ranges; the verdict is the same."""
+    offered one, recommend.closest), skip the entries another searched entry dominates (the same
+    hardware, never cheaper: Catalog.dominated), and estimate without cost ranges; the verdict is
+    the same. ``without_dominated`` (a caller that reads the verdict, its confidence and its best
+    configuration per family, not every candidate: check): skip the dominated entries alone."""
     keep = keep or {}
     out: list[Estimate] = []
     allowed = {catalog.resolve(a) or a for a in profile.deployment.accelerators or []}
@@ -879,6 +883,7 @@ def all_candidates(
         else:
             counts = [n for n in candidate_counts(profile, acc, c) if n <= own.count] or [own.count]
             out.extend(estimate(profile, acc, n, c, owned_chips=own.count, verdict_only=verdict_only) for n in counts)
+    dominated = catalog.dominated() if verdict_only or without_dominated else {}
     for acc in catalog.accelerators.values():
         if allowed and acc.id not in allowed:
             continue
@@ -886,6 +891,8 @@ def all_candidates(
             continue
         if not local and acc.device in served and not offered_on(acc, clouds):
             continue
+        if any(not allowed or a in allowed for a in dominated.get(acc.id, ())):
+            continue  # never the verdict's: an entry that dominates it is searched (Catalog.dominated)
         kept = keep.get((acc.id, local))
         if kept is not None:
             out.extend(kept)

@@ -186,3 +186,50 @@ def test_proposals_of_one_workload_share_the_estimates_their_rules_read(ctx: Any
     monkeypatch.setattr(check_rules, "KEPT_PROPOSAL_ESTIMATES", 2)
     check_rules._estimate(p, acc, 16, ctx.constants)
     assert len(check_rules._ESTIMATES) <= 2
+
+
+def _grown(ctx: Any) -> Any:
+    """The built-in catalog plus, for every entry: a copy 10% dearer (dominated), an exact duplicate
+    under an id that sorts after it (dominated: ties go to the smaller id), and a copy 5% cheaper
+    under an id that sorts after it (not dominated, and its original is not either)."""
+    import dataclasses
+
+    accs = dict(ctx.catalog.accelerators)
+    for acc in list(accs.values()):
+        for suffix, factor in (("-dearer", 1.1), ("-same", 1.0), ("-cheaper", 0.95)):
+            prices = [p.model_copy(update={"usd_per_chip_hour": round(p.usd_per_chip_hour * factor, 4)}) for p in acc.prices]
+            accs[acc.id + suffix] = acc.model_copy(update={"id": acc.id + suffix, "aliases": [], "prices": prices})
+    return dataclasses.replace(ctx.catalog, accelerators=accs, _dominated=None)
+
+
+def test_dominated_entries_are_the_same_hardware_never_cheaper(ctx: Any) -> None:
+    cat = _grown(ctx)
+    dom = cat.dominated()
+    acc = ctx.catalog.get("h100-80gb")
+    # the original and the cheaper copy (its id sorts first) dominate the dearer copy and the duplicate
+    assert dom[acc.id + "-dearer"] == (acc.id, acc.id + "-cheaper")
+    assert dom[acc.id + "-same"] == (acc.id, acc.id + "-cheaper")  # equal to the original: the smaller id wins every tie
+    assert acc.id + "-cheaper" not in dom and acc.id not in dom
+    assert not ctx.catalog.dominated()  # the built-in catalog has no two entries alike
+    # more memory is other hardware; one more offer is not offered alike
+    bigger = acc.model_copy(update={"id": "zz-bigger", "specs": acc.specs.model_copy(update={"memory_gib": acc.specs.memory_gib * 2})})
+    extra = acc.model_copy(update={"id": "zz-extra", "prices": [*acc.prices, acc.prices[0].model_copy(update={"region": "elsewhere"})]})
+    import dataclasses
+
+    other = dataclasses.replace(ctx.catalog, accelerators={**ctx.catalog.accelerators, "zz-bigger": bigger, "zz-extra": extra}, _dominated=None)
+    assert other.dominated() == {}
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+def test_the_verdict_search_without_dominated_entries_reaches_the_same_verdict(ctx: Any, path: Path) -> None:
+    """On a catalog with dominated copies of every entry, the search for the verdict alone (the
+    what-ifs: dominated entries skipped, no cost ranges) gives the full search's verdict."""
+    cat = _grown(ctx)
+    p = _profile(path)
+    full = decide(p, ctx.kb, cat, ctx.constants, all_candidates(p, cat, ctx.constants))[0]
+    pruned_cands = all_candidates(p, cat, ctx.constants, verdict_only=True)
+    pruned = decide(p, ctx.kb, cat, ctx.constants, pruned_cands)[0]
+    assert not any(x.accelerator.endswith(("-dearer", "-same")) for x in pruned_cands if x.owned_chips is None)
+    assert (pruned.device, pruned.feasible) == (full.device, full.feasible)
+    assert (pruned.chosen.accelerator, pruned.chosen.count) == (full.chosen.accelerator, full.chosen.count) if full.chosen else pruned.chosen is None
+    assert pruned.scores == full.scores
