@@ -98,7 +98,7 @@ def test_a_batch_estimates_each_distinct_workload_once(tmp_path: Path, cli: Any,
     (tmp_path / "b.yaml").write_text(src.replace("name: ", "name: other-", 1).replace("count: 64", "count: 8"))
     calls: list[str] = []
     real = check_judge.all_candidates
-    monkeypatch.setattr(check_judge, "all_candidates", lambda p, *a: calls.append(p.name) or real(p, *a))
+    monkeypatch.setattr(check_judge, "all_candidates", lambda p, *a, **kw: calls.append(p.name) or real(p, *a, **kw))
     check_judge._CANDIDATES.clear()
     both = json.loads(cli("check", str(tmp_path), "--format", "json", "--no-config", "--fail-on", "never").out)
     assert len(calls) == 1
