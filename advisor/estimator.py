@@ -858,9 +858,9 @@ def all_candidates(
     each catalog accelerator's. ``keep``: (accelerator id, owned?) -> its candidates, already
     estimated for a profile that differs from this one in nothing they depend on (re-used as they are).
     ``verdict_only`` (the what-ifs, which read only the verdict, its configuration and its
-    feasibility): skip the cloud accelerators not offered on the profile's clouds in a family that
-    has one that is (such a configuration is never feasible, and a family's closest one is an
-    offered one, recommend.closest), skip the entries another searched entry dominates (the same
+    feasibility): skip the cloud accelerators not offered on the profile's clouds in a family and
+    vendor that has one that is (such a configuration is never feasible, a family's closest one is an
+    offered one, recommend.closest, and its software blocks are its vendor's), skip the entries another searched entry dominates (the same
     hardware, never cheaper: Catalog.dominated), and estimate without cost ranges; the verdict is
     the same. ``without_dominated`` (a caller that reads the verdict, its confidence and its best
     configuration per family, not every candidate: check): skip the dominated entries alone."""
@@ -869,8 +869,10 @@ def all_candidates(
     allowed = {catalog.resolve(a) or a for a in profile.deployment.accelerators or []}
     local = profile.deployment.local
     clouds: list[str] = list(profile.deployment.clouds)
+    # (family, vendor) pairs with an entry offered on the profile's clouds: a software block is a
+    # function of the pair, so skipping the others leaves every family's blocks as they were
     served = {
-        acc.device for acc in catalog.accelerators.values()
+        (acc.device, acc.vendor) for acc in catalog.accelerators.values()
         if verdict_only and not acc.local and (not allowed or acc.id in allowed) and offered_on(acc, clouds)
     }
     for own in profile.deployment.owned or []:
@@ -889,7 +891,7 @@ def all_candidates(
             continue
         if acc.local != local:  # local machines for local profiles, cloud and cluster hardware otherwise
             continue
-        if not local and acc.device in served and not offered_on(acc, clouds):
+        if not local and (acc.device, acc.vendor) in served and not offered_on(acc, clouds):
             continue
         if any(not allowed or a in allowed for a in dominated.get(acc.id, ())):
             continue  # never the verdict's: an entry that dominates it is searched (Catalog.dominated)

@@ -233,3 +233,16 @@ def test_the_verdict_search_without_dominated_entries_reaches_the_same_verdict(c
     assert (pruned.device, pruned.feasible) == (full.device, full.feasible)
     assert (pruned.chosen.accelerator, pruned.chosen.count) == (full.chosen.accelerator, full.chosen.count) if full.chosen else pruned.chosen is None
     assert pruned.scores == full.scores
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+def test_the_verdict_search_keeps_every_family_and_vendor(ctx: Any, path: Path) -> None:
+    """A software block is a function of the family and the vendor: the verdict search keeps at least
+    one entry of every (family, vendor) the full search estimates, on the profile's clouds and on one
+    cloud alone, so that a family is blocked in both or in neither."""
+    p = _profile(path)
+    for clouds in ([*p.deployment.clouds], ["aws"], ["gcp"], ["azure"]):
+        q = _with(p, "deployment", clouds=clouds)
+        full = {(x.device, ctx.catalog.accelerators[x.accelerator].vendor) for x in all_candidates(q, ctx.catalog, ctx.constants)}
+        pruned = {(x.device, ctx.catalog.accelerators[x.accelerator].vendor) for x in all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True)}
+        assert pruned == full, clouds
