@@ -35,7 +35,7 @@ def _workload(profile: Profile, ctx: Context) -> tuple[Context, list[Estimate], 
     key = workload_key(profile)
     hit = _CANDIDATES.pop(key, None)
     if hit is None or hit[0].catalog is not ctx.catalog or hit[0].constants is not ctx.constants or hit[0].kb is not ctx.kb:
-        hit = (ctx, all_candidates(profile, ctx.catalog, ctx.constants, without_dominated=True), {})
+        hit = (ctx, all_candidates(profile, ctx.catalog, ctx.constants, verdict_only=True), {})
     _CANDIDATES[key] = hit  # the most recent last; the oldest go first
     held = sum(len(v[1]) for v in _CANDIDATES.values())
     while len(_CANDIDATES) > 1 and (len(_CANDIDATES) > KEPT_WORKLOADS or held > KEPT_ESTIMATES):

@@ -400,9 +400,9 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
 
 def estimate_inference(
     profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None,
-    verdict_only: bool = False,
+    ranges: bool = True,
 ) -> Estimate:
-    """One serving configuration. ``verdict_only`` (the what-ifs, which read the verdict, its
+    """One serving configuration. ``ranges=False`` (the what-ifs, which read the verdict, its
     configuration and its feasibility): no cost range (the low / high utilisation searches that only
     the confidence's scenarios and the shown ranges read); everything else as in the full estimate."""
     assert profile.inference is not None
@@ -534,7 +534,7 @@ def estimate_inference(
         return serving.replicas_needed(lambda b: replica.point(b, u_bw, u_mfu), guess=search_guess(replica, u_bw, u_mfu), **load)
 
     chip_range = None
-    if not verdict_only:
+    if ranges:
         slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
         chip_range = (hours_month * count * fast, hours_month * count * slow)
     _price(e, profile, acc, hours_month * count * mid.replicas, chip_hours_range=chip_range)
@@ -685,13 +685,13 @@ def rebudgeted(e: Estimate, was: float | None, budget: float | None) -> Estimate
 
 def estimate(
     profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None,
-    verdict_only: bool = False,
+    ranges: bool = True,
 ) -> Estimate:
     """One configuration; ``owned_chips``: the team owns that many of ``acc`` (no price, sized within
-    them); ``verdict_only``: without what only the confidence and the shown ranges read (serving)."""
+    them); ``ranges=False``: without the cost ranges only the confidence and the tables read (serving)."""
     if profile.is_training:
         return estimate_training(profile, acc, count, c, owned_chips=owned_chips)
-    return estimate_inference(profile, acc, count, c, batch=batch, owned_chips=owned_chips, verdict_only=verdict_only)
+    return estimate_inference(profile, acc, count, c, batch=batch, owned_chips=owned_chips, ranges=ranges)
 
 
 def _first(shapes: list[int], lo: int, hi: int, ok: Any) -> int | None:
@@ -852,18 +852,17 @@ def _serving_counts(acc: Accelerator, limit: int) -> tuple[list[int], list[int],
 def all_candidates(
     profile: Profile, catalog: Catalog, c: Constants, *, keep: Mapping[tuple[str, bool], list[Estimate]] | None = None,
     verdict_only: bool = False,
-    without_dominated: bool = False,
+    ranges: bool = True,
 ) -> list[Estimate]:
     """Every configuration worth estimating: the owned accelerators' (within what is owned), then
     each catalog accelerator's. ``keep``: (accelerator id, owned?) -> its candidates, already
     estimated for a profile that differs from this one in nothing they depend on (re-used as they are).
-    ``verdict_only`` (the what-ifs, which read only the verdict, its configuration and its
-    feasibility): skip the cloud accelerators not offered on the profile's clouds in a family and
+    ``verdict_only`` (callers that read the verdict, its configuration, its feasibility and its
+    confidence, never every candidate: the what-ifs and check): skip the cloud accelerators not offered on the profile's clouds in a family and
     vendor that has one that is (such a configuration is never feasible, a family's closest one is an
     offered one, recommend.closest, and its software blocks are its vendor's), skip the entries another searched entry dominates (the same
-    hardware, never cheaper: Catalog.dominated), and estimate without cost ranges; the verdict is
-    the same. ``without_dominated`` (a caller that reads the verdict, its confidence and its best
-    configuration per family, not every candidate: check): skip the dominated entries alone."""
+    hardware, never cheaper: Catalog.dominated); the verdict and each family's best configuration
+    are the same. ``ranges=False`` (the what-ifs): estimate without cost ranges (estimate)."""
     keep = keep or {}
     out: list[Estimate] = []
     allowed = {catalog.resolve(a) or a for a in profile.deployment.accelerators or []}
@@ -884,8 +883,8 @@ def all_candidates(
             out.extend(training_candidates(profile, acc, c, owned_chips=own.count))
         else:
             counts = [n for n in candidate_counts(profile, acc, c) if n <= own.count] or [own.count]
-            out.extend(estimate(profile, acc, n, c, owned_chips=own.count, verdict_only=verdict_only) for n in counts)
-    dominated = catalog.dominated() if verdict_only or without_dominated else {}
+            out.extend(estimate(profile, acc, n, c, owned_chips=own.count, ranges=ranges) for n in counts)
+    dominated = catalog.dominated() if verdict_only else {}
     for acc in catalog.accelerators.values():
         if allowed and acc.id not in allowed:
             continue
@@ -904,22 +903,22 @@ def all_candidates(
                 out.extend(training_candidates(profile, acc, c, owned_chips=mine))
             else:
                 out.extend(
-                estimate(profile, acc, n, c, owned_chips=mine, verdict_only=verdict_only)
+                estimate(profile, acc, n, c, owned_chips=mine, ranges=ranges)
                 for n in candidate_counts(profile, acc, c) if n <= mine
             )
         else:
-            out.extend(_cloud_candidates(profile, acc, c, verdict_only))
+            out.extend(_cloud_candidates(profile, acc, c, ranges))
     return out
 
 
-def _cloud_candidates(profile: Profile, acc: Accelerator, c: Constants, verdict_only: bool = False) -> list[Estimate]:
+def _cloud_candidates(profile: Profile, acc: Accelerator, c: Constants, ranges: bool = True) -> list[Estimate]:
     if profile.is_training:
         return training_candidates(profile, acc, c)
     counts = candidate_counts(profile, acc, c)
-    ests = [estimate(profile, acc, n, c, verdict_only=verdict_only) for n in counts]
+    ests = [estimate(profile, acc, n, c, ranges=ranges) for n in counts]
     if profile.task == "inference" and not any(x.fits_memory for x in ests):
         bigger = [n for n in acc.counts() if n not in counts][:4]
-        ests += [estimate(profile, acc, n, c, verdict_only=verdict_only) for n in bigger]
+        ests += [estimate(profile, acc, n, c, ranges=ranges) for n in bigger]
     return ests
 
 

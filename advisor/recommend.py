@@ -545,12 +545,12 @@ def flips(
             if reuse == "reuse":
                 return decide(p, kb, catalog, c, cands)[0]
             if reuse == "prices":
-                return decide(p, kb, catalog, c, all_candidates(p, catalog, c, keep=repriced_keep(profile, p, cands, catalog), verdict_only=True))[0]
+                return decide(p, kb, catalog, c, all_candidates(p, catalog, c, keep=repriced_keep(profile, p, cands, catalog), verdict_only=True, ranges=False))[0]
             if reuse == "budget":
                 moved = [rebudgeted(x, profile.goal.budget_usd, p.goal.budget_usd) for x in cands]
                 if all(x is not None for x in moved):
                     return decide(p, kb, catalog, c, [x for x in moved if x is not None])[0]
-        return decide(p, kb, catalog, c, all_candidates(p, catalog, c, verdict_only=True))[0]
+        return decide(p, kb, catalog, c, all_candidates(p, catalog, c, verdict_only=True, ranges=False))[0]
 
     return whatif.what_ifs(profile, base.device, redecide, _verdict_text, limit)
 

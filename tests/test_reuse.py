@@ -138,7 +138,7 @@ def test_what_ifs_without_unoffered_accelerators_reach_the_same_verdict(ctx: Any
     variants = [p, _with(p, "deployment", clouds=[*p.deployment.clouds, "gcp"]) if "gcp" not in p.deployment.clouds else p]
     for q in variants:
         full = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants))[0]
-        pruned = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True))[0]
+        pruned = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True, ranges=False))[0]
         assert (pruned.device, pruned.feasible) == (full.device, full.feasible)
         assert (pruned.chosen.accelerator, pruned.chosen.count) == (full.chosen.accelerator, full.chosen.count) if full.chosen else pruned.chosen is None
         assert pruned.scores == full.scores
@@ -227,7 +227,7 @@ def test_the_verdict_search_without_dominated_entries_reaches_the_same_verdict(c
     cat = _grown(ctx)
     p = _profile(path)
     full = decide(p, ctx.kb, cat, ctx.constants, all_candidates(p, cat, ctx.constants))[0]
-    pruned_cands = all_candidates(p, cat, ctx.constants, verdict_only=True)
+    pruned_cands = all_candidates(p, cat, ctx.constants, verdict_only=True, ranges=False)
     pruned = decide(p, ctx.kb, cat, ctx.constants, pruned_cands)[0]
     assert not any(x.accelerator.endswith(("-dearer", "-same")) for x in pruned_cands if x.owned_chips is None)
     assert (pruned.device, pruned.feasible) == (full.device, full.feasible)
@@ -246,3 +246,17 @@ def test_the_verdict_search_keeps_every_family_and_vendor(ctx: Any, path: Path) 
         full = {(x.device, ctx.catalog.accelerators[x.accelerator].vendor) for x in all_candidates(q, ctx.catalog, ctx.constants)}
         pruned = {(x.device, ctx.catalog.accelerators[x.accelerator].vendor) for x in all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True)}
         assert pruned == full, clouds
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+def test_check_decides_on_the_verdict_search_as_on_the_full_one(ctx: Any, path: Path) -> None:
+    """check estimates a workload with the verdict search (cost ranges kept): its decision says
+    everything the full search's does, its confidence and each family's best included, on the
+    profile's clouds and on one cloud alone."""
+    from advisor import check_judge
+
+    p = _profile(path)
+    for clouds in ([*p.deployment.clouds], ["aws"], ["gcp"]):
+        q = _with(p, "deployment", clouds=clouds)
+        check_judge._CANDIDATES.clear()
+        assert _verdict(check_judge.decided(q, ctx)[0]) == _verdict(decide(q, ctx.kb, ctx.catalog, ctx.constants)[0]), clouds
