@@ -15,6 +15,9 @@ Measured in one run, on this machine, commands interleaved (one of each per roun
   estimate, scoring + confidence, flips, render);
 - growth: recommend and check with the catalog grown to 3x its entries (generated copies,
   passed with ``--catalog``) against today's catalog passed the same way (target within 1.3x);
+- ``advisor check`` over ~N files in the real formats a CI gate reads (Terraform plan JSON,
+  Kubernetes manifests, SkyPilot tasks and their linked profiles), wall time on all cores
+  (target <= 5 s per 1,000);
 - ``advisor check`` over N generated proposals on one core, minus the bare CSafeLoader parse of
   the same files: the work per proposal (target <= 1.5 ms), and the slope from N to --scale
   proposals (linear: the two per-proposal figures agree); and the same over N proposals that
@@ -99,6 +102,28 @@ def generate(n: int, directory: Path, distinct: bool = False) -> list[Path]:
     return out
 
 
+def generate_mixed(n: int, directory: Path) -> int:
+    """About ``n`` files in the formats a CI gate reads (profiles/proposals/infra: Terraform plan
+    JSON, Kubernetes/GKE manifests, SkyPilot tasks, and the workload profiles linked to them; plus
+    the profile-format proposals), as copies of the bundled ones, each copy in its own folder so that
+    its links resolve within it. Returns the number of files."""
+    infra = [p for p in sorted((ROOT / "profiles" / "proposals" / "infra").rglob("*")) if p.is_file()]
+    profiles = sorted((ROOT / "profiles" / "proposals").glob("*.yaml"))
+    written, k = 0, 0
+    while written < n:
+        copy = directory / f"c{k:04d}"
+        for src in infra:
+            dst = copy / src.relative_to(ROOT / "profiles" / "proposals" / "infra")
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+            written += 1
+        if k < len(profiles):
+            shutil.copyfile(profiles[k], copy / profiles[k].name)
+            written += 1
+        k += 1
+    return written
+
+
 def grown_catalog(directory: Path, factor: int) -> tuple[Path, Path]:
     """(today's catalog as an override, the catalog grown to ``factor`` x its entries): copies
     of every entry under new ids, 10% dearer per copy, so none is identical and none is pruned
@@ -154,6 +179,7 @@ def main() -> None:
         same, grown = grown_catalog(tmp, 3)
         files = generate(args.proposals, tmp / "n")
         generate(args.proposals, tmp / "d", distinct=True)
+        mixed = generate_mixed(args.proposals, tmp / "m")
         parse = [PY, "-c", "import sys, yaml\nfor f in sys.argv[1:]:\n    yaml.load(open(f).read(), Loader=yaml.CSafeLoader)\n", *map(str, files)]
         check = [*ADVISOR, "check", str(tmp / "n"), "--format", "json", "--fail-on", "never", "--no-config"]
         startup = interleaved({
@@ -173,6 +199,7 @@ def main() -> None:
             f"check {len(files)}, one core, catalog x3": ([*check, "--catalog", str(grown)], one),
             f"check {len(files)}, one core, catalog as override": ([*check, "--catalog", str(same)], one),
             f"check {len(files)}, one core, distinct workloads": ([*ADVISOR, "check", str(tmp / "d"), "--format", "json", "--fail-on", "never", "--no-config"], one),
+            f"check {mixed} mixed real-format files, all cores": ([*ADVISOR, "check", str(tmp / "m"), "--format", "json", "--fail-on", "never", "--no-config"], env),
         }, rounds)
         scale: dict[str, dict[str, Any]] = {}
         if args.scale and args.scale > args.proposals:
@@ -199,6 +226,7 @@ def main() -> None:
         "recommend_json_vs_import_line": med["recommend json"] / med["import line"],
         "check_work_ms_per_proposal_one_core": work_ms,
         "check_wall_s_all_cores": med[f"check {n}, all cores"],
+        "check_mixed_formats_wall_s_all_cores": med[f"check {mixed} mixed real-format files, all cores"],
         "check_work_ms_per_proposal_one_core_distinct": 1000 * (med[f"check {n}, one core, distinct workloads"] - med[f"parse {n}"]) / n,
         "recommend_growth_x3": med["recommend json, catalog x3"] / med["recommend json, catalog as override"],
         "check_growth_x3": (med[f"check {n}, one core, catalog x3"] - med[f"parse {n}"]) / max(med[f"check {n}, one core, catalog as override"] - med[f"parse {n}"], 1e-9),
@@ -219,6 +247,7 @@ def main() -> None:
         ("check work per proposal, one core (ms)", work_ms, 1.5, ""),
         ("  the same, every workload distinct (ms)", ratios["check_work_ms_per_proposal_one_core_distinct"], 1.5, ""),
         (f"check {n} proposals wall, all cores (s)", ratios["check_wall_s_all_cores"], 5.0 * n / 1000, ""),
+        (f"check {mixed} mixed real-format files wall, all cores (s)", ratios["check_mixed_formats_wall_s_all_cores"], 5.0 * mixed / 1000, ""),
         ("recommend, catalog x3 / today's", ratios["recommend_growth_x3"], 1.3, "x"),
         ("check work, catalog x3 / today's", ratios["check_growth_x3"], 1.3, "x"),
         ("peak RSS (MiB)", ratios["peak_rss_mib"], 120 / 1.048576, ""),
