@@ -322,7 +322,8 @@ class Catalog:
     aliases: dict[str, str]
     files: list[str]
     onprem: OnPremDefaults | None = None
-    _dominated: dict[str, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
+    # (the entries it was computed for, Catalog.dominated): recomputed when any entry is another object
+    _dominated: tuple[tuple[Accelerator, ...], dict[str, tuple[str, ...]]] | None = field(default=None, repr=False, compare=False)
 
     def dominated(self) -> dict[str, tuple[str, ...]]:
         """Entry id -> the entries that dominate it, in id order: the same hardware as far as any
@@ -330,8 +331,11 @@ class Catalog:
         on the same clouds at the same price kinds, regions and counts, never dearer, and an id that
         sorts first (every tie between candidates goes to the smaller id). No verdict chooses a
         dominated entry, as its best or its closest configuration: a search for the verdict alone
-        (the what-ifs) skips it where one of its dominators is searched. Computed once per catalog."""
-        if self._dominated is None:
+        (the what-ifs, check) skips it where one of its dominators is searched. Computed once per
+        set of entries (a copy of the catalog with other entries computes its own)."""
+        entries = tuple(self.accelerators.values())
+        memo = self._dominated
+        if memo is None or len(memo[0]) != len(entries) or any(a is not b for a, b in zip(memo[0], entries, strict=True)):
             groups: dict[Any, list[Accelerator]] = {}
             for acc in sorted(self.accelerators.values(), key=lambda a: a.id):
                 groups.setdefault(_physics(acc), []).append(acc)
@@ -341,8 +345,8 @@ class Catalog:
                     over = tuple(a.id for a in same[:i] if _no_dearer(a.prices, acc.prices))
                     if over:
                         out[acc.id] = over
-            self._dominated = out
-        return self._dominated
+            memo = self._dominated = (entries, out)
+        return memo[1]
 
     def resolve(self, name: str) -> str | None:
         key = name.strip().lower()

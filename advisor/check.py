@@ -223,7 +223,8 @@ def _check_files(
                 check_accelerators(loaded, ctx.catalog)
                 judged = [judge(lp, ctx, policy, day) for lp in loaded]
                 out.results.extend(judged)
-                out.workloads.extend(loaded)
+                # kept for the links of infrastructure requests: the profiles, not their YAML
+                out.workloads.extend(lp.without_positions() for lp in loaded)
         except InputError as exc:
             out.invalid.append(InvalidFile(path, exc.problems))
         if progress:

@@ -16,7 +16,7 @@ from advisor.knowledge import KnowledgeBase
 from advisor.loading import LoadedProfile
 from advisor.models import Profile
 from advisor.policy import Policy
-from advisor.recommend import Decision, decide, recommend
+from advisor.recommend import Decision, SetupPlan, decide, recommend
 
 # Proposals of one batch often describe the same workload (one model in several environments, a
 # proposal re-sized or re-timed). The candidate search is a pure function of the workload, the
@@ -100,8 +100,11 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
         for message, (line, col) in rule.check(j)
     ]
     _apply_waivers(lp, findings, today, policy)
-    # The report needs the verdict, its best configurations and setup path, not every candidate.
-    rec.candidates, rec.table = [], []
+    # The report needs the verdict, its best configurations and setup path (not its steps), not
+    # every candidate: a batch of 10,000 proposals keeps only what it reports.
+    rec.candidates, rec.table, rec.warnings = [], [], []
+    if rec.setup is not None:
+        rec.setup = SetupPlan(rec.setup.path, [])
     findings.sort(key=lambda f: (-RANK[f.severity], f.line, f.rule))
     result.findings = findings
     if result.active("error"):

@@ -73,7 +73,10 @@ def _context(rules: list[Path] | None, catalog: list[Path] | None) -> Any:
 
 
 def _emit(text: str) -> None:
-    sys.stdout.write(text)
+    # in slices: a 45 MB report is not encoded into a second 45 MB copy at once
+    step = 1 << 20
+    for i in range(0, len(text), step):
+        sys.stdout.write(text[i : i + step])
     sys.stdout.flush()
 
 

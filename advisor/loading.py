@@ -27,6 +27,12 @@ class LoadedProfile:
     def path(self) -> str:
         return self.doc.path
 
+    def without_positions(self) -> LoadedProfile:
+        """The profile, its file and label, without the YAML it was read from: what a batch keeps of
+        a profile once it is judged (an infrastructure request links to it by name or ``match:``)."""
+        d = self.doc
+        return LoadedProfile(self.profile, Document(d.path, d.index, None, d.start))
+
 
 def load_profiles(paths: Iterable[str], *, max_bytes: int = MAX_BYTES) -> list[LoadedProfile]:
     """Every document of every file, validated; raises one InputError with every problem."""
