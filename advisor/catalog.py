@@ -5,7 +5,6 @@ Facts only, no decisions. The built-in catalog is ``rules/catalog.yaml``;
 new chip) with the same validation and line-numbered errors.
 """
 
-from __future__ import annotations
 
 import bisect
 import datetime as dt
@@ -57,7 +56,7 @@ class SourceRef(Strict):
     note: Annotated[str, Field(max_length=4000)] | None = None
 
     @model_validator(mode="after")
-    def _where(self) -> SourceRef:
+    def _where(self) -> "SourceRef":
         if not self.url and not self.repo and not self.path:
             raise ValueError("a source needs a 'url' (or 'repo'/'path')")
         return self
@@ -78,7 +77,7 @@ class Specs(Strict):
     note: Annotated[str, Field(max_length=4000)] | None = None
 
     @model_validator(mode="after")
-    def _has_matmul_rate(self) -> Specs:
+    def _has_matmul_rate(self) -> "Specs":
         if not {"bf16", "fp16"} & set(self.peak_tflops):
             raise ValueError("peak_tflops needs a bf16 or fp16 figure")
         return self
@@ -163,7 +162,7 @@ class Deploy(Strict):
     note: Annotated[str, Field(max_length=4000)] | None = None
 
 
-_SHAPES: dict[int, tuple[Accelerator, list[int]]] = {}  # real shapes per catalog entry (entries are immutable)
+_SHAPES: "dict[int, tuple[Accelerator, list[int]]]" = {}  # real shapes per catalog entry (entries are immutable)
 
 
 class Accelerator(Strict):
@@ -195,7 +194,7 @@ class Accelerator(Strict):
         return v
 
     @model_validator(mode="after")
-    def _shape_kind(self) -> Accelerator:
+    def _shape_kind(self) -> "Accelerator":
         problem = family(self.device).shapes.validate(self.device, self.shapes)
         if problem:
             raise ValueError(problem)

@@ -5,7 +5,6 @@ each with low/expected/high; policy values (how many points a cost ratio is
 worth) are design choices and say so in their note.
 """
 
-from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
@@ -31,7 +30,7 @@ class Range(Strict):
     note: str | None = None
 
     @model_validator(mode="after")
-    def _ordered(self) -> Range:
+    def _ordered(self) -> "Range":
         if not self.low <= self.expected <= self.high:
             raise ValueError("needs low <= expected <= high")
         return self

@@ -5,7 +5,6 @@ validated on load with file/line/column errors. ``--rules DIR`` adds user
 rules and setup paths with exactly the same validation.
 """
 
-from __future__ import annotations
 
 import os
 import re

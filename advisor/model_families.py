@@ -5,7 +5,6 @@ per-request serving FLOPs and the rule facts. Loaded once per process; a profile
 that is not in the table is refused at load time with the known ids.
 """
 
-from __future__ import annotations
 
 import datetime as dt
 from functools import cache
@@ -46,7 +45,7 @@ class FamilyTable(Strict):
     families: Annotated[list[Family], Field(min_length=1)]
 
     @model_validator(mode="after")
-    def _refs(self) -> FamilyTable:
+    def _refs(self) -> "FamilyTable":
         ids = [f.id for f in self.families]
         if len(ids) != len(set(ids)):
             raise ValueError("duplicate family ids")

@@ -5,7 +5,6 @@ absurd input is refused with its accepted range instead of producing an
 absurd (or infinite) estimate.
 """
 
-from __future__ import annotations
 
 import datetime as dt
 from typing import Annotated, Any, Literal
@@ -84,7 +83,7 @@ class Attention(Strict):
     sliding_fraction: Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)] = 1.0
 
     @model_validator(mode="after")
-    def _fields_of_the_kind(self) -> Attention:
+    def _fields_of_the_kind(self) -> "Attention":
         if self.kind != "mla" and (self.kv_lora_rank is not None or self.rope_dim is not None):
             raise ValueError("kv_lora_rank and rope_dim describe kind: mla")
         if self.kind != "sliding" and self.window is not None:
@@ -115,7 +114,7 @@ class Model(Strict):
     traits: list[Trait] = Field(default_factory=list, max_length=16)
 
     @model_validator(mode="after")
-    def _active_not_above_total(self) -> Model:
+    def _active_not_above_total(self) -> "Model":
         if self.active_params_b is not None and self.active_params_b > self.params_b:
             raise ValueError(
                 f"active_params_b ({self.active_params_b:g}) cannot exceed params_b "
@@ -284,7 +283,7 @@ class Profile(Strict):
     match: Annotated[list[Annotated[str, Field(min_length=1, max_length=500)]], Field(max_length=200)] | None = None
 
     @model_validator(mode="after")
-    def _task_block(self) -> Profile:
+    def _task_block(self) -> "Profile":
         if self.task in ("training", "fine-tuning") and self.training is None:
             raise ValueError(f"task {self.task!r} needs a 'training:' block (tokens_b, seq_len, ...)")
         if self.task == "inference" and self.inference is None:

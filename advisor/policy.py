@@ -5,7 +5,6 @@ directory wins); command-line flags override it. Validated like profiles,
 with line-numbered errors.
 """
 
-from __future__ import annotations
 
 import tomllib
 from pathlib import Path

@@ -9,7 +9,6 @@ profile sets ``software.accept_equivalents``) or, when accepted, the equivalent 
 estimator sizes (its ``method`` / ``precision`` overrides, in an effective copy of the profile).
 """
 
-from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
@@ -63,7 +62,7 @@ class Entry(Strict):
     support: Annotated[list[SupportRow], Field(min_length=1)]
 
     @model_validator(mode="after")
-    def _known_value(self) -> Entry:
+    def _known_value(self) -> "Entry":
         if self.value not in _VALUES[self.field]:
             raise ValueError(f"{self.field} has no value {self.value!r} (one of {', '.join(_VALUES[self.field])})")
         seen = [r.target for r in self.support]
@@ -83,7 +82,7 @@ class SoftwareTable(Strict):
     software: Annotated[list[Entry], Field(min_length=1)]
 
     @model_validator(mode="after")
-    def _refs(self) -> SoftwareTable:
+    def _refs(self) -> "SoftwareTable":
         ids = [e.id for e in self.software]
         if len(ids) != len(set(ids)):
             raise ValueError("duplicate software ids")

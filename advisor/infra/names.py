@@ -6,7 +6,6 @@ hardware that is not in the catalog: reported as unknown with the reason, never 
 neighbouring part).
 """
 
-from __future__ import annotations
 
 import datetime as dt
 import re
