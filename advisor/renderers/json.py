@@ -55,31 +55,22 @@ def _encode(o: Any, level: int, out: list[str], seen: set[int]) -> None:
         out.append(_int_repr(o))
     elif isinstance(o, float):
         out.append(_float(o))
-    elif isinstance(o, (list, tuple)):
+    elif isinstance(o, (list, tuple, dict)):
+        is_map = isinstance(o, dict)
         if not o:
-            out.append("[]")
+            out.append("{}" if is_map else "[]")
             return
-        _enter(o, seen)
+        if id(o) in seen:
+            raise ValueError("Circular reference detected")
+        seen.add(id(o))
         inner = "\n" + _INDENT * (level + 1)
-        first = True
-        for item in o:
-            out.append("[" + inner if first else "," + inner)
-            first = False
-            _encode_child(item, level + 1, out, seen)
-        out.append("\n" + _INDENT * level + "]")
-        seen.discard(id(o))
-    elif isinstance(o, dict):
-        if not o:
-            out.append("{}")
-            return
-        _enter(o, seen)
-        inner = "\n" + _INDENT * (level + 1)
-        first = True
-        for k, v in o.items():
-            out.append(("{" if first else ",") + inner + encode_basestring(_key(k)) + ": ")
-            first = False
-            _encode_child(v, level + 1, out, seen)
-        out.append("\n" + _INDENT * level + "}")
+        items = ((inner + encode_basestring(_key(k)) + ": ", v) for k, v in o.items()) if isinstance(o, dict) else ((inner, v) for v in o)
+        sep = "{" if is_map else "["
+        for head, value in items:
+            out.append(sep + head)
+            sep = ","
+            _encode_child(value, level + 1, out, seen)
+        out.append("\n" + _INDENT * level + ("}" if is_map else "]"))
         seen.discard(id(o))
     else:
         raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
@@ -92,12 +83,6 @@ def _encode_child(o: Any, level: int, out: list[str], seen: set[int]) -> None:
     mine: list[str] = []
     _encode(o, level, mine, seen)
     out.append("".join(mine))
-
-
-def _enter(o: Any, seen: set[int]) -> None:
-    if id(o) in seen:
-        raise ValueError("Circular reference detected")
-    seen.add(id(o))
 
 
 # Containers this deep or shallower are joined into one string as soon as they are written: a
