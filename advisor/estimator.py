@@ -304,36 +304,78 @@ def _training_memory(profile: Profile, c: Constants, shape: Shape, method: str) 
     }
 
 
+@dataclass(slots=True)
+class _TrainingRate:
+    """What a training run on ``acc`` computes and how fast, before any count is chosen."""
+
+    sw: software.Resolution  # its profile: the one sized (a library's equivalent substituted)
+    flops: float
+    formula: str
+    assumed: bool
+    peak: float
+    fallback: str | None
+    stack: str
+    mfu: Range
+    size_factor: float
+
+
+def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _TrainingRate:
+    sw = software.resolve(profile, acc)  # where a library does not run: its equivalent (QLoRA -> bf16 LoRA on TPU)
+    profile = sw.profile
+    assert profile.training is not None
+    ft = c.estimator.fine_tuning
+    factor = {"full": 1.0, "lora": ft.lora_flops_factor.value, "qlora": ft.qlora_flops_factor.value}[profile.training.method]
+    flops, formula, assumed = profile.training_flops(
+        factor, c.estimator.request_flops.vision_flops_per_param.value, model_families.forward_flops(profile),
+    )
+    _used, peak, fallback = acc.compute_precision(profile.model.precision)
+    stack = stack_for(profile, acc.device)
+    small = c.estimator.small_model_factor
+    size_factor = small.value if min(profile.active_params_b, profile.model.dense_params_b) < small.applies_below_params_b else 1.0
+    size_factor *= workloads.mfu_factor(profile, acc, c)
+    return _TrainingRate(
+        sw, flops, formula, assumed, peak or acc.peak_bf16_flops,  # no FP64 rate: flagged by the estimate
+        fallback, stack, training_mfu(c, acc, stack), size_factor,
+    )
+
+
+def training_cost_floor(profile: Profile, acc: Accelerator, c: Constants) -> float | None:
+    """Dollars below which no configuration of ``acc`` runs this training workload: every FLOP at the
+    expected MFU with no scaling loss (a plan's efficiency is at most 1), no start-up, at the lowest
+    price ``acc`` has anywhere (any cloud, kind, region or count) or its on-prem rate where on-prem is
+    allowed. None where it has neither (never priced). What the verdict search prunes with."""
+    r = _training_rate(profile, acc, c)
+    usd = [p.usd_per_chip_hour for p in acc.prices]
+    if "on-prem" in profile.deployment.clouds:
+        own = onprem.rate(acc, profile.deployment.onprem)
+        if own is not None:
+            usd.append(own.usd_per_chip_hour)
+    if not usd:
+        return None
+    return r.flops / (r.peak * r.mfu.expected * r.size_factor) / 3600.0 * min(usd)
+
+
 def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constants, *, owned_chips: int | None = None) -> Estimate:
     assert profile.training is not None
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "training", owned_chips=owned_chips)
-    sw = software.resolve(profile, acc)  # where a library does not run: its equivalent (QLoRA -> bf16 LoRA on TPU)
+    rate = _training_rate(profile, acc, c)
+    sw = rate.sw
     profile = sw.profile
     t = profile.training
     assert t is not None
     e.warnings.extend(sw.warnings)
     shape = model_shape(profile)
     tokens = t.tokens_b * 1e9
-    ft = c.estimator.fine_tuning
     method = t.method
-    factor = {"full": 1.0, "lora": ft.lora_flops_factor.value, "qlora": ft.qlora_flops_factor.value}[method]
-    flops, formula, assumed = profile.training_flops(
-        factor, c.estimator.request_flops.vision_flops_per_param.value, model_families.forward_flops(profile),
-    )
+    flops, formula, assumed = rate.flops, rate.formula, rate.assumed
     no_formula = workloads.formula_warning(profile)
     if no_formula:
         e.warnings.append(no_formula)
     elif assumed:
         e.warnings.append(f"no FLOPs per sample for a {profile.model.architecture} model: {formula}")
-    _used, peak, fallback = acc.compute_precision(profile.model.precision)
-    if fallback:
-        e.warnings.append(fallback)
-    peak = peak or acc.peak_bf16_flops  # no FP64 rate: flagged below
-    stack = stack_for(profile, acc.device)
-    mfu = training_mfu(c, acc, stack)
-    small = c.estimator.small_model_factor
-    size_factor = small.value if min(profile.active_params_b, profile.model.dense_params_b) < small.applies_below_params_b else 1.0
-    size_factor *= workloads.mfu_factor(profile, acc, c)
+    if rate.fallback:
+        e.warnings.append(rate.fallback)
+    peak, stack, mfu, size_factor = rate.peak, rate.stack, rate.mfu, rate.size_factor
     ov = c.estimator.overheads
     compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if family(acc.device).compiles else 0.0)
     emb = workloads.embedding_training(profile, acc, count, c, decode_mbu(c, acc))
@@ -885,6 +927,7 @@ def all_candidates(
             counts = [n for n in candidate_counts(profile, acc, c) if n <= own.count] or [own.count]
             out.extend(estimate(profile, acc, n, c, owned_chips=own.count, ranges=ranges) for n in counts)
     dominated = catalog.dominated() if verdict_only else {}
+    searched: list[Accelerator] = []
     for acc in catalog.accelerators.values():
         if allowed and acc.id not in allowed:
             continue
@@ -894,21 +937,63 @@ def all_candidates(
             continue
         if any(not allowed or a in allowed for a in dominated.get(acc.id, ())):
             continue  # never the verdict's: an entry that dominates it is searched (Catalog.dominated)
+        searched.append(acc)
+    # the verdict search of a training workload prunes by cost floor (goal cost or balanced)
+    bounded = verdict_only and not local and not profile.deployment.owned and profile.is_training and profile.goal.optimize != "time"
+    floors = {a.id: training_cost_floor(profile, a, c) for a in searched} if bounded else {}
+    order = sorted(searched, key=lambda a: (floors[a.id] is None, floors[a.id] or 0.0, a.id)) if bounded else searched
+    bar = _VerdictBar(profile, c) if bounded else None
+    by_acc: dict[str, list[Estimate]] = {}
+    for acc in order:
         kept = keep.get((acc.id, local))
         if kept is not None:
-            out.extend(kept)
+            by_acc[acc.id] = kept
+        elif bar is not None and bar.beyond(acc, floors[acc.id]):
+            continue
         elif local:  # the user's own machine: no price, compared in chip-hours
             mine = acc.max_chips()
             if profile.is_training:
-                out.extend(training_candidates(profile, acc, c, owned_chips=mine))
+                by_acc[acc.id] = training_candidates(profile, acc, c, owned_chips=mine)
             else:
-                out.extend(
-                estimate(profile, acc, n, c, owned_chips=mine, ranges=ranges)
-                for n in candidate_counts(profile, acc, c) if n <= mine
-            )
+                by_acc[acc.id] = [
+                    estimate(profile, acc, n, c, owned_chips=mine, ranges=ranges)
+                    for n in candidate_counts(profile, acc, c) if n <= mine
+                ]
         else:
-            out.extend(_cloud_candidates(profile, acc, c, ranges))
+            by_acc[acc.id] = _cloud_candidates(profile, acc, c, ranges)
+        if bar is not None:
+            bar.add(acc, by_acc[acc.id])
+    for acc in searched:  # in catalog order, whatever order they were estimated in
+        out.extend(by_acc.get(acc.id, ()))
     return out
+
+
+class _VerdictBar:
+    """The verdict search's pruning of a training workload (goal cost or balanced). Entries come in
+    order of their cost floor (training_cost_floor); one is skipped when its floor is above what its
+    family's best will cost: the cheapest priced, feasible candidate so far that finishes by the
+    target (balanced: with its margin), a subset of the pool ``best`` chooses from, so the best costs
+    no more. The first entry of each family and vendor is never skipped (a software block is the
+    pair's), nor is any entry of a family with nothing feasible yet."""
+
+    def __init__(self, profile: Profile, c: Constants) -> None:
+        target, _stated = training_target_hours(profile, c)
+        if profile.goal.optimize == "balanced":
+            target *= 1.0 - c.scoring.balanced_deadline_margin.value
+        self.target = target
+        self.bar: dict[str, float] = {}
+        self.pairs: set[tuple[str, str]] = set()
+
+    def beyond(self, acc: Accelerator, floor: float | None) -> bool:
+        bar = self.bar.get(acc.device)
+        # cents: a candidate's cost is rounded to them
+        return (acc.device, acc.vendor) in self.pairs and floor is not None and bar is not None and floor - 0.01 > bar
+
+    def add(self, acc: Accelerator, cands: list[Estimate]) -> None:
+        self.pairs.add((acc.device, acc.vendor))
+        for x in cands:
+            if x.feasible and x.priced and x.cost_usd is not None and (x.hours or math.inf) <= self.target:
+                self.bar[acc.device] = min(self.bar.get(acc.device, math.inf), x.cost_usd)
 
 
 def _cloud_candidates(profile: Profile, acc: Accelerator, c: Constants, ranges: bool = True) -> list[Estimate]:

@@ -263,3 +263,45 @@ def test_check_decides_on_the_verdict_search_as_on_the_full_one(ctx: Any, path: 
         q = _with(p, "deployment", clouds=clouds)
         check_judge._CANDIDATES.clear()
         assert _verdict(check_judge.decided(q, ctx)[0]) == _verdict(decide(q, ctx.kb, ctx.catalog, ctx.constants)[0]), clouds
+
+
+TRAINING = [p for p in ALL if _profile(p).is_training]
+
+
+@pytest.mark.parametrize("path", TRAINING, ids=[p.stem for p in TRAINING])
+def test_the_pruned_training_search_decides_as_the_full_one(ctx: Any, path: Path) -> None:
+    """The verdict search of a training workload skips entries whose cost floor is above their
+    family's best so far: under every objective, deadlines from tight to loose, budgets that
+    split the candidates, on each cloud, its decision (verdict, scores, confidence, each family's
+    best) is the full search's, and it estimates fewer entries where the floors allow."""
+    p = _profile(path)
+    full_n = pruned_n = 0
+    for optimize in ("cost", "balanced", "time"):
+        for deadline in (None, 0.25, 1.0, 4.0):
+            for clouds in ([*p.deployment.clouds], ["gcp", "aws"]):
+                q = _with(_with(p, "goal", optimize=optimize), "deployment", clouds=clouds)
+                if deadline is not None and q.training is not None:
+                    base = q.training.deadline_hours or 720.0
+                    q = _with(q, "training", deadline_hours=base * deadline)
+                full = all_candidates(q, ctx.catalog, ctx.constants)
+                pruned = all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True)
+                full_n += len({x.accelerator for x in full})
+                pruned_n += len({x.accelerator for x in pruned})
+                want = decide(q, ctx.kb, ctx.catalog, ctx.constants, full)[0]
+                got = decide(q, ctx.kb, ctx.catalog, ctx.constants, pruned)[0]
+                assert _verdict(got) == _verdict(want), (optimize, deadline, clouds)
+    assert pruned_n <= full_n
+
+
+def test_the_cost_floor_is_below_every_configuration(ctx: Any) -> None:
+    """No configuration of an entry costs less than its floor (every bundled training profile, every
+    priced candidate)."""
+    from advisor.estimator import training_cost_floor
+
+    for path in TRAINING:
+        p = _profile(path)
+        for x in all_candidates(p, ctx.catalog, ctx.constants):
+            if x.cost_usd is None or x.owned_chips is not None:
+                continue
+            floor = training_cost_floor(p, ctx.catalog.accelerators[x.accelerator], ctx.constants)
+            assert floor is not None and floor <= x.cost_usd + 0.01, (path.stem, x.accelerator, x.count, floor, x.cost_usd)
