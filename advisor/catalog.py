@@ -5,6 +5,8 @@ Facts only, no decisions. The built-in catalog is ``rules/catalog.yaml``;
 new chip) with the same validation and line-numbered errors.
 """
 
+# No `from __future__ import annotations` here: the models' annotations are evaluated once, at
+# definition, instead of pydantic evaluating each as a string when the class is created (start-up).
 
 import bisect
 import datetime as dt

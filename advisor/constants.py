@@ -5,6 +5,8 @@ each with low/expected/high; policy values (how many points a cost ratio is
 worth) are design choices and say so in their note.
 """
 
+# No `from __future__ import annotations` here: the models' annotations are evaluated once, at
+# definition, instead of pydantic evaluating each as a string when the class is created (start-up).
 
 from dataclasses import dataclass
 from functools import cache

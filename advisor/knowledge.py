@@ -5,6 +5,8 @@ validated on load with file/line/column errors. ``--rules DIR`` adds user
 rules and setup paths with exactly the same validation.
 """
 
+# No `from __future__ import annotations` here: the models' annotations are evaluated once, at
+# definition, instead of pydantic evaluating each as a string when the class is created (start-up).
 
 import os
 import re

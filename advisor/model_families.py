@@ -5,6 +5,8 @@ per-request serving FLOPs and the rule facts. Loaded once per process; a profile
 that is not in the table is refused at load time with the known ids.
 """
 
+# No `from __future__ import annotations` here: the models' annotations are evaluated once, at
+# definition, instead of pydantic evaluating each as a string when the class is created (start-up).
 
 import datetime as dt
 from functools import cache

@@ -5,6 +5,8 @@ absurd input is refused with its accepted range instead of producing an
 absurd (or infinite) estimate.
 """
 
+# No `from __future__ import annotations` here: the models' annotations are evaluated once, at
+# definition, instead of pydantic evaluating each as a string when the class is created (start-up).
 
 import datetime as dt
 from typing import Annotated, Any, Literal

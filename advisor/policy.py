@@ -5,6 +5,8 @@ directory wins); command-line flags override it. Validated like profiles,
 with line-numbered errors.
 """
 
+# No `from __future__ import annotations` here: the models' annotations are evaluated once, at
+# definition, instead of pydantic evaluating each as a string when the class is created (start-up).
 
 import tomllib
 from pathlib import Path

@@ -9,6 +9,8 @@ profile sets ``software.accept_equivalents``) or, when accepted, the equivalent 
 estimator sizes (its ``method`` / ``precision`` overrides, in an effective copy of the profile).
 """
 
+# No `from __future__ import annotations` here: the models' annotations are evaluated once, at
+# definition, instead of pydantic evaluating each as a string when the class is created (start-up).
 
 import re
 from dataclasses import dataclass, field

@@ -6,6 +6,8 @@ hardware that is not in the catalog: reported as unknown with the reason, never 
 neighbouring part).
 """
 
+# No `from __future__ import annotations` here: the models' annotations are evaluated once, at
+# definition, instead of pydantic evaluating each as a string when the class is created (start-up).
 
 import datetime as dt
 import re
