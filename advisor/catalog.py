@@ -20,6 +20,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from advisor.errors import InputError, Problem
 from advisor.families import family, sized
 from advisor.knowledge import builtin_rules_dir
+from advisor.memo import IdentityMemo
 from advisor.models import Cloud, Precision, Strict
 from advisor.models import Pricing as Kind
 from advisor.validation import did_you_mean, problems_from
@@ -164,7 +165,7 @@ class Deploy(Strict):
     note: Annotated[str, Field(max_length=4000)] | None = None
 
 
-_SHAPES: "dict[int, tuple[Accelerator, list[int]]]" = {}  # real shapes per catalog entry (entries are immutable)
+_SHAPES: IdentityMemo[list[int]] = IdentityMemo(4096)  # real shapes per catalog entry (entries are immutable)
 
 
 class Accelerator(Strict):
@@ -240,12 +241,7 @@ class Accelerator(Strict):
     def real_shapes(self) -> list[int]:
         """Every real count in increasing order: per-VM counts and whole nodes (GPU, CPU), slices
         and identical multi-host slices over DCN (TPU). Computed once per catalog entry."""
-        hit = _SHAPES.get(id(self))
-        if hit is not None and hit[0] is self:
-            return hit[1]
-        out = sorted(family(self.device).shapes.real_shapes(self.shapes))
-        _SHAPES[id(self)] = (self, out)
-        return out
+        return _SHAPES.get((self,), None, lambda: sorted(family(self.device).shapes.real_shapes(self.shapes)))
 
     def is_shape(self, n: int) -> bool:
         """A count the cloud (or a cluster of whole nodes) really provides."""

@@ -28,6 +28,7 @@ from advisor.estimator import HOURS_PER_MONTH, Estimate, candidate_counts, estim
 from advisor.families import family
 from advisor.fmt import money
 from advisor.loading import LoadedProfile
+from advisor.memo import IdentityMemo
 from advisor.models import Profile, Proposal
 from advisor.policy import Policy
 from advisor.recommend import Recommendation, choose_setup, describe, setup_cloud
@@ -191,17 +192,13 @@ class Judging:
 # function of the workload, the catalog entry and the count: the proposals of one workload share
 # them, as they share its candidates (check_judge). Bounded: cleared when full.
 KEPT_PROPOSAL_ESTIMATES = 4096
-_ESTIMATES: dict[tuple[str, int, int, int], tuple[Accelerator, Constants, Estimate]] = {}
+_ESTIMATES: IdentityMemo[Estimate] = IdentityMemo(KEPT_PROPOSAL_ESTIMATES)
 
 
 def _estimate(profile: Profile, acc: Accelerator, count: int, c: Constants) -> Estimate:
-    key = (workload_key(profile), id(acc), count, id(c))
-    hit = _ESTIMATES.get(key)
-    if hit is None or hit[0] is not acc or hit[1] is not c:
-        if len(_ESTIMATES) >= KEPT_PROPOSAL_ESTIMATES:
-            _ESTIMATES.clear()
-        hit = _ESTIMATES[key] = (acc, c, estimate(profile, acc, count, c))
-    return hit[2]
+    return _ESTIMATES.get(
+        (acc, c), (workload_key(profile), count), lambda: estimate(profile, acc, count, c), limit=KEPT_PROPOSAL_ESTIMATES,
+    )
 
 
 def proposal_estimate(lp: LoadedProfile, ctx: Context) -> tuple[Estimate, int | None, float | None]:

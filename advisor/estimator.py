@@ -29,6 +29,7 @@ from advisor import model_families, onprem, serving, sizing, software, workloads
 from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants, Range
 from advisor.families import family
+from advisor.memo import IdentityMemo
 from advisor.models import Profile
 from advisor.replica import (
     BYTES,
@@ -193,22 +194,15 @@ class _Price:
         self.usd, self.cloud, self.kind, self.warning, self.unavailable = usd, cloud, kind, warning, unavailable
 
 
-_PRICE_MEMO: dict[tuple[int, tuple[str, ...], str, str | None, int, Any], tuple[Accelerator, _Price]] = {}
+_PRICES: IdentityMemo[_Price] = IdentityMemo(4096)
 
 
 def price_for(profile: Profile, acc: Accelerator, count: int = 0) -> _Price:
     dep = profile.deployment
     # Only counts below a price's min_count can change the answer.
     floor = max((max(p.min_count or 0, (p.max_count or 0) + 1) for p in acc.prices), default=0)
-    key = (id(acc), tuple(dep.clouds), dep.pricing, dep.region, min(count, floor), dep.onprem)
-    hit = _PRICE_MEMO.get(key)
-    if hit is not None and hit[0] is acc:
-        return hit[1]
-    price = _price_for(profile, acc, count or None)
-    if len(_PRICE_MEMO) > 4096:
-        _PRICE_MEMO.clear()
-    _PRICE_MEMO[key] = (acc, price)
-    return price
+    key = (tuple(dep.clouds), dep.pricing, dep.region, min(count, floor), dep.onprem)
+    return _PRICES.get((acc,), key, lambda: _price_for(profile, acc, count or None))
 
 
 def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> _Price:
@@ -853,19 +847,13 @@ def workload_key(profile: Profile) -> str:
 
 
 # The training counts of one workload on one catalog entry (a proposal's checks ask for them again).
-_TRAINING_COUNTS: dict[tuple[int, int, str], tuple[Accelerator, Constants, list[int]]] = {}
+_TRAINING_COUNTS: IdentityMemo[list[int]] = IdentityMemo(4096)
 
 
 def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[int]:
     """Real shapes worth estimating for this workload."""
     if profile.is_training:
-        key = (id(acc), id(c), workload_key(profile))
-        hit = _TRAINING_COUNTS.get(key)
-        if hit is None or hit[0] is not acc or hit[1] is not c:
-            if len(_TRAINING_COUNTS) > 4096:
-                _TRAINING_COUNTS.clear()
-            hit = _TRAINING_COUNTS[key] = (acc, c, [e.count for e in training_candidates(profile, acc, c)])
-        return list(hit[2])
+        return list(_TRAINING_COUNTS.get((acc, c), workload_key(profile), lambda: [e.count for e in training_candidates(profile, acc, c)]))
     # Serving: single-host replicas first; multi-host ones (up to max_hosts_per_replica) where
     # the stack serves across hosts, else only when nothing single-host holds the weights.
     counts, single, multi = _serving_counts(acc, int(c.estimator.inference.multi_host_serving.max_hosts_per_replica))
@@ -874,21 +862,18 @@ def candidate_counts(profile: Profile, acc: Accelerator, c: Constants) -> list[i
     return single or counts[:1]
 
 
-_COUNTS: dict[tuple[int, int], tuple[Accelerator, list[int], list[int], list[int]]] = {}
+_COUNTS: IdentityMemo[tuple[list[int], list[int], list[int]]] = IdentityMemo(4096)
 
 
 def _serving_counts(acc: Accelerator, limit: int) -> tuple[list[int], list[int], list[int]]:
     """(the ladder, its single-host counts, its counts over 2..``limit`` hosts): a function of the
     catalog entry alone, computed once per entry."""
-    hit = _COUNTS.get((id(acc), limit))
-    if hit is None or hit[0] is not acc:
+    def ladder() -> tuple[list[int], list[int], list[int]]:
         counts = acc.counts()
-        single = [n for n in counts if hosts_for(acc, n) <= 1]
-        multi = [n for n in counts if 1 < hosts_for(acc, n) <= limit]
-        if len(_COUNTS) > 4096:
-            _COUNTS.clear()
-        hit = _COUNTS[(id(acc), limit)] = (acc, counts, single, multi)
-    return list(hit[1]), list(hit[2]), list(hit[3])
+        return counts, [n for n in counts if hosts_for(acc, n) <= 1], [n for n in counts if 1 < hosts_for(acc, n) <= limit]
+
+    counts, single, multi = _COUNTS.get((acc,), limit, ladder)
+    return list(counts), list(single), list(multi)
 
 
 def all_candidates(
@@ -899,12 +884,14 @@ def all_candidates(
     """Every configuration worth estimating: the owned accelerators' (within what is owned), then
     each catalog accelerator's. ``keep``: (accelerator id, owned?) -> its candidates, already
     estimated for a profile that differs from this one in nothing they depend on (re-used as they are).
+
     ``verdict_only`` (callers that read the verdict, its configuration, its feasibility and its
-    confidence, never every candidate: the what-ifs and check): skip the cloud accelerators not offered on the profile's clouds in a family and
-    vendor that has one that is (such a configuration is never feasible, a family's closest one is an
-    offered one, recommend.closest, and its software blocks are its vendor's), skip the entries another searched entry dominates (the same
-    hardware, never cheaper: Catalog.dominated); the verdict and each family's best configuration
-    are the same. ``ranges=False`` (the what-ifs): estimate without cost ranges (estimate)."""
+    confidence, never every candidate: the what-ifs and check) skips what cannot change them: cloud
+    accelerators not offered on the profile's clouds in a family and vendor that has one that is
+    (never feasible; a family's closest configuration is an offered one, recommend.closest; a
+    software block is the vendor's), entries another searched entry dominates (the same hardware,
+    never cheaper: Catalog.dominated) and, for training, entries whose cost floor is above their
+    family's best (_VerdictBar). ``ranges=False`` (the what-ifs): estimate without cost ranges."""
     keep = keep or {}
     out: list[Estimate] = []
     allowed = {catalog.resolve(a) or a for a in profile.deployment.accelerators or []}

@@ -33,6 +33,12 @@ if TYPE_CHECKING:
 GIB = 1024**3
 
 
+def plan_efficiency(goodput: float, comm_exposed: float, bubble: float) -> float:
+    """A plan's throughput relative to the base MFU: its goodput, less the exposed communication
+    and the pipeline bubble (each a fraction of the compute time)."""
+    return goodput / (1.0 + comm_exposed + bubble)
+
+
 @dataclass(frozen=True)
 class Plan:
     """How ``data x tensor x pipeline`` chips share one training step, and what it costs."""
@@ -49,7 +55,7 @@ class Plan:
     @property
     def efficiency(self) -> float:
         """Throughput relative to the base MFU on one fast domain."""
-        return self.goodput / (1.0 + self.comm_exposed + self.bubble)
+        return plan_efficiency(self.goodput, self.comm_exposed, self.bubble)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -162,8 +168,7 @@ def plans(
             v = max(1, min(v_max, layers // pp))
             bubble = (pp - 1) / (v * m) if pp > 1 else 0.0
             comm = exposed + tp_cost
-            # Plan.efficiency, without building the plans that lose
-            key = (-(goodput / (1.0 + comm + bubble)), tp * pp)
+            key = (-plan_efficiency(goodput, comm, bubble), tp * pp)  # without building the plans that lose
             if best is None or key < (best[0], best[1]):
                 best = (key[0], key[1], (dp, tp, pp, m, comm, bubble))
     if best is None:

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import Field, model_validator
 
 from advisor.catalog import Accelerator, SourceRef
+from advisor.memo import IdentityMemo
 from advisor.models import CudaLibrary, Framework, Method, Precision, Profile, ServingStack, Strict
 from advisor.validation import builtin_rules_dir, load_table
 
@@ -130,19 +131,11 @@ class Resolution:
     notes: list[str] = field(default_factory=list)  # caveats, for the assumptions
 
 
-_MEMO: dict[tuple[int, str, str], tuple[Profile, Resolution]] = {}
+_MEMO: IdentityMemo[Resolution] = IdentityMemo(1024)
 
 
 def resolve(profile: Profile, acc: Accelerator, table: SoftwareTable | None = None) -> Resolution:
-    key = (id(profile), acc.device, acc.vendor)
-    hit = _MEMO.get(key)
-    if hit is not None and hit[0] is profile:
-        return hit[1]
-    res = _resolve(profile, acc.device, acc.vendor, table or load_software())
-    if len(_MEMO) > 1024:
-        _MEMO.clear()
-    _MEMO[key] = (profile, res)
-    return res
+    return _MEMO.get((profile,), (acc.device, acc.vendor), lambda: _resolve(profile, acc.device, acc.vendor, table or load_software()))
 
 
 def _resolve(profile: Profile, device: str, vendor: str, table: SoftwareTable) -> Resolution:

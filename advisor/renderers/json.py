@@ -8,6 +8,7 @@ JSON of a 1,000-proposal ``check`` (~5 MB) cost about as much as judging them.
 
 from __future__ import annotations
 
+import math
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,7 @@ def _key(k: Any) -> str:
 
 
 def _float(v: float) -> str:
-    if v != v or v in (float("inf"), float("-inf")):
+    if not math.isfinite(v):
         raise ValueError("Out of range float values are not JSON compliant: " + repr(v))
     return _float_repr(v)
 

@@ -8,7 +8,6 @@ estimate; the HPA scales on vLLM's running-request count.
 from __future__ import annotations
 
 import functools
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +26,10 @@ def _container(spec: Spec) -> dict[str, Any]:
     server = servers()[plan.server]
     resource = family(spec.device).setup.kubernetes_resource or "cpu"
     argv = server.argv(spec.device, plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
-    prepare = server.prepare.get(spec.device)
     container: dict[str, Any] = {
         "name": "vllm" if server.id == "vllm" else server.id,
         "image": server.image[spec.device],
-        "command": ["sh", "-c", f"{prepare} && exec {shlex.join(argv)}"] if prepare else argv,
+        "command": ["sh", "-c", server.shell(spec.device, argv)] if spec.device in server.prepare else argv,
         "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-secret", "key": "hf_api_token"}}}],
         "ports": [{"name": "http", "containerPort": VLLM_PORT}],
         "startupProbe": {"httpGet": {"path": server.health, "port": VLLM_PORT}, "periodSeconds": 10, "failureThreshold": 180},
@@ -101,8 +99,7 @@ def _leader_worker_set(spec: Spec, labels: dict[str, str]) -> dict[str, Any]:
     server = servers()[plan.server]
     flags, worker = server.multi_host[spec.device]
     argv = server.argv(spec.device, plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
-    prepare = server.prepare.get(spec.device)
-    base = (f"{prepare} && exec " if prepare else "") + " ".join([shlex.join(argv), *flags])
+    base = server.shell(spec.device, argv, flags)
     lead = _container(spec)
     lead["command"] = ["sh", "-c", base]
     work = _container(spec)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,11 @@ class Server:
         words = list(self.command[device]) + (list(self.pipeline) if str(pp) != "1" and self.pipeline else [])
         vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port)}
         return [w.format(**vals) for w in words]
+
+    def shell(self, device: str, argv: list[str], extra: tuple[str, ...] = ()) -> str:
+        """The server's command line for ``sh -c``: its ``prepare`` step on ``device`` first, if any."""
+        prepare = self.prepare.get(device)
+        return (f"{prepare} && exec " if prepare else "") + " ".join([shlex.join(argv), *extra])
 
     def serves_multi_host(self, device: str) -> bool:
         return device in self.multi_host
