@@ -28,7 +28,7 @@ class IdentityMemo(Generic[T]):
         hit = self._entries.get(full)
         if hit is not None:
             held = hit[0]
-            if held[0] is objects[0] and (len(objects) == 1 or all(a is b for a, b in zip(held, objects))):
+            if held[0] is objects[0] and (len(objects) == 1 or all(a is b for a, b in zip(held, objects, strict=True))):
                 return hit[1]
         value = compute()
         if len(self._entries) >= (self.limit if limit is None else limit):
