@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 from advisor.catalog import Catalog, load_catalog
 from advisor.context import Context, check_accelerators
 from advisor.errors import UsageError
-from advisor.estimator import Estimate, estimate
+from advisor.estimate.result import Estimate
+from advisor.estimate.search import estimate
 from advisor.loading import LoadedProfile, load_profiles
 from advisor.models import Profile
 from advisor.recommend import Recommendation, recommend
 
 if TYPE_CHECKING:
-    from advisor.check import CheckReport
+    from advisor.check.batch import CheckReport
     from advisor.pricing import ImportResult
 
 __all__ = [
@@ -145,7 +146,7 @@ def write_scaffold(files: Mapping[str, str], out_dir: str | os.PathLike[str], fo
 
 
 def check_rule_ids() -> list[str]:
-    from advisor.check_rules import CHECK_RULES
+    from advisor.check.rules import CHECK_RULES
 
     return list(CHECK_RULES)
 
@@ -153,7 +154,7 @@ def check_rule_ids() -> list[str]:
 def check_rules() -> list[dict[str, Any]]:
     """The check rules of ``advisor check`` (id, severity, scope, title, help, where checked),
     sorted by id."""
-    from advisor.check_rules import CHECK_RULES
+    from advisor.check.rules import CHECK_RULES
 
     return [CHECK_RULES[rid].to_json() for rid in sorted(CHECK_RULES)]
 
@@ -177,7 +178,7 @@ def run_check(
     """``advisor check``: the policy (``config``, else found upward from ``cwd``; flags override
     it), every file judged, and the cost diff against ``baseline`` or a plan's prior state.
     ``stdin`` is the content of the path ``-``."""
-    from advisor import check
+    from advisor.check import batch as check
     from advisor.policy import find_config, load_policy
     from advisor.validation import did_you_mean
 

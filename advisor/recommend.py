@@ -22,19 +22,13 @@ from advisor import __version__, clouds, families, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
-from advisor.estimator import (
-    Estimate,
-    all_candidates,
-    basis,
-    best,
-    rebudgeted,
-    repriced_keep,
-)
+from advisor.estimate.replica import model_shape
+from advisor.estimate.result import Estimate, rebudgeted
+from advisor.estimate.search import all_candidates, basis, best, repriced_keep
 from advisor.facts import FieldReader
 from advisor.fmt import hours, money, safe_name
 from advisor.knowledge import PLACEHOLDER, KnowledgeBase, Rule, SetupPath
 from advisor.models import Profile
-from advisor.replica import model_shape
 
 ESTIMATOR_SOURCE = "docs/estimator.md"  # the estimator and scoring policy, shipped with the project
 

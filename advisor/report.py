@@ -21,7 +21,7 @@ from advisor import __version__, families
 from advisor.catalog import Catalog
 from advisor.context import Context
 from advisor.errors import InputError, UsageError
-from advisor.estimator import Estimate
+from advisor.estimate.result import Estimate
 from advisor.families import family
 from advisor.fmt import cell, hours, money, per_unit, unit_label, unit_usd
 from advisor.recommend import Recommendation, decide

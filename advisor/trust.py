@@ -24,7 +24,7 @@ from advisor.families import name
 
 if TYPE_CHECKING:
     from advisor.constants import Constants
-    from advisor.estimator import Estimate
+    from advisor.estimate.result import Estimate
     from advisor.models import Profile
 
 SCENARIOS = (("low", 1.0 / 6.0), ("expected", 2.0 / 3.0), ("high", 1.0 / 6.0))

@@ -32,7 +32,7 @@ def main() -> None:
     out["load_validate"] = time.perf_counter() - t
     profile = loaded[0].profile
     t = time.perf_counter()
-    from advisor.estimator import all_candidates
+    from advisor.estimate.search import all_candidates
 
     cands = all_candidates(profile, ctx.catalog, ctx.constants)
     out["estimate"] = time.perf_counter() - t

@@ -14,7 +14,7 @@ import yaml
 
 from advisor.catalog import Catalog
 from advisor.constants import Constants
-from advisor.estimator import estimate
+from advisor.estimate.search import estimate
 from advisor.models import Profile
 
 DATA = Path(__file__).parent / "data" / "measurements.yaml"

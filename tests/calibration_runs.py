@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from advisor.api import Context
-from advisor.estimator import estimate
+from advisor.estimate.search import estimate
 from advisor.models import Profile
 from advisor.recommend import recommend
 

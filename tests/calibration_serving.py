@@ -18,11 +18,11 @@ from typing import Any
 
 import yaml
 
-from advisor import serving
 from advisor.api import Context
-from advisor.estimator import estimate
+from advisor.estimate import serving
+from advisor.estimate.replica import llm_replica
+from advisor.estimate.search import estimate
 from advisor.models import Profile
-from advisor.replica import llm_replica
 
 DATA = Path(__file__).parent / "data" / "serving.yaml"
 

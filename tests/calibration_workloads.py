@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from advisor.api import Context
-from advisor.estimator import estimate
+from advisor.estimate.search import estimate
 from advisor.models import Profile
 
 DATA = Path(__file__).parent / "data" / "workloads.yaml"

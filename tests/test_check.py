@@ -89,7 +89,7 @@ def test_finding_fires_and_does_not(tmp_path: Path, rule: str, fires: str, quiet
 
 
 def test_every_check_rule_has_a_case() -> None:
-    from advisor.check import CHECK_RULES
+    from advisor.check.batch import CHECK_RULES
 
     from .test_infra import INFRA_RULES
 
@@ -279,10 +279,10 @@ def test_unknown_accelerator_in_proposal_is_exit_2(tmp_path: Path) -> None:
 
 
 def test_bad_jobs_setting_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import advisor.check
+    import advisor.check.batch
 
     monkeypatch.setenv("ADVISOR_JOBS", "abc")
-    monkeypatch.setattr(advisor.check, "PARALLEL_THRESHOLD", 2)
+    monkeypatch.setattr(advisor.check.batch, "PARALLEL_THRESHOLD", 2)
     for i in range(3):
         write(tmp_path, f"p{i}.yaml", SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n")
     _code, data = check_json(str(tmp_path))
@@ -299,8 +299,8 @@ def test_disabled_rule_is_not_run(tmp_path: Path, rule: str, fires: str, quiet: 
 def test_registry_units_and_reference_page() -> None:
     """Each rule is a unit (id, severity, title, docs; a proposal rule has its check), and the
     generated reference page lists every one."""
-    from advisor.check_results import RANK
-    from advisor.check_rules import CHECK_RULES, SCOPES, proposal_rules
+    from advisor.check.results import RANK
+    from advisor.check.rules import CHECK_RULES, SCOPES, proposal_rules
 
     assert {r.id for r in proposal_rules()} == {c[0] for c in CASES}
     page = (ROOT / "docs" / "reference" / "check-rules.md").read_text()
@@ -369,7 +369,7 @@ def test_request_rule_fires_and_does_not(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_every_request_rule_has_a_case() -> None:
-    from advisor.check_rules import CHECK_RULES, request_rules
+    from advisor.check.rules import CHECK_RULES, request_rules
 
     covered = {c[0] for c in REQUEST_CASES}
     assert {r.id for r in request_rules()} | {"policy-monthly-increase"} == covered

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from advisor.catalog import load_catalog
-from advisor.estimator import offered_on
-from advisor.infra.names import name_index
+from advisor.check.infra.names import name_index
+from advisor.estimate.price import offered_on
 
 from .conftest import run_cli
 from .test_pricing import SERVE

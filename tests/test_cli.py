@@ -124,7 +124,7 @@ def test_the_cache_holds_every_built_in_table_a_run_reads(tmp_path, monkeypatch)
 
 
 def test_rules_list_kinds_text() -> None:
-    from advisor.check_rules import CHECK_RULES
+    from advisor.check.rules import CHECK_RULES
     from advisor.knowledge import load_knowledge
 
     heuristic_ids = [r.id for r in load_knowledge().rules]
@@ -146,7 +146,7 @@ def test_rules_list_kinds_text() -> None:
 def test_rules_list_kinds_json() -> None:
     import json
 
-    from advisor.check_rules import CHECK_RULES
+    from advisor.check.rules import CHECK_RULES
 
     heuristics = json.loads(run_cli("rules", "list", "--format", "json").out)
     assert heuristics == json.loads(run_cli("rules", "list", "--kind", "heuristics", "--format", "json").out)
@@ -171,7 +171,7 @@ def test_rules_show_check_rule() -> None:
     r = run_cli("rules", "show", "proposal-oversized")
     assert r.code == 0, r.err
     assert r.out.startswith("proposal-oversized: More chips than needed\n")
-    assert "check rule (advisor check)" in r.out and "severity: warning" in r.out and "check_rules.py: oversized()" in r.out
+    assert "check rule (advisor check)" in r.out and "severity: warning" in r.out and "check/rules.py: oversized()" in r.out
     data = json.loads(run_cli("rules", "show", "waiver-invalid", "-f", "json").out)
     assert data["kind"] == "check" and data["severity"] == "error" and data["scope"] == "waiver"
     typo = run_cli("rules", "show", "proposal-oversizd")

@@ -8,9 +8,9 @@ import pytest
 from advisor.catalog import load_catalog
 from advisor.constants import load_constants
 from advisor.errors import InputError
-from advisor.estimator import estimate
+from advisor.estimate.replica import model_shape
+from advisor.estimate.search import estimate
 from advisor.models import Profile
-from advisor.replica import model_shape
 
 from . import calibration
 from .conftest import run_cli

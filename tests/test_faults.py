@@ -351,13 +351,13 @@ def _check(paths: list[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_batch_with_bad_members_same_on_one_core_and_many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import advisor.check
+    import advisor.check.batch
 
     good, bad, order = _mixed_batch(tmp_path, 1000)
     monkeypatch.setenv("ADVISOR_JOBS", "1")
     code1, out1, err1 = _check(order, "-f", "json")
     monkeypatch.setenv("ADVISOR_JOBS", "2")
-    monkeypatch.setattr(advisor.check, "PARALLEL_THRESHOLD", 2)
+    monkeypatch.setattr(advisor.check.batch, "PARALLEL_THRESHOLD", 2)
     code2, out2, err2 = _check(order, "-f", "json")
     assert (code1, out1, err1) == (code2, out2, err2)  # one core or many: the same report
     assert code1 == 2  # bad input outranks the policy failures

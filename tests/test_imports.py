@@ -24,18 +24,18 @@ print(json.dumps(sorted(sys.modules)))
 HEAVY_FOR_OTHERS = {
     "jinja2": "report only",
     "advisor.report": "report only",
-    "advisor.check": "check only",
+    "advisor.check.batch": "check only",
     "advisor.renderers.checkfmt": "check only (SARIF/JUnit/markdown writers)",
     "advisor.policy": "check only",
     "xml.sax.saxutils": "JUnit only",
     "multiprocessing": "large check batches only",
     "advisor.scaffold": "scaffold only",
     "tomllib": "check policy discovery only",
-    "advisor.check_judge": "check only",
+    "advisor.check.judge": "check only",
 }
 # The infrastructure readers (Terraform plans and HCL, Kubernetes manifests, SkyPilot tasks): only
 # when check reads such a file, never for a profile.
-INFRA_READERS = ("advisor.infra.read", "advisor.infra.tfplan", "advisor.infra.k8s", "advisor.infra.skypilot", "advisor.infra.judge")
+INFRA_READERS = ("advisor.check.infra.read", "advisor.check.infra.tfplan", "advisor.check.infra.k8s", "advisor.check.infra.skypilot", "advisor.check.infra.judge")
 HEAVY_FOR_OTHERS.update({m: "check of infrastructure files only" for m in INFRA_READERS})
 
 
@@ -69,7 +69,7 @@ def test_recommend_json_renders_without_rich() -> None:
 
 def test_check_of_profiles_reads_no_infrastructure() -> None:
     loaded = modules("check", "profiles/proposals/ok-v6e-chatbot.yaml", "--no-config", "--format", "json")
-    assert "advisor.check_judge" in loaded
+    assert "advisor.check.judge" in loaded
     assert not set(INFRA_READERS) & loaded
 
 
@@ -77,7 +77,7 @@ def test_check_of_a_plan_loads_its_reader() -> None:
     plans = sorted((ROOT / "profiles" / "proposals" / "infra").rglob("*.json"))
     assert plans
     loaded = modules("check", str(plans[0]), "--no-config", "--format", "json")
-    assert {"advisor.infra.read", "advisor.infra.tfplan"} <= loaded
+    assert {"advisor.check.infra.read", "advisor.check.infra.tfplan"} <= loaded
 
 
 @pytest.mark.parametrize("args", [("recommend", "profiles/llm-chatbot.yaml", "--format", "json"), ("check", "profiles/proposals", "--no-config")])

@@ -46,7 +46,7 @@ def rc(address: str, after: dict | None, actions: tuple[str, ...] = ("create",),
 
 
 def test_name_index(ctx) -> None:  # type: ignore[no-untyped-def]
-    from advisor.infra.names import name_index
+    from advisor.check.infra.names import name_index
 
     ix = name_index(ctx.catalog)
     expect = {
@@ -68,7 +68,7 @@ def test_name_index(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_names_file_refers_to_catalog_ids(ctx) -> None:  # type: ignore[no-untyped-def]
-    from advisor.infra.names import load_names
+    from advisor.check.infra.names import load_names
 
     names = load_names()
     for e in names.names:
@@ -186,7 +186,7 @@ def test_profile_check_does_not_import_the_parsers() -> None:
     from .test_imports import modules
 
     loaded = modules("check", "--no-config", "profiles/proposals/ok-v6e-chatbot.yaml")
-    assert not {"advisor.infra.k8s", "advisor.infra.tfplan", "advisor.infra.skypilot", "advisor.infra.judge"} & loaded
+    assert not {"advisor.check.infra.k8s", "advisor.check.infra.tfplan", "advisor.check.infra.skypilot", "advisor.check.infra.judge"} & loaded
 
 
 def _deep_json() -> str:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor import onprem
 from advisor.catalog import load_catalog
+from advisor.estimate import onprem
 from advisor.models import OnPrem
 
 from .conftest import run_cli
@@ -121,7 +121,7 @@ def test_max_count_prices_only_the_sizes_a_cloud_sells() -> None:
 
 def test_a_size_aws_does_not_sell_is_not_offered(tmp_path: Path) -> None:
     from advisor.constants import load_constants
-    from advisor.estimator import estimate
+    from advisor.estimate.search import estimate
     from advisor.loading import load_profiles
 
     f = _write(tmp_path, SERVE + "deployment: {clouds: [aws]}\n")

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from advisor.api import Context
-from advisor.check import judge
-from advisor.estimator import estimate
+from advisor.check.batch import judge
+from advisor.estimate.search import estimate
 from advisor.loading import LoadedProfile
 from advisor.models import Profile
 from advisor.policy import Policy

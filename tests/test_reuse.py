@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from advisor.estimator import Estimate, all_candidates, rebudgeted, repriced_keep
+from advisor.estimate.result import Estimate, rebudgeted
+from advisor.estimate.search import all_candidates, repriced_keep
 from advisor.loading import load_profiles
 from advisor.models import Profile
 from advisor.recommend import Decision, decide
@@ -91,7 +92,7 @@ def test_a_batch_estimates_each_distinct_workload_once(tmp_path: Path, cli: Any,
     """Two proposals for one workload (different names and counts) are judged as each alone is."""
     import json
 
-    from advisor import check_judge
+    from advisor.check import judge as check_judge
 
     src = next(x for x in PROPOSALS if x.stem == "oversized-h100-finetune").read_text()
     (tmp_path / "a.yaml").write_text(src)
@@ -112,7 +113,7 @@ def test_a_batch_estimates_each_distinct_workload_once(tmp_path: Path, cli: Any,
 
 def test_the_batch_keeps_a_bounded_number_of_workloads(ctx: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The most recent workloads stay (a repeat is not estimated again); the oldest go first."""
-    from advisor import check_judge
+    from advisor.check import judge as check_judge
 
     p = _profile(next(x for x in PROPOSALS if x.stem == "ok-v6e-chatbot"))
     sizes = [_with(p, "model", params_b=b) for b in (7.0, 8.0, 9.0)]
@@ -149,7 +150,7 @@ def test_a_batch_decides_each_workload_once_unless_a_rule_reads_the_name(ctx: An
     workload); a rule that tests the name makes the name part of what is decided."""
     import dataclasses
 
-    from advisor import check_judge
+    from advisor.check import judge as check_judge
     from advisor.conditions import Leaf
 
     p = _profile(next(x for x in PROPOSALS if x.stem == "ok-v6e-chatbot"))
@@ -174,7 +175,7 @@ def test_a_batch_decides_each_workload_once_unless_a_rule_reads_the_name(ctx: An
 def test_proposals_of_one_workload_share_the_estimates_their_rules_read(ctx: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The proposal's own configuration and the smallest count that would do are estimated once per
     workload, entry and count, and are what estimating them again gives; the memo is bounded."""
-    from advisor import check_rules
+    from advisor.check import rules as check_rules
 
     p = _profile(next(x for x in PROPOSALS if x.stem == "oversized-h100-finetune"))
     acc = ctx.catalog.get("h100-80gb")
@@ -256,7 +257,7 @@ def test_check_decides_on_the_verdict_search_as_on_the_full_one(ctx: Any, path: 
     """check estimates a workload with the verdict search (cost ranges kept): its decision says
     everything the full search's does, its confidence and each family's best included, on the
     profile's clouds and on one cloud alone."""
-    from advisor import check_judge
+    from advisor.check import judge as check_judge
 
     p = _profile(path)
     for clouds in ([*p.deployment.clouds], ["aws"], ["gcp"]):
@@ -296,7 +297,7 @@ def test_the_pruned_training_search_decides_as_the_full_one(ctx: Any, path: Path
 def test_the_cost_floor_is_below_every_configuration(ctx: Any) -> None:
     """No configuration of an entry costs less than its floor (every bundled training profile, every
     priced candidate)."""
-    from advisor.estimator import training_cost_floor
+    from advisor.estimate.training import training_cost_floor
 
     for path in TRAINING:
         p = _profile(path)

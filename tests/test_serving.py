@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from advisor.api import Context
-from advisor.estimator import estimate
+from advisor.estimate.replica import multi_host_ok
+from advisor.estimate.search import estimate
 from advisor.models import Profile
 from advisor.recommend import recommend
-from advisor.replica import multi_host_ok
 
 from . import calibration_serving
 from .conftest import make_profile
@@ -204,7 +204,7 @@ def test_end_to_end_latency_rows_are_compared_with_the_estimate_at_their_batch(c
 
 
 def test_a_burst_waits_for_the_prefill_ahead_of_it() -> None:
-    from advisor.serving import closed_loop_prefill
+    from advisor.estimate.serving import closed_loop_prefill
 
     fwd = lambda n: 0.001 * n + 0.002  # noqa: E731  (1 ms per token, 2 ms per forward)
     # one prompt alone: one forward of its 100 tokens
@@ -218,7 +218,7 @@ def test_a_burst_waits_for_the_prefill_ahead_of_it() -> None:
 
 
 def test_prefill_pays_the_tensor_parallel_all_reduces() -> None:
-    from advisor.replica import llm_replica, model_shape, prefill_allreduce_s_per_token
+    from advisor.estimate.replica import llm_replica, model_shape, prefill_allreduce_s_per_token
 
     p = chat(model={"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8})
     v6e = CAT.get("tpu-v6e")
@@ -244,7 +244,7 @@ DEEPSEEK_V3 = {"params_b": 671, "active_params_b": 37, "architecture": "moe", "p
 
 
 def test_mla_caches_one_latent_per_layer_deepseek_v3_is_70_kb_per_token() -> None:
-    from advisor.replica import kv_bytes_per_token
+    from advisor.estimate.replica import kv_bytes_per_token
 
     # arXiv 2505.09343 Table 1: DeepSeek-V3 70.272 KB per token (bf16) = 61 x (512 + 64) x 2 bytes
     p = chat(model={**DEEPSEEK_V3, "precision": "bf16"})
@@ -265,7 +265,7 @@ def test_deepseek_v3_fp8_fits_eight_h200_not_eight_h100() -> None:
 
 
 def test_fp8_kv_cache_is_a_serving_flag() -> None:
-    from advisor.replica import kv_bytes_per_token
+    from advisor.estimate.replica import kv_bytes_per_token
 
     bf16 = chat()
     fp8 = chat(inference={"kv_cache_dtype": "fp8"})
@@ -276,7 +276,7 @@ def test_fp8_kv_cache_is_a_serving_flag() -> None:
 
 
 def test_sliding_window_caps_the_cache_of_its_layers() -> None:
-    from advisor.replica import llm_replica
+    from advisor.estimate.replica import llm_replica
 
     long = {"input_tokens": 30000, "output_tokens": 256}
     full = llm_replica(chat(inference=long), CAT.get("h100"), 1, C)
@@ -348,8 +348,8 @@ def test_a_replica_beyond_its_fast_domain_pays_the_scale_out_network() -> None:
     assert two_nodes.assumptions["step_overhead_ms"] == pytest.approx(one_node.assumptions["step_overhead_ms"] + extra)
     assert (two_nodes.at_concurrency_1 or {})["tpot_ms"] >= (one_node.at_concurrency_1 or {})["tpot_ms"]
     # and its stage hand-off (hidden x 2 bytes per token) crosses InfiniBand
-    from advisor.replica import llm_replica
-    from advisor.sizing import scale_out_bytes_per_s
+    from advisor.estimate.replica import llm_replica
+    from advisor.estimate.sizing import scale_out_bytes_per_s
 
     h100 = CAT.get("h100")
     hop = 8192 * 2 / (scale_out_bytes_per_s(h100, C) * C.estimator.scaling.network_efficiency.value)
@@ -364,7 +364,7 @@ def test_fp8_on_a_chip_without_fp8_is_served_weight_only() -> None:
 
 
 def test_deepseek_v3_serving_pays_the_expert_all_to_all() -> None:
-    from advisor.replica import (
+    from advisor.estimate.replica import (
         expert_all_to_all_s_per_token,
         llm_replica,
         model_shape,
@@ -392,7 +392,7 @@ def test_a_guessed_search_lands_where_a_bisection_does() -> None:
     monotone predicate and any guess, the answer is the bisection's."""
     import random
 
-    from advisor import serving
+    from advisor.estimate import serving
 
     def bisect_smallest(lo: int, hi: int, ok: Any) -> int:
         while lo < hi:
@@ -412,7 +412,7 @@ def test_a_guessed_search_lands_where_a_bisection_does() -> None:
 
 
 def test_the_closed_form_guess_is_the_capacity_of_a_dense_replica() -> None:
-    from advisor.replica import llm_replica
+    from advisor.estimate.replica import llm_replica
 
     rep = llm_replica(chat(), CAT.get("h100"), 1, C)
     for target in (2.0, 4.0, 8.0, 30.0):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from advisor.api import Context
-from advisor.estimator import estimate
+from advisor.estimate.search import estimate
 from advisor.models import Profile
 from advisor.recommend import recommend
 

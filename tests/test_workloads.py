@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from advisor import model_families, software, workloads
+from advisor import model_families, software
 from advisor.api import Context
 from advisor.catalog import COMPUTE_FALLBACK
-from advisor.estimator import estimate
+from advisor.estimate import workloads
+from advisor.estimate.replica import is_llm_inference
+from advisor.estimate.search import estimate
 from advisor.facts import FieldReader
 from advisor.models import Profile
-from advisor.replica import is_llm_inference
 from tests import calibration_workloads
 from tests.conftest import run_cli
 

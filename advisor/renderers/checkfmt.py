@@ -14,7 +14,7 @@ from advisor.fmt import cell, hours, money
 from advisor.renderers.json import dumps
 
 if TYPE_CHECKING:
-    from advisor.check_results import CheckReport, ProposalResult
+    from advisor.check.results import CheckReport, ProposalResult
 
 SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
@@ -119,7 +119,7 @@ def _details(r: ProposalResult) -> str:
 
 
 def sarif(report: CheckReport) -> str:
-    from advisor.check_rules import CHECK_RULES
+    from advisor.check.rules import CHECK_RULES
 
     rule_ids = sorted(CHECK_RULES)
     rules = [

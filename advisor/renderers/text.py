@@ -20,7 +20,7 @@ from advisor.families import family
 from advisor.fmt import hours, money, per_unit, unit_label, unit_usd
 
 if TYPE_CHECKING:
-    from advisor.estimator import Estimate
+    from advisor.estimate.result import Estimate
     from advisor.recommend import Recommendation
 
 

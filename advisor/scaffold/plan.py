@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.estimator import Estimate
+from advisor.estimate.result import Estimate
 from advisor.models import Profile
 from advisor.recommend import setup_cloud
 from advisor.scaffold.stacks import choose

@@ -9,7 +9,7 @@ from typing import Any
 
 from advisor.catalog import Accelerator
 from advisor.context import Context
-from advisor.estimator import Estimate
+from advisor.estimate.result import Estimate
 from advisor.families import family
 from advisor.fmt import hours as _hours
 from advisor.fmt import money as _money

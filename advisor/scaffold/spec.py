@@ -14,7 +14,7 @@ from advisor.catalog import Accelerator
 from advisor.conditions import evaluate
 from advisor.context import Context
 from advisor.errors import UsageError
-from advisor.estimator import Estimate
+from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.families import family
 from advisor.knowledge import SetupPath

@@ -4,7 +4,7 @@ A proposal rule is a function from a :class:`Judging` (the proposal, its estimat
 recommendation and the policy) to the findings it raises, each a message and a position;
 ``@proposal_rule`` registers it in :data:`CHECK_RULES`, and ``check_judge.judge`` runs every
 registered rule that the policy does not disable. A request rule is the same for an
-infrastructure request (:class:`RequestJudging`, run by ``advisor.infra.judge``); a proposal
+infrastructure request (:class:`RequestJudging`, run by ``advisor.check.infra.judge``); a proposal
 rule may have a request check too. The waiver rules and ``policy-monthly-increase`` are
 registered with their docs and checked where their input is read (``check_judge``,
 ``check_diff``). ``python -m advisor.docgen`` writes the reference page
@@ -21,10 +21,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from advisor.catalog import Accelerator
-from advisor.check_results import RANK
+from advisor.check.results import RANK
 from advisor.constants import Constants
 from advisor.context import Context
-from advisor.estimator import HOURS_PER_MONTH, Estimate, candidate_counts, estimate, workload_key
+from advisor.estimate.result import HOURS_PER_MONTH, Estimate
+from advisor.estimate.search import candidate_counts, estimate, workload_key
 from advisor.families import family
 from advisor.fmt import money
 from advisor.loading import LoadedProfile
@@ -34,7 +35,7 @@ from advisor.policy import Policy
 from advisor.recommend import Recommendation, choose_setup, describe, setup_cloud
 
 if TYPE_CHECKING:
-    from advisor.infra.model import Request
+    from advisor.check.infra.model import Request
 
 # What a rule reads, in the order of the reference page.
 SCOPES = {
@@ -60,7 +61,7 @@ class CheckRule:
     help: str
     scope: str = "proposal"
     check: Callable[[Judging], Iterator[Hit]] | None = field(default=None, compare=False, repr=False)
-    checked_in: str = "advisor/check_rules.py"
+    checked_in: str = "advisor/check/rules.py"
     request_check: Callable[[RequestJudging], Iterator[Hit]] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -393,7 +394,7 @@ def cheaper_other_family(j: Judging) -> Iterator[Hit]:
 
 # --------------------------------------------------------------------------- rules checked where their input is read
 
-_CHECK = "advisor/check_judge.py"
+_CHECK = "advisor/check/judge.py"
 
 declared_rule("waiver-invalid", "error", "Waiver is expired, undated or has no reason",
               "Every waiver needs a reason, and an expiry date that has not passed. Renew or remove the waiver.", "waiver", _CHECK)
@@ -406,7 +407,7 @@ declared_rule("waiver-unknown-rule", "warning", "Waiver names an unknown rule",
 
 @dataclass
 class RequestJudging:
-    """One infrastructure request under judgement (``advisor.infra.judge``)."""
+    """One infrastructure request under judgement (``advisor.check.infra.judge``)."""
 
     req: Request
     policy: Policy
@@ -536,4 +537,4 @@ def spot_required(r: RequestJudging) -> Iterator[Hit]:
 
 
 declared_rule("policy-monthly-increase", "error", "The change raises monthly spend past the policy limit",
-              "Against the baseline (or the plan's own prior state), the monthly cost rises by more than limits.max_monthly_increase_usd; every resource that adds cost carries this finding.", "policy", "advisor/check_diff.py")
+              "Against the baseline (or the plan's own prior state), the monthly cost rises by more than limits.max_monthly_increase_usd; every resource that adds cost carries this finding.", "policy", "advisor/check/diff.py")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.check.infra.model import HOURS_PER_MONTH, Parsed, Request, is_placeholder
+from advisor.check.infra.names import NameIndex
 from advisor.errors import InputError
-from advisor.infra.model import HOURS_PER_MONTH, Parsed, Request, is_placeholder
-from advisor.infra.names import NameIndex
 from advisor.yamlsrc import Document, KeyPath
 
 TASK_KEYS = {"resources", "run", "setup", "num_nodes", "service", "file_mounts", "workdir", "envs", "secrets", "config", "volumes"}

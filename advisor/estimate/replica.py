@@ -1,7 +1,7 @@
 """One serving replica of a profile on a configuration: the model's shape, its KV cache, its
 layout over chips and hosts (tensor parallel inside the fast domain, pipeline stages across),
 the per-step overheads and activation traffic, and the latency target and unit of work it is
-judged by. advisor.serving runs the step model over it; advisor.estimator turns its operating
+judged by. advisor.estimate.serving runs the step model over it; advisor.estimator turns its operating
 point into an estimate. Sources: docs/estimator.md "Inference"."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from advisor import model_families, serving, sizing, workloads
+from advisor import model_families
 from advisor.catalog import Accelerator
 from advisor.constants import Constants
+from advisor.estimate import serving, sizing, workloads
 from advisor.families import family
 from advisor.models import Profile
 

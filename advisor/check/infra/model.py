@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.infra.names import Hardware
+from advisor.check.infra.names import Hardware
 
 Pos = tuple[int, int]
 HOURS_PER_MONTH = 730.0

@@ -7,7 +7,7 @@ message that says what/why/how to fix, and the line in the proposal file.
 Waivers (``proposal.waivers``) need a reason and an unexpired date.
 
 This module runs a batch: it expands the paths, reads each file (profiles here, infrastructure
-through ``advisor.infra``), judges them (in parallel for large batches) and loads a baseline.
+through ``advisor.check.infra``), judges them (in parallel for large batches) and loads a baseline.
 The parts: ``check_rules`` (the registered rules), ``check_judge`` (one proposal),
 ``check_results`` (findings and the report), ``check_diff`` (the cost diff).
 """
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.check_diff import apply_increase_limit, diff_against
-from advisor.check_judge import judge
-from advisor.check_results import (
+from advisor.check.diff import apply_increase_limit, diff_against
+from advisor.check.judge import judge
+from advisor.check.results import (
     RANK,
     SEVERITIES,
     CheckReport,
@@ -33,7 +33,7 @@ from advisor.check_results import (
     InvalidFile,
     ProposalResult,
 )
-from advisor.check_rules import CHECK_RULES, CheckRule
+from advisor.check.rules import CHECK_RULES, CheckRule
 from advisor.context import Context, check_accelerators
 from advisor.errors import InputError, Problem
 from advisor.loading import LoadedProfile, profiles_from_docs
@@ -89,7 +89,7 @@ def load_baseline(path: str, ctx: Context | None = None, policy: Policy | None =
         if ctx is None or policy is None:
             raise InputError.single(path, 1, 1, "not an 'advisor check --format json' result")
         return run_check([path], ctx, policy).to_json()
-    from advisor.infra.jsonsrc import load_json_file
+    from advisor.check.infra.jsonsrc import load_json_file
 
     data, _text = load_json_file(path)
     if isinstance(data, dict) and "format_version" in data and ctx is not None and policy is not None:
@@ -138,7 +138,7 @@ def run_check(
             _JOB = None
     results = batch.results
     if batch.requests:
-        from advisor.infra.judge import apply_autoscalers, judge_request
+        from advisor.check.infra.judge import apply_autoscalers, judge_request
 
         apply_autoscalers(batch.requests, batch.autoscalers)
         for req in batch.requests:
@@ -156,7 +156,7 @@ def run_check(
 class _Batch:
     results: list[ProposalResult] = field(default_factory=list)
     invalid: list[InvalidFile] = field(default_factory=list)
-    requests: list[Any] = field(default_factory=list)  # advisor.infra.model.Request
+    requests: list[Any] = field(default_factory=list)  # advisor.check.infra.model.Request
     autoscalers: list[Any] = field(default_factory=list)
     workloads: list[LoadedProfile] = field(default_factory=list)  # every profile read (for links)
     skipped: list[tuple[str, str]] = field(default_factory=list)
@@ -171,32 +171,32 @@ class _Batch:
 
 
 def _read_one(path: str, ctx: Context) -> tuple[list[LoadedProfile], Any]:
-    """A file's profiles, or its parsed infrastructure (advisor.infra.model.Parsed)."""
+    """A file's profiles, or its parsed infrastructure (advisor.check.infra.model.Parsed)."""
     from advisor.yamlsrc import STDIN, stdin_is_json
 
     if path.endswith(".json") or (path == STDIN and stdin_is_json()):
-        from advisor.infra.names import name_index
-        from advisor.infra.read import read_json
+        from advisor.check.infra.names import name_index
+        from advisor.check.infra.read import read_json
 
         return [], read_json(path, name_index(ctx.catalog))
     if path.endswith(".tf"):
-        from advisor.infra.names import name_index
-        from advisor.infra.read import read_hcl
+        from advisor.check.infra.names import name_index
+        from advisor.check.infra.read import read_hcl
 
         return [], read_hcl(path, name_index(ctx.catalog))
-    from advisor.infra.sniff import doc_kind
+    from advisor.check.infra.sniff import doc_kind
     from advisor.yamlsrc import load_documents, read_text
 
     text = read_text(path, max_bytes=8 * 1024 * 1024)
     docs = load_documents(text, path, max_nodes=500_000)
     kinds = [doc_kind(d.data) for d in docs if d.data is not None]
     if kinds and all(k in ("other",) for k in kinds):
-        from advisor.infra.model import Parsed
+        from advisor.check.infra.model import Parsed
 
         return [], Parsed("other", notes=["YAML that is not a workload profile, a Kubernetes manifest or a SkyPilot task"])
     if "kubernetes" in kinds or "skypilot" in kinds:
-        from advisor.infra.names import name_index
-        from advisor.infra.read import read_yaml
+        from advisor.check.infra.names import name_index
+        from advisor.check.infra.read import read_yaml
 
         return [], read_yaml(docs, kinds, name_index(ctx.catalog))
     if len(text) > MAX_BYTES:

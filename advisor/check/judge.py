@@ -6,11 +6,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from advisor.check_results import RANK, Finding, ProposalResult
-from advisor.check_rules import CHECK_RULES, Judging, proposal_rules
+from advisor.check.results import RANK, Finding, ProposalResult
+from advisor.check.rules import CHECK_RULES, Judging, proposal_rules
 from advisor.conditions import leaves
 from advisor.context import Context
-from advisor.estimator import NOT_ESTIMATED, Estimate, all_candidates, workload_key
+from advisor.estimate.result import Estimate
+from advisor.estimate.search import NOT_ESTIMATED, all_candidates, workload_key
 from advisor.facts import FieldReader
 from advisor.knowledge import KnowledgeBase
 from advisor.loading import LoadedProfile

@@ -1,6 +1,6 @@
 """Judge infrastructure requests: linked to a workload profile, every check applies; not linked,
 shape, price and policy only, and the result says which checks were not possible. The request
-rules themselves are registered units in ``advisor.check_rules`` (``@request_rule``)."""
+rules themselves are registered units in ``advisor.check.rules`` (``@request_rule``)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import fnmatch
 import os
 from typing import TYPE_CHECKING, Any
 
-from advisor.estimator import estimate
-from advisor.infra.model import HOURS_PER_MONTH, Autoscaler, Request
+from advisor.check.infra.model import HOURS_PER_MONTH, Autoscaler, Request
+from advisor.estimate.search import estimate
 from advisor.loading import LoadedProfile
 from advisor.models import Proposal
 from advisor.yamlsrc import Document
 
 if TYPE_CHECKING:
-    from advisor.check_results import ProposalResult
+    from advisor.check.results import ProposalResult
     from advisor.context import Context
     from advisor.policy import Policy
 
@@ -94,9 +94,9 @@ def price_request(req: Request, ctx: Context, end: str) -> tuple[float | None, f
 
 
 def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:
-    from advisor.check_judge import judge
-    from advisor.check_results import RANK, Finding, ProposalResult
-    from advisor.check_rules import RequestJudging, request_rules
+    from advisor.check.judge import judge
+    from advisor.check.results import RANK, Finding, ProposalResult
+    from advisor.check.rules import RequestJudging, request_rules
 
     end = policy.judge_replicas
     label = f"{req.path}::{req.address}"

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import sizing
 from advisor.catalog import Accelerator
 from advisor.constants import Constants
+from advisor.estimate import sizing
 from advisor.model_families import Family, family_of
 from advisor.models import Profile
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.check.infra.model import Autoscaler, Parsed, Request, is_placeholder
+from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.errors import InputError
-from advisor.infra.model import Autoscaler, Parsed, Request, is_placeholder
-from advisor.infra.names import Hardware, NameIndex, topology_chips
 from advisor.yamlsrc import Document, KeyPath
 
 LINK_KEYS = ("advisor.dev/workload", "advisor-workload")

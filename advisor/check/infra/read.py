@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from advisor.check.infra.model import Parsed
+from advisor.check.infra.names import NameIndex
 from advisor.errors import InputError
-from advisor.infra.model import Parsed
-from advisor.infra.names import NameIndex
 from advisor.yamlsrc import Document
 
 MAX_MANIFEST_NODES = 500_000
 
 
 def read_json(path: str, index: NameIndex) -> Parsed:
-    from advisor.infra import jsonsrc, tfplan
+    from advisor.check.infra import jsonsrc, tfplan
 
     data, text = jsonsrc.load_json_file(path)
     if tfplan.is_plan(data):
@@ -32,11 +32,11 @@ def read_hcl(path: str, index: NameIndex) -> Parsed:
 
 def read_yaml(docs: list[Document], kinds: list[str], index: NameIndex) -> Parsed:
     if "kubernetes" in kinds:
-        from advisor.infra import k8s
+        from advisor.check.infra import k8s
 
         parsed = k8s.parse(docs, index)
     elif "skypilot" in kinds:
-        from advisor.infra import skypilot
+        from advisor.check.infra import skypilot
 
         parsed = skypilot.parse(docs, index)
     else:  # pragma: no cover - the caller decides

@@ -9,10 +9,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from advisor.check.infra.model import Parsed, Request
+from advisor.check.infra.names import NameIndex, topology_chips
 from advisor.errors import InputError
 from advisor.families import family
-from advisor.infra.model import Parsed, Request
-from advisor.infra.names import NameIndex, topology_chips
 
 LINK_KEYS = ("advisor-workload", "advisor_workload", "advisor.dev/workload")
 _INDEX = re.compile(r"\[[^\]]*\]$")

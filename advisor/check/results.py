@@ -11,7 +11,7 @@ from typing import Any
 
 from advisor import __version__
 from advisor.errors import Problem
-from advisor.estimator import Estimate
+from advisor.estimate.result import Estimate
 from advisor.recommend import Recommendation
 
 SEVERITIES = ("error", "warning", "note")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from advisor.check_results import CheckReport, Finding, _r
+from advisor.check.results import CheckReport, Finding, _r
 from advisor.fmt import money
 from advisor.policy import Policy
 

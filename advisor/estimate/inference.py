@@ -1,0 +1,218 @@
+"""Serving estimates: one serving configuration's replicas, batch, latency, throughput and cost
+(LLM replicas through the step model of ``serving``; other domains per request)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor import software
+from advisor.catalog import Accelerator
+from advisor.constants import Constants
+from advisor.estimate import serving, workloads
+from advisor.estimate.efficiency import decode_mbu, software_notes
+from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
+from advisor.estimate.replica import (
+    BYTES,
+    is_llm_inference,
+    kv_note,
+    latency_target,
+    llm_replica,
+    model_shape,
+    multi_host_ok,
+    replica_layout,
+    request_flops,
+    request_model_name,
+    search_guess,
+    step_overhead,
+    unit_for,
+)
+from advisor.estimate.result import GIB, HOURS_PER_MONTH, Estimate, rounded
+from advisor.families import family
+from advisor.models import Profile
+
+
+def estimate_inference(
+    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None,
+    ranges: bool = True,
+) -> Estimate:
+    """One serving configuration. ``ranges=False`` (the what-ifs, which read the verdict, its
+    configuration and its feasibility): no cost range (the low / high utilisation searches that only
+    the confidence's scenarios and the shown ranges read); everything else as in the full estimate."""
+    assert profile.inference is not None
+    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference", owned_chips=owned_chips)
+    sw = software.resolve(profile, acc)
+    profile = sw.profile
+    inf = profile.inference
+    assert inf is not None
+    e.warnings.extend(sw.warnings)
+    no_formula = workloads.formula_warning(profile)
+    if no_formula:
+        e.warnings.append(no_formula)
+    ic = c.estimator.inference
+    fam_key = family(acc.device).decode_utilisation  # the family's own constants (tpu_..., cpu_...)
+    mbu = decode_mbu(c, acc)
+    # LLM prefill has a per-family figure (fitted on LLM serving stacks); other request models keep
+    # the shared one
+    pre = ic.prefill_utilisation(fam_key) if is_llm_inference(profile) else ic.prefill_mfu
+    reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
+    _used, peak, fallback = acc.compute_precision(profile.model.precision)
+    if fallback:
+        e.warnings.append(fallback)
+    peak = peak or acc.peak_bf16_flops  # no FP64 rate: flagged below
+    bw = acc.specs.memory_bandwidth_gbps * 1e9 * count
+    compute = peak * count
+    wbytes = BYTES.get(profile.model.precision, 2.0)
+    tables = workloads.embedding_serving_bytes(profile)
+    weights = profile.model.dense_params_b * 1e9 * wbytes + tables
+    cap = acc.specs.memory_gib * GIB * count
+    usable = cap * reserve
+    e.memory_capacity_gb = acc.specs.memory_gib * GIB / 1e9
+    e.hosts_per_replica = hosts_for(acc, count)
+    tp, stages = replica_layout(acc, count)
+    e.parallelism = {"data": 1, "tensor": tp, "pipeline": stages, "expert": count if profile.model.architecture == "moe" else 1}
+
+    llm = is_llm_inference(profile)
+    fam_overhead = step_overhead(profile, acc, count, c)
+    if e.hosts_per_replica > 1 and not multi_host_ok(profile, acc, c):
+        stacks = ", ".join(ic.multi_host_serving.stacks(acc.device))
+        e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {family(acc.device).name}; {e.hosts_per_replica} hosts need {stacks}"
+    elif e.hosts_per_replica > ic.multi_host_serving.max_hosts_per_replica:
+        e.why_not = (
+            f"a replica over {e.hosts_per_replica} hosts: beyond the largest published multi-host serving replica "
+            f"({ic.multi_host_serving.max_hosts_per_replica} hosts); use a chip with more memory per host or a smaller precision"
+        )
+    replica: serving.LlmReplica | serving.RequestReplica
+    if llm:
+        shape = model_shape(profile)
+        replica = llm_replica(profile, acc, count, c)
+        kv_per_token = replica.kv_per_token
+        ctx = inf.input_tokens + inf.output_tokens
+        max_batch_mem = int((usable - weights) // max(replica.kv_bytes(ctx), 1.0)) if usable > weights else 0
+        mem_notes: dict[str, Any] = {
+            "weights_gb": round(weights / 1e9, 2),
+            "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
+            "kv_cache": kv_note(profile, replica),
+            "max_batch_by_memory": max_batch_mem,
+            "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated)},
+        }
+    else:
+        kv_per_token = 0.0
+        flops_req = request_flops(profile, c)
+        max_batch_mem = 1024 if usable > weights else 0
+        # embedding tables are gathered row by row, not streamed: a step reads the dense weights
+        replica = serving.RequestReplica(weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, fam_overhead)
+        mem_notes = {
+            "weights_gb": round(weights / 1e9, 2),
+            "request_flops": f"{flops_req:.3e}",
+            "request_model": request_model_name(profile),
+        }
+
+    e.fits_memory = max_batch_mem >= 1
+    if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
+        e.why_not = "no FP64 arithmetic on this accelerator"
+    if profile.model.precision == "fp8" and "fp8" not in acc.specs.peak_tflops:
+        # no FP8 matmuls: the weights stay 1 byte in memory, the arithmetic runs at the 16-bit rate
+        e.warnings.append(
+            f"no FP8 arithmetic on {acc.id}: FP8 weights are served weight-only (dequantised to 16-bit "
+            "in the matmuls, as vLLM's FP8 Marlin kernels do), prefill at the 16-bit rate"
+        )
+    e.memory_per_chip_gb = weights / count / 1e9
+    if not e.fits_memory:
+        e.batch = 0
+        e.feasible, e.why_not = False, f"weights ({weights / 1e9:.0f} GB) do not fit in {cap * reserve / 1e9:.0f} GB usable"
+        e.assumptions = {"memory": mem_notes}
+        software_notes(e, sw)
+        apply_price(e, profile, acc, 0.0)
+        e.cost_usd = e.cost_low = e.cost_high = None
+        return e
+
+    target_ms, target_note = latency_target(profile, c)
+    top = min(max_batch_mem, int(ic.max_concurrency.value))
+    if batch is not None:
+        top = max(1, min(batch, max(max_batch_mem, 1)))
+
+    utilisation = 1.0 if inf.mode == "batch" else ic.target_utilisation.value  # offline batch jobs run full
+    load: dict[str, Any] = {
+        "qps": inf.peak_qps, "max_concurrency": top, "target_s": None if target_ms is None else target_ms / 1000.0,
+        "utilisation": utilisation, "min_replicas": inf.min_replicas, "slack": ic.unattainable_latency_slack.value,
+    }
+
+    def op(u_bw: float, u_mfu: float) -> serving.OperatingPoint:
+        def at(b: int) -> serving.Point:
+            return replica.point(b, u_bw, u_mfu)
+
+        if batch is not None:  # a measured concurrency: report exactly there
+            pt = at(top)
+            reps = serving.replicas_for(pt, qps=inf.peak_qps, utilisation=1.0, min_replicas=inf.min_replicas)
+            return serving.OperatingPoint(reps, pt, pt, at(1), None if target_ms is None else pt.latency * 1000 <= target_ms)
+        return serving.operating_point(at, guess=search_guess(replica, u_bw, u_mfu), **load)
+
+    mid = op(mbu.expected, pre.expected)
+    pt = mid.at_peak
+    e.batch = pt.concurrency
+    e.ttft_ms, e.tpot_ms, e.latency_ms = pt.ttft * 1000, pt.tpot * 1000, pt.latency * 1000
+    e.tokens_per_second = pt.tokens_per_second
+    e.at_concurrency_1 = {"ttft_ms": rounded(mid.at_one.ttft * 1000, 1), "tpot_ms": rounded(mid.at_one.tpot * 1000, 2), "latency_ms": rounded(mid.at_one.latency * 1000, 1)}
+    e.meets_latency = mid.meets_latency
+    kv_request = replica.kv_bytes(inf.input_tokens + inf.output_tokens) if isinstance(replica, serving.LlmReplica) else 0.0
+    e.memory_per_chip_gb = (weights + pt.concurrency * kv_request) / count / 1e9
+    e.replicas = mid.replicas
+    e.capacity_rps = mid.at_capacity.requests_per_second
+    e.parallelism["data"] = mid.replicas
+    hours_month = inf.hours_per_day * HOURS_PER_MONTH / 24
+    e.hours = hours_month
+    def reps(u_bw: float, u_mfu: float) -> int:
+        if batch is not None:
+            return op(u_bw, u_mfu).replicas
+        return serving.replicas_needed(lambda b: replica.point(b, u_bw, u_mfu), guess=search_guess(replica, u_bw, u_mfu), **load)
+
+    chip_range = None
+    if ranges:
+        slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
+        chip_range = (hours_month * count * fast, hours_month * count * slow)
+    apply_price(e, profile, acc, hours_month * count * mid.replicas, chip_hours_range=chip_range)
+    e.hours_low = e.hours_high = hours_month
+    # per-unit cost at the capacity each replica is provisioned for
+    served_per_s = mid.at_capacity.requests_per_second * utilisation
+    if e.usd_per_chip_hour is not None and served_per_s > 0:
+        usd_per_request = e.usd_per_chip_hour * count / 3600.0 / served_per_s
+        e.usd_per_million_tokens = usd_per_request / max(inf.output_tokens, 1) * 1e6 if llm else None
+        unit, per = unit_for(profile)
+        e.unit_cost = {"unit": unit, "usd": rounded(usd_per_request * per / (max(inf.output_tokens, 1) if unit.endswith("output tokens") else 1), 4)}
+    if profile.goal.budget_usd is not None and e.cost_usd is not None:
+        e.within_budget = e.cost_usd <= profile.goal.budget_usd
+    e.assumptions = {
+        "decode_bandwidth_utilisation": {"low": mbu.low, "expected": mbu.expected, "high": mbu.high, "source": mbu.source},
+        "prefill_mfu": {"low": pre.low, "expected": pre.expected, "high": pre.high, "source": pre.source},
+        "step_overhead_ms": round(fam_overhead * 1000, 3),
+        "peak_tflops_per_chip": round(peak / 1e12, 1),
+        "tensor_parallel": e.parallelism["tensor"], "pipeline_parallel": e.parallelism["pipeline"],
+        "hours_per_month": round(hours_month, 1),
+        "latency_target_ms": target_ms,
+        "latency_model": (
+            "continuous batching with chunked prefill: a step takes max(weights + KV read, FLOPs of the batch's tokens "
+            "and the other requests' prompt chunks) + the stack's step overhead; TTFT = prefill + one step; "
+            "latency = TTFT + (output - 1) x TPOT; concurrency at peak from Little's law"
+        ),
+        "operating_point": {
+            "replicas": mid.replicas,
+            "concurrency_at_peak": pt.concurrency,
+            "concurrency_at_capacity": mid.at_capacity.concurrency,
+            "target_utilisation": utilisation,
+            "min_replicas": inf.min_replicas,
+        },
+        "memory": mem_notes,
+        "serving_memory_fraction": reserve,
+        "usd_per_million_tokens_basis": "generated (output) tokens at the provisioned capacity",
+    }
+    if target_note:
+        e.assumptions["latency_target_note"] = target_note
+    if target_ms is not None and mid.at_one.latency * 1000 > target_ms:
+        e.warnings.append(f"even one request alone takes {mid.at_one.latency * 1000:.0f} ms, above the {target_ms:g} ms target")
+        e.assumptions["operating_point"]["note"] = (
+            f"the {target_ms:g} ms target is out of reach even at concurrency 1: sized at the largest concurrency within "
+            f"{ic.unattainable_latency_slack.value:g}x of the concurrency-1 latency (the memory-bound plateau)"
+        )
+    software_notes(e, sw)
+    set_feasibility(e, profile, acc)
+    return e

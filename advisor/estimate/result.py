@@ -1,0 +1,146 @@
+"""The result type of one configuration (a candidate): time, cost, memory, throughput, latency,
+its feasibility, and how a budget change re-reads it."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+GIB = 1024**3
+HOURS_PER_MONTH = 730.0  # 365 x 24 / 12
+
+
+@dataclass(slots=True)
+class Estimate:
+    """Time, cost, memory and throughput of one configuration (a candidate)."""
+
+    accelerator: str
+    device: str
+    count: int
+    shape: str
+    mode: str  # training | inference
+    hours: float | None = None
+    hours_low: float | None = None
+    hours_high: float | None = None
+    cost_usd: float | None = None
+    cost_low: float | None = None
+    cost_high: float | None = None
+    usd_per_chip_hour: float | None = None
+    price_cloud: str | None = None
+    price_kind: str | None = None
+    tokens_per_second: float | None = None
+    memory_per_chip_gb: float = 0.0
+    memory_capacity_gb: float = 0.0
+    fits_memory: bool = True
+    meets_deadline: bool | None = None
+    meets_latency: bool | None = None
+    within_budget: bool | None = None
+    batch: int | None = None
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    latency_ms: float | None = None
+    replicas: int | None = None
+    usd_per_million_tokens: float | None = None
+    parallelism: dict[str, Any] | None = None
+    at_concurrency_1: dict[str, Any] | None = None
+    hosts_per_replica: int = 1
+    capacity_rps: float | None = None  # requests/s one replica serves within the latency target
+    unit_cost: dict[str, Any] | None = None
+    past_knee: bool = False
+    owned_chips: int | None = None  # the team owns this many of the accelerator
+    feasible: bool = True
+    why_not: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    assumptions: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def priced(self) -> bool:
+        return self.cost_usd is not None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "accelerator": self.accelerator,
+            "device": self.device,
+            "count": self.count,
+            "shape": self.shape,
+            "mode": self.mode,
+            "hours": rounded(self.hours),
+            "hours_range": [rounded(self.hours_low), rounded(self.hours_high)],
+            "cost_usd": rounded(self.cost_usd, 2),
+            "cost_range_usd": [rounded(self.cost_low, 2), rounded(self.cost_high, 2)],
+            "usd_per_chip_hour": rounded(self.usd_per_chip_hour, 5),
+            "price": {"cloud": self.price_cloud, "kind": self.price_kind} if self.price_cloud else None,
+            "tokens_per_second": rounded(self.tokens_per_second, 1),
+            "memory_per_chip_gb": rounded(self.memory_per_chip_gb, 2),
+            "memory_capacity_gb": rounded(self.memory_capacity_gb, 2),
+            "fits_memory": self.fits_memory,
+            "meets_deadline": self.meets_deadline,
+            "meets_latency": self.meets_latency,
+            "within_budget": self.within_budget,
+        }
+        if self.mode == "inference":
+            out.update(
+                batch=self.batch,
+                ttft_ms=rounded(self.ttft_ms, 1),
+                tpot_ms=rounded(self.tpot_ms, 2),
+                latency_ms=rounded(self.latency_ms, 1),
+                replicas=self.replicas,
+                usd_per_million_tokens=rounded(self.usd_per_million_tokens, 4),
+                at_concurrency_1=self.at_concurrency_1,
+                unit_cost=self.unit_cost,
+                hosts_per_replica=self.hosts_per_replica,
+                capacity_requests_per_second=rounded(self.capacity_rps, 3),
+            )
+        if self.parallelism is not None:
+            out["parallelism"] = self.parallelism
+        if self.owned_chips is not None:
+            out["owned_chips"] = self.owned_chips
+        out.update(feasible=self.feasible, why_not=self.why_not, warnings=list(self.warnings))
+        out["assumptions"] = self.assumptions
+        return out
+
+
+def rounded(value: float | None, digits: int = 3) -> float | None:
+    if value is None:
+        return None
+    if not math.isfinite(value):
+        return None
+    return float(round(value, digits)) if abs(value) >= 1 else float(f"{value:.{digits + 3}g}")
+
+
+def over_budget(cost: float, budget: float) -> str:
+    return f"costs ${cost:,.0f}, budget ${budget:,.0f}"
+
+
+# --------------------------------------------------------------------------- re-use (what-ifs)
+
+
+def rebudgeted(e: Estimate, was: float | None, budget: float | None) -> Estimate | None:
+    """``e``, estimated under ``goal.budget_usd`` = ``was``, under ``budget`` instead. The budget is
+    read only by the last feasibility test (``within_budget``, the last of the reasons), so the
+    rest of the estimate stands. None where the reasons cannot be told apart: estimate it again."""
+    if e.cost_usd is None:
+        return e  # nothing to compare with a budget
+    if e.feasible != (e.why_not is None):
+        return None
+    why = e.why_not
+    if e.within_budget is False:
+        if was is None:
+            return None
+        old = over_budget(e.cost_usd, was)
+        if why == old:
+            why = None
+        elif why is not None and why.endswith("; " + old):
+            why = why[: -len(old) - 2]
+        else:
+            return None
+    within = None if budget is None else e.cost_usd <= budget
+    if within is False:
+        assert budget is not None
+        new = over_budget(e.cost_usd, budget)
+        if why is not None and new in why:
+            return None
+        why = f"{why}; {new}" if why else new
+    return dataclasses.replace(e, within_budget=within, why_not=why, feasible=why is None)

@@ -1,0 +1,295 @@
+"""Training estimates: FLOPs, memory, time and cost of one configuration, and the counts worth
+estimating for one workload (a doubling ladder of real shapes plus the solved counts)."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from advisor import model_families, software
+from advisor.catalog import Accelerator
+from advisor.constants import Constants, Range
+from advisor.estimate import onprem, sizing, workloads
+from advisor.estimate.efficiency import decode_mbu, software_notes, stack_for, training_mfu
+from advisor.estimate.price import apply_price, set_feasibility, shape_name
+from advisor.estimate.replica import (
+    BYTES,
+    Shape,
+    model_shape,
+)
+from advisor.estimate.result import GIB, Estimate
+from advisor.families import family
+from advisor.models import Profile
+
+
+def _training_memory(profile: Profile, c: Constants, shape: Shape, method: str) -> tuple[float, float, float, dict[str, Any]]:
+    """(state bytes, activation bytes of one sequence, overhead factor, notes): weights, gradients
+    and optimiser state are fully sharded (ZeRO-3 / FSDP); activations are divided by tensor parallelism."""
+    assert profile.training is not None
+    t = profile.training
+    m = c.estimator.memory
+    n = profile.model.dense_params_b * 1e9  # embedding tables: workloads.embedding_training
+    wbytes = BYTES.get(profile.model.precision, 2.0)
+    if t.method == "full" and wbytes >= 4:
+        # fp32/fp64 training keeps no separate master copy: weights, grads, Adam m and v.
+        state = n * 4.0 * wbytes
+        sharding = "weights, gradients and Adam state fully sharded over all chips (ZeRO-3 / FSDP)"
+    elif t.method == "full":
+        # bf16 weights + bf16 grads + fp32 master and Adam m, v (ZeRO paper: 16 B/param).
+        state = n * (2.0 * wbytes + m.optimizer_bytes_per_param_full.value)
+        sharding = "weights, gradients and Adam state fully sharded over all chips (ZeRO-3 / FSDP)"
+    else:
+        base_bytes = 0.5 if method == "qlora" else wbytes
+        trainable = n * c.estimator.fine_tuning.lora_trainable_fraction.value
+        state = n * base_bytes + trainable * (2.0 * 2 + m.optimizer_bytes_per_param_full.value)
+        sharding = f"frozen base weights ({base_bytes:g} B/param) and adapter state sharded over all chips"
+    # Checkpointed activations for one sequence: the layer inputs kept
+    # (2 B x hidden x layers per token) plus one layer's working set re-computed
+    # (34 x hidden bytes per token; Korthikanti et al. 2022, eq. 2, flash attention).
+    activations = t.seq_len * shape.hidden * (2.0 * shape.layers + 34.0)
+    overhead = 1.0 + m.activation_overhead_fraction.value
+    return state, activations, overhead, {
+        "sharding": sharding,
+        "state_gb_total": round(state / 1e9, 2),
+        "activations_gb_per_sequence": round(activations / 1e9, 3),
+    }
+
+
+@dataclass(slots=True)
+class _TrainingRate:
+    """What a training run on ``acc`` computes and how fast, before any count is chosen."""
+
+    sw: software.Resolution  # its profile: the one sized (a library's equivalent substituted)
+    flops: float
+    formula: str
+    assumed: bool
+    peak: float
+    fallback: str | None
+    stack: str
+    mfu: Range
+    size_factor: float
+
+
+def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _TrainingRate:
+    sw = software.resolve(profile, acc)  # where a library does not run: its equivalent (QLoRA -> bf16 LoRA on TPU)
+    profile = sw.profile
+    assert profile.training is not None
+    ft = c.estimator.fine_tuning
+    factor = {"full": 1.0, "lora": ft.lora_flops_factor.value, "qlora": ft.qlora_flops_factor.value}[profile.training.method]
+    flops, formula, assumed = profile.training_flops(
+        factor, c.estimator.request_flops.vision_flops_per_param.value, model_families.forward_flops(profile),
+    )
+    _used, peak, fallback = acc.compute_precision(profile.model.precision)
+    stack = stack_for(profile, acc.device)
+    small = c.estimator.small_model_factor
+    size_factor = small.value if min(profile.active_params_b, profile.model.dense_params_b) < small.applies_below_params_b else 1.0
+    size_factor *= workloads.mfu_factor(profile, acc, c)
+    return _TrainingRate(
+        sw, flops, formula, assumed, peak or acc.peak_bf16_flops,  # no FP64 rate: flagged by the estimate
+        fallback, stack, training_mfu(c, acc, stack), size_factor,
+    )
+
+
+def training_cost_floor(profile: Profile, acc: Accelerator, c: Constants) -> float | None:
+    """Dollars below which no configuration of ``acc`` runs this training workload: every FLOP at the
+    expected MFU with no scaling loss (a plan's efficiency is at most 1), no start-up, at the lowest
+    price ``acc`` has anywhere (any cloud, kind, region or count) or its on-prem rate where on-prem is
+    allowed. None where it has neither (never priced). What the verdict search prunes with."""
+    r = _training_rate(profile, acc, c)
+    usd = [p.usd_per_chip_hour for p in acc.prices]
+    if "on-prem" in profile.deployment.clouds:
+        own = onprem.rate(acc, profile.deployment.onprem)
+        if own is not None:
+            usd.append(own.usd_per_chip_hour)
+    if not usd:
+        return None
+    return r.flops / (r.peak * r.mfu.expected * r.size_factor) / 3600.0 * min(usd)
+
+
+def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constants, *, owned_chips: int | None = None) -> Estimate:
+    assert profile.training is not None
+    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "training", owned_chips=owned_chips)
+    rate = _training_rate(profile, acc, c)
+    sw = rate.sw
+    profile = sw.profile
+    t = profile.training
+    assert t is not None
+    e.warnings.extend(sw.warnings)
+    shape = model_shape(profile)
+    tokens = t.tokens_b * 1e9
+    method = t.method
+    flops, formula, assumed = rate.flops, rate.formula, rate.assumed
+    no_formula = workloads.formula_warning(profile)
+    if no_formula:
+        e.warnings.append(no_formula)
+    elif assumed:
+        e.warnings.append(f"no FLOPs per sample for a {profile.model.architecture} model: {formula}")
+    if rate.fallback:
+        e.warnings.append(rate.fallback)
+    peak, stack, mfu, size_factor = rate.peak, rate.stack, rate.mfu, rate.size_factor
+    ov = c.estimator.overheads
+    compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if family(acc.device).compiles else 0.0)
+    emb = workloads.embedding_training(profile, acc, count, c, decode_mbu(c, acc))
+
+    state, activations, overhead, mem_notes = _training_memory(profile, c, shape, method)
+    plan, per_chip = sizing.plans(
+        profile, acc, count, c, mfu=mfu.expected * size_factor, layers=shape.layers, hidden=shape.hidden,
+        activation_bytes=activations, state_bytes=state, overhead=overhead, flops=flops,
+    )
+    per_chip += emb.bytes_per_chip
+    cap = acc.specs.memory_gib * GIB
+    e.memory_per_chip_gb = per_chip / 1e9
+    e.memory_capacity_gb = cap / 1e9
+    e.fits_memory = per_chip <= cap
+    scale = plan.efficiency if plan is not None else 1.0
+    eff = scale * size_factor
+    if plan is None and e.fits_memory:
+        seqs = int(sizing.global_batch_tokens(profile, c) // t.seq_len)
+        e.why_not = f"more chips than the batch can use ({seqs} sequences per step; set training.global_batch if yours is larger)"
+
+    def hours(util: float, extra_s: float) -> float:
+        return flops / (count * peak * util * eff) / 3600 + extra_s / 3600 + compile_h
+
+    e.hours = hours(mfu.expected, emb.seconds[1])
+    e.hours_low = hours(mfu.high, emb.seconds[0])
+    e.hours_high = hours(mfu.low, emb.seconds[2])
+    e.tokens_per_second = tokens / max((e.hours - compile_h) * 3600, 1e-9)
+    e.parallelism = plan.to_json() if plan is not None else None
+
+    apply_price(e, profile, acc, (e.hours or 0.0) * count)
+    if t.deadline_hours is not None:
+        e.meets_deadline = e.hours <= t.deadline_hours
+    if profile.goal.budget_usd is not None and e.cost_usd is not None:
+        e.within_budget = e.cost_usd <= profile.goal.budget_usd
+
+    e.assumptions = {
+        "flops": f"{flops:.3e}",
+        "flops_formula": formula,
+        "stack": stack,
+        "mfu": {"low": mfu.low, "expected": mfu.expected, "high": mfu.high, "source": mfu.source},
+        "peak_tflops_per_chip": round(peak / 1e12, 1),
+        "scaling_efficiency": round(scale, 3),
+        "global_batch_tokens": round(sizing.global_batch_tokens(profile, c)),
+        "small_model_factor": size_factor,
+        "memory": mem_notes,
+        "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "approximated": list(shape.approximated)},
+    }
+    e.assumptions["startup_hours"] = round(compile_h, 3)
+    if emb.notes:
+        e.assumptions["embeddings"] = emb.notes
+    software_notes(e, sw)
+    target, stated = training_target_hours(profile, c)
+    e.assumptions["target_hours"] = target
+    if not stated:
+        e.assumptions["target_hours_note"] = f"no training.deadline_hours: sized to finish within the default {target:g} h"
+    if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
+        e.feasible, e.why_not = False, "no FP64 arithmetic on this accelerator"
+    set_feasibility(e, profile, acc)
+    return e
+
+
+def _first(shapes: list[int], lo: int, hi: int, ok: Any) -> int | None:
+    """The smallest index in [lo, hi] whose shape satisfies the monotone predicate ``ok``."""
+    if lo > hi or not ok(shapes[hi]):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(shapes[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def training_target_hours(profile: Profile, c: Constants) -> tuple[float, bool]:
+    """(hours the run should finish in, whether the profile stated it)."""
+    assert profile.training is not None
+    if profile.training.deadline_hours is not None:
+        return profile.training.deadline_hours, True
+    return c.estimator.scaling.default_deadline_hours.value, False
+
+
+def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, owned_chips: int | None = None) -> list[Estimate]:
+    """A doubling ladder of real shapes, plus the solved counts: the smallest that fits memory,
+    the smallest that meets the deadline (and the deadline with the balanced margin); counts
+    past the knee (doubling speeds up by less than ``knee_speedup_per_doubling``) are marked."""
+    shapes = acc.real_shapes()
+    if owned_chips is not None:  # sized within what the team owns
+        shapes = sorted({n for n in shapes if n <= owned_chips} | {owned_chips})
+    memo: dict[int, Estimate] = {}
+
+    def est(n: int) -> Estimate:
+        if n not in memo:
+            memo[n] = estimate_training(profile, acc, n, c, owned_chips=owned_chips)
+        return memo[n]
+
+    ladder = [n for n in acc.counts() if n <= shapes[-1]]
+    if owned_chips is not None and owned_chips not in ladder:
+        ladder.append(owned_chips)
+    usable = []
+    for n in ladder:  # stop once the batch cannot fill the chips
+        if est(n).parallelism is None and est(n).fits_memory:
+            break
+        usable.append(n)
+    ladder = usable or ladder[:1]
+
+    def index(n: int) -> int:
+        return bisect.bisect_left(shapes, n)
+    # smallest count that fits memory
+    fit_at = next((n for n in ladder if est(n).fits_memory), None)
+    if fit_at is not None:
+        prev = max([n for n in ladder if n < fit_at], default=0)
+        lo = index(prev) + 1 if prev else 0
+        i = _first(shapes, lo, index(fit_at), lambda n: est(n).fits_memory)
+        fit_at = shapes[i] if i is not None else fit_at
+        # the knee: past it, a doubling buys less than the stated speed-up
+        knee_speed = c.estimator.scaling.knee_speedup_per_doubling.value
+        knee = ladder[-1]
+        fitting = [n for n in ladder if n >= fit_at and est(n).parallelism is not None]
+        for a, b in itertools.pairwise(fitting):
+            ha, hb = est(a).hours or 0.0, est(b).hours or 0.0
+            per_doubling = (ha / hb) ** (1.0 / max(math.log2(b / a), 1e-9)) if hb > 0 else 0.0
+            if per_doubling < knee_speed:
+                knee = a
+                break
+        target, _stated = training_target_hours(profile, c)
+        margin = c.scoring.balanced_deadline_margin.value
+        goals = {"cost": [target], "balanced": [target * (1.0 - margin), target], "time": []}[profile.goal.optimize]
+        for goal in goals:
+            if _solve_count(shapes, est, fitting, knee, goal) is not None:
+                break
+        for n, e in memo.items():
+            e.past_knee = n > knee
+    return [memo[n] for n in sorted(memo)]
+
+
+def _round_up_in(shapes: list[int], n: int) -> int | None:
+    i = bisect.bisect_left(shapes, n)
+    return shapes[i] if i < len(shapes) else None
+
+
+def _solve_count(shapes: list[int], est: Any, fitting: list[int], knee: int, goal: float) -> int | None:
+    """The smallest real shape that finishes within ``goal`` hours, solved from the time model:
+    from the largest ladder count that is too slow, scale the count by how far it misses
+    (linear scaling under-shoots, since efficiency falls with the count) and round up to a
+    real shape, until it meets the goal."""
+    slow = [n for n in fitting if n <= knee and (est(n).hours or math.inf) > goal]
+    fast = [n for n in fitting if n <= knee and (est(n).hours or math.inf) <= goal]
+    if not fast:
+        return None
+    n = slow[-1] if slow and slow[-1] < fast[0] else fast[0]
+    for _ in range(12):
+        e = est(n)
+        hours = e.hours or math.inf
+        if e.parallelism is not None and hours <= goal:
+            return n
+        startup = float(e.assumptions.get("startup_hours") or 0.0)
+        need = n * (hours - startup) / max(goal - startup, 1e-9)
+        nxt = _round_up_in(shapes, max(math.ceil(need), n + 1))
+        if nxt is None or nxt >= fast[0]:
+            return fast[0]
+        n = nxt
+    return fast[0]
