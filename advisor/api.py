@@ -102,8 +102,13 @@ def import_prices(
     written to ``output`` only once it loads as one. ``as_of`` defaults to the file's date."""
     import tempfile
 
+    from advisor import clouds
     from advisor.pricing import build_override
+    from advisor.validation import did_you_mean
 
+    importable = clouds.with_price_catalog()
+    if cloud not in importable:
+        raise UsageError(f"--cloud {cloud!r}: no price file to import for it; one of {', '.join(importable)}{did_you_mean(cloud, importable)}")
     if as_of is None:
         try:
             as_of = dt.datetime.fromtimestamp(os.stat(csv_file).st_mtime, tz=dt.UTC).date()

@@ -1,18 +1,25 @@
-"""Clouds (rules/clouds.yaml): default regions, SkyPilot and Kubernetes names, as data."""
+"""Clouds (rules/clouds.yaml): the one registry of clouds, as data.
 
-from __future__ import annotations
+The profile contract's ``Cloud`` (advisor/models.py) is this file's ids; everything that needs to
+know a cloud — its default region and zone form, SkyPilot and Kubernetes names, the node labels and
+Terraform resource types that name it, the price file ``catalog import`` reads — asks its entry
+here, never tests a cloud's name. Each entry is validated at load: a missing or unknown field is a
+positioned error (``path:line:col``), never a ``KeyError`` later.
+"""
+
+# No `from __future__ import annotations` here: the models' annotations are evaluated once, at
+# definition (see advisor/models.py).
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
-_FIELDS = {"name", "region", "zone", "skypilot", "kubernetes", "preference", "owned"}
+from pydantic import Field
+
+from advisor.models import Strict
 
 
-@dataclass(frozen=True)
-class Cloud:
-    id: str
+class Cloud(Strict):
+    id: str = ""  # the entry's key, filled in by the registry
     name: str
     region: str | None
     zone: str | None
@@ -20,26 +27,25 @@ class Cloud:
     kubernetes: str
     preference: int
     owned: bool
+    price_catalog: str | None
+    kubernetes_labels: tuple[str, ...] = Field(max_length=16)
+    terraform_prefix: str | None
 
     def default_zone(self, region: str) -> str:
         return (self.zone or "").replace("{region}", region) or region
 
 
-def _build(cid: str, raw: dict[str, Any]) -> Cloud:
-    if set(raw) != _FIELDS:
-        raise ValueError(f"rules/clouds.yaml: cloud {cid}: fields {sorted(set(raw) ^ _FIELDS)}")
-    return Cloud(
-        id=cid, name=str(raw["name"]), region=raw["region"], zone=raw["zone"], skypilot=str(raw["skypilot"]),
-        kubernetes=str(raw["kubernetes"]), preference=int(raw["preference"]), owned=bool(raw["owned"]),
-    )
+class CloudTable(Strict):
+    schema_version: int
+    clouds: dict[str, Cloud] = Field(min_length=1, max_length=64)
 
 
 @lru_cache(maxsize=1)
 def _registry() -> dict[str, Cloud]:
-    from advisor.knowledge import bundled_data
+    from advisor.validation import builtin_rules_dir, load_table
 
-    data = bundled_data("clouds.yaml")
-    return {cid: _build(cid, raw) for cid, raw in data["clouds"].items()}
+    table = load_table(builtin_rules_dir() / "clouds.yaml", CloudTable, what="the clouds table")
+    return {cid: c.model_copy(update={"id": cid}) for cid, c in table.clouds.items()}
 
 
 def cloud(cid: str) -> Cloud:
@@ -48,6 +54,32 @@ def cloud(cid: str) -> Cloud:
 
 def ids() -> tuple[str, ...]:
     return tuple(_registry())
+
+
+def rented() -> list[str]:
+    """The clouds that rent accelerators (every entry but the team's own hardware)."""
+    return [c.id for c in _registry().values() if not c.owned]
+
+
+def by_skypilot(name: str) -> str | None:
+    """The cloud SkyPilot calls ``name`` (``infra: gcp/us-central1``, ``cloud: aws``), if rented."""
+    low = name.lower()
+    return next((c.id for c in _registry().values() if not c.owned and c.skypilot == low), None)
+
+
+def by_kubernetes_label(label: str) -> str | None:
+    """The cloud whose managed Kubernetes a node label belongs to (``cloud.google.com/...``)."""
+    return next((c.id for c in _registry().values() for p in c.kubernetes_labels if label.startswith(p)), None)
+
+
+def by_terraform_type(resource_type: str) -> str | None:
+    """The cloud of a Terraform resource type (``google_tpu_v2_vm`` -> gcp)."""
+    return next((c.id for c in _registry().values() if c.terraform_prefix and resource_type.startswith(c.terraform_prefix)), None)
+
+
+def with_price_catalog() -> list[str]:
+    """The clouds ``catalog import`` has a price file for."""
+    return [c.id for c in _registry().values() if c.price_catalog]
 
 
 def preferred(allowed: Iterable[str]) -> str:

@@ -9,7 +9,7 @@ absurd (or infinite) estimate.
 # definition, instead of pydantic evaluating each as a string when the class is created (start-up).
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -35,11 +35,29 @@ CudaLibrary = Literal[
     "deepspeed", "megatron", "flash-attention", "tensorrt", "apex", "bitsandbytes", "xformers",
     "triton-kernels", "onnxruntime",
 ]
-Cloud = Literal["gcp", "aws", "azure", "oci", "on-prem"]
+
+
+def _registry_ids(table: str, key: str) -> tuple[str, ...]:
+    """The ids of a registry in ``rules/`` (its ``key`` mapping's keys, in the file's order): a
+    contract's choices are the registry's own, never a second list kept by hand."""
+    import yaml
+
+    from advisor.validation import builtin_rules_dir
+
+    with open(builtin_rules_dir() / table, encoding="utf-8") as f:
+        data = yaml.safe_load(f)
+    return tuple(str(k) for k in data[key])
+
+
+if TYPE_CHECKING:
+    Cloud = str
+    Device = str
+else:
+    Cloud = Literal[_registry_ids("clouds.yaml", "clouds")]  # rules/clouds.yaml
+    Device = Literal[_registry_ids("families.yaml", "families")]  # rules/families.yaml
 Pricing = Literal["on-demand", "spot", "committed-1y", "committed-3y"]
 Experience = Literal["none", "some", "expert"]
 Optimize = Literal["cost", "time", "balanced"]
-Device = Literal["tpu", "gpu", "cpu", "edge"]
 
 # Bounds: generous for real workloads, tight enough to keep every estimate finite.
 PositiveBillions = Annotated[float, Field(strict=True, gt=0, le=1_000_000, allow_inf_nan=False)]

@@ -75,6 +75,15 @@ def _alternatives(p: Profile) -> list[tuple[str, Profile]]:
     return out
 
 
+def _clouds_that_sell_more(allowed: list[str]) -> list[str]:
+    """For each family sold only on some clouds, none of them allowed: the first of its clouds
+    (rules/families.yaml ``clouds``: TPUs only on Google Cloud) — the cloud to allow to have it."""
+    from advisor.families import all_families
+
+    more = [f.clouds[0] for f in all_families() if f.clouds and not f.sold_on(allowed)]
+    return list(dict.fromkeys(more))
+
+
 def _facts(p: Profile) -> list[tuple[str, Profile]]:
     """Facts about the code and the team: tried only when nothing else changes the verdict."""
     out: list[tuple[str, Profile]] = []
@@ -84,8 +93,8 @@ def _facts(p: Profile) -> list[tuple[str, Profile]]:
         out.append((f"software.{flag}: {str(val).lower()} -> {str(not val).lower()}", _sub(p, "software", **{flag: not val})))
     if sw.cuda_libraries:
         out.append((f"software.cuda_libraries: {list(sw.cuda_libraries)} -> []", _sub(p, "software", cuda_libraries=[])))
-    if "gcp" not in dep.clouds:
-        out.append((f"deployment.clouds: {list(dep.clouds)} -> {[*dep.clouds, 'gcp']}", _sub(p, "deployment", clouds=[*dep.clouds, "gcp"])))
+    for more in _clouds_that_sell_more(dep.clouds):
+        out.append((f"deployment.clouds: {list(dep.clouds)} -> {[*dep.clouds, more]}", _sub(p, "deployment", clouds=[*dep.clouds, more])))
     for fw in ("jax", "pytorch"):
         if fw != sw.framework:
             out.append((f"software.framework: {sw.framework} -> {fw}", _sub(p, "software", framework=fw)))

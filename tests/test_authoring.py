@@ -191,7 +191,9 @@ def test_init_choices_match_the_profile_model() -> None:
     assert typing.get_args(authoring.TaskChoice) == typing.get_args(models.Task) == authoring.TASKS
     assert typing.get_args(authoring.DomainChoice) == typing.get_args(models.Domain) == authoring.DOMAINS
     assert typing.get_args(authoring.FrameworkChoice) == typing.get_args(models.Framework) == authoring.FRAMEWORKS
-    assert typing.get_args(models.Cloud) == authoring.CLOUDS
+    from advisor import clouds
+
+    assert typing.get_args(models.Cloud) == authoring.cloud_ids() == clouds.ids()  # one registry: rules/clouds.yaml
 
 
 # --------------------------------------------------------------------------- schema

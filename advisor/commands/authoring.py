@@ -29,7 +29,6 @@ DomainChoice = Literal[
     "llm", "nlp", "vision", "diffusion", "speech", "recommendation", "scientific", "tabular", "other"
 ]
 FrameworkChoice = Literal["pytorch", "jax", "tensorflow", "keras", "other"]
-CLOUDS: tuple[str, ...] = ("gcp", "aws", "azure", "oci", "on-prem")
 TASKS: tuple[str, ...] = ("training", "fine-tuning", "inference")
 DOMAINS: tuple[str, ...] = (
     "llm", "nlp", "vision", "diffusion", "speech", "recommendation", "scientific", "tabular", "other",
@@ -81,17 +80,27 @@ def default_tokens_b(task: str, params_b: float) -> float:
     return 1.0
 
 
+def cloud_ids() -> tuple[str, ...]:
+    """The clouds a profile may name: the registry's (rules/clouds.yaml, through the profile contract)."""
+    import typing
+
+    from advisor.models import Cloud
+
+    return typing.get_args(Cloud)
+
+
 def parse_clouds(text: str) -> tuple[str, ...]:
     """``gcp, aws`` -> ("gcp", "aws"); an unknown cloud is a usage error with a hint."""
     from advisor.validation import did_you_mean
 
+    known = cloud_ids()
     items = [c.strip().lower() for c in re.split(r"[,\s]+", text) if c.strip()]
     if not items:
-        raise typer.BadParameter(f"name at least one of {', '.join(CLOUDS)}")
+        raise typer.BadParameter(f"name at least one of {', '.join(known)}")
     for item in items:
-        if item not in CLOUDS:
+        if item not in known:
             raise typer.BadParameter(
-                f"{item!r} is not one of {', '.join(CLOUDS)}{did_you_mean(item, CLOUDS)}"
+                f"{item!r} is not one of {', '.join(known)}{did_you_mean(item, known)}"
             )
     return tuple(dict.fromkeys(items))
 
@@ -276,7 +285,7 @@ def _ask(path: str, err: bool) -> Answers:
     params_b = typer.prompt("Model size, billions of parameters", default="8", value_proc=positive(100_000), err=err)
     framework = typer.prompt("Framework", default="pytorch", type=FrameworkChoice, err=err)
     clouds = typer.prompt(
-        f"Clouds you may use ({', '.join(CLOUDS)}; comma-separated)", default="gcp", value_proc=parse_clouds, err=err
+        f"Clouds you may use ({', '.join(cloud_ids())}; comma-separated)", default="gcp", value_proc=parse_clouds, err=err
     )
     qps = tokens_b = None
     if task == "inference":

@@ -20,13 +20,6 @@ class _Format(StrEnum):
     json = "json"
 
 
-class _Cloud(StrEnum):
-    gcp = "gcp"
-    aws = "aws"
-    azure = "azure"
-    oci = "oci"
-
-
 catalog_app = typer.Typer(help="The accelerator catalog: specs, shapes, prices, sources and as-of dates; `import` refreshes prices.")
 
 
@@ -56,7 +49,7 @@ def catalog_cmd(
 @catalog_app.command("import")
 def import_cmd(
     csv_file: Annotated[Path, typer.Argument(help="A SkyPilot catalog CSV (skypilot-catalog catalogs/v8/<cloud>/vms.csv schema).", show_default=False)],
-    cloud: Annotated[_Cloud, typer.Option("--cloud", help="The cloud the CSV prices.", show_default=False)],
+    cloud: Annotated[str, typer.Option("--cloud", help="The cloud the CSV prices (a cloud of rules/clouds.yaml with a price_catalog).", show_default=False)],
     output: Annotated[Path, typer.Option("--output", "-o", help="The override file to write (use it with --catalog).", show_default=False)],
     as_of: Annotated[str | None, typer.Option("--as-of", help="Date of the prices, YYYY-MM-DD (default: the file's modification date).")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", help="Import only this region (repeatable).")] = None,
@@ -73,7 +66,7 @@ def import_cmd(
             when = dt.date.fromisoformat(as_of)
         except ValueError:
             raise UsageError(f"--as-of {as_of!r}: expected a date, YYYY-MM-DD") from None
-    result = import_prices(str(csv_file), cloud.value, str(output), as_of=when, regions=region or (),
+    result = import_prices(str(csv_file), cloud, str(output), as_of=when, regions=region or (),
                            source_url=source_url, catalogs=[str(c) for c in catalog or []])
     priced = ", ".join(f"{k} ({n})" for k, n in result.priced.items()) or "none"
     dropped = ", ".join(f"{n} {why}" for why, n in sorted(result.dropped.items())) or "none"

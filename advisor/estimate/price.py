@@ -3,6 +3,7 @@ where an accelerator is offered, and the feasibility reasons of a priced estimat
 
 from __future__ import annotations
 
+from advisor import clouds
 from advisor.catalog import Accelerator
 from advisor.estimate import onprem
 from advisor.estimate.result import Estimate, over_budget
@@ -105,8 +106,9 @@ def apply_price(
     if p.unavailable:
         e.why_not = f"{e.count} chips not offered: {p.unavailable}"
     named_on = acc.shapes.machine_types_cloud
-    if e.owned_chips is None and named_on is not None and named_on != (p.cloud or ("gcp" if "gcp" in profile.deployment.clouds else "other")):
-        # one cloud's machine types do not name another cloud's instances or your own servers
+    if e.owned_chips is None and named_on is not None and named_on != (p.cloud or clouds.preferred(profile.deployment.clouds)):
+        # one cloud's machine types do not name another cloud's instances or your own servers (an
+        # unpriced configuration is named as on the cloud its setup would use)
         e.shape = acc.generic_shape_name(e.count)
     if p.usd is None:
         return

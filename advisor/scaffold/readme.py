@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from advisor import clouds
 from advisor.families import family
 from advisor.fmt import hours as _hours
 from advisor.fmt import money as _money
 from advisor.scaffold.shell import Step, auto_steps
 from advisor.scaffold.skeleton import STACK_TITLE
-from advisor.scaffold.skypilot import SKY_CLOUDS, SkyEntry, cost_phrase, sky_entry
+from advisor.scaffold.skypilot import SkyEntry, cost_phrase, sky_entry
 from advisor.scaffold.spec import Spec, one_line
 from advisor.scaffold.stacks import servers
 
@@ -270,7 +271,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         launch = f"sky launch -c {spec.name} sky.yaml" + (" --env HF_TOKEN" if p.model.hf_id else "")
         L.append(
             f"`{launch}` runs the same job through SkyPilot on any allowed cloud "
-            f"({', '.join(c for c in p.deployment.clouds if c in SKY_CLOUDS) or 'none'}), trying the chosen "
+            f"({', '.join(c for c in p.deployment.clouds if c in clouds.rented()) or 'none'}), trying the chosen "
             "accelerator first and then these fallbacks, in order (next-best feasible configurations of the same "
             "family with the same node count, so `setup` and `run` stay valid):"
         )

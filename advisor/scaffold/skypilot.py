@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from advisor import clouds
 from advisor.catalog import Accelerator
 from advisor.context import Context
 from advisor.estimate.result import Estimate
@@ -19,7 +20,6 @@ from advisor.scaffold.skeleton import pip
 from advisor.scaffold.spec import Spec, dump, yaml_header
 from advisor.scaffold.stacks import servers
 
-SKY_CLOUDS = ("gcp", "aws", "azure", "oci")
 # SkyPilot's own values for a server's multi-host flags (serving_stacks.yaml multi_host uses the
 # LeaderWorkerSet's): SKYPILOT_NODE_RANK and SKYPILOT_NODE_IPS (head first) are set on every node
 # (https://docs.skypilot.co/en/latest/running-jobs/environment-variables.html)
@@ -83,19 +83,19 @@ def sky_entry(spec: Spec, acc: Accelerator, est: Estimate) -> SkyEntry:
     kind = spec.profile.deployment.pricing
     rates: dict[str, float] = {}
     for cloud in spec.profile.deployment.clouds:
-        price = acc.price([cloud], kind) if cloud in SKY_CLOUDS else None
+        price = acc.price([cloud], kind) if cloud in clouds.rented() else None
         if price is not None:
             rates[cloud] = price.usd_per_chip_hour
-    clouds = sorted(rates, key=lambda c: (c != est.price_cloud, rates[c], c))
+    ranked = sorted(rates, key=lambda c: (c != est.price_cloud, rates[c], c))
     if family(acc.device).sliced:
         sl = acc.slice_for(est.count) or max(acc.shapes.slices or [], key=lambda s: s.chips)
         sky = acc.deploy.skypilot
         name = sky.replace("{accelerator_type}", sl.accelerator_type) if sky else f"tpu-{sl.accelerator_type}"
-        return SkyEntry(est, name, 1, clouds or ["gcp"], acc.deploy.runtime_version, sky is not None)
+        return SkyEntry(est, name, 1, ranked or list(family(acc.device).clouds[:1]), acc.deploy.runtime_version, sky is not None)
     per = acc.shapes.gpus_per_node or 8
     gpu = acc.deploy.skypilot
     on_node = min(est.count, per)
-    return SkyEntry(est, f"{gpu or acc.id.upper()}:{on_node}", max(1, math.ceil(est.count / per)), clouds, None, gpu is not None)
+    return SkyEntry(est, f"{gpu or acc.id.upper()}:{on_node}", max(1, math.ceil(est.count / per)), ranked, None, gpu is not None)
 
 
 def _fallbacks(spec: Spec, ctx: Context, first: SkyEntry) -> list[SkyEntry]:
@@ -174,7 +174,7 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
         for cloud in entry.clouds or [""]:
             item: dict[str, Any] = {"accelerators": entry.accelerators}
             if cloud:
-                item["infra"] = cloud
+                item["infra"] = clouds.cloud(cloud).skypilot
             if entry.runtime_version:
                 item["accelerator_args"] = {"runtime_version": entry.runtime_version}
             ordered.append(item)

@@ -9,6 +9,7 @@ import fnmatch
 import os
 from typing import TYPE_CHECKING, Any
 
+from advisor import clouds
 from advisor.check.infra.model import HOURS_PER_MONTH, Autoscaler, Request
 from advisor.estimate.search import estimate
 from advisor.loading import LoadedProfile
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from advisor.policy import Policy
 
 PRICE_KIND = {"on-demand": "on-demand", "spot": "spot", "reservation": "committed-1y"}
-ALL_CLOUDS = ["gcp", "aws", "azure"]
 
 
 def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) -> None:
@@ -83,10 +83,10 @@ def price_request(req: Request, ctx: Context, end: str) -> tuple[float | None, f
     acc = ctx.catalog.accelerators.get(req.accelerator or "")
     if acc is None:
         return None, hours, how
-    clouds = [req.cloud] if req.cloud else ALL_CLOUDS
-    p = acc.price(clouds, PRICE_KIND[req.pricing], req.region, req.count)
+    allowed = [req.cloud] if req.cloud else clouds.rented()
+    p = acc.price(allowed, PRICE_KIND[req.pricing], req.region, req.count)
     if p is None and req.pricing == "reservation":
-        p = acc.price(clouds, "on-demand", req.region, req.count)
+        p = acc.price(allowed, "on-demand", req.region, req.count)
         how += "; no reservation price in the catalog: priced on-demand"
     if p is not None and not req.cloud:
         how += f"; cloud not stated: priced on {p.cloud}"
@@ -138,7 +138,7 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
     notes = list(req.notes) + ([hours_note] if hours_note else [])
     result.notes = notes
     rj = RequestJudging(req, policy, end, acc, lp, broken, judged=result.recommended is not None, cost=result.proposal_cost,
-                        clouds=req.cloud or ", ".join(ALL_CLOUDS))
+                        clouds=req.cloud or ", ".join(clouds.rented()))
     findings = [
         Finding(rule.id, rule.severity, message, line, col)
         for rule in request_rules()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor import clouds
 from advisor.check.infra.model import Autoscaler, Parsed, Request, is_placeholder
 from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.errors import InputError
@@ -135,10 +136,7 @@ def _pod_request(d: _Doc, pod: KeyPath, req: Request) -> bool:
             hw = d.index.lookup(value)
             req.set_hardware(value, hw)
             req.where["accelerator"] = d.doc.where(loc)
-            if label.startswith("cloud.google.com"):
-                req.cloud = "gcp"
-            elif "aws" in label or "karpenter" in label:
-                req.cloud = "aws"
+            req.cloud = clouds.by_kubernetes_label(label) or req.cloud
             break
     if hw is None and not req.unresolved:
         req.unknown = f"the pod asks for {resource} but names no accelerator type (no {TYPE_LABELS[1]}, gke-tpu-accelerator or instance-type selector)"

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor import clouds
 from advisor.check.infra.model import HOURS_PER_MONTH, Parsed, Request, is_placeholder
 from advisor.check.infra.names import NameIndex
 from advisor.errors import InputError
+from advisor.families import family
 from advisor.yamlsrc import Document, KeyPath
 
 TASK_KEYS = {"resources", "run", "setup", "num_nodes", "service", "file_mounts", "workdir", "envs", "secrets", "config", "volumes"}
 PROFILE_KEYS = {"task", "model", "training", "inference", "proposal", "match", "domain", "software", "goal", "team", "deployment"}
-CLOUDS = {"gcp": "gcp", "aws": "aws", "azure": "azure", "oci": "oci"}
 
 
 def is_task(data: Any) -> bool:
@@ -83,11 +84,11 @@ def _cloud(res: dict[str, Any]) -> tuple[str | None, str | None]:
     infra = res.get("infra")
     if isinstance(infra, str):
         parts = infra.strip().split("/")
-        cloud = CLOUDS.get(parts[0].lower())
+        cloud = clouds.by_skypilot(parts[0])
         return cloud, parts[1] if len(parts) > 1 and parts[1] not in ("*", "") else None
     cloud = res.get("cloud")
     region = res.get("region")
-    return (CLOUDS.get(cloud.lower()) if isinstance(cloud, str) else None), (region if isinstance(region, str) else None)
+    return (clouds.by_skypilot(cloud) if isinstance(cloud, str) else None), (region if isinstance(region, str) else None)
 
 
 def parse(docs: list[Document], index: NameIndex) -> Parsed:
@@ -155,8 +156,8 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
         if req.alternatives:
             req.notes.append(("cheapest of" if cheapest else "first choice of") + f" {len(options)} options")
         req.cloud, req.region = _cloud(r)
-        if req.cloud is None and hw.known and req.accelerator and req.accelerator.startswith("tpu-"):
-            req.cloud = "gcp"
+        if req.cloud is None and hw.known and req.accelerator:
+            req.cloud = _only_cloud(index, req.accelerator)
         if r.get("use_spot") is True:
             req.pricing = "spot"
         nodes = _int(doc, ("num_nodes",), data.get("num_nodes"), req)
@@ -184,6 +185,13 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
     return out
 
 
+def _only_cloud(index: NameIndex, accelerator: str) -> str | None:
+    """The one cloud an accelerator's family is sold on (rules/families.yaml ``clouds``), if one."""
+    acc = index.catalog.accelerators.get(accelerator)
+    sold = family(acc.device).clouds if acc is not None else ()
+    return sold[0] if len(sold) == 1 else None
+
+
 def _pick(options: list[Any], cheapest: bool, index: NameIndex) -> Any:
     if not cheapest:
         return options[0]
@@ -192,7 +200,7 @@ def _pick(options: list[Any], cheapest: bool, index: NameIndex) -> Any:
         hw = index.lookup(o[1])
         acc = index.catalog.accelerators.get(hw.accelerator or "")
         n = hw.chips if hw.hosts is not None and hw.chips else (o[2] or 1)
-        price = acc.price(["gcp", "aws", "azure"], "spot" if o[0].get("use_spot") else "on-demand") if acc else None
+        price = acc.price(clouds.rented(), "spot" if o[0].get("use_spot") else "on-demand") if acc else None
         return ((price.usd_per_chip_hour * n * HOURS_PER_MONTH) if price else float("inf"), options.index(o))
 
     return min(options, key=cost)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from advisor import clouds
 from advisor.check.infra.model import Parsed, Request
 from advisor.check.infra.names import NameIndex, topology_chips
 from advisor.errors import InputError
@@ -231,6 +232,7 @@ Reader = Callable[[_Ctx, Request, dict[str, Any], dict[str, Any], dict[str, dict
 def _read(ctx: _Ctx, rtype: str, addr: str, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
     line, col = ctx.pos(addr)
     req = Request(ctx.path, "terraform-plan", addr, line, col)
+    req.cloud = clouds.by_terraform_type(rtype)  # the provider's cloud (rules/clouds.yaml terraform_prefix)
     reader = _READERS[rtype]
     return reader(ctx, req, after, unknown, by_addr, consumed)
 
@@ -260,7 +262,7 @@ def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -
 
 
 def _tpu_vm(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
-    req.cloud, req.region = "gcp", _zone_region(_str(ctx, req, "zone", after.get("zone")))
+    req.region = _zone_region(_str(ctx, req, "zone", after.get("zone")))
     atype = _str(ctx, req, "accelerator_type", after.get("accelerator_type"))
     cfg = _first(after.get("accelerator_config"))
     if atype:
@@ -298,7 +300,6 @@ def _queued(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request 
     specs = tpu.get("node_spec") if isinstance(tpu.get("node_spec"), list) else []
     if not specs:
         return None
-    req.cloud = "gcp"
     slices = 0
     for spec in specs:
         if not isinstance(spec, dict):
@@ -322,7 +323,6 @@ def _queued(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request 
 def _node_pool(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
     cfg = _first(after.get("node_config"))
     machine = _str(ctx, req, "node_config.machine_type", cfg.get("machine_type"))
-    req.cloud = "gcp"
     location = _str(ctx, req, "location", after.get("location"))
     req.region = _zone_region(location)
     hw = ctx.index.lookup(machine) if machine else None
@@ -383,7 +383,6 @@ def _gce(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | N
     machine = _str(ctx, req, "machine_type", after.get("machine_type"))
     if not _gpu(ctx, req, machine, after.get("guest_accelerator"), "guest_accelerator"):
         return None
-    req.cloud = "gcp"
     req.region = _zone_region(_str(ctx, req, "zone", after.get("zone"))) or _str(ctx, req, "region", after.get("region"))
     sched = _first(after.get("scheduling"))
     if sched.get("preemptible") is True or sched.get("provisioning_model") == "SPOT":
@@ -429,7 +428,7 @@ def _aws_instance(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Re
     itype = _str(ctx, req, "instance_type", after.get("instance_type"))
     if not itype or not _gpu(ctx, req, itype, None, ""):
         return None
-    req.cloud, req.region = "aws", ctx.aws_region
+    req.region = ctx.aws_region
     _aws_market(req, after)
     req.link = _link(after, "tags", "tags_all")
     return req
@@ -458,7 +457,7 @@ def _eks(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any]
         if not _gpu(ctx, req, names[0], None, ""):
             return None
         req.alternatives = names[1:]
-        req.cloud, req.region = "aws", ctx.aws_region
+        req.region = ctx.aws_region
     else:
         tpl = _joined(ctx, req.address, by_addr, ("aws_launch_template",))
         if tpl is None or _aws_instance(ctx, req, tpl[1]) is None:
@@ -483,7 +482,6 @@ def _azure(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, An
     size = _str(ctx, req, "vm_size", after.get("vm_size")) or _str(ctx, req, "size", after.get("size")) or _str(ctx, req, "sku", after.get("sku"))
     if not size or not _gpu(ctx, req, size, None, ""):
         return None
-    req.cloud = "azure"
     req.region = _str(ctx, req, "location", after.get("location"))
     if "instances" in after:
         n = _num(ctx, req, "instances", after.get("instances"), unknown)
