@@ -8,6 +8,7 @@ outside 2x, the signed median and the coverage of the estimate's low/high range.
 Each row becomes a profile + accelerator + count and is estimated through the library (advisor.estimator.estimate),
 the way tests/calibration.py, calibration_serving.py and calibration_runs.py do:
   training_tokens_per_s_per_chip  estimate's tokens/s / count (training, 100 B tokens at the row's sequence length);
+  mfu                             6 x (active) params x that tokens/s over the chip's bf16 peak;
   wall_hours                      estimate's hours for the run's tokens;
   output_tokens_per_s[_per_chip], throughput_tokens_per_s  the replica's output tokens/s at batch = the row's concurrency;
   tpot_ms, latency_s              the estimate's TPOT / request latency at that batch;
@@ -147,6 +148,11 @@ def _serving_ttft(r: dict[str, Any], ctx: Context, steady_ms: float) -> float:
     return calibration_serving.ttft_ms(adapted, ctx, steady_ms)
 
 
+def _bf16_peak(acc: Any) -> float:
+    tf = acc.specs.peak_tflops
+    return float(tf.get("bf16") or tf["fp16"])
+
+
 def evaluate(r: dict[str, Any], ctx: Context) -> Result:
     acc = ctx.catalog.get(r["accelerator"])
     res = Result(r["id"], r["split"], acc.device, acc.id, r["stack"], regime(r), r["metric"], float(r["value"]))
@@ -165,7 +171,7 @@ def evaluate(r: dict[str, Any], ctx: Context) -> Result:
         return res
     m, n = r["metric"], r["count"]
     value: float | None
-    if m in ("training_tokens_per_s_per_chip", "wall_hours"):
+    if m in ("training_tokens_per_s_per_chip", "wall_hours", "mfu"):
         if not e.hours or not e.tokens_per_second:
             res.reason = "estimator gave no training time"
             return res
@@ -174,6 +180,9 @@ def evaluate(r: dict[str, Any], ctx: Context) -> Result:
             res.low, res.high = lo_h, hi_h
         else:
             value = e.tokens_per_second / n
+            if m == "mfu":  # 6 x (active) params x tokens/s over the chip's bf16 peak
+                params = r["model"].get("active_params_b") or r["model"]["params_b"]
+                value *= 6.0 * params * 1e9 / (_bf16_peak(acc) * 1e12)
             if e.hours_low and e.hours_high:  # throughput scales as 1 / hours
                 res.low, res.high = value * e.hours / e.hours_high, value * e.hours / e.hours_low
     elif m == "output_tokens_per_s_per_chip":

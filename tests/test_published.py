@@ -17,7 +17,7 @@ SOURCES: dict[str, dict[str, Any]] = DATA["sources"]
 STACKS = {"maxtext", "megatron-nemo", "torchtitan", "pytorch-fsdp", "pytorch-other", "megatron-deepspeed", "jax-other",
           "vllm-gpu", "vllm-tpu", "sglang", "sglang-jax", "tensorrt-llm", "jetstream"}
 METRICS = {"training_tokens_per_s_per_chip", "wall_hours", "time_to_train_min", "output_tokens_per_s_per_chip", "output_tokens_per_s",
-           "throughput_tokens_per_s", "tpot_ms", "ttft_ms", "latency_s", "samples_per_s_per_chip"}
+           "throughput_tokens_per_s", "tpot_ms", "ttft_ms", "latency_s", "samples_per_s_per_chip", "mfu"}
 URL = re.compile(r"^https?://\S+$")
 DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
