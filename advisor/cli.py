@@ -22,7 +22,7 @@ import typer
 
 from advisor import __version__
 from advisor.commands.options import CatalogOpt, RulesOpt
-from advisor.commands.session import _STATE, PIPE_WIDTH, _console, _width
+from advisor.commands.session import _STATE, _console, _is_terminal, _width
 
 app = typer.Typer(
     name="advisor",
@@ -96,6 +96,7 @@ def recommend(
     rules: RulesOpt = None,
     catalog: CatalogOpt = None,
     no_flip: Annotated[bool, typer.Option("--no-flip", help="Skip the what-would-change-the-verdict search.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", "-v", help="Text: every point with its source, every candidate, every setup command.")] = False,
 ) -> None:
     """Verdict, explanation, estimate and setup path for each profile."""
     from advisor.api import recommend_files
@@ -119,7 +120,7 @@ def recommend(
     for i, rec in enumerate(recs):
         if i:
             console.print()
-        render_recommendation(rec, console)
+        render_recommendation(rec, console, explain=explain)
 
 
 @app.command()
@@ -260,7 +261,7 @@ def check(
     finally:
         if bar is not None:
             bar.stop()
-    text = _render_check(report, fmt, terminal=output is None and _width(sys.stdout) is None)
+    text = _render_check(report, fmt, terminal=output is None and _is_terminal(sys.stdout))
     if output is not None:
         write_output(output, text)
     elif text:
@@ -300,7 +301,7 @@ def _render_check(report: Any, fmt: CheckFormat, *, terminal: bool = False) -> s
     from advisor.renderers.text import render_check
 
     buf = io.StringIO()
-    width = _console().width if terminal else PIPE_WIDTH
+    width = _console().width if terminal else _width(None)
     console = Console(file=buf, no_color=_STATE["no_color"], highlight=False, width=width, force_terminal=terminal and not _STATE["no_color"])
     render_check(report, console)
     return buf.getvalue()

@@ -546,10 +546,14 @@ def assert_candidate_rows_whole(text: str, profile: str) -> None:
     {"PYTHONIOENCODING": "latin-1", "LC_ALL": "C"},
 ], ids=["lang-c", "posix-dumb", "columns-40", "columns-300", "ascii", "latin-1"])
 def test_locale_and_width_into_a_pipe(env: dict[str, str]) -> None:
-    """Piped output ignores COLUMNS: one line per table row, no '…', every cost whole."""
+    """Piped output fits COLUMNS (else 100 columns): no '…', every cost whole, no line wider
+    than the width where the numbers fit in it."""
+    width = int(env.get("COLUMNS") or os.environ.get("COLUMNS") or 100)
     for profile in (PROFILE, str(ROOT / "profiles" / "llama3-8b-lora.yaml")):
-        r = advisor("recommend", profile, "--no-flip", env=env)
+        r = advisor("recommend", profile, "--no-flip", "--explain", env=env)
         assert r.returncode == 0 and r.stderr == "", r.stderr
+        if width >= 80:
+            assert max(map(len, r.stdout.splitlines())) <= width
         assert "…" not in r.stdout and "..." not in r.stdout.split("Setup")[0]
         assert_candidate_rows_whole(r.stdout, profile)
     r = advisor("check", "--no-config", str(ROOT / "profiles" / "proposals"), env=env)
@@ -566,7 +570,7 @@ def test_narrow_and_wide_terminals_never_cut_numbers(columns: str) -> None:
     master, slave = pty.openpty()
     try:
         p = subprocess.Popen(
-            [sys.executable, "-m", "advisor", "recommend", PROFILE, "--no-flip"],
+            [sys.executable, "-m", "advisor", "recommend", PROFILE, "--no-flip", "--explain"],
             env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), "COLUMNS": columns, "TERM": "xterm"},
             stdout=slave, stderr=subprocess.PIPE, cwd=ROOT,
         )

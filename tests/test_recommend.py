@@ -122,9 +122,13 @@ def test_deterministic_output() -> None:
 def test_text_view_shows_verdict_candidates_and_setup() -> None:
     r = run_cli("recommend", "profiles/llm-chatbot.yaml")
     assert r.code == 0, r.err
-    for needle in ("advisor verdict", "Why (every point)", "Candidates", "Setup:", "catalog as of"):
+    for needle in ("confidence", "Why (the points that decided it", "Top candidates", "Setup:", "What would change", "catalog as of"):
         assert needle in r.out
     assert "\x1b[" not in r.out  # NO_COLOR
+    r = run_cli("recommend", "profiles/llm-chatbot.yaml", "--explain")
+    assert r.code == 0, r.err
+    for needle in ("advisor verdict", "Why (every point)", "Candidates", "Setup:", "kubectl apply", "catalog as of"):
+        assert needle in r.out
 
 
 def _rule_dir(tmp_path: Path, rule_id: str, when: str, effect: str, fires: str, not_fires: str) -> Path:

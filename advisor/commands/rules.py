@@ -80,14 +80,15 @@ def rules_list(fmt: FormatOpt = "text", rules: RulesDirs = None, kind: KindOpt =
     from rich.text import Text
 
     from advisor.commands.session import _console
+    from advisor.renderers.text import print_table
 
     console = _console()
     if kind != "check":
-        console.print(_heuristics_table(heuristics))
+        print_table(console, _heuristics_table(heuristics))
     if kind == "all":
         console.print()
     if kind != "heuristics":
-        console.print(_check_rules_table(checks))
+        print_table(console, _check_rules_table(checks))
     if not _quiet():
         hint = "The full text and examples of one heuristic: advisor rules show ID"
         if kind == "heuristics":
@@ -103,7 +104,7 @@ def _heuristics_table(ordered: list[Rule]) -> Any:
     table = Table(box=box.SIMPLE_HEAD, title=f"{len(ordered)} heuristics (advisor recommend)", title_justify="left")
     for col in ("id", "category", "effect"):
         table.add_column(col, no_wrap=True)
-    table.add_column("title and sources", overflow="fold", min_width=30)
+    table.add_column("title and sources", overflow="fold")
     for r in ordered:
         about = Text(r.title)
         for source in r.sources:
@@ -120,7 +121,7 @@ def _check_rules_table(checks: list[dict[str, Any]]) -> Any:
     table = Table(box=box.SIMPLE_HEAD, title=f"{len(checks)} check rules (advisor check)", title_justify="left")
     for col in ("id", "severity", "scope"):
         table.add_column(col, no_wrap=True)
-    table.add_column("title", overflow="fold", min_width=30)
+    table.add_column("title", overflow="fold")
     for c in checks:
         table.add_row(Text(c["id"]), Text(c["severity"]), Text(c["scope"]), Text(c["title"]))
     return table

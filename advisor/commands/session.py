@@ -9,18 +9,35 @@ from typing import Any
 _STATE: dict[str, Any] = {"debug": False, "no_color": False, "quiet": False, "stdout_closed": False}
 
 
-# Width of text output that goes to a file or a pipe (COLUMNS is for terminals): wide enough
-# that no table row wraps, so each row stays one line for grep; tables and panels take only
-# the width their content needs.
-PIPE_WIDTH = 1000
+# Width of text output that goes to a file or a pipe when COLUMNS is not set: tables and panels
+# fit it (prose wraps, long words and URLs fold, numbers stay whole), as on a terminal.
+PIPE_WIDTH = 100
+
+
+def _columns() -> int | None:
+    """COLUMNS, when set to a usable width."""
+    import os
+
+    raw = os.environ.get("COLUMNS", "").strip()
+    return int(raw) if raw.isdigit() and 0 < int(raw) <= 100_000 else None
 
 
 def _width(stream: Any) -> int | None:
-    """The terminal's width (rich reads COLUMNS or asks the terminal), or PIPE_WIDTH when not a terminal."""
+    """None for a terminal (rich reads COLUMNS or asks the terminal); off a terminal COLUMNS
+    when set, else PIPE_WIDTH."""
     try:
-        return None if stream.isatty() else PIPE_WIDTH
+        if stream.isatty():
+            return None
     except (AttributeError, ValueError, OSError):
-        return PIPE_WIDTH
+        pass
+    return _columns() or PIPE_WIDTH
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _console(stderr: bool = False) -> Any:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 
 
 def _value(t: Table, header: str, justify: str = "left", **kw: Any) -> None:
-    """A column of numbers or ids: never wrapped between words, never truncated."""
+    """A column of numbers (right-justified: never wrapped, never cut) or of ids (left: kept
+    whole while the table fits, folded only when it would not)."""
     t.add_column(header, justify=justify, no_wrap=True, overflow="fold", **kw)  # type: ignore[arg-type]
 
 
@@ -35,21 +37,104 @@ def _prose(t: Table, header: str) -> None:
     t.add_column(header, overflow="fold")
 
 
-def _print_table(console: Console, t: Table) -> None:
-    """Print ``t`` with every value column at full width. Prose columns give way first; a
-    terminal too narrow for the values gets the table at the width they need (the terminal
-    wraps the lines) rather than numbers cut short."""
+# The narrowest a prose or id column is made before the table gives up fitting the width.
+_FLOOR = 10
+
+
+def _longest(cell: Any) -> int:
     from rich.cells import cell_len
 
-    def longest(cell: Any) -> int:
-        plain = cell.plain if isinstance(cell, Text) else str(cell)
-        return max((cell_len(line) for line in plain.splitlines()), default=0)
+    return max((cell_len(line) for line in _plain(cell).splitlines()), default=0)
 
-    for col in t.columns:
-        if col.no_wrap and col.width is None:
-            col.min_width = max(longest(col.header), *(longest(c) for c in col.cells))
-    wide = console.options.update_width(max(console.width, 10_000))
-    need = t._extra_width + sum(t._measure_column(console, wide, c).minimum for c in t.columns)
+
+def _plain(cell: Any) -> str:
+    return cell.plain if isinstance(cell, Text) else str(cell)
+
+
+def _shrink(widths: list[int], floors: list[int], cols: list[int], excess: int) -> int:
+    """Take up to ``excess`` characters from ``cols``, in proportion to what each has above its
+    floor; returns what is still to take."""
+    room = sum(widths[i] - floors[i] for i in cols)
+    take = min(excess, room)
+    if take <= 0:
+        return excess
+    shares = {i: take * (widths[i] - floors[i]) / room for i in cols}
+    cut = {i: int(v) for i, v in shares.items()}
+    left = take - sum(cut.values())
+    for i in sorted(cols, key=lambda i: shares[i] - cut[i], reverse=True)[:left]:
+        cut[i] += 1
+    for i in cols:
+        widths[i] -= cut[i]
+    return excess - take
+
+
+def fit_table(t: Table, width: int) -> int:
+    """Make ``t`` fit ``width`` columns: number columns (right-justified, no wrap) keep their
+    full width, prose columns give way first, then id columns; what does not fit wraps between
+    words and folds long words (URLs). Returns the width the table needs: ``width``, or more
+    when even the numbers and the narrowest other columns do not fit."""
+    cols = t.columns
+    if not cols:
+        return width
+    number = [bool(c.no_wrap and c.justify == "right") for c in cols]
+    ident = [bool(c.no_wrap and not number[i]) for i, c in enumerate(cols)]
+    fixed = [c.width for c in cols]
+    body = [max((_longest(x) for x in c.cells), default=0) for c in cols]
+    word = [max((len(w) for w in _plain(c.header).split()), default=0) for c in cols]
+    body_word = [max((len(w) for x in c.cells for w in _plain(x).split()), default=0) for c in cols]
+    want = [max(_longest(c.header), body[i], 1) for i, c in enumerate(cols)]
+    widths: list[int] = [w if f is None else f for f, w in zip(fixed, want, strict=True)]
+    n_prose = max(1, sum(1 for i in range(len(cols)) if not number[i] and not ident[i]))
+    # headers and prose wrap between words first; a number is never cut or folded
+    floors: list[int] = [
+        widths[i] if fixed[i] is not None
+        else max(body_word[i], word[i], 1) if number[i]
+        else max(min(want[i], max(_FLOOR + 2, word[i])), 1) if ident[i]
+        else max(min(want[i], max(_FLOOR, min(body_word[i], width // (3 * n_prose)))), 1)
+        for i in range(len(cols))
+    ]
+
+    def overhead() -> int:
+        return t._extra_width + sum(t._get_padding_width(i) for i in range(len(cols)))
+
+    excess = overhead() + sum(widths) - width
+    if excess > 0 and t.box is not None and not t.collapse_padding:
+        # narrow: one space of padding between columns instead of two, none at the edges
+        before = overhead()
+        t.collapse_padding, t.pad_edge, t.show_edge = True, False, False
+        excess -= before - overhead()
+    free = [i for i in range(len(cols)) if fixed[i] is None]
+    prose = [i for i in free if not number[i] and not ident[i]]
+    excess = _shrink(widths, floors, prose, excess)
+    excess = _shrink(widths, floors, [i for i in free if number[i]], excess)
+    if excess > 0 and t.box is not None and t.padding != (0, 0, 0, 0):
+        # narrower still: the box's one-space separator alone between columns
+        before = overhead()
+        t.padding = (0, 0, 0, 0)
+        excess -= before - overhead()
+        for i in sorted(prose, key=lambda i: want[i] - widths[i], reverse=True):
+            give = min(-excess, want[i] - widths[i]) if excess < 0 else 0
+            widths[i] += give
+            excess += give
+    excess = _shrink(widths, floors, [i for i in free if ident[i]], excess)
+    # then prose down to its narrowest
+    excess = _shrink(widths, [min(want[i], _FLOOR) if i in prose else floors[i] for i in range(len(cols))], prose, excess)
+    # last resort: a number column's header folds down to the width of its values
+    values = [max(body_word[i], 1) if number[i] else floors[i] for i in range(len(cols))]
+    excess = _shrink(widths, values, [i for i in free if number[i]], excess)
+    for i, c in enumerate(cols):
+        c.width = widths[i]
+        c.min_width = None
+        c.max_width = None
+        c.no_wrap = False  # a value as wide as its column never wraps; a header may
+        c.overflow = "fold"
+    return width + max(excess, 0)
+
+
+def print_table(console: Console, t: Table) -> None:
+    """Print ``t`` fitted to the console's width (``fit_table``); a console too narrow for its
+    numbers gets the table at the width they need rather than numbers cut short."""
+    need = fit_table(t, console.width)
     if need <= console.width:
         console.print(t)
         return
@@ -86,37 +171,68 @@ def verdict_line(rec: Recommendation) -> str:
     )
 
 
-def candidates_table(rec: Recommendation, limit: int = 14) -> Table:
+def candidates_table(rec: Recommendation, limit: int = 14, compact: bool = False) -> Table:
     chosen = rec.estimate
     training = rec.profile.is_training
-    t = Table(box=box.SIMPLE_HEAD, title="Candidates (best shape per accelerator)", title_justify="left")
+    kinds = {e.price_kind for e in rec.table[:limit] if e.price_kind}
+    one_kind = next(iter(kinds)) if len(kinds) == 1 else None  # then said once, in the title
+    title = "Candidates (best shape per accelerator" + (f"; {one_kind} prices)" if one_kind else ")")
+    if compact:
+        title = f"Top candidates ({min(limit, len(rec.table))} of {len(rec.table)}; all: --explain)"
+    t = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", show_edge=not compact)
     t.add_column("", width=1)
     _value(t, "accelerator")
     _value(t, "count", "right")
     _value(t, "time" if training else "latency", "right")
-    _value(t, "cost" if training else "cost/month", "right")
+    cost = "cost" if training else "cost/month"
+    _value(t, cost, "right")
     if not training:
         _value(t, unit_label(chosen.unit_cost if chosen is not None else None), "right")
-        _value(t, "replicas", "right")
-    _value(t, "mem/chip", "right")
+        if not compact:
+            _value(t, "replicas", "right")
+    if not compact:
+        _value(t, "mem/chip (GB)", "right")
     _prose(t, "why not")
     for e in rec.table[:limit]:
         mark = "*" if chosen is not None and (e.accelerator, e.count) == (chosen.accelerator, chosen.count) else ""
         row = [mark, e.accelerator, str(e.count)]
         row.append(hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "-"))
-        row.append(money(e.cost_usd) + (f" ({e.price_kind})" if e.price_kind else ""))
+        row.append(money(e.cost_usd) + (f" ({e.price_kind})" if e.price_kind and not compact and not one_kind else ""))
         if not training:
             row.append(unit_usd((e.unit_cost or {}).get("usd")))
-            row.append(str(e.replicas or "-"))
-        row.append(f"{e.memory_per_chip_gb:,.1f}/{e.memory_capacity_gb:,.0f} GB")
+            if not compact:
+                row.append(str(e.replicas or "-"))
+        if not compact:
+            row.append(f"{e.memory_per_chip_gb:,.1f}/{e.memory_capacity_gb:,.0f}")
         row.append(e.why_not or "")
         style = "bold" if mark else ("dim" if not e.feasible else "")
         t.add_row(*row, style=style)
     return t
 
 
-def render_recommendation(rec: Recommendation, console: Console) -> None:
-    color = family(rec.device).colour
+def deciding(rec: Recommendation, n: int = 3) -> list[tuple[str, str, str]]:
+    """The ``n`` points that decided the verdict, as (points, device, what): a hard constraint
+    that excluded another accelerator family first, then the contributions that moved the chosen
+    family furthest ahead of the runner-up (points for it, or points against the runner-up)."""
+    d = rec.decision
+    out: list[tuple[str, str, str]] = []
+    excluded = {x.device for x in d.excluded}
+    for x in d.excluded:
+        if x.device != d.device and family(x.device).role == "accelerator":
+            out.append(("excl.", x.device, x.reason))
+    rivals = sorted(((v, k) for k, v in d.scores.items() if k != d.device and k not in excluded), reverse=True)
+    runner = rivals[0][1] if rivals else None
+
+    def impact(c: Any) -> float:
+        return float(c.points) if c.device == d.device else (-float(c.points) if c.device == runner else 0.0)
+
+    ranked = sorted((c for c in d.contributions if impact(c) > 0), key=impact, reverse=True)
+    for c in ranked:
+        out.append((f"{c.points:+.1f}", c.device, c.title or c.reason))
+    return out[:n]
+
+
+def _header(rec: Recommendation, color: str) -> Text:
     head = Text()
     head.append(f"{rec.profile.name}", style="bold")
     head.append(f"  ({rec.label})\n", style="dim")
@@ -127,6 +243,46 @@ def render_recommendation(rec: Recommendation, console: Console) -> None:
         head.append(f"\nmost sensitive to: {rec.decision.sensitivity}")
     if not rec.decision.feasible:
         head.append("\nnothing meets the constraints: this is the closest configuration (see what would change the verdict)")
+    return head
+
+
+def render_recommendation(rec: Recommendation, console: Console, explain: bool = False) -> None:
+    """The verdict. By default compact: the verdict, the three points that decided it, the top
+    candidates, the setup path one line per step and what would change the verdict; with
+    ``explain`` every point with its source, every candidate and every setup command."""
+    if explain:
+        _render_explained(rec, console)
+        return
+    color = family(rec.device).colour
+    console.print(_header(rec, color))
+    reasons = deciding(rec)
+    if reasons:
+        console.print(Text("Why (the points that decided it; every point: --explain)", style="bold"))
+        g = Table.grid(padding=(0, 1))
+        _value(g, "points", "right")
+        _value(g, "device")
+        _prose(g, "what")
+        for pts, dev, what in reasons:
+            g.add_row(pts, dev, what)
+        print_table(console, g)
+    if rec.candidates:
+        print_table(console, candidates_table(rec, limit=5, compact=True))
+    if rec.setup:
+        console.print(Text(f"Setup: {rec.setup.path.id} - {rec.setup.path.title} (commands: --explain)", style="bold"))
+        for i, (title, _cmds, _note) in enumerate(rec.setup.steps, 1):
+            console.print(f"  {i}. {title}")
+    if rec.flip:
+        console.print(Text("What would change the verdict:", style="bold"))
+        for f in rec.flip[:5]:
+            console.print(f"  - {f}")
+    for w in rec.warnings:
+        console.print(Text(f"warning: {w}", style="yellow"))
+    console.print(Text(f"catalog as of {rec.catalog_as_of}", style="dim"))
+
+
+def _render_explained(rec: Recommendation, console: Console) -> None:
+    color = family(rec.device).colour
+    head = _header(rec, color)
     if rec.setup:
         head.append(f"\nsetup path: {rec.setup.path.id} - {rec.setup.path.title}")
     console.print(Panel(head, title="advisor verdict", title_align="left", border_style=color, expand=console.is_terminal))
@@ -138,30 +294,30 @@ def render_recommendation(rec: Recommendation, console: Console) -> None:
         _prose(ex, "why")
         for x in rec.decision.excluded:
             ex.add_row(x.device, x.rule, x.reason + (f" Fix: {x.fix}" if x.fix else ""))
-        _print_table(console, ex)
+        print_table(console, ex)
 
     ct = Table(box=box.SIMPLE_HEAD, title="Why (every point)", title_justify="left")
     _value(ct, "points", "right")
     _value(ct, "device")
     _value(ct, "rule")
     _prose(ct, "reason")
-    _value(ct, "source")  # one source per line: a URL is an id
+    _prose(ct, "source")  # one source per line; a URL folds
     for c in rec.decision.contributions:
-        ct.add_row(f"{c.points:+.1f}", c.device, c.rule, c.reason, ("\n" if console.is_terminal else ", ").join(c.sources))
-    _print_table(console, ct)
+        ct.add_row(f"{c.points:+.1f}", c.device, c.rule, c.reason, "\n".join(c.sources))
+    print_table(console, ct)
 
     if rec.candidates:
-        _print_table(console, candidates_table(rec))
+        print_table(console, candidates_table(rec))
 
     if rec.setup:
-        lines: list[Text] = [Text(rec.setup.path.summary, style="italic")]
+        console.print(Text(f"Setup: {rec.setup.path.title}", style="bold"))
+        console.print(Text(rec.setup.path.summary, style="italic"))
         for i, (title, cmds, note) in enumerate(rec.setup.steps, 1):
-            lines.append(Text(f"{i}. {title}", style="bold"))
+            console.print(Text(f"{i}. {title}", style="bold"))
             for cmd in cmds:
-                lines.append(Text("   " + cmd.replace("\n", "\n   "), style="cyan"))
+                console.print(Padding(Text(cmd, style="cyan"), (0, 0, 0, 3)))
             if note:
-                lines.append(Text(f"   note: {note}", style="dim"))
-        console.print(Panel(Group(*lines), title=f"Setup: {rec.setup.path.title}", title_align="left", expand=console.is_terminal))
+                console.print(Padding(Text(f"note: {note}", style="dim"), (0, 0, 0, 3)))
 
     if rec.flip:
         console.print(Text("What would change the verdict:", style="bold"))
@@ -202,7 +358,7 @@ def render_estimate(e: Estimate, console: Console) -> None:
     ]
     for k, v in rows:
         t.add_row(k, v)
-    _print_table(console, t)
+    print_table(console, t)
     for w in e.warnings:
         console.print(Text(f"warning: {w}", style="yellow"))
 
@@ -231,7 +387,7 @@ def render_catalog(cat: Any, console: Console) -> None:
             acc.id, acc.device, f"{peak:,.0f}" + ("" if "bf16" in tf else " (fp16)"), f"{acc.specs.memory_gib:g} GiB",
             f"{acc.specs.memory_bandwidth_gbps:,.0f}", shapes, prices("on-demand"), prices("spot"),
         )
-    _print_table(console, t)
+    print_table(console, t)
     console.print(Text("GPU prices include the host VM share; every figure has a source: advisor catalog --format json", style="dim"))
 
 
@@ -255,7 +411,7 @@ def render_check(report: Any, console: Console) -> None:
         t.add_row("skipped", path, "-", "-", "-", "-", why, style="dim")
     for bad in report.invalid:
         t.add_row("invalid", bad.path, "-", "-", "-", "-", f"{len(bad.problems)} input error(s)", style="red")
-    _print_table(console, t)
+    print_table(console, t)
     for p in report.problems:
         line = Text(f"{p.path}:{p.line}:{p.col}: ", style="bold")
         line.append("error:", style="red")
