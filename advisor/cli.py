@@ -16,13 +16,14 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from advisor import __version__
 from advisor.commands.options import CatalogOpt, RulesOpt
 from advisor.commands.session import _STATE, _console, _is_terminal, _width
+from advisor.renderers import formats
 
 app = typer.Typer(
     name="advisor",
@@ -36,15 +37,27 @@ app = typer.Typer(
 
 
 
-class TextJson(StrEnum):
-    text = "text"
-    json = "json"
+# Each command's --format choices are the registry's (advisor/renderers/formats.py).
+if TYPE_CHECKING:
+    RecFormat = str
+    EstimateFormat = str
+    ReportFormat = str
+    CheckFormat = str
+else:
+    RecFormat = formats.choices("recommend")
+    EstimateFormat = formats.choices("estimate")
+    ReportFormat = formats.choices("report")
+    CheckFormat = formats.choices("check")
 
 
-class RecFormat(StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
+def _render(command: str, fmt: str, result: Any, *, terminal: bool | None = None, **opts: Any) -> str:
+    """``result`` in the format asked for, through the registry (advisor/renderers/formats.py);
+    text at the terminal's width with its colours, else at COLUMNS or 100 columns, plain."""
+    if terminal is None:
+        terminal = _is_terminal(sys.stdout)
+    width = _console().width if terminal else _width(None)
+    color = terminal and not _STATE["no_color"]
+    return formats.render(command, str(fmt), result, formats.RenderOptions(width=width, color=color, **opts))
 
 
 def _version(value: bool) -> None:
@@ -92,7 +105,7 @@ def _note(text: str) -> None:
 @app.command()
 def recommend(
     files: Annotated[list[Path], typer.Argument(help="Workload profile(s), YAML.", show_default=False)],
-    fmt: Annotated[RecFormat, typer.Option("--format", "-f", help="Output format.")] = RecFormat.text,
+    fmt: Annotated[RecFormat, typer.Option("--format", "-f", help="Output format.")] = "text",
     rules: RulesOpt = None,
     catalog: CatalogOpt = None,
     no_flip: Annotated[bool, typer.Option("--no-flip", help="Skip the what-would-change-the-verdict search.")] = False,
@@ -103,24 +116,7 @@ def recommend(
 
     ctx = _context(rules, catalog)
     recs = recommend_files([str(f) for f in files], ctx, with_flip=not no_flip)
-    if fmt is RecFormat.json:
-        from advisor.renderers.json import dumps
-
-        data = [r.to_json() for r in recs]
-        _emit(dumps(data[0] if len(data) == 1 else data))
-        return
-    if fmt is RecFormat.markdown:
-        from advisor.api import render_report
-
-        _emit(render_report(recs, ctx))
-        return
-    from advisor.renderers.text import render_recommendation
-
-    console = _console()
-    for i, rec in enumerate(recs):
-        if i:
-            console.print()
-        render_recommendation(rec, console, explain=explain)
+    _emit(_render("recommend", fmt, recs, context=ctx, explain=explain))
 
 
 @app.command()
@@ -128,21 +124,14 @@ def estimate(
     file: Annotated[Path, typer.Argument(help="Workload profile, YAML.", show_default=False)],
     accelerator: Annotated[str, typer.Option("--accelerator", "-a", help="Catalog id (or alias), e.g. tpu-v6e, h100.")],
     count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Chips/GPUs (per replica for inference).")],
-    fmt: Annotated[TextJson, typer.Option("--format", "-f")] = TextJson.text,
+    fmt: Annotated[EstimateFormat, typer.Option("--format", "-f")] = "text",
     catalog: CatalogOpt = None,
 ) -> None:
     """What-if: time, cost, memory and throughput of one named configuration."""
     from advisor.api import estimate_file
 
     est = estimate_file(str(file), accelerator, count, _context(None, catalog))
-    if fmt is TextJson.json:
-        from advisor.renderers.json import dumps
-
-        _emit(dumps(est.to_json()))
-        return
-    from advisor.renderers.text import render_estimate
-
-    render_estimate(est, _console())
+    _emit(_render("estimate", fmt, est))
 
 
 @app.command()
@@ -159,53 +148,33 @@ def validate(
             typer.echo(f"{lp.label}: ok ({lp.profile.name})")
 
 
-class ReportFormat(StrEnum):
-    markdown = "markdown"
-    json = "json"
-
-
 @app.command()
 def report(
     files: Annotated[list[Path], typer.Argument(help="Workload profile(s); several give one comparison report.", show_default=False)],
     output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
-    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown (default) or json.")] = ReportFormat.markdown,
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown (default) or json.")] = "markdown",
     template: Annotated[Path | None, typer.Option("--template", help="Your own Jinja2 markdown template (same view model as the default).")] = None,
     timestamp: Annotated[bool, typer.Option("--timestamp", help="Add the generation time (off by default: output is byte-identical).")] = False,
     rules: RulesOpt = None,
     catalog: CatalogOpt = None,
 ) -> None:
     """The markdown report to share: verdict, candidates, charts, why, setup, assumptions, sources."""
-    from advisor.api import recommend_files, render_report, write_output
+    from advisor.api import recommend_files, write_output
 
     ctx = _context(rules, catalog)
     recs = recommend_files([str(f) for f in files], ctx)
-    if fmt is ReportFormat.json:
-        from advisor.renderers.json import dumps
+    stamp = None
+    if timestamp:
+        import datetime as dt
 
-        data = [r.to_json() for r in recs]
-        text = dumps(data[0] if len(data) == 1 else data)
-    else:
-        stamp = None
-        if timestamp:
-            import datetime as dt
-
-            stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        text = render_report(recs, ctx, template=str(template) if template else None, timestamp=stamp)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    text = _render("report", fmt, recs, terminal=False, context=ctx, template=str(template) if template else None, timestamp=stamp)
     if output == "-":
         _emit(text)
         return
     write_output(output, text)
     if not _STATE["quiet"]:
         _note(f"wrote {output}\n")
-
-
-class CheckFormat(StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    sarif = "sarif"
-    junit = "junit"
-    github = "github"
 
 
 class FailOn(StrEnum):
@@ -217,7 +186,7 @@ class FailOn(StrEnum):
 @app.command()
 def check(
     paths: Annotated[list[str], typer.Argument(help="Proposal files, directories (recursive *.yaml/*.yml/*.json/*.tf), globs, or - for standard input.", show_default=False)],
-    fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")] = CheckFormat.text,
+    fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")] = "text",
     fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="Lowest severity that fails (exit 1); default from the policy, else error.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the output to FILE (atomically) instead of stdout.")] = None,
     baseline: Annotated[Path | None, typer.Option("--baseline", help="A previous --format json result, an old Terraform plan JSON or an old directory: report new and fixed findings, chips and cost before -> after.")] = None,
@@ -231,7 +200,7 @@ def check(
     """CI gate: judge each proposal against the recommendation and the team's policy."""
     from advisor.api import run_check, write_output
 
-    show_progress = fmt is CheckFormat.text and output is None and sys.stderr.isatty() and not _STATE["quiet"]
+    show_progress = fmt == "text" and output is None and sys.stderr.isatty() and not _STATE["quiet"]
     progress = None
     bar: Any = None
     if show_progress:
@@ -261,12 +230,12 @@ def check(
     finally:
         if bar is not None:
             bar.stop()
-    text = _render_check(report, fmt, terminal=output is None and _is_terminal(sys.stdout))
+    text = _render("check", fmt, report, terminal=output is None and _is_terminal(sys.stdout))
     if output is not None:
         write_output(output, text)
     elif text:
         _emit(text)
-    if report.invalid and not (fmt is CheckFormat.text and output is None):
+    if report.invalid and not (fmt == "text" and output is None):
         # The good files were judged and reported; the bad ones also go to stderr (the text
         # report on stdout already carries these very lines).
         _note("".join(f"{p}\n" for p in report.problems))
@@ -277,34 +246,6 @@ def _read_stdin() -> bytes:
     """One document stream on standard input, read once (bounded: one byte over the limit is
     enough for the reader to say it is too large)."""
     return sys.stdin.buffer.read(32 * 1024 * 1024 + 1) if sys.stdin is not None else b""
-
-
-def _render_check(report: Any, fmt: CheckFormat, *, terminal: bool = False) -> str:
-    from advisor.renderers import checkfmt
-
-    if fmt is CheckFormat.json:
-        from advisor.renderers.json import dumps
-
-        return dumps(report.to_json())
-    if fmt is CheckFormat.markdown:
-        return checkfmt.markdown(report)
-    if fmt is CheckFormat.sarif:
-        return checkfmt.sarif(report)
-    if fmt is CheckFormat.junit:
-        return checkfmt.junit(report)
-    if fmt is CheckFormat.github:
-        return checkfmt.github(report)
-    import io
-
-    from rich.console import Console
-
-    from advisor.renderers.text import render_check
-
-    buf = io.StringIO()
-    width = _console().width if terminal else _width(None)
-    console = Console(file=buf, no_color=_STATE["no_color"], highlight=False, width=width, force_terminal=terminal and not _STATE["no_color"])
-    render_check(report, console)
-    return buf.getvalue()
 
 
 def _fail(message: str, code: int) -> NoReturn:

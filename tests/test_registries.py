@@ -101,3 +101,37 @@ def test_a_cloud_missing_a_field_is_a_positioned_error(tmp_path: Path) -> None:
         load_table(bad, CloudTable)
     text = str(exc.value)
     assert f"{bad}:3:" in text and "price_catalog" in text
+
+
+CSV_RENDERER = '''"""A test format: check results as CSV rows."""
+
+
+def csv(report, opts):
+    return "".join(f"{r.status},{r.label}\\n" for r in report.results)
+'''
+
+
+def test_an_output_format_is_a_renderer_and_one_registry_row(tree: Path) -> None:
+    (tree / "advisor" / "renderers" / "check_csv.py").write_text(CSV_RENDERER, encoding="utf-8")
+    reg = tree / "advisor" / "renderers" / "formats.py"
+    text = reg.read_text(encoding="utf-8")
+    row = '    Format("check", "csv", "advisor.renderers.check_csv:csv", "one line per result"),\n'
+    reg.write_text(text.replace("FORMATS: tuple[Format, ...] = (\n", "FORMATS: tuple[Format, ...] = (\n" + row), encoding="utf-8")
+    shutil.copytree(ROOT / "profiles" / "proposals", tree / "proposals", dirs_exist_ok=True)
+    helped = _run(tree, "check", "--help")
+    assert "csv" in helped.stdout  # the CLI's choices are the registry's
+    out = _run(tree, "check", "proposals/ok-v6e-chatbot.yaml", "--format", "csv", "--fail-on", "never", "--no-config")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "pass,proposals/ok-v6e-chatbot.yaml\n"  # dispatched to the new renderer, not the text table
+
+
+def test_every_registered_format_renders() -> None:
+    """Each row's renderer exists and takes (result, options)."""
+    import inspect
+
+    from advisor.renderers.formats import FORMATS
+
+    assert len({(f.command, f.name) for f in FORMATS}) == len(FORMATS)
+    for f in FORMATS:
+        params = list(inspect.signature(f.renderer()).parameters)
+        assert len(params) == 2, f

@@ -26,7 +26,7 @@ INFO_URI = "https://github.com/advisor-project/advisor"
 # --------------------------------------------------------------------------- markdown
 
 
-def markdown(report: CheckReport) -> str:
+def markdown(report: CheckReport, opts: Any = None) -> str:
     s = report.summary
     checked = [r for r in report.results if r.status != "skipped"]
     need = report.needs_changes()
@@ -118,7 +118,7 @@ def _details(r: ProposalResult) -> str:
 # --------------------------------------------------------------------------- SARIF
 
 
-def sarif(report: CheckReport) -> str:
+def sarif(report: CheckReport, opts: Any = None) -> str:
     from advisor.check.rules import CHECK_RULES
 
     rule_ids = sorted(CHECK_RULES)
@@ -176,7 +176,7 @@ def sarif(report: CheckReport) -> str:
 # --------------------------------------------------------------------------- JUnit
 
 
-def junit(report: CheckReport) -> str:
+def junit(report: CheckReport, opts: Any = None) -> str:
     s = report.summary
     failures = s["error"] + s["warning"]
     lines = ['<?xml version="1.0" encoding="UTF-8"?>']
@@ -217,7 +217,7 @@ def _gh_prop(text: str) -> str:
     return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github(report: CheckReport) -> str:
+def github(report: CheckReport, opts: Any = None) -> str:
     lines = [
         f"::error file={_gh_prop(p.path)},line={p.line},col={p.col},title={_gh_prop('advisor ' + INPUT_ERROR)}::{_gh_data(p.message)}"
         for p in report.problems

@@ -112,3 +112,24 @@ def catalog_json(cat: Catalog) -> dict[str, Any]:
         ],
         "sources": {k: v.model_dump(mode="json", exclude_none=True) for k, v in sorted(cat.sources.items())},
     }
+
+
+# --------------------------------------------------------------------------- the formats (formats.py)
+
+
+def recommendations(recs: list[Any], opts: Any) -> str:
+    """``recommend`` / ``report --format json``: one object for one profile, a list for several."""
+    data = [r.to_json() for r in recs]
+    return dumps(data[0] if len(data) == 1 else data)
+
+
+def estimate(est: Any, opts: Any) -> str:
+    return dumps(est.to_json())
+
+
+def check(report: Any, opts: Any) -> str:
+    return dumps(report.to_json())
+
+
+def catalog(cat: Catalog, opts: Any) -> str:
+    return dumps(catalog_json(cat))

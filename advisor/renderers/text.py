@@ -432,3 +432,38 @@ def render_check(report: Any, console: Console) -> None:
     if report.diff is not None:
         d = report.diff
         console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {money(abs(d['cost_delta_usd'] or 0))}{' more' if (d['cost_delta_usd'] or 0) > 0 else ' less' if (d['cost_delta_usd'] or 0) < 0 else ''}")
+
+
+# --------------------------------------------------------------------------- the formats (formats.py)
+
+
+def _console_to_text(opts: Any, draw: Any) -> str:
+    """What ``draw(console)`` prints, at the options' width, with terminal codes only for a terminal."""
+    import io
+
+    buf = io.StringIO()
+    console = Console(file=buf, no_color=not opts.color, highlight=False, soft_wrap=False, width=opts.width or 100, force_terminal=opts.color)
+    draw(console)
+    return buf.getvalue()
+
+
+def recommendations(recs: list[Recommendation], opts: Any) -> str:
+    def draw(console: Console) -> None:
+        for i, rec in enumerate(recs):
+            if i:
+                console.print()
+            render_recommendation(rec, console, explain=opts.explain)
+
+    return _console_to_text(opts, draw)
+
+
+def estimate(e: Estimate, opts: Any) -> str:
+    return _console_to_text(opts, lambda console: render_estimate(e, console))
+
+
+def check(report: Any, opts: Any) -> str:
+    return _console_to_text(opts, lambda console: render_check(report, console))
+
+
+def catalog(cat: Any, opts: Any) -> str:
+    return _console_to_text(opts, lambda console: render_catalog(cat, console))
