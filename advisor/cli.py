@@ -22,7 +22,7 @@ import typer
 
 from advisor import __version__
 from advisor.commands.options import CatalogOpt, RulesOpt
-from advisor.commands.session import _STATE, _console, _is_terminal, _width
+from advisor.commands.session import _STATE, _console, _is_terminal, render_options
 from advisor.renderers import formats
 
 app = typer.Typer(
@@ -51,13 +51,8 @@ else:
 
 
 def _render(command: str, fmt: str, result: Any, *, terminal: bool | None = None, **opts: Any) -> str:
-    """``result`` in the format asked for, through the registry (advisor/renderers/formats.py);
-    text at the terminal's width with its colours, else at COLUMNS or 100 columns, plain."""
-    if terminal is None:
-        terminal = _is_terminal(sys.stdout)
-    width = _console().width if terminal else _width(None)
-    color = terminal and not _STATE["no_color"]
-    return formats.render(command, str(fmt), result, formats.RenderOptions(width=width, color=color, **opts))
+    """``result`` in the format asked for, through the registry (advisor/renderers/formats.py)."""
+    return formats.render(command, str(fmt), result, render_options(terminal, **opts))
 
 
 def _version(value: bool) -> None:

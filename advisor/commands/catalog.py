@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from advisor.commands.options import CatalogOpt
-from advisor.commands.session import _console
+from advisor.commands.session import render_options
+from advisor.renderers import formats
 
-
-class _Format(StrEnum):
-    text = "text"
-    json = "json"
+# The --format choices are the registry's (advisor/renderers/formats.py).
+if TYPE_CHECKING:
+    CatalogFormat = str
+else:
+    CatalogFormat = formats.choices("catalog")
 
 
 catalog_app = typer.Typer(help="The accelerator catalog: specs, shapes, prices, sources and as-of dates; `import` refreshes prices.")
@@ -26,7 +27,7 @@ catalog_app = typer.Typer(help="The accelerator catalog: specs, shapes, prices, 
 @catalog_app.callback(invoke_without_command=True)
 def catalog_cmd(
     ctx: typer.Context,
-    fmt: Annotated[_Format, typer.Option("--format", "-f")] = _Format.text,
+    fmt: Annotated[CatalogFormat, typer.Option("--format", "-f")] = "text",
     catalog: CatalogOpt = None,
 ) -> None:
     """The accelerator catalog: specs, shapes, prices, sources and as-of dates."""
@@ -35,15 +36,8 @@ def catalog_cmd(
     from advisor.api import load_catalog
 
     cat = load_catalog([str(c) for c in catalog or []])
-    if fmt is _Format.json:
-        from advisor.renderers.json import catalog_json, dumps
-
-        sys.stdout.write(dumps(catalog_json(cat)))
-        sys.stdout.flush()
-        return
-    from advisor.renderers.text import render_catalog
-
-    render_catalog(cat, _console())
+    sys.stdout.write(formats.render("catalog", str(fmt), cat, render_options()))
+    sys.stdout.flush()
 
 
 @catalog_app.command("import")

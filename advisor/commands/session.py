@@ -57,3 +57,14 @@ def _console(stderr: bool = False) -> Any:
         soft_wrap=False,
         width=_width(sys.stderr if stderr else sys.stdout),
     )
+
+
+def render_options(terminal: bool | None = None, **opts: Any) -> Any:
+    """Options for a renderer of the registry (advisor/renderers/formats.py): text at the
+    terminal's width with its colours, else at COLUMNS or 100 columns, plain."""
+    from advisor.renderers.formats import RenderOptions
+
+    if terminal is None:
+        terminal = _is_terminal(sys.stdout)
+    width = _console().width if terminal else _width(None)
+    return RenderOptions(width=width, color=terminal and not _STATE["no_color"], **opts)
