@@ -9,6 +9,7 @@ Output is deterministic: no timestamps unless asked for.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,18 @@ from advisor.context import Context
 from advisor.errors import InputError
 from advisor.estimator import Estimate
 from advisor.families import family
-from advisor.fmt import cell, hours, money, per_unit, unit_label, unit_usd
+from advisor.fmt import (
+    cell,
+    hours,
+    md_code,
+    md_message,
+    md_text,
+    money,
+    one_line,
+    per_unit,
+    unit_label,
+    unit_usd,
+)
 from advisor.recommend import Recommendation, decide
 from advisor.sandbox import TemplateFiles, TemplateRefused, load_user_template, render_in_child
 from advisor.yamlsrc import load_file
@@ -46,13 +58,16 @@ def seed_claims() -> dict[str, str]:
 # --------------------------------------------------------------------------- formatting
 
 
+_SAFE_URL = re.compile(r"https://[^\s<>()\[\]`\\|\"']+")
+_SAFE_PATH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+
+
 def source_link(src: str) -> str:
-    if src.startswith("seed:"):
-        return f"`{src}`"
-    if src.startswith("https://"):
+    """A source as markdown: a link for a plain https URL, else a code span (never raw text)."""
+    if _SAFE_URL.fullmatch(src):
         host = src.split("/")[2]
         return f"[{host}]({src})"
-    return f"`{src}`"
+    return md_code(src, table=True)
 
 
 def _label(e: Estimate) -> str:
@@ -207,11 +222,12 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
             verdict["time"] = f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
             verdict["cost"] = f"{money(est.cost_usd)} per month (range {money(est.cost_low)} – {money(est.cost_high)}), {per_unit(est.unit_cost)}"
     return {
-        "name": p.name,
-        "profile": rec.label,
+        "name": md_text(p.name, line_start=False),
+        "profile": one_line(rec.label),
+        "profile_code": md_code(rec.label, table=True),
         "training": training,
         "verdict": verdict,
-        "why": verdict_why,
+        "why": md_message(verdict_why),
         "workload": [{"key": k, "value": cell(v)} for k, v in workload],
         "candidates": rows,
         "unit_header": unit_label(est.unit_cost if est is not None else None, long=True).replace("per ", "$ per ", 1),
@@ -219,12 +235,12 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
         "why_groups": why_groups,
         "excluded": [{"device": x.device.upper(), "rule": x.rule, "reason": cell(x.reason), "fix": cell(x.fix) if x.fix else None,
                       "sources": ", ".join(source_link(s) for s in x.sources)} for x in rec.decision.excluded],
-        "flip": list(rec.flip),
+        "flip": [md_message(f) for f in rec.flip],
         "break_even": price_break_even(rec, ctx) if break_even else None,
         "setup": setup,
         "assumptions": assumptions,
         "sources": sources,
-        "warnings": list(rec.warnings),
+        "warnings": [md_message(w, line_start=False) for w in rec.warnings],
         "catalog_as_of": rec.catalog_as_of,
     }
 
@@ -297,7 +313,7 @@ def _sources(rec: Recommendation, ctx: Context, claims: dict[str, str]) -> list[
             cid = s.removeprefix("seed:")
             seen[s] = f"`{s}` — {claims.get(cid, 'seed claim')} (seed article claim)"
         else:
-            seen[s] = f"<{s}>"
+            seen[s] = f"<{s}>" if _SAFE_URL.fullmatch(s) or _SAFE_PATH.fullmatch(s) else md_code(s)
     if rec.estimate is not None:
         acc = ctx.catalog.accelerators[rec.estimate.accelerator]
         for sid in [*acc.specs.source, *(sid for p in acc.prices for sid in p.source)]:
@@ -330,7 +346,7 @@ def render(recs: list[Recommendation], ctx: Context, *, template: str | None = N
     comparison = None
     if len(recs) > 1:
         comparison = [{
-            "name": cell(r.profile.name), "profile": cell(r.label), "device": r.device.upper(),
+            "name": cell(r.profile.name), "profile": one_line(r.label), "profile_code": md_code(r.label, table=True), "device": r.device.upper(),
             "config": f"{r.estimate.accelerator} × {r.estimate.count}" if r.estimate else "–",
             "time": (hours(r.estimate.hours) if r.profile.is_training else f"{r.estimate.latency_ms:,.0f} ms") if r.estimate else "–",
             "cost": (money(r.estimate.cost_usd) + ("" if r.profile.is_training else "/month")) if r.estimate else "–",

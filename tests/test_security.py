@@ -1,0 +1,114 @@
+"""Security: every string a pull request controls is escaped for the format it lands in
+(markdown, JUnit XML, shell, Python, YAML); catalog imports, scaffolds, waivers, baselines and the
+policy hold against hostile files. The template sandbox is tested in test_hostile.py."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import ROOT, run_cli
+
+FORGED = "x\r\n## all proposals pass ✅ ![](https://t.example/p.png) <img src=x> `cmd` [a](https://t.example) \x1b[31m\x00 \u202e\x0b end"
+HOSTILE_NAME = FORGED.encode("unicode_escape").decode("ascii").replace('"', '\\"')
+TRAINING = (
+    f'name: "{HOSTILE_NAME}"\ntask: training\nmodel: {{params_b: 1}}\ntraining: {{tokens_b: 1}}\n'
+    "proposal: {accelerator: h100, count: 8, hours: 10}\n"
+)
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+
+
+def _markdown_is_clean(text: str) -> None:
+    assert not CONTROL.search(text.replace("\n", "")), repr(CONTROL.search(text.replace("\n", "")))
+    assert "\r" not in text
+    for line in text.splitlines():
+        assert not line.lstrip("> ").startswith("## all proposals"), line
+    outside_html = "\n".join(ln for ln in text.splitlines() if not ln.startswith("<details>"))
+    assert not re.search(r"(?<!\\)!\[|(?<!\\)<img|(?<!\\)\]\(https://t\.example", outside_html), outside_html
+
+
+def _hostile_profile(tmp_path: Path, name: str = "p.yaml") -> Path:
+    f = tmp_path / name
+    f.write_text(TRAINING)
+    return f
+
+
+def test_report_escapes_a_forged_name(tmp_path: Path) -> None:
+    f = _hostile_profile(tmp_path)
+    r = run_cli("report", str(f))
+    assert r.code == 0, r.err
+    _markdown_is_clean(r.out)
+    assert r.out.startswith("# x ## all proposals pass ✅ \\![\\](https://t.example/p.png) \\<img src=x> \\`cmd\\` [a\\](https://t.example) [31m")
+
+
+def test_report_label_with_backticks_is_one_code_span(tmp_path: Path) -> None:
+    f = tmp_path / "a`b.yaml"
+    f.write_text((ROOT / "profiles" / "llm-chatbot.yaml").read_text())
+    g = tmp_path / "c.yaml"
+    g.write_text((ROOT / "profiles" / "llm-chatbot.yaml").read_text())
+    r = run_cli("report", str(f), str(g))
+    assert r.code == 0, r.err
+    assert f"``{f}``" in r.out and f"`{g}`" in r.out
+
+
+def test_check_markdown_escapes_and_keeps_code_spans_verbatim(tmp_path: Path) -> None:
+    f = _hostile_profile(tmp_path, "p\n## all proposals pass ✅.yaml")
+    r = run_cli("check", "--no-config", str(f), str(ROOT / "profiles" / "proposals"), "--format", "markdown", "--fail-on", "never")
+    assert r.code == 0, r.err
+    _markdown_is_clean(r.out)
+    assert "&lt;profile name&gt;" not in r.out and "`advisor.dev/workload: <profile name>`" in r.out
+    assert "<summary>❌" in r.out or "<summary>⚠️" in r.out
+    summary = next(ln for ln in r.out.splitlines() if "<code>" in ln and "p ## all" in ln)
+    assert "&lt;img src=x&gt;" in summary and "\x1b" not in summary
+
+
+def test_junit_is_xml_1_0_legal(tmp_path: Path) -> None:
+    f = _hostile_profile(tmp_path, "p\x1b\x0b.yaml")
+    bad = tmp_path / "bad\x07.yaml"
+    bad.write_text('name: "a\\x1bb"\ntask: inference\n')
+    r = run_cli("check", "--no-config", str(f), str(bad), "--format", "junit", "--fail-on", "never")
+    assert r.code in (0, 2), r.err
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", r.out)
+    root = ET.fromstring(r.out.encode())
+    names = [c.get("name") for c in root.iter("testcase")]
+    assert any(n and n.endswith("p\ufffd\ufffd.yaml") for n in names), names
+
+
+def test_scaffold_files_carry_no_control_characters(tmp_path: Path) -> None:
+    text = TRAINING.replace("proposal: {accelerator: h100, count: 8, hours: 10}\n", "deployment: {clouds: [gcp]}\n")
+    f = tmp_path / "p.yaml"
+    f.write_text(text)
+    out = tmp_path / "out"
+    r = run_cli("scaffold", str(f), "-o", str(out))
+    assert r.code == 0, r.err
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert files
+    for p in files:
+        body = p.read_text()
+        assert not CONTROL.search(body.replace("\n", "").replace("\t", "")), (p, CONTROL.search(body.replace("\n", "")))
+        if p.suffix == ".sh":
+            assert subprocess.run(["bash", "-n", str(p)], capture_output=True).returncode == 0
+            assert not any(ln.startswith("## all") for ln in body.splitlines())
+        if p.suffix == ".py":
+            tree = ast.parse(body)
+            assert isinstance(tree.body[0], ast.Expr)  # the docstring stays one docstring
+        if p.suffix in (".yaml", ".yml"):
+            docs = list(yaml.safe_load_all(body))
+            assert docs and not any(isinstance(d, dict) and "onprem" in d for d in docs)
+        if p.suffix == ".md":
+            _markdown_is_clean(body)
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "sarif", "json"])
+def test_other_check_formats_stay_one_line_per_finding(tmp_path: Path, fmt: str) -> None:
+    f = _hostile_profile(tmp_path)
+    r = run_cli("check", "--no-config", str(f), "--format", fmt, "--fail-on", "never")
+    assert r.code == 0, r.err
+    if fmt == "github":
+        assert all(ln.startswith("::") or ln.startswith("advisor check:") for ln in r.out.splitlines())
