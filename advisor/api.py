@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.catalog import Catalog, load_catalog
 from advisor.context import Context, check_accelerators
-from advisor.errors import UsageError
+from advisor.errors import InputError, Problem, UsageError
 from advisor.estimator import Estimate, estimate
 from advisor.loading import LoadedProfile, load_profiles
 from advisor.models import Profile
@@ -113,7 +113,14 @@ def import_prices(
     with tempfile.TemporaryDirectory() as tmp:  # the written file must load as an override
         check = Path(tmp) / "override.yaml"
         check.write_text(result.text, encoding="utf-8")
-        load_catalog([*catalogs, str(check)])
+        try:
+            load_catalog([*catalogs, str(check)])
+        except InputError as exc:
+            # Point at the CSV, not at a temporary file that is gone when the message is read.
+            raise InputError([
+                Problem(csv_file, 1, 1, f"the imported prices do not load as a catalog override: {p.message}") if p.path == str(check) else p
+                for p in exc.problems
+            ]) from None
     write_output(output, result.text)
     return result
 

@@ -112,3 +112,40 @@ def test_other_check_formats_stay_one_line_per_finding(tmp_path: Path, fmt: str)
     assert r.code == 0, r.err
     if fmt == "github":
         assert all(ln.startswith("::") or ln.startswith("advisor check:") for ln in r.out.splitlines())
+
+
+# ----------------------------------------------------------------------------- catalog import
+
+CSV_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"
+
+
+def _catalog_import(tmp_path: Path, body: str) -> tuple[int, str, Path, Path]:
+    src, out = tmp_path / "vms.csv", tmp_path / "override.yaml"
+    src.write_text(CSV_HEADER + body)
+    r = run_cli("catalog", "import", str(src), "--cloud", "aws", "-o", str(out), "--as-of", "2026-12-01")
+    return r.code, r.err, src, out
+
+
+def test_catalog_import_cell_with_a_newline_injects_nothing(tmp_path: Path) -> None:
+    evil = '"H100\nonprem: {usd_per_kwh: {value: 0, note: pwned}}\n# "'
+    code, err, _src, out = _catalog_import(tmp_path, f"p5.48xlarge,H100,8,55.04,,us-east-1\np5.x,{evil},8,1.0,,us-east-1\n")
+    assert code == 0, err
+    doc = yaml.safe_load(out.read_text())
+    assert set(doc) == {"schema_version", "as_of", "sources", "accelerators"}
+    assert [a["id"] for a in doc["accelerators"]] == ["h100"]
+    assert all(ln.startswith("#") for ln in out.read_text().splitlines()[:2])
+    r = run_cli("catalog", "--catalog", str(out), "--format", "json")
+    assert r.code == 0 and "pwned" not in r.out
+
+
+def test_catalog_import_region_with_a_newline_is_an_error_at_its_cell(tmp_path: Path) -> None:
+    code, err, src, out = _catalog_import(tmp_path, 'p5.48xlarge,H100,8,55.04,,"us-east-1\nonprem: x"\n')
+    assert code == 2 and err.startswith(f"{src}:2:28: error: Region:"), err
+    assert not out.exists()
+
+
+def test_catalog_import_price_out_of_range_points_at_the_csv(tmp_path: Path) -> None:
+    code, err, src, out = _catalog_import(tmp_path, "g5.xlarge,A10G,1,1.0,,us-east-1\np5.48xlarge,H100,8,999999999,,us-east-1\n")
+    assert code == 2 and err.startswith(f"{src}:3:20: error: Price:"), err
+    assert "tmp" not in err.replace(str(tmp_path), "") and "override.yaml" not in err
+    assert not out.exists()
