@@ -205,7 +205,11 @@ def run_check(
         updates["disabled_rules"] = [*pol.disabled_rules, *disable]
     pol = pol.model_copy(update=updates)
     ctx = Context.load([str(Path(r)) for r in (*pol.rules, *rules)], [str(Path(c)) for c in (*pol.catalog, *catalogs)])
-    base = check.load_baseline(baseline, ctx, pol) if baseline is not None else None
+    base = None
+    if baseline is not None:
+        from advisor.check_diff import validate_baseline
+
+        base = validate_baseline(check.load_baseline(baseline, ctx, pol), baseline)
     if stdin is not None:
         from advisor.yamlsrc import provide_stdin
 

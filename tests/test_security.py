@@ -149,3 +149,85 @@ def test_catalog_import_price_out_of_range_points_at_the_csv(tmp_path: Path) -> 
     assert code == 2 and err.startswith(f"{src}:3:20: error: Price:"), err
     assert "tmp" not in err.replace(str(tmp_path), "") and "override.yaml" not in err
     assert not out.exists()
+
+
+# ----------------------------------------------------------------------------- waivers, baselines, stdin
+
+PROPOSAL = "name: w\ntask: training\nmodel: {params_b: 1}\ntraining: {tokens_b: 1}\nproposal:\n  accelerator: h100\n  count: 8\n  hours: 10\n"
+
+
+def _waived(tmp_path: Path, waivers: str) -> tuple[int, dict]:
+    import json
+
+    f = tmp_path / "w.yaml"
+    f.write_text(PROPOSAL + "  waivers:\n" + waivers)
+    r = run_cli("check", "--no-config", str(f), "--format", "json", "--fail-on", "warning")
+    assert r.code in (0, 1), r.err
+    return r.code, json.loads(r.out)["results"][0]
+
+
+def test_waiver_rules_cannot_be_waived(tmp_path: Path) -> None:
+    code, res = _waived(tmp_path, (
+        "    - {rule: proposal-oversized, reason: later}\n"  # no expiry: waiver-invalid
+        "    - {rule: waiver-invalid, reason: 'trust me', expires: 2999-01-01}\n"
+    ))
+    active = {f["rule"] for f in res["findings"] if not f.get("waived")}
+    assert code == 1 and "waiver-invalid" in active, res["findings"]
+    assert any("cannot be waived" in f["message"] for f in res["findings"])
+
+
+@pytest.mark.parametrize("reason", ["\u200b\u200b", " \u3000\t", "\u2060\ufeff\u200d", "\u0301"])
+def test_waiver_reason_needs_visible_text(tmp_path: Path, reason: str) -> None:
+    esc = reason.encode("unicode_escape").decode("ascii")
+    code, res = _waived(tmp_path, f'    - {{rule: proposal-oversized, reason: "{esc}", expires: 2999-01-01}}\n')
+    over = [f for f in res["findings"] if f["rule"] == "proposal-oversized"]
+    assert code == 1 and over and not over[0].get("waived"), res["findings"]
+    assert any(f["rule"] == "waiver-invalid" and "no visible text" in f["message"] for f in res["findings"])
+
+
+def _baseline(tmp_path: Path, edit) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
+    import json
+
+    f = tmp_path / "w.yaml"
+    f.write_text(PROPOSAL)
+    r = run_cli("check", "--no-config", str(f), "--format", "json", "--fail-on", "never")
+    data = json.loads(r.out)
+    edit(data)
+    base = tmp_path / "baseline.json"
+    base.write_text(json.dumps(data))
+    return f, base
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    (lambda d: d["results"][0]["proposal"].__setitem__("cost_usd", -1e12), "not a finite, non-negative cost"),
+    (lambda d: d["results"][0]["proposal"].__setitem__("cost_usd", "cheap"), "not a finite, non-negative cost"),
+    (lambda d: d["results"][0]["request"].__setitem__("total_chips", -8) if d["results"][0].get("request") else d["results"][0].__setitem__("request", {"total_chips": -8}), "total_chips"),
+    (lambda d: d.__setitem__("schema_version", 2), "schema_version"),
+    (lambda d: d["results"].append("junk"), "expected an object"),
+])
+def test_baseline_is_validated(tmp_path: Path, edit, needle: str) -> None:  # type: ignore[no-untyped-def]
+    f, base = _baseline(tmp_path, edit)
+    r = run_cli("check", "--no-config", str(f), "--baseline", str(base), "--format", "json", "--fail-on", "never")
+    assert r.code == 2 and r.err.startswith(f"{base}:1:1: error: baseline ") and needle in r.err, r.err
+    assert r.out == ""
+
+
+def test_monthly_increase_limit_fails_closed_when_the_delta_is_unknown(tmp_path: Path) -> None:
+    f, base = _baseline(tmp_path, lambda d: d["results"][0].__setitem__("proposal", None))
+    cfg = tmp_path / "policy.yaml"
+    cfg.write_text("limits:\n  max_monthly_increase_usd: 100\n")
+    r = run_cli("check", "--config", str(cfg), str(f), "--baseline", str(base), "--format", "json", "--fail-on", "error")
+    assert r.code == 1, r.err
+    assert "policy-monthly-increase" in r.out and "unknown" in r.out
+
+
+def test_standard_input_with_a_bom_is_still_a_plan() -> None:
+    import json
+    import sys
+
+    plan = (ROOT / "profiles" / "proposals" / "infra" / "terraform" / "plan.json").read_bytes()
+    p = subprocess.run([sys.executable, "-m", "advisor", "check", "-", "--format", "json", "--fail-on", "never", "--no-config"],
+                       input=b"\xef\xbb\xbf" + plan, capture_output=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    results = json.loads(p.stdout)["results"]
+    assert results and all(r["source"]["kind"] == "terraform-plan" for r in results)
