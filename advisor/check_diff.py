@@ -10,7 +10,6 @@ from advisor.check_results import CheckReport, Finding, _r
 from advisor.fmt import money
 from advisor.policy import Policy
 
-
 BASELINE_SCHEMA_VERSION = 1
 MAX_BASELINE_RESULTS = 100_000
 
