@@ -231,3 +231,84 @@ def test_standard_input_with_a_bom_is_still_a_plan() -> None:
     assert p.returncode == 0, p.stderr
     results = json.loads(p.stdout)["results"]
     assert results and all(r["source"]["kind"] == "terraform-plan" for r in results)
+
+
+# ----------------------------------------------------------------------------- scaffold stays inside its directory
+
+CHATBOT = str(ROOT / "profiles" / "llm-chatbot.yaml")
+
+
+def _tree(d: Path) -> dict[str, bytes]:
+    return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def test_scaffold_refuses_a_symlinked_subdirectory(tmp_path: Path) -> None:
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "k8s").symlink_to(elsewhere)
+    r = run_cli("scaffold", CHATBOT, "-o", str(out), "--force")
+    assert r.code == 2 and "symbolic link" in r.err and "Traceback" not in r.err, r.err
+    assert list(elsewhere.iterdir()) == [] and [p.name for p in out.iterdir()] == ["k8s"]
+    assert not list(tmp_path.glob(".advisor-scaffold-*"))
+
+
+def test_scaffold_refuses_a_symlinked_file_even_with_force(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_cli("scaffold", CHATBOT, "-o", str(out)).code == 0
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    (out / "setup.sh").unlink()
+    (out / "setup.sh").symlink_to(victim)
+    r = run_cli("scaffold", CHATBOT, "-o", str(out), "--force")
+    assert r.code == 2 and "symbolic link" in r.err, r.err
+    assert victim.read_text() == "keep me\n"
+
+
+def test_scaffold_full_disk_leaves_no_half_scaffold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    import advisor.scaffold.write as sc
+
+    real, calls = os.fsync, {"n": 0}
+
+    def fsync(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd)
+
+    monkeypatch.setattr(sc.os, "fsync", fsync)
+    out = tmp_path / "deep" / "out"
+    r = run_cli("scaffold", CHATBOT, "-o", str(out))
+    assert r.code == 4 and "no space left on device" in r.err, r.err
+    assert list(tmp_path.iterdir()) == []  # no directory, no staging directory, not even 'deep'
+
+
+def test_scaffold_failure_while_moving_in_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of inodes half-way through the renames into an existing directory (--force): every
+    file moved in is removed again and every replaced file restored."""
+    import errno
+    import os
+
+    import advisor.scaffold.write as sc
+
+    out = tmp_path / "out"
+    assert run_cli("scaffold", str(ROOT / "profiles" / "llama3-8b-lora.yaml"), "-o", str(out)).code == 0
+    (out / "setup.sh").write_text("# mine\n")
+    (out / "notes.txt").write_text("unrelated\n")
+    before = _tree(out)
+    real, calls = os.replace, {"n": 0}
+
+    def replace(src, dst) -> None:  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(sc.os, "replace", replace)
+    r = run_cli("scaffold", CHATBOT, "-o", str(out), "--force")
+    assert r.code == 4 and "no space left on device" in r.err, r.err
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
