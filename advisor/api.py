@@ -172,6 +172,7 @@ def run_check(
     catalogs: Iterable[str] = (),
     config: str | None = None,
     no_config: bool = False,
+    policy: str | None = None,
     cwd: str | None = None,
     fail_on: str | None = None,
     max_cost_increase_percent: float | None = None,
@@ -182,16 +183,26 @@ def run_check(
     progress: Callable[[int, int], None] | None = None,
 ) -> CheckReport:
     """``advisor check``: the policy (``config``, else found upward from ``cwd``; flags override
-    it), every file judged, and the cost diff against ``baseline`` or a plan's prior state.
+    it; or ``policy``, from outside the checkout, and nothing else), every file judged, and the
+    cost diff against ``baseline`` or a plan's prior state.
     ``stdin`` is the content of the path ``-``."""
     from advisor import check
     from advisor.policy import find_config, load_policy
     from advisor.validation import did_you_mean
 
-    if config is not None and not os.path.isfile(config):
-        raise UsageError(f"{config}: policy file not found")
-    cfg_path = None if no_config else (Path(config) if config is not None else find_config(Path(cwd or os.getcwd())))
-    loaded = load_policy(cfg_path)
+    if policy is not None:
+        # The policy comes from outside the change (the base branch): nothing in the checkout
+        # can replace or extend it; its relative paths are the repository's (the working directory).
+        if config is not None or no_config:
+            raise UsageError("--policy cannot be combined with --config or --no-config")
+        if not os.path.isfile(policy):
+            raise UsageError(f"{policy}: policy file not found")
+        loaded = load_policy(Path(policy), base=Path(cwd or os.getcwd()))
+    else:
+        if config is not None and not os.path.isfile(config):
+            raise UsageError(f"{config}: policy file not found")
+        cfg_path = None if no_config else (Path(config) if config is not None else find_config(Path(cwd or os.getcwd())))
+        loaded = load_policy(cfg_path)
     pol = loaded.policy
     updates: dict[str, Any] = {}
     if fail_on is not None:

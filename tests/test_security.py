@@ -312,3 +312,101 @@ def test_scaffold_failure_while_moving_in_rolls_back(tmp_path: Path, monkeypatch
     assert r.code == 4 and "no space left on device" in r.err, r.err
     assert _tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# ----------------------------------------------------------------------------- the policy from outside the PR
+
+def _repo_with_a_lenient_pr_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "w.yaml").write_text(PROPOSAL)
+    # What a pull request can add to the checkout to wave itself through:
+    (repo / ".advisor.yaml").write_text("fail_on: never\ndisabled_rules: [proposal-oversized, proposal-hours-excessive, proposal-costs-more-than-best]\n")
+    (repo / "pyproject.toml").write_text("[tool.advisor]\nfail_on = 'never'\n")
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def test_check_policy_from_outside_the_checkout_is_the_only_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _repo_with_a_lenient_pr_policy(tmp_path, monkeypatch)
+    assert run_cli("check", "w.yaml", "--fail-on", "warning").code == 0  # the PR's own policy disables the rules
+    base = tmp_path / "base-policy.yaml"
+    base.write_text("fail_on: warning\n")
+    r = run_cli("check", "w.yaml", "--policy", str(base), "--format", "json")
+    assert r.code == 1, r.err
+    import json
+
+    data = json.loads(r.out)
+    assert data["policy"] == str(base) and data["fail_on"] == "warning"
+    assert {f["rule"] for f in data["results"][0]["findings"]} >= {"proposal-oversized"}
+
+
+def test_check_policy_paths_resolve_against_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo_with_a_lenient_pr_policy(tmp_path, monkeypatch)
+    base = tmp_path / "elsewhere" / "policy.yaml"
+    base.parent.mkdir()
+    base.write_text("catalog: [prices/negotiated.yaml]\n")
+    r = run_cli("check", "w.yaml", "--policy", str(base))
+    assert r.code == 2 and str(repo / "prices" / "negotiated.yaml") in r.err, r.err
+
+
+@pytest.mark.parametrize("other", [["--config", "x.yaml"], ["--no-config"]])
+def test_check_policy_excludes_other_policy_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other: list[str]) -> None:
+    _repo_with_a_lenient_pr_policy(tmp_path, monkeypatch)
+    base = tmp_path / "p.yaml"
+    base.write_text("fail_on: error\n")
+    r = run_cli("check", "w.yaml", "--policy", str(base), *other)
+    assert r.code == 2 and "--policy cannot be combined" in r.err
+    r = run_cli("check", "w.yaml", "--policy", str(tmp_path / "missing.yaml"))
+    assert r.code == 2 and "policy file not found" in r.err
+
+
+def test_action_reads_the_policy_from_the_base_branch() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["inputs"]["policy-from-base"]["default"] == "true"
+    script = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
+    assert 'git show "origin/$BASE_REF:$name"' in script and "--policy" in script
+    assert "${{" not in script  # inputs reach the scripts as environment variables only
+
+
+def test_action_script_enforces_the_base_branch_policy(tmp_path: Path) -> None:
+    """The action's check step, run for real in a clone whose pull-request branch brings a
+    lenient .advisor.yaml: the base branch's policy decides (exit 1)."""
+    import os
+    import shutil
+    import sys
+
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "check")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args: str, cwd: Path) -> None:
+        subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git("init", "-q", "-b", "main", cwd=origin)
+    (origin / ".advisor.yaml").write_text("fail_on: error\n")
+    (origin / "proposals").mkdir()
+    (origin / "proposals" / "w.yaml").write_text(PROPOSAL)
+    git("add", "-A", cwd=origin)
+    git("commit", "-qm", "base", cwd=origin)
+    work = tmp_path / "work"
+    git("clone", "-q", str(origin), str(work), cwd=tmp_path)
+    git("checkout", "-qb", "pr", cwd=work)
+    (work / ".advisor.yaml").write_text("disabled_rules: [proposal-oversized, proposal-hours-excessive, proposal-costs-more-than-best]\n")
+    git("commit", "-qam", "lenient", cwd=work)
+    out, summary = tmp_path / "github_output", tmp_path / "summary"
+    run_env = {**env, "ADVISOR_PATHS": "proposals", "ADVISOR_FAIL_ON": "warning", "ADVISOR_BASELINE": "", "ADVISOR_POLICY_FROM_BASE": "true",
+               "BASE_REF": "main", "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary),
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
+    p = subprocess.run(["bash", "-c", step["run"]], cwd=work, env=run_env, capture_output=True, text=True, timeout=300)
+    assert "exit-code=1" in out.read_text(), (p.stdout, p.stderr)
+    assert "advisor-base-policy/.advisor.yaml" in summary.read_text()
+    run_env["ADVISOR_POLICY_FROM_BASE"] = "false"
+    out.write_text("")
+    subprocess.run(["bash", "-c", step["run"]], cwd=work, env=run_env, capture_output=True, text=True, timeout=300)
+    assert "exit-code=0" in out.read_text()  # what the pull request's own policy would have allowed
