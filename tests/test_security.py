@@ -80,15 +80,19 @@ def test_junit_is_xml_1_0_legal(tmp_path: Path) -> None:
     assert any(n and n.endswith("p\ufffd\ufffd.yaml") for n in names), names
 
 
-def test_scaffold_files_carry_no_control_characters(tmp_path: Path) -> None:
-    text = TRAINING.replace("proposal: {accelerator: h100, count: 8, hours: 10}\n", "deployment: {clouds: [gcp]}\n")
+SERVING = f'name: "{HOSTILE_NAME}"\ntask: inference\ndomain: llm\nmodel: {{params_b: 8, hf_id: meta-llama/Llama-3.1-8B}}\ninference: {{peak_qps: 20}}\n'
+
+
+@pytest.mark.parametrize("profile", ["training", "serving"])
+def test_scaffold_files_carry_no_control_characters(tmp_path: Path, profile: str) -> None:
+    text = TRAINING.replace("proposal: {accelerator: h100, count: 8, hours: 10}\n", "deployment: {clouds: [gcp]}\n") if profile == "training" else SERVING
     f = tmp_path / "p.yaml"
     f.write_text(text)
     out = tmp_path / "out"
     r = run_cli("scaffold", str(f), "-o", str(out))
     assert r.code == 0, r.err
     files = [p for p in out.rglob("*") if p.is_file()]
-    assert files
+    assert files and (profile == "training" or any(p.parent.name == "k8s" for p in files)), files
     for p in files:
         body = p.read_text()
         assert not CONTROL.search(body.replace("\n", "").replace("\t", "")), (p, CONTROL.search(body.replace("\n", "")))
