@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.catalog import Catalog, load_catalog
 from advisor.context import Context, check_accelerators
-from advisor.errors import UsageError
+from advisor.errors import InputError, Problem, UsageError
 from advisor.estimate.result import Estimate
 from advisor.estimate.search import estimate
 from advisor.loading import LoadedProfile, load_profiles
@@ -119,7 +119,14 @@ def import_prices(
     with tempfile.TemporaryDirectory() as tmp:  # the written file must load as an override
         check = Path(tmp) / "override.yaml"
         check.write_text(result.text, encoding="utf-8")
-        load_catalog([*catalogs, str(check)])
+        try:
+            load_catalog([*catalogs, str(check)])
+        except InputError as exc:
+            # Point at the CSV, not at a temporary file that is gone when the message is read.
+            raise InputError([
+                Problem(csv_file, 1, 1, f"the imported prices do not load as a catalog override: {p.message}") if p.path == str(check) else p
+                for p in exc.problems
+            ]) from None
     write_output(output, result.text)
     return result
 
@@ -171,6 +178,7 @@ def run_check(
     catalogs: Iterable[str] = (),
     config: str | None = None,
     no_config: bool = False,
+    policy: str | None = None,
     cwd: str | None = None,
     fail_on: str | None = None,
     max_cost_increase_percent: float | None = None,
@@ -181,16 +189,26 @@ def run_check(
     progress: Callable[[int, int], None] | None = None,
 ) -> CheckReport:
     """``advisor check``: the policy (``config``, else found upward from ``cwd``; flags override
-    it), every file judged, and the cost diff against ``baseline`` or a plan's prior state.
+    it; or ``policy``, from outside the checkout, and nothing else), every file judged, and the
+    cost diff against ``baseline`` or a plan's prior state.
     ``stdin`` is the content of the path ``-``."""
     from advisor.check import batch as check
     from advisor.policy import find_config, load_policy
     from advisor.validation import did_you_mean
 
-    if config is not None and not os.path.isfile(config):
-        raise UsageError(f"{config}: policy file not found")
-    cfg_path = None if no_config else (Path(config) if config is not None else find_config(Path(cwd or os.getcwd())))
-    loaded = load_policy(cfg_path)
+    if policy is not None:
+        # The policy comes from outside the change (the base branch): nothing in the checkout
+        # can replace or extend it; its relative paths are the repository's (the working directory).
+        if config is not None or no_config:
+            raise UsageError("--policy cannot be combined with --config or --no-config")
+        if not os.path.isfile(policy):
+            raise UsageError(f"{policy}: policy file not found")
+        loaded = load_policy(Path(policy), base=Path(cwd or os.getcwd()))
+    else:
+        if config is not None and not os.path.isfile(config):
+            raise UsageError(f"{config}: policy file not found")
+        cfg_path = None if no_config else (Path(config) if config is not None else find_config(Path(cwd or os.getcwd())))
+        loaded = load_policy(cfg_path)
     pol = loaded.policy
     updates: dict[str, Any] = {}
     if fail_on is not None:
@@ -204,7 +222,11 @@ def run_check(
         updates["disabled_rules"] = [*pol.disabled_rules, *disable]
     pol = pol.model_copy(update=updates)
     ctx = Context.load([str(Path(r)) for r in (*pol.rules, *rules)], [str(Path(c)) for c in (*pol.catalog, *catalogs)])
-    base = check.load_baseline(baseline, ctx, pol) if baseline is not None else None
+    base = None
+    if baseline is not None:
+        from advisor.check.diff import validate_baseline
+
+        base = validate_baseline(check.load_baseline(baseline, ctx, pol), baseline)
     if stdin is not None:
         from advisor.yamlsrc import provide_stdin
 

@@ -22,9 +22,71 @@ def hours(x: float | None) -> str:
     return f"{x:,.1f} h" if x < 1000 else f"{x:,.0f} h"
 
 
+# Line breaks of every kind, then the other characters no output line should carry: C0 and C1
+# controls (NUL, ESC, BEL ...), DEL, and the bidirectional overrides that reorder what a reader sees.
+_BREAKS = re.compile("\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
+_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Markdown that can start structure inside a line: a backslash, code, emphasis (`*`, and `_` at a
+# word boundary: GFM ignores intraword underscores), strikethrough, table pipes, raw HTML and
+# autolinks (`<` before a letter, `/`, `!` or `?`), links and images (`![`, `](`, `][`, `]:`).
+_MD_SPECIAL = re.compile(r"[\\`*~|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|<(?=[A-Za-z/!?])|!(?=\[)|\](?=[(\[:])")
+# What makes a block at the start of a line: heading, quote, list item, numbered item, link
+# reference definition, fence, table row, thematic break.
+_MD_LINE_START = re.compile(r"^(\s*)(#|>|[-+*](?=\s|$)|\d+[.)](?=\s|$)|\[|=|~)")
+_CODE_PAIR = re.compile(r"`([^`]+)`")
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line with no control characters: line breaks and tabs become spaces."""
+    return _CONTROLS.sub("", _BREAKS.sub(" ", str(text)).replace("\t", " "))
+
+
+def md_text(text: object, *, line_start: bool = True) -> str:
+    """Input-derived text safe in a markdown line: one line, markdown punctuation escaped, and (at
+    the start of a line) a leading ``#``, ``>``, list or numbered-list marker escaped: no forged
+    heading, quote, list, link, image or HTML."""
+    out = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), one_line(text))
+    if not line_start:
+        return out
+    return _MD_LINE_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], out, count=1)
+
+
+def md_code(text: object, *, table: bool = False) -> str:
+    """Input-derived text as one markdown code span: fenced with more backticks than it holds,
+    padded when it starts or ends with one; no HTML escaping (a code span shows it verbatim).
+    In a table cell a pipe is escaped (GFM splits cells on it even inside a code span)."""
+    body = one_line(text)
+    run = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") or (body.startswith(" ") and body.endswith(" ") and body.strip()) else ""
+    if table:
+        body = body.replace("|", "\\|")
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def md_message(text: object, *, table: bool = False, line_start: bool = True) -> str:
+    """A message with `code` spans (advisor's own messages): spans stay code, the rest is escaped."""
+    line = one_line(text)
+    out: list[str] = []
+    at = 0
+    for m in _CODE_PAIR.finditer(line):
+        out.append(md_text(line[at : m.start()], line_start=line_start and not at))
+        out.append(md_code(m.group(1), table=table))
+        at = m.end()
+    out.append(md_text(line[at:], line_start=line_start and not at))
+    return "".join(out)
+
+
 def cell(text: object) -> str:
-    """Text safe inside a markdown table cell (no pipes, no line breaks)."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text safe inside a markdown table cell: :func:`md_message` with pipes escaped."""
+    return md_message(text, table=True)
+
+
+def html_text(text: object) -> str:
+    """Input-derived text inside HTML (``<summary>``): one line, ``& < > "`` escaped."""
+    import html
+
+    return html.escape(one_line(text), quote=True)
 
 
 def safe_name(text: str, limit: int = 30) -> str:

@@ -82,7 +82,9 @@ def _relative(base: Path, values: list[str]) -> list[str]:
     return [str((base / v).resolve()) if not Path(v).is_absolute() else v for v in values]
 
 
-def load_policy(path: Path | None) -> LoadedPolicy:
+def load_policy(path: Path | None, base: Path | None = None) -> LoadedPolicy:
+    """The policy in ``path`` (none: the defaults); its relative ``rules``/``catalog`` paths
+    resolve against ``base``, else the file's directory."""
     if path is None:
         return LoadedPolicy(policy=Policy())
     if path.name == "pyproject.toml":
@@ -107,6 +109,6 @@ def load_policy(path: Path | None) -> LoadedPolicy:
         policy = Policy.model_validate(doc.data)
     except ValidationError as exc:
         raise InputError(problems_from(exc, doc, Policy)) from None
-    base = path.parent
+    base = base or path.parent
     policy = policy.model_copy(update={"rules": _relative(base, policy.rules), "catalog": _relative(base, policy.catalog)})
     return LoadedPolicy(policy=policy, path=str(path))

@@ -22,18 +22,22 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from advisor.catalog import Accelerator, Catalog
+import yaml
+
+from advisor.catalog import Accelerator, Catalog, Price
 from advisor.errors import InputError, Problem
+from advisor.fmt import one_line
 from advisor.yamlsrc import read_text
 
 MAX_CSV_BYTES = 32 * 1024 * 1024  # SkyPilot's AWS vms.csv is ~4 MB
 MAX_ROWS = 500_000
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region")
 SENTINELS = (700.0,)
+REGION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 @dataclass
@@ -46,6 +50,7 @@ class Row:
     spot: float | None
     region: str
     zone: str
+    cols: dict[str, int] = field(default_factory=dict)  # column (1-based character) of each field
 
 
 @dataclass
@@ -74,13 +79,20 @@ def _row(fields: list[str], index: dict[str, int], raw: str, path: str, line: in
         i = index.get(name)
         return fields[i] if i is not None else ""
 
-    def num(name: str) -> float | None:
-        value = get(name)
+    def col(name: str) -> int:
+        value = get(name).split("\n", 1)[0].split("\r", 1)[0]
         at = raw.find(value) if value.strip() else -1
-        return _number(value, path, line, at + 1 if at >= 0 else 1, name)
+        return at + 1 if at >= 0 else 1
 
+    def num(name: str) -> float | None:
+        return _number(get(name), path, line, col(name), name)
+
+    region = get("Region").strip()
+    if region and not REGION.fullmatch(region):
+        raise InputError.single(path, line, col("Region"), f"Region: {one_line(region)[:80]!r} is not a region name (letters, digits, '-', '_', '.')")
     return Row(line, get("InstanceType").strip(), get("AcceleratorName").strip(), num("AcceleratorCount"),
-               num("Price"), num("SpotPrice"), get("Region").strip(), get("AvailabilityZone").strip())
+               num("Price"), num("SpotPrice"), region, get("AvailabilityZone").strip(),
+               {name: col(name) for name in ("Price", "SpotPrice", "Region", "InstanceType", "AcceleratorName")})
 
 
 def read_rows(path: str) -> list[Row]:
@@ -100,9 +112,11 @@ def read_rows(path: str) -> list[Row]:
         raise InputError.single(path, 1, 1, f"missing column(s) {', '.join(missing)}: expected SkyPilot's vms.csv header ({', '.join(REQUIRED)}, ...)")
     rows: list[Row] = []
     problems: list[Problem] = []
+    last = reader.line_num
     try:
         for fields in reader:
-            line = reader.line_num
+            # A record starts on the line after the previous one ended (a quoted cell may span lines).
+            line, last = last + 1, reader.line_num
             if len(rows) >= MAX_ROWS:
                 raise InputError.single(path, line, 1, f"more than {MAX_ROWS} rows")
             if not fields:
@@ -141,19 +155,22 @@ def _resolve(catalog: Catalog, name: str) -> tuple[Accelerator, int | None] | No
     return None
 
 
-def _cheapest(found: dict[tuple[str, str, str, int], tuple[float, str]], key: tuple[str, str, str, int], usd: float, how: str) -> None:
+Found = dict[tuple[str, str, str, int], tuple[float, str, Row, str]]  # (id, kind, region, chips) -> (usd/chip-h, note, row, price column)
+
+
+def _cheapest(found: Found, key: tuple[str, str, str, int], usd: float, how: str, row: Row, column: str) -> None:
     if key not in found or usd < found[key][0]:
-        found[key] = (usd, how)
+        found[key] = (usd, how, row, column)
 
 
-def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> dict[tuple[str, str, str, int], tuple[float, str]]:
+def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> Found:
     hosts: dict[tuple[str, str], tuple[float | None, float | None]] = {}
     for r in rows:
         if not r.accelerator and r.instance and r.price is not None:
             old = hosts.get((r.instance, r.region))
             if old is None or (old[0] or 1e18) > r.price:
                 hosts[(r.instance, r.region)] = (r.price, r.spot)
-    found: dict[tuple[str, str, str, int], tuple[float, str]] = {}  # (id, kind, region, chips) -> (usd/chip-h, note)
+    found: Found = {}
 
     def drop(reason: str) -> None:
         result.dropped[reason] = result.dropped.get(reason, 0) + 1
@@ -182,7 +199,7 @@ def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> dict[tu
                 drop("GPU-only price without its host VM in the file")
                 continue
             host, where = got, f"{r.accelerator} x {chips} + host {vm} ({r.zone or r.region}, line {r.line})"
-        for kind, usd, extra in (("on-demand", r.price, host[0]), ("spot", r.spot, host[1])):
+        for kind, column, usd, extra in (("on-demand", "Price", r.price, host[0]), ("spot", "SpotPrice", r.spot, host[1])):
             if usd is None:
                 continue
             if usd <= 0 or usd in SENTINELS:
@@ -193,13 +210,17 @@ def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> dict[tu
                 continue
             total = usd + extra
             _cheapest(found, (acc.id, kind, r.region, chips), total / chips,
-                      f"{where}: ${total:.6g}/h / {chips} chips")
+                      f"{where}: ${total:.6g}/h / {chips} chips", r, column)
     return found
 
 
-def _price_rows(found: dict[tuple[str, str, str, int], tuple[float, str]], acc: Accelerator, cloud: str, source: str, as_of: str) -> list[dict[str, object]]:
+def _price_rows(found: Found, acc: Accelerator, cloud: str, source: str, as_of: str, path: str, problems: list[Problem]) -> list[dict[str, object]]:
+    """The override's price rows for ``acc``, each validated as a catalog price: a bad one is a
+    problem at the CSV row and column it came from."""
+    from pydantic import ValidationError
+
     out: list[dict[str, object]] = []
-    groups: dict[tuple[str, str], dict[int, tuple[float, str]]] = {}
+    groups: dict[tuple[str, str], dict[int, tuple[float, str, Row, str]]] = {}
     for (aid, kind, region, chips), value in found.items():
         if aid == acc.id:
             groups.setdefault((kind, region), {})[chips] = value
@@ -210,18 +231,26 @@ def _price_rows(found: dict[tuple[str, str, str, int], tuple[float, str]], acc: 
             # one rate for every size the file lists (TPU slices, or GPUs priced per GPU alike)
             n = counts[0]
             spans: list[tuple[int, int | None]] = [(n, None)]
-            picked = {n: (min(prices), sizes[counts[prices.index(min(prices))]][1])}
+            picked = {n: sizes[counts[prices.index(min(prices))]]}
         else:
             spans = [(n, None if n == counts[-1] else n) for n in counts]
             picked = sizes
         for lo, hi in spans:
-            usd, note = picked[lo]
+            usd, note, origin, column = picked[lo]
             row: dict[str, object] = {"cloud": cloud, "kind": kind, "usd_per_chip_hour": round(usd, 6), "region": region}
             if lo > 1:
                 row["min_count"] = lo
             if hi is not None:
                 row["max_count"] = hi
-            row |= {"source": [source], "as_of": as_of, "note": f"imported: {note}"}
+            row |= {"source": [source], "as_of": as_of, "note": one_line(f"imported: {note}")}
+            try:
+                Price.model_validate(row)
+            except ValidationError as exc:
+                for err in exc.errors():
+                    field_name = str(err["loc"][0]) if err["loc"] else ""
+                    csv_col = {"usd_per_chip_hour": column, "region": "Region", "note": "InstanceType"}.get(field_name, column)
+                    problems.append(Problem(path, origin.line, origin.cols.get(csv_col, 1), f"{csv_col}: {err['msg']} (as the catalog's {field_name} for {acc.id})"))
+                continue
             out.append(row)
     return out
 
@@ -237,25 +266,24 @@ def build_override(path: str, catalog: Catalog, cloud: str, as_of: dt.date, *, r
     stamp = as_of.isoformat()
     source = f"S_IMPORT_{cloud.upper().replace('-', '_')}_{stamp.replace('-', '')}"
     ref: dict[str, object] = {"url": source_url} if source_url else {"path": path}
-    ref |= {"retrieved": stamp, "note": f"SkyPilot catalog CSV {path} for {cloud}, imported by `advisor catalog import`; prices as of {stamp}"}
-    lines = [
-        f"# Generated by `advisor catalog import` from {path} ({cloud}, as of {stamp}); prices only.",
-        f"# Use with --catalog. Unknown accelerator names skipped: {', '.join(sorted(result.unknown)) or 'none'}.",
-        "schema_version: 1",
-        f"as_of: {json.dumps(stamp)}",
-        "sources:",
-        f"  {source}: {json.dumps(ref)}",
-        "accelerators:",
-    ]
+    ref |= {"retrieved": stamp, "note": one_line(f"SkyPilot catalog CSV {path} for {cloud}, imported by `advisor catalog import`; prices as of {stamp}")}
+    accelerators: list[dict[str, object]] = []
+    problems: list[Problem] = []
     for acc in catalog.accelerators.values():
-        rows_out = _price_rows(found, acc, cloud, source, stamp)
+        rows_out = _price_rows(found, acc, cloud, source, stamp, path, problems)
         if not rows_out:
             continue
         result.priced[acc.id] = len(rows_out)
-        lines.append(f"  - id: {acc.id}")
-        lines.append("    prices:")
-        lines.extend(f"      - {json.dumps(r)}" for r in rows_out)
-    if not result.priced:
-        lines[-1] = "accelerators: []"
-    result.text = "\n".join(lines) + "\n"
+        accelerators.append({"id": acc.id, "prices": rows_out})
+    if problems:
+        raise InputError(problems[:20])
+    header = [
+        f"Generated by `advisor catalog import` from {path} ({cloud}, as of {stamp}); prices only.",
+        f"Use with --catalog. Unknown accelerator names skipped: {', '.join(sorted(result.unknown)) or 'none'}.",
+    ]
+    doc = {"schema_version": 1, "as_of": stamp, "sources": {source: ref}, "accelerators": accelerators}
+    # The YAML library writes every value (a CSV cell may hold quotes, colons, newlines); the
+    # comment lines are one line each, without control characters.
+    body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+    result.text = "".join(f"# {one_line(h)}\n" for h in header) + body
     return result

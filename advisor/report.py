@@ -8,11 +8,8 @@ Output is deterministic: no timestamps unless asked for.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import signal
-import threading
-from collections.abc import Iterator
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,16 +17,27 @@ from typing import Any
 from advisor import __version__, families
 from advisor.catalog import Catalog
 from advisor.context import Context
-from advisor.errors import InputError, UsageError
+from advisor.errors import InputError
 from advisor.estimate.result import Estimate
 from advisor.families import family
-from advisor.fmt import cell, hours, money, per_unit, unit_label, unit_usd
+from advisor.fmt import (
+    cell,
+    hours,
+    md_code,
+    md_message,
+    md_text,
+    money,
+    one_line,
+    per_unit,
+    unit_label,
+    unit_usd,
+)
 from advisor.recommend import Recommendation, decide
+from advisor.sandbox import TemplateFiles, TemplateRefused, load_user_template, render_in_child
 from advisor.yamlsrc import load_file
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
-TEMPLATE_SECONDS = 20  # a user template that loops longer is an input error, not a hang
-MAX_OUTPUT_CHARS = 20_000_000
+TEMPLATE_SECONDS = 10  # a user template that renders longer is an input error, not a hang
 DEFAULT_TEMPLATE = "report.md.j2"
 _SEED_CLAIMS: dict[str, str] | None = None
 
@@ -50,13 +58,16 @@ def seed_claims() -> dict[str, str]:
 # --------------------------------------------------------------------------- formatting
 
 
+_SAFE_URL = re.compile(r"https://[^\s<>()\[\]`\\|\"']+")
+_SAFE_PATH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+
+
 def source_link(src: str) -> str:
-    if src.startswith("seed:"):
-        return f"`{src}`"
-    if src.startswith("https://"):
+    """A source as markdown: a link for a plain https URL, else a code span (never raw text)."""
+    if _SAFE_URL.fullmatch(src):
         host = src.split("/")[2]
         return f"[{host}]({src})"
-    return f"`{src}`"
+    return md_code(src, table=True)
 
 
 def _label(e: Estimate) -> str:
@@ -211,11 +222,12 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
             verdict["time"] = f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
             verdict["cost"] = f"{money(est.cost_usd)} per month (range {money(est.cost_low)} – {money(est.cost_high)}), {per_unit(est.unit_cost)}"
     return {
-        "name": p.name,
-        "profile": rec.label,
+        "name": md_text(p.name, line_start=False),
+        "profile": one_line(rec.label),
+        "profile_code": md_code(rec.label, table=True),
         "training": training,
         "verdict": verdict,
-        "why": verdict_why,
+        "why": md_message(verdict_why),
         "workload": [{"key": k, "value": cell(v)} for k, v in workload],
         "candidates": rows,
         "unit_header": unit_label(est.unit_cost if est is not None else None, long=True).replace("per ", "$ per ", 1),
@@ -223,12 +235,12 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
         "why_groups": why_groups,
         "excluded": [{"device": x.device.upper(), "rule": x.rule, "reason": cell(x.reason), "fix": cell(x.fix) if x.fix else None,
                       "sources": ", ".join(source_link(s) for s in x.sources)} for x in rec.decision.excluded],
-        "flip": list(rec.flip),
+        "flip": [md_message(f) for f in rec.flip],
         "break_even": price_break_even(rec, ctx) if break_even else None,
         "setup": setup,
         "assumptions": assumptions,
         "sources": sources,
-        "warnings": list(rec.warnings),
+        "warnings": [md_message(w, line_start=False) for w in rec.warnings],
         "catalog_as_of": rec.catalog_as_of,
     }
 
@@ -301,7 +313,7 @@ def _sources(rec: Recommendation, ctx: Context, claims: dict[str, str]) -> list[
             cid = s.removeprefix("seed:")
             seen[s] = f"`{s}` — {claims.get(cid, 'seed claim')} (seed article claim)"
         else:
-            seen[s] = f"<{s}>"
+            seen[s] = f"<{s}>" if _SAFE_URL.fullmatch(s) or _SAFE_PATH.fullmatch(s) else md_code(s)
     if rec.estimate is not None:
         acc = ctx.catalog.accelerators[rec.estimate.accelerator]
         for sid in [*acc.specs.source, *(sid for p in acc.prices for sid in p.source)]:
@@ -316,94 +328,41 @@ def _sources(rec: Recommendation, ctx: Context, claims: dict[str, str]) -> list[
 # --------------------------------------------------------------------------- rendering
 
 
-def _limited_sandbox() -> Any:
-    from jinja2.sandbox import SandboxedEnvironment
-
-    class LimitedSandbox(SandboxedEnvironment):
-        """No ``"a" * 10**11``: repetition and powers are bounded."""
-
-        intercepted_binops = frozenset({"*", "**"})
-
-        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-            if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
-                raise ValueError("exponent too large in a template")
-            if operator == "*":
-                size = max(len(left) if isinstance(left, (str, list, tuple)) else 0, len(right) if isinstance(right, (str, list, tuple)) else 0)
-                count = right if isinstance(right, int) else left if isinstance(left, int) else 1
-                if size and isinstance(count, int) and size * count > MAX_OUTPUT_CHARS:
-                    raise ValueError("repetition too large in a template")
-            return super().call_binop(context, operator, left, right)
-
-    return LimitedSandbox
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: int, where: str) -> Iterator[None]:
-    """Abort template rendering after ``seconds`` (main thread, POSIX); elsewhere no limit."""
-    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expired(_sig: int, _frame: Any) -> None:
-        raise InputError.single(where, 1, 1, f"template error: rendering took longer than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _environment(template: str | None) -> tuple[Any, str]:
+def _environment() -> Any:
+    """The environment of the built-in template (trusted: it ships in the package)."""
     import jinja2
 
-    _LimitedSandbox = _limited_sandbox()
-    if template is None:
-        loader: jinja2.BaseLoader = jinja2.FileSystemLoader(str(TEMPLATE_DIR))
-        name = DEFAULT_TEMPLATE
-    else:
-        path = Path(template)
-        if not path.is_file():
-            raise UsageError(f"{template}: template file not found")
-        loader = jinja2.FileSystemLoader(str(path.parent.resolve()))
-        name = path.name
-    env = _LimitedSandbox(
-        loader=loader, autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    return env, name
+    from advisor.sandbox import environment
+
+    # The built-in template gets the same sandbox, in-process.
+    files = TemplateFiles(DEFAULT_TEMPLATE, (TEMPLATE_DIR / DEFAULT_TEMPLATE).read_text(encoding="utf-8"), TEMPLATE_DIR)
+    env = environment(files)
+    assert isinstance(env, jinja2.Environment)
+    return env
 
 
 def render(recs: list[Recommendation], ctx: Context, *, template: str | None = None, timestamp: str | None = None) -> str:
-    import jinja2
-
-    env, name = _environment(template)
     reports = [view(r, ctx) for r in recs]
     comparison = None
     if len(recs) > 1:
         comparison = [{
-            "name": cell(r.profile.name), "profile": cell(r.label), "device": r.device.upper(),
+            "name": cell(r.profile.name), "profile": one_line(r.label), "profile_code": md_code(r.label, table=True), "device": r.device.upper(),
             "config": f"{r.estimate.accelerator} × {r.estimate.count}" if r.estimate else "–",
             "time": (hours(r.estimate.hours) if r.profile.is_training else f"{r.estimate.latency_ms:,.0f} ms") if r.estimate else "–",
             "cost": (money(r.estimate.cost_usd) + ("" if r.profile.is_training else "/month")) if r.estimate else "–",
             "confidence": f"{r.confidence:.2f}",
             "setup": r.setup.path.id if r.setup else "–",
         } for r in recs]
-    try:
-        tpl = env.get_template(name)
-        with _time_limit(TEMPLATE_SECONDS, template or name):
-            text: str = tpl.render(reports=reports, comparison=comparison, version=__version__, timestamp=timestamp)
-    except jinja2.TemplateSyntaxError as exc:
-        raise InputError.single(template or name, exc.lineno or 1, 1, f"template error: {exc.message}") from None
-    except InputError:
-        raise
-    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError, RecursionError, MemoryError) as exc:
-        # A user's template is untrusted input: its runtime errors are input errors, not bugs.
-        raise InputError.single(template or name, 1, 1, f"template error: {type(exc).__name__}: {exc}") from None
-    if len(text) > MAX_OUTPUT_CHARS:
-        raise InputError.single(template or name, 1, 1, f"template error: output exceeds {MAX_OUTPUT_CHARS} characters")
+    context = {"reports": reports, "comparison": comparison, "version": __version__, "timestamp": timestamp}
+    if template is None:
+        text: str = _environment().get_template(DEFAULT_TEMPLATE).render(**context)
+    else:
+        # A user's template is untrusted input: loaded with no links, dotfiles or outside files,
+        # rendered in a child process under memory and time limits; every failure is exit 2.
+        try:
+            text = render_in_child(load_user_template(template), context, TEMPLATE_SECONDS)
+        except TemplateRefused as exc:
+            raise InputError.single(exc.path or template, exc.line, 1, exc.message) from None
     # One trailing newline, no trailing spaces: stable diffs.
     lines = [ln.rstrip() for ln in text.splitlines()]
     while lines and not lines[-1]:

@@ -106,8 +106,9 @@ _STDIN: list[bytes] = []  # what the CLI read from standard input for the path "
 
 
 def provide_stdin(raw: bytes) -> None:
-    """Make ``raw`` the content of the path ``-`` (read once by the CLI, shared with workers)."""
-    _STDIN[:] = [raw]
+    """Make ``raw`` the content of the path ``-`` (read once by the CLI, shared with workers),
+    without a UTF-8 byte-order mark (so a plan JSON piped with one is still seen as JSON)."""
+    _STDIN[:] = [raw.removeprefix(b"\xef\xbb\xbf")]
 
 
 def stdin_is_json() -> bool:

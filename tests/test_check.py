@@ -257,8 +257,10 @@ def test_baseline_diff(tmp_path: Path) -> None:
     assert r.code == 2 and "bad.json:1:2: error: invalid JSON" in r.err
     odd = {"results": [{"profile": ["x"]}, {"profile": str(f), "findings": 5, "proposal": {"request": {"cost_usd": "abc"}}},
                        {"profile": str(f), "findings": [{"rule": ["a"], "severity": "error"}]}]}
-    _, data = check_json(str(f), "--baseline", str(write(tmp_path, "odd.json", json.dumps(odd))))
-    assert data["diff"]["changes"][0]["cost_before_usd"] is None  # malformed baseline entries are ignored
+    odd_file = write(tmp_path, "odd.json", json.dumps(odd))
+    r = run_cli("check", "--no-config", str(f), "--baseline", str(odd_file))  # a baseline is validated, never half-trusted
+    assert r.code == 2 and f"{odd_file}:1:1: error: baseline results[0]: needs a 'key' or 'profile' string" in r.err, r.err
+    assert "results[1].proposal.request.cost_usd: 'abc' is not a finite, non-negative cost" in r.err
 
 
 def test_output_file_is_atomic(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,119 @@ def test_peak_memory_of_the_largest_hostile_inputs(tmp_path: Path) -> None:
         assert code == "2", p.stdout
         peak_mib = int(kib) / 1024
         assert peak_mib < 150, f"{f.name}: {peak_mib:.0f} MiB"
+
+
+# ----------------------------------------------------------------------------- report templates
+
+SECRET = "s3cr3t-token-do-not-leak"
+PROFILE = str(ROOT / "profiles" / "llm-chatbot.yaml")
+
+
+def _tpl(body: str) -> Callable[[Path], str]:
+    def make(tmp: Path) -> str:
+        (tmp / "report.md.j2").write_text(body)
+        return str(tmp / "report.md.j2")
+
+    return make
+
+
+def _symlink_environ(tmp: Path) -> str:
+    (tmp / "report.md.j2").symlink_to("/proc/self/environ")
+    return str(tmp / "report.md.j2")
+
+
+def _symlink_dir(tmp: Path) -> str:
+    elsewhere = tmp / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "report.md.j2").write_text("{{ reports[0].name }}")
+    (tmp / "tpl").symlink_to(elsewhere)
+    return "tpl/report.md.j2"  # relative to the working directory, as CI names it
+
+
+def _git_config_itself(tmp: Path) -> str:
+    return str(tmp / ".git" / "config")
+
+
+def _include_symlink(tmp: Path) -> str:
+    (tmp / "part.j2").symlink_to("/proc/self/environ")
+    return _tpl("{% include 'part.j2' %}")(tmp)
+
+
+# name -> (make the template, return its path; substring of the one error line)
+TEMPLATE_CASES: dict[str, tuple[Callable[[Path], str], str]] = {
+    "include-git-config": (_tpl("{% include '.git/config' %}"), "dotfiles and dot directories"),
+    "include-parent-git-config": (_tpl("{% include '../' ~ 'x/.git/config' %}"), "not allowed"),
+    "import-git-config": (_tpl("{% import '.git/config' as c %}"), "dotfiles"),
+    "extends-absolute": (_tpl("{% extends '/proc/self/environ' %}"), "only files of the template's directory"),
+    "include-absolute": (_tpl("{% include '/etc/passwd' %}"), "only files of the template's directory"),
+    "include-symlink": (_include_symlink, "symbolic link"),
+    "template-is-git-config": (_git_config_itself, "nothing under .git"),
+    "template-symlink-environ": (_symlink_environ, "symbolic link"),
+    "template-under-symlinked-dir": (_symlink_dir, "symbolic link"),
+    "center-1e9": (_tpl("{{ 'x'|center(10**9) }}"), "too large"),
+    "lipsum": (_tpl("{{ lipsum(10**6) }}"), "lipsum"),
+    "nested-ranges": (_tpl("{% for a in range(10**5) %}{% for b in range(10**5) %}{% endfor %}{% endfor %}"), "range"),
+    "range-1e9": (_tpl("{{ range(10**9)|join(',') }}"), "range"),
+    "format-width": (_tpl("{{ '%999999999s'|format(1) }}"), "too large"),
+    "format-star-width": (_tpl("{{ '%*s'|format(999999999, 1) }}"), "'*' widths"),
+    "percent-width": (_tpl("{{ '%999999999s' % 1 }}"), "too large"),
+    "str-format-width": (_tpl("{{ '{:>999999999}'.format(1) }}"), "too large"),
+    "str-format-nested": (_tpl("{{ '{:>{}}'.format(1, 999999999) }}"), "nested"),
+    "rjust": (_tpl("{{ 'x'.rjust(10**9) }}"), "too large"),
+    "indent": (_tpl("{{ 'a\nb'|indent(10**9) }}"), "too large"),
+    "batch-fill": (_tpl("{{ [1]|batch(10**9, 0)|list }}"), "too large"),
+    "repeat": (_tpl("{{ 'x' * 10**11 }}"), "repetition too large"),
+    "list-repeat": (_tpl("{{ ([1] * 10**8)|length }}"), "repetition too large"),
+    "join-blowup": (_tpl("{% set s = 'x' * 10**7 %}{{ [s, s, s]|join(s) }}"), "join"),
+    "replace-blowup": (_tpl("{{ ('x' * 10**6)|replace('x', 'y' * 1000) }}"), "replace"),
+    "memory": (_tpl("{% set s = 'x' * 19000000 %}{{ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s }}"), "memory"),
+    "recursion": (_tpl("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}"), "recursion"),
+    "mutation": (_tpl("{% set l = [] %}{{ l.append(1) }}"), "SecurityError"),
+    "internals": (_tpl("{{ reports.__class__.__mro__[1].__subclasses__() }}"), "template error"),
+    "environ-via-globals": (_tpl("{{ cycler.__init__.__globals__.os.environ }}"), "template error"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATE_CASES))
+def test_hostile_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """A hostile ``report --template``: exit 2, one ``path:line:col: error:`` line, no output
+    file, no secret, in well under 5 s (the time and memory limits start before Jinja2 does)."""
+    monkeypatch.setenv("ADVISOR_SECRET", SECRET)
+    monkeypatch.chdir(tmp_path)
+    git = tmp_path / ".git"
+    git.mkdir()
+    (git / "config").write_text(f'[remote "origin"]\n\turl = https://x-access-token:{SECRET}@github.com/o/r\n')
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / ".git").symlink_to(git)
+    make, needle = TEMPLATE_CASES[name]
+    path = make(tmp_path)
+    out = tmp_path / "report.md"
+    start = time.perf_counter()
+    r = run_cli("report", PROFILE, "--template", path, "-o", str(out))
+    elapsed = time.perf_counter() - start
+    assert elapsed < TIME_LIMIT_S, f"{name} took {elapsed:.1f}s"
+    assert r.code == 2, (r.code, r.err[:500])
+    assert SECRET not in r.out + r.err
+    assert len(r.err.splitlines()) == 1 and ": error: " in r.err and "Traceback" not in r.err, r.err
+    assert needle in r.err, r.err
+    assert not out.exists() and r.out == ""
+
+
+def test_hostile_template_memory_is_bounded(tmp_path: Path) -> None:
+    """The render child's peak resident memory stays under its address-space limit."""
+    from advisor.sandbox import MEMORY_BYTES
+
+    tpl = tmp_path / "t.md.j2"
+    probe = (
+        "import resource, sys\nfrom advisor.cli import main\ntry:\n    main(['report', sys.argv[1], '--template', sys.argv[2]])\n"
+        "except SystemExit as e:\n    print(e.code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    for body in (TEMPLATE_CASES["memory"], TEMPLATE_CASES["center-1e9"], TEMPLATE_CASES["nested-ranges"]):
+        body[0](tmp_path)
+        (tmp_path / "report.md.j2").rename(tpl)
+        start = time.perf_counter()
+        p = subprocess.run([sys.executable, "-c", probe, PROFILE, str(tpl)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert time.perf_counter() - start < 20
+        code, parent_kib, child_kib = p.stdout.split()
+        assert code == "2", (p.stdout, p.stderr)
+        assert int(child_kib) * 1024 < int(parent_kib) * 1024 + MEMORY_BYTES, (parent_kib, child_kib)

@@ -310,7 +310,7 @@ def test_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     r = run_cli("scaffold", profile, "-o", str(tmp_path))
     assert r.code == 2 and "--force" in r.err and "Traceback" not in r.err
     assert (tmp_path / "setup.sh").read_text() == "# mine\n"
-    assert not list(tmp_path.glob(".advisor-scaffold-*"))
+    assert not list(tmp_path.glob(".advisor-scaffold-*")) and not list(tmp_path.parent.glob(".advisor-scaffold-*"))
     r = run_cli("scaffold", profile, "-o", str(tmp_path), "--force")
     assert r.code == 0, r.err
     assert (tmp_path / "setup.sh").read_text().startswith("#!/usr/bin/env bash")
@@ -358,7 +358,8 @@ def test_write_is_all_or_nothing_per_file(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(EnvironmentFault, match="no space left on device") as fault:  # a full disk is exit 4
         sc.write_scaffold({"a.txt": "A" * 10_000, "k8s/b.yaml": "b: 1\n"}, tmp_path / "o")
     assert fault.value.exit_code == 4
-    assert list((tmp_path / "o").iterdir()) == []  # staged files removed, nothing half-written
+    assert not (tmp_path / "o").exists()  # nothing half-written: not even the directory
+    assert not list(tmp_path.glob(".advisor-scaffold-*"))  # nor the staging directory beside it
 
     monkeypatch.setattr(sc.os, "fsync", real_fsync)
     written = sc.write_scaffold({"a.txt": "A\n", "k8s/b.yaml": "b: 1\n"}, tmp_path / "o")

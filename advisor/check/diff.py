@@ -10,6 +10,66 @@ from advisor.check.results import CheckReport, Finding, _r
 from advisor.fmt import money
 from advisor.policy import Policy
 
+BASELINE_SCHEMA_VERSION = 1
+MAX_BASELINE_RESULTS = 100_000
+
+
+def validate_baseline(data: dict[str, Any], path: str) -> dict[str, Any]:
+    """A baseline is untrusted input (a pull request may bring its own): an ``advisor check
+    --format json`` result of schema version 1 whose results each have a key, and whose costs are
+    finite and non-negative and chip counts non-negative whole numbers. Anything else is an input
+    error at ``path``, never silently a zero."""
+    from advisor.errors import InputError, Problem
+
+    problems: list[str] = []
+    version = data.get("schema_version", BASELINE_SCHEMA_VERSION)
+    if version != BASELINE_SCHEMA_VERSION or isinstance(version, bool):
+        problems.append(f"schema_version: {version!r} is not a baseline schema this advisor reads (expected {BASELINE_SCHEMA_VERSION})")
+    results = data.get("results")
+    if not isinstance(results, list):
+        problems.append("results: expected a list")
+        results = []
+    if len(results) > MAX_BASELINE_RESULTS:
+        problems.append(f"results: more than {MAX_BASELINE_RESULTS} entries")
+        results = []
+
+    def cost(where: str, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            problems.append(f"{where}: {value!r} is not a finite, non-negative cost")
+
+    for i, e in enumerate(results):
+        at = f"results[{i}]"
+        if not isinstance(e, dict):
+            problems.append(f"{at}: expected an object")
+            continue
+        if not isinstance(e.get("key"), str) and not isinstance(e.get("profile"), str):
+            problems.append(f"{at}: needs a 'key' or 'profile' string")
+        prop = e.get("proposal")
+        if prop is not None and not isinstance(prop, dict):
+            problems.append(f"{at}.proposal: expected an object or null")
+        elif isinstance(prop, dict):
+            cost(f"{at}.proposal.cost_usd", prop.get("cost_usd"))
+            req = prop.get("request")
+            if req is not None and not isinstance(req, dict):
+                problems.append(f"{at}.proposal.request: expected an object or null")
+            elif isinstance(req, dict):
+                cost(f"{at}.proposal.request.cost_usd", req.get("cost_usd"))
+        req = e.get("request")
+        if isinstance(req, dict):
+            chips = req.get("total_chips")
+            if chips is not None and (isinstance(chips, bool) or not isinstance(chips, int) or chips < 0):
+                problems.append(f"{at}.request.total_chips: {chips!r} is not a non-negative whole number")
+        found = e.get("findings")
+        if found is not None and not (isinstance(found, list) and all(isinstance(f, dict) and isinstance(f.get("rule"), str) and isinstance(f.get("severity"), str) for f in found)):
+            problems.append(f"{at}.findings: expected a list of objects with 'rule' and 'severity' strings")
+        if len(problems) >= 20:
+            break
+    if problems:
+        raise InputError([Problem(path, 1, 1, f"baseline {p}") for p in problems])
+    return data
+
 
 def _old_findings(entry: dict[str, Any]) -> set[tuple[str, str]]:
     found = entry.get("findings")
@@ -114,6 +174,15 @@ def apply_increase_limit(report: CheckReport, policy: Policy) -> None:
     d = report.diff
     if limit is None or d is None or "policy-monthly-increase" in policy.disabled_rules:
         return
+    # Fail closed: a resource whose monthly change cannot be priced (no price for the request, or
+    # none in the baseline) is an error under a limit, never counted as +$0.
+    unknown = set(d.get("unpriced") or [])
+    for r in report.results:
+        if r.status != "skipped" and (r.key or r.label) in unknown:
+            r.findings.append(Finding("policy-monthly-increase", "error",
+                                      f"the monthly cost change of this resource is unknown (no price for it, or none in the baseline), and the policy limits the increase to {money(limit)}; "
+                                      "price it (catalog override) or fix the baseline.", r.line, 1))
+            r.status = "error"
     delta = d.get("cost_delta_usd") or 0.0
     if delta <= limit:
         return

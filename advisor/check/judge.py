@@ -7,7 +7,7 @@ import datetime as dt
 from typing import Any
 
 from advisor.check.results import RANK, Finding, ProposalResult
-from advisor.check.rules import CHECK_RULES, Judging, proposal_rules
+from advisor.check.rules import CHECK_RULES, Judging, proposal_rules, visible_text
 from advisor.conditions import leaves
 from advisor.context import Context
 from advisor.estimate.result import Estimate
@@ -121,8 +121,10 @@ def _apply_waivers(lp: LoadedProfile, findings: list[Finding], today: dt.date, p
     for i, w in enumerate(prop.waivers):
         where = lp.doc.where(("proposal", "waivers", i))
         problems = []
-        if not w.reason.strip():
-            problems.append("has no reason")
+        if w.rule.startswith("waiver-"):
+            problems.append("names a waiver rule, which cannot be waived")
+        if not visible_text(w.reason):
+            problems.append("has no reason (no visible text)")
         if w.expires is None:
             problems.append("has no expiry date")
         elif w.expires < today:

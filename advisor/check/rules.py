@@ -397,7 +397,16 @@ def cheaper_other_family(j: Judging) -> Iterator[Hit]:
 _CHECK = "advisor/check/judge.py"
 
 declared_rule("waiver-invalid", "error", "Waiver is expired, undated or has no reason",
-              "Every waiver needs a reason, and an expiry date that has not passed. Renew or remove the waiver.", "waiver", _CHECK)
+              "Every waiver needs a reason in visible text (not only spaces or zero-width characters), and an expiry date that has not passed; "
+              "the waiver-* rules themselves cannot be waived. Renew or remove the waiver.", "waiver", _CHECK)
+
+
+def visible_text(text: str) -> bool:
+    """Whether ``text`` has a character a reader sees: not only whitespace, zero-width and other
+    format characters (U+200B, U+FEFF, bidirectional marks), controls or combining marks."""
+    import unicodedata
+
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc", "Cs", "Co", "Cn", "Mn", "Me", "Zs", "Zl", "Zp") for ch in text)
 declared_rule("waiver-unknown-rule", "warning", "Waiver names an unknown rule",
               "The waiver's rule id is not a check rule; it waives nothing.", "waiver", _CHECK)
 

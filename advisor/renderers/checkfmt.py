@@ -6,11 +6,11 @@ table per format.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
-from xml.sax.saxutils import escape, quoteattr
 
 from advisor import __version__
-from advisor.fmt import cell, hours, money
+from advisor.fmt import cell, hours, html_text, md_code, md_message, md_text, money, one_line
 from advisor.renderers.json import dumps
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ GITHUB_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
 ICON = {"pass": "✅", "warning": "⚠️", "error": "❌", "skipped": "➖", "invalid": "⛔"}
 INPUT_ERROR = "input-error"  # the rule id of a file that could not be judged
 INFO_URI = "https://github.com/advisor-project/advisor"
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 # --------------------------------------------------------------------------- markdown
@@ -58,10 +59,10 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
             for c in moved:
                 dd = c.get("cost_delta_usd")
                 change = "unpriced" if dd is None else f"{'+' if dd >= 0 else '-'}{money(abs(dd))}"
-                lines.append(f"| `{cell(c['key'])}`{' (new)' if c.get('added') else ''} | {c.get('chips_before')} → {c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |")
+                lines.append(f"| {md_code(c['key'], table=True)}{' (new)' if c.get('added') else ''} | {c.get('chips_before')} → {c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |")
         if d.get("removed_profiles"):
             lines.append("")
-            lines.append("Removed: " + ", ".join(f"`{cell(k)}`" for k in d["removed_profiles"]))
+            lines.append("Removed: " + ", ".join(md_code(k) for k in d["removed_profiles"]))
     lines.append("")
     if not checked:
         lines.append("No proposals found.")
@@ -77,15 +78,15 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
             b = r.chosen
             recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else "none feasible"
             found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
-            lines.append(f"| {ICON[r.status]} | `{cell(r.label)}` | {asks} | {money(r.proposal_cost)} | {recd} | {money(b.cost_usd) if b else '-'} | {found} |")
+            lines.append(f"| {ICON[r.status]} | {md_code(r.label, table=True)} | {cell(asks)} | {money(r.proposal_cost)} | {recd} | {money(b.cost_usd) if b else '-'} | {found} |")
         details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
         for r in details if need else []:
             lines += ["", _details(r)]
     if report.invalid:
         lines += ["", f"{ICON['invalid']} Not checked (input errors, exit 2):", ""]
-        lines += [f"- `{cell(p.path)}:{p.line}:{p.col}`: {escape(p.message)}" for p in report.problems]
+        lines += [f"- {md_code(f'{p.path}:{p.line}:{p.col}')}: {md_message(p.message, line_start=False)}" for p in report.problems]
     lines += ["", f"<sub>advisor {__version__} · catalog as of {report.catalog_as_of} · fail-on: {report.fail_on}"
-              + (f" · policy: `{report.policy_path}`" if report.policy_path else "") + "</sub>", ""]
+              + (f" · policy: {md_code(report.policy_path)}" if report.policy_path else "") + "</sub>", ""]
     return "\n".join(lines)
 
 
@@ -94,7 +95,7 @@ def _details(r: ProposalResult) -> str:
     e = r.proposal_estimate
     b = r.chosen
     cheap = r.best
-    out = [f"<details><summary>{ICON[r.status]} <code>{escape(r.label)}</code> — {escape(r.name)}</summary>", ""]
+    out = [f"<details><summary>{ICON[r.status]} <code>{html_text(r.label)}</code> — {html_text(r.name)}</summary>", ""]
     out.append("| | accelerator | count | time | cost |")
     out.append("|---|---|---:|---:|---:|")
     if e is not None:
@@ -107,10 +108,10 @@ def _details(r: ProposalResult) -> str:
         out.append(f"| {label} | {x.accelerator} | {x.count} | {t} | {money(x.cost_usd)} |")
     out.append("")
     for f in r.findings:
-        mark = " (waived: " + escape(str((f.waiver or {}).get("reason", ""))) + ")" if f.waived else ""
-        out.append(f"- **{f.severity}** `{f.rule}` (line {f.line}): {escape(f.message)}{mark}")
+        mark = " (waived: " + md_text(str((f.waiver or {}).get("reason", "")), line_start=False) + ")" if f.waived else ""
+        out.append(f"- **{f.severity}** {md_code(f.rule)} (line {f.line}): {md_message(f.message, line_start=False)}{mark}")
     if r.recommended and r.recommended.setup:
-        out.append(f"- setup path for the recommendation: `{r.recommended.setup.path.id}` — {escape(r.recommended.setup.path.title)}")
+        out.append(f"- setup path for the recommendation: {md_code(r.recommended.setup.path.id)} — {md_text(r.recommended.setup.path.title, line_start=False)}")
     out += ["", "</details>"]
     return "\n".join(out)
 
@@ -176,34 +177,51 @@ def sarif(report: CheckReport, opts: Any = None) -> str:
 # --------------------------------------------------------------------------- JUnit
 
 
+def xml_text(text: object) -> str:
+    """Text that XML 1.0 can carry: C0 controls other than tab, newline and carriage return, and
+    the non-characters U+FFFE/U+FFFF and lone surrogates, become U+FFFD."""
+    return _XML_ILLEGAL.sub("\ufffd", str(text))
+
+
 def junit(report: CheckReport, opts: Any = None) -> str:
+    """JUnit XML built with ElementTree (every attribute and text escaped by the library), from
+    XML-1.0-legal characters only."""
+    import xml.etree.ElementTree as ET
+
     s = report.summary
     failures = s["error"] + s["warning"]
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>']
     tests, errors = len(report.results) + len(report.invalid), len(report.invalid)
-    lines.append(f'<testsuites name="advisor check" tests="{tests}" failures="{failures}" errors="{errors}" skipped="{s["skipped"]}">')
-    lines.append(f'  <testsuite name="advisor check" tests="{tests}" failures="{failures}" skipped="{s["skipped"]}" errors="{errors}">')
+
+    def el(parent: ET.Element | None, tag: str, text: str | None = None, **attrs: object) -> ET.Element:
+        values = {k: xml_text(v) for k, v in attrs.items()}
+        node = ET.Element(tag, values) if parent is None else ET.SubElement(parent, tag, values)
+        if text is not None:
+            node.text = xml_text(text)
+        return node
+
+    root = el(None, "testsuites", name="advisor check", tests=tests, failures=failures, errors=errors, skipped=s["skipped"])
+    suite = el(root, "testsuite", name="advisor check", tests=tests, failures=failures, skipped=s["skipped"], errors=errors)
     for r in report.results:
-        lines.append(f"    <testcase classname={quoteattr('advisor.check')} name={quoteattr(r.label)} file={quoteattr(r.path)} line=\"{r.line}\">")
+        case = el(suite, "testcase", classname="advisor.check", name=r.label, file=r.path, line=r.line)
         if r.status == "skipped":
-            lines.append('      <skipped message="no proposal block"/>')
+            el(case, "skipped", message="no proposal block")
         elif r.status in ("error", "warning"):
             active = [f for f in r.findings if not f.waived and f.severity != "note"]
             head = active[0]
             body = "\n".join(f"{f.severity} {f.rule} (line {f.line}): {f.message}" for f in active)
-            lines.append(f"      <failure message={quoteattr(head.message)} type={quoteattr(head.rule)}>{escape(body)}</failure>")
+            el(case, "failure", body, message=one_line(head.message), type=head.rule)
         notes = [f for f in r.findings if f.severity == "note" or f.waived]
         if notes:
-            text = "\n".join(f"{'waived ' if f.waived else ''}{f.severity} {f.rule}: {f.message}" for f in notes)
-            lines.append(f"      <system-out>{escape(text)}</system-out>")
-        lines.append("    </testcase>")
+            el(case, "system-out", "\n".join(f"{'waived ' if f.waived else ''}{f.severity} {f.rule}: {f.message}" for f in notes))
     for bad in report.invalid:
         body = "\n".join(str(p) for p in bad.problems)
-        lines.append(f"    <testcase classname={quoteattr('advisor.check')} name={quoteattr(bad.path)} file={quoteattr(bad.path)} line=\"{bad.problems[0].line if bad.problems else 1}\">")
-        lines.append(f"      <error message={quoteattr(bad.problems[0].message if bad.problems else 'input error')} type={quoteattr(INPUT_ERROR)}>{escape(body)}</error>")
-        lines.append("    </testcase>")
-    lines += ["  </testsuite>", "</testsuites>", ""]
-    return "\n".join(lines)
+        case = el(suite, "testcase", classname="advisor.check", name=bad.path, file=bad.path, line=bad.problems[0].line if bad.problems else 1)
+        el(case, "error", body, message=one_line(bad.problems[0].message) if bad.problems else "input error", type=INPUT_ERROR)
+    for case in suite:
+        if not len(case):
+            case.text = "\n    "  # an empty testcase keeps its closing tag on its own line
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode", short_empty_elements=True) + "\n"
 
 
 # --------------------------------------------------------------------------- GitHub workflow commands

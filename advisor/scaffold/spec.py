@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from advisor import fmt
 from advisor.catalog import Accelerator
 from advisor.conditions import evaluate
 from advisor.context import Context
@@ -218,7 +219,9 @@ def verdict_line(spec: Spec) -> str:
 
 
 def one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """Input-derived text for a comment or a docstring line: one line, no control characters
+    (NUL, ESC, BEL, bidirectional overrides), whitespace runs collapsed."""
+    return " ".join(fmt.one_line(text).split())
 
 
 def train_model_id(spec: Spec) -> str | None:

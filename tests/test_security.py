@@ -1,0 +1,416 @@
+"""Security: every string a pull request controls is escaped for the format it lands in
+(markdown, JUnit XML, shell, Python, YAML); catalog imports, scaffolds, waivers, baselines and the
+policy hold against hostile files. The template sandbox is tested in test_hostile.py."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import ROOT, run_cli
+
+FORGED = "x\r\n## all proposals pass ✅ ![](https://t.example/p.png) <img src=x> `cmd` [a](https://t.example) \x1b[31m\x00 \u202e\x0b end"
+HOSTILE_NAME = FORGED.encode("unicode_escape").decode("ascii").replace('"', '\\"')
+TRAINING = (
+    f'name: "{HOSTILE_NAME}"\ntask: training\nmodel: {{params_b: 1}}\ntraining: {{tokens_b: 1}}\n'
+    "proposal: {accelerator: h100, count: 8, hours: 10}\n"
+)
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+
+
+def _markdown_is_clean(text: str) -> None:
+    assert not CONTROL.search(text.replace("\n", "")), repr(CONTROL.search(text.replace("\n", "")))
+    assert "\r" not in text
+    for line in text.splitlines():
+        assert not line.lstrip("> ").startswith("## all proposals"), line
+    outside_html = "\n".join(ln for ln in text.splitlines() if not ln.startswith("<details>"))
+    assert not re.search(r"(?<!\\)!\[|(?<!\\)<img|(?<!\\)\]\(https://t\.example", outside_html), outside_html
+
+
+def _hostile_profile(tmp_path: Path, name: str = "p.yaml") -> Path:
+    f = tmp_path / name
+    f.write_text(TRAINING)
+    return f
+
+
+def test_report_escapes_a_forged_name(tmp_path: Path) -> None:
+    f = _hostile_profile(tmp_path)
+    r = run_cli("report", str(f))
+    assert r.code == 0, r.err
+    _markdown_is_clean(r.out)
+    assert r.out.startswith("# x ## all proposals pass ✅ \\![\\](https://t.example/p.png) \\<img src=x> \\`cmd\\` [a\\](https://t.example) [31m")
+
+
+def test_report_label_with_backticks_is_one_code_span(tmp_path: Path) -> None:
+    f = tmp_path / "a`b.yaml"
+    f.write_text((ROOT / "profiles" / "llm-chatbot.yaml").read_text())
+    g = tmp_path / "c.yaml"
+    g.write_text((ROOT / "profiles" / "llm-chatbot.yaml").read_text())
+    r = run_cli("report", str(f), str(g))
+    assert r.code == 0, r.err
+    assert f"``{f}``" in r.out and f"`{g}`" in r.out
+
+
+def test_check_markdown_escapes_and_keeps_code_spans_verbatim(tmp_path: Path) -> None:
+    f = _hostile_profile(tmp_path, "p\n## all proposals pass ✅.yaml")
+    r = run_cli("check", "--no-config", str(f), str(ROOT / "profiles" / "proposals"), "--format", "markdown", "--fail-on", "never")
+    assert r.code == 0, r.err
+    _markdown_is_clean(r.out)
+    assert "&lt;profile name&gt;" not in r.out and "`advisor.dev/workload: <profile name>`" in r.out
+    assert "<summary>❌" in r.out or "<summary>⚠️" in r.out
+    summary = next(ln for ln in r.out.splitlines() if "<code>" in ln and "p ## all" in ln)
+    assert "&lt;img src=x&gt;" in summary and "\x1b" not in summary
+
+
+def test_junit_is_xml_1_0_legal(tmp_path: Path) -> None:
+    f = _hostile_profile(tmp_path, "p\x1b\x0b.yaml")
+    bad = tmp_path / "bad\x07.yaml"
+    bad.write_text('name: "a\\x1bb"\ntask: inference\n')
+    r = run_cli("check", "--no-config", str(f), str(bad), "--format", "junit", "--fail-on", "never")
+    assert r.code in (0, 2), r.err
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", r.out)
+    root = ET.fromstring(r.out.encode())
+    names = [c.get("name") for c in root.iter("testcase")]
+    assert any(n and n.endswith("p\ufffd\ufffd.yaml") for n in names), names
+
+
+SERVING = f'name: "{HOSTILE_NAME}"\ntask: inference\ndomain: llm\nmodel: {{params_b: 8, hf_id: meta-llama/Llama-3.1-8B}}\ninference: {{peak_qps: 20}}\n'
+
+
+@pytest.mark.parametrize("profile", ["training", "serving"])
+def test_scaffold_files_carry_no_control_characters(tmp_path: Path, profile: str) -> None:
+    text = TRAINING.replace("proposal: {accelerator: h100, count: 8, hours: 10}\n", "deployment: {clouds: [gcp]}\n") if profile == "training" else SERVING
+    f = tmp_path / "p.yaml"
+    f.write_text(text)
+    out = tmp_path / "out"
+    r = run_cli("scaffold", str(f), "-o", str(out))
+    assert r.code == 0, r.err
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert files and (profile == "training" or any(p.parent.name == "k8s" for p in files)), files
+    for p in files:
+        body = p.read_text()
+        assert not CONTROL.search(body.replace("\n", "").replace("\t", "")), (p, CONTROL.search(body.replace("\n", "")))
+        if p.suffix == ".sh":
+            assert subprocess.run(["bash", "-n", str(p)], capture_output=True).returncode == 0
+            assert not any(ln.startswith("## all") for ln in body.splitlines())
+        if p.suffix == ".py":
+            tree = ast.parse(body)
+            assert isinstance(tree.body[0], ast.Expr)  # the docstring stays one docstring
+        if p.suffix in (".yaml", ".yml"):
+            docs = list(yaml.safe_load_all(body))
+            assert docs and not any(isinstance(d, dict) and "onprem" in d for d in docs)
+        if p.suffix == ".md":
+            _markdown_is_clean(body)
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "sarif", "json"])
+def test_other_check_formats_stay_one_line_per_finding(tmp_path: Path, fmt: str) -> None:
+    f = _hostile_profile(tmp_path)
+    r = run_cli("check", "--no-config", str(f), "--format", fmt, "--fail-on", "never")
+    assert r.code == 0, r.err
+    if fmt == "github":
+        assert all(ln.startswith("::") or ln.startswith("advisor check:") for ln in r.out.splitlines())
+
+
+# ----------------------------------------------------------------------------- catalog import
+
+CSV_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"
+
+
+def _catalog_import(tmp_path: Path, body: str) -> tuple[int, str, Path, Path]:
+    src, out = tmp_path / "vms.csv", tmp_path / "override.yaml"
+    src.write_text(CSV_HEADER + body)
+    r = run_cli("catalog", "import", str(src), "--cloud", "aws", "-o", str(out), "--as-of", "2026-12-01")
+    return r.code, r.err, src, out
+
+
+def test_catalog_import_cell_with_a_newline_injects_nothing(tmp_path: Path) -> None:
+    evil = '"H100\nonprem: {usd_per_kwh: {value: 0, note: pwned}}\n# "'
+    code, err, _src, out = _catalog_import(tmp_path, f"p5.48xlarge,H100,8,55.04,,us-east-1\np5.x,{evil},8,1.0,,us-east-1\n")
+    assert code == 0, err
+    doc = yaml.safe_load(out.read_text())
+    assert set(doc) == {"schema_version", "as_of", "sources", "accelerators"}
+    assert [a["id"] for a in doc["accelerators"]] == ["h100"]
+    assert all(ln.startswith("#") for ln in out.read_text().splitlines()[:2])
+    r = run_cli("catalog", "--catalog", str(out), "--format", "json")
+    assert r.code == 0 and "pwned" not in r.out
+
+
+def test_catalog_import_region_with_a_newline_is_an_error_at_its_cell(tmp_path: Path) -> None:
+    code, err, src, out = _catalog_import(tmp_path, 'p5.48xlarge,H100,8,55.04,,"us-east-1\nonprem: x"\n')
+    assert code == 2 and err.startswith(f"{src}:2:28: error: Region:"), err
+    assert not out.exists()
+
+
+def test_catalog_import_price_out_of_range_points_at_the_csv(tmp_path: Path) -> None:
+    code, err, src, out = _catalog_import(tmp_path, "g5.xlarge,A10G,1,1.0,,us-east-1\np5.48xlarge,H100,8,999999999,,us-east-1\n")
+    assert code == 2 and err.startswith(f"{src}:3:20: error: Price:"), err
+    assert "tmp" not in err.replace(str(tmp_path), "") and "override.yaml" not in err
+    assert not out.exists()
+
+
+# ----------------------------------------------------------------------------- waivers, baselines, stdin
+
+PROPOSAL = "name: w\ntask: training\nmodel: {params_b: 1}\ntraining: {tokens_b: 1}\nproposal:\n  accelerator: h100\n  count: 8\n  hours: 10\n"
+
+
+def _waived(tmp_path: Path, waivers: str) -> tuple[int, dict]:
+    import json
+
+    f = tmp_path / "w.yaml"
+    f.write_text(PROPOSAL + "  waivers:\n" + waivers)
+    r = run_cli("check", "--no-config", str(f), "--format", "json", "--fail-on", "warning")
+    assert r.code in (0, 1), r.err
+    return r.code, json.loads(r.out)["results"][0]
+
+
+def test_waiver_rules_cannot_be_waived(tmp_path: Path) -> None:
+    code, res = _waived(tmp_path, (
+        "    - {rule: proposal-oversized, reason: later}\n"  # no expiry: waiver-invalid
+        "    - {rule: waiver-invalid, reason: 'trust me', expires: 2999-01-01}\n"
+    ))
+    active = {f["rule"] for f in res["findings"] if not f.get("waived")}
+    assert code == 1 and "waiver-invalid" in active, res["findings"]
+    assert any("cannot be waived" in f["message"] for f in res["findings"])
+
+
+@pytest.mark.parametrize("reason", ["\u200b\u200b", " \u3000\t", "\u2060\ufeff\u200d", "\u0301"])
+def test_waiver_reason_needs_visible_text(tmp_path: Path, reason: str) -> None:
+    esc = reason.encode("unicode_escape").decode("ascii")
+    code, res = _waived(tmp_path, f'    - {{rule: proposal-oversized, reason: "{esc}", expires: 2999-01-01}}\n')
+    over = [f for f in res["findings"] if f["rule"] == "proposal-oversized"]
+    assert code == 1 and over and not over[0].get("waived"), res["findings"]
+    assert any(f["rule"] == "waiver-invalid" and "no visible text" in f["message"] for f in res["findings"])
+
+
+def _baseline(tmp_path: Path, edit) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
+    import json
+
+    f = tmp_path / "w.yaml"
+    f.write_text(PROPOSAL)
+    r = run_cli("check", "--no-config", str(f), "--format", "json", "--fail-on", "never")
+    data = json.loads(r.out)
+    edit(data)
+    base = tmp_path / "baseline.json"
+    base.write_text(json.dumps(data))
+    return f, base
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    (lambda d: d["results"][0]["proposal"].__setitem__("cost_usd", -1e12), "not a finite, non-negative cost"),
+    (lambda d: d["results"][0]["proposal"].__setitem__("cost_usd", "cheap"), "not a finite, non-negative cost"),
+    (lambda d: d["results"][0]["request"].__setitem__("total_chips", -8) if d["results"][0].get("request") else d["results"][0].__setitem__("request", {"total_chips": -8}), "total_chips"),
+    (lambda d: d.__setitem__("schema_version", 2), "schema_version"),
+    (lambda d: d["results"].append("junk"), "expected an object"),
+])
+def test_baseline_is_validated(tmp_path: Path, edit, needle: str) -> None:  # type: ignore[no-untyped-def]
+    f, base = _baseline(tmp_path, edit)
+    r = run_cli("check", "--no-config", str(f), "--baseline", str(base), "--format", "json", "--fail-on", "never")
+    assert r.code == 2 and r.err.startswith(f"{base}:1:1: error: baseline ") and needle in r.err, r.err
+    assert r.out == ""
+
+
+def test_monthly_increase_limit_fails_closed_when_the_delta_is_unknown(tmp_path: Path) -> None:
+    f, base = _baseline(tmp_path, lambda d: d["results"][0].__setitem__("proposal", None))
+    cfg = tmp_path / "policy.yaml"
+    cfg.write_text("limits:\n  max_monthly_increase_usd: 100\n")
+    r = run_cli("check", "--config", str(cfg), str(f), "--baseline", str(base), "--format", "json", "--fail-on", "error")
+    assert r.code == 1, r.err
+    assert "policy-monthly-increase" in r.out and "unknown" in r.out
+
+
+def test_standard_input_with_a_bom_is_still_a_plan() -> None:
+    import json
+    import sys
+
+    plan = (ROOT / "profiles" / "proposals" / "infra" / "terraform" / "plan.json").read_bytes()
+    p = subprocess.run([sys.executable, "-m", "advisor", "check", "-", "--format", "json", "--fail-on", "never", "--no-config"],
+                       input=b"\xef\xbb\xbf" + plan, capture_output=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    results = json.loads(p.stdout)["results"]
+    assert results and all(r["source"]["kind"] == "terraform-plan" for r in results)
+
+
+# ----------------------------------------------------------------------------- scaffold stays inside its directory
+
+CHATBOT = str(ROOT / "profiles" / "llm-chatbot.yaml")
+
+
+def _tree(d: Path) -> dict[str, bytes]:
+    return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def test_scaffold_refuses_a_symlinked_subdirectory(tmp_path: Path) -> None:
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "k8s").symlink_to(elsewhere)
+    r = run_cli("scaffold", CHATBOT, "-o", str(out), "--force")
+    assert r.code == 2 and "symbolic link" in r.err and "Traceback" not in r.err, r.err
+    assert list(elsewhere.iterdir()) == [] and [p.name for p in out.iterdir()] == ["k8s"]
+    assert not list(tmp_path.glob(".advisor-scaffold-*"))
+
+
+def test_scaffold_refuses_a_symlinked_file_even_with_force(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_cli("scaffold", CHATBOT, "-o", str(out)).code == 0
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    (out / "setup.sh").unlink()
+    (out / "setup.sh").symlink_to(victim)
+    r = run_cli("scaffold", CHATBOT, "-o", str(out), "--force")
+    assert r.code == 2 and "symbolic link" in r.err, r.err
+    assert victim.read_text() == "keep me\n"
+
+
+def test_scaffold_full_disk_leaves_no_half_scaffold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    import advisor.scaffold.write as sc
+
+    real, calls = os.fsync, {"n": 0}
+
+    def fsync(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd)
+
+    monkeypatch.setattr(sc.os, "fsync", fsync)
+    out = tmp_path / "deep" / "out"
+    r = run_cli("scaffold", CHATBOT, "-o", str(out))
+    assert r.code == 4 and "no space left on device" in r.err, r.err
+    assert list(tmp_path.iterdir()) == []  # no directory, no staging directory, not even 'deep'
+
+
+def test_scaffold_failure_while_moving_in_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of inodes half-way through the renames into an existing directory (--force): every
+    file moved in is removed again and every replaced file restored."""
+    import errno
+    import os
+
+    import advisor.scaffold.write as sc
+
+    out = tmp_path / "out"
+    assert run_cli("scaffold", str(ROOT / "profiles" / "llama3-8b-lora.yaml"), "-o", str(out)).code == 0
+    (out / "setup.sh").write_text("# mine\n")
+    (out / "notes.txt").write_text("unrelated\n")
+    before = _tree(out)
+    real, calls = os.replace, {"n": 0}
+
+    def replace(src, dst) -> None:  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(sc.os, "replace", replace)
+    r = run_cli("scaffold", CHATBOT, "-o", str(out), "--force")
+    assert r.code == 4 and "no space left on device" in r.err, r.err
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# ----------------------------------------------------------------------------- the policy from outside the PR
+
+def _repo_with_a_lenient_pr_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "w.yaml").write_text(PROPOSAL)
+    # What a pull request can add to the checkout to wave itself through:
+    (repo / ".advisor.yaml").write_text("fail_on: never\ndisabled_rules: [proposal-oversized, proposal-hours-excessive, proposal-costs-more-than-best]\n")
+    (repo / "pyproject.toml").write_text("[tool.advisor]\nfail_on = 'never'\n")
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def test_check_policy_from_outside_the_checkout_is_the_only_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _repo_with_a_lenient_pr_policy(tmp_path, monkeypatch)
+    assert run_cli("check", "w.yaml", "--fail-on", "warning").code == 0  # the PR's own policy disables the rules
+    base = tmp_path / "base-policy.yaml"
+    base.write_text("fail_on: warning\n")
+    r = run_cli("check", "w.yaml", "--policy", str(base), "--format", "json")
+    assert r.code == 1, r.err
+    import json
+
+    data = json.loads(r.out)
+    assert data["policy"] == str(base) and data["fail_on"] == "warning"
+    assert {f["rule"] for f in data["results"][0]["findings"]} >= {"proposal-oversized"}
+
+
+def test_check_policy_paths_resolve_against_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo_with_a_lenient_pr_policy(tmp_path, monkeypatch)
+    base = tmp_path / "elsewhere" / "policy.yaml"
+    base.parent.mkdir()
+    base.write_text("catalog: [prices/negotiated.yaml]\n")
+    r = run_cli("check", "w.yaml", "--policy", str(base))
+    assert r.code == 2 and str(repo / "prices" / "negotiated.yaml") in r.err, r.err
+
+
+@pytest.mark.parametrize("other", [["--config", "x.yaml"], ["--no-config"]])
+def test_check_policy_excludes_other_policy_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other: list[str]) -> None:
+    _repo_with_a_lenient_pr_policy(tmp_path, monkeypatch)
+    base = tmp_path / "p.yaml"
+    base.write_text("fail_on: error\n")
+    r = run_cli("check", "w.yaml", "--policy", str(base), *other)
+    assert r.code == 2 and "--policy cannot be combined" in r.err
+    r = run_cli("check", "w.yaml", "--policy", str(tmp_path / "missing.yaml"))
+    assert r.code == 2 and "policy file not found" in r.err
+
+
+def test_action_reads_the_policy_from_the_base_branch() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["inputs"]["policy-from-base"]["default"] == "true"
+    script = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
+    assert 'git show "origin/$BASE_REF:$name"' in script and "--policy" in script
+    assert "${{" not in script  # inputs reach the scripts as environment variables only
+
+
+def test_action_script_enforces_the_base_branch_policy(tmp_path: Path) -> None:
+    """The action's check step, run for real in a clone whose pull-request branch brings a
+    lenient .advisor.yaml: the base branch's policy decides (exit 1)."""
+    import os
+    import shutil
+    import sys
+
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "check")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args: str, cwd: Path) -> None:
+        subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git("init", "-q", "-b", "main", cwd=origin)
+    (origin / ".advisor.yaml").write_text("fail_on: error\n")
+    (origin / "proposals").mkdir()
+    (origin / "proposals" / "w.yaml").write_text(PROPOSAL)
+    git("add", "-A", cwd=origin)
+    git("commit", "-qm", "base", cwd=origin)
+    work = tmp_path / "work"
+    git("clone", "-q", str(origin), str(work), cwd=tmp_path)
+    git("checkout", "-qb", "pr", cwd=work)
+    (work / ".advisor.yaml").write_text("disabled_rules: [proposal-oversized, proposal-hours-excessive, proposal-costs-more-than-best]\n")
+    git("commit", "-qam", "lenient", cwd=work)
+    out, summary = tmp_path / "github_output", tmp_path / "summary"
+    run_env = {**env, "ADVISOR_PATHS": "proposals", "ADVISOR_FAIL_ON": "warning", "ADVISOR_BASELINE": "", "ADVISOR_POLICY_FROM_BASE": "true",
+               "BASE_REF": "main", "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary),
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
+    p = subprocess.run(["bash", "-c", step["run"]], cwd=work, env=run_env, capture_output=True, text=True, timeout=300)
+    assert "exit-code=1" in out.read_text(), (p.stdout, p.stderr)
+    assert "advisor-base-policy/.advisor.yaml" in summary.read_text()
+    run_env["ADVISOR_POLICY_FROM_BASE"] = "false"
+    out.write_text("")
+    subprocess.run(["bash", "-c", step["run"]], cwd=work, env=run_env, capture_output=True, text=True, timeout=300)
+    assert "exit-code=0" in out.read_text()  # what the pull request's own policy would have allowed
