@@ -1,0 +1,7 @@
+"""``python -m advisor.docgen``: rewrite (or, with ``--check``, list) the stale generated files."""
+
+import sys
+
+from advisor.docgen import main
+
+sys.exit(main())
