@@ -32,6 +32,7 @@ from advisor.fmt import (
     unit_label,
     unit_usd,
 )
+from advisor.models import Profile
 from advisor.recommend import Recommendation, decide
 from advisor.sandbox import TemplateFiles, TemplateRefused, load_user_template, render_in_child
 from advisor.yamlsrc import load_file
@@ -140,12 +141,38 @@ def _nice(x: float) -> str:
 
 
 def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[str, Any]:
+    """The template's view model of one recommendation: every value already formatted and escaped."""
     p = rec.profile
     est = rec.estimate
     training = p.is_training
     claims = seed_claims()
-    chosen_key = (est.accelerator, est.count) if est else None
+    return {
+        "name": md_text(p.name, line_start=False),
+        "profile": one_line(rec.label),
+        "profile_code": md_code(rec.label, table=True),
+        "training": training,
+        "verdict": _verdict_view(rec),
+        "why": md_message(_why_paragraph(rec)),
+        "workload": [{"key": k, "value": cell(v)} for k, v in _workload_rows(p)],
+        "candidates": _candidate_rows(rec),
+        "unit_header": unit_label(est.unit_cost if est is not None else None, long=True).replace("per ", "$ per ", 1),
+        "charts": _charts(rec),
+        "why_groups": _why_groups(rec),
+        "excluded": [{"device": x.device.upper(), "rule": x.rule, "reason": cell(x.reason), "fix": cell(x.fix) if x.fix else None,
+                      "sources": ", ".join(source_link(s) for s in x.sources)} for x in rec.decision.excluded],
+        "flip": [md_message(f) for f in rec.flip],
+        "break_even": price_break_even(rec, ctx) if break_even else None,
+        "setup": _setup_view(rec),
+        "assumptions": _assumptions(rec, ctx),
+        "sources": _sources(rec, ctx, claims),
+        "warnings": [md_message(w, line_start=False) for w in rec.warnings],
+        "catalog_as_of": rec.catalog_as_of,
+    }
 
+
+def _workload_rows(p: Profile) -> list[tuple[str, str]]:
+    """The workload as the profile states it, one (key, text) row per block."""
+    training = p.is_training
     workload: list[tuple[str, str]] = [("task", p.task), ("domain", p.domain)]
     m = p.model
     size = f"{m.params_b:g} B parameters" + (f" ({m.active_params_b:g} B active)" if m.active_params_b else "")
@@ -165,25 +192,32 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
     workload.append(("deployment", f"clouds {', '.join(dep.clouds)}" + (f", region {dep.region}" if dep.region else "") + f", {dep.pricing} prices" + (", edge devices" if dep.edge else "")))
     workload.append(("team", f"TPU experience {p.team.tpu_experience}, GPU experience {p.team.gpu_experience}"))
     workload.append(("goal", f"optimise {p.goal.optimize}" + (f", budget {money(p.goal.budget_usd)}" + ("" if training else " per month") if p.goal.budget_usd else "")))
+    return workload
 
-    rows = []
-    for e in rec.table:
-        rows.append({
-            "chosen": chosen_key == (e.accelerator, e.count),
-            "accelerator": e.accelerator,
-            "device": e.device.upper(),
-            "shape": cell(e.shape),
-            "count": e.count,
-            "time": hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "–"),
-            "cost": money(e.cost_usd),
-            "per_m_tokens": unit_usd((e.unit_cost or {}).get("usd"), missing="–"),
-            "replicas": e.replicas or "–",
-            "fits": "yes" if e.fits_memory else "no",
-            "feasible": "yes" if e.feasible and e.priced else ("unpriced" if e.feasible else "no"),
-            "why_not": cell(e.why_not or ("no price on the allowed clouds" if not e.priced else "")),
-        })
+
+def _candidate_rows(rec: Recommendation) -> list[dict[str, Any]]:
+    training = rec.profile.is_training
+    chosen_key = (rec.estimate.accelerator, rec.estimate.count) if rec.estimate else None
+    return [{
+        "chosen": chosen_key == (e.accelerator, e.count),
+        "accelerator": e.accelerator,
+        "device": e.device.upper(),
+        "shape": cell(e.shape),
+        "count": e.count,
+        "time": hours(e.hours) if training else (f"{e.latency_ms:,.0f} ms" if e.latency_ms else "–"),
+        "cost": money(e.cost_usd),
+        "per_m_tokens": unit_usd((e.unit_cost or {}).get("usd"), missing="–"),
+        "replicas": e.replicas or "–",
+        "fits": "yes" if e.fits_memory else "no",
+        "feasible": "yes" if e.feasible and e.priced else ("unpriced" if e.feasible else "no"),
+        "why_not": cell(e.why_not or ("no price on the allowed clouds" if not e.priced else "")),
+    } for e in rec.table]
+
+
+def _charts(rec: Recommendation) -> list[dict[str, Any]]:
+    training = rec.profile.is_training
     priced = [e for e in rec.table if e.priced and e.fits_memory][:12]
-    charts = [c for c in (
+    return [c for c in (
         _chart("Cost per candidate (USD" + (")" if training else " per month)"), "USD", [(_label(e), e.cost_usd or 0.0) for e in priced]),
         _chart("Training time per candidate (hours)" if training else "Latency per request (ms)", "hours" if training else "ms",
                [(_label(e), (e.hours if training else e.latency_ms) or 0.0) for e in priced]),
@@ -191,58 +225,43 @@ def view(rec: Recommendation, ctx: Context, *, break_even: bool = True) -> dict[
                [(name, max(p, 0.1)) for name, p in rec.decision.scenarios]),
     ) if c]
 
+
+def _why_groups(rec: Recommendation) -> list[dict[str, Any]]:
+    """Every point of the score, grouped by device, with its sources."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for c in rec.decision.contributions:
         groups.setdefault(c.device.upper(), []).append({
             "points": f"{c.points:+.1f}", "rule": c.rule, "title": cell(c.title), "reason": cell(c.reason),
             "sources": ", ".join(source_link(s) for s in c.sources),
         })
-    why_groups = [{"device": d, "total": f"{rec.decision.scores[d.lower()]:+.1f}", "rows": groups[d]} for d in ("TPU", "GPU", "CPU", "EDGE") if d in groups]
+    return [{"device": d, "total": f"{rec.decision.scores[d.lower()]:+.1f}", "rows": groups[d]} for d in ("TPU", "GPU", "CPU", "EDGE") if d in groups]
 
-    verdict_why = _why_paragraph(rec)
-    assumptions = _assumptions(rec, ctx)
-    sources = _sources(rec, ctx, claims)
-    setup = None
-    if rec.setup is not None:
-        setup = {
-            "id": rec.setup.path.id, "title": rec.setup.path.title, "summary": rec.setup.path.summary,
-            "steps": [{"title": t, "commands": cmds, "note": n} for t, cmds, n in rec.setup.steps],
-            "sources": ", ".join(source_link(s) for s in rec.setup.path.sources),
-        }
+
+def _setup_view(rec: Recommendation) -> dict[str, Any] | None:
+    if rec.setup is None:
+        return None
+    return {
+        "id": rec.setup.path.id, "title": rec.setup.path.title, "summary": rec.setup.path.summary,
+        "steps": [{"title": t, "commands": cmds, "note": n} for t, cmds, n in rec.setup.steps],
+        "sources": ", ".join(source_link(s) for s in rec.setup.path.sources),
+    }
+
+
+def _verdict_view(rec: Recommendation) -> dict[str, Any]:
+    est = rec.estimate
     verdict: dict[str, Any] = {
         "device": rec.device.upper(), "confidence": f"{rec.confidence:.2f}", "config": None,
         "sensitive_to": cell(rec.decision.sensitivity) if rec.decision.sensitivity else None, "feasible": rec.decision.feasible,
     }
     if est is not None:
         verdict["config"] = f"{est.accelerator} × {est.count} ({est.shape})"
-        if training:
+        if rec.profile.is_training:
             verdict["time"] = f"{hours(est.hours)} (range {hours(est.hours_low)} – {hours(est.hours_high)})"
             verdict["cost"] = f"{money(est.cost_usd)} (range {money(est.cost_low)} – {money(est.cost_high)})"
         else:
             verdict["time"] = f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
             verdict["cost"] = f"{money(est.cost_usd)} per month (range {money(est.cost_low)} – {money(est.cost_high)}), {per_unit(est.unit_cost)}"
-    return {
-        "name": md_text(p.name, line_start=False),
-        "profile": one_line(rec.label),
-        "profile_code": md_code(rec.label, table=True),
-        "training": training,
-        "verdict": verdict,
-        "why": md_message(verdict_why),
-        "workload": [{"key": k, "value": cell(v)} for k, v in workload],
-        "candidates": rows,
-        "unit_header": unit_label(est.unit_cost if est is not None else None, long=True).replace("per ", "$ per ", 1),
-        "charts": charts,
-        "why_groups": why_groups,
-        "excluded": [{"device": x.device.upper(), "rule": x.rule, "reason": cell(x.reason), "fix": cell(x.fix) if x.fix else None,
-                      "sources": ", ".join(source_link(s) for s in x.sources)} for x in rec.decision.excluded],
-        "flip": [md_message(f) for f in rec.flip],
-        "break_even": price_break_even(rec, ctx) if break_even else None,
-        "setup": setup,
-        "assumptions": assumptions,
-        "sources": sources,
-        "warnings": [md_message(w, line_start=False) for w in rec.warnings],
-        "catalog_as_of": rec.catalog_as_of,
-    }
+    return verdict
 
 
 def _why_paragraph(rec: Recommendation) -> str:
