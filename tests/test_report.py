@@ -106,6 +106,7 @@ def test_custom_template(tmp_path: Path) -> None:
     assert r.code == 2 and f"{tpl}:1:1: error: template error" in r.err
 
 
+@pytest.mark.slow
 def test_runaway_template_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import advisor.report
 
