@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Catalog", "Context", "Estimate", "LoadedProfile", "Recommendation", "check_accelerators",
-    "check_rule_ids", "check_rules", "estimate_config", "estimate_file", "import_prices", "load_catalog", "load_profiles",
-    "recommend_files", "recommend_profile", "render_report", "run_check", "scaffold",
+    "check_rule_ids", "check_rules", "estimate_config", "estimate_file", "estimate_files", "import_prices", "load_catalog", "load_profiles",
+    "recommend_files", "recommend_profile", "render_report", "resolve_hardware", "run_check", "scaffold",
     "validate_files", "write_output", "write_scaffold",
 ]
 
@@ -57,20 +57,76 @@ def estimate_config(profile: Profile, accelerator: str, count: int, ctx: Context
     return estimate(profile, acc, count, ctx.constants)
 
 
-def estimate_file(path: str, accelerator: str, count: int, ctx: Context) -> Estimate:
-    """``advisor estimate``: the one profile in ``path`` at a named configuration; a count that is
-    not a real shape is estimated anyway, with a warning first."""
-    loaded = load_profiles([path])
-    if len(loaded) != 1:
-        raise UsageError(f"{path}: estimate takes one profile, the file holds {len(loaded)}")
-    if ctx.catalog.resolve(accelerator) is None:
-        raise UsageError(ctx.catalog.unknown_message(accelerator))
-    acc = ctx.catalog.get(accelerator)
+def resolve_hardware(name: str, count: int | None, ctx: Context) -> tuple[str, int]:
+    """The catalog id and chip count a name and an optional ``--count`` mean. The name may be a
+    catalog id or alias (``tpu-v6e``, ``trillium``), a TPU slice (``v6e-8``, ``v5p-128``: its chips,
+    from the catalog's slices), a machine type (``a3-highgpu-8g``, ``ct6e-standard-8t``) or a cloud
+    instance type (``p5.48xlarge``), from the same name index ``advisor check`` reads infrastructure
+    files with (the catalog's shapes and ``rules/names.yaml``). A name that fixes the chips needs
+    no count; with one, a slice must agree and a machine's count must be whole machines."""
+    if ctx.catalog.resolve(name) is not None and count is not None:
+        return ctx.catalog.get(name).id, count
+    from advisor.check.infra.names import name_index
+
+    hw = name_index(ctx.catalog).lookup(name)
+    if hw.accelerator is None:
+        known = hw.reason if hw.reason and hw.reason.startswith(f"{name}:") else None  # real hardware not in the catalog
+        raise UsageError(known or ctx.catalog.unknown_message(name) + "; machine types (a3-highgpu-8g), TPU slices "
+                         "(v6e-8) and instance types (p5.48xlarge) are accepted too")
+    if hw.chips is None:  # a label that names the accelerator only
+        if count is None:
+            raise UsageError(f"--count is needed: {name!r} is an accelerator, not a machine, slice or instance name that fixes the chips")
+        return hw.accelerator, count
+    is_slice = hw.topology is not None or (hw.hosts or 1) > 1
+    if count is None or count == hw.chips:
+        return hw.accelerator, hw.chips
+    if not is_slice and count % hw.chips == 0:
+        return hw.accelerator, count  # whole machines of that type
+    what = (f"the slice {name} is {hw.chips} chips" if is_slice
+            else f"{name} has {hw.chips} chips per machine: the count must be a multiple of {hw.chips}")
+    raise UsageError(f"--count {count} does not match {name!r}: {what}")
+
+
+def estimate_file(path: str, accelerator: str, count: int | None, ctx: Context) -> Estimate:
+    """``advisor estimate``: the one profile in ``path`` (``FILE#N``: the N-th document of a
+    multi-document file) at a named configuration (``resolve_hardware``); a count that is not a
+    real shape is estimated anyway, with a warning first."""
+    return _estimate_loaded(_one_profile(path), accelerator, count, ctx)
+
+
+def _estimate_loaded(lp: LoadedProfile, accelerator: str, count: int | None, ctx: Context) -> Estimate:
+    acc_id, count = resolve_hardware(accelerator, count, ctx)
+    acc = ctx.catalog.accelerators[acc_id]
     valid = acc.counts()
-    est = estimate_config(loaded[0].profile, accelerator, count, ctx)
+    est = estimate_config(lp.profile, acc_id, count, ctx)
     if count not in valid:
         est.warnings.insert(0, f"{count} is not a real shape of {acc.id} (valid: {', '.join(map(str, valid))}); estimated anyway")
     return est
+
+
+def _one_profile(path: str) -> LoadedProfile:
+    """The profile of ``path``, or of ``FILE#N``: the N-th (1-based) document, as ``check`` labels it."""
+    import re
+
+    m = re.fullmatch(r"(.+)#([0-9]{1,6})", path)
+    if m is not None and not os.path.exists(path):
+        file, n = m.group(1), int(m.group(2))
+        loaded = load_profiles([file])
+        chosen = [lp for lp in loaded if lp.doc.index + 1 == n]
+        if not chosen:
+            raise UsageError(f"{path}: {file} has no document {n} (its profiles: {', '.join(lp.label for lp in loaded)})")
+        return chosen[0]
+    loaded = load_profiles([path])
+    if len(loaded) != 1:
+        raise UsageError(f"{path}: estimate takes one profile, the file holds {len(loaded)}: "
+                         f"name one as FILE#N ({', '.join(lp.label for lp in loaded)})")
+    return loaded[0]
+
+
+def estimate_files(paths: Sequence[str], accelerator: str, count: int | None, ctx: Context) -> list[tuple[str, Estimate]]:
+    """``estimate_file`` for each path (``FILE#N`` too), as (label, estimate)."""
+    chosen = [_one_profile(path) for path in paths]
+    return [(lp.label, _estimate_loaded(lp, accelerator, count, ctx)) for lp in chosen]
 
 
 def validate_files(paths: Iterable[str], catalogs: Iterable[str] = ()) -> list[LoadedProfile]:

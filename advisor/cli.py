@@ -116,17 +116,17 @@ def recommend(
 
 @app.command()
 def estimate(
-    file: Annotated[Path, typer.Argument(help="Workload profile, YAML.", show_default=False)],
-    accelerator: Annotated[str, typer.Option("--accelerator", "-a", help="Catalog id (or alias), e.g. tpu-v6e, h100.")],
-    count: Annotated[int, typer.Option("--count", "-n", min=1, max=1_000_000, help="Chips/GPUs (per replica for inference).")],
+    files: Annotated[list[str], typer.Argument(help="Workload profile(s), YAML; FILE#N: the N-th document of a multi-document file.", show_default=False)],
+    accelerator: Annotated[str, typer.Option("--accelerator", "-a", help="Catalog id or alias (tpu-v6e, trillium, h100), TPU slice (v6e-8, v5p-128), machine type (a3-highgpu-8g, ct6e-standard-8t) or instance type (p5.48xlarge).")],
+    count: Annotated[int | None, typer.Option("--count", "-n", min=1, max=1_000_000, help="Chips/GPUs (per replica for inference); default: what a slice, machine or instance name fixes.")] = None,
     fmt: Annotated[EstimateFormat, typer.Option("--format", "-f")] = "text",
     catalog: CatalogOpt = None,
 ) -> None:
     """What-if: time, cost, memory and throughput of one named configuration."""
-    from advisor.api import estimate_file
+    from advisor.api import estimate_files
 
-    est = estimate_file(str(file), accelerator, count, _context(None, catalog))
-    _emit(_render("estimate", fmt, est))
+    results = estimate_files(files, accelerator, count, _context(None, catalog))
+    _emit(_render("estimate", fmt, results))
 
 
 @app.command()

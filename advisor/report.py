@@ -117,10 +117,20 @@ def price_break_even(rec: Recommendation, ctx: Context) -> str | None:
 # --------------------------------------------------------------------------- view model
 
 
+# A chart shows at most this many bars (the first by the goal; the title says of how many);
+# from HORIZONTAL_FROM bars (or when the labels are long) they lie horizontal, so that every
+# label stays readable.
+MAX_BARS = 10
+HORIZONTAL_FROM = 7
+
+
 def _chart(title: str, axis: str, rows: list[tuple[str, float]]) -> dict[str, Any] | None:
     rows = [(n, v) for n, v in rows if v is not None and math.isfinite(v) and v > 0]
     if len(rows) < 2:
         return None
+    if len(rows) > MAX_BARS:
+        title += f", the first {MAX_BARS} of {len(rows)}"
+        rows = rows[:MAX_BARS]
     top = max(v for _, v in rows)
     return {
         "title": title,
@@ -128,6 +138,8 @@ def _chart(title: str, axis: str, rows: list[tuple[str, float]]) -> dict[str, An
         "axis": axis,
         "max": _nice(top),
         "data": ", ".join(f"{v:.4g}" if v < 1000 else f"{v:.0f}" for _, v in rows),
+        # many bars, or long labels side by side: horizontal bars keep every label readable
+        "horizontal": len(rows) >= HORIZONTAL_FROM or sum(len(n) + 2 for n, _ in rows) > 60,
     }
 
 
@@ -216,7 +228,7 @@ def _candidate_rows(rec: Recommendation) -> list[dict[str, Any]]:
 
 def _charts(rec: Recommendation) -> list[dict[str, Any]]:
     training = rec.profile.is_training
-    priced = [e for e in rec.table if e.priced and e.fits_memory][:12]
+    priced = [e for e in rec.table if e.priced and e.fits_memory]
     return [c for c in (
         _chart("Cost per candidate (USD" + (")" if training else " per month)"), "USD", [(_label(e), e.cost_usd or 0.0) for e in priced]),
         _chart("Training time per candidate (hours)" if training else "Latency per request (ms)", "hours" if training else "ms",

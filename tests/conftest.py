@@ -17,6 +17,18 @@ PROFILES = sorted((ROOT / "profiles").glob("*.yaml"))
 PROPOSALS = sorted((ROOT / "profiles" / "proposals").glob("*.yaml"))
 
 
+def sampled(items: list[Any], every: int = 3, offset: int = 0, ids: Any = None) -> list[Any]:
+    """Parameters for a test that repeats one check over many inputs: every ``every``-th item
+    (from ``offset``) runs in the default suite, the others are marked ``slow`` and run with
+    ``-m slow`` (.ci/run runs both), so that the two runs together cover every item."""
+    out = []
+    for i, item in enumerate(items):
+        name = ids(item) if callable(ids) else (ids[i] if ids is not None else None)
+        marks = () if i % every == offset % every else (pytest.mark.slow,)
+        out.append(pytest.param(item, marks=marks, id=name))
+    return out
+
+
 @dataclass
 class Result:
     code: int

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -106,3 +107,44 @@ def test_the_plugin_loader_stand_in_hands_over_to_the_real_one() -> None:
         capture_output=True, text=True, cwd=ROOT, timeout=120,
     )
     assert lib.returncode == 0 and lib.stdout.strip() == "ok", lib.stderr
+
+
+def _pinned(dist: str) -> str:
+    """The version range pyproject.toml pins ``dist`` to."""
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    spec = next(d for d in deps if re.match(rf"{dist}\b", d))
+    return spec[len(dist):]
+
+
+def test_the_pinned_pydantic_is_the_one_the_stand_in_was_written_for() -> None:
+    """advisor/cli.py stands in for a private module, pydantic.plugin._loader. This fails when the
+    installed pydantic is outside the range pyproject.toml pins, or when a pydantic in that range
+    no longer asks that module for get_plugins (then the stand-in does nothing, or worse): change
+    the stand-in and the range together."""
+    import importlib
+    import importlib.metadata
+    import inspect
+
+    from packaging.specifiers import SpecifierSet
+
+    installed = importlib.metadata.version("pydantic")
+    assert installed in SpecifierSet(_pinned("pydantic")), (installed, _pinned("pydantic"))
+    validator = importlib.import_module("pydantic.plugin._schema_validator")
+    assert "from ._loader import get_plugins" in inspect.getsource(validator)
+    loader = importlib.import_module("pydantic.plugin._loader")
+    required = [p for p in inspect.signature(loader.get_plugins).parameters.values() if p.default is p.empty]
+    assert required == [] and loader.PYDANTIC_ENTRY_POINT_GROUP == "pydantic"
+
+
+@pytest.mark.parametrize("dist", ["typer", "rich"])
+def test_the_installed_libraries_are_in_the_pinned_range(dist: str) -> None:
+    """The tests read typer's help labels (changed in 0.29) and rich's private table measures:
+    they say something only for the versions pyproject.toml pins."""
+    import importlib.metadata
+
+    from packaging.specifiers import SpecifierSet
+
+    installed = importlib.metadata.version(dist)
+    assert installed in SpecifierSet(_pinned(dist)), (dist, installed, _pinned(dist))

@@ -109,6 +109,7 @@ def _finite_nonneg(value: Any, where: str) -> None:
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(profiles())
 def test_recommend_never_crashes_and_is_deterministic(data: dict[str, Any]) -> None:
@@ -138,6 +139,7 @@ def test_estimate_is_finite_for_any_configuration(data: dict[str, Any], acc: str
     _finite_nonneg({k: v for k, v in out.items() if k != "assumptions"}, "estimate")
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(profiles(with_proposal=True))
 def test_check_never_crashes(data: dict[str, Any]) -> None:
@@ -148,6 +150,7 @@ def test_check_never_crashes(data: dict[str, Any]) -> None:
     json.dumps(r.to_json(), allow_nan=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(profiles())
 def test_report_never_crashes_and_is_deterministic(data: dict[str, Any]) -> None:
@@ -158,6 +161,7 @@ def test_report_never_crashes_and_is_deterministic(data: dict[str, Any]) -> None
     assert render([rec], CTX) == render([rec], CTX)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.one_of(
     st.text(max_size=400),

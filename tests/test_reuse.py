@@ -15,7 +15,7 @@ from advisor.loading import load_profiles
 from advisor.models import Profile
 from advisor.recommend import Decision, decide
 
-from .conftest import PROFILES, PROPOSALS
+from .conftest import PROFILES, PROPOSALS, sampled
 
 ALL = [*PROFILES, *PROPOSALS]
 
@@ -41,7 +41,7 @@ def _verdict(d: Decision) -> tuple[Any, ...]:
     )
 
 
-@pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sampled(ALL, offset=1, ids=lambda p: p.stem))
 def test_a_budget_change_rejudges_the_same_estimates(path: Path, ctx: Any) -> None:
     p = _profile(path)
     cands = all_candidates(p, ctx.catalog, ctx.constants)
@@ -57,7 +57,7 @@ def test_a_budget_change_rejudges_the_same_estimates(path: Path, ctx: Any) -> No
         assert [x.to_json() for x in moved if x is not None] == [x.to_json() for x in fresh], budget
 
 
-@pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sampled(ALL, offset=2, ids=lambda p: p.stem))
 def test_a_pricing_change_re_estimates_only_what_it_re_prices(path: Path, ctx: Any) -> None:
     p = _profile(path)
     cands = all_candidates(p, ctx.catalog, ctx.constants)
@@ -130,7 +130,7 @@ def test_the_batch_keeps_a_bounded_number_of_workloads(ctx: Any, monkeypatch: py
     assert len(check_judge._CANDIDATES) == 1  # the latest stays, however large
 
 
-@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+@pytest.mark.parametrize("path", sampled(ALL, offset=3, ids=lambda p: p.stem))
 def test_what_ifs_without_unoffered_accelerators_reach_the_same_verdict(ctx: Any, path: Path) -> None:
     """The what-ifs estimate only the accelerators offered on the profile's clouds (where the family
     has one): the verdict, its configuration and its feasibility are those of the full search, for
@@ -224,7 +224,7 @@ def test_dominated_entries_are_the_same_hardware_never_cheaper(ctx: Any) -> None
     assert cat.dominated() is dom
 
 
-@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+@pytest.mark.parametrize("path", sampled(ALL, offset=4, ids=lambda p: p.stem))
 def test_the_verdict_search_without_dominated_entries_reaches_the_same_verdict(ctx: Any, path: Path) -> None:
     """On a catalog with dominated copies of every entry, the search for the verdict alone (the
     what-ifs: dominated entries skipped, no cost ranges) gives the full search's verdict."""
@@ -239,7 +239,7 @@ def test_the_verdict_search_without_dominated_entries_reaches_the_same_verdict(c
     assert pruned.scores == full.scores
 
 
-@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+@pytest.mark.parametrize("path", sampled(ALL, offset=5, ids=lambda p: p.stem))
 def test_the_verdict_search_keeps_every_family_and_vendor(ctx: Any, path: Path) -> None:
     """A software block is a function of the family and the vendor: the verdict search keeps at least
     one entry of every (family, vendor) the full search estimates, on the profile's clouds and on one
@@ -252,7 +252,7 @@ def test_the_verdict_search_keeps_every_family_and_vendor(ctx: Any, path: Path) 
         assert pruned == full, clouds
 
 
-@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+@pytest.mark.parametrize("path", sampled(ALL, offset=6, ids=lambda p: p.stem))
 def test_check_decides_on_the_verdict_search_as_on_the_full_one(ctx: Any, path: Path) -> None:
     """check estimates a workload with the verdict search (cost ranges kept): its decision says
     everything the full search's does, its confidence and each family's best included, on the
@@ -269,7 +269,7 @@ def test_check_decides_on_the_verdict_search_as_on_the_full_one(ctx: Any, path: 
 TRAINING = [p for p in ALL if _profile(p).is_training]
 
 
-@pytest.mark.parametrize("path", TRAINING, ids=[p.stem for p in TRAINING])
+@pytest.mark.parametrize("path", sampled(TRAINING, offset=7, ids=lambda p: p.stem))
 def test_the_pruned_training_search_decides_as_the_full_one(ctx: Any, path: Path) -> None:
     """The verdict search of a training workload skips entries whose cost floor is above their
     family's best so far: under every objective, deadlines from tight to loose, budgets that

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from .conftest import PROFILES, ROOT
+from .conftest import PROFILES, ROOT, sampled
 
 _FLAG = r"(?:=|\s+)([^\s\"']+)"
 
@@ -137,7 +137,7 @@ def _check_train(spec: Any, text: str | None) -> None:
         assert int(seq.group(1)) == spec.profile.training.seq_len
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=[p.stem for p in PROFILES])
+@pytest.mark.parametrize("profile", sampled(PROFILES, offset=1, ids=lambda p: p.stem))
 def test_every_artefact_states_the_plan(ctx, profile) -> None:  # type: ignore[no-untyped-def]
     spec, files = _scaffold(ctx, _rec(ctx, str(profile)))
     plan = spec.plan
@@ -173,7 +173,7 @@ def _invariants(spec: Any, files: dict[str, str]) -> None:
     assert len(mins) <= 1 and len(maxs) <= 1, f"contradicting autoscaling bounds {mins} {maxs}"
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=[p.stem for p in PROFILES])
+@pytest.mark.parametrize("profile", sampled(PROFILES, offset=2, ids=lambda p: p.stem))
 def test_invariants_on_every_setup_path(ctx, profile) -> None:  # type: ignore[no-untyped-def]
     from advisor.errors import UsageError
 
@@ -333,7 +333,7 @@ def test_flag_table_is_sourced() -> None:
         assert entry["source"].startswith("https://") and entry["flags"]
 
 
-@pytest.mark.parametrize("profile", PROFILES + sorted(FIXTURES.glob("*-*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("profile", sampled(PROFILES + sorted(FIXTURES.glob("*-*.yaml")), offset=0, ids=lambda p: p.stem))
 def test_every_command_uses_documented_flags(ctx, profile) -> None:  # type: ignore[no-untyped-def]
     from advisor.errors import UsageError
 
@@ -373,7 +373,7 @@ def _shellcheck() -> str | None:
     return str(here) if here.exists() else shutil.which("shellcheck")
 
 
-@pytest.mark.parametrize("profile", PROFILES + sorted(FIXTURES.glob("*-*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("profile", sampled(PROFILES + sorted(FIXTURES.glob("*-*.yaml")), offset=1, ids=lambda p: p.stem))
 def test_generated_files_pass_offline_checks(ctx, profile, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """bash -n and shellcheck (warnings fail) on setup.sh, py_compile on Python, YAML parses and
     Kubernetes objects have the structure their kind needs, for every setup path."""

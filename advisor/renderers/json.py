@@ -97,6 +97,19 @@ def dumps(data: Any) -> str:
     return "".join(out) + "\n"
 
 
+# `advisor estimate --format json`: 1 was one bare estimate object; 2 is {"schema_version",
+# "results": [{"profile", ...estimate}], ...} for one file or many (docs/user-guide.md).
+ESTIMATE_SCHEMA_VERSION = 2
+
+
+def estimate_json(results: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The estimates of one or many profiles, one shape: ``results`` holds one object per
+    profile (its label under ``profile``, then the estimate); the first result's fields are also
+    kept at the top level, as version 1 printed them (deprecated: read ``results``)."""
+    rows = [{"profile": label, **est.to_json()} for label, est in results]
+    return {"schema_version": ESTIMATE_SCHEMA_VERSION, "results": rows, **{k: v for k, v in rows[0].items() if k != "profile"}}
+
+
 def catalog_json(cat: Catalog) -> dict[str, Any]:
     return {
         "schema_version": 1,
@@ -123,8 +136,8 @@ def recommendations(recs: list[Any], opts: Any) -> str:
     return dumps(data[0] if len(data) == 1 else data)
 
 
-def estimate(est: Any, opts: Any) -> str:
-    return dumps(est.to_json())
+def estimate(results: list[tuple[str, Any]], opts: Any) -> str:
+    return dumps(estimate_json(results))
 
 
 def check(report: Any, opts: Any) -> str:

@@ -457,8 +457,18 @@ def recommendations(recs: list[Recommendation], opts: Any) -> str:
     return _console_to_text(opts, draw)
 
 
-def estimate(e: Estimate, opts: Any) -> str:
-    return _console_to_text(opts, lambda console: render_estimate(e, console))
+def estimate(results: list[tuple[str, Estimate]], opts: Any) -> str:
+    """One estimate per profile (each under its label when there are several)."""
+
+    def draw(console: Console) -> None:
+        for i, (label, est) in enumerate(results):
+            if len(results) > 1:
+                if i:
+                    console.print()
+                console.print(Text(label, style="bold"))
+            render_estimate(est, console)
+
+    return _console_to_text(opts, draw)
 
 
 def check(report: Any, opts: Any) -> str:
