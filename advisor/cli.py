@@ -104,7 +104,9 @@ def recommend(
     rules: RulesOpt = None,
     catalog: CatalogOpt = None,
     no_flip: Annotated[bool, typer.Option("--no-flip", help="Skip the what-would-change-the-verdict search.")] = False,
-    explain: Annotated[bool, typer.Option("--explain", "-v", help="Text: every point with its source, every candidate, every setup command.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", "-v", help="Text: every point with its source, every candidate, every setup command.")
+    ] = False,
 ) -> None:
     """Verdict, explanation, estimate and setup path for each profile."""
     from advisor.api import recommend_files
@@ -116,9 +118,28 @@ def recommend(
 
 @app.command()
 def estimate(
-    files: Annotated[list[str], typer.Argument(help="Workload profile(s), YAML; FILE#N: the N-th document of a multi-document file.", show_default=False)],
-    accelerator: Annotated[str, typer.Option("--accelerator", "-a", help="Catalog id or alias (tpu-v6e, trillium, h100), TPU slice (v6e-8, v5p-128), machine type (a3-highgpu-8g, ct6e-standard-8t) or instance type (p5.48xlarge).")],
-    count: Annotated[int | None, typer.Option("--count", "-n", min=1, max=1_000_000, help="Chips/GPUs (per replica for inference); default: what a slice, machine or instance name fixes.")] = None,
+    files: Annotated[
+        list[str], typer.Argument(help="Workload profile(s), YAML; FILE#N: the N-th document of a multi-document file.", show_default=False)
+    ],
+    accelerator: Annotated[
+        str,
+        typer.Option(
+            "--accelerator",
+            "-a",
+            help="Catalog id or alias (tpu-v6e, trillium, h100), TPU slice (v6e-8, v5p-128), machine type (a3-highgpu-8g, "
+                 "ct6e-standard-8t) or instance type (p5.48xlarge).",
+        ),
+    ],
+    count: Annotated[
+        int | None,
+        typer.Option(
+            "--count",
+            "-n",
+            min=1,
+            max=1_000_000,
+            help="Chips/GPUs (per replica for inference); default: what a slice, machine or instance name fixes.",
+        ),
+    ] = None,
     fmt: Annotated[EstimateFormat, typer.Option("--format", "-f")] = "text",
     catalog: CatalogOpt = None,
 ) -> None:
@@ -148,8 +169,12 @@ def report(
     files: Annotated[list[Path], typer.Argument(help="Workload profile(s); several give one comparison report.", show_default=False)],
     output: Annotated[str, typer.Option("--output", "-o", help="Output file, or - for stdout.")] = "-",
     fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown (default) or json.")] = "markdown",
-    template: Annotated[Path | None, typer.Option("--template", help="Your own Jinja2 markdown template (same view model as the default).")] = None,
-    timestamp: Annotated[bool, typer.Option("--timestamp", help="Add the generation time (off by default: output is byte-identical).")] = False,
+    template: Annotated[
+        Path | None, typer.Option("--template", help="Your own Jinja2 markdown template (same view model as the default).")
+    ] = None,
+    timestamp: Annotated[
+        bool, typer.Option("--timestamp", help="Add the generation time (off by default: output is byte-identical).")
+    ] = False,
     rules: RulesOpt = None,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -180,17 +205,46 @@ class FailOn(StrEnum):
 
 @app.command()
 def check(
-    paths: Annotated[list[str], typer.Argument(help="Proposal files, directories (recursive *.yaml/*.yml/*.json/*.tf), globs, or - for standard input.", show_default=False)],
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            help="Proposal files, directories (recursive *.yaml/*.yml/*.json/*.tf), globs, or - for standard input.", show_default=False
+        ),
+    ],
     fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")] = "text",
-    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="Lowest severity that fails (exit 1); default from the policy, else error.")] = None,
+    fail_on: Annotated[
+        FailOn | None, typer.Option("--fail-on", help="Lowest severity that fails (exit 1); default from the policy, else error.")
+    ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the output to FILE (atomically) instead of stdout.")] = None,
-    baseline: Annotated[Path | None, typer.Option("--baseline", help="A previous --format json result, an old Terraform plan JSON or an old directory: report new and fixed findings, chips and cost before -> after.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="Policy file (default: .advisor.yaml or [tool.advisor] in pyproject.toml, searched upward).")] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="A previous --format json result, an old Terraform plan JSON or an old directory: report new and fixed findings, chips "
+                 "and cost before -> after.",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Policy file (default: .advisor.yaml or [tool.advisor] in pyproject.toml, searched upward)."),
+    ] = None,
     no_config: Annotated[bool, typer.Option("--no-config", help="Ignore policy files.")] = False,
-    policy: Annotated[Path | None, typer.Option("--policy", help="The policy to enforce, from outside the change under review (e.g. the base branch's .advisor.yaml): no policy file is searched for, and its relative rules/catalog paths resolve against the working directory.")] = None,
+    policy: Annotated[
+        Path | None,
+        typer.Option(
+            "--policy",
+            help="The policy to enforce, from outside the change under review (e.g. the base branch's .advisor.yaml): no policy file is "
+                 "searched for, and its relative rules/catalog paths resolve against the working directory.",
+        ),
+    ] = None,
     rules: RulesOpt = None,
     catalog: CatalogOpt = None,
-    max_cost_increase_percent: Annotated[float | None, typer.Option("--max-cost-increase-percent", min=0, help="Warn when the proposal costs more than the best alternative by this percent.")] = None,
+    max_cost_increase_percent: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost-increase-percent", min=0, help="Warn when the proposal costs more than the best alternative by this percent."
+        ),
+    ] = None,
     disable: Annotated[list[str] | None, typer.Option("--disable", help="Check rule id to disable (repeatable).")] = None,
 ) -> None:
     """CI gate: judge each proposal against the recommendation and the team's policy."""

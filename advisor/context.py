@@ -80,12 +80,20 @@ def check_accelerators(loaded: list[LoadedProfile], catalog: Catalog) -> None:
     for lp in loaded:
         prop = lp.profile.proposal
         if prop is not None and catalog.resolve(prop.accelerator) is None:
-            problems.append(lp.doc.problem(("proposal", "accelerator"), "proposal.accelerator: " + catalog.unknown_message(prop.accelerator)))
+            problems.append(
+                lp.doc.problem(("proposal", "accelerator"), "proposal.accelerator: " + catalog.unknown_message(prop.accelerator))
+            )
         for i, name in enumerate(lp.profile.deployment.accelerators or []):
             if catalog.resolve(name) is None:
-                problems.append(lp.doc.problem(("deployment", "accelerators", i), "deployment.accelerators: " + catalog.unknown_message(name)))
+                problems.append(
+                    lp.doc.problem(("deployment", "accelerators", i), "deployment.accelerators: " + catalog.unknown_message(name))
+                )
         for i, own in enumerate(lp.profile.deployment.owned or []):
             if catalog.resolve(own.accelerator) is None:
-                problems.append(lp.doc.problem(("deployment", "owned", i, "accelerator"), "deployment.owned: " + catalog.unknown_message(own.accelerator)))
+                problems.append(
+                    lp.doc.problem(
+                        ("deployment", "owned", i, "accelerator"), "deployment.owned: " + catalog.unknown_message(own.accelerator)
+                    )
+                )
     if problems:
         raise InputError(problems)

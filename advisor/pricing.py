@@ -89,7 +89,9 @@ def _row(fields: list[str], index: dict[str, int], raw: str, path: str, line: in
 
     region = get("Region").strip()
     if region and not REGION.fullmatch(region):
-        raise InputError.single(path, line, col("Region"), f"Region: {one_line(region)[:80]!r} is not a region name (letters, digits, '-', '_', '.')")
+        raise InputError.single(
+            path, line, col("Region"), f"Region: {one_line(region)[:80]!r} is not a region name (letters, digits, '-', '_', '.')"
+        )
     return Row(line, get("InstanceType").strip(), get("AcceleratorName").strip(), num("AcceleratorCount"),
                num("Price"), num("SpotPrice"), region, get("AvailabilityZone").strip(),
                {name: col(name) for name in ("Price", "SpotPrice", "Region", "InstanceType", "AcceleratorName")})
@@ -109,7 +111,9 @@ def read_rows(path: str) -> list[Row]:
     index = {name.strip(): i for i, name in enumerate(header)}
     missing = [c for c in REQUIRED if c not in index]
     if missing:
-        raise InputError.single(path, 1, 1, f"missing column(s) {', '.join(missing)}: expected SkyPilot's vms.csv header ({', '.join(REQUIRED)}, ...)")
+        raise InputError.single(
+            path, 1, 1, f"missing column(s) {', '.join(missing)}: expected SkyPilot's vms.csv header ({', '.join(REQUIRED)}, ...)"
+        )
     rows: list[Row] = []
     problems: list[Problem] = []
     last = reader.line_num
@@ -214,7 +218,9 @@ def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> Found:
     return found
 
 
-def _price_rows(found: Found, acc: Accelerator, cloud: str, source: str, as_of: str, path: str, problems: list[Problem]) -> list[dict[str, object]]:
+def _price_rows(
+    found: Found, acc: Accelerator, cloud: str, source: str, as_of: str, path: str, problems: list[Problem]
+) -> list[dict[str, object]]:
     """The override's price rows for ``acc``, each validated as a catalog price: a bad one is a
     problem at the CSV row and column it came from."""
     from pydantic import ValidationError
@@ -249,13 +255,22 @@ def _price_rows(found: Found, acc: Accelerator, cloud: str, source: str, as_of: 
                 for err in exc.errors():
                     field_name = str(err["loc"][0]) if err["loc"] else ""
                     csv_col = {"usd_per_chip_hour": column, "region": "Region", "note": "InstanceType"}.get(field_name, column)
-                    problems.append(Problem(path, origin.line, origin.cols.get(csv_col, 1), f"{csv_col}: {err['msg']} (as the catalog's {field_name} for {acc.id})"))
+                    problems.append(
+                        Problem(
+                            path,
+                            origin.line,
+                            origin.cols.get(csv_col, 1),
+                            f"{csv_col}: {err['msg']} (as the catalog's {field_name} for {acc.id})",
+                        )
+                    )
                 continue
             out.append(row)
     return out
 
 
-def build_override(path: str, catalog: Catalog, cloud: str, as_of: dt.date, *, regions: Iterable[str] = (), source_url: str | None = None) -> ImportResult:
+def build_override(
+    path: str, catalog: Catalog, cloud: str, as_of: dt.date, *, regions: Iterable[str] = (), source_url: str | None = None
+) -> ImportResult:
     """The override file's text for ``path``: prices only, for accelerators the catalog knows."""
     rows = read_rows(path)
     wanted = set(regions)
@@ -266,7 +281,10 @@ def build_override(path: str, catalog: Catalog, cloud: str, as_of: dt.date, *, r
     stamp = as_of.isoformat()
     source = f"S_IMPORT_{cloud.upper().replace('-', '_')}_{stamp.replace('-', '')}"
     ref: dict[str, object] = {"url": source_url} if source_url else {"path": path}
-    ref |= {"retrieved": stamp, "note": one_line(f"SkyPilot catalog CSV {path} for {cloud}, imported by `advisor catalog import`; prices as of {stamp}")}
+    ref |= {
+        "retrieved": stamp,
+        "note": one_line(f"SkyPilot catalog CSV {path} for {cloud}, imported by `advisor catalog import`; prices as of {stamp}"),
+    }
     accelerators: list[dict[str, object]] = []
     problems: list[Problem] = []
     for acc in catalog.accelerators.values():

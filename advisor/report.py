@@ -101,7 +101,10 @@ def price_break_even(rec: Recommendation, ctx: Context) -> str | None:
         return d.device == other
 
     if not wins(0.05):
-        return f"Even at 5% of today's {families.name(other)} prices the verdict stays {rec.device_name}: the rules, not the prices, decide it."
+        return (
+            f"Even at 5% of today's {families.name(other)} prices the verdict stays {rec.device_name}: "
+            "the rules, not the prices, decide it."
+        )
     lo, hi = 0.05, 1.0
     if wins(hi):
         return None
@@ -111,7 +114,10 @@ def price_break_even(rec: Recommendation, ctx: Context) -> str | None:
             lo = mid
         else:
             hi = mid
-    return f"{families.name(other)} would win if its prices were {lo:.0%} of today's catalog prices or less (a {1 - lo:.0%} discount, e.g. committed-use or negotiated)."
+    return (
+        f"{families.name(other)} would win if its prices were {lo:.0%} of today's catalog prices or less "
+        f"(a {1 - lo:.0%} discount, e.g. committed-use or negotiated)."
+    )
 
 
 # --------------------------------------------------------------------------- view model
@@ -191,19 +197,46 @@ def _workload_rows(p: Profile) -> list[tuple[str, str]]:
     workload.append(("model", f"{m.architecture}, {size}, {m.precision}" + (f", `{m.hf_id}`" if m.hf_id else "")))
     if p.training is not None and training:
         t = p.training
-        workload.append(("training", f"{t.tokens_b:g} B tokens, sequence {t.seq_len}, {t.method}" + (f", deadline {t.deadline_hours:g} h" if t.deadline_hours else "")))
+        workload.append(
+            (
+                "training",
+                f"{t.tokens_b:g} B tokens, sequence {t.seq_len}, {t.method}"
+                + (f", deadline {t.deadline_hours:g} h" if t.deadline_hours else ""),
+            )
+        )
     if p.inference is not None and not training:
         i = p.inference
         workload.append(("serving", f"{i.mode}, {i.peak_qps:g} requests/s at peak, {i.input_tokens} in / {i.output_tokens} out tokens"
                          + (f", p99 ≤ {i.latency_p99_ms:g} ms" if i.latency_p99_ms else "") + f", {i.hours_per_day:g} h/day"))
     sw = p.software
     flags = [n for n, v in (("custom CUDA kernels", sw.custom_cuda_kernels), ("dynamic shapes", sw.dynamic_shapes), ("fp64", sw.fp64)) if v]
-    workload.append(("software", f"{sw.framework}" + (f", serving with {sw.serving_stack}" if sw.serving_stack != "none" else "")
-                     + (f"; {', '.join(flags)}" if flags else "") + (f"; CUDA libraries: {', '.join(sw.cuda_libraries)}" if sw.cuda_libraries else "")))
+    workload.append(
+        (
+            "software",
+            f"{sw.framework}"
+            + (f", serving with {sw.serving_stack}" if sw.serving_stack != "none" else "")
+            + (f"; {', '.join(flags)}" if flags else "")
+            + (f"; CUDA libraries: {', '.join(sw.cuda_libraries)}" if sw.cuda_libraries else ""),
+        )
+    )
     dep = p.deployment
-    workload.append(("deployment", f"clouds {', '.join(dep.clouds)}" + (f", region {dep.region}" if dep.region else "") + f", {dep.pricing} prices" + (", edge devices" if dep.edge else "")))
+    workload.append(
+        (
+            "deployment",
+            f"clouds {', '.join(dep.clouds)}"
+            + (f", region {dep.region}" if dep.region else "")
+            + f", {dep.pricing} prices"
+            + (", edge devices" if dep.edge else ""),
+        )
+    )
     workload.append(("team", f"TPU experience {p.team.tpu_experience}, GPU experience {p.team.gpu_experience}"))
-    workload.append(("goal", f"optimise {p.goal.optimize}" + (f", budget {money(p.goal.budget_usd)}" + ("" if training else " per month") if p.goal.budget_usd else "")))
+    workload.append(
+        (
+            "goal",
+            f"optimise {p.goal.optimize}"
+            + (f", budget {money(p.goal.budget_usd)}" + ("" if training else " per month") if p.goal.budget_usd else ""),
+        )
+    )
     return workload
 
 
@@ -246,7 +279,11 @@ def _why_groups(rec: Recommendation) -> list[dict[str, Any]]:
             "points": f"{c.points:+.1f}", "rule": c.rule, "title": cell(c.title), "reason": cell(c.reason),
             "sources": ", ".join(source_link(s) for s in c.sources),
         })
-    return [{"device": d, "total": f"{rec.decision.scores[d.lower()]:+.1f}", "rows": groups[d]} for d in ("TPU", "GPU", "CPU", "EDGE") if d in groups]
+    return [
+        {"device": d, "total": f"{rec.decision.scores[d.lower()]:+.1f}", "rows": groups[d]}
+        for d in ("TPU", "GPU", "CPU", "EDGE")
+        if d in groups
+    ]
 
 
 def _setup_view(rec: Recommendation) -> dict[str, Any] | None:
@@ -271,8 +308,12 @@ def _verdict_view(rec: Recommendation) -> dict[str, Any]:
             verdict["time"] = f"{hours(est.hours)} (range {hours(est.hours_low)} – {hours(est.hours_high)})"
             verdict["cost"] = f"{money(est.cost_usd)} (range {money(est.cost_low)} – {money(est.cost_high)})"
         else:
-            verdict["time"] = f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
-            verdict["cost"] = f"{money(est.cost_usd)} per month (range {money(est.cost_low)} – {money(est.cost_high)}), {per_unit(est.unit_cost)}"
+            verdict["time"] = (
+                f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
+            )
+            verdict["cost"] = (
+                f"{money(est.cost_usd)} per month (range {money(est.cost_low)} – {money(est.cost_high)}), {per_unit(est.unit_cost)}"
+            )
     return verdict
 
 
@@ -292,7 +333,10 @@ def _why_paragraph(rec: Recommendation) -> str:
     if top:
         text += " The strongest reasons: " + "; ".join(c.reason.rstrip(".") for c in top) + "."
     if rec.estimate is not None:
-        text += f" Of every catalog configuration, {rec.estimate.accelerator} × {rec.estimate.count} is the best feasible one for goal “{rec.profile.goal.optimize}”."
+        text += (
+            f" Of every catalog configuration, {rec.estimate.accelerator} × {rec.estimate.count} "
+            f"is the best feasible one for goal “{rec.profile.goal.optimize}”."
+        )
     return text
 
 
@@ -304,16 +348,34 @@ def _assumptions(rec: Recommendation, ctx: Context) -> list[str]:
         a = est.assumptions
         if est.mode == "training":
             mfu = a["mfu"]
-            out.append(f"Training FLOPs {a['flops']} ({a['flops_formula']}); model FLOPs utilisation {mfu['low']:.0%} / {mfu['expected']:.0%} / {mfu['high']:.0%} (low/expected/high) for stack `{a['stack']}` (sources: {', '.join(mfu['source'])}).")
-            out.append(f"Peak {a['peak_tflops_per_chip']} TFLOP/s per chip; scaling efficiency {a['scaling_efficiency']:.0%} at {est.count} chips; small-model factor {a['small_model_factor']}; start-up and compile {hours(a['startup_hours'])}.")
-            out.append(f"Memory: {a['memory']['sharding']}; {est.memory_per_chip_gb:,.1f} GB needed per chip of {est.memory_capacity_gb:,.1f} GB.")
+            out.append(
+                f"Training FLOPs {a['flops']} ({a['flops_formula']}); model FLOPs utilisation {mfu['low']:.0%} / {mfu['expected']:.0%} / "
+                f"{mfu['high']:.0%} (low/expected/high) for stack `{a['stack']}` (sources: {', '.join(mfu['source'])})."
+            )
+            out.append(
+                f"Peak {a['peak_tflops_per_chip']} TFLOP/s per chip; scaling efficiency {a['scaling_efficiency']:.0%} at {est.count} "
+                f"chips; small-model factor {a['small_model_factor']}; start-up and compile {hours(a['startup_hours'])}."
+            )
+            out.append(
+                f"Memory: {a['memory']['sharding']}; {est.memory_per_chip_gb:,.1f} GB needed per chip of {est.memory_capacity_gb:,.1f} GB."
+            )
         else:
             bw, pre = a["decode_bandwidth_utilisation"], a["prefill_mfu"]
-            out.append(f"Decode is memory-bandwidth-bound at {bw['low']:.0%} / {bw['expected']:.0%} / {bw['high']:.0%} of peak bandwidth; prefill compute-bound at {pre['low']:.0%} / {pre['expected']:.0%} / {pre['high']:.0%} of peak (sources: {', '.join(bw['source'] + pre['source'])}).")
-            out.append(f"{a['latency_model']}; tensor parallel {a['tensor_parallel']} per replica; {a['hours_per_month']:g} hours per month; $/M tokens counts {a['usd_per_million_tokens_basis']}.")
+            out.append(
+                f"Decode is memory-bandwidth-bound at {bw['low']:.0%} / {bw['expected']:.0%} / {bw['high']:.0%} of peak bandwidth; "
+                f"prefill compute-bound at {pre['low']:.0%} / {pre['expected']:.0%} / {pre['high']:.0%} of peak (sources: "
+                f"{', '.join(bw['source'] + pre['source'])})."
+            )
+            out.append(
+                f"{a['latency_model']}; tensor parallel {a['tensor_parallel']} per replica; {a['hours_per_month']:g} hours per month; "
+                f"$/M tokens counts {a['usd_per_million_tokens_basis']}."
+            )
             mem = a["memory"]
             if "kv_cache_mb_per_token" in mem:
-                out.append(f"Weights {mem['weights_gb']} GB; KV cache {mem['kv_cache_mb_per_token']} MB per token; {100 * a['serving_memory_fraction']:.0f}% of memory usable.")
+                out.append(
+                    f"Weights {mem['weights_gb']} GB; KV cache {mem['kv_cache_mb_per_token']} MB per token; "
+                    f"{100 * a['serving_memory_fraction']:.0f}% of memory usable."
+                )
             else:
                 out.append(f"Weights {mem['weights_gb']} GB; per-request FLOPs {mem['request_flops']} ({mem['request_model']}).")
         if est.usd_per_chip_hour is not None:
@@ -321,13 +383,26 @@ def _assumptions(rec: Recommendation, ctx: Context) -> list[str]:
             price = acc.price(list(rec.profile.deployment.clouds), est.price_kind or "on-demand", rec.profile.deployment.region)
             when = f", as of {price.as_of.isoformat()}" if price else ""
             region = f", {price.region}" if price and price.region else ""
-            basis = ("purchase amortised plus power and hosting, catalog `onprem` defaults or deployment.onprem" if est.price_kind == "on-prem (amortised)"
-                     else "power and hosting only, catalog `onprem` defaults or deployment.onprem") if est.price_cloud == "on-prem" else "GPU prices include the host VM"
-            out.append(f"Price {money(est.usd_per_chip_hour)} per chip-hour ({est.price_kind if est.price_cloud == 'on-prem' else f'{est.price_cloud} {est.price_kind}'}{region}{when}; {basis}).")
+            basis = (
+                (
+                    "purchase amortised plus power and hosting, catalog `onprem` defaults or deployment.onprem"
+                    if est.price_kind == "on-prem (amortised)"
+                    else "power and hosting only, catalog `onprem` defaults or deployment.onprem"
+                )
+                if est.price_cloud == "on-prem"
+                else "GPU prices include the host VM"
+            )
+            out.append(
+                f"Price {money(est.usd_per_chip_hour)} per chip-hour "
+                f"({est.price_kind if est.price_cloud == 'on-prem' else f'{est.price_cloud} {est.price_kind}'}{region}{when}; {basis})."
+            )
         approx = a.get("model_shape", {}).get("approximated") or a.get("memory", {}).get("model_shape", {}).get("approximated")
         if approx:
             out.append(f"Not given and approximated from params_b: {', '.join(approx)}.")
-    out.append(f"Catalog as of {rec.catalog_as_of}; estimator constants: {len(c.estimator.training_mfu)} utilisation rows, each sourced (`advisor catalog --format json`, `rules/estimator.yaml`).")
+    out.append(
+        f"Catalog as of {rec.catalog_as_of}; estimator constants: {len(c.estimator.training_mfu)} utilisation rows, each sourced "
+        "(`advisor catalog --format json`, `rules/estimator.yaml`)."
+    )
     return out
 
 
@@ -376,14 +451,20 @@ def render(recs: list[Recommendation], ctx: Context, *, template: str | None = N
     reports = [view(r, ctx) for r in recs]
     comparison = None
     if len(recs) > 1:
-        comparison = [{
-            "name": cell(r.profile.name), "profile": one_line(r.label), "profile_code": md_code(r.label, table=True), "device": r.device.upper(),
-            "config": f"{r.estimate.accelerator} × {r.estimate.count}" if r.estimate else "–",
-            "time": (hours(r.estimate.hours) if r.profile.is_training else f"{r.estimate.latency_ms:,.0f} ms") if r.estimate else "–",
-            "cost": (money(r.estimate.cost_usd) + ("" if r.profile.is_training else "/month")) if r.estimate else "–",
-            "confidence": f"{r.confidence:.2f}",
-            "setup": r.setup.path.id if r.setup else "–",
-        } for r in recs]
+        comparison = [
+            {
+                "name": cell(r.profile.name),
+                "profile": one_line(r.label),
+                "profile_code": md_code(r.label, table=True),
+                "device": r.device.upper(),
+                "config": f"{r.estimate.accelerator} × {r.estimate.count}" if r.estimate else "–",
+                "time": (hours(r.estimate.hours) if r.profile.is_training else f"{r.estimate.latency_ms:,.0f} ms") if r.estimate else "–",
+                "cost": (money(r.estimate.cost_usd) + ("" if r.profile.is_training else "/month")) if r.estimate else "–",
+                "confidence": f"{r.confidence:.2f}",
+                "setup": r.setup.path.id if r.setup else "–",
+            }
+            for r in recs
+        ]
     context = {"reports": reports, "comparison": comparison, "version": __version__, "timestamp": timestamp}
     if template is None:
         text: str = _environment().get_template(DEFAULT_TEMPLATE).render(**context)

@@ -61,6 +61,10 @@ def run_rule(rule: Rule) -> list[CaseResult]:
                 out.append(CaseResult(rule.id, kind, i, False, f"example is not a valid profile: {loc}: {first['msg']}"))
                 continue
             got = evaluate(rule.when, FieldReader(profile))
-            detail = "" if got == expected else f"expected the rule {'to fire' if expected else 'not to fire'}, it {'fired' if got else 'did not fire'}"
+            detail = (
+                ""
+                if got == expected
+                else f"expected the rule {'to fire' if expected else 'not to fire'}, it {'fired' if got else 'did not fire'}"
+            )
             out.append(CaseResult(rule.id, kind, i, got == expected, detail))
     return out

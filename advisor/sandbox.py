@@ -249,7 +249,9 @@ def environment(files: TemplateFiles) -> Any:
             if operator == "%" and isinstance(left, str):
                 _check_percent(left)
             if operator == "*":
-                size = max(len(left) if isinstance(left, (str, list, tuple)) else 0, len(right) if isinstance(right, (str, list, tuple)) else 0)
+                size = max(
+                    len(left) if isinstance(left, (str, list, tuple)) else 0, len(right) if isinstance(right, (str, list, tuple)) else 0
+                )
                 count = right if isinstance(right, int) else left if isinstance(left, int) else 1
                 limit = MAX_OUTPUT_CHARS if isinstance(left, str) or isinstance(right, str) else MAX_RANGE_ITEMS
                 if size and isinstance(count, int) and size * count > limit:

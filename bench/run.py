@@ -181,7 +181,12 @@ def main() -> None:
         files = generate(args.proposals, tmp / "n")
         generate(args.proposals, tmp / "d", distinct=True)
         mixed = generate_mixed(args.proposals, tmp / "m")
-        parse = [PY, "-c", "import sys, yaml\nfor f in sys.argv[1:]:\n    yaml.load(open(f).read(), Loader=yaml.CSafeLoader)\n", *map(str, files)]
+        parse = [
+            PY,
+            "-c",
+            "import sys, yaml\nfor f in sys.argv[1:]:\n    yaml.load(open(f).read(), Loader=yaml.CSafeLoader)\n",
+            *map(str, files),
+        ]
         check = [*ADVISOR, "check", str(tmp / "n"), "--format", "json", "--fail-on", "never", "--no-config"]
         startup = interleaved({
             "import line": ([PY, "-c", "import typer, pydantic, rich, yaml"], env),
@@ -193,23 +198,43 @@ def main() -> None:
             "recommend json, catalog x3": ([*ADVISOR, "recommend", PROFILE, "--format", "json", "--catalog", str(grown)], env),
         }, args.runs)
         rounds = max(3, args.runs // 3)
-        bulk = interleaved({
-            f"parse {len(files)}": (parse, one),
-            f"check {len(files)}, one core": (check, one),
-            f"check {len(files)}, all cores": (check, env),
-            f"check {len(files)}, one core, catalog x3": ([*check, "--catalog", str(grown)], one),
-            f"check {len(files)}, one core, catalog as override": ([*check, "--catalog", str(same)], one),
-            f"check {len(files)}, one core, distinct workloads": ([*ADVISOR, "check", str(tmp / "d"), "--format", "json", "--fail-on", "never", "--no-config"], one),
-            f"check {mixed} mixed real-format files, all cores": ([*ADVISOR, "check", str(tmp / "m"), "--format", "json", "--fail-on", "never", "--no-config"], env),
-        }, rounds)
+        bulk = interleaved(
+            {
+                f"parse {len(files)}": (parse, one),
+                f"check {len(files)}, one core": (check, one),
+                f"check {len(files)}, all cores": (check, env),
+                f"check {len(files)}, one core, catalog x3": ([*check, "--catalog", str(grown)], one),
+                f"check {len(files)}, one core, catalog as override": ([*check, "--catalog", str(same)], one),
+                f"check {len(files)}, one core, distinct workloads": (
+                    [*ADVISOR, "check", str(tmp / "d"), "--format", "json", "--fail-on", "never", "--no-config"],
+                    one,
+                ),
+                f"check {mixed} mixed real-format files, all cores": (
+                    [*ADVISOR, "check", str(tmp / "m"), "--format", "json", "--fail-on", "never", "--no-config"],
+                    env,
+                ),
+            },
+            rounds,
+        )
         scale: dict[str, dict[str, Any]] = {}
         if args.scale and args.scale > args.proposals:
             big = generate(args.scale, tmp / "big")
-            parse_big = [PY, "-c", "import sys, yaml\nfor f in sys.argv[1:]:\n    yaml.load(open(f).read(), Loader=yaml.CSafeLoader)\n", *map(str, big)]
-            scale = interleaved({
-                f"parse {len(big)}": (parse_big, one),
-                f"check {len(big)}, one core": ([*ADVISOR, "check", str(tmp / "big"), "--format", "json", "--fail-on", "never", "--no-config"], one),
-            }, 1)
+            parse_big = [
+                PY,
+                "-c",
+                "import sys, yaml\nfor f in sys.argv[1:]:\n    yaml.load(open(f).read(), Loader=yaml.CSafeLoader)\n",
+                *map(str, big),
+            ]
+            scale = interleaved(
+                {
+                    f"parse {len(big)}": (parse_big, one),
+                    f"check {len(big)}, one core": (
+                        [*ADVISOR, "check", str(tmp / "big"), "--format", "json", "--fail-on", "never", "--no-config"],
+                        one,
+                    ),
+                },
+                1,
+            )
         split = phases(env, max(3, args.runs // 2))
         split_grown = phases(env, max(3, args.runs // 2), grown)
     finally:
@@ -230,9 +255,12 @@ def main() -> None:
         "check_mixed_formats_wall_s_all_cores": med[f"check {mixed} mixed real-format files, all cores"],
         "check_work_ms_per_proposal_one_core_distinct": 1000 * (med[f"check {n}, one core, distinct workloads"] - med[f"parse {n}"]) / n,
         "recommend_growth_x3": med["recommend json, catalog x3"] / med["recommend json, catalog as override"],
-        "check_growth_x3": (med[f"check {n}, one core, catalog x3"] - med[f"parse {n}"]) / max(med[f"check {n}, one core, catalog as override"] - med[f"parse {n}"], 1e-9),
+        "check_growth_x3": (med[f"check {n}, one core, catalog x3"] - med[f"parse {n}"])
+        / max(med[f"check {n}, one core, catalog as override"] - med[f"parse {n}"], 1e-9),
         # the target's runs: recommend, and check up to --proposals files; the --scale run reported apart
-        "peak_rss_mib": max(r["peak_rss_mib"] for r in [*startup.values(), *bulk.values()] if str(r["name"]).startswith(("recommend", "check"))),
+        "peak_rss_mib": max(
+            r["peak_rss_mib"] for r in [*startup.values(), *bulk.values()] if str(r["name"]).startswith(("recommend", "check"))
+        ),
     }
     if scale:
         nb = args.scale
@@ -250,7 +278,12 @@ def main() -> None:
         ("check work per proposal, one core (ms)", work_ms, 1.5, ""),
         ("  the same, every workload distinct (ms)", ratios["check_work_ms_per_proposal_one_core_distinct"], 1.5, ""),
         (f"check {n} proposals wall, all cores (s)", ratios["check_wall_s_all_cores"], 5.0 * n / 1000, ""),
-        (f"check {mixed} mixed real-format files wall, all cores (s)", ratios["check_mixed_formats_wall_s_all_cores"], 5.0 * mixed / 1000, ""),
+        (
+            f"check {mixed} mixed real-format files wall, all cores (s)",
+            ratios["check_mixed_formats_wall_s_all_cores"],
+            5.0 * mixed / 1000,
+            "",
+        ),
         ("recommend, catalog x3 / today's", ratios["recommend_growth_x3"], 1.3, "x"),
         ("check work, catalog x3 / today's", ratios["check_growth_x3"], 1.3, "x"),
         (f"peak RSS, recommend and check up to {n} (MiB)", ratios["peak_rss_mib"], 120 / 1.048576, ""),
@@ -258,10 +291,19 @@ def main() -> None:
     for what, value, target, unit in targets:
         print(f"{what:44s} {value:8.2f}{unit:1s}  target <= {target:g}{unit}  {'met' if value <= target else 'MISSED'}")
     if scale:
-        print(f"check work per proposal at {args.scale}: {ratios['check_work_ms_per_proposal_at_scale']:.2f} ms; slope {ratios['check_slope_ms_per_proposal']:.2f} ms/proposal (linear when close to the figure at {n})")
-        print(f"peak RSS of check over {args.scale} proposals: {ratios['peak_rss_mib_at_scale']:.1f} MiB (the report holds every result until it is written)")
+        print(
+            f"check work per proposal at {args.scale}: {ratios['check_work_ms_per_proposal_at_scale']:.2f} ms; slope "
+            f"{ratios['check_slope_ms_per_proposal']:.2f} ms/proposal (linear when close to the figure at {n})"
+        )
+        print(
+            f"peak RSS of check over {args.scale} proposals: {ratios['peak_rss_mib_at_scale']:.1f} MiB (the report holds every result "
+            "until it is written)"
+        )
     print(f"recommend json without bytecode (every module compiled each run) / floor: {ratios['recommend_json_no_bytecode_vs_floor']:.2f}x")
-    print(f"floor / import line: {ratios['floor_vs_import_line']:.2f}x; recommend json / import line: {ratios['recommend_json_vs_import_line']:.2f}x")
+    print(
+        f"floor / import line: {ratios['floor_vs_import_line']:.2f}x; recommend json / import line: "
+        f"{ratios['recommend_json_vs_import_line']:.2f}x"
+    )
     print("\nper-phase split of one cold recommend (seconds, median; today's catalog | catalog x3):")
     for k in split:
         print(f"  {k:20s} {split[k]:7.3f}  {split_grown[k]:7.3f}")

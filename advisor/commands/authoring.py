@@ -206,7 +206,10 @@ def starter_profile(a: Answers, label: str = "workload.yaml") -> str:
         w.field("training.deadline_hours", example="72")
         w.field("training.global_batch", example="512")
         w.lines.append("")
-        w.comment("For task: inference, replace the training: block with an inference: block (peak_qps, input_tokens, output_tokens, latency_p99_ms).")
+        w.comment(
+            "For task: inference, replace the training: block with an inference: block (peak_qps, input_tokens, output_tokens, "
+            "latency_p99_ms)."
+        )
     else:
         w.section("inference")
         w.field("inference.mode", "online")
@@ -217,7 +220,10 @@ def starter_profile(a: Answers, label: str = "workload.yaml") -> str:
         w.field("inference.hours_per_day", 24)
         w.field("inference.steps", example="30")
         w.lines.append("")
-        w.comment("For task: training or fine-tuning, replace the inference: block with a training: block (tokens_b, seq_len, method, deadline_hours).")
+        w.comment(
+            "For task: training or fine-tuning, replace the inference: block with a training: block (tokens_b, seq_len, method, "
+            "deadline_hours)."
+        )
 
     w.section("software")
     w.field("software.framework", a.framework)
@@ -314,11 +320,27 @@ def _number(value: float) -> str:
 def init_cmd(
     path: Annotated[str, typer.Argument(help="File to write ('-' prints to stdout).")] = "workload.yaml",
     task: Annotated[TaskChoice | None, typer.Option("--task", "-t", help="What the accelerators will do.", show_default=False)] = None,
-    params_b: Annotated[float | None, typer.Option("--params-b", "-p", help="Model size, billions of parameters [default: 8].", show_default=False)] = None,
-    framework: Annotated[FrameworkChoice | None, typer.Option("--framework", help="Model framework [default: pytorch].", show_default=False)] = None,
-    clouds: Annotated[str | None, typer.Option("--clouds", help="Clouds you may use, comma-separated: gcp,aws,azure,oci,on-prem [default: gcp].", show_default=False)] = None,
-    qps: Annotated[float | None, typer.Option("--qps", help="Inference: peak requests per second [default: 10].", show_default=False)] = None,
-    tokens_b: Annotated[float | None, typer.Option("--tokens-b", help="Training: tokens over the whole run, billions [default: 20 per parameter; fine-tuning 1].", show_default=False)] = None,
+    params_b: Annotated[
+        float | None, typer.Option("--params-b", "-p", help="Model size, billions of parameters [default: 8].", show_default=False)
+    ] = None,
+    framework: Annotated[
+        FrameworkChoice | None, typer.Option("--framework", help="Model framework [default: pytorch].", show_default=False)
+    ] = None,
+    clouds: Annotated[
+        str | None,
+        typer.Option("--clouds", help="Clouds you may use, comma-separated: gcp,aws,azure,oci,on-prem [default: gcp].", show_default=False),
+    ] = None,
+    qps: Annotated[
+        float | None, typer.Option("--qps", help="Inference: peak requests per second [default: 10].", show_default=False)
+    ] = None,
+    tokens_b: Annotated[
+        float | None,
+        typer.Option(
+            "--tokens-b",
+            help="Training: tokens over the whole run, billions [default: 20 per parameter; fine-tuning 1].",
+            show_default=False,
+        ),
+    ] = None,
     domain: Annotated[DomainChoice | None, typer.Option("--domain", "-d", help="Kind of model [default: llm].", show_default=False)] = None,
     name: Annotated[str | None, typer.Option("--name", help="Workload name [default: from the file name].", show_default=False)] = None,
     no_input: Annotated[bool, typer.Option("--no-input", help="Ask nothing, even on a terminal: flags and defaults only.")] = False,

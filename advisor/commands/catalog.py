@@ -42,10 +42,17 @@ def catalog_cmd(
 
 @catalog_app.command("import")
 def import_cmd(
-    csv_file: Annotated[Path, typer.Argument(help="A SkyPilot catalog CSV (skypilot-catalog catalogs/v8/<cloud>/vms.csv schema).", show_default=False)],
-    cloud: Annotated[str, typer.Option("--cloud", help="The cloud the CSV prices (a cloud of rules/clouds.yaml with a price_catalog).", show_default=False)],
+    csv_file: Annotated[
+        Path, typer.Argument(help="A SkyPilot catalog CSV (skypilot-catalog catalogs/v8/<cloud>/vms.csv schema).", show_default=False)
+    ],
+    cloud: Annotated[
+        str,
+        typer.Option("--cloud", help="The cloud the CSV prices (a cloud of rules/clouds.yaml with a price_catalog).", show_default=False),
+    ],
     output: Annotated[Path, typer.Option("--output", "-o", help="The override file to write (use it with --catalog).", show_default=False)],
-    as_of: Annotated[str | None, typer.Option("--as-of", help="Date of the prices, YYYY-MM-DD (default: the file's modification date).")] = None,
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="Date of the prices, YYYY-MM-DD (default: the file's modification date).")
+    ] = None,
     region: Annotated[list[str] | None, typer.Option("--region", help="Import only this region (repeatable).")] = None,
     source_url: Annotated[str | None, typer.Option("--source-url", help="Where the CSV came from, recorded as the prices' source.")] = None,
     catalog: CatalogOpt = None,

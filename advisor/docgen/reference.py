@@ -252,7 +252,14 @@ def check_rules_md() -> str:
     ]
     for scope, what in SCOPES.items():
         rules = sorted((r for r in CHECK_RULES.values() if r.scope == scope), key=lambda r: r.id)
-        lines += [f"## {scope.capitalize()} rules", "", f"Read from {what}.", "", "| id | severity | title | checked in |", "|---|---|---|---|"]
+        lines += [
+            f"## {scope.capitalize()} rules",
+            "",
+            f"Read from {what}.",
+            "",
+            "| id | severity | title | checked in |",
+            "|---|---|---|---|",
+        ]
         lines += [f"| [`{r.id}`](#{r.id}) | {r.severity} | {_md(r.title)} | `{r.where}` |" for r in rules]
         lines.append("")
         for r in rules:

@@ -33,29 +33,42 @@ FIELD_DOCS: dict[str, str] = {
     "model.layers": "Number of layers; estimated from params_b when absent.",
     "model.hidden_size": "Hidden (model) dimension; estimated from params_b when absent.",
     "model.kv_heads": "Key/value heads (grouped-query attention); sizes the KV cache.",
-    "model.experts_per_token": "Mixture of experts: routed experts each token goes to (top-k), which sizes the expert-parallel all-to-all of a serving replica spread over several chips. Default 2 (Mixtral); DeepSeek-V3 and Qwen3-MoE route to 8.",
-    "model.attention": "Attention format, which sets the KV cache per token (optional; absent: grouped-query attention with model.kv_heads).",
-    "model.attention.kind": "gqa (default) or mha: 2 x layers x kv_heads x head_dim values per token; mla (DeepSeek-V2/V3 multi-head latent attention): layers x (kv_lora_rank + rope_dim) values; sliding: like gqa, but windowed layers keep at most `window` tokens.",
-    "model.attention.kv_heads": "Key/value heads (overrides model.kv_heads). Default: 8 for models of 7B parameters or more, else one per 128 of hidden size (full attention).",
+    "model.experts_per_token": "Mixture of experts: routed experts each token goes to (top-k), which sizes the expert-parallel "
+                               "all-to-all of a serving replica spread over several chips. Default 2 (Mixtral); DeepSeek-V3 and "
+                               "Qwen3-MoE route to 8.",
+    "model.attention": "Attention format, which sets the KV cache per token (optional; absent: grouped-query attention with "
+                       "model.kv_heads).",
+    "model.attention.kind": "gqa (default) or mha: 2 x layers x kv_heads x head_dim values per token; mla (DeepSeek-V2/V3 multi-head "
+                            "latent attention): layers x (kv_lora_rank + rope_dim) values; sliding: like gqa, but windowed layers keep "
+                            "at most `window` tokens.",
+    "model.attention.kv_heads": "Key/value heads (overrides model.kv_heads). Default: 8 for models of 7B parameters or more, else one "
+                                "per 128 of hidden size (full attention).",
     "model.attention.head_dim": "Dimension of one attention head. Default 128 (Llama, Mistral, Qwen, Gemma-2).",
     "model.attention.kv_lora_rank": "MLA: dimension of the cached key/value latent. Default 512 (DeepSeek-V2 and V3).",
     "model.attention.rope_dim": "MLA: dimension of the decoupled RoPE key cached beside the latent. Default 64 (DeepSeek-V2 and V3).",
-    "model.attention.window": "Sliding window: tokens each windowed layer attends to and caches (Mistral 7B v0.1: 4096; Gemma 3 local layers: 1024). Default 4096.",
-    "model.attention.sliding_fraction": "Sliding window: share of layers that are windowed; the rest attend to the whole context (Gemma 3: 5/6). Default 1.",
+    "model.attention.window": "Sliding window: tokens each windowed layer attends to and caches (Mistral 7B v0.1: 4096; Gemma 3 local "
+                              "layers: 1024). Default 4096.",
+    "model.attention.sliding_fraction": "Sliding window: share of layers that are windowed; the rest attend to the whole context (Gemma "
+                                        "3: 5/6). Default 1.",
     "model.context_tokens": "Maximum context length, tokens.",
-    "model.flops_per_sample": "FLOPs of one forward pass over one sample (an image, a row); training counts 3x per sample. ResNet-152 at 224x224: ~23e9.",
+    "model.flops_per_sample": "FLOPs of one forward pass over one sample (an image, a row); training counts 3x per sample. ResNet-152 at "
+                              "224x224: ~23e9.",
     "model.hf_id": "Hugging Face model id, used in the setup commands (for example meta-llama/Llama-3.1-8B-Instruct).",
-    "model.family": "A known architecture (resnet-152, vit-b-16, yolov8x, sdxl, whisper-large-v3, bert-base, ...; docs/reference/model-families.md): its sourced FLOPs per sample replace the parameter-based guess.",
-    "model.embeddings": "Recommendation models: the embedding tables, held in accelerator memory sharded over the chips, read per sample and exchanged all-to-all.",
+    "model.family": "A known architecture (resnet-152, vit-b-16, yolov8x, sdxl, whisper-large-v3, bert-base, ...; "
+                    "docs/reference/model-families.md): its sourced FLOPs per sample replace the parameter-based guess.",
+    "model.embeddings": "Recommendation models: the embedding tables, held in accelerator memory sharded over the chips, read per sample "
+                        "and exchanged all-to-all.",
     "model.embeddings.rows": "Rows over all embedding tables.",
     "model.embeddings.dim": "Embedding dimension (values per row).",
     "model.embeddings.lookups_per_sample": "Rows read per sample over all tables (multi-hot features count each id).",
-    "model.embeddings.tables": "Pooled vectors per sample exchanged all-to-all (usually the number of tables); lookups_per_sample when absent.",
+    "model.embeddings.tables": "Pooled vectors per sample exchanged all-to-all (usually the number of tables); lookups_per_sample when "
+                               "absent.",
     "model.embeddings.precision": "Precision of the tables; model.precision when absent.",
     "model.traits": "Properties of the computation that matter for TPUs (irregular access, custom ops, host I/O).",
     "training": "Required when task is training or fine-tuning.",
     "training.tokens_b": "Tokens processed over the whole run, billions (epochs x dataset tokens).",
-    "training.samples": "Non-token workloads: samples processed over the whole run (images x epochs); replaces tokens_b, with FLOPs from model.flops_per_sample.",
+    "training.samples": "Non-token workloads: samples processed over the whole run (images x epochs); replaces tokens_b, with FLOPs from "
+                        "model.flops_per_sample.",
     "training.seq_len": "Sequence length, tokens.",
     "training.method": "Full training, or parameter-efficient fine-tuning (LoRA, QLoRA).",
     "training.epochs": "With samples: passes over them (samples is then one epoch); absent: samples is the whole run.",
@@ -72,7 +85,9 @@ FIELD_DOCS: dict[str, str] = {
     "inference.latency_p99_ms": "End-to-end latency target per request (p99), milliseconds.",
     "inference.hours_per_day": "Hours per day the service runs; prices the month.",
     "inference.steps": "Diffusion models: denoising steps per request.",
-    "inference.kv_cache_dtype": "Precision of the KV cache, a serving flag independent of the weights (vLLM/SGLang --kv-cache-dtype): auto (default) stores it in 1 byte for fp8/int8/int4 weights and 2 otherwise; fp8 or int8 halve a bf16 cache.",
+    "inference.kv_cache_dtype": "Precision of the KV cache, a serving flag independent of the weights (vLLM/SGLang --kv-cache-dtype): "
+                                "auto (default) stores it in 1 byte for fp8/int8/int4 weights and 2 otherwise; fp8 or int8 halve a bf16 "
+                                "cache.",
     "inference.min_replicas": "Replicas kept running whatever the load (availability, zones); priced even when the peak needs fewer.",
     "software": "Framework, serving stack and CUDA dependencies.",
     "software.framework": "Training or model framework.",
@@ -80,24 +95,38 @@ FIELD_DOCS: dict[str, str] = {
     "software.custom_cuda_kernels": "Hand-written CUDA/Triton kernels on the hot path (must be ported for TPUs).",
     "software.dynamic_shapes": "Tensor shapes change from step to step (forces XLA recompiles on TPUs).",
     "software.fp64": "Needs double precision (TPUs have none).",
-    "software.cuda_libraries": "GPU libraries the code uses; where one has no kernels for a family (docs/reference/software.md) that family is excluded unless accept_equivalents.",
-    "software.accept_equivalents": "Size families where a hot-path library does not run with its nearest equivalent (bf16 LoRA for QLoRA on TPU) instead of excluding them.",
+    "software.cuda_libraries": "GPU libraries the code uses; where one has no kernels for a family (docs/reference/software.md) that "
+                               "family is excluded unless accept_equivalents.",
+    "software.accept_equivalents": "Size families where a hot-path library does not run with its nearest equivalent (bf16 LoRA for QLoRA "
+                                   "on TPU) instead of excluding them.",
     "deployment": "Where the workload may run.",
     "deployment.clouds": "Clouds the team may use (TPUs need gcp).",
     "deployment.edge": "Runs on phones, cars or IoT devices rather than in a data centre.",
     "deployment.region": "Preferred cloud region, used in prices and setup commands.",
     "deployment.pricing": "Price kind used for costs.",
     "deployment.accelerators": "Only these catalog ids are considered (aliases accepted); a family with none listed is excluded.",
-    "deployment.owned": "Hardware the team already has: the run is sized within it first, costed at its running cost only (power and hosting, price kind 'owned (running cost)'; chip-hours where the chip's power is not in the catalog), and other configurations are suggested only when it is not enough.",
+    "deployment.owned": "Hardware the team already has: the run is sized within it first, costed at its running cost only (power and "
+                        "hosting, price kind 'owned (running cost)'; chip-hours where the chip's power is not in the catalog), and other "
+                        "configurations are suggested only when it is not enough.",
     "deployment.owned[].accelerator": "Catalog id of an owned accelerator (aliases accepted).",
     "deployment.owned[].count": "How many of that accelerator the team owns (chips, not nodes).",
-    "deployment.local": "One machine the user owns (a workstation, a laptop): sized on local devices (workstation GPUs, Apple silicon) and the CPU, costed at the machine's running cost (power at the local PUE, no hosting; price kind 'owned (running cost)').",
-    "deployment.onprem": "What owning hardware costs, overriding the catalog's sourced defaults (`advisor catalog --format json` shows them): on-prem chips are priced at (purchase / amortisation + hosting) / utilisation + TDP x PUE x $/kWh (price kind 'on-prem (amortised)'); owned and local ones at the running cost only.",
+    "deployment.local": "One machine the user owns (a workstation, a laptop): sized on local devices (workstation GPUs, Apple silicon) "
+                        "and the CPU, costed at the machine's running cost (power at the local PUE, no hosting; price kind 'owned "
+                        "(running cost)').",
+    "deployment.onprem": "What owning hardware costs, overriding the catalog's sourced defaults (`advisor catalog --format json` shows "
+                         "them): on-prem chips are priced at (purchase / amortisation + hosting) / utilisation + TDP x PUE x $/kWh "
+                         "(price kind 'on-prem (amortised)'); owned and local ones at the running cost only.",
     "deployment.onprem.usd_per_kwh": "Electricity price in USD per kWh (default: the catalog's, from EIA commercial-sector prices).",
-    "deployment.onprem.pue": "Power usage effectiveness of the data centre, >= 1 (default: the catalog's, from the Uptime Institute survey; local machines use 1.0 unless this is set).",
-    "deployment.onprem.amortisation_years": "Years over which the purchase price is spread (per used hour: see utilisation) (default: the catalog's, from hyperscaler server useful lives).",
-    "deployment.onprem.hosting_usd_per_chip_month": "Rack space, network and operations per chip per month in USD (default: the catalog's stated assumption; 0 for local machines unless this is set).",
-    "deployment.onprem.utilisation": "Share of hours (0-1] the bought hardware does useful work: the fixed part (amortised purchase + hosting) is charged per used hour, fixed / utilisation, while power is charged only for used hours (default: the catalog's 0.8, LBNL's 75-85 % for GPU servers as quoted by Uptime Institute; set your fleet's own figure). Owned and local hardware keep the running-cost basis.",
+    "deployment.onprem.pue": "Power usage effectiveness of the data centre, >= 1 (default: the catalog's, from the Uptime Institute "
+                             "survey; local machines use 1.0 unless this is set).",
+    "deployment.onprem.amortisation_years": "Years over which the purchase price is spread (per used hour: see utilisation) (default: "
+                                            "the catalog's, from hyperscaler server useful lives).",
+    "deployment.onprem.hosting_usd_per_chip_month": "Rack space, network and operations per chip per month in USD (default: the "
+                                                    "catalog's stated assumption; 0 for local machines unless this is set).",
+    "deployment.onprem.utilisation": "Share of hours (0-1] the bought hardware does useful work: the fixed part (amortised purchase + "
+                                     "hosting) is charged per used hour, fixed / utilisation, while power is charged only for used hours "
+                                     "(default: the catalog's 0.8, LBNL's 75-85 % for GPU servers as quoted by Uptime Institute; set "
+                                     "your fleet's own figure). Owned and local hardware keep the running-cost basis.",
     "team": "What the team already knows.",
     "team.tpu_experience": "Experience with TPUs (JAX, PyTorch/XLA).",
     "team.gpu_experience": "Experience with GPUs (CUDA, PyTorch).",
@@ -108,7 +137,8 @@ FIELD_DOCS: dict[str, str] = {
     "proposal.accelerator": "Catalog id or alias of the accelerator asked for (advisor catalog lists them).",
     "proposal.count": "Chips or GPUs asked for in total; for inference advisor splits them into replicas of a real single-host shape.",
     "proposal.hours": "Hours asked for: run length (training) or hours per month (inference).",
-    "match": "CI gate: the infrastructure this profile describes: Terraform addresses, Kubernetes Kind/namespace/name or SkyPilot files (glob patterns); advisor check links those resources to this workload.",
+    "match": "CI gate: the infrastructure this profile describes: Terraform addresses, Kubernetes Kind/namespace/name or SkyPilot files "
+             "(glob patterns); advisor check links those resources to this workload.",
     "match[]": "One Terraform address, Kubernetes Kind/namespace/name or SkyPilot file path (glob patterns allowed).",
     "proposal.waivers": "Accepted exceptions to check findings, each with a reason and an expiry.",
     "proposal.waivers[].rule": "Id of the check finding waived.",

@@ -33,7 +33,9 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
     need = report.needs_changes()
     lines: list[str] = []
     if need:
-        lines.append(f"### advisor: {need} of {len(checked)} proposal{'s' if len(checked) != 1 else ''} need{'s' if need == 1 else ''} changes")
+        lines.append(
+            f"### advisor: {need} of {len(checked)} proposal{'s' if len(checked) != 1 else ''} need{'s' if need == 1 else ''} changes"
+        )
     else:
         lines.append("### advisor: the proposal passes" if len(checked) == 1 else f"### advisor: all {len(checked)} proposals pass")
     if report.invalid:
@@ -52,14 +54,21 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
         sign = "+" if delta >= 0 else "-"
         lines.append("")
         against = "the plan's prior state" if d.get("baseline") == "plan-prior-state" else "the baseline"
-        lines.append(f"Against {against}: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, monthly cost {money(d.get('cost_before_usd'))} → {money(d.get('cost_after_usd'))} ({sign}{money(abs(delta))}), chips {d.get('chips_before', '-')} → {d.get('chips_after', '-')}.")
+        lines.append(
+            f"Against {against}: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, monthly cost "
+            f"{money(d.get('cost_before_usd'))} → {money(d.get('cost_after_usd'))} ({sign}{money(abs(delta))}), chips "
+            f"{d.get('chips_before', '-')} → {d.get('chips_after', '-')}."
+        )
         moved = [c for c in d["changes"] if c.get("cost_delta_usd") or c.get("chips_before") != c.get("chips_after") or c.get("added")]
         if moved:
             lines += ["", "| resource | chips before → after | monthly cost before → after | change |", "|---|---|---|---:|"]
             for c in moved:
                 dd = c.get("cost_delta_usd")
                 change = "unpriced" if dd is None else f"{'+' if dd >= 0 else '-'}{money(abs(dd))}"
-                lines.append(f"| {md_code(c['key'], table=True)}{' (new)' if c.get('added') else ''} | {c.get('chips_before')} → {c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |")
+                lines.append(
+                    f"| {md_code(c['key'], table=True)}{' (new)' if c.get('added') else ''} | {c.get('chips_before')} → "
+                    f"{c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |"
+                )
         if d.get("removed_profiles"):
             lines.append("")
             lines.append("Removed: " + ", ".join(md_code(k) for k in d["removed_profiles"]))
@@ -74,11 +83,17 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
             asks = f"{p.get('accelerator')} × {p.get('count')}, {p.get('hours'):g} h"
             if r.request is not None and r.source is not None and r.source.get("kind") != "profile":
                 q = r.request
-                asks = f"{q.get('accelerator') or q.get('hardware')} × {q.get('count')} × {q.get('replicas')} = {q.get('total_chips')} chips, {p.get('hours'):g} h"
+                asks = (
+                    f"{q.get('accelerator') or q.get('hardware')} × {q.get('count')} × {q.get('replicas')}"
+                    f" = {q.get('total_chips')} chips, {p.get('hours'):g} h"
+                )
             b = r.chosen
             recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else "none feasible"
             found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
-            lines.append(f"| {ICON[r.status]} | {md_code(r.label, table=True)} | {cell(asks)} | {money(r.proposal_cost)} | {recd} | {money(b.cost_usd) if b else '-'} | {found} |")
+            lines.append(
+                f"| {ICON[r.status]} | {md_code(r.label, table=True)} | {cell(asks)} | {money(r.proposal_cost)} | {recd} | "
+                f"{money(b.cost_usd) if b else '-'} | {found} |"
+            )
         details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
         for r in details if need else []:
             lines += ["", _details(r)]
@@ -111,7 +126,10 @@ def _details(r: ProposalResult) -> str:
         mark = " (waived: " + md_text(str((f.waiver or {}).get("reason", "")), line_start=False) + ")" if f.waived else ""
         out.append(f"- **{f.severity}** {md_code(f.rule)} (line {f.line}): {md_message(f.message, line_start=False)}{mark}")
     if r.recommended and r.recommended.setup:
-        out.append(f"- setup path for the recommendation: {md_code(r.recommended.setup.path.id)} — {md_text(r.recommended.setup.path.title, line_start=False)}")
+        out.append(
+            f"- setup path for the recommendation: {md_code(r.recommended.setup.path.id)} — "
+            f"{md_text(r.recommended.setup.path.title, line_start=False)}"
+        )
     out += ["", "</details>"]
     return "\n".join(out)
 
@@ -136,17 +154,32 @@ def sarif(report: CheckReport, opts: Any = None) -> str:
     ]
     results: list[dict[str, Any]] = []
     if report.invalid:
-        text = "The file could not be read or validated as a workload profile, so its proposal was not judged. Fix the error at the location given."
+        text = (
+            "The file could not be read or validated as a workload profile, so its proposal was not judged. "
+            "Fix the error at the location given."
+        )
         rules.append({
             "id": INPUT_ERROR, "name": "InputError", "shortDescription": {"text": "File could not be checked"},
             "fullDescription": {"text": text}, "help": {"text": text, "markdown": f"**File could not be checked**\n\n{text}"},
             "defaultConfiguration": {"level": "error"},
         })
         for p in report.problems:
-            results.append({
-                "ruleId": INPUT_ERROR, "ruleIndex": len(rules) - 1, "level": "error", "message": {"text": p.message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": p.path.lstrip("./") or p.path}, "region": {"startLine": p.line, "startColumn": p.col}}}],
-            })
+            results.append(
+                {
+                    "ruleId": INPUT_ERROR,
+                    "ruleIndex": len(rules) - 1,
+                    "level": "error",
+                    "message": {"text": p.message},
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {"uri": p.path.lstrip("./") or p.path},
+                                "region": {"startLine": p.line, "startColumn": p.col},
+                            }
+                        }
+                    ],
+                }
+            )
     for r in report.results:
         for f in r.findings:
             res: dict[str, Any] = {
@@ -154,7 +187,14 @@ def sarif(report: CheckReport, opts: Any = None) -> str:
                 "ruleIndex": rule_ids.index(f.rule),
                 "level": SARIF_LEVEL[f.severity],
                 "message": {"text": f.message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.path.lstrip("./") or r.path}, "region": {"startLine": f.line, "startColumn": f.col}}}],
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": r.path.lstrip("./") or r.path},
+                            "region": {"startLine": f.line, "startColumn": f.col},
+                        }
+                    }
+                ],
             }
             address = (r.source or {}).get("address")
             if address:
@@ -165,11 +205,21 @@ def sarif(report: CheckReport, opts: Any = None) -> str:
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "advisor", "version": __version__, "semanticVersion": __version__, "informationUri": INFO_URI, "rules": rules}},
-            "results": results,
-            "columnKind": "unicodeCodePoints",
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "advisor",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFO_URI,
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+            }
+        ],
     }
     return dumps(doc)
 
@@ -215,7 +265,9 @@ def junit(report: CheckReport, opts: Any = None) -> str:
             el(case, "system-out", "\n".join(f"{'waived ' if f.waived else ''}{f.severity} {f.rule}: {f.message}" for f in notes))
     for bad in report.invalid:
         body = "\n".join(str(p) for p in bad.problems)
-        case = el(suite, "testcase", classname="advisor.check", name=bad.path, file=bad.path, line=bad.problems[0].line if bad.problems else 1)
+        case = el(
+            suite, "testcase", classname="advisor.check", name=bad.path, file=bad.path, line=bad.problems[0].line if bad.problems else 1
+        )
         el(case, "error", body, message=one_line(bad.problems[0].message) if bad.problems else "input error", type=INPUT_ERROR)
     for case in suite:
         if not len(case):
@@ -245,7 +297,12 @@ def github(report: CheckReport, opts: Any = None) -> str:
             if f.waived:
                 continue
             cmd = GITHUB_COMMAND[f.severity]
-            lines.append(f"::{cmd} file={_gh_prop(r.path)},line={f.line},col={f.col},title={_gh_prop('advisor ' + f.rule)}::{_gh_data(f.message)}")
+            lines.append(
+                f"::{cmd} file={_gh_prop(r.path)},line={f.line},col={f.col},title={_gh_prop('advisor ' + f.rule)}::{_gh_data(f.message)}"
+            )
     s = report.summary
-    lines.append(f"advisor check: {s['proposals']} proposal(s), {s['error']} with errors, {s['warning']} with warnings, {s['passed']} passed, {s['skipped']} skipped, {s['invalid']} invalid")
+    lines.append(
+        f"advisor check: {s['proposals']} proposal(s), {s['error']} with errors, {s['warning']} with warnings, {s['passed']} passed, "
+        f"{s['skipped']} skipped, {s['invalid']} invalid"
+    )
     return "\n".join(lines) + "\n"

@@ -352,8 +352,14 @@ def render_estimate(e: Estimate, console: Console) -> None:
             ("meets latency", str(e.meets_latency) if e.meets_latency is not None else "no target"),
         ]
     rows += [
-        ("price", f"${e.usd_per_chip_hour:,.4f}/chip-h ({e.price_cloud}, {e.price_kind})" if e.usd_per_chip_hour is not None else "unpriced"),
-        ("memory per chip", f"{e.memory_per_chip_gb:,.2f} GB of {e.memory_capacity_gb:,.1f} GB ({'fits' if e.fits_memory else 'does NOT fit'})"),
+        (
+            "price",
+            f"${e.usd_per_chip_hour:,.4f}/chip-h ({e.price_cloud}, {e.price_kind})" if e.usd_per_chip_hour is not None else "unpriced",
+        ),
+        (
+            "memory per chip",
+            f"{e.memory_per_chip_gb:,.2f} GB of {e.memory_capacity_gb:,.1f} GB ({'fits' if e.fits_memory else 'does NOT fit'})",
+        ),
         ("feasible", "yes" if e.feasible else f"no: {e.why_not}"),
     ]
     for k, v in rows:
@@ -404,7 +410,9 @@ def render_check(report: Any, console: Console) -> None:
             q = r.request
             asks = f"{q.get('accelerator') or q.get('hardware')} x {q.get('count')} x {q.get('replicas')}, {p['hours']:g} h"
         b = r.chosen
-        found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or ("-" if r.status != "skipped" else "no proposal")
+        found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or (
+            "-" if r.status != "skipped" else "no proposal"
+        )
         t.add_row(r.status, r.label, asks, money(r.proposal_cost) if p else "-",
                   f"{b.accelerator} x {b.count}" if b else "-", money(b.cost_usd) if b else "-", found, style=style[r.status])
     for path, why in report.skipped_files:
@@ -426,12 +434,18 @@ def render_check(report: Any, console: Console) -> None:
             line.append(f" [{f.rule}] {f.message}")
             console.print(line)
     s = report.summary
-    console.print(Text(
-        f"{s['proposals']} proposal(s): {s['passed']} pass, {s['warning']} warning, {s['error']} error; "
-        f"{s['skipped']} skipped; {s['invalid']} invalid (not checked); {s['waived']} waived. catalog as of {report.catalog_as_of}", style="bold"))
+    console.print(
+        Text(
+            f"{s['proposals']} proposal(s): {s['passed']} pass, {s['warning']} warning, {s['error']} error; "
+            f"{s['skipped']} skipped; {s['invalid']} invalid (not checked); {s['waived']} waived. catalog as of {report.catalog_as_of}",
+            style="bold",
+        )
+    )
     if report.diff is not None:
         d = report.diff
-        console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {money(abs(d['cost_delta_usd'] or 0))}{' more' if (d['cost_delta_usd'] or 0) > 0 else ' less' if (d['cost_delta_usd'] or 0) < 0 else ''}")
+        delta = d["cost_delta_usd"] or 0
+        more = " more" if delta > 0 else " less" if delta < 0 else ""
+        console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {money(abs(delta))}{more}")
 
 
 # --------------------------------------------------------------------------- the formats (formats.py)
@@ -442,7 +456,9 @@ def _console_to_text(opts: Any, draw: Any) -> str:
     import io
 
     buf = io.StringIO()
-    console = Console(file=buf, no_color=not opts.color, highlight=False, soft_wrap=False, width=opts.width or 100, force_terminal=opts.color)
+    console = Console(
+        file=buf, no_color=not opts.color, highlight=False, soft_wrap=False, width=opts.width or 100, force_terminal=opts.color
+    )
     draw(console)
     return buf.getvalue()
 
