@@ -74,12 +74,23 @@ def test_imported_prices_change_a_recommendation(tmp_path: Path) -> None:
     assert d["estimate"]["usd_per_chip_hour"] == 0.526
 
 
-@pytest.mark.parametrize(("text", "where", "what"), [
-    ("InstanceType,AcceleratorName\nx,y\n", ":1:1:", "missing column(s) AcceleratorCount, Price, SpotPrice, Region"),
-    ("InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\ng5.xlarge,A10G,1,cheap,0.4,us-east-1\n", ":2:18:", "Price: 'cheap' is not a number"),
-    ("InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\ng5.xlarge,A10G,1,1.0\n", ":2:1:", "4 fields, the header has 6"),
-    ("", ":1:1:", "empty file"),
-])
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        ("InstanceType,AcceleratorName\nx,y\n", ":1:1:", "missing column(s) AcceleratorCount, Price, SpotPrice, Region"),
+        (
+            "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\ng5.xlarge,A10G,1,cheap,0.4,us-east-1\n",
+            ":2:18:",
+            "Price: 'cheap' is not a number",
+        ),
+        (
+            "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\ng5.xlarge,A10G,1,1.0\n",
+            ":2:1:",
+            "4 fields, the header has 6",
+        ),
+        ("", ":1:1:", "empty file"),
+    ],
+)
 def test_bad_csv_is_a_positioned_error_and_writes_nothing(tmp_path: Path, text: str, where: str, what: str) -> None:
     src, out = tmp_path / "bad.csv", tmp_path / "out.yaml"
     src.write_text(text)

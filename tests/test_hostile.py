@@ -168,7 +168,13 @@ RULE_CASES = {
     "code-in-value": (RULE.replace("value: 1}", "value: \"__import__('os').system('id')\"}"), "value must be a finite number"),
     "python-tag-in-rule": (RULE.replace("value: 1}", "value: !!python/object/apply:os.system [id]}"), "not allowed"),
     "points-out-of-range": (RULE.replace("points: 1", "points: 1e9"), "effect.points"),
-    "deep-condition": (RULE.replace("when: {field: model.params_b, op: gt, value: 1}", "when: " + "{not: " * 40 + "{field: model.params_b, op: gt, value: 1}" + "}" * 40), "nested more than 32 levels"),
+    "deep-condition": (
+        RULE.replace(
+            "when: {field: model.params_b, op: gt, value: 1}",
+            "when: " + "{not: " * 40 + "{field: model.params_b, op: gt, value: 1}" + "}" * 40,
+        ),
+        "nested more than 32 levels",
+    ),
     "duplicate-id": (None, "duplicate rule id 'r'"),
 }
 
@@ -193,12 +199,28 @@ def test_hostile_rules(tmp_path: Path, name: str) -> None:
 
 OVERRIDE = "schema_version: 1\nsources:\n  S: {url: 'https://x', retrieved: '2026-01-01'}\naccelerators:\n"
 CATALOG_CASES = {
-    "negative-price": (OVERRIDE + "  - id: h100\n    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: -3, source: [S], as_of: '2026-01-01'}]\n", "greater than 0"),
-    "string-price": (OVERRIDE + "  - id: h100\n    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: cheap, source: [S], as_of: '2026-01-01'}]\n", "valid number"),
-    "nan-price": (OVERRIDE + "  - id: h100\n    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: .nan, source: [S], as_of: '2026-01-01'}]\n", "finite number"),
+    "negative-price": (
+        OVERRIDE + "  - id: h100\n    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: -3, source: [S], as_of: '2026-01-01'}]\n",
+        "greater than 0",
+    ),
+    "string-price": (
+        OVERRIDE
+        + "  - id: h100\n    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: cheap, source: [S], as_of: '2026-01-01'}]\n",
+        "valid number",
+    ),
+    "nan-price": (
+        OVERRIDE + "  - id: h100\n    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: .nan, source: [S], as_of: '2026-01-01'}]\n",
+        "finite number",
+    ),
     "unknown-id": (OVERRIDE + "  - id: h1000\n    prices: []\n", "did you mean 'h100'?"),
-    "unknown-cloud": (OVERRIDE + "  - id: h100\n    prices: [{cloud: gpc, kind: on-demand, usd_per_chip_hour: 1, source: [S], as_of: '2026-01-01'}]\n", "did you mean 'gcp'?"),
-    "bad-date": (OVERRIDE + "  - id: h100\n    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: 1, source: [S], as_of: 'yesterday'}]\n", "as_of"),
+    "unknown-cloud": (
+        OVERRIDE + "  - id: h100\n    prices: [{cloud: gpc, kind: on-demand, usd_per_chip_hour: 1, source: [S], as_of: '2026-01-01'}]\n",
+        "did you mean 'gcp'?",
+    ),
+    "bad-date": (
+        OVERRIDE + "  - id: h100\n    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: 1, source: [S], as_of: 'yesterday'}]\n",
+        "as_of",
+    ),
 }
 
 
@@ -301,7 +323,13 @@ TEMPLATE_CASES: dict[str, tuple[Callable[[Path], str], str]] = {
     "list-repeat": (_tpl("{{ ([1] * 10**8)|length }}"), "repetition too large"),
     "join-blowup": (_tpl("{% set s = 'x' * 10**7 %}{{ [s, s, s]|join(s) }}"), "join"),
     "replace-blowup": (_tpl("{{ ('x' * 10**6)|replace('x', 'y' * 1000) }}"), "replace"),
-    "memory": (_tpl("{% set s = 'x' * 19000000 %}{{ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s }}"), "memory"),
+    "memory": (
+        _tpl(
+            "{% set s = 'x' * 19000000 %}{{ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ "
+            "s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s ~ s }}"
+        ),
+        "memory",
+    ),
     "recursion": (_tpl("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}"), "recursion"),
     "mutation": (_tpl("{% set l = [] %}{{ l.append(1) }}"), "SecurityError"),
     "internals": (_tpl("{{ reports.__class__.__mro__[1].__subclasses__() }}"), "template error"),
@@ -341,7 +369,8 @@ def test_hostile_template_memory_is_bounded(tmp_path: Path) -> None:
     tpl = tmp_path / "t.md.j2"
     probe = (
         "import resource, sys\nfrom advisor.cli import main\ntry:\n    main(['report', sys.argv[1], '--template', sys.argv[2]])\n"
-        "except SystemExit as e:\n    print(e.code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "except SystemExit as e:\n    print(e.code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
     )
     for body in (TEMPLATE_CASES["memory"], TEMPLATE_CASES["center-1e9"], TEMPLATE_CASES["nested-ranges"]):
         body[0](tmp_path)

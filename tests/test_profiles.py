@@ -22,11 +22,15 @@ EXPECTED = {
         "5:3: error: model.params_b: required field is missing",
         "6:3: error: model.params_bb: unknown field; did you mean 'params_b'?",
     ],
-    "multi-doc-one-bad.yaml": ["15:13: error: model.params_b: Input should be a valid number (got 'seventy') (accepted range: (0, 100000])"],
+    "multi-doc-one-bad.yaml": [
+        "15:13: error: model.params_b: Input should be a valid number (got 'seventy') (accepted range: (0, 100000])"
+    ],
     "nan.yaml": ["5:13: error: model.params_b: Input should be a finite number (got nan) (accepted range: (0, 100000])"],
     "negative.yaml": ["5:13: error: model.params_b: Input should be greater than 0 (got -1) (accepted range: (0, 100000])"],
     "not-a-mapping.yaml": ["2:1: error: expected a workload profile, got a list"],
-    "out-of-range.yaml": ["8:18: error: inference.hours_per_day: Input should be less than or equal to 24 (got 30) (accepted range: (0, 24])"],
+    "out-of-range.yaml": [
+        "8:18: error: inference.hours_per_day: Input should be less than or equal to 24 (got 30) (accepted range: (0, 24])"
+    ],
     "python-tag.yaml": ["2:7: error: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed (plain data only)"],
     "syntax-error.yaml": ["7:10: error: invalid YAML: did not find expected ',' or ']'"],
     "unknown-accelerator.yaml": ["9:16: error: proposal.accelerator: unknown accelerator 'h1000'; did you mean 'h100'?"],

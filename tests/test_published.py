@@ -35,7 +35,22 @@ def test_held_out_share() -> None:
 
 @pytest.mark.parametrize("r", ROWS, ids=[r["id"] for r in ROWS])
 def test_row_is_sourced_and_complete(r: dict[str, Any]) -> None:
-    for key in ("id", "source", "source_id", "split", "date", "kind", "accelerator", "count", "stack", "model", "precision", "metric", "value", "unit"):
+    for key in (
+        "id",
+        "source",
+        "source_id",
+        "split",
+        "date",
+        "kind",
+        "accelerator",
+        "count",
+        "stack",
+        "model",
+        "precision",
+        "metric",
+        "value",
+        "unit",
+    ):
         assert r.get(key) not in (None, ""), key
     assert URL.match(r["source"]), r["source"]
     assert DATE.match(str(r["date"])), r["date"]

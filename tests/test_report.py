@@ -36,7 +36,17 @@ def test_comparison_report_golden() -> None:
     _golden("comparison.md", r.out)
 
 
-SECTIONS = ["Verdict", "The workload at a glance", "Candidates", "Charts", "Why", "What would change the verdict", "Setup path", "Assumptions", "Sources"]
+SECTIONS = [
+    "Verdict",
+    "The workload at a glance",
+    "Candidates",
+    "Charts",
+    "Why",
+    "What would change the verdict",
+    "Setup path",
+    "Assumptions",
+    "Sources",
+]
 
 
 def _parse(text: str):  # type: ignore[no-untyped-def]
@@ -116,7 +126,11 @@ def test_runaway_template_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyP
     tpl.write_text('{% for i in "x" * 100000 %}{% for j in "x" * 100000 %}{% endfor %}{% endfor %}')
     r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
     assert r.code == 2 and "longer than 1 s" in r.err, r.err
-    for body, needle in (("{{ 1/0 }}", "ZeroDivisionError"), ('{{ "a"*100000000000 }}', "repetition too large"), ('{{ 1 + "a" }}', "TypeError")):
+    for body, needle in (
+        ("{{ 1/0 }}", "ZeroDivisionError"),
+        ('{{ "a"*100000000000 }}', "repetition too large"),
+        ('{{ 1 + "a" }}', "TypeError"),
+    ):
         tpl.write_text(body)
         r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
         assert r.code == 2 and needle in r.err, r.err

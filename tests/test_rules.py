@@ -69,15 +69,30 @@ examples:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (GOOD.replace("model.params_b", "model.param_b"), "my-rule.yaml:3:15: error: unknown field 'model.param_b'; did you mean 'model.params_b'?"),
+        (
+            GOOD.replace("model.params_b", "model.param_b"),
+            "my-rule.yaml:3:15: error: unknown field 'model.param_b'; did you mean 'model.params_b'?",
+        ),
         (GOOD.replace("op: gt", "op: gtee"), "my-rule.yaml:3:35: error: unknown operator 'gtee'; did you mean 'gte'?"),
-        (GOOD.replace("field: model.params_b, op: gt, value: 100", "field: task, op: eq, value: trianing"), "my-rule.yaml:3:36: error: 'trianing' is not a value of task (training, fine-tuning, inference); did you mean 'training'?"),
-        (GOOD.replace("field: model.params_b, op: gt", "field: task, op: gt"), "my-rule.yaml:3:25: error: operator 'gt' does not apply to task (enum)"),
-        (GOOD.replace("effect: {device: tpu, points: 3}", "effect: {device: tpu}"), "my-rule.yaml:4:9: error: effect: a scoring effect needs both 'device' and 'points'"),
+        (
+            GOOD.replace("field: model.params_b, op: gt, value: 100", "field: task, op: eq, value: trianing"),
+            "my-rule.yaml:3:36: error: 'trianing' is not a value of task (training, fine-tuning, inference); did you mean 'training'?",
+        ),
+        (
+            GOOD.replace("field: model.params_b, op: gt", "field: task, op: gt"),
+            "my-rule.yaml:3:25: error: operator 'gt' does not apply to task (enum)",
+        ),
+        (
+            GOOD.replace("effect: {device: tpu, points: 3}", "effect: {device: tpu}"),
+            "my-rule.yaml:4:9: error: effect: a scoring effect needs both 'device' and 'points'",
+        ),
         (GOOD.replace("id: my-rule", "id: other-rule"), "my-rule.yaml:1:5: error: rule id 'other-rule' must match the file name 'my-rule'"),
         (GOOD.replace("reason: Big models.\n", ""), "my-rule.yaml:1:1: error: reason: required field is missing"),
         (GOOD.replace("when: {", "when: {evil: __import__('os'), "), "my-rule.yaml:3:8: error: unknown condition key 'evil'"),
-        (GOOD.replace("source: https://example.com/why", "source: my blog"), "my-rule.yaml:6:9: error: source[0]: 'my blog' is not a seed claim (seed:S-A2.1) or an https:// URL"),
+        (
+            GOOD.replace("source: https://example.com/why", "source: my blog"),
+            "my-rule.yaml:6:9: error: source[0]: 'my blog' is not a seed claim (seed:S-A2.1) or an https:// URL",
+        ),
     ],
 )
 def test_bad_user_rules_are_load_errors_with_positions(tmp_path: Path, text: str, expected: str) -> None:

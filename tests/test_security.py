@@ -44,7 +44,9 @@ def test_report_escapes_a_forged_name(tmp_path: Path) -> None:
     r = run_cli("report", str(f))
     assert r.code == 0, r.err
     _markdown_is_clean(r.out)
-    assert r.out.startswith("# x ## all proposals pass ✅ \\![\\](https://t.example/p.png) \\<img src=x> \\`cmd\\` [a\\](https://t.example) [31m")
+    assert r.out.startswith(
+        "# x ## all proposals pass ✅ \\![\\](https://t.example/p.png) \\<img src=x> \\`cmd\\` [a\\](https://t.example) [31m"
+    )
 
 
 def test_report_label_with_backticks_is_one_code_span(tmp_path: Path) -> None:
@@ -80,12 +82,19 @@ def test_junit_is_xml_1_0_legal(tmp_path: Path) -> None:
     assert any(n and n.endswith("p\ufffd\ufffd.yaml") for n in names), names
 
 
-SERVING = f'name: "{HOSTILE_NAME}"\ntask: inference\ndomain: llm\nmodel: {{params_b: 8, hf_id: meta-llama/Llama-3.1-8B}}\ninference: {{peak_qps: 20}}\n'
+SERVING = (
+    f'name: "{HOSTILE_NAME}"\ntask: inference\ndomain: llm\n'
+    "model: {params_b: 8, hf_id: meta-llama/Llama-3.1-8B}\ninference: {peak_qps: 20}\n"
+)
 
 
 @pytest.mark.parametrize("profile", ["training", "serving"])
 def test_scaffold_files_carry_no_control_characters(tmp_path: Path, profile: str) -> None:
-    text = TRAINING.replace("proposal: {accelerator: h100, count: 8, hours: 10}\n", "deployment: {clouds: [gcp]}\n") if profile == "training" else SERVING
+    text = (
+        TRAINING.replace("proposal: {accelerator: h100, count: 8, hours: 10}\n", "deployment: {clouds: [gcp]}\n")
+        if profile == "training"
+        else SERVING
+    )
     f = tmp_path / "p.yaml"
     f.write_text(text)
     out = tmp_path / "out"
@@ -157,7 +166,9 @@ def test_catalog_import_price_out_of_range_points_at_the_csv(tmp_path: Path) -> 
 
 # ----------------------------------------------------------------------------- waivers, baselines, stdin
 
-PROPOSAL = "name: w\ntask: training\nmodel: {params_b: 1}\ntraining: {tokens_b: 1}\nproposal:\n  accelerator: h100\n  count: 8\n  hours: 10\n"
+PROPOSAL = (
+    "name: w\ntask: training\nmodel: {params_b: 1}\ntraining: {tokens_b: 1}\nproposal:\n  accelerator: h100\n  count: 8\n  hours: 10\n"
+)
 
 
 def _waived(tmp_path: Path, waivers: str) -> tuple[int, dict]:
@@ -202,13 +213,23 @@ def _baseline(tmp_path: Path, edit) -> tuple[Path, Path]:  # type: ignore[no-unt
     return f, base
 
 
-@pytest.mark.parametrize(("edit", "needle"), [
-    (lambda d: d["results"][0]["proposal"].__setitem__("cost_usd", -1e12), "not a finite, non-negative cost"),
-    (lambda d: d["results"][0]["proposal"].__setitem__("cost_usd", "cheap"), "not a finite, non-negative cost"),
-    (lambda d: d["results"][0]["request"].__setitem__("total_chips", -8) if d["results"][0].get("request") else d["results"][0].__setitem__("request", {"total_chips": -8}), "total_chips"),
-    (lambda d: d.__setitem__("schema_version", 2), "schema_version"),
-    (lambda d: d["results"].append("junk"), "expected an object"),
-])
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda d: d["results"][0]["proposal"].__setitem__("cost_usd", -1e12), "not a finite, non-negative cost"),
+        (lambda d: d["results"][0]["proposal"].__setitem__("cost_usd", "cheap"), "not a finite, non-negative cost"),
+        (
+            lambda d: (
+                d["results"][0]["request"].__setitem__("total_chips", -8)
+                if d["results"][0].get("request")
+                else d["results"][0].__setitem__("request", {"total_chips": -8})
+            ),
+            "total_chips",
+        ),
+        (lambda d: d.__setitem__("schema_version", 2), "schema_version"),
+        (lambda d: d["results"].append("junk"), "expected an object"),
+    ],
+)
 def test_baseline_is_validated(tmp_path: Path, edit, needle: str) -> None:  # type: ignore[no-untyped-def]
     f, base = _baseline(tmp_path, edit)
     r = run_cli("check", "--no-config", str(f), "--baseline", str(base), "--format", "json", "--fail-on", "never")
@@ -325,7 +346,9 @@ def _repo_with_a_lenient_pr_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     repo.mkdir()
     (repo / "w.yaml").write_text(PROPOSAL)
     # What a pull request can add to the checkout to wave itself through:
-    (repo / ".advisor.yaml").write_text("fail_on: never\ndisabled_rules: [proposal-oversized, proposal-hours-excessive, proposal-costs-more-than-best]\n")
+    (repo / ".advisor.yaml").write_text(
+        "fail_on: never\ndisabled_rules: [proposal-oversized, proposal-hours-excessive, proposal-costs-more-than-best]\n"
+    )
     (repo / "pyproject.toml").write_text("[tool.advisor]\nfail_on = 'never'\n")
     monkeypatch.chdir(repo)
     return repo
@@ -404,9 +427,18 @@ def test_action_script_enforces_the_base_branch_policy(tmp_path: Path) -> None:
     (work / ".advisor.yaml").write_text("disabled_rules: [proposal-oversized, proposal-hours-excessive, proposal-costs-more-than-best]\n")
     git("commit", "-qam", "lenient", cwd=work)
     out, summary = tmp_path / "github_output", tmp_path / "summary"
-    run_env = {**env, "ADVISOR_PATHS": "proposals", "ADVISOR_FAIL_ON": "warning", "ADVISOR_BASELINE": "", "ADVISOR_POLICY_FROM_BASE": "true",
-               "BASE_REF": "main", "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary),
-               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
+    run_env = {
+        **env,
+        "ADVISOR_PATHS": "proposals",
+        "ADVISOR_FAIL_ON": "warning",
+        "ADVISOR_BASELINE": "",
+        "ADVISOR_POLICY_FROM_BASE": "true",
+        "BASE_REF": "main",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(out),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+    }
     p = subprocess.run(["bash", "-c", step["run"]], cwd=work, env=run_env, capture_output=True, text=True, timeout=300)
     assert "exit-code=1" in out.read_text(), (p.stdout, p.stderr)
     assert "advisor-base-policy/.advisor.yaml" in summary.read_text()

@@ -37,7 +37,10 @@ def test_scalars_are_plain_types() -> None:
     ("text", "expected"),
     [
         ("a: 1\na: 2\n", "f.yaml:2:1: error: a: duplicate key 'a' (first defined at line 1, column 1)"),
-        ("a: !!python/object/apply:os.system [x]\n", "f.yaml:1:4: error: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed (plain data only)"),
+        (
+            "a: !!python/object/apply:os.system [x]\n",
+            "f.yaml:1:4: error: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed (plain data only)",
+        ),
         ("a: !custom 1\n", "f.yaml:1:4: error: YAML tag '!custom' is not allowed (plain data only)"),
         ("a: [1,\n", "f.yaml:2:1: error: invalid YAML: did not find expected node content"),
         ("base: &b {x: 1}\nc:\n  <<: *b\n", "f.yaml:3:3: error: merge keys (<<) are not supported"),
