@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-_FIELDS = {"name", "region", "zone", "skypilot", "kubernetes", "preference", "owned"}
+_FIELDS = {"name", "region", "zone", "skypilot", "kubernetes", "preference", "owned", "region_form"}
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,15 @@ class Cloud:
     kubernetes: str
     preference: int
     owned: bool
+    region_form: str | None  # a regular expression this cloud's region names match
+
+    def owns_region(self, region: str | None) -> bool:
+        """Whether ``region`` names one of this cloud's regions (by its form)."""
+        return bool(region and self.region_form and re.fullmatch(self.region_form, region))
+
+    def region_for(self, wanted: str | None) -> str | None:
+        """The profile's region where it is this cloud's, else this cloud's default."""
+        return wanted if self.owns_region(wanted) else self.region
 
     def default_zone(self, region: str) -> str:
         return (self.zone or "").replace("{region}", region) or region
@@ -31,6 +41,7 @@ def _build(cid: str, raw: dict[str, Any]) -> Cloud:
     return Cloud(
         id=cid, name=str(raw["name"]), region=raw["region"], zone=raw["zone"], skypilot=str(raw["skypilot"]),
         kubernetes=str(raw["kubernetes"]), preference=int(raw["preference"]), owned=bool(raw["owned"]),
+        region_form=raw["region_form"],
     )
 
 

@@ -11,6 +11,7 @@ import string
 from pathlib import Path
 
 from advisor.families import family
+from advisor.scaffold.plan import statement
 from advisor.scaffold.spec import Spec, one_line, train_model_id, verdict_line
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "scaffold"
@@ -38,20 +39,30 @@ def train_py(spec: Spec) -> str:
     t = p.training
     title = f"{one_line(p.name)} ({p.task}, {p.model.params_b:g} B params"
     title += f", {verdict_line(spec)})" if spec.est else ")"
-    return tmpl.substitute(
+    plan = spec.plan
+    text = tmpl.substitute(
         title=title.replace("\\", "/").replace('"""', "'''"),
         model_id=repr(train_model_id(spec)) if train_model_id(spec) else "None",
         method=repr(t.method if t else "full"),
         seq_len=str(t.seq_len if t else 2048),
         global_batch=str(spec.global_batch or 256),
         max_steps=str(spec.max_steps or 100),
+        checkpoint_every=str(plan.checkpoint_every or spec.max_steps or 100),
+        checkpoint_why=("about every 30 minutes of the estimated run: Spot capacity is reclaimed without notice"
+                        if plan.spot else "about every 2 hours of the estimated run"),
+        precision=plan.precision,
+        torch_dtype=TORCH_DTYPE.get(plan.precision, "bfloat16"),
     )
+    return "".join(f"# {line}\n" for line in statement(plan)) + text
 
+
+# torch dtypes of the profile precisions train.py computes in (quantized ones compute in bf16)
+TORCH_DTYPE = {"fp32": "float32", "fp64": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 _PIP = {
     ("torch-xla", "tpu"): 'pip install torch "torch_xla[tpu]" transformers datasets peft tensorboard -f https://storage.googleapis.com/libtpu-releases/index.html',
-    ("jax", "tpu"): 'pip install -U "jax[tpu]" optax tensorboardX',
-    ("jax", "gpu"): 'pip install -U "jax[cuda12]" optax tensorboardX',
+    ("jax", "tpu"): 'pip install -U "jax[tpu]" optax orbax-checkpoint tensorboardX',
+    ("jax", "gpu"): 'pip install -U "jax[cuda12]" optax orbax-checkpoint tensorboardX',
     ("tensorflow", "tpu"): "pip install tensorflow-tpu -f https://storage.googleapis.com/libtpu-tf-releases/index.html",
     ("tensorflow", "gpu"): 'pip install "tensorflow[and-cuda]"',
     ("cuda", "gpu"): "pip install torch transformers datasets peft tensorboard",

@@ -13,7 +13,7 @@ from advisor.estimate.result import Estimate
 from advisor.families import family
 from advisor.fmt import hours as _hours
 from advisor.fmt import money as _money
-from advisor.scaffold.kubernetes import VLLM_PORT
+from advisor.scaffold.kubernetes import VLLM_PORT, server_argv
 from advisor.scaffold.shell import launch
 from advisor.scaffold.skeleton import pip
 from advisor.scaffold.spec import Spec, dump, yaml_header
@@ -41,7 +41,7 @@ def _serve_scripts(spec: Spec, tpu: bool) -> tuple[str, str]:
     multi = plan.hosts > 1 and server.serves_multi_host(spec.device)
     tp: int | str = plan.tensor if multi and plan.pipeline == 1 else per_host
     pp: int | str = plan.pipeline if multi else 1
-    words = server.argv(spec.device, '"$MODEL_ID"', tp, pp, plan.context_len, VLLM_PORT)
+    words = server_argv(spec, '"$MODEL_ID"', tp, pp)
     if multi:
         flags, worker = server.multi_host[spec.device]
         sky = {**SKY_MULTI_HOST, "$(LWS_GROUP_SIZE)": str(plan.hosts)}
@@ -87,11 +87,11 @@ def sky_entry(spec: Spec, acc: Accelerator, est: Estimate) -> SkyEntry:
         if price is not None:
             rates[cloud] = price.usd_per_chip_hour
     clouds = sorted(rates, key=lambda c: (c != est.price_cloud, rates[c], c))
-    if family(acc.device).sliced:
-        sl = acc.slice_for(est.count) or max(acc.shapes.slices or [], key=lambda s: s.chips)
+    if family(acc.device).sliced:  # one SkyPilot node per slice of the multislice (the plan's slices)
+        layout = family(acc.device).shapes.host_layout(acc, est.count)
         sky = acc.deploy.skypilot
-        name = sky.replace("{accelerator_type}", sl.accelerator_type) if sky else f"tpu-{sl.accelerator_type}"
-        return SkyEntry(est, name, 1, clouds or ["gcp"], acc.deploy.runtime_version, sky is not None)
+        name = sky.replace("{accelerator_type}", layout["accelerator_type"]) if sky else f"tpu-{layout['accelerator_type']}"
+        return SkyEntry(est, name, int(layout.get("slices") or 1), clouds or ["gcp"], acc.deploy.runtime_version, sky is not None)
     per = acc.shapes.gpus_per_node or 8
     gpu = acc.deploy.skypilot
     on_node = min(est.count, per)
@@ -145,7 +145,7 @@ def _sky_scripts(spec: Spec) -> tuple[str, str]:
         else:
             run = launch(spec)
         return setup + "\n", run + "\n"
-    if spec.vllm:
+    if spec.plan.server:
         return _serve_scripts(spec, tpu)
     check = (
         "python3 -c 'import jax; print(jax.devices())'"
@@ -170,18 +170,21 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
     first = sky_entry(spec, spec.acc, spec.est)
     fallbacks = _fallbacks(spec, ctx, first)
     ordered: list[dict[str, Any]] = []
+    plan = spec.plan
     for entry in [first, *fallbacks]:
         for cloud in entry.clouds or [""]:
             item: dict[str, Any] = {"accelerators": entry.accelerators}
-            if cloud:
-                item["infra"] = cloud
+            if cloud:  # the plan's region on the plan's cloud (infra: cloud/region), any region elsewhere
+                item["infra"] = f"{cloud}/{plan.region}" if cloud == plan.cloud and plan.region else cloud
             if entry.runtime_version:
                 item["accelerator_args"] = {"runtime_version": entry.runtime_version}
             ordered.append(item)
     resources: dict[str, Any] = {}
-    if spec.profile.deployment.pricing == "spot":
+    if plan.spot:
         resources["use_spot"] = True
-    if spec.vllm:
+    if plan.disk_gb:
+        resources["disk_size"] = plan.disk_gb
+    if spec.plan.server:
         resources["ports"] = VLLM_PORT
     resources["ordered"] = ordered
     task: dict[str, Any] = {"name": spec.name}
@@ -190,7 +193,7 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
     task["resources"] = resources
     task["workdir"] = "."
     envs: dict[str, Any] = {}
-    if spec.vllm:
+    if spec.plan.server:
         envs["MODEL_ID"] = spec.values["model"]
     if spec.profile.model.hf_id:
         envs["HF_TOKEN"] = None  # required: pass it with --env HF_TOKEN
@@ -209,8 +212,8 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
         header.append(f"  {entry.accelerators} x {entry.nodes} node(s): {cost_phrase(entry.est)}")
     if not first.verified:
         header.append(f"{first.accelerators} is not a SkyPilot accelerator name advisor knows: check `sky show-gpus`.")
-    if spec.profile.deployment.pricing.startswith("committed"):
+    if plan.pricing.startswith("committed"):
         header.append("The estimate uses committed-use prices; SkyPilot launches on-demand unless you reserve capacity.")
-    if spec.slices > 1:
-        header.append(f"The verdict is {spec.slices} slices; SkyPilot provisions one ({first.accelerators}).")
+    if first.nodes > 1 and family(spec.device).sliced:
+        header.append(f"The configuration is {first.nodes} slices of {first.accelerators}: num_nodes launches one per slice.")
     return dump(task, header), fallbacks

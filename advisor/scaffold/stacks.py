@@ -35,12 +35,28 @@ class Server:
     # and the extra ones of the workers; a family missing here is served from one host only
     multi_host: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = dataclasses.field(default_factory=dict)
     prepare: dict[str, str] = dataclasses.field(default_factory=dict)  # shell run before the server
+    # profile precision -> the server's flags (dtype, on-the-fly quantization); a precision missing
+    # here is a quantized checkpoint the server reads its method from
+    precision: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
-    def argv(self, device: str, model: str, tp: int | str, pp: int | str, context_len: int, port: int) -> list[str]:
-        """The server's command words; ``tp`` and ``pp`` may be shell expressions (sky.yaml)."""
+    def argv(
+        self, device: str, model: str, tp: int | str, pp: int | str, context_len: int, port: int,
+        max_seqs: int = 1, precision: str = "",
+    ) -> list[str]:
+        """The server's command words; ``tp`` and ``pp`` may be shell expressions (sky.yaml).
+        ``precision`` (a profile precision) adds the server's flags for it (``precision:``)."""
         words = list(self.command[device]) + (list(self.pipeline) if str(pp) != "1" and self.pipeline else [])
-        vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port)}
+        words += list(self.precision.get(precision, ()))
+        vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port),
+                "max_seqs": str(max(1, max_seqs))}
         return [w.format(**vals) for w in words]
+
+    def precision_note(self, precision: str) -> str | None:
+        """Why the server gets no precision flag (a quantized checkpoint carries its own), or None."""
+        if precision in self.precision:
+            return None
+        return (f"{self.title} takes {precision} weights from a checkpoint quantized to {precision} "
+                "(its config names the method): serve such a checkpoint as the model")
 
     def shell(self, device: str, argv: list[str], extra: tuple[str, ...] = ()) -> str:
         """The server's command line for ``sh -c``: its ``prepare`` step on ``device`` first, if any."""
@@ -77,6 +93,7 @@ def servers() -> dict[str, Server]:
             sources=tuple(v["source"]),
             multi_host={d: (tuple(m["flags"]), tuple(m.get("worker") or ())) for d, m in (v.get("multi_host") or {}).items()},
             prepare=dict(v.get("prepare") or {}),
+            precision={k: tuple(f) for k, f in (v.get("precision") or {}).items()},
         )
     return out
 
