@@ -1074,3 +1074,96 @@ def test_gke_autopilot_has_no_node_pools_and_the_standard_selectors(ctx, path: s
     std_pods = _pods(_docs(std[workload])[0])
     assert [p["nodeSelector"] for p in pods] == [p["nodeSelector"] for p in std_pods]
     assert _validate_strict(files) >= 2
+
+
+# --------------------------------------------------------------------------- per target
+
+_ARTEFACT_NAMES = re.compile(r"(?<![\w/.-])(k8s/[a-z-]+\.yaml|sky\.yaml|train\.py|Dockerfile|job\.yaml)(?![\w-])")
+
+
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+def test_readme_mentions_only_written_artefacts(profile: Any) -> None:
+    """A README (and setup.sh's comments) never names a generated file that was not written
+    (job.yaml is written by setup.sh itself, where a step does)."""
+    for path, case in _cases_for(str(profile)):
+        for name in ("README.md", "setup.sh"):
+            for ref in set(_ARTEFACT_NAMES.findall(case.files[name])):
+                if ref == "job.yaml":
+                    assert "cat > job.yaml" in case.files["setup.sh"], (path, name, ref)
+                else:
+                    assert ref in case.files, (path, name, ref)
+
+
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+def test_gke_only_objects_only_on_gke(profile: Any) -> None:
+    """PodMonitoring is Google Cloud Managed Service for Prometheus: an EKS, AKS or own cluster
+    gets the cloud's monitoring object from the data (a ServiceMonitor), never a PodMonitoring."""
+    for path, case in _cases_for(str(profile)):
+        from advisor.scaffold.kubernetes import target_cloud
+
+        kinds = {d["kind"]: d["apiVersion"] for d in case.k8s}
+        if target_cloud(case.spec) != "gcp":
+            assert "PodMonitoring" not in kinds and not any("googleapis" in v for v in kinds.values()), path
+            assert not any("cloud.google.com/" in f for f in case.files.get("k8s/deployment.yaml", "").splitlines()
+                           if not f.startswith("#")), path
+
+
+def test_aws_team_gets_aws_instances_and_region(ctx) -> None:  # type: ignore[no-untyped-def]
+    """An AWS-only team: the catalog's EC2 instance type (p4d.24xlarge for 8 x A100 40GB on EKS,
+    p6-b200.48xlarge for 8 x B200), no Google Cloud machine type or 'on Google Cloud' anywhere in
+    setup.sh, no literal INSTANCE_TYPE / YOUR_KEY, and an AWS region even when the profile names
+    a Google Cloud one."""
+    spec, files = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "moe-serving.yaml")))
+    sh = files["setup.sh"]
+    assert spec.path.id == "k8s-vllm-gpu" and spec.plan.cloud == "aws"
+    assert "--node-type=p4d.24xlarge" in sh and "a2-highgpu" not in sh and "on Google Cloud" not in sh
+    spec, files = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "aws-only-team.yaml")))
+    sh = files["setup.sh"]
+    assert "--instance-type p6-b200.48xlarge" in sh and "a4-highgpu" not in sh and "on Google Cloud" not in sh
+    assert "INSTANCE_TYPE" not in sh and "YOUR_KEY" not in sh and "INSTANCE_ID" not in sh
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "aws-spot-region.yaml")))
+    assert spec.profile.deployment.region == "us-central1" and spec.plan.region == "us-east-1"
+    assert "us-central1" not in _code(files["setup.sh"]) and "REGION=${REGION:-us-east-1}" in files["setup.sh"]
+
+
+def test_spot_is_provisioned_as_spot_and_checkpoints(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Priced on Spot capacity: setup.sh asks for Spot too (not only sky.yaml), and the training
+    skeleton saves periodically and resumes after a preemption."""
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "aws-spot-region.yaml")))
+    assert spec.plan.pricing == "spot"
+    assert "--instance-market-options MarketType=spot" in files["setup.sh"] and "use_spot: true" in files["sky.yaml"]
+    train = files["train.py"]
+    assert "def resume(" in train and "save_checkpoint(args, model, optimizer, step)" in train
+    assert 0 < spec.plan.checkpoint_every < spec.max_steps
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "spot-moe-multislice.yaml")))
+    assert spec.path.id == "maxtext-tpu" and " --spot" in files["setup.sh"] and "--on-demand" not in _code(files["setup.sh"])
+    assert f"checkpoint_period={spec.plan.checkpoint_every}" in files["setup.sh"]
+    assert "manager.latest_step()" in files["train.py"]
+
+
+def test_multislice_is_provisioned_as_priced(ctx) -> None:  # type: ignore[no-untyped-def]
+    """A multislice price is provisioned as the same slices by xpk and by sky.yaml (one SkyPilot
+    node per slice), and the shape names that many slices of that size."""
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "spot-moe-multislice.yaml")))
+    plan = spec.plan
+    assert plan.slices > 1 and plan.chips_per_host * plan.hosts * plan.slices == plan.chips_per_replica
+    assert spec.est is not None and spec.est.shape == f"{plan.slices} x {plan.accelerator_type}"
+    assert _flag(_code(files["setup.sh"]), "--num-slices") == {str(plan.slices)}
+    assert yaml.safe_load(files["sky.yaml"])["num_nodes"] == plan.slices
+    assert f"num_experts={plan.num_experts}" in files["setup.sh"] and plan.num_experts == 8
+    assert f"per_device_batch_size={plan.per_device_batch:g}" in files["setup.sh"]
+    spec, _ = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "llm-pretrain-70b.yaml")))
+    assert (spec.plan.slices, spec.plan.accelerator_type, spec.plan.chips_per_replica) == (31, "v6e-16", 496)
+
+
+def test_service_priced_for_part_of_the_day_is_stopped(ctx) -> None:  # type: ignore[no-untyped-def]
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "int4-serving.yaml")))
+    assert spec.plan.hours_per_day == 12 and "k8s/schedule.yaml" in files
+    jobs = [d for d in _docs(files["k8s/schedule.yaml"]) if d["kind"] == "CronJob"]
+    assert [j["spec"]["schedule"] for j in jobs] == ["0 20 * * *", "0 8 * * *"]
+    assert "--min-nodes=0" in files["setup.sh"]
+    # int4: the server reads the quantized checkpoint; no bf16 dtype forced on it
+    assert "--dtype" not in files["k8s/deployment.yaml"] and "quantized to int4" in files["README.md"]
+    # a VM path gets stop and start steps to run from cron
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "int4-serving.yaml")), "gpu-vm-pytorch")
+    assert "step_stop()" in files["setup.sh"] and "gcloud compute instances stop" in files["setup.sh"]

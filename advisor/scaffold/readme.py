@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from advisor.families import family
@@ -32,7 +32,7 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _estimate_lines(spec: Spec) -> list[str]:
+def _estimate_lines(spec: Spec, written: Callable[[str], bool]) -> list[str]:
     e = spec.est
     if e is None:
         return ["No accelerator to pay for: see the steps below."]
@@ -51,7 +51,7 @@ def _estimate_lines(spec: Spec) -> list[str]:
         if e.tokens_per_second:
             out.append(f"- Throughput: {e.tokens_per_second:,.0f} training tokens/s for the whole configuration.")
         out.append(
-            f"- train.py runs {spec.max_steps:,} steps of {spec.global_batch} sequences x "
+            f"- {'train.py runs' if written('train.py') else 'The run is'} {spec.max_steps:,} steps of {spec.global_batch} sequences x "
             f"{t.seq_len if t else 0} tokens (training.tokens_b / (seq_len x global batch))."
         )
     else:
@@ -133,7 +133,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         L.append("")
     L.append("## Estimated cost and time" if accel else "## Estimate")
     L.append("")
-    L.extend(_estimate_lines(spec))
+    L.extend(_estimate_lines(spec, files.__contains__))
     L.append("")
     L.append("`advisor recommend` on the profile explains every point of the verdict and the other candidates.")
     L.append("")

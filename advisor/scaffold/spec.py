@@ -184,7 +184,8 @@ def collect_warnings(spec: Spec) -> None:
     if fam.accelerator and not fam.sliced and spec.nodes > 1 and spec.est is not None:
         w.append(
             f"the configuration spans {spec.nodes} GPU VMs ({shape(spec)}): setup.sh creates one VM of "
-            f"that shape; sky.yaml launches all {spec.nodes} (num_nodes) and starts torchrun on each"
+            "that shape" + (f"; sky.yaml launches all {spec.nodes} (num_nodes) and starts torchrun on each"
+                            if spec.produces("skypilot") else "")
             if not spec.serving
             else f"the configuration spans {spec.nodes} GPU nodes per replica: each replica is one LeaderWorkerSet "
             "group of that many pods (tensor-parallel inside a node, pipeline-parallel across nodes)"
@@ -206,9 +207,11 @@ def collect_warnings(spec: Spec) -> None:
             "(JAX or PyTorch) or choose another accelerator"
         )
     hf_id = spec.profile.model.hf_id
-    if spec.vllm and hf_id is None:
-        w.append("model.hf_id is not set: set the model in k8s/deployment.yaml and MODEL_ID in sky.yaml")
-    if spec.training and spec.stack in ("torch-xla", "cuda") and train_model_id(spec) is None:
+    if spec.plan.server and hf_id is None:
+        where = [*(["the Kubernetes manifests (k8s/)"] if spec.serving else []),
+                 *(["MODEL_ID in sky.yaml"] if spec.produces("skypilot") and spec.acc is not None else [])]
+        w.append("model.hf_id is not set: set the model" + (f" in {' and '.join(where)}" if where else " you serve"))
+    if spec.training and spec.produces("skeleton") and spec.stack in ("torch-xla", "cuda") and train_model_id(spec) is None:
         w.append(
             "train.py trains a small stand-in model until you put yours in build_model()"
             + (f" (its Hugging Face loader expects a causal LM; {hf_id} is a {spec.profile.domain} model)" if hf_id else "")
@@ -218,7 +221,7 @@ def collect_warnings(spec: Spec) -> None:
         w.append(
             f"the estimate prices {est.accelerator} on {est.price_cloud}; setup.sh provisions it on "
             f"{clouds.cloud(spec.plan.cloud).name} (setup path {spec.path.id} runs there), where the price may differ"
-            " (sky.yaml tries every allowed cloud)"
+            + (" (sky.yaml tries every allowed cloud)" if spec.produces("skypilot") else "")
         )
 
 
