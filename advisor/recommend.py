@@ -409,9 +409,18 @@ def setup_cloud(profile: Profile, est: Estimate | None) -> str:
     return clouds.preferred(profile.deployment.clouds)
 
 
-def choose_setup(profile: Profile, kb: KnowledgeBase, device: str, cloud: str | None = None) -> SetupPath | None:
+def choose_setup(
+    profile: Profile, kb: KnowledgeBase, device: str, cloud: str | None = None, acc: Accelerator | None = None
+) -> SetupPath | None:
+    """The setup path: the sized device's own route (catalog ``deploy.route``) where its condition
+    holds, else the highest-priority path for the device family, cloud and profile."""
     reader = FieldReader(profile)
     cloud = cloud or setup_cloud(profile, None)
+    route = acc.deploy.route if acc is not None and acc.device == device else None
+    if route:
+        own = next((p for p in kb.setup_paths if p.id == route), None)
+        if own is not None and (own.when is None or evaluate(own.when, reader)):
+            return own
     fits = [
         p for p in kb.setup_paths
         if p.device == device and (p.clouds is None or cloud in p.clouds) and (p.when is None or evaluate(p.when, reader))
@@ -488,6 +497,9 @@ DEFAULT_EXPERTS = 8
 WEIGHT_DTYPE = {"fp32": "float32", "fp64": "float32", "bf16": "bfloat16", "fp16": "float16"}
 # Disk per host: the OS, image and pip caches, plus this host's share of the weights (serving) or
 # of the weights and two full training checkpoints (weights + fp32 master copy + two Adam moments).
+# mlx_lm.convert flags for the profile precision: quantize to 4 or 8 bits, else keep a float dtype.
+MLX_QUANT = {"int4": "-q --q-bits 4", "int8": "-q --q-bits 8", "fp8": "-q --q-bits 8",
+             "bf16": "--dtype bfloat16", "fp16": "--dtype float16", "fp32": "--dtype float32"}
 _BASE_DISK_GB = 100
 _CHECKPOINTS_KEPT = 2
 
@@ -552,6 +564,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     out["num_experts"] = str(DEFAULT_EXPERTS if moe else 1)
     out["experts_per_token"] = str((profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN) if moe else 1)
     out["weight_dtype"] = WEIGHT_DTYPE.get(profile.model.precision, "bfloat16")
+    out["mlx_quant"] = MLX_QUANT.get(profile.model.precision, "--dtype bfloat16")
     out["disk_gb"] = str(disk_gb(profile, hosts * int(out["slices"])))
     if profile.domain == "llm" or profile.model.architecture in ("transformer", "moe"):
         shape = model_shape(profile)
@@ -673,7 +686,7 @@ def recommend(
         if approx:
             warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
     cloud = setup_cloud(profile, decision.chosen)
-    path = choose_setup(profile, kb, decision.device, cloud)
+    path = choose_setup(profile, kb, decision.device, cloud, acc)
     setup = (
         plan(path, placeholders(profile, acc, decision.chosen), profile.task, cloud, profile.software.framework)
         if path

@@ -1167,3 +1167,37 @@ def test_service_priced_for_part_of_the_day_is_stopped(ctx) -> None:  # type: ig
     # a VM path gets stop and start steps to run from cron
     spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "int4-serving.yaml")), "gpu-vm-pytorch")
     assert "step_stop()" in files["setup.sh"] and "gcloud compute instances stop" in files["setup.sh"]
+
+
+# --------------------------------------------------------------------------- local and edge routes
+
+
+def test_every_device_route_names_a_setup_path_of_its_family(ctx) -> None:  # type: ignore[no-untyped-def]
+    paths = {p.id: p for p in ctx.kb.setup_paths}
+    routed = [a for a in ctx.catalog.accelerators.values() if a.deploy.route]
+    assert routed
+    for acc in routed:
+        assert acc.deploy.route in paths and paths[acc.deploy.route].device == acc.device, acc.id
+
+
+@pytest.mark.parametrize(
+    ("fixture", "route", "runs", "never"),
+    [
+        ("local-mac", "local-apple-mlx", ("mlx_lm.convert", "-q --q-bits 4", "mlx_lm.server"), ("kubectl", "vllm", "nvidia", "CUDA")),
+        ("local-rtx", "local-nvidia-workstation", ("vllm serve", "nvidia-smi"), ("kubectl", "eksctl", "gcloud", "mlx")),
+    ],
+)
+def test_owned_machine_gets_its_own_route(ctx, fixture: str, route: str, runs: tuple[str, ...], never: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    """A team's own Mac Studio is served with MLX at the sized quantization, an NVIDIA workstation
+    with vLLM on the local GPU: the route comes from the device that was sized (catalog
+    deploy.route), never Kubernetes + CUDA vLLM by default."""
+    rec = _rec(ctx, str(FIXTURES / f"{fixture}.yaml"))
+    assert rec.setup is not None and rec.setup.path.id == route
+    spec, files = _scaffold(ctx, rec)
+    code = _code(files["setup.sh"])
+    assert not any(n.startswith("k8s/") for n in files) and "sky.yaml" not in files
+    for text in runs:
+        assert text in code, text
+    for text in never:
+        assert text not in code, text
+    assert not any("machine_type" in w for w in spec.warnings)

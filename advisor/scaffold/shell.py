@@ -54,6 +54,10 @@ _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]*")
 
 
+# Placeholders whose value is several shell words (flags), each quoted on its own.
+WORD_LISTS = frozenset({"mlx_quant"})
+
+
 def _sh_word(value: str) -> str:
     return value if _SAFE_WORD.fullmatch(value) else shlex.quote(value)
 
@@ -84,6 +88,8 @@ def fill_command(cmd: str, literal: Mapping[str, str], shell: Mapping[str, str])
             return re.sub(r"([\\$`])", r"\\\1", value)
         if ctx == "heredoc-literal":
             return value
+        if name in WORD_LISTS:
+            return " ".join(_sh_word(w) for w in value.split())
         return _sh_word(value)
 
     def body_sub(m: re.Match[str], ctx: str) -> str:

@@ -18,7 +18,7 @@ from advisor.errors import UsageError
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.families import family
-from advisor.knowledge import SetupPath
+from advisor.knowledge import PLACEHOLDER, SetupPath
 from advisor.models import Profile
 from advisor.recommend import Recommendation, placeholders, setup_cloud
 from advisor.scaffold.plan import Plan, make_plan, statement
@@ -135,7 +135,7 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
         training=training,
         vllm=vllm,
         stack=stack_for(profile, device) if training else None,
-        plan=make_plan(profile, est, values, device, cloud, vllm or serving),
+        plan=make_plan(profile, est, values, device, cloud, serving or (vllm and "skypilot" in path.artefacts)),
     )
     if spec.plan.scheduled and spec.serving:  # the node pool empties outside the priced hours
         values["min_nodes"] = "0"
@@ -197,7 +197,8 @@ def collect_warnings(spec: Spec) -> None:
             "matrix, or serve a model that fits one host"
         )
     if spec.acc is not None:
-        missing = [k for k in ("machine_type", "gke_accelerator" if spec.serving else "", "runtime_version" if fam.setup.runtime_version else "") if k and not spec.values.get(k)]
+        used = {m for c in commands(spec.path) for m in PLACEHOLDER.findall(c)} | ({"gke_accelerator"} if spec.serving and spec.plan.cloud == "gcp" else set())
+        missing = [k for k in ("machine_type", "gke_accelerator", "runtime_version" if fam.setup.runtime_version else "") if k in used and not spec.values.get(k)]
         if missing:
             w.append(f"the catalog has no {', '.join(missing)} for {spec.acc.id}: fill them in setup.sh by hand")
     if spec.acc is not None and spec.profile.software.framework in spec.acc.deploy.unsupported_frameworks:
