@@ -413,7 +413,7 @@ def _context(case: Case) -> None:
     _server_flags(case, ("--max-model-len", "--context-length", "--max-total-tokens"), p.context_len)
     _flags_are(case.sh, ("--max-model-len",), p.context_len)
     for line in case.sh.splitlines():  # MaxText trains at the sequence length, JetStream serves the context
-        want = p.seq_len if "MaxText.train" in line else p.context_len
+        want = p.seq_len if "pre_train.train" in line else p.context_len
         assert set(re.findall(r"max_target_length=(\d+)", line)) <= {str(want)}
         assert set(re.findall(r"max_prefill_predict_length=(\d+)", line)) <= {str(p.max_input_len)}
     if p.server:
@@ -444,7 +444,7 @@ def _experts(case: Case) -> None:
     moe = case.spec.profile.model.architecture == "moe"
     assert (p.num_experts > 1) == moe and (p.experts_per_token > 1) == moe
     for line in case.sh.splitlines():
-        if "MaxText.train" in line:
+        if "pre_train.train" in line:
             assert _flag(line, "num_experts") == {str(p.num_experts)}
             assert _flag(line, "num_experts_per_tok") == {str(p.experts_per_token)}
 
@@ -468,7 +468,7 @@ def _batch(case: Case) -> None:
         batch = re.search(r"^GLOBAL_BATCH = (\d+)", train, re.M)
         assert batch is None or int(batch.group(1)) == p.global_batch
     for line in case.sh.splitlines():
-        if "MaxText.train" in line:
+        if "pre_train.train" in line:
             assert _flag(line, "per_device_batch_size") == {f"{p.per_device_batch:g}"}
 
 
@@ -487,7 +487,7 @@ def _checkpoints(case: Case) -> None:
         if p.spot:  # Spot capacity is reclaimed: save before the end
             assert p.checkpoint_every < case.spec.max_steps or case.spec.max_steps == 1
     for line in case.sh.splitlines():
-        if "MaxText.train" in line:
+        if "pre_train.train" in line:
             assert _flag(line, "checkpoint_period") == {str(p.checkpoint_every)} and "enable_checkpointing=true" in line
 
 
@@ -1201,3 +1201,149 @@ def test_owned_machine_gets_its_own_route(ctx, fixture: str, route: str, runs: t
     for text in never:
         assert text not in code, text
     assert not any("machine_type" in w for w in spec.warnings)
+
+
+# --------------------------------------------------------------------------- programs at pinned versions
+
+_PROGRAMS = {
+    "vllm serve": r"\bvllm serve\b",
+    "sglang.launch_server": r"\bsglang\.launch_server\b",
+    "sgl_jax.launch_server": r"\bsgl_jax\.launch_server\b",
+    "text-generation-launcher": r"\btext-generation-launcher\b",
+    "torchrun": r"(?<![\w.-])torchrun\b",
+    "maxtext.trainers.pre_train.train": r"\bmaxtext\.trainers\.pre_train\.train\s+\S+\.yml\b",
+    "maxengine_server.py": r"\bmaxengine_server\.py\s+\S+\.yml\b",
+    "mlx_lm.convert": r"\bmlx_lm\.convert\b",
+    "mlx_lm.server": r"\bmlx_lm\.server\b",
+    "mlx_lm.lora": r"\bmlx_lm\.lora\b",
+}
+
+
+def _program_uses(text: str) -> list[tuple[str, set[str], set[str]]]:
+    """(program, flags, config keys) for every program invocation in ``text``."""
+    text = text.replace("\\\n", " ")
+    while re.search(r"\([^()]*\)", text):  # drop command substitutions, innermost first
+        text = re.sub(r"\$?\([^()]*\)", " ", text)
+    out = []
+    for name, pattern in _PROGRAMS.items():
+        for m in re.finditer(pattern, text):
+            seg = re.split(r"&&|\|\||;|\||\n", text[m.end():], maxsplit=1)[0]
+            flags = set(re.findall(r"(?<![\w$/.}-])(--?[A-Za-z][\w-]*)", seg))
+            keys = set(re.findall(r"(?<![\w$/.}-])([a-z_][a-z0-9_]*)=", seg))
+            out.append((name, flags, keys))
+    return out
+
+
+def _program_texts(case: Case) -> list[str]:
+    texts = [_code(case.files["setup.sh"])]
+    texts += [" ".join(c["command"]) for d in case.k8s for pod in _pods(d) for c in pod["containers"]]
+    if case.sky is not None:
+        texts += [case.sky["setup"], case.sky["run"]]
+    return texts
+
+
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+def test_programs_get_only_flags_of_their_pinned_version(profile: Any) -> None:
+    """vLLM, SGLang, SGLang-JAX, TGI, torchrun, MaxText, JetStream's MaxText server and MLX LM are
+    given only flags (or MaxText config keys) that their argument definitions at the pinned version
+    define (tests/data/scaffold/cli_flags.yaml ``programs``, each with its source)."""
+    table = _flag_table()["programs"]
+    seen = 0
+    for path, case in _cases_for(str(profile)):
+        for text in _program_texts(case):
+            for name, flags, keys in _program_uses(text):
+                row = table[name]
+                if "keys" in row:
+                    assert keys <= set(row["keys"]), (path, name, keys - set(row["keys"]))
+                else:
+                    assert flags <= set(row["flags"]), (path, name, flags - set(row["flags"]))
+                seen += 1
+    assert seen > 0
+
+
+def test_program_table_is_sourced_and_catches_a_wrong_flag() -> None:
+    table = _flag_table()["programs"]
+    assert set(table) == set(_PROGRAMS)
+    for row in table.values():
+        assert row["version"] and row["source"] and (row.get("flags") or row.get("keys"))
+    [(name, flags, _)] = _program_uses("python3 -m sglang.launch_server --model-path m --tp 8 --port 8000\n")
+    assert name == "sglang.launch_server" and flags - set(table[name]["flags"]) == {"--tp"}
+    [(name, _, keys)] = _program_uses('--command "python3 -m maxtext.trainers.pre_train.train src/maxtext/configs/base.yml steps=3 per_device_batch=2"')
+    assert keys - set(table[name]["keys"]) == {"per_device_batch"}
+
+
+# --------------------------------------------------------------------------- vendored schemas
+
+SCHEMAS = FIXTURES / "schemas"
+
+
+@functools.cache
+def _json(name: str) -> dict[str, Any]:
+    import json
+
+    data: dict[str, Any] = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+    return data
+
+
+def _sky_validator(schema: dict[str, Any]) -> Any:
+    """SkyPilot's validator: JSON Schema plus its case_insensitive_enum keyword (sky/utils/common_utils.py)."""
+    import jsonschema
+
+    def case_insensitive_enum(validator: Any, enums: list[str], instance: Any, schema: Any) -> Any:
+        if isinstance(instance, str) and instance.lower() not in {e.lower() for e in enums}:
+            yield jsonschema.ValidationError(f"{instance!r} is not one of {enums}")
+
+    cls = jsonschema.validators.extend(jsonschema.Draft7Validator, {"case_insensitive_enum": case_insensitive_enum})
+    return cls(schema)
+
+
+def _validate_sky(text: str) -> None:
+    task = yaml.safe_load(text)
+    schemas = _json("skypilot-task.json")
+    errors = [e.message for e in _sky_validator(schemas["task"]).iter_errors(task)]
+    errors += [e.message for e in _sky_validator(schemas["resources"]).iter_errors(task.get("resources", {}))]
+    assert not errors, errors
+
+
+def _validate_lws(doc: dict[str, Any]) -> None:
+    import jsonschema
+
+    schema = {k: v for k, v in _json("leaderworkerset-v1.json").items() if k != "$comment"}
+    errors = [f"{list(e.path)}: {e.message}" for e in jsonschema.Draft7Validator(schema).iter_errors(doc)]
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+def test_generated_yaml_validates_against_the_projects_schemas(profile: Any) -> None:
+    """sky.yaml against SkyPilot's task and resources schemas; every Kubernetes object with
+    kubernetes-validate (strict), a LeaderWorkerSet against its vendored CRD schema (and its pod
+    templates as Pods). PodMonitoring and ServiceMonitor (CRDs of GKE and the Prometheus Operator)
+    get the structural checks only."""
+    kv = pytest.importorskip("kubernetes_validate")
+    version = kv.latest_version()
+    for path, case in _cases_for(str(profile)):
+        if "sky.yaml" in case.files:
+            try:
+                _validate_sky(case.files["sky.yaml"])
+            except AssertionError as exc:
+                raise AssertionError(f"{path}: {exc}") from None
+        for d in case.k8s:
+            if d["kind"] == "LeaderWorkerSet":
+                _validate_lws(d)
+                lwt = d["spec"]["leaderWorkerTemplate"]
+                for key in ("leaderTemplate", "workerTemplate"):
+                    kv.validate({"apiVersion": "v1", "kind": "Pod", **lwt[key]}, version, strict=True)
+            elif d["kind"] not in ("PodMonitoring", "ServiceMonitor"):
+                kv.validate(d, version, strict=True)
+
+
+def test_vendored_schemas_reject_what_their_projects_reject() -> None:
+    good = "name: t\nresources:\n  use_spot: true\n  ordered:\n    - accelerators: tpu-v6e-8\n      infra: gcp/us-central1\nrun: echo\n"
+    _validate_sky(good)
+    for bad in (good.replace("use_spot", "spot"), good.replace("infra: gcp/us-central1", "infra: nowhere/x"), good + "num_node: 2\n"):
+        with pytest.raises(AssertionError):
+            _validate_sky(bad)
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "x"},
+           "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": "four", "workerTemplate": {"spec": {"containers": []}}}}}
+    with pytest.raises(AssertionError):
+        _validate_lws(lws)
