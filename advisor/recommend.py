@@ -417,6 +417,8 @@ def choose_setup(
     reader = FieldReader(profile)
     cloud = cloud or setup_cloud(profile, None)
     route = acc.deploy.route if acc is not None and acc.device == device else None
+    if device == "edge" and profile.deployment.edge_device:  # the end device's own route (rules/edge-devices.yaml)
+        route = edge_route(profile)
     if route:
         own = next((p for p in kb.setup_paths if p.id == route), None)
         if own is not None and (own.when is None or evaluate(own.when, reader)):
@@ -428,6 +430,17 @@ def choose_setup(
     if not fits:
         return None
     return sorted(fits, key=lambda p: (-p.priority, p.id))[0]
+
+
+def edge_route(profile: Profile) -> str | None:
+    """The setup path of the profile's edge device: by domain, then framework, then its default."""
+    from advisor.knowledge import bundled_data
+
+    device = profile.deployment.edge_device
+    if device is None:
+        return None
+    routes: dict[str, str] = bundled_data("edge-devices.yaml")["devices"][device]["route"]
+    return routes.get(profile.domain) or routes.get(profile.software.framework) or routes.get("default")
 
 
 def max_model_len(profile: Profile) -> int:
@@ -500,6 +513,8 @@ WEIGHT_DTYPE = {"fp32": "float32", "fp64": "float32", "bf16": "bfloat16", "fp16"
 # mlx_lm.convert flags for the profile precision: quantize to 4 or 8 bits, else keep a float dtype.
 MLX_QUANT = {"int4": "-q --q-bits 4", "int8": "-q --q-bits 8", "fp8": "-q --q-bits 8",
              "bf16": "--dtype bfloat16", "fp16": "--dtype float16", "fp32": "--dtype float32"}
+# llama.cpp quantization types (llama-quantize) for the profile precision.
+GGUF_QUANT = {"int4": "Q4_K_M", "int8": "Q8_0", "fp8": "Q8_0", "bf16": "BF16", "fp16": "F16", "fp32": "F32"}
 _BASE_DISK_GB = 100
 _CHECKPOINTS_KEPT = 2
 
@@ -565,6 +580,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     out["experts_per_token"] = str((profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN) if moe else 1)
     out["weight_dtype"] = WEIGHT_DTYPE.get(profile.model.precision, "bfloat16")
     out["mlx_quant"] = MLX_QUANT.get(profile.model.precision, "--dtype bfloat16")
+    out["gguf_quant"] = GGUF_QUANT.get(profile.model.precision, "F16")
     out["disk_gb"] = str(disk_gb(profile, hosts * int(out["slices"])))
     if profile.domain == "llm" or profile.model.architecture in ("transformer", "moe"):
         shape = model_shape(profile)

@@ -793,7 +793,8 @@ def _flag_table() -> dict[str, Any]:
 def _tool_commands(sh: str) -> list[list[str]]:
     """Every gcloud/kubectl/aws/az/xpk invocation in setup.sh's code, as tokens."""
     out: list[list[str]] = []
-    for line in _code(sh).splitlines():
+    code = re.sub(r"<<'STEPS'\n.*?\nSTEPS\n", "\n", _code(sh), flags=re.S)  # the step list is text, not commands
+    for line in code.splitlines():
         lex = shlex.shlex(line, posix=True, punctuation_chars=True)
         lex.whitespace_split = True
         seg: list[str] = []
@@ -1347,3 +1348,32 @@ def test_vendored_schemas_reject_what_their_projects_reject() -> None:
            "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": "four", "workerTemplate": {"spec": {"containers": []}}}}}
     with pytest.raises(AssertionError):
         _validate_lws(lws)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "route", "runs"),
+    [
+        ("edge-jetson-vision", "edge-jetson-tensorrt", ("trtexec --onnx=",)),
+        ("edge-jetson-llm", "edge-jetson-llamacpp", ("-DGGML_CUDA=ON", "llama-quantize", "Q4_K_M", "llama-server")),
+    ],
+)
+def test_jetson_gets_jetpack_never_the_android_route(ctx, fixture: str, route: str, runs: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    """The edge device the profile names takes its own route (rules/edge-devices.yaml): a Jetson
+    builds TensorRT engines (or llama.cpp with CUDA for an LLM) on the Jetson; a TensorFlow model
+    there is not sent down the Android adb / LiteRT route a phone gets."""
+    rec = _rec(ctx, str(FIXTURES / f"{fixture}.yaml"))
+    assert rec.setup is not None and rec.setup.path.id == route
+    _, files = _scaffold(ctx, rec)
+    code = _code(files["setup.sh"])
+    assert "adb " not in code and ".tflite" not in code
+    for text in runs:
+        assert text in code, text
+
+
+def test_every_edge_route_is_an_edge_setup_path(ctx) -> None:  # type: ignore[no-untyped-def]
+    from advisor.knowledge import bundled_data
+
+    paths = {p.id: p for p in ctx.kb.setup_paths}
+    for device, row in bundled_data("edge-devices.yaml")["devices"].items():
+        for route in row["route"].values():
+            assert route in paths and paths[route].device == "edge", (device, route)
