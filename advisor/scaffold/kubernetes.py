@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from advisor.families import family
-from advisor.knowledge import PLACEHOLDER
+from advisor.knowledge import PLACEHOLDER, bundled_data
 from advisor.scaffold.plan import Plan
 from advisor.scaffold.spec import Spec, dump, yaml_header
 from advisor.scaffold.stacks import servers
@@ -51,9 +48,8 @@ def _container(spec: Spec) -> dict[str, Any]:
 
 @functools.cache
 def _targets() -> dict[str, dict[str, Any]]:
-    """advisor/templates/scaffold/kubernetes_targets.yaml: GPU node selection per cloud."""
-    path = Path(__file__).resolve().parent.parent / "templates" / "scaffold" / "kubernetes_targets.yaml"
-    data: dict[str, dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8"))["gpu"]
+    """rules/kubernetes-targets.yaml: GPU node selection per cloud."""
+    data: dict[str, dict[str, Any]] = bundled_data("kubernetes-targets.yaml")["gpu"]
     return data
 
 
@@ -102,7 +98,7 @@ def _pod(spec: Spec, container: dict[str, Any]) -> dict[str, Any]:
 
 def _leader_worker_set(spec: Spec, labels: dict[str, str]) -> dict[str, Any]:
     """One replica over ``hosts`` pods, one LeaderWorkerSet group, in the server's documented form
-    (serving_stacks.yaml multi_host): vLLM on GPUs (tensor parallelism inside a host, pipeline
+    (serving-stacks.yaml multi_host): vLLM on GPUs (tensor parallelism inside a host, pipeline
     stages across hosts, workers headless), SGLang-JAX on a TPU slice (one tensor-parallel mesh
     over its hosts, every rank the same command)."""
     plan = spec.plan
@@ -203,9 +199,8 @@ def manifests(spec: Spec) -> dict[str, str]:
 
 @functools.cache
 def _monitoring() -> dict[str, dict[str, str]]:
-    """kubernetes_targets.yaml ``monitoring``: the metrics object and HPA metric name per cloud."""
-    path = Path(__file__).resolve().parent.parent / "templates" / "scaffold" / "kubernetes_targets.yaml"
-    data: dict[str, dict[str, str]] = yaml.safe_load(path.read_text(encoding="utf-8"))["monitoring"]
+    """rules/kubernetes-targets.yaml ``monitoring``: the metrics object and HPA metric name per cloud."""
+    data: dict[str, dict[str, str]] = bundled_data("kubernetes-targets.yaml")["monitoring"]
     return data
 
 
@@ -217,7 +212,7 @@ def monitoring_for(spec: Spec) -> dict[str, str]:
 
 def _autoscaling(spec: Spec, labels: dict[str, str], metric: str) -> dict[str, str]:
     """HPA between the plan's autoscaling bounds on the server's running requests per pod, and the
-    cluster's object that exports the metric (kubernetes_targets.yaml ``monitoring``)."""
+    cluster's object that exports the metric (kubernetes-targets.yaml ``monitoring``)."""
     plan, name = spec.plan, spec.name
     mon = monitoring_for(spec)
     metric_name = mon["metric"].format(metric=metric, metric_name=metric.replace(":", "_"))

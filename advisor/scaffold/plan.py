@@ -51,7 +51,7 @@ class Plan:
     quantization: str  # "none", or the profile precision the weights are quantized to (fp8, int8, int4)
     framework: str
     serving_stack: str  # what the profile asked for
-    server: str  # the LLM server the artefacts run (serving_stacks.yaml id); "" when not serving
+    server: str  # the LLM server the artefacts run (serving-stacks.yaml id); "" when not serving
     server_note: str | None  # why server differs from serving_stack
     model_id: str
     context_len: int  # max model length: the longest prompt + the longest output (or model.context_tokens)

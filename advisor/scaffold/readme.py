@@ -12,7 +12,7 @@ from advisor.fmt import money as _money
 from advisor.scaffold.kubernetes import monitoring_for, schedule_hours, server_argv
 from advisor.scaffold.plan import statement
 from advisor.scaffold.shell import Step, auto_steps
-from advisor.scaffold.skeleton import STACK_TITLE
+from advisor.scaffold.skeleton import stack_title
 from advisor.scaffold.skypilot import SKY_CLOUDS, SkyEntry, cost_phrase, sky_entry
 from advisor.scaffold.spec import Spec, one_line, shape
 from advisor.scaffold.stacks import servers
@@ -144,7 +144,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
     for name in files:
         role = _FILE_ROLES.get(name, "")
         if name == "train.py" and spec.stack:
-            role = f"training script skeleton: {STACK_TITLE[spec.stack]}"
+            role = f"training script skeleton: {stack_title(spec.stack)}"
         L.append(f"| `{name}` | {role} |")
     L.append("| `README.md` | this file |")
     L.append("")
@@ -202,7 +202,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         L.append("## Training script and TensorBoard")
         L.append("")
         L.append(
-            f"`train.py` is a runnable skeleton for {STACK_TITLE[spec.stack or 'cuda']}: it trains on synthetic "
+            f"`train.py` is a runnable skeleton for {stack_title(spec.stack or 'cuda')}: it trains on synthetic "
             "data until you point it at yours and writes TensorBoard logs to `./runs`"
             + (" (or `$AIP_TENSORBOARD_LOG_DIR` on Vertex AI)" if "Dockerfile" in files else "")
             + ". Its defaults (model, sequence length, global batch, steps) come from the profile; "

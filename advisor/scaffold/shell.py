@@ -25,6 +25,7 @@ from advisor.families import family
 from advisor.knowledge import PLACEHOLDER, bundled_data
 from advisor.scaffold.plan import Plan, statement
 from advisor.scaffold.spec import Spec, commands, one_line, train_model_id, verdict_line
+from advisor.scaffold.stacks import training_stack
 
 # Placeholders that become shell variables in setup.sh (overridable from the environment).
 SHELL_VARS = {
@@ -275,7 +276,8 @@ def provision(plan: Plan, cmd: str) -> str:
 
 
 def launch(spec: Spec) -> str:
-    return {"torch-xla": "PJRT_DEVICE=TPU python3 train.py"}.get(spec.stack or "", "python3 train.py")
+    """How train.py starts on one host (rules/training-stacks.yaml ``launch``)."""
+    return str(training_stack(spec.stack)["launch"]) if spec.stack else "python3 train.py"
 
 
 def _hf_secret_step() -> tuple[str, list[str], str | None, bool]:

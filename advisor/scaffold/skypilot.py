@@ -16,11 +16,11 @@ from advisor.fmt import money as _money
 from advisor.scaffold.kubernetes import VLLM_PORT, server_argv
 from advisor.scaffold.shell import launch
 from advisor.scaffold.skeleton import pip
-from advisor.scaffold.spec import Spec, dump, yaml_header
-from advisor.scaffold.stacks import servers
+from advisor.scaffold.spec import Spec, dump, stack_for, yaml_header
+from advisor.scaffold.stacks import per_runtime, servers, training_stack
 
 SKY_CLOUDS = ("gcp", "aws", "azure", "oci")
-# SkyPilot's own values for a server's multi-host flags (serving_stacks.yaml multi_host uses the
+# SkyPilot's own values for a server's multi-host flags (serving-stacks.yaml multi_host uses the
 # LeaderWorkerSet's): SKYPILOT_NODE_RANK and SKYPILOT_NODE_IPS (head first) are set on every node
 # (https://docs.skypilot.co/en/latest/running-jobs/environment-variables.html)
 SKY_MULTI_HOST = {
@@ -31,7 +31,7 @@ MAX_FALLBACKS = 3
 
 
 def _serve_scripts(spec: Spec, tpu: bool) -> tuple[str, str]:
-    """The plan's LLM server (serving_stacks.yaml), laid out as the estimate costed the replica:
+    """The plan's LLM server (serving-stacks.yaml), laid out as the estimate costed the replica:
     tensor parallelism over a node's chips (counted on the node, so the ordered fallbacks fit); a
     replica over several hosts in the server's multi-host form with SkyPilot's rank and head
     address: one mesh over the slice (TPU) or pipeline stages across nodes (GPU)."""
@@ -126,43 +126,20 @@ def _fallbacks(spec: Spec, ctx: Context, first: SkyEntry) -> list[SkyEntry]:
 
 
 def _sky_scripts(spec: Spec) -> tuple[str, str]:
+    """setup and run: the skeleton's stack (rules/training-stacks.yaml: its install line, and its
+    multi-node launcher where it has one), the plan's LLM server, or the stack's accelerator probe."""
     tpu = family(spec.device).sliced
     if spec.training:
-        setup = pip(spec)
-        if spec.stack == "cuda":
-            run = "\n".join(
-                [
-                    'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
-                    "torchrun \\",
-                    "  --nnodes=$SKYPILOT_NUM_NODES \\",
-                    "  --nproc-per-node=$SKYPILOT_NUM_GPUS_PER_NODE \\",
-                    "  --node-rank=$SKYPILOT_NODE_RANK \\",
-                    "  --master-addr=$MASTER_ADDR \\",
-                    "  --master-port=8008 \\",
-                    "  train.py",
-                ]
-            )
-        else:
-            run = launch(spec)
-        return setup + "\n", run + "\n"
+        row = training_stack(spec.stack) if spec.stack else {}
+        run = row.get("multi_node") if row.get("multi_node_always") else None
+        return pip(spec) + "\n", (run or launch(spec)) + "\n"
     if spec.plan.server:
         return _serve_scripts(spec, tpu)
-    check = (
-        "python3 -c 'import jax; print(jax.devices())'"
-        if tpu and spec.profile.software.framework in ("jax", "keras", "tensorflow")
-        else "PJRT_DEVICE=TPU python3 -c 'import torch_xla.core.xla_model as xm; print(xm.xla_device())'"
-        if tpu
-        else "nvidia-smi"
-    )
-    setup = (
-        'pip install -U "jax[tpu]"'
-        if tpu and spec.profile.software.framework in ("jax", "keras", "tensorflow")
-        else 'pip install torch "torch_xla[tpu]" -f https://storage.googleapis.com/libtpu-releases/index.html'
-        if tpu
-        else "pip install torch"
-    )
-    run = f"# Replace with your serving program; this checks the accelerators.\n{check}"
-    return setup + "\n", run + "\n"
+    stack = stack_for(spec.profile, spec.device) or "cuda"
+    probe = training_stack(stack).get("probe") or training_stack("cuda")["probe"]
+    runtime = family(spec.device).setup.runtime or ""
+    run = f"# Replace with your serving program; this checks the accelerators.\n{per_runtime(probe['run'], runtime)}"
+    return per_runtime(probe["setup"], runtime) + "\n", run + "\n"
 
 
 def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:

@@ -1,4 +1,5 @@
-"""LLM servers the scaffold can run (``advisor/templates/scaffold/serving_stacks.yaml``).
+"""The stacks the scaffold runs, as data: LLM servers (``rules/serving-stacks.yaml``)
+and training stacks (``rules/training-stacks.yaml``: pip lines, launchers, images, probes).
 
 The profile's ``software.serving_stack`` is kept when it runs on the
 configuration's device family; otherwise the first server that does is used and
@@ -11,12 +12,7 @@ import dataclasses
 import functools
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import yaml
-
-DATA = Path(__file__).resolve().parent.parent / "templates" / "scaffold" / "serving_stacks.yaml"
 
 
 @dataclass(frozen=True)
@@ -76,7 +72,9 @@ def _per_device(value: Any, devices: tuple[str, ...]) -> dict[str, tuple[str, ..
 
 @functools.cache
 def servers() -> dict[str, Server]:
-    raw: dict[str, Any] = yaml.safe_load(DATA.read_text(encoding="utf-8"))
+    from advisor.knowledge import bundled_data
+
+    raw: dict[str, Any] = bundled_data("serving-stacks.yaml")
     out = {}
     for key, v in raw.items():
         devices = tuple(v["devices"])
@@ -115,3 +113,38 @@ def choose(wanted: str, device: str, multi_host: bool) -> tuple[Server, str | No
         other = next((o for o in table.values() if o.serves_multi_host(device)), fallback)
         return other, f"{s.title} serves from one machine only on {device.upper()}s and this replica spans hosts, so the manifests use {other.title}"
     return s, None
+
+
+# --------------------------------------------------------------------------- training stacks
+
+
+@functools.cache
+def _training() -> dict[str, Any]:
+    from advisor.knowledge import bundled_data
+
+    data: dict[str, Any] = bundled_data("training-stacks.yaml")
+    return data
+
+
+def training_stack(stack: str) -> dict[str, Any]:
+    """One training stack's row of rules/training-stacks.yaml."""
+    row: dict[str, Any] = _training()["stacks"][stack]
+    return row
+
+
+def per_runtime(value: Any, runtime: str, default: str | None = None) -> Any:
+    """A stack value given once, or per device runtime (with a ``default`` key)."""
+    if isinstance(value, dict):
+        return value.get(runtime, value.get("default", default))
+    return value if value is not None else default
+
+
+def stack_pip(stack: str | None, runtime: str, method: str | None = None) -> str:
+    """The install line of ``stack`` on ``runtime``, with the training method's extra packages."""
+    default: str = _training()["default_pip"]
+    if stack is None:
+        return default
+    row = training_stack(stack)
+    cmd: str = per_runtime(row.get("pip"), runtime, default) or default
+    extra = (row.get("method_pip") or {}).get(method or "")
+    return f"{cmd} {extra}" if extra else cmd
