@@ -416,12 +416,10 @@ def choose_setup(
     holds, else the highest-priority path for the device family, cloud and profile."""
     reader = FieldReader(profile)
     cloud = cloud or setup_cloud(profile, None)
-    route = acc.deploy.route if acc is not None and acc.device == device else None
-    if device == "edge" and profile.deployment.edge_device:  # the end device's own route (rules/edge-devices.yaml)
-        route = edge_route(profile)
-    if route:
+    # the sized device's own route (catalog), then the named end device's (rules/edge-devices.yaml)
+    for route in (acc.deploy.route if acc is not None else None, edge_route(profile)):
         own = next((p for p in kb.setup_paths if p.id == route), None)
-        if own is not None and (own.when is None or evaluate(own.when, reader)):
+        if own is not None and own.device == device and (own.when is None or evaluate(own.when, reader)):
             return own
     fits = [
         p for p in kb.setup_paths
@@ -492,7 +490,7 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         values.update(families.family(acc.device).shapes.host_layout(acc, count))
         named = acc.shapes.machine_types_cloud or "gcp"
         if values["machine_type"] and named != target.id:  # each cloud its own instance names
-            per = acc.deploy.instance_types.get(target.id, {})  # type: ignore[call-overload]
+            per = next((types for c, types in acc.deploy.instance_types.items() if c == target.id), {})
             values["machine_type"] = per.get(int(values["chips_per_host"] or count), "")
         if not gcp:  # a GKE node label: Google Cloud only
             values["gke_accelerator"] = ""

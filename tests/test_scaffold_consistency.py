@@ -592,7 +592,6 @@ def _cloud(case: Case) -> None:
     assert clouds.cloud(p.cloud)
 
 
-_STATEMENT_ONLY = ()  # attributes whose check is the statement alone: none
 
 
 def run_checks(case: Case) -> None:
