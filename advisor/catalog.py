@@ -160,6 +160,13 @@ class Deploy(Strict):
     # Absent: SkyPilot does not list the chip, and generated tasks say it is unverified.
     skypilot: Annotated[str, Field(pattern=r"^[A-Za-z0-9{}_-]+$", max_length=64)] | None = None
     zones: list[str] = Field(default_factory=list)
+    # Per cloud other than shapes.machine_types_cloud: GPUs per instance -> that cloud's instance
+    # type (EC2 instance type, Azure VM size), so setup files name the priced instance.
+    instance_types: dict[Cloud, dict[int, Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$", max_length=64)]]] = Field(default_factory=dict)
+    # The setup path (rules/setup id) a configuration of this device takes whatever else matches:
+    # a machine with its own software route (Apple silicon: MLX; an NVIDIA workstation: vLLM on
+    # the local GPU), chosen from the device that was sized, never from a default.
+    route: Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)] | None = None
     # profile frameworks (software.framework) the chip's software does not support
     unsupported_frameworks: list[Annotated[str, Field(pattern=r"^[a-z]+$", max_length=32)]] = Field(default_factory=list)
     note: Annotated[str, Field(max_length=4000)] | None = None
@@ -375,7 +382,7 @@ class Catalog:
 # GKE, runtime, zones) and the instance names of shapes. Everything else of an entry is physics.
 _COSMETIC = frozenset({
     "id", "name", "aliases", "note", "source", "as_of", "prices", "interconnect", "skypilot", "zones",
-    "runtime_version", "gke_accelerator", "machine_types", "machine_types_cloud",
+    "runtime_version", "gke_accelerator", "machine_types", "machine_types_cloud", "instance_types", "route",
 })
 
 

@@ -10,6 +10,7 @@ positioned error (``path:line:col``), never a ``KeyError`` later.
 # No `from __future__ import annotations` here: the models' annotations are evaluated once, at
 # definition (see advisor/models.py).
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -30,6 +31,15 @@ class Cloud(Strict):
     price_catalog: str | None
     kubernetes_labels: tuple[str, ...] = Field(max_length=16)
     terraform_prefix: str | None
+    region_form: str | None  # a regular expression this cloud's region names match
+
+    def owns_region(self, region: str | None) -> bool:
+        """Whether ``region`` names one of this cloud's regions (by its form)."""
+        return bool(region and self.region_form and re.fullmatch(self.region_form, region))
+
+    def region_for(self, wanted: str | None) -> str | None:
+        """The profile's region where it is this cloud's, else this cloud's default."""
+        return wanted if self.owns_region(wanted) else self.region
 
     def default_zone(self, region: str) -> str:
         return (self.zone or "").replace("{region}", region) or region

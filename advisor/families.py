@@ -100,6 +100,22 @@ class SliceScaling(Scaling):
             k *= 2
         return out
 
+    @staticmethod
+    def layout(acc: _Acc, count: int) -> tuple[Any, int]:
+        """The slice and the number of identical slices that make ``count`` chips: the catalog's
+        slice of that size, else the largest multi-host slice that divides ``count`` within
+        ``shapes.max_slices`` (the multislice real_shapes counts), else the largest slice,
+        as many as cover ``count``. Shape names, hosts and setup files all read this."""
+        sl = acc.slice_for(count)
+        if sl is not None:
+            return sl, 1
+        slices = sorted(acc.shapes.slices or [], key=lambda s: -s.chips)
+        for cand in slices:
+            k, rest = divmod(count, cand.chips)
+            if not rest and (cand.hosts or 1) > 1 and 2 <= k <= acc.shapes.max_slices:
+                return cand, k
+        return slices[0], max(1, math.ceil(count / slices[0].chips))
+
     def hosts(self, acc: _Acc, count: int) -> int:
         sl = acc.slice_for(count)
         if sl is not None:
@@ -107,11 +123,8 @@ class SliceScaling(Scaling):
         return max(1, math.ceil(count / _TPU_CHIPS_PER_HOST))  # multislice of multi-host slices
 
     def shape_name(self, acc: _Acc, count: int) -> str:
-        sl = acc.slice_for(count)
-        if sl is not None:
-            return str(sl.accelerator_type)
-        biggest = max(acc.shapes.slices or [], key=lambda s: s.chips)
-        return f"{count // biggest.chips} x {biggest.accelerator_type}"
+        sl, k = self.layout(acc, count)
+        return str(sl.accelerator_type) if k == 1 and sl.chips == count else f"{k} x {sl.accelerator_type}"
 
     def domain(self, acc: _Acc, count: int) -> int:
         if acc.slice_for(count) is not None:
@@ -127,7 +140,7 @@ class SliceScaling(Scaling):
         return 2.0 * 2.0 * n_params / max(domain, 1)
 
     def host_layout(self, acc: _Acc, count: int) -> dict[str, str]:
-        sl = acc.slice_for(count) or max(acc.shapes.slices or [], key=lambda s: s.chips)
+        sl, k = self.layout(acc, count)
         hosts = max(1, math.ceil(sl.hosts or 1))
         return {
             "accelerator_type": sl.accelerator_type,
@@ -135,6 +148,7 @@ class SliceScaling(Scaling):
             "machine_type": sl.machine_type or "",
             "hosts": str(hosts),
             "chips_per_host": str(max(1, sl.chips // hosts)),
+            "slices": str(k),
         }
 
 

@@ -56,6 +56,7 @@ else:
     Cloud = Literal[_registry_ids("clouds.yaml", "clouds")]  # rules/clouds.yaml
     Device = Literal[_registry_ids("families.yaml", "families")]  # rules/families.yaml
 Pricing = Literal["on-demand", "spot", "committed-1y", "committed-3y"]
+EdgeDevice = Literal["android", "jetson"]
 Experience = Literal["none", "some", "expert"]
 Optimize = Literal["cost", "time", "balanced"]
 
@@ -250,6 +251,8 @@ class OnPrem(Strict):
 class Deployment(Strict):
     clouds: list[Cloud] = Field(default_factory=lambda: list[Cloud](["gcp"]), min_length=1, max_length=8)
     edge: bool = False
+    # The end device of an edge deployment (rules/edge-devices.yaml): its own runtime and setup route.
+    edge_device: EdgeDevice | None = None
     region: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$")] | None = None
     pricing: Pricing = "on-demand"
     # Only these catalog ids are considered (a team with access to one chip, a published chip).

@@ -22,7 +22,7 @@ from advisor import __version__, clouds, families, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
-from advisor.estimate.replica import model_shape
+from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, model_shape
 from advisor.estimate.result import Estimate, rebudgeted
 from advisor.estimate.search import all_candidates, basis, best, repriced_keep
 from advisor.facts import FieldReader
@@ -409,9 +409,18 @@ def setup_cloud(profile: Profile, est: Estimate | None) -> str:
     return clouds.preferred(profile.deployment.clouds)
 
 
-def choose_setup(profile: Profile, kb: KnowledgeBase, device: str, cloud: str | None = None) -> SetupPath | None:
+def choose_setup(
+    profile: Profile, kb: KnowledgeBase, device: str, cloud: str | None = None, acc: Accelerator | None = None
+) -> SetupPath | None:
+    """The setup path: the sized device's own route (catalog ``deploy.route``) where its condition
+    holds, else the highest-priority path for the device family, cloud and profile."""
     reader = FieldReader(profile)
     cloud = cloud or setup_cloud(profile, None)
+    # the sized device's own route (catalog), then the named end device's (rules/edge-devices.yaml)
+    for route in (acc.deploy.route if acc is not None else None, edge_route(profile)):
+        own = next((p for p in kb.setup_paths if p.id == route), None)
+        if own is not None and own.device == device and (own.when is None or evaluate(own.when, reader)):
+            return own
     fits = [
         p for p in kb.setup_paths
         if p.device == device and (p.clouds is None or cloud in p.clouds) and (p.when is None or evaluate(p.when, reader))
@@ -419,6 +428,17 @@ def choose_setup(profile: Profile, kb: KnowledgeBase, device: str, cloud: str | 
     if not fits:
         return None
     return sorted(fits, key=lambda p: (-p.priority, p.id))[0]
+
+
+def edge_route(profile: Profile) -> str | None:
+    """The setup path of the profile's edge device: by domain, then framework, then its default."""
+    from advisor.knowledge import bundled_data
+
+    device = profile.deployment.edge_device
+    if device is None:
+        return None
+    routes: dict[str, str] = bundled_data("edge-devices.yaml")["devices"][device]["route"]
+    return routes.get(profile.domain) or routes.get(profile.software.framework) or routes.get("default")
 
 
 def max_model_len(profile: Profile) -> int:
@@ -431,12 +451,13 @@ def max_model_len(profile: Profile) -> int:
     return (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
 
 
-def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None) -> dict[str, str]:
+def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None, cloud: str | None = None) -> dict[str, str]:
+    """The values setup-path text is filled with, for the setup on ``cloud`` (default: setup_cloud)."""
     slug = safe_name(profile.name)
-    target = clouds.cloud(setup_cloud(profile, est))
+    target = clouds.cloud(cloud or setup_cloud(profile, est))
     gcp = target.id == "gcp"
-    # the profile's region, else the setup cloud's default (rules/clouds.yaml); none on-prem
-    region = profile.deployment.region or target.region or "local"
+    # the profile's region where it is the setup cloud's, else that cloud's default (rules/clouds.yaml); none on-prem
+    region = target.region_for(profile.deployment.region) or "local"
     values = {
         "project": "${PROJECT_ID}",
         "region": region,
@@ -467,8 +488,43 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         values["gke_accelerator"] = acc.deploy.gke_accelerator or ""
         count = est.count if est else acc.counts()[0]
         values.update(families.family(acc.device).shapes.host_layout(acc, count))
+        named = acc.shapes.machine_types_cloud or "gcp"
+        if values["machine_type"] and named != target.id:  # each cloud its own instance names
+            per = next((types for c, types in acc.deploy.instance_types.items() if c == target.id), {})
+            values["machine_type"] = per.get(int(values["chips_per_host"] or count), "")
+        if not gcp:  # a GKE node label: Google Cloud only
+            values["gke_accelerator"] = ""
     values.update(_layout(profile, est, int(values["hosts"]), int(values["chips_per_host"] or values["count"])))
     return values
+
+
+# Hours of training between checkpoints: on Spot capacity (reclaimed at any time) and otherwise.
+CHECKPOINT_HOURS = {"spot": 0.5, "default": 2.0}
+# A MoE profile without a routed-expert count: Mixtral 8x7B's 8 (the estimator's default top-2
+# routing, estimate/replica.py DEFAULT_EXPERTS_PER_TOKEN, is Mixtral's too).
+DEFAULT_EXPERTS = 8
+# JAX/MaxText dtype names of the profile precisions the weights are computed in; quantized
+# precisions compute in bfloat16 (MaxText's quantization= flag says how the weights are stored).
+WEIGHT_DTYPE = {"fp32": "float32", "fp64": "float32", "bf16": "bfloat16", "fp16": "float16"}
+# Disk per host: the OS, image and pip caches, plus this host's share of the weights (serving) or
+# of the weights and two full training checkpoints (weights + fp32 master copy + two Adam moments).
+# mlx_lm.convert flags for the profile precision: quantize to 4 or 8 bits, else keep a float dtype.
+MLX_QUANT = {"int4": "-q --q-bits 4", "int8": "-q --q-bits 8", "fp8": "-q --q-bits 8",
+             "bf16": "--dtype bfloat16", "fp16": "--dtype float16", "fp32": "--dtype float32"}
+# llama.cpp quantization types (llama-quantize) for the profile precision.
+GGUF_QUANT = {"int4": "Q4_K_M", "int8": "Q8_0", "fp8": "Q8_0", "bf16": "BF16", "fp16": "F16", "fp32": "F32"}
+_BASE_DISK_GB = 100
+_CHECKPOINTS_KEPT = 2
+
+
+def disk_gb(profile: Profile, hosts: int) -> int:
+    """Disk per host for weights (and checkpoints when training), sharded over ``hosts``, rounded up to 50 GB."""
+    data = profile.model.params_b * BYTES.get(profile.model.precision, 2.0)
+    t = profile.training
+    if t is not None:
+        per_param = 2.0 + 4.0 * 3 if t.method == "full" else 2.0  # adapters: the base weights once
+        data += _CHECKPOINTS_KEPT * profile.model.params_b * per_param
+    return int(math.ceil((_BASE_DISK_GB + data / max(1, hosts)) / 50.0) * 50)
 
 
 def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -> dict[str, str]:
@@ -501,8 +557,29 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     if t is not None:
         batch = t.global_batch or (max(8, 4 * count) if est else 256)
         out["seq_len"], out["global_batch"] = str(t.seq_len), str(batch)
+        out["per_device_batch"] = f"{round(batch / max(1, count), 4):g}"  # MaxText per_device_batch_size
         if est is not None:
             out["steps"] = str(max(1, round(t.tokens_b * 1e9 / (t.seq_len * batch))))
+        # steps between checkpoints: every CHECKPOINT_HOURS of the estimated run (Spot capacity is
+        # reclaimed without warning, so more often there); the skeleton resumes from the latest
+        steps = int(out["steps"])
+        every_h = CHECKPOINT_HOURS["spot" if profile.deployment.pricing == "spot" else "default"]
+        per_hour = steps / est.hours if est is not None and est.hours else float(steps)
+        out["checkpoint_every"] = str(max(1, min(steps, round(per_hour * every_h))))
+    else:
+        out["checkpoint_every"] = "0"
+    inf = profile.inference
+    out["max_seqs"] = str(est.batch or 1) if est is not None and est.mode == "inference" else "1"
+    # the longest prompt (a training profile on a serving path: half the context)
+    out["max_input_len"] = str(min(max_model_len(profile), inf.max_input_tokens or inf.input_tokens) if inf else max_model_len(profile) // 2)
+    moe = profile.model.architecture == "moe"
+    # MaxText's convention: a dense model is one expert, each token routed to it
+    out["num_experts"] = str(DEFAULT_EXPERTS if moe else 1)
+    out["experts_per_token"] = str((profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN) if moe else 1)
+    out["weight_dtype"] = WEIGHT_DTYPE.get(profile.model.precision, "bfloat16")
+    out["mlx_quant"] = MLX_QUANT.get(profile.model.precision, "--dtype bfloat16")
+    out["gguf_quant"] = GGUF_QUANT.get(profile.model.precision, "F16")
+    out["disk_gb"] = str(disk_gb(profile, hosts * int(out["slices"])))
     if profile.domain == "llm" or profile.model.architecture in ("transformer", "moe"):
         shape = model_shape(profile)
         out["layers"], out["emb_dim"] = str(shape.layers), str(shape.hidden)
@@ -623,7 +700,7 @@ def recommend(
         if approx:
             warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
     cloud = setup_cloud(profile, decision.chosen)
-    path = choose_setup(profile, kb, decision.device, cloud)
+    path = choose_setup(profile, kb, decision.device, cloud, acc)
     setup = (
         plan(path, placeholders(profile, acc, decision.chosen), profile.task, cloud, profile.software.framework)
         if path

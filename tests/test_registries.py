@@ -21,7 +21,7 @@ from .conftest import ROOT
 
 NEW_CLOUD = (
     '  lambda: {name: Lambda Cloud, region: us-east-1, zone: "{region}", skypilot: lambda, kubernetes: your Lambda cluster,'
-    " preference: 0, owned: false, price_catalog: lambda, kubernetes_labels: [], terraform_prefix: null}\n"
+    " preference: 0, owned: false, price_catalog: lambda, kubernetes_labels: [], terraform_prefix: null, region_form: null}\n"
 )
 # The skypilot-catalog vms.csv columns (catalogs/v8/<cloud>/vms.csv); one 8 x H100 instance.
 CSV = (

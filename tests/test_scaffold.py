@@ -222,7 +222,7 @@ def test_sky_yaml_chosen_first_then_same_family(out: dict[str, Path]) -> None:
     gpu = _sky(out, "research-custom-cuda")
     assert gpu["num_nodes"] == 16  # b200 x 128 = 16 VMs of 8
     first = gpu["resources"]["ordered"][0]
-    assert first == {"accelerators": "B200:8", "infra": "gcp"}  # cheaper on GCP (a4-highgpu-8g) than on AWS (p6-b200)
+    assert first == {"accelerators": "B200:8", "infra": "gcp/us-central1"}  # the plan's region; cheaper on GCP (a4-highgpu-8g) than on AWS (p6-b200)
     assert all(c["accelerators"].endswith(":8") for c in gpu["resources"]["ordered"])
     assert len({c["accelerators"] for c in gpu["resources"]["ordered"]}) > 1  # fallbacks
     assert "torchrun" in gpu["run"] and "$SKYPILOT_NODE_RANK" in gpu["run"]

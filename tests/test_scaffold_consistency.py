@@ -1,15 +1,23 @@
-"""One source of truth: every scaffold artefact states the values of the resolved plan.
+"""One source of truth: every scaffold artefact states and applies the values of the resolved plan.
 
-For every bundled profile and its setup path (and, for the invariants, every setup path the
-profile can take), the accelerator, chips per replica and per host, hosts, replicas, tensor and
-pipeline parallelism, context length and model in ``setup.sh``, the Kubernetes manifests,
-``sky.yaml``, ``train.py`` and the README are the plan's.
+The resolved plan (advisor/scaffold/plan.py) carries every attribute the price or the estimate
+depends on. ``CHECKS`` registers one check per plan attribute; each check reads every artefact of
+a scaffold (``setup.sh``, the Kubernetes manifests, ``sky.yaml``, ``train.py``, the
+``Dockerfile``, the README) and asserts that it states the plan's value (its ``plan:`` lines) and
+applies it where the artefact can (a flag, a field, a schedule), or says why it does not. It runs
+on every bundled profile (profiles/*.yaml and tests/data/scaffold/*.yaml) x every setup path the
+profile can take. A plan attribute without a check fails ``test_every_plan_attribute_has_a_check``;
+a plan made inconsistent on purpose fails the checks (``test_an_inconsistent_plan_fails``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -18,6 +26,8 @@ import yaml
 from .conftest import PROFILES, ROOT, sampled
 
 _FLAG = r"(?:=|\s+)([^\s\"']+)"
+FIXTURES = ROOT / "tests" / "data" / "scaffold"
+ALL_PROFILES = PROFILES + sorted(FIXTURES.glob("*-*.yaml"))
 
 
 def _rec(ctx: Any, profile: str) -> Any:
@@ -37,39 +47,13 @@ def _scaffold(ctx: Any, rec: Any, path_id: str | None = None) -> tuple[Any, dict
 def _flag(text: str, *names: str) -> set[str]:
     out: set[str] = set()
     for name in names:
-        out.update(re.findall(re.escape(name) + _FLAG, text))
+        out.update(re.findall(r"(?<![\w-])" + re.escape(name) + _FLAG, text))
     return out
 
 
 def _code(text: str) -> str:
     """setup.sh without its comment lines (notes may mention flags as prose)."""
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-
-
-def _check_shell(plan: Any, sh: str, values: dict[str, str]) -> None:
-    code = _code(sh)
-    for flags, want in (
-        (("--tensor-parallel-size",), plan.tensor),
-        (("--max-model-len",), plan.context_len),
-        (("--nproc_per_node", "--nproc-per-node", "--gpus-per-node"), plan.chips_per_host),
-        (("--min-nodes",), plan.hosts),
-        (("--max-nodes",), plan.hosts * plan.replicas),
-    ):
-        found = {v for v in _flag(code, *flags) if v.isdigit()}
-        assert found <= {str(want)}, (flags, found, want)
-    assert _flag(code, "--num-slices") <= {str(plan.slices)}
-    for line in code.splitlines():  # MaxText trains at the sequence length, JetStream serves the context
-        want = values["seq_len"] if "MaxText.train" in line else values["max_model_len"]
-        assert set(re.findall(r"max_target_length=(\d+)", line)) <= {want}
-    for line in code.splitlines():
-        if "node-pools create" in line:
-            assert _flag(line, "--num-nodes") <= {str(plan.hosts)}
-    if plan.accelerator_type:
-        assert _flag(code, "--accelerator-type") <= {plan.accelerator_type}
-    if plan.machine_type:
-        assert _flag(code, "--machine-type") <= {plan.machine_type}
-    if plan.topology:
-        assert _flag(code, "--tpu-topology", "--topology") <= {plan.topology}
 
 
 def _docs(text: str) -> list[dict[str, Any]]:
@@ -85,71 +69,590 @@ def _pods(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-def _check_k8s(plan: Any, files: dict[str, str]) -> None:
-    workloads = [d for name, text in files.items() if name.startswith("k8s/") for d in _docs(text) if _pods(d)]
-    if not workloads:
+# --------------------------------------------------------------------------- the cases
+
+
+@dataclass
+class Case:
+    """One scaffold: a profile's files for one setup path, and the plan they were made from."""
+
+    spec: Any
+    plan: Any
+    files: dict[str, str]
+
+    @property
+    def sh(self) -> str:
+        return _code(self.files["setup.sh"])
+
+    @functools.cached_property
+    def k8s(self) -> list[dict[str, Any]]:
+        return [d for n, t in sorted(self.files.items()) if n.startswith("k8s/") for d in _docs(t)]
+
+    @functools.cached_property
+    def workload(self) -> dict[str, Any] | None:
+        found = [d for d in self.k8s if _pods(d)]
+        assert len(found) <= 1
+        return found[0] if found else None
+
+    @functools.cached_property
+    def sky(self) -> dict[str, Any] | None:
+        text = self.files.get("sky.yaml")
+        return yaml.safe_load(text) if text else None
+
+    def commands(self) -> list[str]:
+        """The server command lines the artefacts run (Kubernetes containers, sky.yaml run)."""
+        out = [" ".join(c["command"]) for d in self.k8s for pod in _pods(d) for c in pod["containers"]]
+        if self.sky is not None and self.plan.server:
+            out.append(self.sky["run"])
+        return out
+
+    def stated(self) -> dict[str, dict[str, str]]:
+        """file -> the ``plan:`` values it states (name -> value)."""
+        out: dict[str, dict[str, str]] = {}
+        for name, text in self.files.items():
+            values: dict[str, str] = {}
+            for line in text.splitlines():
+                m = re.match(r"^#\s*plan:(.*)$", line)
+                if m:
+                    values.update(w.partition("=")[::2] for w in shlex.split(m.group(1)))
+            if name == "README.md":
+                values.update(re.findall(r"^\| (\w+) \| (.*) \|$", text.split("## The plan", 1)[-1], re.M))
+            out[name] = values
+        return out
+
+
+def _word(value: Any) -> str:
+    if value is None or value == "":
+        return "-"
+    return f"{value:g}" if isinstance(value, float) else " ".join(str(value).split())
+
+
+@functools.cache
+def _cases_for(profile: str) -> list[tuple[str, Case]]:
+    from advisor.context import Context
+    from advisor.errors import UsageError
+
+    ctx = Context.load()
+    rec = _rec(ctx, profile)
+    out = []
+    for path in sorted(p.id for p in ctx.kb.setup_paths):
+        try:
+            spec, files = _scaffold(ctx, rec, path)
+        except UsageError:  # no feasible configuration of that family
+            continue
+        out.append((path, Case(spec, spec.plan, files)))
+    return out
+
+
+# --------------------------------------------------------------------------- one check per attribute
+
+Check = Callable[[Case], None]
+CHECKS: dict[str, Check] = {}
+
+
+def check(*names: str) -> Callable[[Check], Check]:
+    def register(fn: Check) -> Check:
+        for name in names:
+            assert name not in CHECKS, name
+            CHECKS[name] = fn
+        return fn
+
+    return register
+
+
+def _stated(case: Case, name: str) -> None:
+    """Every artefact states the attribute's value in its plan lines."""
+    want = _word(getattr(case.plan, name))
+    for file, values in case.stated().items():
+        if file == "Dockerfile" or file.endswith(".json"):
+            continue
+        assert values.get(name) == want, (file, name, values.get(name), want)
+
+
+def _flags_are(text: str, flags: tuple[str, ...], want: Any) -> None:
+    found = _flag(text, *flags)
+    assert found <= {str(want)}, (flags, found, want)
+
+
+@check("device")
+def _device(case: Case) -> None:
+    from advisor.families import family
+
+    fam = family(case.plan.device)
+    assert f"{fam.name} setup" in case.files["README.md"].splitlines()[0]
+    resource = fam.setup.kubernetes_resource
+    for d in case.k8s:
+        for pod in _pods(d):
+            for c in pod["containers"]:
+                assert list(c["resources"]["limits"]) == [resource or "cpu"]
+
+
+@check("accelerator", "chips_per_replica")
+def _accelerator(case: Case) -> None:
+    p = case.plan
+    if p.accelerator:
+        assert f"{p.accelerator} x {p.chips_per_replica}" in case.files["README.md"]
+        assert p.chips_per_host * p.hosts * p.slices >= p.chips_per_replica
+
+
+@check("accelerator_type", "runtime_version")
+def _tpu_type(case: Case) -> None:
+    p = case.plan
+    _flags_are(case.sh, ("--accelerator-type", "--tpu-type"), p.accelerator_type)
+    _flags_are(case.sh, ("--runtime-version", "--version"), p.runtime_version)
+    if case.sky is not None and p.accelerator_type:
+        first = case.sky["resources"]["ordered"][0]
+        assert first["accelerators"].endswith(p.accelerator_type)
+        if p.runtime_version:
+            assert first["accelerator_args"]["runtime_version"] == p.runtime_version
+
+
+@check("gke_accelerator", "topology")
+def _gke_selectors(case: Case) -> None:
+    p = case.plan
+    if p.cloud != "gcp":  # a GKE node label: Google Cloud only
+        assert not p.gke_accelerator
+    for line in case.sh.splitlines():
+        assert {v.split(",")[0] for v in _flag(line, "--accelerator=type")} <= {p.gke_accelerator}
+    _flags_are(case.sh, ("--tpu-topology", "--topology"), p.topology)
+    for d in case.k8s:
+        for pod in _pods(d):
+            sel = pod.get("nodeSelector", {})
+            for key in ("cloud.google.com/gke-accelerator", "cloud.google.com/gke-tpu-accelerator"):
+                if key in sel:
+                    assert sel[key] == p.gke_accelerator
+            if p.topology:
+                assert sel["cloud.google.com/gke-tpu-topology"] == p.topology
+
+
+# Instance names of another cloud than the plan's (a Google Cloud machine type on AWS, an EC2
+# instance type on Google Cloud): never in setup.sh, code or comments.
+_CLOUD_MACHINES = {
+    "gcp": re.compile(r"\b(?:[acgn][1-4]x?-(?:high|ultra|mega|edge|standard)[a-z]*-\d+g?|ct[456][a-z]*-[a-z]+-\d+t)\b"),
+    "aws": re.compile(r"\b(?:p[3-6][a-z-]*|g[4-6][a-z]*|trn\d|inf\d)(?:-[a-z0-9]+)?\.\d*x?large\b"),
+    "azure": re.compile(r"\bStandard_N[CDV]\w+"),
+}
+
+
+@check("machine_type")
+def _machine(case: Case) -> None:
+    p = case.plan
+    sh = case.files["setup.sh"]
+    _flags_are(case.sh, ("--machine-type", "--instance-type", "--node-type", "--node-vm-size", "--size"), p.machine_type or "MACHINE_TYPE")
+    for cloud, pattern in _CLOUD_MACHINES.items():
+        if cloud != p.cloud:
+            assert not pattern.search(sh), (cloud, pattern.search(sh))
+    if p.machine_type:
+        for literal in ("INSTANCE_TYPE", "VM_SIZE", "MACHINE_TYPE", "YOUR_KEY", "YOUR_RESOURCE_GROUP"):
+            assert literal not in case.sh, literal
+
+
+@check("chips_per_host")
+def _chips_per_host(case: Case) -> None:
+    p = case.plan
+    found = _flag(case.sh, "--nproc_per_node", "--nproc-per-node", "--gpus-per-node") - {"gpu"}  # gpu: every GPU of the machine
+    assert found <= {str(p.chips_per_host)}, found
+    for d in case.k8s:
+        for pod in _pods(d):
+            for c in pod["containers"]:
+                assert list(c["resources"]["requests"].values()) == [str(p.chips_per_host)]
+    if case.sky is not None and not p.accelerator_type:
+        assert case.sky["resources"]["ordered"][0]["accelerators"].endswith(f":{p.chips_per_host}")
+
+
+@check("hosts")
+def _hosts(case: Case) -> None:
+    p = case.plan
+    w = case.workload
+    if w is not None:
+        if w["kind"] == "LeaderWorkerSet":
+            assert w["spec"]["leaderWorkerTemplate"]["size"] == p.hosts
+        else:
+            assert p.hosts == 1, "a replica over several hosts must not be a plain Deployment"
+    if case.sky is not None and not p.accelerator_type:  # GPU VMs: one SkyPilot node per host
+        assert case.sky.get("num_nodes", 1) == p.hosts
+    for line in case.sh.splitlines():
+        if "node-pools create" in line and "--enable-autoscaling" not in line:
+            _flags_are(line, ("--num-nodes",), p.hosts)
+
+
+@check("slices")
+def _slices(case: Case) -> None:
+    p = case.plan
+    _flags_are(case.sh, ("--num-slices",), p.slices)
+    if case.sky is not None and p.accelerator_type:  # TPU: one SkyPilot node per slice
+        assert case.sky.get("num_nodes", 1) == p.slices
+    if p.slices > 1 and "--num-slices" not in case.sh:
+        assert any("TPU slices" in w for w in case.spec.warnings), "a multislice plan provisioned as one slice says so"
+
+
+@check("replicas", "min_replicas", "max_replicas")
+def _replicas(case: Case) -> None:
+    p = case.plan
+    assert 1 <= p.min_replicas <= p.max_replicas == p.replicas or (p.replicas == 1 and p.min_replicas == 1)
+    w = case.workload
+    if w is not None:
+        assert w["spec"]["replicas"] == p.replicas
+    for d in case.k8s:
+        if d["kind"] == "HorizontalPodAutoscaler":
+            assert (d["spec"]["minReplicas"], d["spec"]["maxReplicas"]) == (p.min_replicas, p.max_replicas)
+    if case.spec.serving:
+        low = 0 if p.scheduled else p.hosts * p.min_replicas
+        _flags_are(case.sh, ("--min-nodes",), low)
+        _flags_are(case.sh, ("--max-nodes",), p.hosts * p.max_replicas)
+        _flags_are(case.sh, ("--nodes",), p.replicas)
+        for line in case.sh.splitlines():
+            if "nodepool add" in line:
+                _flags_are(line, ("--node-count",), p.replicas)
+
+
+def _server_flags(case: Case, flags: tuple[str, ...], want: Any) -> None:
+    if not case.plan.server:
         return
-    assert len(workloads) == 1
-    w = workloads[0]
-    assert w["spec"]["replicas"] == plan.replicas
-    if w["kind"] == "LeaderWorkerSet":
-        assert w["spec"]["leaderWorkerTemplate"]["size"] == plan.hosts
+    for cmd in case.commands():
+        assert _flag(cmd, *flags) <= {str(want)}, (flags, _flag(cmd, *flags), want)
+
+
+@check("tensor", "pipeline", "data")
+def _parallelism(case: Case) -> None:
+    p = case.plan
+    par = (case.spec.est.parallelism or {}) if case.spec.est is not None else {}
+    if case.spec.training and par:  # the estimate's data x tensor x pipeline plan
+        assert (p.data, p.tensor, p.pipeline) == (par["data"], par.get("tensor") or 1, par.get("pipeline") or 1)
+    if case.spec.profile.task == "inference":
+        assert p.data == p.replicas
+    if p.server:
+        assert p.tensor * p.pipeline == p.chips_per_replica
+        assert p.data == p.replicas
+        for d in case.k8s:
+            for pod in _pods(d):
+                for c in pod["containers"]:
+                    cmd = " ".join(c["command"])
+                    assert _flag(cmd, "--tensor-parallel-size", "--tp-size", "--tp", "--num-shard") == {str(p.tensor)}
+                    assert _flag(cmd, "--pipeline-parallel-size") <= {str(p.pipeline)}
+    _flags_are(case.sh, ("--tensor-parallel-size",), p.tensor)
+    if par and p.server:  # the manifests lay a replica out as the estimate costed it
+        assert (p.tensor, p.pipeline) == (par["tensor"], par["pipeline"])
+
+
+@check("precision", "quantization")
+def _precision(case: Case) -> None:
+    from advisor.scaffold.plan import QUANTIZED
+    from advisor.scaffold.stacks import servers
+
+    p = case.plan
+    assert p.quantization == (p.precision if p.precision in QUANTIZED else "none")
+    if p.server:
+        server = servers()[p.server]
+        want = server.precision.get(p.precision)
+        for cmd in case.commands():
+            if want:
+                assert " ".join(want) in cmd, (want, cmd)
+        if want is None and case.commands():
+            assert p.precision in case.files["README.md"] and "quantized" in case.files["README.md"]
+    train = case.files.get("train.py")
+    if train and "DTYPE = torch." in train:
+        from advisor.scaffold.skeleton import TORCH_DTYPE
+
+        assert f"DTYPE = torch.{TORCH_DTYPE.get(p.precision, 'bfloat16')}" in train
+    for line in case.sh.splitlines():
+        if "weight_dtype=" in line:
+            from advisor.recommend import WEIGHT_DTYPE
+
+            assert _flag(line, "weight_dtype") <= {WEIGHT_DTYPE.get(p.precision, "bfloat16")}
+
+
+_STACK_MARK = {"jax": "import jax", "torch-xla": "import torch_xla", "cuda": "import torch", "tensorflow": "import tensorflow", "cpu": "xgboost"}
+
+
+@check("framework")
+def _framework(case: Case) -> None:
+    train = case.files.get("train.py")
+    if train and case.spec.stack:
+        assert _STACK_MARK[case.spec.stack] in train
+        from advisor.scaffold.spec import stack_for
+
+        assert case.spec.stack == stack_for(case.spec.profile, case.plan.device)
+        assert case.plan.framework == case.spec.profile.software.framework
+
+
+@check("serving_stack", "server", "server_note")
+def _server(case: Case) -> None:
+    from advisor.scaffold.stacks import servers
+
+    p = case.plan
+    if not p.server:
+        assert p.server_note is None
+        return
+    server = servers()[p.server]
+    for d in case.k8s:
+        for pod in _pods(d):
+            for c in pod["containers"]:
+                assert " ".join(server.command[p.device][:2]) in " ".join(c["command"])
+    if p.server_note:
+        assert p.server_note in case.files["README.md"]
+    if p.server == p.serving_stack:
+        assert p.server_note is None
+
+
+@check("model_id")
+def _model(case: Case) -> None:
+    p = case.plan
+    for cmd in case.commands():
+        assert p.model_id in cmd or "$MODEL_ID" in cmd
+    if "MODEL_ID=" in case.sh:
+        assert f"MODEL_ID=${{MODEL_ID:-{p.model_id}}}" in case.sh
+    if case.sky is not None and "MODEL_ID" in (case.sky.get("envs") or {}):
+        assert case.sky["envs"]["MODEL_ID"] == p.model_id
+
+
+@check("context_len", "max_input_len")
+def _context(case: Case) -> None:
+    p = case.plan
+    assert 0 <= p.max_input_len <= p.context_len
+    _server_flags(case, ("--max-model-len", "--context-length", "--max-total-tokens"), p.context_len)
+    _flags_are(case.sh, ("--max-model-len",), p.context_len)
+    for line in case.sh.splitlines():  # MaxText trains at the sequence length, JetStream serves the context
+        want = p.seq_len if "pre_train.train" in line else p.context_len
+        assert set(re.findall(r"max_target_length=(\d+)", line)) <= {str(want)}
+        assert set(re.findall(r"max_prefill_predict_length=(\d+)", line)) <= {str(p.max_input_len)}
+    if p.server:
+        inf = case.spec.profile.inference
+        if inf is not None and not case.spec.profile.model.context_tokens:
+            # the longest request, never the average one
+            assert p.context_len == (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
+
+
+@check("max_seqs")
+def _max_seqs(case: Case) -> None:
+    p = case.plan
+    if case.spec.est is not None and case.spec.est.mode == "inference":
+        assert p.max_seqs == (case.spec.est.batch or 1)
+    _server_flags(case, ("--max-num-seqs", "--max-running-requests", "--max-concurrent-requests"), p.max_seqs)
+    if p.server:
+        for cmd in case.commands():
+            assert _flag(cmd, "--max-num-seqs", "--max-running-requests", "--max-concurrent-requests") == {str(p.max_seqs)}
+    _flags_are(case.sh, ("--max-num-seqs",), p.max_seqs)
+    for d in case.k8s:
+        if d["kind"] == "HorizontalPodAutoscaler":
+            assert d["spec"]["metrics"][0]["pods"]["target"]["averageValue"] == str(p.max_seqs)
+
+
+@check("num_experts", "experts_per_token")
+def _experts(case: Case) -> None:
+    p = case.plan
+    moe = case.spec.profile.model.architecture == "moe"
+    assert (p.num_experts > 1) == moe and (p.experts_per_token > 1) == moe
+    for line in case.sh.splitlines():
+        if "pre_train.train" in line:
+            assert _flag(line, "num_experts") == {str(p.num_experts)}
+            assert _flag(line, "num_experts_per_tok") == {str(p.experts_per_token)}
+
+
+@check("seq_len", "global_batch", "per_device_batch")
+def _batch(case: Case) -> None:
+    p = case.plan
+    t = case.spec.profile.training
+    if t is None:
+        assert (p.seq_len, p.global_batch, p.per_device_batch) == (0, 0, 0)
+        return
+    assert p.seq_len == t.seq_len
+    if t.global_batch:
+        assert p.global_batch == t.global_batch
+    if p.accelerator:
+        assert abs(p.per_device_batch * p.chips_per_host * p.hosts * p.slices - p.global_batch) <= 0.01 * p.global_batch
+    train = case.files.get("train.py")
+    if train:
+        seq = re.search(r"^SEQ_LEN = (\d+)", train, re.M)
+        assert seq is None or int(seq.group(1)) == p.seq_len
+        batch = re.search(r"^GLOBAL_BATCH = (\d+)", train, re.M)
+        assert batch is None or int(batch.group(1)) == p.global_batch
+    for line in case.sh.splitlines():
+        if "pre_train.train" in line:
+            assert _flag(line, "per_device_batch_size") == {f"{p.per_device_batch:g}"}
+
+
+@check("checkpoint_every")
+def _checkpoints(case: Case) -> None:
+    p = case.plan
+    t = case.spec.profile.training
+    if t is None:
+        assert p.checkpoint_every == 0
+        return
+    assert 1 <= p.checkpoint_every <= case.spec.max_steps
+    train = case.files.get("train.py")
+    if train and case.spec.stack != "cpu":
+        assert re.search(rf"^CHECKPOINT_EVERY = {p.checkpoint_every}\b", train, re.M)
+        assert any(k in train for k in ("resume", "latest_step", "BackupAndRestore")), "train.py resumes from its checkpoint"
+        if p.spot:  # Spot capacity is reclaimed: save before the end
+            assert p.checkpoint_every < case.spec.max_steps or case.spec.max_steps == 1
+    for line in case.sh.splitlines():
+        if "pre_train.train" in line:
+            assert _flag(line, "checkpoint_period") == {str(p.checkpoint_every)} and "enable_checkpointing=true" in line
+
+
+@check("hours_per_day")
+def _hours(case: Case) -> None:
+    p = case.plan
+    inf = case.spec.profile.inference
+    assert p.hours_per_day == (inf.hours_per_day if inf else 24)
+    if not p.scheduled:
+        assert "k8s/schedule.yaml" not in case.files
+        return
+    if "kubernetes" in case.spec.path.artefacts and case.spec.serving:
+        jobs = [d for d in case.k8s if d["kind"] == "CronJob"]
+        hours = sorted(int(j["spec"]["schedule"].split()[1]) for j in jobs)
+        scale = sorted(j["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"][-1] for j in jobs)
+        assert len(jobs) == 2 and scale == ["--replicas=0", f"--replicas={p.min_replicas}"]
+        start, stop = hours if (hours[1] - hours[0]) == int(p.hours_per_day) else hours[::-1]
+        assert (stop - start) % 24 == int(p.hours_per_day) % 24
     else:
-        assert plan.hosts == 1, "a replica over several hosts must not be a plain Deployment"
-    for pod in _pods(w):
-        sel = pod.get("nodeSelector", {})
-        if any(k.startswith("cloud.google.com/") for k in sel) or plan.topology:  # GKE: the plan's accelerator
-            assert plan.gke_accelerator in sel.values()
-        if plan.topology:
-            assert sel["cloud.google.com/gke-tpu-topology"] == plan.topology
-        [c] = pod["containers"]
-        req = c["resources"]["requests"]
-        assert list(req.values()) == [str(plan.chips_per_host)]
-        cmd = " ".join(c["command"])
-        assert _flag(cmd, "--tensor-parallel-size", "--tp-size", "--tp", "--num-shard") == {str(plan.tensor)}
-        assert _flag(cmd, "--max-model-len", "--context-length", "--max-total-tokens") == {str(plan.context_len)}
-        assert plan.model_id in cmd
-    assert plan.tensor * plan.pipeline == plan.chips_per_replica
-    for name, text in files.items():
-        for d in _docs(text) if name.startswith("k8s/") else []:
-            if d["kind"] == "HorizontalPodAutoscaler":
-                assert d["spec"]["maxReplicas"] == plan.replicas
+        assert "## Service hours" in case.files["README.md"]
 
 
-def _check_sky(plan: Any, text: str | None) -> None:
-    if text is None:
-        return
-    task = yaml.safe_load(text)
-    first = task["resources"]["ordered"][0]["accelerators"]
-    if plan.accelerator_type:
-        assert first.endswith(plan.accelerator_type), (first, plan.accelerator_type)
-    else:
-        assert first.endswith(f":{plan.chips_per_host}"), (first, plan.chips_per_host)
-        assert task.get("num_nodes", 1) == plan.hosts
-    assert _flag(task["run"], "--max-model-len") <= {str(plan.context_len)}
+@check("disk_gb")
+def _disk(case: Case) -> None:
+    p = case.plan
+    assert p.disk_gb >= 100
+    for flag in ("--boot-disk-size", "--disk-size", "--node-volume-size", "--node-osdisk-size", "--os-disk-size-gb"):
+        assert {v.removesuffix("GB") for v in _flag(case.sh, flag)} <= {str(p.disk_gb)}, flag
+    assert set(re.findall(r"VolumeSize=(\d+)", case.sh)) <= {str(p.disk_gb)}
+    if case.sky is not None:
+        assert case.sky["resources"]["disk_size"] == p.disk_gb
 
 
-def _check_train(spec: Any, text: str | None) -> None:
-    if text is None or spec.profile.training is None:
-        return
-    seq = re.search(r"^SEQ_LEN = (\d+)", text, re.M)
-    if seq:
-        assert int(seq.group(1)) == spec.profile.training.seq_len
+@check("region", "zone")
+def _region(case: Case) -> None:
+    from advisor import clouds
+
+    p = case.plan
+    cloud = clouds.cloud(p.cloud)
+    if not cloud.owned:
+        assert cloud.owns_region(p.region), (p.cloud, p.region)
+        assert p.zone.startswith(p.region)
+        wanted = case.spec.profile.deployment.region
+        if wanted and not cloud.owns_region(wanted):  # another cloud's region: the cloud's default
+            assert p.region == cloud.region or p.zone in (case.spec.acc.deploy.zones if case.spec.acc else [])
+    if "REGION=" in case.sh:
+        assert f"REGION=${{REGION:-{p.region}}}" in case.sh
+    if "ZONE=" in case.sh:
+        assert f"ZONE=${{ZONE:-{p.zone}}}" in case.sh
+    for other in clouds.ids():  # never another cloud's region (us-central1 on AWS)
+        if other != p.cloud and not clouds.cloud(other).owned:
+            for value in _flag(case.sh, "--region", "--location", "--zone"):
+                assert value.startswith("$") or not clouds.cloud(other).owns_region(value) or cloud.owns_region(value), (other, value)
+    if case.sky is not None:
+        for item in case.sky["resources"]["ordered"]:
+            infra = item.get("infra", "")
+            if infra.startswith(p.cloud + "/"):
+                assert infra == f"{p.cloud}/{p.region}"
 
 
-@pytest.mark.parametrize("profile", sampled(PROFILES, offset=1, ids=lambda p: p.stem))
-def test_every_artefact_states_the_plan(ctx, profile) -> None:  # type: ignore[no-untyped-def]
-    spec, files = _scaffold(ctx, _rec(ctx, str(profile)))
-    plan = spec.plan
-    if spec.est is not None:
-        assert plan.accelerator == spec.est.accelerator == (spec.rec.estimate.accelerator if spec.device == spec.rec.device else plan.accelerator)
-        assert plan.chips_per_replica == spec.est.count
-        assert f"{plan.accelerator} x {plan.chips_per_replica}" in files["README.md"]
-        assert plan.chips_per_host * plan.hosts * plan.slices >= plan.chips_per_replica
-    _check_shell(plan, files["setup.sh"], spec.values)
-    _check_k8s(plan, files)
-    _check_sky(plan, files.get("sky.yaml"))
-    _check_train(spec, files.get("train.py"))
+def _provisioning_lines(case: Case) -> list[tuple[str, dict[str, Any]]]:
+    from advisor.scaffold.shell import provisioning
+
+    out = []
+    for line in case.sh.splitlines():
+        for head, row in provisioning().items():
+            if line.strip().startswith(head + " "):
+                out.append((line, row))
+    return out
+
+
+@check("pricing")
+def _pricing(case: Case) -> None:
+    p = case.plan
+    if case.spec.est is not None and case.spec.est.price_kind:
+        assert p.pricing == case.spec.est.price_kind
+    for line, row in _provisioning_lines(case):
+        spot = " ".join(row["spot"]) in line
+        assert spot == p.spot, (p.pricing, line)
+        if row.get("replaces"):
+            assert (row["replaces"] in line.split()) != p.spot
+    if case.sky is not None:
+        assert bool(case.sky["resources"].get("use_spot")) == p.spot
+
+
+@check("price_cloud", "cloud")
+def _cloud(case: Case) -> None:
+    from advisor import clouds
+
+    p = case.plan
+    sh = case.files["setup.sh"]
+    if p.price_cloud and p.price_cloud != p.cloud and p.accelerator:
+        assert any(f"on {p.price_cloud};" in w for w in case.spec.warnings)
+    if p.cloud != "gcp":
+        assert "on Google Cloud" not in sh and not re.search(r"^\s*gcloud\s", case.sh, re.M)
+    if p.cloud != "aws":
+        assert not re.search(r"^\s*(?:aws|eksctl)\s", case.sh, re.M)
+    if p.cloud != "azure":
+        assert not re.search(r"^\s*az\s", case.sh, re.M)
+    if case.spec.path.clouds:
+        assert p.cloud in case.spec.path.clouds
+    assert clouds.cloud(p.cloud)
+
+
+
+
+def run_checks(case: Case) -> None:
+    for name, fn in CHECKS.items():
+        _stated(case, name)
+        fn(case)
+
+
+def test_every_plan_attribute_has_a_check() -> None:
+    from advisor.scaffold.plan import plan_fields
+
+    assert set(CHECKS) == set(plan_fields()), f"unchecked: {set(plan_fields()) - set(CHECKS)}; unknown: {set(CHECKS) - set(plan_fields())}"
+
+
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+def test_every_artefact_states_and_applies_every_plan_attribute(profile: Any) -> None:
+    cases = _cases_for(str(profile))
+    assert cases
+    failures = []
+    for path, case in cases:
+        for name, fn in CHECKS.items():
+            try:
+                _stated(case, name)
+                fn(case)
+            except AssertionError as exc:
+                failures.append(f"{path}: {name}: {exc}")
+    assert not failures, "\n".join(failures[:20])
+
+
+def _perturbed(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 3
+    if value is None:
+        return "x"
+    return f"{value}-x"
+
+
+@pytest.mark.parametrize("name", sorted({f.name for f in dataclasses.fields(__import__("advisor.scaffold.plan", fromlist=["Plan"]).Plan)}))
+def test_an_inconsistent_plan_fails(name: str) -> None:
+    """For each attribute: the files of one plan checked against the plan with that attribute
+    changed must fail (the checks read the files, not the plan alone)."""
+    profile = FIXTURES / ("int4-serving.yaml" if name in ("server", "server_note", "max_seqs", "min_replicas", "max_replicas", "hours_per_day") else "spot-moe-multislice.yaml")
+    [(_path, case)] = [c for c in _cases_for(str(profile)) if c[1].spec.path.id == c[1].spec.rec.setup.path.id]
+    run_checks(case)  # consistent
+    bad = Case(case.spec, dataclasses.replace(case.plan, **{name: _perturbed(getattr(case.plan, name))}), case.files)
+    with pytest.raises((AssertionError, KeyError)):  # KeyError: a server id no table knows
+        run_checks(bad)
+
+
+def test_an_edited_artefact_fails() -> None:
+    """Files edited away from the plan fail: one slice fewer in sky.yaml, on-demand in xpk."""
+    [(_, case)] = [c for c in _cases_for(str(FIXTURES / "spot-moe-multislice.yaml")) if c[0] == "maxtext-tpu"]
+    run_checks(case)
+    sky = case.files["sky.yaml"].replace(f"num_nodes: {case.plan.slices}", "num_nodes: 1")
+    with pytest.raises(AssertionError):
+        _slices(Case(case.spec, case.plan, {**case.files, "sky.yaml": sky}))
+    sh = case.files["setup.sh"].replace(" --spot", " --on-demand")
+    with pytest.raises(AssertionError):
+        _pricing(Case(case.spec, case.plan, {**case.files, "setup.sh": sh}))
 
 
 _GENERATED_REFS = ("train.py", "Dockerfile", "k8s/")
@@ -186,19 +689,15 @@ def test_invariants_on_every_setup_path(ctx, profile) -> None:  # type: ignore[n
             continue
         tried += 1
         _invariants(spec, files)
-        _check_shell(spec.plan, files["setup.sh"], spec.values)
-        _check_k8s(spec.plan, files)
     assert tried > 0
 
-
-FIXTURES = ROOT / "tests" / "data" / "scaffold"
 
 
 def test_multi_host_gpu_serving_is_a_vllm_leader_worker_set(ctx) -> None:  # type: ignore[no-untyped-def]
     spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "multihost-405b.yaml")), "gke-vllm-gpu")
     plan = spec.plan
     assert plan.hosts > 1 and "k8s/leaderworkerset.yaml" in files and "k8s/deployment.yaml" not in files
-    _check_k8s(plan, files)
+    run_checks(Case(spec, spec.plan, files))
     _invariants(spec, files)
     [lws] = _docs(files["k8s/leaderworkerset.yaml"])
     worker = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["command"][-1]
@@ -219,7 +718,7 @@ def test_multi_host_tpu_serving_is_one_sglang_jax_mesh_over_the_slice(ctx) -> No
     assert est is not None and est.hosts_per_replica == plan.hosts > 1
     assert plan.server == "sglang" and plan.server_note is None
     assert (plan.tensor, plan.pipeline) == (plan.chips_per_replica, 1) == (est.count, 1)
-    _check_k8s(plan, files)
+    run_checks(Case(spec, spec.plan, files))
     _invariants(spec, files)
     [lws] = _docs(files["k8s/leaderworkerset.yaml"])
     group = lws["spec"]["leaderWorkerTemplate"]
@@ -245,7 +744,7 @@ def test_team_stack_kept_where_the_device_runs_it(ctx) -> None:  # type: ignore[
     [dep] = _docs(files["k8s/deployment.yaml"])
     cmd = dep["spec"]["template"]["spec"]["containers"][0]["command"]
     assert cmd[:3] == ["python3", "-m", "sglang.launch_server"]
-    _check_k8s(spec.plan, files)
+    run_checks(Case(spec, spec.plan, files))
     # on TPUs the same stack runs as SGLang-JAX (its JAX image, installed before the server starts)
     spec, files = _scaffold(ctx, rec, "gke-vllm-tpu")
     assert spec.plan.server == "sglang" and spec.plan.server_note is None
@@ -253,7 +752,7 @@ def test_team_stack_kept_where_the_device_runs_it(ctx) -> None:  # type: ignore[
     [c] = dep["spec"]["template"]["spec"]["containers"]
     assert c["image"].startswith("us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu")
     assert c["command"][:2] == ["sh", "-c"] and c["command"][2].startswith("pip install sglang-jax && exec python3 -m sgl_jax.launch_server")
-    _check_k8s(spec.plan, files)
+    run_checks(Case(spec, spec.plan, files))
 
 
 def test_max_model_len_is_the_longest_request_not_the_average(ctx) -> None:  # type: ignore[no-untyped-def]
@@ -264,7 +763,7 @@ def test_max_model_len_is_the_longest_request_not_the_average(ctx) -> None:  # t
     assert spec.plan.context_len == 6144 + 1024
     [dep] = _docs(files["k8s/deployment.yaml"])
     assert "7168" in " ".join(dep["spec"]["template"]["spec"]["containers"][0]["command"])
-    _check_k8s(spec.plan, files)
+    run_checks(Case(spec, spec.plan, files))
 
 
 def test_gce_vm_with_attached_gpu_gets_accelerator(ctx) -> None:  # type: ignore[no-untyped-def]
@@ -293,7 +792,8 @@ def _flag_table() -> dict[str, Any]:
 def _tool_commands(sh: str) -> list[list[str]]:
     """Every gcloud/kubectl/aws/az/xpk invocation in setup.sh's code, as tokens."""
     out: list[list[str]] = []
-    for line in _code(sh).splitlines():
+    code = re.sub(r"<<'STEPS'\n.*?\nSTEPS\n", "\n", _code(sh), flags=re.S)  # the step list is text, not commands
+    for line in code.splitlines():
         lex = shlex.shlex(line, posix=True, punctuation_chars=True)
         lex.whitespace_split = True
         seg: list[str] = []
@@ -333,7 +833,7 @@ def test_flag_table_is_sourced() -> None:
         assert entry["source"].startswith("https://") and entry["flags"]
 
 
-@pytest.mark.parametrize("profile", sampled(PROFILES + sorted(FIXTURES.glob("*-*.yaml")), offset=0, ids=lambda p: p.stem))
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
 def test_every_command_uses_documented_flags(ctx, profile) -> None:  # type: ignore[no-untyped-def]
     from advisor.errors import UsageError
 
@@ -373,7 +873,7 @@ def _shellcheck() -> str | None:
     return str(here) if here.exists() else shutil.which("shellcheck")
 
 
-@pytest.mark.parametrize("profile", sampled(PROFILES + sorted(FIXTURES.glob("*-*.yaml")), offset=1, ids=lambda p: p.stem))
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
 def test_generated_files_pass_offline_checks(ctx, profile, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """bash -n and shellcheck (warnings fail) on setup.sh, py_compile on Python, YAML parses and
     Kubernetes objects have the structure their kind needs, for every setup path."""
@@ -401,7 +901,8 @@ def test_generated_files_pass_offline_checks(ctx, profile, tmp_path) -> None:  #
             if name.startswith("k8s/") or name == "sky.yaml":
                 for doc in _docs(files[name]):
                     if name.startswith("k8s/"):
-                        assert {"apiVersion", "kind", "metadata", "spec"} <= set(doc), (path, name)
+                        specless = doc.get("kind") in ("ServiceAccount", "Role", "RoleBinding")
+                        assert {"apiVersion", "kind", "metadata"} | (set() if specless else {"spec"}) <= set(doc), (path, name)
                         assert re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", doc["metadata"]["name"])
                         for pod in _pods(doc):
                             assert pod["containers"] and all(c["image"] and c["command"] for c in pod["containers"])
@@ -501,7 +1002,7 @@ def test_kubernetes_beyond_gke_selects_gpus_without_google_labels(ctx, fixture, 
     rec = _rec(ctx, str(FIXTURES / f"{fixture}.yaml"))
     spec, files = _scaffold(ctx, rec)
     assert spec.path.id == "k8s-vllm-gpu" and "k8s/deployment.yaml" in files
-    _check_k8s(spec.plan, files)
+    run_checks(Case(spec, spec.plan, files))
     _invariants(spec, files)
     [dep] = _docs(files["k8s/deployment.yaml"])
     pod = dep["spec"]["template"]["spec"]
@@ -565,7 +1066,7 @@ def test_gke_autopilot_has_no_node_pools_and_the_standard_selectors(ctx, path: s
     spec, files = _scaffold(ctx, rec, path)
     code = _code(files["setup.sh"])
     assert "gcloud container clusters create-auto" in code and "node-pools" not in code
-    _check_k8s(spec.plan, files)
+    run_checks(Case(spec, spec.plan, files))
     _invariants(spec, files)
     _, std = _scaffold(ctx, rec, standard)
     workload = next(n for n in files if n.startswith("k8s/") and ("deployment" in n or "leaderworkerset" in n))
@@ -573,3 +1074,305 @@ def test_gke_autopilot_has_no_node_pools_and_the_standard_selectors(ctx, path: s
     std_pods = _pods(_docs(std[workload])[0])
     assert [p["nodeSelector"] for p in pods] == [p["nodeSelector"] for p in std_pods]
     assert _validate_strict(files) >= 2
+
+
+# --------------------------------------------------------------------------- per target
+
+_ARTEFACT_NAMES = re.compile(r"(?<![\w/.-])(k8s/[a-z-]+\.yaml|sky\.yaml|train\.py|Dockerfile|job\.yaml)(?![\w-])")
+
+
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+def test_readme_mentions_only_written_artefacts(profile: Any) -> None:
+    """A README (and setup.sh's comments) never names a generated file that was not written
+    (job.yaml is written by setup.sh itself, where a step does)."""
+    for path, case in _cases_for(str(profile)):
+        for name in ("README.md", "setup.sh"):
+            for ref in set(_ARTEFACT_NAMES.findall(case.files[name])):
+                if ref == "job.yaml":
+                    assert "cat > job.yaml" in case.files["setup.sh"], (path, name, ref)
+                else:
+                    assert ref in case.files, (path, name, ref)
+
+
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+def test_gke_only_objects_only_on_gke(profile: Any) -> None:
+    """PodMonitoring is Google Cloud Managed Service for Prometheus: an EKS, AKS or own cluster
+    gets the cloud's monitoring object from the data (a ServiceMonitor), never a PodMonitoring."""
+    for path, case in _cases_for(str(profile)):
+        from advisor.scaffold.kubernetes import target_cloud
+
+        kinds = {d["kind"]: d["apiVersion"] for d in case.k8s}
+        if target_cloud(case.spec) != "gcp":
+            assert "PodMonitoring" not in kinds and not any("googleapis" in v for v in kinds.values()), path
+            assert not any("cloud.google.com/" in f for f in case.files.get("k8s/deployment.yaml", "").splitlines()
+                           if not f.startswith("#")), path
+
+
+def test_aws_team_gets_aws_instances_and_region(ctx) -> None:  # type: ignore[no-untyped-def]
+    """An AWS-only team: the catalog's EC2 instance type (p4d.24xlarge for 8 x A100 40GB on EKS,
+    p6-b200.48xlarge for 8 x B200), no Google Cloud machine type or 'on Google Cloud' anywhere in
+    setup.sh, no literal INSTANCE_TYPE / YOUR_KEY, and an AWS region even when the profile names
+    a Google Cloud one."""
+    spec, files = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "moe-serving.yaml")))
+    sh = files["setup.sh"]
+    assert spec.path.id == "k8s-vllm-gpu" and spec.plan.cloud == "aws"
+    assert "--node-type=p4d.24xlarge" in sh and "a2-highgpu" not in sh and "on Google Cloud" not in sh
+    spec, files = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "aws-only-team.yaml")))
+    sh = files["setup.sh"]
+    assert "--instance-type p6-b200.48xlarge" in sh and "a4-highgpu" not in sh and "on Google Cloud" not in sh
+    assert "INSTANCE_TYPE" not in sh and "YOUR_KEY" not in sh and "INSTANCE_ID" not in sh
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "aws-spot-region.yaml")))
+    assert spec.profile.deployment.region == "us-central1" and spec.plan.region == "us-east-1"
+    assert "us-central1" not in _code(files["setup.sh"]) and "REGION=${REGION:-us-east-1}" in files["setup.sh"]
+
+
+def test_spot_is_provisioned_as_spot_and_checkpoints(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Priced on Spot capacity: setup.sh asks for Spot too (not only sky.yaml), and the training
+    skeleton saves periodically and resumes after a preemption."""
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "aws-spot-region.yaml")))
+    assert spec.plan.pricing == "spot"
+    assert "--instance-market-options MarketType=spot" in files["setup.sh"] and "use_spot: true" in files["sky.yaml"]
+    train = files["train.py"]
+    assert "def resume(" in train and "save_checkpoint(args, model, optimizer, step)" in train
+    assert 0 < spec.plan.checkpoint_every < spec.max_steps
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "spot-moe-multislice.yaml")))
+    assert spec.path.id == "maxtext-tpu" and " --spot" in files["setup.sh"] and "--on-demand" not in _code(files["setup.sh"])
+    assert f"checkpoint_period={spec.plan.checkpoint_every}" in files["setup.sh"]
+    assert "manager.latest_step()" in files["train.py"]
+
+
+def test_multislice_is_provisioned_as_priced(ctx) -> None:  # type: ignore[no-untyped-def]
+    """A multislice price is provisioned as the same slices by xpk and by sky.yaml (one SkyPilot
+    node per slice), and the shape names that many slices of that size."""
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "spot-moe-multislice.yaml")))
+    plan = spec.plan
+    assert plan.slices > 1 and plan.chips_per_host * plan.hosts * plan.slices == plan.chips_per_replica
+    assert spec.est is not None and spec.est.shape == f"{plan.slices} x {plan.accelerator_type}"
+    assert _flag(_code(files["setup.sh"]), "--num-slices") == {str(plan.slices)}
+    assert yaml.safe_load(files["sky.yaml"])["num_nodes"] == plan.slices
+    assert f"num_experts={plan.num_experts}" in files["setup.sh"] and plan.num_experts == 8
+    assert f"per_device_batch_size={plan.per_device_batch:g}" in files["setup.sh"]
+    spec, _ = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "llm-pretrain-70b.yaml")))
+    assert (spec.plan.slices, spec.plan.accelerator_type, spec.plan.chips_per_replica) == (31, "v6e-16", 496)
+
+
+def test_service_priced_for_part_of_the_day_is_stopped(ctx) -> None:  # type: ignore[no-untyped-def]
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "int4-serving.yaml")))
+    assert spec.plan.hours_per_day == 12 and "k8s/schedule.yaml" in files
+    jobs = [d for d in _docs(files["k8s/schedule.yaml"]) if d["kind"] == "CronJob"]
+    assert [j["spec"]["schedule"] for j in jobs] == ["0 20 * * *", "0 8 * * *"]
+    assert "--min-nodes=0" in files["setup.sh"]
+    # int4: the server reads the quantized checkpoint; no bf16 dtype forced on it
+    assert "--dtype" not in files["k8s/deployment.yaml"] and "quantized to int4" in files["README.md"]
+    # a VM path gets stop and start steps to run from cron
+    spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "int4-serving.yaml")), "gpu-vm-pytorch")
+    assert "step_stop()" in files["setup.sh"] and "gcloud compute instances stop" in files["setup.sh"]
+
+
+# --------------------------------------------------------------------------- local and edge routes
+
+
+def test_every_device_route_names_a_setup_path_of_its_family(ctx) -> None:  # type: ignore[no-untyped-def]
+    paths = {p.id: p for p in ctx.kb.setup_paths}
+    routed = [a for a in ctx.catalog.accelerators.values() if a.deploy.route]
+    assert routed
+    for acc in routed:
+        assert acc.deploy.route in paths and paths[acc.deploy.route].device == acc.device, acc.id
+
+
+@pytest.mark.parametrize(
+    ("fixture", "route", "runs", "never"),
+    [
+        ("local-mac", "local-apple-mlx", ("mlx_lm.convert", "-q --q-bits 4", "mlx_lm.server"), ("kubectl", "vllm", "nvidia", "CUDA")),
+        ("local-rtx", "local-nvidia-workstation", ("vllm serve", "nvidia-smi"), ("kubectl", "eksctl", "gcloud", "mlx")),
+    ],
+)
+def test_owned_machine_gets_its_own_route(ctx, fixture: str, route: str, runs: tuple[str, ...], never: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    """A team's own Mac Studio is served with MLX at the sized quantization, an NVIDIA workstation
+    with vLLM on the local GPU: the route comes from the device that was sized (catalog
+    deploy.route), never Kubernetes + CUDA vLLM by default."""
+    rec = _rec(ctx, str(FIXTURES / f"{fixture}.yaml"))
+    assert rec.setup is not None and rec.setup.path.id == route
+    spec, files = _scaffold(ctx, rec)
+    code = _code(files["setup.sh"])
+    assert not any(n.startswith("k8s/") for n in files) and "sky.yaml" not in files
+    for text in runs:
+        assert text in code, text
+    for text in never:
+        assert text not in code, text
+    assert not any("machine_type" in w for w in spec.warnings)
+
+
+# --------------------------------------------------------------------------- programs at pinned versions
+
+_PROGRAMS = {
+    "vllm serve": r"\bvllm serve\b",
+    "sglang.launch_server": r"\bsglang\.launch_server\b",
+    "sgl_jax.launch_server": r"\bsgl_jax\.launch_server\b",
+    "text-generation-launcher": r"\btext-generation-launcher\b",
+    "torchrun": r"(?<![\w.-])torchrun\b",
+    "maxtext.trainers.pre_train.train": r"\bmaxtext\.trainers\.pre_train\.train\s+\S+\.yml\b",
+    "maxengine_server.py": r"\bmaxengine_server\.py\s+\S+\.yml\b",
+    "mlx_lm.convert": r"\bmlx_lm\.convert\b",
+    "mlx_lm.server": r"\bmlx_lm\.server\b",
+    "mlx_lm.lora": r"\bmlx_lm\.lora\b",
+}
+
+
+def _program_uses(text: str) -> list[tuple[str, set[str], set[str]]]:
+    """(program, flags, config keys) for every program invocation in ``text``."""
+    text = text.replace("\\\n", " ")
+    while re.search(r"\([^()]*\)", text):  # drop command substitutions, innermost first
+        text = re.sub(r"\$?\([^()]*\)", " ", text)
+    out = []
+    for name, pattern in _PROGRAMS.items():
+        for m in re.finditer(pattern, text):
+            seg = re.split(r"&&|\|\||;|\||\n", text[m.end():], maxsplit=1)[0]
+            flags = set(re.findall(r"(?<![\w$/.}-])(--?[A-Za-z][\w-]*)", seg))
+            keys = set(re.findall(r"(?<![\w$/.}-])([a-z_][a-z0-9_]*)=", seg))
+            out.append((name, flags, keys))
+    return out
+
+
+def _program_texts(case: Case) -> list[str]:
+    texts = [_code(case.files["setup.sh"])]
+    texts += [" ".join(c["command"]) for d in case.k8s for pod in _pods(d) for c in pod["containers"]]
+    if case.sky is not None:
+        texts += [case.sky["setup"], case.sky["run"]]
+    return texts
+
+
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+def test_programs_get_only_flags_of_their_pinned_version(profile: Any) -> None:
+    """vLLM, SGLang, SGLang-JAX, TGI, torchrun, MaxText, JetStream's MaxText server and MLX LM are
+    given only flags (or MaxText config keys) that their argument definitions at the pinned version
+    define (tests/data/scaffold/cli_flags.yaml ``programs``, each with its source)."""
+    table = _flag_table()["programs"]
+    seen = 0
+    for path, case in _cases_for(str(profile)):
+        for text in _program_texts(case):
+            for name, flags, keys in _program_uses(text):
+                row = table[name]
+                if "keys" in row:
+                    assert keys <= set(row["keys"]), (path, name, keys - set(row["keys"]))
+                else:
+                    assert flags <= set(row["flags"]), (path, name, flags - set(row["flags"]))
+                seen += 1
+    assert seen > 0
+
+
+def test_program_table_is_sourced_and_catches_a_wrong_flag() -> None:
+    table = _flag_table()["programs"]
+    assert set(table) == set(_PROGRAMS)
+    for row in table.values():
+        assert row["version"] and row["source"] and (row.get("flags") or row.get("keys"))
+    [(name, flags, _)] = _program_uses("python3 -m sglang.launch_server --model-path m --tp 8 --port 8000\n")
+    assert name == "sglang.launch_server" and flags - set(table[name]["flags"]) == {"--tp"}
+    [(name, _, keys)] = _program_uses('--command "python3 -m maxtext.trainers.pre_train.train src/maxtext/configs/base.yml steps=3 per_device_batch=2"')
+    assert keys - set(table[name]["keys"]) == {"per_device_batch"}
+
+
+# --------------------------------------------------------------------------- vendored schemas
+
+SCHEMAS = FIXTURES / "schemas"
+
+
+@functools.cache
+def _json(name: str) -> dict[str, Any]:
+    import json
+
+    data: dict[str, Any] = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+    return data
+
+
+def _sky_validator(schema: dict[str, Any]) -> Any:
+    """SkyPilot's validator: JSON Schema plus its case_insensitive_enum keyword (sky/utils/common_utils.py)."""
+    import jsonschema
+
+    def case_insensitive_enum(validator: Any, enums: list[str], instance: Any, schema: Any) -> Any:
+        if isinstance(instance, str) and instance.lower() not in {e.lower() for e in enums}:
+            yield jsonschema.ValidationError(f"{instance!r} is not one of {enums}")
+
+    cls = jsonschema.validators.extend(jsonschema.Draft7Validator, {"case_insensitive_enum": case_insensitive_enum})
+    return cls(schema)
+
+
+def _validate_sky(text: str) -> None:
+    task = yaml.safe_load(text)
+    schemas = _json("skypilot-task.json")
+    errors = [e.message for e in _sky_validator(schemas["task"]).iter_errors(task)]
+    errors += [e.message for e in _sky_validator(schemas["resources"]).iter_errors(task.get("resources", {}))]
+    assert not errors, errors
+
+
+def _validate_lws(doc: dict[str, Any]) -> None:
+    import jsonschema
+
+    schema = {k: v for k, v in _json("leaderworkerset-v1.json").items() if k != "$comment"}
+    errors = [f"{list(e.path)}: {e.message}" for e in jsonschema.Draft7Validator(schema).iter_errors(doc)]
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+def test_generated_yaml_validates_against_the_projects_schemas(profile: Any) -> None:
+    """sky.yaml against SkyPilot's task and resources schemas; every Kubernetes object with
+    kubernetes-validate (strict), a LeaderWorkerSet against its vendored CRD schema (and its pod
+    templates as Pods). PodMonitoring and ServiceMonitor (CRDs of GKE and the Prometheus Operator)
+    get the structural checks only."""
+    kv = pytest.importorskip("kubernetes_validate")
+    version = kv.latest_version()
+    for path, case in _cases_for(str(profile)):
+        if "sky.yaml" in case.files:
+            try:
+                _validate_sky(case.files["sky.yaml"])
+            except AssertionError as exc:
+                raise AssertionError(f"{path}: {exc}") from None
+        for d in case.k8s:
+            if d["kind"] == "LeaderWorkerSet":
+                _validate_lws(d)
+                lwt = d["spec"]["leaderWorkerTemplate"]
+                for key in ("leaderTemplate", "workerTemplate"):
+                    kv.validate({"apiVersion": "v1", "kind": "Pod", **lwt[key]}, version, strict=True)
+            elif d["kind"] not in ("PodMonitoring", "ServiceMonitor"):
+                kv.validate(d, version, strict=True)
+
+
+def test_vendored_schemas_reject_what_their_projects_reject() -> None:
+    good = "name: t\nresources:\n  use_spot: true\n  ordered:\n    - accelerators: tpu-v6e-8\n      infra: gcp/us-central1\nrun: echo\n"
+    _validate_sky(good)
+    for bad in (good.replace("use_spot", "spot"), good.replace("infra: gcp/us-central1", "infra: nowhere/x"), good + "num_node: 2\n"):
+        with pytest.raises(AssertionError):
+            _validate_sky(bad)
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "x"},
+           "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": "four", "workerTemplate": {"spec": {"containers": []}}}}}
+    with pytest.raises(AssertionError):
+        _validate_lws(lws)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "route", "runs"),
+    [
+        ("edge-jetson-vision", "edge-jetson-tensorrt", ("trtexec --onnx=",)),
+        ("edge-jetson-llm", "edge-jetson-llamacpp", ("-DGGML_CUDA=ON", "llama-quantize", "Q4_K_M", "llama-server")),
+    ],
+)
+def test_jetson_gets_jetpack_never_the_android_route(ctx, fixture: str, route: str, runs: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    """The edge device the profile names takes its own route (rules/edge-devices.yaml): a Jetson
+    builds TensorRT engines (or llama.cpp with CUDA for an LLM) on the Jetson; a TensorFlow model
+    there is not sent down the Android adb / LiteRT route a phone gets."""
+    rec = _rec(ctx, str(FIXTURES / f"{fixture}.yaml"))
+    assert rec.setup is not None and rec.setup.path.id == route
+    _, files = _scaffold(ctx, rec)
+    code = _code(files["setup.sh"])
+    assert "adb " not in code and ".tflite" not in code
+    for text in runs:
+        assert text in code, text
+
+
+def test_every_edge_route_is_an_edge_setup_path(ctx) -> None:  # type: ignore[no-untyped-def]
+    from advisor.knowledge import bundled_data
+
+    paths = {p.id: p for p in ctx.kb.setup_paths}
+    for device, row in bundled_data("edge-devices.yaml")["devices"].items():
+        for route in row["route"].values():
+            assert route in paths and paths[route].device == "edge", (device, route)

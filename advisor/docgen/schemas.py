@@ -102,6 +102,9 @@ FIELD_DOCS: dict[str, str] = {
     "deployment": "Where the workload may run.",
     "deployment.clouds": "Clouds the team may use (TPUs need gcp).",
     "deployment.edge": "Runs on phones, cars or IoT devices rather than in a data centre.",
+    "deployment.edge_device": "The end device of an edge deployment: android (a phone: LiteRT or ONNX Runtime pushed with adb) or "
+                              "jetson (NVIDIA Jetson with JetPack: TensorRT, or llama.cpp for an LLM). The setup route is that device's "
+                              "(rules/edge-devices.yaml).",
     "deployment.region": "Preferred cloud region, used in prices and setup commands.",
     "deployment.pricing": "Price kind used for costs.",
     "deployment.accelerators": "Only these catalog ids are considered (aliases accepted); a family with none listed is excluded.",

@@ -58,7 +58,7 @@ def _kubernetes(b: Build) -> None:
 
 
 def _dockerfile(b: Build) -> None:
-    if b.spec.acc is not None:
+    if b.spec.acc is not None and "train.py" in b.files:  # the container runs train.py
         b.files["Dockerfile"] = skeleton.dockerfile(b.spec)
 
 

@@ -8,24 +8,31 @@ estimate; the HPA scales on vLLM's running-request count.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
+import math
 from typing import Any
 
-import yaml
-
 from advisor.families import family
-from advisor.knowledge import PLACEHOLDER
+from advisor.knowledge import PLACEHOLDER, bundled_data
+from advisor.scaffold.plan import Plan
 from advisor.scaffold.spec import Spec, dump, yaml_header
 from advisor.scaffold.stacks import servers
 
 VLLM_PORT = 8000
 
 
+def server_argv(spec: Spec, model: str, tp: int | str, pp: int | str) -> list[str]:
+    """The plan's server command: its model, parallelism, max model length, max sequences and precision."""
+    plan = spec.plan
+    return servers()[plan.server].argv(
+        spec.device, model, tp, pp, plan.context_len, VLLM_PORT, plan.max_seqs, plan.precision
+    )
+
+
 def _container(spec: Spec) -> dict[str, Any]:
     plan = spec.plan
     server = servers()[plan.server]
     resource = family(spec.device).setup.kubernetes_resource or "cpu"
-    argv = server.argv(spec.device, plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
+    argv = server_argv(spec, plan.model_id, plan.tensor, plan.pipeline)
     container: dict[str, Any] = {
         "name": "vllm" if server.id == "vllm" else server.id,
         "image": server.image[spec.device],
@@ -41,9 +48,8 @@ def _container(spec: Spec) -> dict[str, Any]:
 
 @functools.cache
 def _targets() -> dict[str, dict[str, Any]]:
-    """advisor/templates/scaffold/kubernetes_targets.yaml: GPU node selection per cloud."""
-    path = Path(__file__).resolve().parent.parent / "templates" / "scaffold" / "kubernetes_targets.yaml"
-    data: dict[str, dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8"))["gpu"]
+    """rules/kubernetes-targets.yaml: GPU node selection per cloud."""
+    data: dict[str, dict[str, Any]] = bundled_data("kubernetes-targets.yaml")["gpu"]
     return data
 
 
@@ -92,13 +98,13 @@ def _pod(spec: Spec, container: dict[str, Any]) -> dict[str, Any]:
 
 def _leader_worker_set(spec: Spec, labels: dict[str, str]) -> dict[str, Any]:
     """One replica over ``hosts`` pods, one LeaderWorkerSet group, in the server's documented form
-    (serving_stacks.yaml multi_host): vLLM on GPUs (tensor parallelism inside a host, pipeline
+    (serving-stacks.yaml multi_host): vLLM on GPUs (tensor parallelism inside a host, pipeline
     stages across hosts, workers headless), SGLang-JAX on a TPU slice (one tensor-parallel mesh
     over its hosts, every rank the same command)."""
     plan = spec.plan
     server = servers()[plan.server]
     flags, worker = server.multi_host[spec.device]
-    argv = server.argv(spec.device, plan.model_id, plan.tensor, plan.pipeline, plan.context_len, VLLM_PORT)
+    argv = server_argv(spec, plan.model_id, plan.tensor, plan.pipeline)
     base = server.shell(spec.device, argv, flags)
     lead = _container(spec)
     lead["command"] = ["sh", "-c", base]
@@ -185,50 +191,144 @@ def manifests(spec: Spec) -> dict[str, str]:
         ),
     }
     if plan.replicas > 1 and server.metric is not None and not multi:
-        batch = est.batch or 1
-        hpa = {
-            "apiVersion": "autoscaling/v2",
-            "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": name, "labels": labels},
-            "spec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                "minReplicas": 1,
-                "maxReplicas": plan.replicas,
-                "metrics": [
-                    {
-                        "type": "Pods",
-                        "pods": {
-                            "metric": {"name": f"prometheus.googleapis.com|{server.metric}|gauge"},
-                            "target": {"type": "AverageValue", "averageValue": str(batch)},
-                        },
-                    }
-                ],
-            },
-        }
-        monitoring = {
-            "apiVersion": "monitoring.googleapis.com/v1",
-            "kind": "PodMonitoring",
-            "metadata": {"name": name, "labels": labels},
-            "spec": {
-                "selector": {"matchLabels": labels},
-                "endpoints": [{"port": VLLM_PORT, "path": "/metrics", "interval": "15s"}],
-            },
-        }
-        files["k8s/hpa.yaml"] = dump(
+        files.update(_autoscaling(spec, labels, server.metric))
+    if plan.scheduled:
+        files["k8s/schedule.yaml"] = _schedule(spec, labels, workload["kind"])
+    return files
+
+
+@functools.cache
+def _monitoring() -> dict[str, dict[str, str]]:
+    """rules/kubernetes-targets.yaml ``monitoring``: the metrics object and HPA metric name per cloud."""
+    data: dict[str, dict[str, str]] = bundled_data("kubernetes-targets.yaml")["monitoring"]
+    return data
+
+
+def monitoring_for(spec: Spec) -> dict[str, str]:
+    """The cluster's way of exporting the server's metric to the HPA (GKE: PodMonitoring; else ServiceMonitor)."""
+    table = _monitoring()
+    return table.get(target_cloud(spec), table["default"])
+
+
+def _autoscaling(spec: Spec, labels: dict[str, str], metric: str) -> dict[str, str]:
+    """HPA between the plan's autoscaling bounds on the server's running requests per pod, and the
+    cluster's object that exports the metric (kubernetes-targets.yaml ``monitoring``)."""
+    plan, name = spec.plan, spec.name
+    mon = monitoring_for(spec)
+    metric_name = mon["metric"].format(metric=metric, metric_name=metric.replace(":", "_"))
+    hpa = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicas": plan.min_replicas,
+            "maxReplicas": plan.max_replicas,
+            "metrics": [
+                {
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": metric_name},
+                        "target": {"type": "AverageValue", "averageValue": str(plan.max_seqs)},
+                    },
+                }
+            ],
+        },
+    }
+    endpoint: dict[str, Any] = {"path": "/metrics", "interval": "15s"}
+    if mon["kind"] == "PodMonitoring":
+        selector: dict[str, Any] = {"matchLabels": labels}
+        endpoint = {"port": VLLM_PORT, **endpoint}
+    else:  # a ServiceMonitor selects the Service and names its port
+        selector = {"matchLabels": labels}
+        endpoint = {"port": "http", **endpoint}
+    monitoring = {
+        "apiVersion": mon["apiVersion"],
+        "kind": mon["kind"],
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"selector": selector, "endpoints": [endpoint]},
+    }
+    return {
+        "k8s/hpa.yaml": dump(
             hpa,
             [
                 *yaml_header(spec, "HorizontalPodAutoscaler"),
-                f"Scales between 1 and {plan.replicas} replicas (the estimate's count for peak_qps) on vLLM's running",
-                f"requests per pod, targeting the batch of {batch} the estimate sized each replica for. It reads the",
-                "metric through Cloud Monitoring: k8s/podmonitoring.yaml exports it (Managed Service for",
-                "Prometheus), and the Custom Metrics Stackdriver Adapter must be installed (see README.md).",
+                f"Scales between {plan.min_replicas} and {plan.max_replicas} replicas (the estimate's count for peak_qps) on",
+                f"{metric} per pod, targeting the batch of {plan.max_seqs} the estimate sized each replica for.",
+                f"{mon['file']} exports the metric: {mon['note']}",
             ],
-        )
-        files["k8s/podmonitoring.yaml"] = dump(
+        ),
+        mon["file"]: dump(
             monitoring,
             [
-                *yaml_header(spec, "PodMonitoring (Google Cloud Managed Service for Prometheus)"),
-                "Scrapes vLLM's /metrics so the HorizontalPodAutoscaler in hpa.yaml can read vllm:num_requests_running.",
+                *yaml_header(spec, mon["kind"]),
+                f"Scrapes the server's /metrics so the HorizontalPodAutoscaler in hpa.yaml can read {metric} ({mon['source']}).",
             ],
-        )
-    return files
+        ),
+    }
+
+
+# Service hours of a service priced for part of the day: it starts at this UTC hour (edit the
+# CronJobs for another time zone; the cost only depends on the number of hours).
+SCHEDULE_START_HOUR_UTC = 8
+KUBECTL_IMAGE = "bitnami/kubectl:latest"
+
+
+def schedule_hours(plan: Plan) -> tuple[int, int]:
+    """(start, stop) UTC hours of a service priced for ``plan.hours_per_day`` hours a day."""
+    start = SCHEDULE_START_HOUR_UTC
+    return start, (start + math.ceil(plan.hours_per_day)) % 24
+
+
+def _schedule(spec: Spec, labels: dict[str, str], kind: str) -> str:
+    """Two CronJobs that scale the server to 0 outside the priced hours and back to the plan's
+    replicas (a ServiceAccount allowed to scale it, and nothing else)."""
+    plan, name = spec.plan, spec.name
+    start, stop = schedule_hours(plan)
+    resource = "leaderworkerset" if kind == "LeaderWorkerSet" else "deployment"
+    group = "leaderworkerset.x-k8s.io" if kind == "LeaderWorkerSet" else "apps"
+    account = f"{name}-scaler"
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "labels": labels}},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": account, "labels": labels},
+            "rules": [{"apiGroups": [group], "resources": [f"{resource}s", f"{resource}s/scale"],
+                       "resourceNames": [name], "verbs": ["get", "patch", "update"]}],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": account, "labels": labels},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": account},
+            "subjects": [{"kind": "ServiceAccount", "name": account}],
+        },
+    ]
+    for verb, hour, replicas in (("stop", stop, 0), ("start", start, plan.min_replicas)):
+        docs.append({
+            "apiVersion": "batch/v1",
+            "kind": "CronJob",
+            "metadata": {"name": f"{name}-{verb}", "labels": labels},
+            "spec": {
+                "schedule": f"0 {hour} * * *",
+                "timeZone": "Etc/UTC",
+                "concurrencyPolicy": "Forbid",
+                "jobTemplate": {"spec": {"template": {"spec": {
+                    "serviceAccountName": account,
+                    "restartPolicy": "OnFailure",
+                    "containers": [{
+                        "name": "kubectl",
+                        "image": KUBECTL_IMAGE,
+                        "command": ["kubectl", "scale", f"{resource}/{name}", f"--replicas={replicas}"],
+                    }],
+                }}}},
+            },
+        })
+    header = [
+        *yaml_header(spec, "Service hours (CronJobs)"),
+        f"The estimate prices {plan.hours_per_day:g} h a day: {name} scales to 0 at {stop:02d}:00 UTC and back to",
+        f"{plan.min_replicas} replica(s) at {start:02d}:00 UTC (the HPA takes over from there); the node pool",
+        "autoscales to zero nodes in between. Edit the two schedules for your hours.",
+    ]
+    return "".join(dump(d, header if i == 0 else []) if i == 0 else "---\n" + dump(d, []) for i, d in enumerate(docs))

@@ -14,13 +14,18 @@ parallelism across hosts (https://docs.vllm.ai/en/stable/serving/parallelism_sca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import re
+from dataclasses import dataclass, fields
 from typing import Any
 
 from advisor.estimate.result import Estimate
 from advisor.models import Profile
-from advisor.recommend import setup_cloud
 from advisor.scaffold.stacks import choose
+
+# Precisions the weights are stored in at fewer bits than they were trained in: a quantized
+# checkpoint (or on-the-fly quantization) the server must load.
+QUANTIZED = ("fp8", "int8", "int4")
 
 
 @dataclass(frozen=True)
@@ -37,39 +42,94 @@ class Plan:
     hosts: int  # per replica (TPU slice hosts, GPU VMs)
     slices: int  # TPU multislice: slices of `hosts` hosts each
     replicas: int
+    min_replicas: int  # autoscaling bounds of a serving replica set (1..replicas)
+    max_replicas: int
     tensor: int
     pipeline: int
     data: int
     precision: str
+    quantization: str  # "none", or the profile precision the weights are quantized to (fp8, int8, int4)
     framework: str
     serving_stack: str  # what the profile asked for
-    server: str  # the LLM server the artefacts run (serving_stacks.yaml id); "" when not serving
+    server: str  # the LLM server the artefacts run (serving-stacks.yaml id); "" when not serving
     server_note: str | None  # why server differs from serving_stack
     model_id: str
-    context_len: int
+    context_len: int  # max model length: the longest prompt + the longest output (or model.context_tokens)
+    max_input_len: int  # the longest prompt (prefill length)
+    max_seqs: int  # sequences a serving replica runs at once: the estimate's batch; 0 without serving
+    num_experts: int  # MoE routed experts; 1 for a dense model (MaxText's convention)
+    experts_per_token: int  # MoE top-k; 1 for a dense model
+    seq_len: int  # training sequence length; 0 without training
+    global_batch: int  # sequences per optimizer step; 0 without training
+    checkpoint_every: int  # training steps between checkpoints (resumed from the latest); 0 without training
+    per_device_batch: float  # global_batch / chips (MaxText per_device_batch_size; may be fractional); 0 without training
+    hours_per_day: float  # a service priced for fewer hours is stopped the rest of the day
+    disk_gb: int  # per host: weights (and checkpoints when training) plus the OS and caches
     region: str
     zone: str
-    pricing: str
+    pricing: str  # procurement kind the estimate priced: on-demand, spot, committed-1y/3y, owned
     price_cloud: str
     cloud: str  # where the setup runs (recommend.setup_cloud): priced cloud, on-prem for owned chips
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    @property
+    def spot(self) -> bool:
+        return self.pricing == "spot"
 
-def make_plan(profile: Profile, est: Estimate | None, values: dict[str, str], device: str) -> Plan:
+    @property
+    def scheduled(self) -> bool:
+        """A service priced for part of the day: stopped outside its hours."""
+        return self.hours_per_day < 24 and self.max_seqs > 0
+
+
+def plan_fields() -> tuple[str, ...]:
+    """Every attribute of the plan (what tests/test_scaffold_consistency.py checks one by one)."""
+    return tuple(f.name for f in fields(Plan))
+
+
+def _word(value: Any) -> str:
+    if value is None or value == "":
+        return "-"
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    return text if re.fullmatch(r"[A-Za-z0-9_./:@%+,-]+", text) else json.dumps(" ".join(text.split()))
+
+
+def statement(plan: Plan, width: int = 96) -> list[str]:
+    """``plan: name=value ...`` lines stating every plan attribute (values with spaces JSON-quoted,
+    readable with shlex.split): the block every artefact carries, so each file states the whole
+    priced configuration and tests/test_scaffold_consistency.py can check it against the plan."""
+    lines: list[str] = []
+    cur = "plan:"
+    for name in plan_fields():
+        word = f"{name}={_word(getattr(plan, name))}"
+        if len(cur) + 1 + len(word) > width and cur != "plan:":
+            lines.append(cur)
+            cur = "plan:"
+        cur += " " + word
+    lines.append(cur)
+    return lines
+
+
+def make_plan(
+    profile: Profile, est: Estimate | None, values: dict[str, str], device: str, cloud: str, runs_server: bool = True
+) -> Plan:
+    """The plan of ``profile``'s configuration ``est`` on ``cloud``; ``runs_server``: the artefacts run an LLM server."""
     count = est.count if est else 0
     hosts = max(1, int(values.get("hosts") or 1))
     per_host = int(values.get("chips_per_host") or count or 0)
+    slices = int(values.get("slices") or 1)
     par = (est.parallelism or {}) if est else {}
     inference = profile.task == "inference"
     replicas = (est.replicas or 1) if est and est.mode == "inference" else 1
     tensor, pipeline = int(values.get("tp") or 1), int(values.get("pp") or 1)
     data = replicas if inference else int(par.get("data") or max(1, count // max(1, tensor * pipeline)))
     server, note = "", None
-    if inference and est is not None:
+    if inference and est is not None and runs_server:
         chosen, note = choose(profile.software.serving_stack, device, hosts > 1)
         server = chosen.id
+    t, inf = profile.training, profile.inference
     return Plan(
         device=device,
         accelerator=est.accelerator if est else "",
@@ -81,21 +141,34 @@ def make_plan(profile: Profile, est: Estimate | None, values: dict[str, str], de
         chips_per_replica=count,
         chips_per_host=per_host,
         hosts=hosts,
-        slices=int(values.get("slices") or 1),
+        slices=slices,
         replicas=replicas,
+        min_replicas=1 if replicas > 1 else replicas,
+        max_replicas=replicas,
         tensor=tensor,
         pipeline=pipeline,
         data=data,
         precision=profile.model.precision,
+        quantization=profile.model.precision if profile.model.precision in QUANTIZED else "none",
         framework=profile.software.framework,
         serving_stack=profile.software.serving_stack,
         server=server,
         server_note=note,
         model_id=values.get("model", ""),
         context_len=int(values.get("max_model_len") or 2048),
+        max_input_len=int(values.get("max_input_len") or 0),
+        max_seqs=int(values.get("max_seqs") or 1) if inference and est is not None else 0,
+        num_experts=int(values.get("num_experts") or 1),
+        experts_per_token=int(values.get("experts_per_token") or 1),
+        seq_len=t.seq_len if t else 0,
+        global_batch=int(values.get("global_batch") or 0) if t else 0,
+        checkpoint_every=int(values.get("checkpoint_every") or 0) if t else 0,
+        per_device_batch=float(values.get("per_device_batch") or 0) if t else 0.0,
+        hours_per_day=inf.hours_per_day if inf else 24.0,
+        disk_gb=int(values.get("disk_gb") or 0),
         region=values.get("region", ""),
         zone=values.get("zone", ""),
         pricing=(est.price_kind if est and est.price_kind else profile.deployment.pricing),
         price_cloud=(est.price_cloud or "") if est else "",
-        cloud=setup_cloud(profile, est),
+        cloud=cloud,
     )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import shlex
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from advisor import clouds
@@ -10,10 +11,12 @@ from advisor.families import family
 from advisor.fmt import hours as _hours
 from advisor.fmt import md_message, md_text
 from advisor.fmt import money as _money
+from advisor.scaffold.kubernetes import monitoring_for, schedule_hours, server_argv
+from advisor.scaffold.plan import statement
 from advisor.scaffold.shell import Step, auto_steps
-from advisor.scaffold.skeleton import STACK_TITLE
+from advisor.scaffold.skeleton import stack_title
 from advisor.scaffold.skypilot import SkyEntry, cost_phrase, sky_entry
-from advisor.scaffold.spec import Spec, one_line
+from advisor.scaffold.spec import Spec, one_line, shape
 from advisor.scaffold.stacks import servers
 
 
@@ -31,7 +34,7 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _estimate_lines(spec: Spec) -> list[str]:
+def _estimate_lines(spec: Spec, written: Callable[[str], bool]) -> list[str]:
     e = spec.est
     if e is None:
         return ["No accelerator to pay for: see the steps below."]
@@ -40,7 +43,7 @@ def _estimate_lines(spec: Spec) -> list[str]:
         if e.usd_per_chip_hour is not None
         else "unpriced on the allowed clouds"
     )
-    out = [f"- Configuration: **{e.accelerator} x {e.count}** ({e.shape}) {price}."]
+    out = [f"- Configuration: **{e.accelerator} x {e.count}** ({shape(spec)}) {price}."]
     if e.mode == "training":
         out.append(f"- Run time: **{_hours(e.hours)}** (range {_hours(e.hours_low)}–{_hours(e.hours_high)}).")
         out.append(f"- Cost: **{_money(e.cost_usd)}** (range {_money(e.cost_low)}–{_money(e.cost_high)}).")
@@ -50,7 +53,7 @@ def _estimate_lines(spec: Spec) -> list[str]:
         if e.tokens_per_second:
             out.append(f"- Throughput: {e.tokens_per_second:,.0f} training tokens/s for the whole configuration.")
         out.append(
-            f"- train.py runs {spec.max_steps:,} steps of {spec.global_batch} sequences x "
+            f"- {'train.py runs' if written('train.py') else 'The run is'} {spec.max_steps:,} steps of {spec.global_batch} sequences x "
             f"{t.seq_len if t else 0} tokens (training.tokens_b / (seq_len x global batch))."
         )
     else:
@@ -85,7 +88,9 @@ _FILE_ROLES = {
     "k8s/leaderworkerset.yaml": "LLM server LeaderWorkerSet (one replica over several hosts)",
     "k8s/service.yaml": "Service in front of it (port 8000, OpenAI-compatible API)",
     "k8s/hpa.yaml": "HorizontalPodAutoscaler on running requests per pod",
-    "k8s/podmonitoring.yaml": "exports vLLM's metrics to Cloud Monitoring for the HPA",
+    "k8s/podmonitoring.yaml": "exports the server's metrics to Cloud Monitoring for the HPA (GKE)",
+    "k8s/servicemonitor.yaml": "has the Prometheus Operator scrape the server's metrics for the HPA",
+    "k8s/schedule.yaml": "CronJobs that stop the server outside the priced hours and start it again",
 }
 
 
@@ -130,7 +135,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         L.append("")
     L.append("## Estimated cost and time" if accel else "## Estimate")
     L.append("")
-    L.extend(_estimate_lines(spec))
+    L.extend(_estimate_lines(spec, files.__contains__))
     L.append("")
     L.append("`advisor recommend` on the profile explains every point of the verdict and the other candidates.")
     L.append("")
@@ -141,7 +146,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
     for name in files:
         role = _FILE_ROLES.get(name, "")
         if name == "train.py" and spec.stack:
-            role = f"training script skeleton: {STACK_TITLE[spec.stack]}"
+            role = f"training script skeleton: {stack_title(spec.stack)}"
         L.append(f"| `{name}` | {role} |")
     L.append("| `README.md` | this file |")
     L.append("")
@@ -173,6 +178,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
             "provision": "creates cloud resources: run it by name when you need them",
             "training": "trains a model, which serving does not need: run it by name",
             "cleanup": "deletes the resources: run it by name when done",
+            "schedule": "service hours: run it from cron",
         }[s.kind]
         added = "; added by the scaffold" if s.added else ""
         L.append(f"{n}. **{one_line(s.title)}** (`./setup.sh {s.key}`; {how}{added})")
@@ -198,7 +204,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         L.append("## Training script and TensorBoard")
         L.append("")
         L.append(
-            f"`train.py` is a runnable skeleton for {STACK_TITLE[spec.stack or 'cuda']}: it trains on synthetic "
+            f"`train.py` is a runnable skeleton for {stack_title(spec.stack or 'cuda')}: it trains on synthetic "
             "data until you point it at yours and writes TensorBoard logs to `./runs`"
             + (" (or `$AIP_TENSORBOARD_LOG_DIR` on Vertex AI)" if "Dockerfile" in files else "")
             + ". Its defaults (model, sequence length, global batch, steps) come from the profile; "
@@ -223,7 +229,7 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         assert e is not None
         plan = spec.plan
         server = servers()[plan.server]
-        argv = " ".join(server.argv(spec.device, plan.model_id, plan.tensor, plan.pipeline, plan.context_len, 8000))
+        argv = " ".join(server_argv(spec, plan.model_id, plan.tensor, plan.pipeline))
         if plan.hosts > 1:
             layout = (
                 f"{plan.tensor}-way tensor parallelism inside a host and {plan.pipeline} pipeline stages across hosts "
@@ -255,13 +261,12 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
             L.append("")
             L.append(f"Serving stack: {plan.server_note}.")
         if "k8s/hpa.yaml" in files:
+            mon = monitoring_for(spec)
             L.append("")
             L.append(
-                "The HorizontalPodAutoscaler scales on `vllm:num_requests_running` per pod, read from Cloud "
-                "Monitoring: `k8s/podmonitoring.yaml` exports it through Google Cloud Managed Service for "
-                "Prometheus (on by default in new GKE clusters), and the Custom Metrics Stackdriver Adapter must "
-                "run in the cluster (https://cloud.google.com/kubernetes-engine/docs/how-to/machine-learning/inference/autoscaling). "
-                "Until it does, the HPA keeps the replica count of the Deployment."
+                f"The HorizontalPodAutoscaler scales between {plan.min_replicas} and {plan.max_replicas} replicas on "
+                f"`{server.metric}` per pod: `{mon['file']}` exports it; {mon['note']} ({mon['source']}). "
+                "Until the metric is served, the HPA keeps the replica count of the Deployment."
             )
         L.append("")
     if "sky.yaml" in files:
@@ -285,10 +290,44 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         if not fallbacks:
             L.append("- no fallback: no other feasible configuration of the family fits the same node count")
         L.append("")
+    if spec.plan.scheduled:
+        L.append("## Service hours")
+        L.append("")
+        if "k8s/schedule.yaml" in files:
+            start, stop = schedule_hours(spec.plan)
+            L.append(
+                f"The estimate prices {spec.plan.hours_per_day:g} h a day: `k8s/schedule.yaml` scales the server to 0 at "
+                f"{stop:02d}:00 UTC and back at {start:02d}:00 UTC, and the node pool autoscales to zero nodes in "
+                "between. Edit the two schedules for your hours."
+            )
+        elif any(st.kind == "schedule" for st in steps):
+            keys = " and ".join(f"`./setup.sh {st.key}`" for st in steps if st.kind == "schedule")
+            L.append(f"The estimate prices {spec.plan.hours_per_day:g} h a day: run {keys} from cron (the steps say when).")
+        else:
+            L.append(
+                f"The estimate prices {spec.plan.hours_per_day:g} h a day; this setup path has no machine to stop, "
+                "so stop the serving process outside those hours yourself."
+            )
+        L.append("")
+    L.append("## The plan")
+    L.append("")
+    L.append("Every file states these values (the `plan:` lines at its top): what the estimate priced.")
+    L.append("")
+    L.append("| attribute | value |")
+    L.append("|---|---|")
+    for line in statement(spec.plan):
+        for word in shlex.split(line.removeprefix("plan:")):
+            key, _, value = word.partition("=")
+            L.append(f"| {key} | {value} |")
+    L.append("")
+    if spec.plan.server and spec.plan.quantization != "none":
+        note = servers()[spec.plan.server].precision_note(spec.plan.precision)
+        L.append(f"Precision: {note or f'{spec.plan.precision} (on-the-fly quantization; the server flags say so)'}.")
+        L.append("")
     L.append("## Assumptions")
     L.append("")
     L.append(f"- Names: resources are named after `{spec.name}` (from the profile name); region `{spec.values['region']}`, zone `{spec.values['zone']}`.")
-    L.append(f"- Pricing: {p.deployment.pricing} on {', '.join(p.deployment.clouds)}; prices and shapes from the catalog as of {spec.rec.catalog_as_of}.")
+    L.append(f"- Pricing: {spec.plan.pricing} on {', '.join(p.deployment.clouds)}; prices and shapes from the catalog as of {spec.rec.catalog_as_of}.")
     if spec.est is not None:
         for key, value in spec.est.assumptions.items():
             L.append(f"- {key.replace('_', ' ').capitalize()}: {_fmt(value)}.")

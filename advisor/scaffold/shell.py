@@ -19,10 +19,13 @@ import shlex
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from advisor.families import family
-from advisor.knowledge import PLACEHOLDER
+from advisor.knowledge import PLACEHOLDER, bundled_data
+from advisor.scaffold.plan import Plan, statement
 from advisor.scaffold.spec import Spec, commands, one_line, train_model_id, verdict_line
+from advisor.scaffold.stacks import training_stack
 
 # Placeholders that become shell variables in setup.sh (overridable from the environment).
 SHELL_VARS = {
@@ -41,8 +44,7 @@ _VAR_COMMENTS = {
     "CLUSTER": "Kubernetes cluster name",
     "MODEL_ID": "Hugging Face model id",
     "HF_TOKEN": "a Hugging Face access token (gated models such as Llama need one)",
-    "INSTANCE_TYPE": "the EC2 instance type with the chosen GPUs (the catalog names Google Cloud machine types only)",
-    "VM_SIZE": "the Azure VM size with the chosen GPUs (the catalog names Google Cloud machine types only)",
+    "KEY_NAME": "the name of an EC2 key pair of yours (to SSH into the instance)",
 }
 # Environment variables setup.sh may read without defining them.
 _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
@@ -51,6 +53,10 @@ _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
 _PH = PLACEHOLDER
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]*")
+
+
+# Placeholders whose value is several shell words (flags), each quoted on its own.
+WORD_LISTS = frozenset({"mlx_quant"})
 
 
 def _sh_word(value: str) -> str:
@@ -83,6 +89,8 @@ def fill_command(cmd: str, literal: Mapping[str, str], shell: Mapping[str, str])
             return re.sub(r"([\\$`])", r"\\\1", value)
         if ctx == "heredoc-literal":
             return value
+        if name in WORD_LISTS:
+            return " ".join(_sh_word(w) for w in value.split())
         return _sh_word(value)
 
     def body_sub(m: re.Match[str], ctx: str) -> str:
@@ -166,6 +174,8 @@ def _kind(title: str, raw: list[str], device: str, task: str = "") -> str:
     first = title.split()[0].lower() if title.split() else ""
     if first in ("delete", "clean", "tear", "remove", "destroy"):
         return "cleanup"
+    if title.endswith("a day)") and first in ("stop", "start"):
+        return "schedule"
     if task == "inference" and first in ("train", "fine-tune", "finetune"):
         return "training"
     for c in raw:
@@ -196,7 +206,7 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
         elif (
             spec.serving
             and stripped.startswith("gcloud container node-pools create")
-            and spec.replicas > 1
+            and (spec.replicas > 1 or spec.plan.scheduled)
             and "--enable-autoscaling" not in stripped
         ):
             out.append(f"{cmd} --enable-autoscaling --min-nodes={{min_nodes}} --max-nodes={{max_nodes}}")
@@ -229,11 +239,45 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
         else:
             out.append(cmd)
         i += 1
-    return out
+    return [provision(spec.plan, c) for c in out]
+
+
+@functools.cache
+def provisioning() -> dict[str, dict[str, Any]]:
+    """rules/provisioning.yaml: how each provisioning command takes Spot capacity and a disk size."""
+    data: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["commands"]
+    return data
+
+
+def provision(plan: Plan, cmd: str) -> str:
+    """``cmd`` with the plan's procurement kind and disk size where it provisions machines
+    (rules/provisioning.yaml): Spot flags when the estimate priced Spot capacity, the boot disk
+    sized for the weights and checkpoints."""
+    stripped = cmd.strip()
+    row = next((r for head, r in provisioning().items() if stripped.startswith(head + " ")), None)
+    if row is None or "\n" in cmd:
+        return cmd
+    if plan.spot:
+        replaced = row.get("replaces")
+        spot = " ".join(row["spot"])
+        if replaced and re.search(rf"(^|\s){re.escape(replaced)}(?=\s|$)", cmd):
+            cmd = re.sub(rf"(^|\s){re.escape(replaced)}(?=\s|$)", lambda m: m.group(1) + spot, cmd)
+        elif row["spot"][0] not in cmd:
+            cmd = f"{cmd} {spot}"
+    if row.get("disk") and plan.disk_gb:
+        disk = row["disk"].format(disk_gb=plan.disk_gb)
+        flag = row["disk_flag"]
+        pattern = rf"\s{re.escape(flag)}(=|\s+)\S+"
+        if re.search(pattern, cmd):
+            cmd = re.sub(pattern, lambda m: " " + disk, cmd, count=1)
+        else:
+            cmd = f"{cmd} {disk}"
+    return cmd
 
 
 def launch(spec: Spec) -> str:
-    return {"torch-xla": "PJRT_DEVICE=TPU python3 train.py"}.get(spec.stack or "", "python3 train.py")
+    """How train.py starts on one host (rules/training-stacks.yaml ``launch``)."""
+    return str(training_stack(spec.stack)["launch"]) if spec.stack else "python3 train.py"
 
 
 def _hf_secret_step() -> tuple[str, list[str], str | None, bool]:
@@ -253,6 +297,27 @@ def _hf_secret_step() -> tuple[str, list[str], str | None, bool]:
         "job.yaml), which Vertex AI's Custom Code Service Agent may access; the token never enters the image.",
         True,
     )
+
+
+def _schedule_steps(spec: Spec, cmds: list[str]) -> list[tuple[str, list[str], str | None, bool]]:
+    """Stop and start steps for a service priced for part of the day (rules/provisioning.yaml
+    ``schedule``, for the path's provisioning command), to run from cron."""
+    table: dict[str, dict[str, str]] = bundled_data("provisioning.yaml")["schedule"]
+    row = next((r for c in cmds for head, r in table.items() if c.strip().startswith(head + " ")), None)
+    if row is None:
+        return []
+    from advisor.scaffold.kubernetes import schedule_hours
+
+    start, stop = schedule_hours(spec.plan)
+    hours = f"{spec.plan.hours_per_day:g} h a day"
+    return [
+        (f"Stop the machine outside the priced hours ({hours})", [row["stop"]],
+         f"The estimate prices {hours}: run this step from cron at {stop:02d}:00 UTC "
+         f"(0 {stop} * * * ./setup.sh stop) and the next one at {start:02d}:00 UTC.", True),
+        (f"Start the machine for the priced hours ({hours})", [row["start"]],
+         f"From cron at {start:02d}:00 UTC (0 {start} * * * ./setup.sh start); the server starts again with the machine "
+         "only if you made it a service (systemd) after the serve step.", True),
+    ]
 
 
 def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
@@ -286,6 +351,9 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         )
         at = next((i for i, s in enumerate(raw_steps) if _kind(s[0], s[1], spec.device) == "cleanup"), len(raw_steps))
         raw_steps.insert(at, extra)
+    if spec.plan.scheduled and "kubernetes" not in spec.path.artefacts:
+        at = next((i for i, s in enumerate(raw_steps) if _kind(s[0], s[1], spec.device) == "cleanup"), len(raw_steps))
+        raw_steps[at:at] = _schedule_steps(spec, cmds)
     if "Dockerfile" in files and train_model_id(spec) and any("ai custom-jobs create" in c for c in cmds):
         at = next(i for i, st in enumerate(raw_steps) if any("ai custom-jobs create" in c for c in st[1]))
         raw_steps.insert(at, _hf_secret_step())
@@ -372,6 +440,7 @@ def setup_sh(spec: Spec, steps: list[Step]) -> str:
     hw = _hardware_line(spec)
     if hw:
         L.extend(_comment(f"Hardware: {hw}."))
+    L.extend(f"# {line}" for line in statement(spec.plan))
     L.append("#")
     L.append("# Usage:")
     L.append("#   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order")
@@ -445,7 +514,7 @@ def setup_sh(spec: Spec, steps: list[Step]) -> str:
     auto_keys = {s.key for s in auto}
     for n, s in enumerate(steps, 1):
         mark = "*" if s.key in auto_keys else " "
-        tag = {"interactive": " [interactive]", "device": " [needs the device]", "provision": " [provisions cloud resources]", "training": " [trains; not needed to serve]", "cleanup": " [deletes resources]"}.get(s.kind, "")
+        tag = {"interactive": " [interactive]", "device": " [needs the device]", "provision": " [provisions cloud resources]", "training": " [trains; not needed to serve]", "cleanup": " [deletes resources]", "schedule": " [service hours: run from cron]"}.get(s.kind, "")
         L.append(f"  {mark} {n:>2} {s.key:<{width}}  {one_line(s.title)}{tag}")
     L.append("STEPS")
     L.append("}")

@@ -14,13 +14,13 @@ from advisor.estimate.result import Estimate
 from advisor.families import family
 from advisor.fmt import hours as _hours
 from advisor.fmt import money as _money
-from advisor.scaffold.kubernetes import VLLM_PORT
+from advisor.scaffold.kubernetes import VLLM_PORT, server_argv
 from advisor.scaffold.shell import launch
 from advisor.scaffold.skeleton import pip
-from advisor.scaffold.spec import Spec, dump, yaml_header
-from advisor.scaffold.stacks import servers
+from advisor.scaffold.spec import Spec, dump, stack_for, yaml_header
+from advisor.scaffold.stacks import per_runtime, servers, training_stack
 
-# SkyPilot's own values for a server's multi-host flags (serving_stacks.yaml multi_host uses the
+# SkyPilot's own values for a server's multi-host flags (serving-stacks.yaml multi_host uses the
 # LeaderWorkerSet's): SKYPILOT_NODE_RANK and SKYPILOT_NODE_IPS (head first) are set on every node
 # (https://docs.skypilot.co/en/latest/running-jobs/environment-variables.html)
 SKY_MULTI_HOST = {
@@ -31,7 +31,7 @@ MAX_FALLBACKS = 3
 
 
 def _serve_scripts(spec: Spec, tpu: bool) -> tuple[str, str]:
-    """The plan's LLM server (serving_stacks.yaml), laid out as the estimate costed the replica:
+    """The plan's LLM server (serving-stacks.yaml), laid out as the estimate costed the replica:
     tensor parallelism over a node's chips (counted on the node, so the ordered fallbacks fit); a
     replica over several hosts in the server's multi-host form with SkyPilot's rank and head
     address: one mesh over the slice (TPU) or pipeline stages across nodes (GPU)."""
@@ -41,7 +41,7 @@ def _serve_scripts(spec: Spec, tpu: bool) -> tuple[str, str]:
     multi = plan.hosts > 1 and server.serves_multi_host(spec.device)
     tp: int | str = plan.tensor if multi and plan.pipeline == 1 else per_host
     pp: int | str = plan.pipeline if multi else 1
-    words = server.argv(spec.device, '"$MODEL_ID"', tp, pp, plan.context_len, VLLM_PORT)
+    words = server_argv(spec, '"$MODEL_ID"', tp, pp)
     if multi:
         flags, worker = server.multi_host[spec.device]
         sky = {**SKY_MULTI_HOST, "$(LWS_GROUP_SIZE)": str(plan.hosts)}
@@ -87,11 +87,11 @@ def sky_entry(spec: Spec, acc: Accelerator, est: Estimate) -> SkyEntry:
         if price is not None:
             rates[cloud] = price.usd_per_chip_hour
     ranked = sorted(rates, key=lambda c: (c != est.price_cloud, rates[c], c))
-    if family(acc.device).sliced:
-        sl = acc.slice_for(est.count) or max(acc.shapes.slices or [], key=lambda s: s.chips)
+    if family(acc.device).sliced:  # one SkyPilot node per slice of the multislice (the plan's slices)
+        layout = family(acc.device).shapes.host_layout(acc, est.count)
         sky = acc.deploy.skypilot
-        name = sky.replace("{accelerator_type}", sl.accelerator_type) if sky else f"tpu-{sl.accelerator_type}"
-        return SkyEntry(est, name, 1, ranked or list(family(acc.device).clouds[:1]), acc.deploy.runtime_version, sky is not None)
+        name = sky.replace("{accelerator_type}", layout["accelerator_type"]) if sky else f"tpu-{layout['accelerator_type']}"
+        return SkyEntry(est, name, int(layout.get("slices") or 1), ranked or list(family(acc.device).clouds[:1]), acc.deploy.runtime_version, sky is not None)
     per = acc.shapes.gpus_per_node or 8
     gpu = acc.deploy.skypilot
     on_node = min(est.count, per)
@@ -126,43 +126,20 @@ def _fallbacks(spec: Spec, ctx: Context, first: SkyEntry) -> list[SkyEntry]:
 
 
 def _sky_scripts(spec: Spec) -> tuple[str, str]:
+    """setup and run: the skeleton's stack (rules/training-stacks.yaml: its install line, and its
+    multi-node launcher where it has one), the plan's LLM server, or the stack's accelerator probe."""
     tpu = family(spec.device).sliced
     if spec.training:
-        setup = pip(spec)
-        if spec.stack == "cuda":
-            run = "\n".join(
-                [
-                    'MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
-                    "torchrun \\",
-                    "  --nnodes=$SKYPILOT_NUM_NODES \\",
-                    "  --nproc-per-node=$SKYPILOT_NUM_GPUS_PER_NODE \\",
-                    "  --node-rank=$SKYPILOT_NODE_RANK \\",
-                    "  --master-addr=$MASTER_ADDR \\",
-                    "  --master-port=8008 \\",
-                    "  train.py",
-                ]
-            )
-        else:
-            run = launch(spec)
-        return setup + "\n", run + "\n"
-    if spec.vllm:
+        row = training_stack(spec.stack) if spec.stack else {}
+        run = row.get("multi_node") if row.get("multi_node_always") else None
+        return pip(spec) + "\n", (run or launch(spec)) + "\n"
+    if spec.plan.server:
         return _serve_scripts(spec, tpu)
-    check = (
-        "python3 -c 'import jax; print(jax.devices())'"
-        if tpu and spec.profile.software.framework in ("jax", "keras", "tensorflow")
-        else "PJRT_DEVICE=TPU python3 -c 'import torch_xla.core.xla_model as xm; print(xm.xla_device())'"
-        if tpu
-        else "nvidia-smi"
-    )
-    setup = (
-        'pip install -U "jax[tpu]"'
-        if tpu and spec.profile.software.framework in ("jax", "keras", "tensorflow")
-        else 'pip install torch "torch_xla[tpu]" -f https://storage.googleapis.com/libtpu-releases/index.html'
-        if tpu
-        else "pip install torch"
-    )
-    run = f"# Replace with your serving program; this checks the accelerators.\n{check}"
-    return setup + "\n", run + "\n"
+    stack = stack_for(spec.profile, spec.device) or "cuda"
+    probe = training_stack(stack).get("probe") or training_stack("cuda")["probe"]
+    runtime = family(spec.device).setup.runtime or ""
+    run = f"# Replace with your serving program; this checks the accelerators.\n{per_runtime(probe['run'], runtime)}"
+    return per_runtime(probe["setup"], runtime) + "\n", run + "\n"
 
 
 def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
@@ -170,18 +147,22 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
     first = sky_entry(spec, spec.acc, spec.est)
     fallbacks = _fallbacks(spec, ctx, first)
     ordered: list[dict[str, Any]] = []
+    plan = spec.plan
     for entry in [first, *fallbacks]:
         for cloud in entry.clouds or [""]:
             item: dict[str, Any] = {"accelerators": entry.accelerators}
-            if cloud:
-                item["infra"] = clouds.cloud(cloud).skypilot
+            if cloud:  # the plan's region on the plan's cloud (infra: cloud/region), any region elsewhere
+                name = clouds.cloud(cloud).skypilot
+                item["infra"] = f"{name}/{plan.region}" if cloud == plan.cloud and plan.region else name
             if entry.runtime_version:
                 item["accelerator_args"] = {"runtime_version": entry.runtime_version}
             ordered.append(item)
     resources: dict[str, Any] = {}
-    if spec.profile.deployment.pricing == "spot":
+    if plan.spot:
         resources["use_spot"] = True
-    if spec.vllm:
+    if plan.disk_gb:
+        resources["disk_size"] = plan.disk_gb
+    if spec.plan.server:
         resources["ports"] = VLLM_PORT
     resources["ordered"] = ordered
     task: dict[str, Any] = {"name": spec.name}
@@ -190,7 +171,7 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
     task["resources"] = resources
     task["workdir"] = "."
     envs: dict[str, Any] = {}
-    if spec.vllm:
+    if spec.plan.server:
         envs["MODEL_ID"] = spec.values["model"]
     if spec.profile.model.hf_id:
         envs["HF_TOKEN"] = None  # required: pass it with --env HF_TOKEN
@@ -209,8 +190,8 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
         header.append(f"  {entry.accelerators} x {entry.nodes} node(s): {cost_phrase(entry.est)}")
     if not first.verified:
         header.append(f"{first.accelerators} is not a SkyPilot accelerator name advisor knows: check `sky show-gpus`.")
-    if spec.profile.deployment.pricing.startswith("committed"):
+    if plan.pricing.startswith("committed"):
         header.append("The estimate uses committed-use prices; SkyPilot launches on-demand unless you reserve capacity.")
-    if spec.slices > 1:
-        header.append(f"The verdict is {spec.slices} slices; SkyPilot provisions one ({first.accelerators}).")
+    if first.nodes > 1 and family(spec.device).sliced:
+        header.append(f"The configuration is {first.nodes} slices of {first.accelerators}: num_nodes launches one per slice.")
     return dump(task, header), fallbacks

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from advisor import fmt
+from advisor import clouds, fmt
 from advisor.catalog import Accelerator
 from advisor.conditions import evaluate
 from advisor.context import Context
@@ -18,10 +18,10 @@ from advisor.errors import UsageError
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.families import family
-from advisor.knowledge import SetupPath
+from advisor.knowledge import PLACEHOLDER, SetupPath
 from advisor.models import Profile
-from advisor.recommend import Recommendation, placeholders
-from advisor.scaffold.plan import Plan, make_plan
+from advisor.recommend import Recommendation, placeholders, setup_cloud
+from advisor.scaffold.plan import Plan, make_plan, statement
 from advisor.validation import did_you_mean
 
 
@@ -80,6 +80,15 @@ def resolve_path(rec: Recommendation, ctx: Context, path_id: str | None) -> tupl
     return paths[path_id], True
 
 
+def path_cloud(path: SetupPath, profile: Profile, est: Estimate | None) -> str:
+    """The cloud the files provision on: the configuration's (recommend.setup_cloud) where the
+    setup path runs there, else the path's cloud the profile allows first, else the path's first."""
+    cloud = setup_cloud(profile, est)
+    if not path.clouds or cloud in path.clouds:
+        return cloud
+    return next((c for c in profile.deployment.clouds if c in path.clouds), path.clouds[0])
+
+
 def stack_for(profile: Profile, device: str) -> str | None:
     """The training skeleton for the profile's framework on ``device`` (rules/families.yaml setup)."""
     return family(device).setup.skeleton(profile.software.framework)
@@ -103,7 +112,8 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
             f"is feasible for this workload (verdict: {rec.device_name}); see `advisor recommend`"
         )
     acc = ctx.catalog.accelerators.get(est.accelerator) if est else None
-    values = placeholders(profile, acc, est)
+    cloud = path_cloud(path, profile, est)
+    values = placeholders(profile, acc, est, cloud)
     name = values["name"]
     applies = path.when is None or evaluate(path.when, FieldReader(profile))
     inference = profile.task == "inference"
@@ -125,8 +135,10 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
         training=training,
         vllm=vllm,
         stack=stack_for(profile, device) if training else None,
-        plan=make_plan(profile, est, values, device),
+        plan=make_plan(profile, est, values, device, cloud, serving or (vllm and "skypilot" in path.artefacts)),
     )
+    if spec.plan.scheduled and spec.serving:  # the node pool empties outside the priced hours
+        values["min_nodes"] = "0"
     if not values.get("machine_type") and any("{machine_type}" in c for c in commands(path)):
         values["machine_type"] = "MACHINE_TYPE"
         spec.warnings.append("the configuration has no machine type: replace MACHINE_TYPE in setup.sh")
@@ -162,17 +174,18 @@ def collect_warnings(spec: Spec) -> None:
             f"the verdict is {spec.rec.device_name}; these files use the best {family(spec.device).name} "
             "configuration instead, because the chosen setup path is for that family"
         )
-    if spec.slices > 1 and spec.est is not None:
+    if spec.slices > 1 and spec.est is not None and not any("--num-slices" in c for c in commands(spec.path)):
         w.append(
-            f"the configuration is {spec.slices} TPU slices ({spec.est.shape}): setup.sh and sky.yaml "
-            "provision one slice; multislice training needs XPK/GKE (setup path maxtext-tpu) or queued "
-            "resources with --node-count"
+            f"the configuration is {spec.slices} TPU slices ({spec.est.shape}): sky.yaml launches all "
+            f"{spec.slices} (num_nodes), setup.sh provisions one slice; multislice training needs XPK/GKE "
+            "(setup path maxtext-tpu) or queued resources with --node-count"
         )
     fam = family(spec.device)
     if fam.accelerator and not fam.sliced and spec.nodes > 1 and spec.est is not None:
         w.append(
-            f"the configuration spans {spec.nodes} GPU VMs ({spec.est.shape}): setup.sh creates one VM of "
-            f"that shape; sky.yaml launches all {spec.nodes} (num_nodes) and starts torchrun on each"
+            f"the configuration spans {spec.nodes} GPU VMs ({shape(spec)}): setup.sh creates one VM of "
+            "that shape" + (f"; sky.yaml launches all {spec.nodes} (num_nodes) and starts torchrun on each"
+                            if spec.produces("skypilot") else "")
             if not spec.serving
             else f"the configuration spans {spec.nodes} GPU nodes per replica: each replica is one LeaderWorkerSet "
             "group of that many pods (tensor-parallel inside a node, pipeline-parallel across nodes)"
@@ -184,7 +197,8 @@ def collect_warnings(spec: Spec) -> None:
             "matrix, or serve a model that fits one host"
         )
     if spec.acc is not None:
-        missing = [k for k in ("machine_type", "gke_accelerator" if spec.serving else "", "runtime_version" if fam.setup.runtime_version else "") if k and not spec.values.get(k)]
+        used = {m for c in commands(spec.path) for m in PLACEHOLDER.findall(c)} | ({"gke_accelerator"} if spec.serving and spec.plan.cloud == "gcp" else set())
+        missing = [k for k in ("machine_type", "gke_accelerator", "runtime_version" if fam.setup.runtime_version else "") if k in used and not spec.values.get(k)]
         if missing:
             w.append(f"the catalog has no {', '.join(missing)} for {spec.acc.id}: fill them in setup.sh by hand")
     if spec.acc is not None and spec.profile.software.framework in spec.acc.deploy.unsupported_frameworks:
@@ -194,20 +208,35 @@ def collect_warnings(spec: Spec) -> None:
             "(JAX or PyTorch) or choose another accelerator"
         )
     hf_id = spec.profile.model.hf_id
-    if spec.vllm and hf_id is None:
-        w.append("model.hf_id is not set: set the model in k8s/deployment.yaml and MODEL_ID in sky.yaml")
-    if spec.training and spec.stack in ("torch-xla", "cuda") and train_model_id(spec) is None:
+    if spec.plan.server and hf_id is None:
+        where = [*(["the Kubernetes manifests (k8s/)"] if spec.serving else []),
+                 *(["MODEL_ID in sky.yaml"] if spec.produces("skypilot") and spec.acc is not None else [])]
+        w.append("model.hf_id is not set: set the model" + (f" in {' and '.join(where)}" if where else " you serve"))
+    if spec.training and spec.produces("skeleton") and spec.stack in ("torch-xla", "cuda") and train_model_id(spec) is None:
         w.append(
             "train.py trains a small stand-in model until you put yours in build_model()"
             + (f" (its Hugging Face loader expects a causal LM; {hf_id} is a {spec.profile.domain} model)" if hf_id else "")
         )
     est = spec.est
-    if est is not None and est.price_cloud and est.price_cloud != "gcp" and fam.accelerator:
+    if est is not None and est.price_cloud and est.price_cloud != spec.plan.cloud and fam.accelerator:
         w.append(
-            f"the estimate prices {est.accelerator} on {est.price_cloud}; setup.sh provisions it on Google Cloud, "
-            "where the price may differ (sky.yaml tries every allowed cloud)"
+            f"the estimate prices {est.accelerator} on {est.price_cloud}; setup.sh provisions it on "
+            f"{clouds.cloud(spec.plan.cloud).name} (setup path {spec.path.id} runs there), where the price may differ"
+            + (" (sky.yaml tries every allowed cloud)" if spec.produces("skypilot") else "")
         )
 
+
+
+def shape(spec: Spec) -> str:
+    """The configuration's shape in the setup cloud's names (the estimate's may be another cloud's)."""
+    est, plan = spec.est, spec.plan
+    assert est is not None
+    if family(spec.device).sliced or spec.acc is None:
+        return est.shape
+    name = plan.machine_type if plan.machine_type and plan.machine_type != "MACHINE_TYPE" else ""
+    if not name:
+        return spec.acc.generic_shape_name(est.count) + (" (owned)" if est.owned_chips is not None else "")
+    return f"{plan.hosts} x {name}" if plan.hosts > 1 else name
 
 
 def verdict_line(spec: Spec) -> str:
@@ -215,7 +244,7 @@ def verdict_line(spec: Spec) -> str:
     if est is None:
         return f"{family(spec.device).name}: no accelerator"
     reps = f", {est.replicas} replicas" if est.mode == "inference" and (est.replicas or 1) > 1 else ""
-    return f"{family(spec.device).name}, {est.accelerator} x {est.count} ({est.shape}){reps}"
+    return f"{family(spec.device).name}, {est.accelerator} x {est.count} ({shape(spec)}){reps}"
 
 
 def one_line(text: str) -> str:
@@ -259,5 +288,6 @@ def yaml_header(spec: Spec, what: str) -> list[str]:
     return [
         f'{what}, generated by `advisor scaffold` for "{one_line(spec.profile.name)}"',
         f"(setup path {spec.path.id}; catalog as of {spec.rec.catalog_as_of}). Configuration: {verdict_line(spec)}.",
+        *statement(spec.plan),
     ]
 

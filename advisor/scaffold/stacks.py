@@ -1,4 +1,5 @@
-"""LLM servers the scaffold can run (``advisor/templates/scaffold/serving_stacks.yaml``).
+"""The stacks the scaffold runs, as data: LLM servers (``rules/serving-stacks.yaml``)
+and training stacks (``rules/training-stacks.yaml``: pip lines, launchers, images, probes).
 
 The profile's ``software.serving_stack`` is kept when it runs on the
 configuration's device family; otherwise the first server that does is used and
@@ -11,12 +12,7 @@ import dataclasses
 import functools
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import yaml
-
-DATA = Path(__file__).resolve().parent.parent / "templates" / "scaffold" / "serving_stacks.yaml"
 
 
 @dataclass(frozen=True)
@@ -35,12 +31,28 @@ class Server:
     # and the extra ones of the workers; a family missing here is served from one host only
     multi_host: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = dataclasses.field(default_factory=dict)
     prepare: dict[str, str] = dataclasses.field(default_factory=dict)  # shell run before the server
+    # profile precision -> the server's flags (dtype, on-the-fly quantization); a precision missing
+    # here is a quantized checkpoint the server reads its method from
+    precision: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
-    def argv(self, device: str, model: str, tp: int | str, pp: int | str, context_len: int, port: int) -> list[str]:
-        """The server's command words; ``tp`` and ``pp`` may be shell expressions (sky.yaml)."""
+    def argv(
+        self, device: str, model: str, tp: int | str, pp: int | str, context_len: int, port: int,
+        max_seqs: int = 1, precision: str = "",
+    ) -> list[str]:
+        """The server's command words; ``tp`` and ``pp`` may be shell expressions (sky.yaml).
+        ``precision`` (a profile precision) adds the server's flags for it (``precision:``)."""
         words = list(self.command[device]) + (list(self.pipeline) if str(pp) != "1" and self.pipeline else [])
-        vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port)}
+        words += list(self.precision.get(precision, ()))
+        vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port),
+                "max_seqs": str(max(1, max_seqs))}
         return [w.format(**vals) for w in words]
+
+    def precision_note(self, precision: str) -> str | None:
+        """Why the server gets no precision flag (a quantized checkpoint carries its own), or None."""
+        if precision in self.precision:
+            return None
+        return (f"{self.title} takes {precision} weights from a checkpoint quantized to {precision} "
+                "(its config names the method): serve such a checkpoint as the model")
 
     def shell(self, device: str, argv: list[str], extra: tuple[str, ...] = ()) -> str:
         """The server's command line for ``sh -c``: its ``prepare`` step on ``device`` first, if any."""
@@ -60,7 +72,9 @@ def _per_device(value: Any, devices: tuple[str, ...]) -> dict[str, tuple[str, ..
 
 @functools.cache
 def servers() -> dict[str, Server]:
-    raw: dict[str, Any] = yaml.safe_load(DATA.read_text(encoding="utf-8"))
+    from advisor.knowledge import bundled_data
+
+    raw: dict[str, Any] = bundled_data("serving-stacks.yaml")
     out = {}
     for key, v in raw.items():
         devices = tuple(v["devices"])
@@ -77,6 +91,7 @@ def servers() -> dict[str, Server]:
             sources=tuple(v["source"]),
             multi_host={d: (tuple(m["flags"]), tuple(m.get("worker") or ())) for d, m in (v.get("multi_host") or {}).items()},
             prepare=dict(v.get("prepare") or {}),
+            precision={k: tuple(f) for k, f in (v.get("precision") or {}).items()},
         )
     return out
 
@@ -98,3 +113,38 @@ def choose(wanted: str, device: str, multi_host: bool) -> tuple[Server, str | No
         other = next((o for o in table.values() if o.serves_multi_host(device)), fallback)
         return other, f"{s.title} serves from one machine only on {device.upper()}s and this replica spans hosts, so the manifests use {other.title}"
     return s, None
+
+
+# --------------------------------------------------------------------------- training stacks
+
+
+@functools.cache
+def _training() -> dict[str, Any]:
+    from advisor.knowledge import bundled_data
+
+    data: dict[str, Any] = bundled_data("training-stacks.yaml")
+    return data
+
+
+def training_stack(stack: str) -> dict[str, Any]:
+    """One training stack's row of rules/training-stacks.yaml."""
+    row: dict[str, Any] = _training()["stacks"][stack]
+    return row
+
+
+def per_runtime(value: Any, runtime: str, default: str | None = None) -> Any:
+    """A stack value given once, or per device runtime (with a ``default`` key)."""
+    if isinstance(value, dict):
+        return value.get(runtime, value.get("default", default))
+    return value if value is not None else default
+
+
+def stack_pip(stack: str | None, runtime: str, method: str | None = None) -> str:
+    """The install line of ``stack`` on ``runtime``, with the training method's extra packages."""
+    default: str = _training()["default_pip"]
+    if stack is None:
+        return default
+    row = training_stack(stack)
+    cmd: str = per_runtime(row.get("pip"), runtime, default) or default
+    extra = (row.get("method_pip") or {}).get(method or "")
+    return f"{cmd} {extra}" if extra else cmd

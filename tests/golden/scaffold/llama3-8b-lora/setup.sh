@@ -5,6 +5,15 @@
 # Hardware: accelerator type v6e-1, topology 1x1, runtime version
 # v2-alpha-tpuv6e, machine type ct6e-standard-1t, GKE accelerator
 # tpu-v6e-slice.
+# plan: device=tpu accelerator=tpu-v6e accelerator_type=v6e-1 gke_accelerator=tpu-v6e-slice
+# plan: machine_type=ct6e-standard-1t topology=1x1 runtime_version=v2-alpha-tpuv6e
+# plan: chips_per_replica=1 chips_per_host=1 hosts=1 slices=1 replicas=1 min_replicas=1
+# plan: max_replicas=1 tensor=1 pipeline=1 data=1 precision=bf16 quantization=none
+# plan: framework=pytorch serving_stack=none server=- server_note=-
+# plan: model_id=meta-llama/Meta-Llama-3-8B context_len=8192 max_input_len=4096 max_seqs=0
+# plan: num_experts=1 experts_per_token=1 seq_len=4096 global_batch=64 checkpoint_every=294
+# plan: per_device_batch=64 hours_per_day=24 disk_gb=150 region=us-central1 zone=us-central1-a
+# plan: pricing=on-demand price_cloud=gcp cloud=gcp
 #
 # Usage:
 #   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order

@@ -5,6 +5,15 @@
 # Hardware: accelerator type v6e-8, topology 2x4, runtime version
 # v2-alpha-tpuv6e, machine type ct6e-standard-8t, GKE accelerator
 # tpu-v6e-slice.
+# plan: device=tpu accelerator=tpu-v6e accelerator_type=v6e-8 gke_accelerator=tpu-v6e-slice
+# plan: machine_type=ct6e-standard-8t topology=2x4 runtime_version=v2-alpha-tpuv6e
+# plan: chips_per_replica=8 chips_per_host=8 hosts=1 slices=1 replicas=2 min_replicas=1
+# plan: max_replicas=2 tensor=8 pipeline=1 data=2 precision=bf16 quantization=none
+# plan: framework=pytorch serving_stack=vllm server=vllm server_note=-
+# plan: model_id=meta-llama/Llama-3.1-8B-Instruct context_len=8192 max_input_len=1024 max_seqs=40
+# plan: num_experts=1 experts_per_token=1 seq_len=0 global_batch=0 checkpoint_every=0
+# plan: per_device_batch=0 hours_per_day=24 disk_gb=150 region=us-central1 zone=us-central1-a
+# plan: pricing=on-demand price_cloud=gcp cloud=gcp
 #
 # Usage:
 #   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order
@@ -42,7 +51,7 @@ step_create() {
   step '1/5 Create a GKE cluster with a TPU node pool'
   need PROJECT_ID
   gcloud container clusters create ${CLUSTER} --project=${PROJECT_ID} --location=${REGION} --num-nodes=1
-  gcloud container node-pools create ${NAME}-tpu --project=${PROJECT_ID} --cluster=${CLUSTER} --location=${REGION} --node-locations=${ZONE} --machine-type=ct6e-standard-8t --tpu-topology=2x4 --num-nodes=1 --enable-autoscaling --min-nodes=1 --max-nodes=2
+  gcloud container node-pools create ${NAME}-tpu --project=${PROJECT_ID} --cluster=${CLUSTER} --location=${REGION} --node-locations=${ZONE} --machine-type=ct6e-standard-8t --tpu-topology=2x4 --num-nodes=1 --enable-autoscaling --min-nodes=1 --max-nodes=2 --disk-size=150
 }
 
 # 2. Connect kubectl and store the Hugging Face token
