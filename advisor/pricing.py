@@ -21,6 +21,7 @@ The file's quirks are handled, not trusted:
   on-demand rows are dropped (``OFF_LEVEL``) rather than imported as an on-demand price at half;
 - an instance type the name index knows (``instance_chips``: p5.48xlarge, Standard_ND96isr_H100_v5)
   is priced as that accelerator and chip count, not as the file's AcceleratorName and count;
+- AWS Local Zone rows (``use1-atl2-az1``) are not the region's price and are dropped;
 - a SpotPrice equal to Price is no spot price (no discount: the file copies on-demand) and is dropped;
 - one price per (chip, kind, region, instance size): the cheapest zone.
 
@@ -60,6 +61,9 @@ DRIFT_TOLERANCE = 0.30
 OFF_LEVEL = 0.6
 InstanceChips = Callable[[str], "tuple[str, int] | None"]  # instance type -> (catalog id, chips per VM)
 REGION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# An AWS Local Zone or Wavelength zone id (use1-atl2-az1: Atlanta, listed under us-east-1): another
+# location with its own prices and capacity, not the region's; a region's zone id is use1-az1.
+LOCAL_ZONE = re.compile(r"[a-z]+\d+-[a-z]+\d+[a-z]?-az\d+")
 
 
 @dataclass
@@ -211,6 +215,9 @@ def _collect(
     candidates: list[tuple[Row, Accelerator, int, tuple[float | None, float | None], str, bool]] = []
     for r in rows:
         if not r.accelerator:
+            continue
+        if LOCAL_ZONE.fullmatch(r.zone):
+            drop("AWS Local Zone row (another location than the region)")
             continue
         known = instance_chips(r.instance) if instance_chips and r.instance else None
         where = f"{r.instance or r.accelerator} ({r.zone or r.region}, line {r.line})"

@@ -144,7 +144,9 @@ def test_real_aws_p5_and_azure_nd_h100_v5_per_gpu(tmp_path: Path) -> None:
     out, note = _import(tmp_path, "real/aws-vms-excerpt.csv", "aws")
     aws = {p["region"]: p["usd_per_chip_hour"] for p in _imported(_prices(out)["h100"], "aws", "on-demand")}
     assert aws == {"us-east-1": 6.88, "us-east-2": 6.88, "us-west-2": 6.88, "us-west-1": 8.6}  # p5.48xlarge $55.04/h / 8
-    assert "price(s) beyond" in note and "0 price(s) beyond the drift tolerance" in note
+    assert "0 price(s) beyond the drift tolerance" in note and "1 AWS Local Zone row" in note
+    spot = {p["region"]: p["usd_per_chip_hour"] for p in _imported(_prices(out)["h100"], "aws", "spot")}
+    assert spot["us-east-1"] == pytest.approx(17.6289 / 8)  # cheapest us-east-1 zone; not the Atlanta Local Zone's 10.2397
     out, note = _import(tmp_path, "real/azure-vms-excerpt.csv", "azure")
     got = _prices(out)
     nd = {p["region"]: p for p in _imported(got["h100"], "azure", "on-demand")}
