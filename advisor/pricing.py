@@ -200,12 +200,18 @@ def _collect(
 ) -> Found:
     """The cheapest all-in price per chip for each (chip, kind, region, chips) of the file. The
     second price level is found over the whole file; ``regions`` then keeps the regions asked for."""
+    def real(usd: float | None) -> float | None:
+        return usd if usd is not None and usd > 0 and usd not in SENTINELS else None
+
+    # host VM prices; a sentinel (GCP's a4-highgpu-8g is listed at 0.0) is no price, so its GPU row
+    # has no all-in price rather than the GPU's alone
     hosts: dict[tuple[str, str], tuple[float | None, float | None]] = {}
     for r in rows:
-        if not r.accelerator and r.instance and r.price is not None:
+        price = real(r.price)
+        if not r.accelerator and r.instance and price is not None:
             old = hosts.get((r.instance, r.region))
-            if old is None or (old[0] or 1e18) > r.price:
-                hosts[(r.instance, r.region)] = (r.price, r.spot)
+            if old is None or (old[0] or 1e18) > price:
+                hosts[(r.instance, r.region)] = (price, real(r.spot))
     found: Found = {}
 
     def drop(reason: str) -> None:

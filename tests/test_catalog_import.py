@@ -128,7 +128,8 @@ def test_real_gcp_h100_is_the_all_in_on_demand_rate_per_gpu(tmp_path: Path) -> N
     # us-central1 (and the other regions at GCP's second price level, $4.20076 a GPU) are not on-demand prices
     assert not {"us-central1", "us-west1", "us-west4", "asia-northeast1", "asia-southeast1", "australia-southeast1"} & set(h100)
     assert "10 GPU-only on-demand price at a second, lower price level" in note
-    assert "4 GPU-only price without its host VM" in note  # asia-northeast3, europe-west2, northamerica-northeast2
+    assert "5 GPU-only price without its host VM" in note  # asia-northeast3, europe-west2, northamerica-northeast2, B200
+    assert not _imported(got["b200"], "gcp", "on-demand")  # its a4-highgpu-8g host is listed at 0.0: no all-in price
     v6e = {(p["kind"], p["region"]): p for p in got["tpu-v6e"] if p["source"][0].startswith("S_IMPORT")}
     assert v6e[("on-demand", "us-central1")]["usd_per_chip_hour"] == 2.7 and v6e[("on-demand", "us-central1")]["min_count"] == 8
     assert ("on-demand", "asia-east1") not in v6e and ("spot", "southamerica-west1") not in v6e  # 700.0 sentinels
@@ -169,7 +170,7 @@ def _us_central1_only(tmp: Path) -> Path:
 def test_drifted_prices_draw_one_warning_each_at_their_row(tmp_path: Path) -> None:
     out, note = _import(tmp_path, "real/gcp-vms-excerpt.csv", "gcp")
     src = DATA / "real" / "gcp-vms-excerpt.csv"
-    assert f"{src}:45:95: warning: price drift: h100 gcp spot us-central1: imported $3.3538/chip-h, the catalog has $6.5710" in note
+    assert f"{src}:47:95: warning: price drift: h100 gcp spot us-central1: imported $3.3538/chip-h, the catalog has $6.5710" in note
     assert note.count("warning: price drift") == 1 and "1 price(s) beyond the drift tolerance" in note
     src = _us_central1_only(tmp_path)
     out = tmp_path / "c1.yaml"
