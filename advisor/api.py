@@ -174,6 +174,8 @@ def import_prices(
 
     def instance_chips(name: str) -> tuple[str, int] | None:
         hw = names.lookup(name)
+        if hw.accelerator is None and hw.reason and hw.reason.startswith(f"{name}:"):
+            return ("", 0)  # real hardware the catalog does not have (rules/names.yaml `unsupported`)
         return (hw.accelerator, hw.chips) if hw.accelerator and hw.chips else None
 
     result = build_override(csv_file, cat, cloud, as_of, regions=regions, source_url=source_url, instance_chips=instance_chips)

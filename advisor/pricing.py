@@ -20,7 +20,8 @@ The file's quirks are handled, not trusted:
   the file's other regions (GCP scales GPU and VM prices by the same regional factor), so those
   on-demand rows are dropped (``OFF_LEVEL``) rather than imported as an on-demand price at half;
 - an instance type the name index knows (``instance_chips``: p5.48xlarge, Standard_ND96isr_H100_v5)
-  is priced as that accelerator and chip count, not as the file's AcceleratorName and count;
+  is priced as that accelerator and chip count, not as the file's AcceleratorName and count, and
+  one it lists as hardware the catalog lacks (Standard_NC24ads_A100_v4: A100 80GB PCIe) is unknown;
 - AWS Local Zone rows (``use1-atl2-az1``) are not the region's price and are dropped;
 - a SpotPrice equal to Price is no spot price (no discount: the file copies on-demand) and is dropped;
 - one price per (chip, kind, region, instance size): the cheapest zone.
@@ -59,7 +60,8 @@ DRIFT_TOLERANCE = 0.30
 # regions at the lower level (us-central1, us-west1, us-west4, asia-northeast1, ...); A100 3.7-3.97
 # against 1.8-2.0.
 OFF_LEVEL = 0.6
-InstanceChips = Callable[[str], "tuple[str, int] | None"]  # instance type -> (catalog id, chips per VM)
+# instance type -> (catalog id, chips per VM); ("", 0): hardware the catalog lacks; None: not known
+InstanceChips = Callable[[str], "tuple[str, int] | None"]
 REGION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 # An AWS Local Zone or Wavelength zone id (use1-atl2-az1: Atlanta, listed under us-east-1): another
 # location with its own prices and capacity, not the region's; a region's zone id is use1-az1.
@@ -227,6 +229,9 @@ def _collect(
             continue
         known = instance_chips(r.instance) if instance_chips and r.instance else None
         where = f"{r.instance or r.accelerator} ({r.zone or r.region}, line {r.line})"
+        if known is not None and not known[0]:  # e.g. Azure's NC A100 v4 (A100 80GB PCIe), never priced as the SXM part
+            result.unknown.add(f"{r.accelerator} ({r.instance})")
+            continue
         if known is not None and known[0] in catalog.accelerators:
             # the instance's real accelerator and GPUs (rules/names.yaml, the catalog's machine types),
             # not the file's AcceleratorName and count (Azure lists the 8-GPU ND96isr_H100_v5 as 12)

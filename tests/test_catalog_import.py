@@ -155,6 +155,9 @@ def test_real_aws_p5_and_azure_nd_h100_v5_per_gpu(tmp_path: Path) -> None:
     assert "GPU count from the name index for Standard_ND96isr_H100_v5 (3 rows)" in note
     # NC H100 v5 carries H100 NVL: priced as that entry, never as the SXM part
     assert {p["region"] for p in _imported(got["h100-nvl"], "azure", "on-demand")} >= {"eastus"}
+    # NC A100 v4 is A100 80GB PCIe (rules/names.yaml: not in the catalog): unknown, not the SXM a100-80gb's price
+    assert "A100-80GB (Standard_NC24ads_A100_v4)" in note
+    assert {p["usd_per_chip_hour"] for p in _imported(got["a100-80gb"], "azure", "on-demand")} == {32.77 / 8, 39.324 / 8}
     assert _imported(got["a100-40gb"], "azure", "on-demand")[0]["usd_per_chip_hour"] == pytest.approx(27.197 / 8)
 
 
