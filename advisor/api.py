@@ -149,29 +149,38 @@ def import_prices(
     cloud: str,
     output: str,
     *,
-    as_of: dt.date | None = None,
+    as_of: dt.date,
     regions: Iterable[str] = (),
     source_url: str | None = None,
     catalogs: Sequence[str] = (),
+    strict_drift: bool = False,
 ) -> ImportResult:
     """``advisor catalog import``: a SkyPilot catalog CSV as a ``--catalog`` price override,
-    written to ``output`` only once it loads as one. ``as_of`` defaults to the file's date."""
+    written to ``output`` only once it loads as one. ``as_of`` is the date of the prices (the file
+    carries none). Prices beyond the drift tolerance of the catalog's are in ``result.drift``;
+    with ``strict_drift`` they are errors and nothing is written."""
     import tempfile
 
     from advisor import clouds
+    from advisor.check.infra.names import name_index
     from advisor.pricing import build_override
     from advisor.validation import did_you_mean
 
     importable = clouds.with_price_catalog()
     if cloud not in importable:
         raise UsageError(f"--cloud {cloud!r}: no price file to import for it; one of {', '.join(importable)}{did_you_mean(cloud, importable)}")
-    if as_of is None:
-        try:
-            as_of = dt.datetime.fromtimestamp(os.stat(csv_file).st_mtime, tz=dt.UTC).date()
-        except OSError:
-            as_of = dt.datetime.now(tz=dt.UTC).date()  # the reader reports the missing file
     cat = load_catalog(list(catalogs))
-    result = build_override(csv_file, cat, cloud, as_of, regions=regions, source_url=source_url)
+    names = name_index(cat)
+
+    def instance_chips(name: str) -> tuple[str, int] | None:
+        hw = names.lookup(name)
+        if hw.accelerator is None and hw.reason and hw.reason.startswith(f"{name}:"):
+            return ("", 0)  # real hardware the catalog does not have (rules/names.yaml `unsupported`)
+        return (hw.accelerator, hw.chips) if hw.accelerator and hw.chips else None
+
+    result = build_override(csv_file, cat, cloud, as_of, regions=regions, source_url=source_url, instance_chips=instance_chips)
+    if strict_drift and result.drift:
+        raise InputError(result.drift)
     with tempfile.TemporaryDirectory() as tmp:  # the written file must load as an override
         check = Path(tmp) / "override.yaml"
         check.write_text(result.text, encoding="utf-8")

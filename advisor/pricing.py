@@ -14,7 +14,21 @@ The file's quirks are handled, not trusted:
 - TPU names count slices (``tpu-v5p-8``): the slice's chips come from the catalog's slices;
 - a GPU count that is not one of the chip's real shapes (Azure lists its 8-GPU
   ND96isr_H100_v5 as 12 H100) is dropped rather than divided by;
+- GCP lists some GPUs at a second, much lower price level in some regions (the v8 file prices the
+  H100 GPU in us-central1 at $4.20076/h, in us-east4 at $9.79655/h, with the same $9.46006/h
+  a3-highgpu-8g host in both): its GPU-to-host price ratio is far below the same GPU's ratio in
+  the file's other regions (GCP scales GPU and VM prices by the same regional factor), so those
+  on-demand rows are dropped (``OFF_LEVEL``) rather than imported as an on-demand price at half;
+- an instance type the name index knows (``instance_chips``: p5.48xlarge, Standard_ND96isr_H100_v5)
+  is priced as that accelerator and chip count, not as the file's AcceleratorName and count, and
+  one it lists as hardware the catalog lacks (Standard_NC24ads_A100_v4: A100 80GB PCIe) is unknown;
+- AWS Local Zone rows (``use1-atl2-az1``) are not the region's price and are dropped;
+- a SpotPrice equal to Price is no spot price (no discount: the file copies on-demand) and is dropped;
 - one price per (chip, kind, region, instance size): the cheapest zone.
+
+Every price written is compared with the catalog's price for the same accelerator, cloud, kind,
+count range and (where both have one) region: a gap beyond ``DRIFT_TOLERANCE`` is a drift, one
+``path:line:col`` line per price, which the command prints as a warning or, strict, as an error.
 """
 
 from __future__ import annotations
@@ -23,7 +37,7 @@ import csv
 import datetime as dt
 import io
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import yaml
@@ -37,7 +51,21 @@ MAX_CSV_BYTES = 32 * 1024 * 1024  # SkyPilot's AWS vms.csv is ~4 MB
 MAX_ROWS = 500_000
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region")
 SENTINELS = (700.0,)
+# A real list-price change between two catalog releases is rarely this large; a bigger gap more
+# often means the wrong row (a GPU-only price, a second price level, a per-VM price not divided).
+DRIFT_TOLERANCE = 0.30
+# GCP GPU-only rows: a row whose GPU-to-host price ratio is below this share of the same GPU and
+# count's highest ratio in the file is at a second price level, not on-demand. In the v8 file the
+# H100:a3-highgpu-8g ratio is 8.285 in most regions (10.26 in europe-west4) and 2.77-3.55 in the
+# regions at the lower level (us-central1, us-west1, us-west4, asia-northeast1, ...); A100 3.7-3.97
+# against 1.8-2.0.
+OFF_LEVEL = 0.6
+# instance type -> (catalog id, chips per VM); ("", 0): hardware the catalog lacks; None: not known
+InstanceChips = Callable[[str], "tuple[str, int] | None"]
 REGION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# An AWS Local Zone or Wavelength zone id (use1-atl2-az1: Atlanta, listed under us-east-1): another
+# location with its own prices and capacity, not the region's; a region's zone id is use1-az1.
+LOCAL_ZONE = re.compile(r"[a-z]+\d+-[a-z]+\d+[a-z]?-az\d+")
 
 
 @dataclass
@@ -59,6 +87,8 @@ class ImportResult:
     priced: dict[str, int] = field(default_factory=dict)  # catalog id -> price rows written
     unknown: set[str] = field(default_factory=set)
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows
+    corrected: dict[str, int] = field(default_factory=dict)  # instance type -> rows whose GPU count the name index fixed
+    drift: list[Problem] = field(default_factory=list)  # prices beyond DRIFT_TOLERANCE of the catalog's, at their CSV row
 
 
 def _number(raw: str, path: str, line: int, col: int, name: str) -> float | None:
@@ -167,20 +197,49 @@ def _cheapest(found: Found, key: tuple[str, str, str, int], usd: float, how: str
         found[key] = (usd, how, row, column)
 
 
-def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> Found:
+def _collect(
+    rows: list[Row], catalog: Catalog, result: ImportResult, *, regions: Iterable[str] = (), instance_chips: InstanceChips | None = None
+) -> Found:
+    """The cheapest all-in price per chip for each (chip, kind, region, chips) of the file. The
+    second price level is found over the whole file; ``regions`` then keeps the regions asked for."""
+    def real(usd: float | None) -> float | None:
+        return usd if usd is not None and usd > 0 and usd not in SENTINELS else None
+
+    # host VM prices; a sentinel (GCP's a4-highgpu-8g is listed at 0.0) is no price, so its GPU row
+    # has no all-in price rather than the GPU's alone
     hosts: dict[tuple[str, str], tuple[float | None, float | None]] = {}
     for r in rows:
-        if not r.accelerator and r.instance and r.price is not None:
+        price = real(r.price)
+        if not r.accelerator and r.instance and price is not None:
             old = hosts.get((r.instance, r.region))
-            if old is None or (old[0] or 1e18) > r.price:
-                hosts[(r.instance, r.region)] = (r.price, r.spot)
+            if old is None or (old[0] or 1e18) > price:
+                hosts[(r.instance, r.region)] = (price, real(r.spot))
     found: Found = {}
 
     def drop(reason: str) -> None:
         result.dropped[reason] = result.dropped.get(reason, 0) + 1
 
+    # (row, accelerator, chips, host (on-demand, spot), where, GPU-only row priced with its host VM)
+    candidates: list[tuple[Row, Accelerator, int, tuple[float | None, float | None], str, bool]] = []
     for r in rows:
         if not r.accelerator:
+            continue
+        if LOCAL_ZONE.fullmatch(r.zone):
+            drop("AWS Local Zone row (another location than the region)")
+            continue
+        known = instance_chips(r.instance) if instance_chips and r.instance else None
+        where = f"{r.instance or r.accelerator} ({r.zone or r.region}, line {r.line})"
+        if known is not None and not known[0]:  # e.g. Azure's NC A100 v4 (A100 80GB PCIe), never priced as the SXM part
+            result.unknown.add(f"{r.accelerator} ({r.instance})")
+            continue
+        if known is not None and known[0] in catalog.accelerators:
+            # the instance's real accelerator and GPUs (rules/names.yaml, the catalog's machine types),
+            # not the file's AcceleratorName and count (Azure lists the 8-GPU ND96isr_H100_v5 as 12)
+            acc, chips = catalog.accelerators[known[0]], known[1]
+            if r.count != chips:
+                where = f"{r.instance} ({r.zone or r.region}, line {r.line}; {chips} GPUs, the file says {r.count:g})"
+                result.corrected[r.instance] = result.corrected.get(r.instance, 0) + 1
+            candidates.append((r, acc, chips, (0.0, 0.0), where, False))
             continue
         hit = _resolve(catalog, r.accelerator)
         if hit is None:
@@ -192,22 +251,47 @@ def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> Found:
             drop("no whole AcceleratorCount")
             continue
         if slice_chips is None and not acc.is_shape(chips):
-            drop("AcceleratorCount not a shape the catalog knows for the chip")  # e.g. Azure's ND96isr_H100_v5 listed as 12 GPUs
+            drop("AcceleratorCount not a shape the catalog knows for the chip")  # e.g. a GPU count no VM has
             continue
-        host: tuple[float | None, float | None] = (0.0, 0.0)
-        where = f"{r.instance or r.accelerator} ({r.zone or r.region}, line {r.line})"
-        if not r.instance and slice_chips is None:
-            vm = (acc.shapes.machine_types or {}).get(chips)
-            got = hosts.get((vm, r.region)) if vm else None
-            if got is None:
-                drop("GPU-only price without its host VM in the file")
-                continue
-            host, where = got, f"{r.accelerator} x {chips} + host {vm} ({r.zone or r.region}, line {r.line})"
+        if r.instance or slice_chips is not None:
+            candidates.append((r, acc, chips, (0.0, 0.0), where, False))
+            continue
+        vm = (acc.shapes.machine_types or {}).get(chips)
+        got = hosts.get((vm, r.region)) if vm else None
+        if got is None:
+            drop("GPU-only price without its host VM in the file")
+            continue
+        where = f"{r.accelerator} x {chips} + host {vm} ({r.zone or r.region}, line {r.line})"
+        candidates.append((r, acc, chips, got, where, True))
+
+    # GPU-to-host price ratio of GPU-only on-demand rows; the highest per (chip, file name, chips)
+    def ratio(r: Row, host: tuple[float | None, float | None]) -> float | None:
+        return r.price / host[0] if r.price and host[0] and r.price > 0 and r.price not in SENTINELS else None
+
+    top: dict[tuple[str, str, int], float] = {}
+    for r, acc, chips, host, _, gpu_only in candidates:
+        x = ratio(r, host) if gpu_only else None
+        if x is not None:
+            key = (acc.id, r.accelerator, chips)
+            top[key] = max(top.get(key, 0.0), x)
+
+    wanted = set(regions)
+    for r, acc, chips, host, where, gpu_only in candidates:
+        if wanted and r.region not in wanted:
+            continue
         for kind, column, usd, extra in (("on-demand", "Price", r.price, host[0]), ("spot", "SpotPrice", r.spot, host[1])):
             if usd is None:
                 continue
             if usd <= 0 or usd in SENTINELS:
                 drop(f"sentinel price {usd:g}")
+                continue
+            if kind == "spot" and usd == r.price:
+                drop("SpotPrice equal to Price (no spot price)")
+                continue
+            x = ratio(r, host) if gpu_only and kind == "on-demand" else None
+            if x is not None and x < OFF_LEVEL * top[(acc.id, r.accelerator, chips)]:
+                drop("GPU-only on-demand price at a second, lower price level (GPU-to-host ratio below "
+                     f"{OFF_LEVEL:g} x the file's highest for that GPU)")
                 continue
             if extra is None:
                 drop("host VM without a spot price")
@@ -218,8 +302,35 @@ def _collect(rows: list[Row], catalog: Catalog, result: ImportResult) -> Found:
     return found
 
 
+def _drift(acc: Accelerator, row: dict[str, object], origin: Row, column: str, path: str) -> Problem | None:
+    """The row's gap from the catalog's price for the same cloud, kind, chips and (where both have
+    one) region, when it is beyond DRIFT_TOLERANCE; the nearest catalog price is the reference."""
+    usd, region = float(str(row["usd_per_chip_hour"])), row.get("region")
+    lo, hi = int(str(row.get("min_count", 1))), int(str(row.get("max_count", 10**9)))
+    refs = [
+        p for p in acc.prices
+        if p.cloud == row["cloud"] and p.kind == row["kind"] and (p.region is None or not region or p.region == region)
+        and max(lo, p.min_count or 1) <= min(hi, p.max_count or 10**9)
+    ]
+    same = [p for p in refs if p.region == region]
+    refs = same or refs
+    if not refs:
+        return None
+    ref = min(refs, key=lambda p: abs(usd - p.usd_per_chip_hour) / p.usd_per_chip_hour)
+    gap = (usd - ref.usd_per_chip_hour) / ref.usd_per_chip_hour
+    if abs(gap) <= DRIFT_TOLERANCE:
+        return None
+    where = region or "any region"
+    return Problem(
+        path, origin.line, origin.cols.get(column, 1),
+        f"price drift: {acc.id} {row['cloud']} {row['kind']} {where}: imported ${usd:.4f}/chip-h, the catalog has "
+        f"${ref.usd_per_chip_hour:.4f} ({ref.region or 'any region'}, as of {ref.as_of}): {gap:+.0%}, beyond the "
+        f"{DRIFT_TOLERANCE:.0%} tolerance; check this row is the all-in on-demand or spot price per chip",
+    )
+
+
 def _price_rows(
-    found: Found, acc: Accelerator, cloud: str, source: str, as_of: str, path: str, problems: list[Problem]
+    found: Found, acc: Accelerator, cloud: str, source: str, as_of: str, path: str, problems: list[Problem], drift: list[Problem]
 ) -> list[dict[str, object]]:
     """The override's price rows for ``acc``, each validated as a catalog price: a bad one is a
     problem at the CSV row and column it came from."""
@@ -265,19 +376,21 @@ def _price_rows(
                     )
                 continue
             out.append(row)
+            gap = _drift(acc, row, origin, column, path)
+            if gap is not None:
+                drift.append(gap)
     return out
 
 
 def build_override(
-    path: str, catalog: Catalog, cloud: str, as_of: dt.date, *, regions: Iterable[str] = (), source_url: str | None = None
+    path: str, catalog: Catalog, cloud: str, as_of: dt.date, *, regions: Iterable[str] = (), source_url: str | None = None,
+    instance_chips: InstanceChips | None = None,
 ) -> ImportResult:
-    """The override file's text for ``path``: prices only, for accelerators the catalog knows."""
+    """The override file's text for ``path``: prices only, for accelerators the catalog knows;
+    ``result.drift`` lists the prices beyond DRIFT_TOLERANCE of the catalog's."""
     rows = read_rows(path)
-    wanted = set(regions)
-    if wanted:
-        rows = [r for r in rows if r.region in wanted]
     result = ImportResult("")
-    found = _collect(rows, catalog, result)
+    found = _collect(rows, catalog, result, regions=regions, instance_chips=instance_chips)
     stamp = as_of.isoformat()
     source = f"S_IMPORT_{cloud.upper().replace('-', '_')}_{stamp.replace('-', '')}"
     ref: dict[str, object] = {"url": source_url} if source_url else {"path": path}
@@ -288,7 +401,7 @@ def build_override(
     accelerators: list[dict[str, object]] = []
     problems: list[Problem] = []
     for acc in catalog.accelerators.values():
-        rows_out = _price_rows(found, acc, cloud, source, stamp, path, problems)
+        rows_out = _price_rows(found, acc, cloud, source, stamp, path, problems, result.drift)
         if not rows_out:
             continue
         result.priced[acc.id] = len(rows_out)
