@@ -353,6 +353,10 @@ def decide(
         if not ctr.rule.startswith(("estimate-cost-ratio", "estimate-time-ratio")):
             base[ctr.device] += ctr.points
     live = [d for d in every if d not in out_set] or list(every)
+    cheapest = _cost_decides(profile, best_by, live, scores, c)
+    if cheapest is not None:
+        contributions.append(cheapest[0])
+        scores[cheapest[0].device] += cheapest[0].points
     ranked = sorted(live, key=lambda d: (scores[d], families.family(d).preference), reverse=True)
     device = ranked[0]
     margin = scores[device] - scores[ranked[1]] if len(ranked) > 1 else math.inf
@@ -364,7 +368,57 @@ def decide(
     if chosen is None and mine:
         chosen = closest(mine)
     conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
+    if cheapest is not None and chosen is not None:
+        conf = trust.Confidence(trust.cost_order_confidence(chosen, cheapest[1]), f"the cost estimates of {describe(chosen)} and {describe(cheapest[1])}")
     return Decision(device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios), cands
+
+
+def _cost_decides(
+    profile: Profile, best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float], c: Constants,
+) -> tuple[Contribution, Estimate] | None:
+    """goal.optimize cost: the cheapest feasible option, full stop. Where the cheapest live family's
+    best configuration is cheaper than every other family's by more than ``cost_tie_fraction`` (a
+    relative tie, whatever the budget), and the rules' points would choose another, a contribution
+    that puts it ahead (the points it takes, stated as such); within the tie the points decide.
+    Returns (that contribution, the runner-up's best configuration) or None where the points
+    already choose the cheapest or the cheapest is tied."""
+    if profile.goal.optimize != "cost":
+        return None
+    priced = {d: e for d in live if (e := best_by.get(d)) is not None and e.feasible and e.cost_usd is not None}
+    if not priced:
+        return None
+    order = sorted(priced, key=lambda d: (priced[d].cost_usd or 0.0, d))
+    a = priced[order[0]].cost_usd or 0.0
+    tie = c.scoring.cost_tie_fraction.value
+    tied = [d for d in order if (priced[d].cost_usd or 0.0) <= a * (1.0 + tie)]
+    others = [d for d in live if d not in tied]
+    if not others:
+        return None
+    low = max(tied, key=lambda d: (scores[d], families.family(d).preference))
+    lead = max(scores[d] for d in others)
+    if scores[low] > lead:
+        return None
+    dearer = [d for d in order if d not in tied]
+    runner = dearer[0] if dearer else None
+    if runner is None:  # the others have nothing feasible and priced: the rules and penalties decide
+        return None
+    b = priced[runner].cost_usd or 0.0
+    need = lead - scores[low] + c.scoring.tie_points.value
+    name, other = families.name(low), families.name(runner)
+    ctr = Contribution(
+        rule="goal-cost-cheapest",
+        device=low,
+        points=need,
+        title=f"goal.optimize cost: the cheapest feasible option ({name})",
+        reason=(
+            f"{describe(priced[low])}; {describe(priced[runner])} ({b / a:.2f}x the cost, beyond the "
+            f"{tie:.0%} tie): under goal.optimize cost the cheapest feasible option decides and the rules' "
+            f"points only break ties, so {name} gets the {need:.1f} points it needs to lead {other}."
+        ),
+        sources=(ESTIMATOR_SOURCE,),
+        fix="set goal.optimize: balanced to let the qualitative reasons weigh against the price",
+    )
+    return ctr, priced[runner]
 
 
 def closest(cands: list[Estimate]) -> Estimate | None:

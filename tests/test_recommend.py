@@ -27,7 +27,7 @@ VERDICTS = {
     "recsys-api.yaml": "tpu",
     "recsys-training.yaml": "tpu",  # embeddings sharded over a v5e slice: the all-to-all stays on ICI
     "speech-asr.yaml": "tpu",
-    "text-embeddings.yaml": "tpu",
+    "text-embeddings.yaml": "gpu",  # goal cost: the L4 serves it for less than a v5e-1
     "research-custom-cuda.yaml": "gpu",
     "tabular-cpu.yaml": "cpu",
     "vision-resnet-training.yaml": "tpu",

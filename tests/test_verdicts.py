@@ -1,0 +1,84 @@
+"""A verdict a team can carry out: objectives that mean what they say, capacity a cloud really
+sells, owned against purchasable hardware, regions, tail latency and numeric what-ifs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.api import Context
+from advisor.estimate.search import all_candidates, estimate
+from advisor.models import Profile
+from advisor.recommend import recommend
+
+
+@pytest.fixture(scope="module")
+def context() -> Context:
+    return Context.load()
+
+
+def profile(**over: Any) -> Profile:
+    base: dict[str, Any] = {
+        "name": "t", "task": "training", "domain": "llm",
+        "model": {"params_b": 6, "architecture": "transformer", "precision": "bf16"},
+        "training": {"tokens_b": 200, "seq_len": 2048, "method": "full"},
+        "software": {"framework": "pytorch"},
+        "deployment": {"clouds": ["gcp", "aws", "azure"]},
+        "goal": {"optimize": "time"},
+    }
+    for k, v in over.items():
+        base[k] = {**base[k], **v} if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return Profile.model_validate(base)
+
+
+# --------------------------------------------------------------------------- objectives
+
+
+def test_no_run_is_faster_than_its_serial_step_floor(context: Context) -> None:
+    # 16 sequences a step: 1,024 H100 run 8 x 8 x 16 and the time model's pipeline would finish a
+    # step in less than one sequence takes through the model on its tensor group
+    p = profile(
+        model={"params_b": 70}, training={"tokens_b": 20, "seq_len": 4096, "global_batch": 16},
+        deployment={"clouds": ["gcp"]},
+    )
+    acc = context.catalog.get("h100")
+    for n in (128, 1024):
+        e = estimate(p, acc, n, context.constants)
+        floor = e.assumptions["step_floor"]
+        run_h = (e.hours or 0.0) - float(e.assumptions["startup_hours"])
+        assert run_h >= floor["floor_hours"] - 1e-3, (n, run_h, floor)
+        # one sequence of 6 x 70e9 x 4096 FLOPs on 8 H100 at most at peak: >= 0.36 s a step
+        assert floor["seconds_per_step_floor"] * floor["steps"] / 3600 >= 305_176 * 0.36 / 3600
+    assert estimate(p, acc, 1024, context.constants).assumptions["step_floor"]["binds"] is True
+
+
+def test_no_data_parallel_degree_beyond_the_global_batch(context: Context) -> None:
+    p = profile(training={"global_batch": 64})
+    for e in all_candidates(p, context.catalog, context.constants):
+        if e.parallelism is not None:
+            assert e.parallelism["data"] <= 64, (e.accelerator, e.count, e.parallelism)
+
+
+def test_cost_objective_takes_the_cheapest_feasible_family(context: Context, cli: Any) -> None:
+    # the rules favour the TPU (vLLM-free encoder serving) but an L4 serves it for less: under
+    # goal.optimize cost the cheapest feasible family is the verdict, whatever the budget
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    doc = yaml.safe_load((root / "profiles" / "text-embeddings.yaml").read_text())
+    for budget in (None, 1e9):
+        if budget:
+            doc["goal"]["budget_usd"] = budget
+        p = Profile.model_validate(doc)
+        rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+        best = {d: e for d, e in rec.decision.best_by_device.items() if e is not None and e.feasible and e.cost_usd}
+        cheapest = min(best.values(), key=lambda e: e.cost_usd or 0.0)
+        assert rec.estimate is not None and rec.estimate.cost_usd is not None
+        assert rec.estimate.cost_usd <= (cheapest.cost_usd or 0.0) * 1.05, (rec.estimate.accelerator, cheapest.accelerator)
+
+
+def test_cost_ties_are_relative_and_the_rules_break_them(context: Context) -> None:
+    assert context.constants.scoring.cost_tie_fraction.value <= 0.1
