@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import __version__, clouds, families, trust, whatif
+from advisor import __version__, capacity, clouds, families, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
@@ -423,13 +423,15 @@ def _cost_decides(
 
 def closest(cands: list[Estimate]) -> Estimate | None:
     """The configuration nearest to feasible: it fits memory and is offered; training: the
-    fastest not past the knee (nearest the deadline); serving: the cheapest."""
+    fastest that can be obtained (offered, within reach) not past the knee; serving: the cheapest."""
     usable = [x for x in cands if x.fits_memory and x.parallelism is not None] if cands and cands[0].mode == "training" else []
     usable = usable or [x for x in cands if x.fits_memory] or cands
     if not usable:
         return None
     if usable[0].mode == "training":
-        return min([x for x in usable if not x.past_knee] or usable, key=lambda x: (x.hours or math.inf, x.count, x.accelerator))
+        # the fastest that can be obtained (offered on the clouds, within a procurement kind's reach)
+        near = [x for x in usable if x.procurable and "not offered" not in (x.why_not or "")] or usable
+        return min([x for x in near if not x.past_knee] or near, key=lambda x: (x.hours or math.inf, x.count, x.accelerator))
     # serving: offered first, then the smallest latency overshoot, then the cheapest (dollars before chip-hours)
     return min(usable, key=lambda x: (
         "not offered" in (x.why_not or "") or "serves a replica from one host" in (x.why_not or ""),
@@ -683,6 +685,11 @@ def recommend(
         if path
         else None
     )
+    if setup is not None and decision.chosen is not None and decision.chosen.procurement not in (None, "on-demand", "spot"):
+        # a count beyond on-demand quota: the step that obtains it comes first
+        chosen = decision.chosen
+        title, text = capacity.setup_step(chosen.procurement or "", chosen.count * (chosen.replicas or 1), chosen.accelerator)
+        setup.steps.insert(0, (title, [], text))
     conf = decision.confidence
     flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
     if not decision.feasible and decision.chosen is not None:

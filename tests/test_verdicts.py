@@ -82,3 +82,48 @@ def test_cost_objective_takes_the_cheapest_feasible_family(context: Context, cli
 
 def test_cost_ties_are_relative_and_the_rules_break_them(context: Context) -> None:
     assert context.constants.scoring.cost_tie_fraction.value <= 0.1
+
+
+# --------------------------------------------------------------------------- capacity
+
+
+def test_time_goal_stays_within_procurable_capacity_and_the_knee(context: Context) -> None:
+    # before: b200 x 8,192 for 36 minutes (on-demand, nobody sells that many by the hour)
+    rec = recommend(profile(), context.kb, context.catalog, context.constants, with_flip=False)
+    e = rec.estimate
+    assert e is not None and e.procurement is not None and e.capacity is not None
+    assert e.count <= (e.capacity["max_chips"] or e.count)
+    assert e.count <= 1024, (e.accelerator, e.count)
+    assert (e.hours or 0.0) >= 2.0
+
+
+def test_a_count_beyond_every_kind_is_infeasible_with_the_reason(context: Context) -> None:
+    p = profile(model={"params_b": 405}, training={"tokens_b": 15600, "seq_len": 8192})
+    e = estimate(p, context.catalog.get("h100"), 65536, context.constants)
+    assert not e.feasible and not e.procurable
+    assert "beyond what can be obtained" in (e.why_not or "") and "reserved" in (e.why_not or "")
+
+
+def test_counts_beyond_on_demand_name_the_kind_that_delivers_them(context: Context) -> None:
+    p = profile(model={"params_b": 405, "layers": 126, "hidden_size": 16384, "kv_heads": 8},
+                training={"tokens_b": 15600, "seq_len": 8192, "deadline_hours": 1900},
+                software={"framework": "pytorch", "cuda_libraries": ["megatron"]},
+                deployment={"clouds": ["gcp", "aws", "azure"], "accelerators": ["h100"]}, goal={"optimize": "time"})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    e = rec.estimate
+    assert e is not None and e.accelerator == "h100"
+    # published: 16,384 H100 (Llama 3.1 405B); before: 65,536
+    assert 8192 <= e.count <= 32768
+    assert e.procurement == "reserved" and e.price_kind == "reserved"
+    assert rec.setup is not None and rec.setup.steps[0][0].startswith("Obtain the capacity")
+    out = rec.to_json()["estimate"]
+    assert out["procurement"] == "reserved" and out["capacity"]["sources"]
+    # a reservation bills its term: a 1-year commitment for a 73-day run
+    assert any("minimum term" in w for w in e.warnings)
+
+
+def test_every_candidate_fits_its_procurement_kind(context: Context) -> None:
+    for p in (profile(), profile(goal={"optimize": "cost"}), profile(model={"params_b": 70}, training={"tokens_b": 2000})):
+        for e in all_candidates(p, context.catalog, context.constants):
+            if e.feasible and e.capacity is not None and e.capacity["max_chips"] is not None:
+                assert e.count * (e.replicas or 1) <= e.capacity["max_chips"], (e.accelerator, e.count, e.capacity)

@@ -3,6 +3,9 @@ where an accelerator is offered, and the feasibility reasons of a priced estimat
 
 from __future__ import annotations
 
+import math
+
+from advisor import capacity
 from advisor.catalog import Accelerator
 from advisor.estimate import onprem
 from advisor.estimate.result import Estimate, over_budget
@@ -110,13 +113,81 @@ def apply_price(
         e.shape = acc.generic_shape_name(e.count)
     if p.usd is None:
         return
-    e.usd_per_chip_hour, e.price_cloud, e.price_kind = p.usd, p.cloud, p.kind
+    term = 0.0  # a kind with a minimum term bills it, used or not (training runs)
+    if e.owned_chips is None and p.cloud not in (None, "on-prem") and not acc.local:
+        p, term = _procure(e, profile, acc, p)
+        if p.usd is None:
+            return
+    usd = p.usd
+    assert usd is not None
+    e.usd_per_chip_hour, e.price_cloud, e.price_kind = usd, p.cloud, p.kind
+    if term and e.mode == "training" and e.hours:
+        chip_hours = max(chip_hours, term * e.count)
     # whole cents at the source, so that every renderer rounds the same figure (JSON keeps cents)
-    e.cost_usd = round(chip_hours * p.usd, 2)
+    e.cost_usd = round(chip_hours * usd, 2)
     if chip_hours_range is not None:
-        e.cost_low, e.cost_high = round(chip_hours_range[0] * p.usd, 2), round(chip_hours_range[1] * p.usd, 2)
+        e.cost_low, e.cost_high = round(chip_hours_range[0] * usd, 2), round(chip_hours_range[1] * usd, 2)
     elif e.hours_low is not None and e.hours_high is not None:
-        e.cost_low, e.cost_high = round(e.hours_low * e.count * p.usd, 2), round(e.hours_high * e.count * p.usd, 2)
+        lo, hi = max(e.hours_low, term), max(e.hours_high, term)
+        e.cost_low, e.cost_high = round(lo * e.count * usd, 2), round(hi * e.count * usd, 2)
+
+
+def _kind_price(profile: Profile, acc: Accelerator, cloud: str, reach: capacity.Reach, count: int, base: Price) -> Price:
+    """The price of ``count`` x ``acc`` on ``cloud`` under the procurement kind that delivers them:
+    the kind's own (rules/capacity.yaml), a reservation's committed-1y price, else the on-demand one."""
+    kind = reach.kind.id
+    if kind == capacity.PRICING_KIND.get(profile.deployment.pricing, "on-demand"):
+        return base
+    own = reach.limit.prices.get(acc.id) if reach.limit else None
+    if own is not None:
+        return Price(own, cloud, kind, None)
+    region = profile.deployment.region
+    q = acc.price([cloud], "committed-1y", region, count) if kind == "reserved" else None
+    q = q or acc.price([cloud], "on-demand", region, count)
+    return Price(q.usd_per_chip_hour, cloud, kind, None) if q is not None else Price(base.usd, cloud, kind, base.warning)
+
+
+def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple[Price, float]:
+    """Where the configuration's chips (all replicas) can be obtained for its duration: of the
+    profile's clouds that price ``acc``, the one that bills least under the first procurement kind
+    that reaches them (rules/capacity.yaml). Sets ``procurement`` and ``capacity``; beyond every
+    kind's reach, the configuration is infeasible and says what each cloud delivers. Returns the
+    price and the hours billed at least (a minimum term; 0 for serving, billed by the month)."""
+    chips = e.count * (e.replicas or 1)
+    hours = (e.hours or 0.0) if e.mode == "training" else math.inf
+    dep = profile.deployment
+    best: tuple[float, Price, capacity.Reach] | None = None
+    beyond: list[str] = []
+    for cloud in dict.fromkeys([p.cloud or "", *dep.clouds]):
+        if cloud in ("", "on-prem"):
+            continue
+        q = p if cloud == p.cloud else acc.price([cloud], dep.pricing, dep.region, e.count) or acc.price([cloud], "on-demand", dep.region, e.count)
+        if q is None:
+            continue
+        base = q if isinstance(q, Price) else Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
+        r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips())
+        if r is None:
+            beyond.append(f"{cloud} {', '.join(tried)}")
+            continue
+        priced = _kind_price(profile, acc, cloud, r, e.count, base)
+        billed = r.billed_hours if math.isfinite(hours) else 1.0
+        total = (priced.usd or 0.0) * (billed if math.isfinite(hours) else 1.0)
+        if best is None or total < best[0]:
+            best = (total, priced, r)
+    if best is None:
+        if beyond:
+            why = f"{chips:,} {acc.id} beyond what can be obtained ({'; '.join(beyond)} chips)"
+            e.why_not = f"{e.why_not}; {why}" if e.why_not else why
+            e.procurable = False
+        return p, 1.0
+    _total, priced, r = best
+    e.procurement = r.kind.id
+    e.capacity = r.to_json(capacity.table().sources)
+    if math.isfinite(hours) and r.billed_hours > hours + 1e-9:
+        e.warnings.append(
+            f"{r.kind.title}: billed {r.billed_hours:,.0f} h for a {hours:,.1f} h run (its minimum term)"
+        )
+    return priced, (r.billed_hours if math.isfinite(hours) and r.billed_hours > hours else 0.0)
 
 
 def set_feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:

@@ -50,6 +50,11 @@ class Estimate:
     unit_cost: dict[str, Any] | None = None
     past_knee: bool = False
     owned_chips: int | None = None  # the team owns this many of the accelerator
+    procurement: str | None = None  # how the chips are obtained (rules/capacity.yaml kind)
+    procurable: bool = True  # False: no procurement kind of any allowed cloud delivers the chips
+    capacity: dict[str, Any] | None = None  # that kind's reach, term and sources
+    region: str | None = None  # where it runs (the price's cloud's region)
+    zone: str | None = None
     feasible: bool = True
     why_not: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -97,6 +102,10 @@ class Estimate:
             out["parallelism"] = self.parallelism
         if self.owned_chips is not None:
             out["owned_chips"] = self.owned_chips
+        out["procurement"] = self.procurement
+        out["capacity"] = self.capacity
+        out["region"] = self.region
+        out["zone"] = self.zone
         out.update(feasible=self.feasible, why_not=self.why_not, warnings=list(self.warnings))
         out["assumptions"] = self.assumptions
         return out

@@ -290,11 +290,17 @@ def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, own
         # the knee: past it, a doubling buys less than the stated speed-up
         knee_speed = c.estimator.scaling.knee_speedup_per_doubling.value
         knee = ladder[-1]
-        fitting = [n for n in ladder if n >= fit_at and est(n).parallelism is not None]
+        fitting = [n for n in ladder if n >= fit_at and est(n).parallelism is not None and est(n).procurable]
+        knee = fitting[-1] if fitting else knee
         for a, b in itertools.pairwise(fitting):
+            # the knee of the time-cost curve: a doubling that speeds up by less than knee_speed, or
+            # (goal time) costs more than 2 / knee_speed times as much (a minimum term, a dearer
+            # procurement kind); a deadline-driven goal may pass a price step to meet its deadline
             ha, hb = est(a).hours or 0.0, est(b).hours or 0.0
             per_doubling = (ha / hb) ** (1.0 / max(math.log2(b / a), 1e-9)) if hb > 0 else 0.0
-            if per_doubling < knee_speed:
+            ca, cb = est(a).cost_usd, est(b).cost_usd
+            dearer = (cb / ca) ** (1.0 / max(math.log2(b / a), 1e-9)) if ca and cb else 0.0
+            if per_doubling < knee_speed or (profile.goal.optimize == "time" and dearer > 2.0 / knee_speed):
                 knee = a
                 break
         target, _stated = training_target_hours(profile, c)
