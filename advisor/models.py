@@ -233,6 +233,10 @@ class Deployment(Strict):
     clouds: list[Cloud] = Field(default_factory=lambda: list[Cloud](["gcp"]), min_length=1, max_length=8)
     edge: bool = False
     region: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$")] | None = None
+    # Where it may run (data residency): a hard constraint, each cloud in its own listed regions.
+    regions: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$")]], Field(min_length=1, max_length=32)
+    ] | None = None
     pricing: Pricing = "on-demand"
     # Only these catalog ids are considered (a team with access to one chip, a published chip).
     accelerators: Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=64)] | None = None

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import __version__, capacity, clouds, families, trust, whatif
+from advisor import __version__, capacity, clouds, families, regions, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
@@ -149,6 +149,10 @@ class Recommendation:
                 "confidence_method": "P(the chosen family stays the best) over the estimator's low/expected/high scenarios, rules' score spread 10 points (docs/scoring.md)",
                 "sensitive_to": d.sensitivity,
                 "setup_path": self.setup.path.id if self.setup else None,
+                "cloud": est.price_cloud if est else None,
+                "region": est.region if est else None,
+                "zone": est.zone if est else None,
+                "procurement": est.procurement if est else None,
             },
             "scores": {k: round(v, 2) for k, v in d.scores.items()},
             "estimate": est.to_json() if est else None,
@@ -491,8 +495,9 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     slug = safe_name(profile.name)
     target = clouds.cloud(setup_cloud(profile, est))
     gcp = target.id == "gcp"
-    # the profile's region, else the setup cloud's default (rules/clouds.yaml); none on-prem
-    region = profile.deployment.region or target.region or "local"
+    # where the estimate runs, else the profile's region for this cloud (never another cloud's),
+    # else the setup cloud's default (rules/clouds.yaml); none on-prem
+    region = (est.region if est is not None else None) or regions.preferred(profile.deployment, target.id) or target.region or "local"
     values = {
         "project": "${PROJECT_ID}",
         "region": region,
@@ -515,8 +520,10 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     }
     if acc is not None:
         zones = acc.deploy.zones if gcp else []  # the catalog's zones are Google Cloud zones
-        local = [z for z in zones if z.startswith(region)]
-        if local or zones:
+        local = [z for z in zones if z.rsplit("-", 1)[0] == region]
+        if est is not None and est.zone:
+            values["zone"] = est.zone
+        elif local or (zones and not regions.pinned(profile.deployment, target.id)):
             values["zone"] = (local or zones)[0]
             values["region"] = values["zone"].rsplit("-", 1)[0]
         values["runtime_version"] = acc.deploy.runtime_version or ""

@@ -127,3 +127,37 @@ def test_every_candidate_fits_its_procurement_kind(context: Context) -> None:
         for e in all_candidates(p, context.catalog, context.constants):
             if e.feasible and e.capacity is not None and e.capacity["max_chips"] is not None:
                 assert e.count * (e.replicas or 1) <= e.capacity["max_chips"], (e.accelerator, e.count, e.capacity)
+
+
+# --------------------------------------------------------------------------- regions
+
+
+def test_pinned_regions_are_a_hard_constraint(context: Context) -> None:
+    p = profile(model={"params_b": 8}, training={"tokens_b": 100, "seq_len": 4096, "deadline_hours": 240},
+                deployment={"clouds": ["gcp", "aws"], "regions": ["europe-west4"]}, goal={"optimize": "cost"})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    for e in rec.candidates:
+        if e.feasible and e.priced:
+            assert e.price_cloud == "gcp" and e.region == "europe-west4", (e.accelerator, e.price_cloud, e.region)
+    v = rec.to_json()["verdict"]
+    assert v["region"] == "europe-west4" and (v["zone"] or "").startswith("europe-west4-")
+    aws_only = [e for e in rec.candidates if e.accelerator == "b300"]
+    assert aws_only and not aws_only[0].feasible and "none of deployment.regions" in (aws_only[0].why_not or "")
+
+
+def test_a_chip_not_offered_in_the_pinned_region_is_infeasible(context: Context) -> None:
+    p = profile(deployment={"clouds": ["aws"], "regions": ["us-east-1"]}, goal={"optimize": "cost"})
+    e = estimate(p, context.catalog.get("h200"), 8, context.constants)
+    assert not e.feasible and "h200 is not offered in us-east-1" in (e.why_not or "")
+    assert estimate(p, context.catalog.get("h100"), 8, context.constants).region == "us-east-1"
+
+
+def test_each_cloud_gets_its_own_region(context: Context) -> None:
+    # deployment.region is a Google Cloud region: an AWS verdict must not be told --region us-central1
+    p = profile(deployment={"clouds": ["aws"], "region": "us-central1"}, goal={"optimize": "cost"})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.estimate is not None and rec.estimate.price_cloud == "aws"
+    assert rec.estimate.region is not None and rec.estimate.region.startswith(("us-", "eu-", "ap-"))
+    assert rec.estimate.region != "us-central1"
+    text = str(rec.setup.to_json() if rec.setup else "")
+    assert "us-central1" not in text

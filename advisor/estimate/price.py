@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from advisor import capacity
+from advisor import capacity, regions
 from advisor.catalog import Accelerator
 from advisor.estimate import onprem
 from advisor.estimate.result import Estimate, over_budget
@@ -156,15 +156,20 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
     chips = e.count * (e.replicas or 1)
     hours = (e.hours or 0.0) if e.mode == "training" else math.inf
     dep = profile.deployment
-    best: tuple[float, Price, capacity.Reach] | None = None
+    best: tuple[float, Price, capacity.Reach, str | None] | None = None
     beyond: list[str] = []
+    elsewhere: list[str] = []
     for cloud in dict.fromkeys([p.cloud or "", *dep.clouds]):
         if cloud in ("", "on-prem"):
             continue
-        q = p if cloud == p.cloud else acc.price([cloud], dep.pricing, dep.region, e.count) or acc.price([cloud], "on-demand", dep.region, e.count)
+        region, no = regions.placement(dep, cloud, acc)
+        if no is not None:
+            elsewhere.append(no)
+            continue
+        q = acc.price([cloud], dep.pricing, region, e.count) or acc.price([cloud], "on-demand", region, e.count)
         if q is None:
             continue
-        base = q if isinstance(q, Price) else Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
+        base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
         r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips())
         if r is None:
             beyond.append(f"{cloud} {', '.join(tried)}")
@@ -173,14 +178,16 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
         billed = r.billed_hours if math.isfinite(hours) else 1.0
         total = (priced.usd or 0.0) * (billed if math.isfinite(hours) else 1.0)
         if best is None or total < best[0]:
-            best = (total, priced, r)
+            best = (total, priced, r, region)
     if best is None:
-        if beyond:
-            why = f"{chips:,} {acc.id} beyond what can be obtained ({'; '.join(beyond)} chips)"
+        reasons = ([f"{chips:,} {acc.id} beyond what can be obtained ({'; '.join(beyond)} chips)"] if beyond else []) + elsewhere
+        if reasons:
+            why = "; ".join(reasons)
             e.why_not = f"{e.why_not}; {why}" if e.why_not else why
             e.procurable = False
         return p, 1.0
-    _total, priced, r = best
+    _total, priced, r, region = best
+    e.region, e.zone = region, regions.zone_in(acc, priced.cloud or "", region)
     e.procurement = r.kind.id
     e.capacity = r.to_json(capacity.table().sources)
     if math.isfinite(hours) and r.billed_hours > hours + 1e-9:
