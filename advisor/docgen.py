@@ -111,6 +111,8 @@ FIELD_DOCS: dict[str, str] = {
     "deployment.onprem.pue": "Power usage effectiveness of the data centre, >= 1 (default: the catalog's, from the Uptime Institute survey; local machines use 1.0 unless this is set).",
     "deployment.onprem.amortisation_years": "Years over which the purchase price is spread (per used hour: see utilisation) (default: the catalog's, from hyperscaler server useful lives).",
     "deployment.onprem.hosting_usd_per_chip_month": "Rack space, network and operations per chip per month in USD (default: the catalog's stated assumption; 0 for local machines unless this is set).",
+    "deployment.onprem.purchase": "Buy the hardware (true): only then are catalog chips priced on-prem at their amortised purchase, with the outlay, lead time, utilisation assumed and break-even against renting shown (estimate.purchase). Without it, on-prem means hardware in deployment.owned.",
+    "deployment.onprem.lead_time_weeks": "Weeks from the purchase order to a working cluster (default: the catalog's onprem.lead_time_weeks, a stated assumption).",
     "deployment.onprem.utilisation": "Share of hours (0-1] the bought hardware does useful work: the fixed part (amortised purchase + hosting) is charged per used hour, fixed / utilisation, while power is charged only for used hours (default: the catalog's 0.8, LBNL's 75-85 % for GPU servers as quoted by Uptime Institute; set your fleet's own figure). Owned and local hardware keep the running-cost basis.",
     "team": "What the team already knows.",
     "team.tpu_experience": "Experience with TPUs (JAX, PyTorch/XLA).",

@@ -227,6 +227,11 @@ class OnPrem(Strict):
     hosting_usd_per_chip_month: Annotated[float, Field(strict=True, ge=0, le=1e6, allow_inf_nan=False)] | None = None
     # Share of the hours the hardware does useful work: the fixed cost is charged per used hour.
     utilisation: Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)] | None = None
+    # Buy the hardware: only then is a catalog chip priced at its amortised purchase on-prem
+    # (hardware the team already has goes in deployment.owned).
+    purchase: bool = False
+    # Weeks from order to a working cluster (default: the catalog's onprem.lead_time_weeks).
+    lead_time_weeks: Annotated[float, Field(strict=True, ge=0, le=520, allow_inf_nan=False)] | None = None
 
 
 class Deployment(Strict):

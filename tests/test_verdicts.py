@@ -161,3 +161,34 @@ def test_each_cloud_gets_its_own_region(context: Context) -> None:
     assert rec.estimate.region != "us-central1"
     text = str(rec.setup.to_json() if rec.setup else "")
     assert "us-central1" not in text
+
+
+# --------------------------------------------------------------------------- owned vs purchasable
+
+
+def _onprem_profile(**onprem: Any) -> Profile:
+    dep: dict[str, Any] = {"clouds": ["gcp", "on-prem"]}
+    if onprem:
+        dep["onprem"] = onprem
+    return profile(model={"params_b": 8}, training={"tokens_b": 300, "seq_len": 4096, "deadline_hours": 1440},
+                   deployment=dep, goal={"optimize": "cost"})
+
+
+def test_on_prem_without_owned_hardware_or_a_purchase_is_not_priced_amortised(context: Context) -> None:
+    # a 2-month job must not be priced at the 5-year amortised rate of hardware nobody has bought
+    cands = all_candidates(_onprem_profile(), context.catalog, context.constants)
+    assert not [e for e in cands if e.price_cloud == "on-prem"]
+    pcie = [e for e in cands if e.accelerator == "h100-pcie"]
+    assert pcie and not pcie[0].feasible and "no purchase" in (pcie[0].why_not or "")
+
+
+def test_an_explicit_purchase_shows_capex_lead_time_utilisation_and_break_even(context: Context) -> None:
+    cands = all_candidates(_onprem_profile(purchase=True, lead_time_weeks=20), context.catalog, context.constants)
+    bought = [e for e in cands if e.price_cloud == "on-prem" and e.accelerator == "h100"]
+    assert bought
+    terms = bought[0].purchase
+    assert terms is not None and terms["capex_usd"] == 33750.0 * bought[0].count
+    assert terms["lead_time_weeks"] == 20 and terms["utilisation_assumed"] == 0.8
+    assert terms["break_even"] is not None and terms["break_even"]["months_at_utilisation"] > 0
+    assert any("up front" in w for w in bought[0].warnings)
+    assert "purchase" in bought[0].to_json()

@@ -36,9 +36,12 @@ def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> 
     """The cheapest of the clouds' price and, where on-prem is allowed, the amortised cost of owning it."""
     dep = profile.deployment
     cloud = _cloud_price_for(profile, acc, count)
-    own = onprem.rate(acc, dep.onprem) if "on-prem" in dep.clouds else None
+    own = onprem.rate(acc, dep.onprem) if onprem.purchasing(dep) else None
     if own is not None and (cloud.usd is None or own.usd_per_chip_hour < cloud.usd):
         return Price(own.usd_per_chip_hour, "on-prem", own.kind, None)
+    if cloud.usd is None and "on-prem" in dep.clouds and ("on-prem" in acc.clouds or acc.purchase is not None) and not (set(dep.clouds) - {"on-prem"} & set(acc.clouds)):
+        # on-prem allowed but nothing to price it at: neither owned nor bought
+        return Price(None, None, None, None, unavailable="on-prem: none owned (deployment.owned) and no purchase (deployment.onprem.purchase: true)")
     return cloud
 
 
@@ -106,7 +109,7 @@ def apply_price(
     if p.warning:
         e.warnings.append(p.warning)
     if p.unavailable:
-        e.why_not = f"{e.count} chips not offered: {p.unavailable}"
+        e.why_not = p.unavailable if p.unavailable.startswith("on-prem:") else f"{e.count} chips not offered: {p.unavailable}"
     named_on = acc.shapes.machine_types_cloud
     if e.owned_chips is None and named_on is not None and named_on != (p.cloud or ("gcp" if "gcp" in profile.deployment.clouds else "other")):
         # one cloud's machine types do not name another cloud's instances or your own servers
@@ -121,6 +124,17 @@ def apply_price(
     usd = p.usd
     assert usd is not None
     e.usd_per_chip_hour, e.price_cloud, e.price_kind = usd, p.cloud, p.kind
+    if p.kind == onprem.ONPREM_KIND:  # a purchase: its outlay, lead time and break-even against renting
+        dep = profile.deployment
+        rent = acc.price([c for c in dep.clouds if c != "on-prem"], "on-demand", dep.region)
+        e.purchase = onprem.purchase_terms(acc, e.count * (e.replicas or 1), dep.onprem, rent.usd_per_chip_hour if rent else None, rent.cloud if rent else None)
+        if e.purchase is not None and e.mode == "training" and e.hours:
+            life = float(e.purchase["amortisation_years"]) * 8760.0 * float(e.purchase["utilisation_assumed"])
+            e.warnings.append(
+                f"buying {e.count} {acc.id}: ${e.purchase['capex_usd']:,.0f} up front, {e.purchase['lead_time_weeks']:g} weeks' lead time; "
+                f"the amortised rate assumes {e.purchase['amortisation_years']:g} years at {e.purchase['utilisation_assumed']:.0%} use, "
+                f"this run is {e.hours / life:.1%} of that"
+            )
     if term and e.mode == "training" and e.hours:
         chip_hours = max(chip_hours, term * e.count)
     # whole cents at the source, so that every renderer rounds the same figure (JSON keeps cents)

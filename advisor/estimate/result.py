@@ -54,6 +54,7 @@ class Estimate:
     procurable: bool = True  # False: no procurement kind of any allowed cloud delivers the chips
     capacity: dict[str, Any] | None = None  # that kind's reach, term and sources
     region: str | None = None  # where it runs (the price's cloud's region)
+    purchase: dict[str, Any] | None = None  # bought hardware: outlay, lead time, break-even vs renting
     zone: str | None = None
     feasible: bool = True
     why_not: str | None = None
@@ -106,6 +107,8 @@ class Estimate:
         out["capacity"] = self.capacity
         out["region"] = self.region
         out["zone"] = self.zone
+        if self.purchase is not None:
+            out["purchase"] = self.purchase
         out.update(feasible=self.feasible, why_not=self.why_not, warnings=list(self.warnings))
         out["assumptions"] = self.assumptions
         return out

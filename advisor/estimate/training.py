@@ -100,7 +100,7 @@ def training_cost_floor(profile: Profile, acc: Accelerator, c: Constants) -> flo
     allowed. None where it has neither (never priced). What the verdict search prunes with."""
     r = _training_rate(profile, acc, c)
     usd = [p.usd_per_chip_hour for p in acc.prices]
-    if "on-prem" in profile.deployment.clouds:
+    if onprem.purchasing(profile.deployment):
         own = onprem.rate(acc, profile.deployment.onprem)
         if own is not None:
             usd.append(own.usd_per_chip_hour)
