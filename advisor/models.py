@@ -195,6 +195,9 @@ class Inference(Strict):
     max_input_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] | None = None
     max_output_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] | None = None
     latency_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
+    # p99 targets for the time to first token and the time per output token (LLM serving)
+    ttft_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
+    tpot_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
     hours_per_day: Annotated[float, Field(strict=True, gt=0, le=24, allow_inf_nan=False)] = 24.0
     steps: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None  # diffusion denoising steps
     min_replicas: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 1  # kept running whatever the load

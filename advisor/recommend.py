@@ -184,7 +184,8 @@ def describe(e: Estimate) -> str:
     if e.mode == "training":
         return f"{head} takes {hours(e.hours)} for {money(e.cost_usd)}"
     reps = f" x {e.replicas} replicas" if e.replicas and e.replicas > 1 else ""
-    return f"{head}{reps} serves at {money(e.cost_usd)}/month ({e.latency_ms:,.0f} ms per request)"
+    tail = f", p99 {e.p99['latency_ms']:,.0f} ms" if e.p99 else ""
+    return f"{head}{reps} serves at {money(e.cost_usd)}/month ({e.latency_ms:,.0f} ms per typical request{tail})"
 
 
 def _quantitative(

@@ -192,3 +192,43 @@ def test_an_explicit_purchase_shows_capex_lead_time_utilisation_and_break_even(c
     assert terms["break_even"] is not None and terms["break_even"]["months_at_utilisation"] > 0
     assert any("up front" in w for w in bought[0].warnings)
     assert "purchase" in bought[0].to_json()
+
+
+# --------------------------------------------------------------------------- tail latency
+
+
+def _chatbot(**inference: Any) -> Profile:
+    from pathlib import Path
+
+    import yaml
+
+    doc = yaml.safe_load((Path(__file__).resolve().parent.parent / "profiles" / "llm-chatbot.yaml").read_text())
+    doc["inference"].update(inference)
+    return Profile.model_validate(doc)
+
+
+def test_a_p99_target_is_compared_with_a_p99_estimate(context: Context) -> None:
+    acc = context.catalog.get("tpu-v6e")
+    base = estimate(_chatbot(), acc, 8, context.constants)
+    assert base.p99 is not None and base.tpot_ms is not None
+    assert base.p99["tpot_ms"] > base.tpot_ms and base.p99["latency_ms"] >= (base.latency_ms or 0.0)
+    # a TPOT target the typical token meets and the p99 token (sharing a step with a prompt chunk) does not
+    target = round((base.tpot_ms + base.p99["tpot_ms"]) / 2, 2)
+    e = estimate(_chatbot(tpot_p99_ms=target), acc, 8, context.constants)
+    assert e.tpot_ms is not None and e.tpot_ms <= target
+    assert e.meets_latency is False and not e.feasible and "p99 TPOT" in (e.why_not or "")
+    out = e.to_json()
+    assert out["p99"]["tpot_ms"] > target and "99th" in out["percentiles"]["p99"]
+    assert "typical" in out["percentiles"]["ttft_ms"]
+
+
+def test_the_output_length_spread_and_queueing_raise_the_p99(context: Context) -> None:
+    from advisor.estimate import tail
+
+    acc = context.catalog.get("tpu-v6e")
+    a = estimate(_chatbot(), acc, 8, context.constants)
+    b = estimate(_chatbot(max_output_tokens=2048), acc, 8, context.constants)
+    assert a.p99 is not None and b.p99 is not None and b.p99["latency_ms"] > 2 * a.p99["latency_ms"]
+    assert tail.erlang_c(1, 0.5) == pytest.approx(0.5)  # M/M/1: an arrival waits with probability rho
+    assert tail.queue_p99_s(1, 1.0, 0.9) == pytest.approx(__import__("math").log(90) / 0.1)
+    assert tail.queue_p99_s(64, 1.0, 10.0) == 0.0  # many slots, light load: nobody waits

@@ -55,6 +55,7 @@ class Estimate:
     capacity: dict[str, Any] | None = None  # that kind's reach, term and sources
     region: str | None = None  # where it runs (the price's cloud's region)
     purchase: dict[str, Any] | None = None  # bought hardware: outlay, lead time, break-even vs renting
+    p99: dict[str, Any] | None = None  # serving: p99 TTFT, TPOT and latency (estimate/tail.py)
     zone: str | None = None
     feasible: bool = True
     why_not: str | None = None
@@ -98,6 +99,11 @@ class Estimate:
                 unit_cost=self.unit_cost,
                 hosts_per_replica=self.hosts_per_replica,
                 capacity_requests_per_second=rounded(self.capacity_rps, 3),
+                p99=self.p99,
+                percentiles={
+                    "ttft_ms": "typical request at the operating point", "tpot_ms": "typical request at the operating point",
+                    "latency_ms": "typical request at the operating point", "p99": "99th percentile (estimate/tail.py)",
+                },
             )
         if self.parallelism is not None:
             out["parallelism"] = self.parallelism
