@@ -232,3 +232,15 @@ def test_the_output_length_spread_and_queueing_raise_the_p99(context: Context) -
     assert tail.erlang_c(1, 0.5) == pytest.approx(0.5)  # M/M/1: an arrival waits with probability rho
     assert tail.queue_p99_s(1, 1.0, 0.9) == pytest.approx(__import__("math").log(90) / 0.1)
     assert tail.queue_p99_s(64, 1.0, 10.0) == 0.0  # many slots, light load: nobody waits
+
+
+# --------------------------------------------------------------------------- public decisions
+
+
+def test_the_engine_agrees_with_public_decisions_at_least_as_often_as_the_four_line_rule(context: Context) -> None:
+    from . import decisions
+
+    rows = decisions.run(context)
+    assert len(rows) >= 40
+    assert all(d["source_url"].startswith("http") and d["outcome"] in ("tpu", "gpu", "cpu", "edge") for d in decisions.decisions())
+    assert decisions.accuracy(rows) >= decisions.accuracy(rows, of="four_line")
