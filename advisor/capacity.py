@@ -91,7 +91,7 @@ def table() -> Table:
 
 # the profile's deployment.pricing -> the procurement kind it is (a commitment is a reservation)
 PRICING_KIND = {"on-demand": "on-demand", "spot": "spot", "committed-1y": "reserved", "committed-3y": "reserved"}
-COMMITTED_HOURS = {"committed-1y": 8760.0, "committed-3y": 26280.0}
+COMMITTED_HOURS = {"committed-1y": 8760.0, "committed-3y": 26280.0}  # the terms a profile may state
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,9 @@ def reach(
             continue
         cap = largest if lim.max_chips is None else min(lim.max_chips, largest)
         long = lim.max_hours is not None and hours > lim.max_hours
-        min_hours = COMMITTED_HOURS.get(pricing, lim.min_hours) if kid == "reserved" else lim.min_hours
+        # a profile that states a commitment holds it anyway: the run pays the committed rate for its
+        # own hours; a count that only a reservation reaches pays the reservation's term
+        min_hours = 0.0 if kid == "reserved" and pricing in COMMITTED_HOURS else lim.min_hours
         if chips <= cap and not long:
             return Reach(t.kinds[kid], lim, cap, max(hours, min_hours)), []
         limit_h = f" for up to {lim.max_hours:g} h" if lim.max_hours is not None else ""

@@ -610,7 +610,36 @@ def flips(
                     return decide(p, kb, catalog, c, [x for x in moved if x is not None])[0]
         return decide(p, kb, catalog, c, all_candidates(p, catalog, c, verdict_only=True, ranges=False))[0]
 
-    return whatif.what_ifs(profile, base.device, redecide, _verdict_text, limit)
+    rival = families.family(base.device).rival
+    other = rival if rival and base.best_by_device.get(rival) is not None and rival not in {x.device for x in base.excluded} else None
+
+    def priced(factor: float) -> Decision:
+        cat = _scaled_catalog(catalog, other or "", factor)
+        return decide(profile, kb, cat, c, all_candidates(profile, cat, c, verdict_only=True, ranges=False))[0]
+
+    was = base.chosen.cost_usd if base.chosen is not None else None
+
+    def text(d: Decision) -> str:
+        out = _verdict_text(d)
+        now = d.chosen.cost_usd if d.chosen is not None else None
+        if profile.goal.optimize == "cost" and was is not None and now is not None and now > was:
+            out += f" (dearer: {money(now)} against today's {money(was)})"
+        return out
+
+    whatif.DEFAULT_DEADLINE_HOURS[0] = c.estimator.scaling.default_deadline_hours.value
+    return whatif.what_ifs(profile, base.device, redecide, text, limit, priced=priced if other else None, rival=families.name(other) if other else None)
+
+
+def _scaled_catalog(catalog: Catalog, device: str, factor: float) -> Catalog:
+    """``catalog`` with every price of ``device``'s accelerators times ``factor``."""
+    import dataclasses
+
+    accs = {}
+    for aid, acc in catalog.accelerators.items():
+        if acc.device == device:
+            acc = acc.model_copy(update={"prices": [p.model_copy(update={"usd_per_chip_hour": p.usd_per_chip_hour * factor}) for p in acc.prices]})
+        accs[aid] = acc
+    return dataclasses.replace(catalog, accelerators=accs)
 
 
 # --------------------------------------------------------------------------- entry

@@ -244,3 +244,52 @@ def test_the_engine_agrees_with_public_decisions_at_least_as_often_as_the_four_l
     assert len(rows) >= 40
     assert all(d["source_url"].startswith("http") and d["outcome"] in ("tpu", "gpu", "cpu", "edge") for d in decisions.decisions())
     assert decisions.accuracy(rows) >= decisions.accuracy(rows, of="four_line")
+
+
+# --------------------------------------------------------------------------- what-ifs
+
+
+def _bundled(name: str) -> Profile:
+    from pathlib import Path
+
+    import yaml
+
+    return Profile.model_validate(yaml.safe_load((Path(__file__).resolve().parent.parent / "profiles" / name).read_text()))
+
+
+def test_what_ifs_name_the_price_that_flips_the_verdict(context: Context) -> None:
+    rec = recommend(_bundled("bert-tpu.yaml"), context.kb, context.catalog, context.constants)
+    price = [f for f in rec.flip if f.startswith("prices: GPU at ")]
+    assert price, rec.flip
+    share = float(price[0].split(" at ")[1].split("%")[0])
+    assert 10 <= share < 100  # within 10x of today's prices
+    assert price[0] in rec.to_json()["flip"]
+
+
+def test_numeric_what_ifs_stay_within_10x(context: Context) -> None:
+    import re
+
+    for name in ("text-embeddings.yaml", "llm-chatbot.yaml", "frontier-pretrain-405b.yaml", "bert-tpu.yaml"):
+        rec = recommend(_bundled(name), context.kb, context.catalog, context.constants)
+        for f in rec.flip:
+            m = re.match(r"[a-z_.]+: ([\d,.]+) -> (?:above|below) ([\d,.]+) ", f)
+            if m:
+                a, b = (float(x.replace(",", "")) for x in m.groups())
+                assert max(a / b, b / a) <= 10.0 + 1e-6, f
+
+
+def test_a_dearer_flip_under_a_cost_goal_says_so(context: Context) -> None:
+    rec = recommend(_bundled("text-embeddings.yaml"), context.kb, context.catalog, context.constants)
+    assert rec.estimate is not None and rec.estimate.cost_usd is not None
+    for f in rec.flip:
+        costs = [float(x.replace(",", "")) for x in __import__("re").findall(r"\$([\d,.]+)", f)]
+        if "dearer" in f:
+            assert costs[0] > costs[1]
+    assert any("dearer" in f for f in rec.flip), rec.flip
+
+
+def test_a_training_run_without_a_deadline_is_probed_at_its_default_target() -> None:
+    from advisor import whatif
+
+    names = [f[0] for f in whatif._numeric_fields(profile(goal={"optimize": "cost"}))]
+    assert "training.deadline_hours" in names and whatif.PROBE <= 10.0
