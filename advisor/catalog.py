@@ -151,6 +151,8 @@ class OnPremDefaults(Strict):
     # Share of hours bought hardware does useful work; the fixed part (purchase + hosting) is
     # charged per used hour. Absent (an older override file): 1.0, every hour used.
     utilisation: Assumed | None = None
+    # Weeks from a purchase order to a working cluster (absent: not stated).
+    lead_time_weeks: Assumed | None = None
 
 
 class Deploy(Strict):

@@ -37,10 +37,6 @@ class Cloud(Strict):
         """Whether ``region`` names one of this cloud's regions (by its form)."""
         return bool(region and self.region_form and re.fullmatch(self.region_form, region))
 
-    def region_for(self, wanted: str | None) -> str | None:
-        """The profile's region where it is this cloud's, else this cloud's default."""
-        return wanted if self.owns_region(wanted) else self.region
-
     def default_zone(self, region: str) -> str:
         return (self.zone or "").replace("{region}", region) or region
 

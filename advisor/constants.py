@@ -217,6 +217,7 @@ class Scoring(Strict):
     materiality_budget_fraction: Value
     tie_points: Value
     budget_overrun_for_full_penalty: Value
+    cost_tie_fraction: Value
 
 
 @dataclass(frozen=True)

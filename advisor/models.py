@@ -214,6 +214,9 @@ class Inference(Strict):
     max_input_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] | None = None
     max_output_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] | None = None
     latency_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
+    # p99 targets for the time to first token and the time per output token (LLM serving)
+    ttft_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
+    tpot_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
     hours_per_day: Annotated[float, Field(strict=True, gt=0, le=24, allow_inf_nan=False)] = 24.0
     steps: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None  # diffusion denoising steps
     min_replicas: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 1  # kept running whatever the load
@@ -246,6 +249,11 @@ class OnPrem(Strict):
     hosting_usd_per_chip_month: Annotated[float, Field(strict=True, ge=0, le=1e6, allow_inf_nan=False)] | None = None
     # Share of the hours the hardware does useful work: the fixed cost is charged per used hour.
     utilisation: Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)] | None = None
+    # Buy the hardware: only then is a catalog chip priced at its amortised purchase on-prem
+    # (hardware the team already has goes in deployment.owned).
+    purchase: bool = False
+    # Weeks from order to a working cluster (default: the catalog's onprem.lead_time_weeks).
+    lead_time_weeks: Annotated[float, Field(strict=True, ge=0, le=520, allow_inf_nan=False)] | None = None
 
 
 class Deployment(Strict):
@@ -254,6 +262,10 @@ class Deployment(Strict):
     # The end device of an edge deployment (rules/edge-devices.yaml): its own runtime and setup route.
     edge_device: EdgeDevice | None = None
     region: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$")] | None = None
+    # Where it may run (data residency): a hard constraint, each cloud in its own listed regions.
+    regions: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$")]], Field(min_length=1, max_length=32)
+    ] | None = None
     pricing: Pricing = "on-demand"
     # Only these catalog ids are considered (a team with access to one chip, a published chip).
     accelerators: Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=64)] | None = None

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor import __version__, clouds, families, trust, whatif
+from advisor import __version__, capacity, clouds, families, regions, trust, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
@@ -149,6 +149,10 @@ class Recommendation:
                 "confidence_method": "P(the chosen family stays the best) over the estimator's low/expected/high scenarios, rules' score spread 10 points (docs/scoring.md)",
                 "sensitive_to": d.sensitivity,
                 "setup_path": self.setup.path.id if self.setup else None,
+                "cloud": est.price_cloud if est else None,
+                "region": est.region if est else None,
+                "zone": est.zone if est else None,
+                "procurement": est.procurement if est else None,
             },
             "scores": {k: round(v, 2) for k, v in d.scores.items()},
             "estimate": est.to_json() if est else None,
@@ -180,7 +184,8 @@ def describe(e: Estimate) -> str:
     if e.mode == "training":
         return f"{head} takes {hours(e.hours)} for {money(e.cost_usd)}"
     reps = f" x {e.replicas} replicas" if e.replicas and e.replicas > 1 else ""
-    return f"{head}{reps} serves at {money(e.cost_usd)}/month ({e.latency_ms:,.0f} ms per request)"
+    tail = f", p99 {e.p99['latency_ms']:,.0f} ms" if e.p99 else ""
+    return f"{head}{reps} serves at {money(e.cost_usd)}/month ({e.latency_ms:,.0f} ms per typical request{tail})"
 
 
 def _quantitative(
@@ -353,6 +358,10 @@ def decide(
         if not ctr.rule.startswith(("estimate-cost-ratio", "estimate-time-ratio")):
             base[ctr.device] += ctr.points
     live = [d for d in every if d not in out_set] or list(every)
+    cheapest = _cost_decides(profile, best_by, live, scores, c)
+    if cheapest is not None:
+        contributions.append(cheapest[0])
+        scores[cheapest[0].device] += cheapest[0].points
     ranked = sorted(live, key=lambda d: (scores[d], families.family(d).preference), reverse=True)
     device = ranked[0]
     margin = scores[device] - scores[ranked[1]] if len(ranked) > 1 else math.inf
@@ -364,18 +373,70 @@ def decide(
     if chosen is None and mine:
         chosen = closest(mine)
     conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
+    if cheapest is not None and chosen is not None:
+        conf = trust.Confidence(trust.cost_order_confidence(chosen, cheapest[1]), f"the cost estimates of {describe(chosen)} and {describe(cheapest[1])}")
     return Decision(device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios), cands
+
+
+def _cost_decides(
+    profile: Profile, best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float], c: Constants,
+) -> tuple[Contribution, Estimate] | None:
+    """goal.optimize cost: the cheapest feasible option, full stop. Where the cheapest live family's
+    best configuration is cheaper than every other family's by more than ``cost_tie_fraction`` (a
+    relative tie, whatever the budget), and the rules' points would choose another, a contribution
+    that puts it ahead (the points it takes, stated as such); within the tie the points decide.
+    Returns (that contribution, the runner-up's best configuration) or None where the points
+    already choose the cheapest or the cheapest is tied."""
+    if profile.goal.optimize != "cost":
+        return None
+    priced = {d: e for d in live if (e := best_by.get(d)) is not None and e.feasible and e.cost_usd is not None}
+    if not priced:
+        return None
+    order = sorted(priced, key=lambda d: (priced[d].cost_usd or 0.0, d))
+    a = priced[order[0]].cost_usd or 0.0
+    tie = c.scoring.cost_tie_fraction.value
+    tied = [d for d in order if (priced[d].cost_usd or 0.0) <= a * (1.0 + tie)]
+    others = [d for d in live if d not in tied]
+    if not others:
+        return None
+    low = max(tied, key=lambda d: (scores[d], families.family(d).preference))
+    lead = max(scores[d] for d in others)
+    if scores[low] > lead:
+        return None
+    dearer = [d for d in order if d not in tied]
+    runner = dearer[0] if dearer else None
+    if runner is None:  # the others have nothing feasible and priced: the rules and penalties decide
+        return None
+    b = priced[runner].cost_usd or 0.0
+    need = lead - scores[low] + c.scoring.tie_points.value
+    name, other = families.name(low), families.name(runner)
+    ctr = Contribution(
+        rule="goal-cost-cheapest",
+        device=low,
+        points=need,
+        title=f"goal.optimize cost: the cheapest feasible option ({name})",
+        reason=(
+            f"{describe(priced[low])}; {describe(priced[runner])} ({b / a:.2f}x the cost, beyond the "
+            f"{tie:.0%} tie): under goal.optimize cost the cheapest feasible option decides and the rules' "
+            f"points only break ties, so {name} gets the {need:.1f} points it needs to lead {other}."
+        ),
+        sources=(ESTIMATOR_SOURCE,),
+        fix="set goal.optimize: balanced to let the qualitative reasons weigh against the price",
+    )
+    return ctr, priced[runner]
 
 
 def closest(cands: list[Estimate]) -> Estimate | None:
     """The configuration nearest to feasible: it fits memory and is offered; training: the
-    fastest not past the knee (nearest the deadline); serving: the cheapest."""
+    fastest that can be obtained (offered, within reach) not past the knee; serving: the cheapest."""
     usable = [x for x in cands if x.fits_memory and x.parallelism is not None] if cands and cands[0].mode == "training" else []
     usable = usable or [x for x in cands if x.fits_memory] or cands
     if not usable:
         return None
     if usable[0].mode == "training":
-        return min([x for x in usable if not x.past_knee] or usable, key=lambda x: (x.hours or math.inf, x.count, x.accelerator))
+        # the fastest that can be obtained (offered on the clouds, within a procurement kind's reach)
+        near = [x for x in usable if x.procurable and "not offered" not in (x.why_not or "")] or usable
+        return min([x for x in near if not x.past_knee] or near, key=lambda x: (x.hours or math.inf, x.count, x.accelerator))
     # serving: offered first, then the smallest latency overshoot, then the cheapest (dollars before chip-hours)
     return min(usable, key=lambda x: (
         "not offered" in (x.why_not or "") or "serves a replica from one host" in (x.why_not or ""),
@@ -456,8 +517,11 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     slug = safe_name(profile.name)
     target = clouds.cloud(cloud or setup_cloud(profile, est))
     gcp = target.id == "gcp"
-    # the profile's region where it is the setup cloud's, else that cloud's default (rules/clouds.yaml); none on-prem
-    region = target.region_for(profile.deployment.region) or "local"
+    # where the estimate runs, else the profile's region for this cloud (never another cloud's),
+    # else the setup cloud's default (rules/clouds.yaml); none on-prem
+    priced_here = est is not None and est.price_cloud == target.id  # the estimate's region is its own cloud's
+    region = (est.region if priced_here and est is not None else None) or regions.preferred(profile.deployment, target.id)
+    region = region or target.region or "local"
     values = {
         "project": "${PROJECT_ID}",
         "region": region,
@@ -480,8 +544,10 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     }
     if acc is not None:
         zones = acc.deploy.zones if gcp else []  # the catalog's zones are Google Cloud zones
-        local = [z for z in zones if z.startswith(region)]
-        if local or zones:
+        local = [z for z in zones if z.rsplit("-", 1)[0] == region]
+        if priced_here and est is not None and est.zone:
+            values["zone"] = est.zone
+        elif local or (zones and not regions.pinned(profile.deployment, target.id)):
             values["zone"] = (local or zones)[0]
             values["region"] = values["zone"].rsplit("-", 1)[0]
         values["runtime_version"] = acc.deploy.runtime_version or ""
@@ -623,7 +689,36 @@ def flips(
                     return decide(p, kb, catalog, c, [x for x in moved if x is not None])[0]
         return decide(p, kb, catalog, c, all_candidates(p, catalog, c, verdict_only=True, ranges=False))[0]
 
-    return whatif.what_ifs(profile, base.device, redecide, _verdict_text, limit)
+    rival = families.family(base.device).rival
+    other = rival if rival and base.best_by_device.get(rival) is not None and rival not in {x.device for x in base.excluded} else None
+
+    def priced(factor: float) -> Decision:
+        cat = _scaled_catalog(catalog, other or "", factor)
+        return decide(profile, kb, cat, c, all_candidates(profile, cat, c, verdict_only=True, ranges=False))[0]
+
+    was = base.chosen.cost_usd if base.chosen is not None else None
+
+    def text(d: Decision) -> str:
+        out = _verdict_text(d)
+        now = d.chosen.cost_usd if d.chosen is not None else None
+        if profile.goal.optimize == "cost" and was is not None and now is not None and now > was:
+            out += f" (dearer: {money(now)} against today's {money(was)})"
+        return out
+
+    whatif.DEFAULT_DEADLINE_HOURS[0] = c.estimator.scaling.default_deadline_hours.value
+    return whatif.what_ifs(profile, base.device, redecide, text, limit, priced=priced if other else None, rival=families.name(other) if other else None)
+
+
+def _scaled_catalog(catalog: Catalog, device: str, factor: float) -> Catalog:
+    """``catalog`` with every price of ``device``'s accelerators times ``factor``."""
+    import dataclasses
+
+    accs = {}
+    for aid, acc in catalog.accelerators.items():
+        if acc.device == device:
+            acc = acc.model_copy(update={"prices": [p.model_copy(update={"usd_per_chip_hour": p.usd_per_chip_hour * factor}) for p in acc.prices]})
+        accs[aid] = acc
+    return dataclasses.replace(catalog, accelerators=accs)
 
 
 # --------------------------------------------------------------------------- entry
@@ -706,6 +801,11 @@ def recommend(
         if path
         else None
     )
+    if setup is not None and decision.chosen is not None and decision.chosen.procurement not in (None, "on-demand", "spot"):
+        # a count beyond on-demand quota: the step that obtains it comes first
+        chosen = decision.chosen
+        title, text = capacity.setup_step(chosen.procurement or "", chosen.count * (chosen.replicas or 1), chosen.accelerator)
+        setup.steps.insert(0, (title, [], text))
     conf = decision.confidence
     flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
     if not decision.feasible and decision.chosen is not None:

@@ -138,3 +138,16 @@ def scenario_confidence(
     value = total if feasible else total * 0.5
     top = max(swings) if swings else None
     return Confidence(round(min(value, 0.99), 3), top[1] if top and top[0] >= 0.05 else None, tuple(points))
+
+
+def cost_order_confidence(cheap: Estimate, other: Estimate) -> float:
+    """P(``cheap`` stays cheaper than ``other``) over the low / expected / high cost scenarios of each."""
+    a, b = cheap.cost_usd, other.cost_usd
+    if not a or not b:
+        return 0.5
+    total = 0.0
+    for sa, wa in SCENARIOS:
+        for sb, wb in SCENARIOS:
+            x, y = a * spread(cheap, "cost", sa), b * spread(other, "cost", sb)
+            total += wa * wb * (1.0 if x < y else 0.5 if x == y else 0.0)
+    return round(min(total, 0.99), 3)

@@ -2,9 +2,10 @@
 alternatives, and facts about the code only when nothing else flips it (docs/user-guide.md).
 
 Break-evens are searched, not sampled: for each continuous field the profile sets (peak QPS,
-tokens, parameters, output length, deadline, budget, latency target) the verdict is re-decided
-at x1/16 and x16; where the device changes, a bisection on the log scale finds the smallest
-change that does it. Results are ranked by how small a change they need.
+tokens, parameters, output length, deadline, budget, latency target; a training deadline also
+when only the default applies) and the rival family's prices, the verdict is re-decided at x1/10
+and x10; where the device changes, a bisection on the log scale finds the smallest change that
+does it. Results are ranked by how small a change they need.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ if TYPE_CHECKING:
 # ``prices``: all where every candidate is priced as before; ``none``: estimate again.
 Decide = Callable[["Profile", str], Any]
 
-PROBE = 16.0
+PROBE = 10.0  # a change within 10x either way
 STEPS = 6
 # a categorical alternative ranks like a change of this many doublings
 ALTERNATIVE_SIZE = 1.0
+# the default training target when no deadline is stated (set from the constants by the caller)
+DEFAULT_DEADLINE_HOURS = [720.0]
 
 
 def _sub(p: Profile, block: str, **changes: Any) -> Profile:
@@ -46,8 +49,8 @@ def _numeric_fields(p: Profile) -> list[tuple[str, float, Callable[[float], Prof
     if p.training is not None:
         t = p.training
         out.append(("training.tokens_b", t.tokens_b, lambda v: _sub(p, "training", tokens_b=v), False))
-        if t.deadline_hours is not None:
-            out.append(("training.deadline_hours", t.deadline_hours, lambda v: _sub(p, "training", deadline_hours=v), False))
+        # the stated deadline, else the default the run is sized to (rules/estimator.yaml)
+        out.append(("training.deadline_hours", t.deadline_hours or DEFAULT_DEADLINE_HOURS[0], lambda v: _sub(p, "training", deadline_hours=v), False))
     if p.inference is not None:
         i = p.inference
         out.append(("inference.peak_qps", i.peak_qps, lambda v: _sub(p, "inference", peak_qps=v), False))
@@ -116,7 +119,11 @@ def _fmt(v: float, integer: bool) -> str:
     return f"{v:.3g}"
 
 
-def what_ifs(profile: Profile, base_device: str, decide: Decide, verdict_text: Callable[[Any], str], limit: int = 5) -> list[str]:
+def what_ifs(
+    profile: Profile, base_device: str, decide: Decide, verdict_text: Callable[[Any], str], limit: int = 5,
+    priced: Callable[[float], Any] | None = None, rival: str | None = None,
+) -> list[str]:
+    """``priced(f)``: the decision with the rival family's (``rival``) prices times ``f``."""
     found: list[tuple[float, str]] = []
     base_feasible = decide(profile, "reuse").feasible
 
@@ -145,6 +152,20 @@ def what_ifs(profile: Profile, base_device: str, decide: Decide, verdict_text: C
             new = value * math.exp(direction * hi)
             word = "below" if direction < 0 else "above"
             found.append((hi / math.log(2), f"{name}: {_fmt(value, integer)} -> {word} {_fmt(new, integer)} makes it {verdict_text(flipped)}"))
+
+    if priced is not None and rival is not None:
+        d_far = priced(1.0 / PROBE)
+        if changed(d_far):
+            lo, hi, flipped = 0.0, math.log(PROBE), d_far
+            for _ in range(STEPS):
+                mid = (lo + hi) / 2
+                d = priced(math.exp(-mid))
+                if changed(d):
+                    hi, flipped = mid, d
+                else:
+                    lo = mid
+            f = math.exp(-hi)
+            found.append((hi / math.log(2), f"prices: {rival} at {f:.0%} of today's catalog prices (a {1 - f:.0%} discount) makes it {verdict_text(flipped)}"))
 
     for text, mutated in _alternatives(profile):
         d = decide(mutated, REUSE.get(text.split(":", 1)[0], "none"))

@@ -63,7 +63,9 @@ def profile_for(r: dict[str, Any]) -> Profile:
         "model": model,
         "training": {"tokens_b": r["tokens_b"], "seq_len": r["seq_len"], "deadline_hours": r["wall_hours"]},
         "software": software,
-        "deployment": {"clouds": CLOUDS, "accelerators": [r["accelerator"]]},
+        # capacity as the teams had it: reserved (a committed term), not on-demand quota or a
+        # day-priced capacity block that a cost goal would otherwise trade the count for
+        "deployment": {"clouds": CLOUDS, "accelerators": [r["accelerator"]], "pricing": "committed-1y"},
         "goal": {"optimize": "cost"},
     })
 

@@ -66,17 +66,17 @@ def test_local_machines_use_the_local_defaults_and_unpriced_chips_stay_unpriced(
 
 
 def test_onprem_profile_is_costed_and_check_accepts_the_proposal(tmp_path: Path) -> None:
-    f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem]}\n")
+    f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {purchase: true}}\n")
     d = json.loads(run_cli("recommend", f, "--format", "json", "--no-flip").out)
     assert d["estimate"]["cost_usd"] and d["estimate"]["price"] == {"cloud": "on-prem", "kind": "on-prem (amortised)"}
     text = run_cli("recommend", f, "--no-flip").out
     assert "on-prem (amortised)" in text
-    f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem]}\nproposal: {accelerator: h100, count: 1, hours: 720}\n")
+    f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {purchase: true}}\nproposal: {accelerator: h100, count: 1, hours: 720}\n")
     r = run_cli("check", "--no-config", "--format", "json", f)
     rules = {x["rule"] for x in json.loads(r.out)["results"][0]["findings"]}
     assert "proposal-unpriced" not in rules
     # a chip with no purchase price is still reported unpriced on-prem
-    f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem]}\nproposal: {accelerator: b200, count: 8, hours: 720}\n")
+    f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {purchase: true}}\nproposal: {accelerator: b200, count: 8, hours: 720}\n")
     r = run_cli("check", "--no-config", "--format", "json", f)
     assert "proposal-unpriced" in {x["rule"] for x in json.loads(r.out)["results"][0]["findings"]}
 
@@ -86,10 +86,10 @@ def test_profile_onprem_overrides_change_the_cost(tmp_path: Path) -> None:
         f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], accelerators: [h100]" + extra + "}\n")
         return float(json.loads(run_cli("recommend", f, "--format", "json", "--no-flip").out)["estimate"]["usd_per_chip_hour"])
 
-    base = cost("")
-    assert cost(", onprem: {usd_per_kwh: 0.40}") > base
-    assert cost(", onprem: {amortisation_years: 10}") < base
-    assert cost(", onprem: {utilisation: 0.3}") > base > cost(", onprem: {utilisation: 1.0}")
+    base = cost(", onprem: {purchase: true}")
+    assert cost(", onprem: {purchase: true, usd_per_kwh: 0.40}") > base
+    assert cost(", onprem: {purchase: true, amortisation_years: 10}") < base
+    assert cost(", onprem: {purchase: true, utilisation: 0.3}") > base > cost(", onprem: {purchase: true, utilisation: 1.0}")
     f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {pue: 0.5}}\n")
     r = run_cli("recommend", f)
     assert r.code == 2 and "deployment.onprem.pue" in r.err

@@ -436,10 +436,11 @@ def test_a_new_accelerator_is_one_catalog_entry(tmp_path: Path) -> None:
         'schema_version: 1\nas_of: "2026-12-01"\n'
         'sources: {X: {url: "https://example.com/new-gpu", retrieved: "2026-12-01"}}\n'
         "accelerators:\n"
-        "  - id: h100-test\n    device: gpu\n    name: Test H100 twin\n    vendor: nvidia\n    clouds: [aws]\n"
+        "  - id: h100-test\n    device: gpu\n    name: Test H100 twin\n    vendor: nvidia\n    clouds: [gcp]\n"
         "    specs: {peak_tflops: {bf16: 989, fp8: 1979}, memory_gib: 80, memory_bandwidth_gbps: 3350, source: [X], as_of: \"2026-12-01\"}\n"
         "    shapes: {gpus_per_node: 8, partial_node_counts: [8], max_nodes: 64, source: [X], as_of: \"2026-12-01\"}\n"
-        "    prices: [{cloud: aws, kind: on-demand, usd_per_chip_hour: 6.5, source: [X], as_of: \"2026-12-01\"}]\n"
+        # on gcp: 16 nodes for minutes come from DWS flex-start at this rate (on aws, a capacity block bills a day); cheap enough to lead the fallbacks
+        "    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: 1.5, source: [X], as_of: \"2026-12-01\"}]\n"
         "    deploy: {skypilot: H100TEST}\n"
     )
     prof = ROOT / "profiles" / "research-custom-cuda.yaml"

@@ -531,7 +531,10 @@ def _region(case: Case) -> None:
         assert cloud.owns_region(p.region), (p.cloud, p.region)
         assert p.zone.startswith(p.region)
         wanted = case.spec.profile.deployment.region
-        if wanted and not cloud.owns_region(wanted):  # another cloud's region: the cloud's default
+        est = case.spec.est
+        if est is not None and est.price_cloud == p.cloud and est.region:  # where the estimate was priced
+            assert p.region == est.region, (p.region, est.region)
+        elif wanted and not cloud.owns_region(wanted):  # another cloud's region: the cloud's default
             assert p.region == cloud.region or p.zone in (case.spec.acc.deploy.zones if case.spec.acc else [])
     if "REGION=" in case.sh:
         assert f"REGION=${{REGION:-{p.region}}}" in case.sh
@@ -1122,8 +1125,10 @@ def test_aws_team_gets_aws_instances_and_region(ctx) -> None:  # type: ignore[no
     assert "--instance-type p6-b200.48xlarge" in sh and "a4-highgpu" not in sh and "on Google Cloud" not in sh
     assert "INSTANCE_TYPE" not in sh and "YOUR_KEY" not in sh and "INSTANCE_ID" not in sh
     spec, files = _scaffold(ctx, _rec(ctx, str(FIXTURES / "aws-spot-region.yaml")))
-    assert spec.profile.deployment.region == "us-central1" and spec.plan.region == "us-east-1"
-    assert "us-central1" not in _code(files["setup.sh"]) and "REGION=${REGION:-us-east-1}" in files["setup.sh"]
+    # the AWS region the Spot price was found in (never the profile's Google Cloud region)
+    assert spec.profile.deployment.region == "us-central1" and spec.est is not None and spec.plan.region == spec.est.region
+    assert spec.plan.region.startswith("us-") and spec.plan.region != "us-central1"
+    assert "us-central1" not in _code(files["setup.sh"]) and f"REGION=${{REGION:-{spec.plan.region}}}" in files["setup.sh"]
 
 
 def test_spot_is_provisioned_as_spot_and_checkpoints(ctx) -> None:  # type: ignore[no-untyped-def]

@@ -82,6 +82,10 @@ FIELD_DOCS: dict[str, str] = {
     "inference.max_input_tokens": "Longest prompt the server must accept, tokens (default: inference.input_tokens); "
     "the generated serving flags (--max-model-len) use max input + max output.",
     "inference.max_output_tokens": "Longest generation the server must allow, tokens (default: inference.output_tokens).",
+    "inference.ttft_p99_ms": "Target for the 99th-percentile time to first token, ms (LLM serving), compared with the p99 estimate "
+                             "(queueing for a slot, prefill) not the typical request.",
+    "inference.tpot_p99_ms": "Target for the 99th-percentile time per output token, ms (LLM serving), compared with the p99 estimate "
+                             "(including prefill interference).",
     "inference.latency_p99_ms": "End-to-end latency target per request (p99), milliseconds.",
     "inference.hours_per_day": "Hours per day the service runs; prices the month.",
     "inference.steps": "Diffusion models: denoising steps per request.",
@@ -105,7 +109,9 @@ FIELD_DOCS: dict[str, str] = {
     "deployment.edge_device": "The end device of an edge deployment: android (a phone: LiteRT or ONNX Runtime pushed with adb) or "
                               "jetson (NVIDIA Jetson with JetPack: TensorRT, or llama.cpp for an LLM). The setup route is that device's "
                               "(rules/edge-devices.yaml).",
-    "deployment.region": "Preferred cloud region, used in prices and setup commands.",
+    "deployment.region": "Preferred cloud region, used in prices and setup commands (only on the cloud it belongs to).",
+    "deployment.regions": "Regions it may run in (data residency), a hard constraint: each cloud runs only in its own listed regions "
+                          "and only where it offers the accelerator (rules/regions.yaml); a cloud with none listed is out.",
     "deployment.pricing": "Price kind used for costs.",
     "deployment.accelerators": "Only these catalog ids are considered (aliases accepted); a family with none listed is excluded.",
     "deployment.owned": "Hardware the team already has: the run is sized within it first, costed at its running cost only (power and "
@@ -126,6 +132,11 @@ FIELD_DOCS: dict[str, str] = {
                                             "the catalog's, from hyperscaler server useful lives).",
     "deployment.onprem.hosting_usd_per_chip_month": "Rack space, network and operations per chip per month in USD (default: the "
                                                     "catalog's stated assumption; 0 for local machines unless this is set).",
+    "deployment.onprem.purchase": "Buy the hardware (true): only then are catalog chips priced on-prem at their amortised purchase, "
+                                  "with the outlay, lead time, utilisation assumed and break-even against renting shown "
+                                  "(estimate.purchase). Without it, on-prem means hardware in deployment.owned.",
+    "deployment.onprem.lead_time_weeks": "Weeks from the purchase order to a working cluster (default: the catalog's "
+                                         "onprem.lead_time_weeks, a stated assumption).",
     "deployment.onprem.utilisation": "Share of hours (0-1] the bought hardware does useful work: the fixed part (amortised purchase + "
                                      "hosting) is charged per used hour, fixed / utilisation, while power is charged only for used hours "
                                      "(default: the catalog's 0.8, LBNL's 75-85 % for GPU servers as quoted by Uptime Institute; set "

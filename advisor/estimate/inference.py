@@ -8,7 +8,7 @@ from typing import Any
 from advisor import software
 from advisor.catalog import Accelerator
 from advisor.constants import Constants
-from advisor.estimate import serving, workloads
+from advisor.estimate import serving, tail, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes
 from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
 from advisor.estimate.replica import (
@@ -148,6 +148,8 @@ def estimate_inference(
         return serving.operating_point(at, guess=search_guess(replica, u_bw, u_mfu), **load)
 
     mid = op(mbu.expected, pre.expected)
+    if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and inf.latency_p99_ms is not None and batch is None:
+        mid = _sized_for_p99(mid, inf, load, lambda: op(mbu.expected, pre.expected))
     pt = mid.at_peak
     e.batch = pt.concurrency
     e.ttft_ms, e.tpot_ms, e.latency_ms = pt.ttft * 1000, pt.tpot * 1000, pt.latency * 1000
@@ -173,7 +175,7 @@ def estimate_inference(
     apply_price(e, profile, acc, hours_month * count * mid.replicas, chip_hours_range=chip_range)
     e.hours_low = e.hours_high = hours_month
     # per-unit cost at the capacity each replica is provisioned for
-    served_per_s = mid.at_capacity.requests_per_second * utilisation
+    served_per_s = mid.at_capacity.requests_per_second * load["utilisation"]
     if e.usd_per_chip_hour is not None and served_per_s > 0:
         usd_per_request = e.usd_per_chip_hour * count / 3600.0 / served_per_s
         e.usd_per_million_tokens = usd_per_request / max(inf.output_tokens, 1) * 1e6 if llm else None
@@ -198,7 +200,7 @@ def estimate_inference(
             "replicas": mid.replicas,
             "concurrency_at_peak": pt.concurrency,
             "concurrency_at_capacity": mid.at_capacity.concurrency,
-            "target_utilisation": utilisation,
+            "target_utilisation": load["utilisation"],
             "min_replicas": inf.min_replicas,
         },
         "memory": mem_notes,
@@ -213,6 +215,41 @@ def estimate_inference(
             f"the {target_ms:g} ms target is out of reach even at concurrency 1: sized at the largest concurrency within "
             f"{ic.unattainable_latency_slack.value:g}x of the concurrency-1 latency (the memory-bound plateau)"
         )
+    if isinstance(replica, serving.LlmReplica) and inf.mode == "online":
+        _tail(e, inf, mid)
     software_notes(e, sw)
     set_feasibility(e, profile, acc)
     return e
+
+
+def _p99_of(mid: serving.OperatingPoint, inf: Any) -> dict[str, Any]:
+    cap = mid.at_capacity
+    return tail.p99(mid.at_peak.ttft, mid.at_peak.tpot, inf, mid.at_one.ttft, inf.peak_qps / max(mid.replicas, 1), cap.concurrency, cap.latency)
+
+
+def _sized_for_p99(mid: serving.OperatingPoint, inf: Any, load: dict[str, Any], again: Any) -> serving.OperatingPoint:
+    """A p99 latency target sizes the replicas for the p99, not the typical request: while the
+    p99 misses it and the typical request meets it, provision more replicas (a lower target
+    utilisation: less waiting for a slot, fewer prompt chunks per decode step), down to 30%.
+    ``load`` is the sizing's, shared with the cost ranges."""
+    for _ in range(6):
+        if _p99_of(mid, inf)["latency_ms"] <= inf.latency_p99_ms or not mid.meets_latency or load["utilisation"] <= 0.3:
+            break
+        load["utilisation"] = max(0.3, load["utilisation"] * 0.8)
+        mid = again()
+    return mid
+
+
+def _tail(e: Estimate, inf: Any, mid: serving.OperatingPoint) -> None:
+    """The p99 estimate (estimate/tail.py), and the p99 targets compared with it: a p99 target
+    is met by the p99, not by the typical request."""
+    e.p99 = _p99_of(mid, inf)
+    misses = [
+        f"p99 {what} {e.p99[key]:,.0f} ms > {target:g} ms"
+        for what, key, target in (("latency", "latency_ms", inf.latency_p99_ms), ("TTFT", "ttft_ms", inf.ttft_p99_ms), ("TPOT", "tpot_ms", inf.tpot_p99_ms))
+        if target is not None and e.p99[key] > target
+    ]
+    if inf.latency_p99_ms is not None or inf.ttft_p99_ms is not None or inf.tpot_p99_ms is not None:
+        e.meets_latency = e.meets_latency is not False and not misses
+    if misses:
+        e.p99["misses"] = misses

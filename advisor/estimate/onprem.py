@@ -4,7 +4,8 @@ The defaults are data (``onprem:`` in rules/catalog.yaml, each with a source or 
 assumption); a profile's ``deployment.onprem`` overrides them. Two price kinds:
 
 - ``on-prem (amortised)``: (purchase / (amortisation years x 8760 h) + hosting) / utilisation
-  + power, for hardware the team would buy (``deployment.clouds`` includes ``on-prem``). The
+  + power, for hardware the team would buy (``deployment.clouds`` includes ``on-prem`` and
+  ``deployment.onprem.purchase`` is true: never for hardware nobody has bought). The
   fixed part is paid every hour whether the chip works or not, so it is charged per *used*
   hour; power is drawn only when used.
 - ``owned (running cost)``: power + hosting only, for hardware already paid for
@@ -18,9 +19,10 @@ amortised cost: both stay unpriced rather than free.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from advisor.catalog import Accelerator, OnPremDefaults
-from advisor.models import OnPrem
+from advisor.models import Deployment, OnPrem
 
 ONPREM_KIND = "on-prem (amortised)"
 OWNED_KIND = "owned (running cost)"
@@ -72,3 +74,41 @@ def rate(acc: Accelerator, override: OnPrem | None = None, *, owned: bool = Fals
     return Rate(fixed + run["power_usd_per_hour"], ONPREM_KIND,
                 run | {"purchase_usd_per_chip": acc.purchase.usd_per_chip, "amortisation_years": years,
                        "capex_usd_per_hour": capex, "utilisation": used, "fixed_usd_per_used_hour": fixed})
+
+
+def purchasing(dep: Deployment) -> bool:
+    """Whether a profile prices catalog chips at their amortised purchase: on-prem allowed and an
+    explicit purchase (deployment.onprem.purchase); owned hardware is priced apart."""
+    return "on-prem" in dep.clouds and dep.onprem is not None and dep.onprem.purchase
+
+
+def purchase_terms(acc: Accelerator, count: int, override: OnPrem | None, cloud_usd: float | None, cloud: str | None) -> dict[str, Any] | None:
+    """What buying ``count`` x ``acc`` takes: the capital outlay, the lead time, the amortisation
+    and the utilisation the amortised rate assumes, and the break-even against renting at
+    ``cloud_usd`` per chip-hour (the months of use at that utilisation after which owning is cheaper)."""
+    r = rate(acc, override)
+    run = running_cost(acc, override)
+    d = acc.onprem_basis
+    if r is None or run is None or acc.purchase is None or d is None:
+        return None
+    o = override or OnPrem()
+    lead = o.lead_time_weeks if o.lead_time_weeks is not None else (d.lead_time_weeks.value if d.lead_time_weeks is not None else None)
+    running = run["power_usd_per_hour"] + run["hosting_usd_per_hour"]
+    used = r.parts["utilisation"]
+    out: dict[str, Any] = {
+        "capex_usd": round(acc.purchase.usd_per_chip * count, 2),
+        "usd_per_chip": acc.purchase.usd_per_chip,
+        "lead_time_weeks": lead,
+        "amortisation_years": r.parts["amortisation_years"],
+        "utilisation_assumed": used,
+        "amortised_usd_per_chip_hour": round(r.usd_per_chip_hour, 5),
+        "break_even": None,
+    }
+    if cloud_usd is not None and cloud_usd > running:
+        hours = acc.purchase.usd_per_chip / (cloud_usd - running)
+        out["break_even"] = {
+            "against": f"{cloud} at ${cloud_usd:g}/chip-hour",
+            "used_hours_per_chip": round(hours),
+            "months_at_utilisation": round(hours / (d.hours_per_month.value * used), 1),
+        }
+    return out

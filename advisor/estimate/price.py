@@ -3,7 +3,9 @@ where an accelerator is offered, and the feasibility reasons of a priced estimat
 
 from __future__ import annotations
 
-from advisor import clouds
+import math
+
+from advisor import capacity, clouds, regions
 from advisor.catalog import Accelerator
 from advisor.estimate import onprem
 from advisor.estimate.result import Estimate, over_budget
@@ -34,9 +36,12 @@ def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> 
     """The cheapest of the clouds' price and, where on-prem is allowed, the amortised cost of owning it."""
     dep = profile.deployment
     cloud = _cloud_price_for(profile, acc, count)
-    own = onprem.rate(acc, dep.onprem) if "on-prem" in dep.clouds else None
+    own = onprem.rate(acc, dep.onprem) if onprem.purchasing(dep) else None
     if own is not None and (cloud.usd is None or own.usd_per_chip_hour < cloud.usd):
         return Price(own.usd_per_chip_hour, "on-prem", own.kind, None)
+    if cloud.usd is None and "on-prem" in dep.clouds and ("on-prem" in acc.clouds or acc.purchase is not None) and not (set(dep.clouds) - {"on-prem"} & set(acc.clouds)):
+        # on-prem allowed but nothing to price it at: neither owned nor bought
+        return Price(None, None, None, None, unavailable="on-prem: none owned (deployment.owned) and no purchase (deployment.onprem.purchase: true)")
     return cloud
 
 
@@ -104,7 +109,7 @@ def apply_price(
     if p.warning:
         e.warnings.append(p.warning)
     if p.unavailable:
-        e.why_not = f"{e.count} chips not offered: {p.unavailable}"
+        e.why_not = p.unavailable if p.unavailable.startswith("on-prem:") else f"{e.count} chips not offered: {p.unavailable}"
     named_on = acc.shapes.machine_types_cloud
     if e.owned_chips is None and named_on is not None and named_on != (p.cloud or clouds.preferred(profile.deployment.clouds)):
         # one cloud's machine types do not name another cloud's instances or your own servers (an
@@ -112,13 +117,99 @@ def apply_price(
         e.shape = acc.generic_shape_name(e.count)
     if p.usd is None:
         return
-    e.usd_per_chip_hour, e.price_cloud, e.price_kind = p.usd, p.cloud, p.kind
+    term = 0.0  # a kind with a minimum term bills it, used or not (training runs)
+    if e.owned_chips is None and p.cloud not in (None, "on-prem") and not acc.local:
+        p, term = _procure(e, profile, acc, p)
+        if p.usd is None:
+            return
+    usd = p.usd
+    assert usd is not None
+    e.usd_per_chip_hour, e.price_cloud, e.price_kind = usd, p.cloud, p.kind
+    if p.kind == onprem.ONPREM_KIND:  # a purchase: its outlay, lead time and break-even against renting
+        dep = profile.deployment
+        rent = acc.price([c for c in dep.clouds if c != "on-prem"], "on-demand", dep.region)
+        e.purchase = onprem.purchase_terms(acc, e.count * (e.replicas or 1), dep.onprem, rent.usd_per_chip_hour if rent else None, rent.cloud if rent else None)
+        if e.purchase is not None and e.mode == "training" and e.hours:
+            life = float(e.purchase["amortisation_years"]) * 8760.0 * float(e.purchase["utilisation_assumed"])
+            e.warnings.append(
+                f"buying {e.count} {acc.id}: ${e.purchase['capex_usd']:,.0f} up front, {e.purchase['lead_time_weeks']:g} weeks' lead time; "
+                f"the amortised rate assumes {e.purchase['amortisation_years']:g} years at {e.purchase['utilisation_assumed']:.0%} use, "
+                f"this run is {e.hours / life:.1%} of that"
+            )
+    if term and e.mode == "training" and e.hours:
+        chip_hours = max(chip_hours, term * e.count)
     # whole cents at the source, so that every renderer rounds the same figure (JSON keeps cents)
-    e.cost_usd = round(chip_hours * p.usd, 2)
+    e.cost_usd = round(chip_hours * usd, 2)
     if chip_hours_range is not None:
-        e.cost_low, e.cost_high = round(chip_hours_range[0] * p.usd, 2), round(chip_hours_range[1] * p.usd, 2)
+        e.cost_low, e.cost_high = round(chip_hours_range[0] * usd, 2), round(chip_hours_range[1] * usd, 2)
     elif e.hours_low is not None and e.hours_high is not None:
-        e.cost_low, e.cost_high = round(e.hours_low * e.count * p.usd, 2), round(e.hours_high * e.count * p.usd, 2)
+        lo, hi = max(e.hours_low, term), max(e.hours_high, term)
+        e.cost_low, e.cost_high = round(lo * e.count * usd, 2), round(hi * e.count * usd, 2)
+
+
+def _kind_price(profile: Profile, acc: Accelerator, cloud: str, reach: capacity.Reach, count: int, base: Price) -> Price:
+    """The price of ``count`` x ``acc`` on ``cloud`` under the procurement kind that delivers them:
+    the kind's own (rules/capacity.yaml), a reservation's committed-1y price, else the on-demand one."""
+    kind = reach.kind.id
+    if kind == capacity.PRICING_KIND.get(profile.deployment.pricing, "on-demand"):
+        return base
+    own = reach.limit.prices.get(acc.id) if reach.limit else None
+    if own is not None:
+        return Price(own, cloud, kind, None)
+    region = profile.deployment.region
+    q = acc.price([cloud], "committed-1y", region, count) if kind == "reserved" else None
+    q = q or acc.price([cloud], "on-demand", region, count)
+    return Price(q.usd_per_chip_hour, cloud, kind, None) if q is not None else Price(base.usd, cloud, kind, base.warning)
+
+
+def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple[Price, float]:
+    """Where the configuration's chips (all replicas) can be obtained for its duration: of the
+    profile's clouds that price ``acc``, the one that bills least under the first procurement kind
+    that reaches them (rules/capacity.yaml). Sets ``procurement`` and ``capacity``; beyond every
+    kind's reach, the configuration is infeasible and says what each cloud delivers. Returns the
+    price and the hours billed at least (a minimum term; 0 for serving, billed by the month)."""
+    chips = e.count * (e.replicas or 1)
+    hours = (e.hours or 0.0) if e.mode == "training" else math.inf
+    dep = profile.deployment
+    best: tuple[float, Price, capacity.Reach, str | None] | None = None
+    beyond: list[str] = []
+    elsewhere: list[str] = []
+    for cloud in dict.fromkeys([p.cloud or "", *dep.clouds]):
+        if cloud in ("", "on-prem"):
+            continue
+        region, no = regions.placement(dep, cloud, acc)
+        if no is not None:
+            elsewhere.append(no)
+            continue
+        q = acc.price([cloud], dep.pricing, region, e.count) or acc.price([cloud], "on-demand", region, e.count)
+        if q is None:
+            continue
+        base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
+        r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips())
+        if r is None:
+            beyond.append(f"{cloud} {', '.join(tried)}")
+            continue
+        priced = _kind_price(profile, acc, cloud, r, e.count, base)
+        billed = r.billed_hours if math.isfinite(hours) else 1.0
+        total = (priced.usd or 0.0) * (billed if math.isfinite(hours) else 1.0)
+        if best is None or total < best[0]:
+            best = (total, priced, r, region)
+    if best is None:
+        reasons = ([f"{chips:,} {acc.id} beyond what can be obtained ({'; '.join(beyond)} chips)"] if beyond else []) + elsewhere
+        if reasons:
+            why = "; ".join(reasons)
+            e.why_not = f"{e.why_not}; {why}" if e.why_not else why
+            e.procurable = False
+        return p, 1.0
+    _total, priced, r, region = best
+    e.region, e.zone = region, regions.zone_in(acc, priced.cloud or "", region)
+    e.procurement = r.kind.id
+    e.capacity = r.to_json(capacity.table().sources)
+    if math.isfinite(hours) and r.billed_hours > hours + 1e-9:
+        e.warnings.append(
+            f"{r.kind.title}: billed {r.billed_hours:,.0f} h for a {hours:,.1f} h run (its minimum term)"
+        )
+    return priced, (r.billed_hours if math.isfinite(hours) and r.billed_hours > hours else 0.0)
 
 
 def set_feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
@@ -139,7 +230,10 @@ def set_feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
     if e.meets_latency is False:
         assert profile.inference is not None
         target = e.assumptions.get("latency_target_ms") or profile.inference.latency_p99_ms or 0.0
-        reasons.append(f"latency {e.latency_ms:.0f} ms > {target:g} ms")
+        if e.p99 and e.p99.get("misses") and (e.latency_ms or 0.0) <= target:
+            reasons.extend(e.p99["misses"])  # the typical request meets it, the p99 does not
+        else:
+            reasons.append(f"latency {e.latency_ms:.0f} ms > {target:g} ms")
     if e.within_budget is False:
         assert e.cost_usd is not None and profile.goal.budget_usd is not None
         reasons.append(over_budget(e.cost_usd, profile.goal.budget_usd))

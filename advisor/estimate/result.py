@@ -50,6 +50,13 @@ class Estimate:
     unit_cost: dict[str, Any] | None = None
     past_knee: bool = False
     owned_chips: int | None = None  # the team owns this many of the accelerator
+    procurement: str | None = None  # how the chips are obtained (rules/capacity.yaml kind)
+    procurable: bool = True  # False: no procurement kind of any allowed cloud delivers the chips
+    capacity: dict[str, Any] | None = None  # that kind's reach, term and sources
+    region: str | None = None  # where it runs (the price's cloud's region)
+    purchase: dict[str, Any] | None = None  # bought hardware: outlay, lead time, break-even vs renting
+    p99: dict[str, Any] | None = None  # serving: p99 TTFT, TPOT and latency (estimate/tail.py)
+    zone: str | None = None
     feasible: bool = True
     why_not: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -92,11 +99,22 @@ class Estimate:
                 unit_cost=self.unit_cost,
                 hosts_per_replica=self.hosts_per_replica,
                 capacity_requests_per_second=rounded(self.capacity_rps, 3),
+                p99=self.p99,
+                percentiles={
+                    "ttft_ms": "typical request at the operating point", "tpot_ms": "typical request at the operating point",
+                    "latency_ms": "typical request at the operating point", "p99": "99th percentile (estimate/tail.py)",
+                },
             )
         if self.parallelism is not None:
             out["parallelism"] = self.parallelism
         if self.owned_chips is not None:
             out["owned_chips"] = self.owned_chips
+        out["procurement"] = self.procurement
+        out["capacity"] = self.capacity
+        out["region"] = self.region
+        out["zone"] = self.zone
+        if self.purchase is not None:
+            out["purchase"] = self.purchase
         out.update(feasible=self.feasible, why_not=self.why_not, warnings=list(self.warnings))
         out["assumptions"] = self.assumptions
         return out

@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from advisor import capacity
 from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants
 from advisor.estimate.inference import estimate_inference
@@ -214,6 +215,9 @@ def repriced_keep(a: Profile, b: Profile, cands: list[Estimate], catalog: Catalo
         if acc is None or acc_id in twice:
             continue
         if not owned:
+            moved = capacity.PRICING_KIND.get(a.deployment.pricing) != capacity.PRICING_KIND.get(b.deployment.pricing)
+            if moved and any(x.capacity is not None or not x.procurable for x in mine):
+                continue  # another procurement kind: other reach, other terms (rules/capacity.yaml)
             prices = [(price_for(a, acc, x.count), price_for(b, acc, x.count)) for x in mine]
             if any((p.usd, p.cloud, p.unavailable) != (q.usd, q.cloud, q.unavailable) for p, q in prices):
                 continue
@@ -259,7 +263,13 @@ def best(
         deadline = pool[0].assumptions.get("target_hours") or math.inf
         in_time = [x for x in pool if (x.hours or math.inf) <= deadline]
         if objective == "time":
-            return min([x for x in pool if not x.past_knee] or pool, key=key_time)
+            # the fastest before the knee of the time-cost curve; where nothing before it meets the
+            # deadline, the cheapest that does (a stated deadline is a constraint, the knee a preference)
+            before = [x for x in pool if not x.past_knee] or pool
+            fastest = min(before, key=key_time)
+            if (fastest.hours or math.inf) > deadline and in_time and math.isfinite(deadline):
+                return min(in_time, key=key_cost)
+            return fastest
         if objective == "balanced":
             margin = c.scoring.balanced_deadline_margin.value
             early = [x for x in in_time if (x.hours or math.inf) <= deadline * (1.0 - margin)]

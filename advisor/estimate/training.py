@@ -100,7 +100,7 @@ def training_cost_floor(profile: Profile, acc: Accelerator, c: Constants) -> flo
     allowed. None where it has neither (never priced). What the verdict search prunes with."""
     r = _training_rate(profile, acc, c)
     usd = [p.usd_per_chip_hour for p in acc.prices]
-    if "on-prem" in profile.deployment.clouds:
+    if onprem.purchasing(profile.deployment):
         own = onprem.rate(acc, profile.deployment.onprem)
         if own is not None:
             usd.append(own.usd_per_chip_hour)
@@ -150,8 +150,11 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         seqs = int(sizing.global_batch_tokens(profile, c) // t.seq_len)
         e.why_not = f"more chips than the batch can use ({seqs} sequences per step; set training.global_batch if yours is larger)"
 
+    floor = _step_floor(profile, c, plan, flops, peak * size_factor, mfu.expected)
+
     def hours(util: float, extra_s: float) -> float:
-        return flops / (count * peak * util * eff) / 3600 + extra_s / 3600 + compile_h
+        run_h = flops / (count * peak * util * eff) / 3600
+        return max(run_h, floor.hours(util)) + extra_s / 3600 + compile_h
 
     e.hours = hours(mfu.expected, emb.seconds[1])
     e.hours_low = hours(mfu.high, emb.seconds[0])
@@ -178,6 +181,8 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "approximated": list(shape.approximated)},
     }
     e.assumptions["startup_hours"] = round(compile_h, 3)
+    if floor.steps:
+        e.assumptions["step_floor"] = floor.to_json(mfu.expected, flops / (count * peak * mfu.expected * eff) / 3600)
     if emb.notes:
         e.assumptions["embeddings"] = emb.notes
     software_notes(e, sw)
@@ -189,6 +194,43 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         e.feasible, e.why_not = False, "no FP64 arithmetic on this accelerator"
     set_feasibility(e, profile, acc)
     return e
+
+
+@dataclass(slots=True)
+class _StepFloor:
+    """The serial floor of a run: ``steps`` optimiser steps, each at least one micro-batch (one
+    sequence) through the model on its tensor-parallel group (a pipeline passes one micro-batch
+    through its stages one after another) plus the gradient all-reduce left exposed. A count the
+    time model makes faster than this is bounded by it (docs/estimator.md, "Serial-step floor")."""
+
+    steps: float = 0.0
+    micro_flop_s: float = 0.0  # one micro-batch's FLOPs on its tensor group, over (peak x MFU): x 1/util
+    exposed_s: float = 0.0  # the step's exposed data-parallel traffic, seconds (at the expected MFU)
+
+    def hours(self, util: float) -> float:
+        return self.steps * (self.micro_flop_s / max(util, 1e-9) + self.exposed_s) / 3600.0
+
+    def to_json(self, util: float, model_hours: float) -> dict[str, Any]:
+        return {
+            "steps": round(self.steps),
+            "seconds_per_step_floor": round(self.micro_flop_s / max(util, 1e-9) + self.exposed_s, 4),
+            "floor_hours": round(self.hours(util), 3),
+            "binds": self.hours(util) > model_hours,
+        }
+
+
+def _step_floor(profile: Profile, c: Constants, plan: sizing.Plan | None, flops: float, rate: float, mfu: float) -> _StepFloor:
+    """``rate``: the chip's peak FLOP/s times the workload's size factor; ``mfu``: the expected MFU
+    the plan was costed at (its exposed traffic is a fraction of that compute)."""
+    assert profile.training is not None
+    t = profile.training
+    tokens = t.tokens_b * 1e9
+    if plan is None or tokens <= 0 or t.sample_based:
+        return _StepFloor()
+    steps = tokens / sizing.global_batch_tokens(profile, c)
+    micro = flops * t.seq_len / tokens / (plan.tensor * rate)
+    step_per_chip_s = flops / max(steps, 1.0) / (plan.data * plan.tensor * plan.pipeline * rate * mfu)
+    return _StepFloor(steps, micro, plan.comm_exposed * step_per_chip_s)
 
 
 def _first(shapes: list[int], lo: int, hi: int, ok: Any) -> int | None:
@@ -248,11 +290,17 @@ def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, own
         # the knee: past it, a doubling buys less than the stated speed-up
         knee_speed = c.estimator.scaling.knee_speedup_per_doubling.value
         knee = ladder[-1]
-        fitting = [n for n in ladder if n >= fit_at and est(n).parallelism is not None]
+        fitting = [n for n in ladder if n >= fit_at and est(n).parallelism is not None and est(n).procurable]
+        knee = fitting[-1] if fitting else knee
         for a, b in itertools.pairwise(fitting):
+            # the knee of the time-cost curve: a doubling that speeds up by less than knee_speed, or
+            # (goal time) costs more than 2 / knee_speed times as much (a minimum term, a dearer
+            # procurement kind); a deadline-driven goal may pass a price step to meet its deadline
             ha, hb = est(a).hours or 0.0, est(b).hours or 0.0
             per_doubling = (ha / hb) ** (1.0 / max(math.log2(b / a), 1e-9)) if hb > 0 else 0.0
-            if per_doubling < knee_speed:
+            ca, cb = est(a).cost_usd, est(b).cost_usd
+            dearer = (cb / ca) ** (1.0 / max(math.log2(b / a), 1e-9)) if ca and cb else 0.0
+            if per_doubling < knee_speed or (profile.goal.optimize == "time" and dearer > 2.0 / knee_speed):
                 knee = a
                 break
         target, _stated = training_target_hours(profile, c)

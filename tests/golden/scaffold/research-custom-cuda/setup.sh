@@ -10,7 +10,7 @@
 # plan: server=- server_note=- model_id=YOUR_ORG/YOUR_MODEL context_len=8192 max_input_len=4096
 # plan: max_seqs=0 num_experts=1 experts_per_token=1 seq_len=2048 global_batch=512
 # plan: checkpoint_every=4768 per_device_batch=4 hours_per_day=24 disk_gb=150 region=us-central1
-# plan: zone=us-central1-b pricing=on-demand price_cloud=gcp cloud=gcp
+# plan: zone=us-central1-b pricing=dws-flex-start price_cloud=gcp cloud=gcp
 #
 # Usage:
 #   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order

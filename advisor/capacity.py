@@ -1,0 +1,154 @@
+"""Capacity (rules/capacity.yaml): how many chips a cloud normally delivers by procurement kind
+(on-demand, spot, DWS flex-start, calendar reservations and capacity blocks, negotiated
+reservations), for how long, at what price where it differs, and the step that obtains them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Kind:
+    id: str
+    title: str
+    setup: str
+
+
+@dataclass(frozen=True)
+class Limit:
+    cloud: str
+    device: str | None
+    accelerators: tuple[str, ...]
+    kind: str
+    max_chips: int | None  # None: the catalog's largest published shape
+    min_hours: float
+    max_hours: float | None
+    prices: dict[str, float]
+    sources: tuple[str, ...]
+    note: str
+
+    def applies(self, cloud: str, device: str, accelerator: str) -> bool:
+        if self.cloud != cloud:
+            return False
+        if self.accelerators:
+            return accelerator in self.accelerators
+        return self.device == device
+
+
+@dataclass(frozen=True)
+class Table:
+    order: tuple[str, ...]
+    kinds: dict[str, Kind]
+    limits: tuple[Limit, ...]
+    sources: dict[str, str]  # id -> url
+
+
+_KIND_FIELDS = {"title", "setup"}
+_LIMIT_FIELDS = {"cloud", "device", "accelerators", "kind", "max_chips", "min_hours", "max_hours", "usd_per_chip_hour", "source", "note"}
+
+
+def _limit(i: int, raw: dict[str, Any], kinds: dict[str, Kind], sources: dict[str, str]) -> Limit:
+    where = f"rules/capacity.yaml: limits[{i}]"
+    extra = set(raw) - _LIMIT_FIELDS
+    if extra:
+        raise ValueError(f"{where}: unknown fields {sorted(extra)}")
+    if raw["kind"] not in kinds:
+        raise ValueError(f"{where}: kind {raw['kind']!r} is not one of {sorted(kinds)}")
+    missing = [s for s in raw["source"] if s not in sources]
+    if missing or not raw["source"]:
+        raise ValueError(f"{where}: sources {missing or '[]'} not in 'sources'")
+    if not raw.get("device") and not raw.get("accelerators"):
+        raise ValueError(f"{where}: needs a device or accelerators")
+    return Limit(
+        cloud=str(raw["cloud"]), device=raw.get("device"), accelerators=tuple(raw.get("accelerators") or ()),
+        kind=str(raw["kind"]), max_chips=None if raw["max_chips"] is None else int(raw["max_chips"]),
+        min_hours=float(raw["min_hours"]), max_hours=None if raw["max_hours"] is None else float(raw["max_hours"]),
+        prices={str(k): float(v) for k, v in (raw.get("usd_per_chip_hour") or {}).items()},
+        sources=tuple(raw["source"]), note=str(raw["note"]),
+    )
+
+
+@lru_cache(maxsize=1)
+def table() -> Table:
+    from advisor.knowledge import bundled_data
+
+    data = bundled_data("capacity.yaml")
+    kinds = {}
+    for kid, raw in data["kinds"].items():
+        if set(raw) != _KIND_FIELDS:
+            raise ValueError(f"rules/capacity.yaml: kind {kid}: fields {sorted(set(raw) ^ _KIND_FIELDS)}")
+        kinds[kid] = Kind(kid, str(raw["title"]), str(raw["setup"]))
+    sources = {sid: str(s.get("url") or "") for sid, s in data["sources"].items()}
+    order = tuple(data["order"])
+    if set(order) != set(kinds):
+        raise ValueError("rules/capacity.yaml: 'order' must list every kind once")
+    limits = tuple(_limit(i, raw, kinds, sources) for i, raw in enumerate(data["limits"]))
+    return Table(order, kinds, limits, sources)
+
+
+# the profile's deployment.pricing -> the procurement kind it is (a commitment is a reservation)
+PRICING_KIND = {"on-demand": "on-demand", "spot": "spot", "committed-1y": "reserved", "committed-3y": "reserved"}
+COMMITTED_HOURS = {"committed-1y": 8760.0, "committed-3y": 26280.0}  # the terms a profile may state
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What delivers ``chips`` for ``hours``: the kind, its limit row, the hours billed."""
+
+    kind: Kind
+    limit: Limit | None  # None: the table has no row for this cloud and family (unbounded)
+    max_chips: int | None
+    billed_hours: float
+
+    def to_json(self, sources: dict[str, str]) -> dict[str, Any]:
+        lim = self.limit
+        return {
+            "kind": self.kind.id,
+            "title": self.kind.title,
+            "max_chips": self.max_chips,
+            "min_hours": lim.min_hours if lim else 0.0,
+            "max_hours": lim.max_hours if lim else None,
+            "billed_hours": None if math.isinf(self.billed_hours) else round(self.billed_hours, 3),
+            "sources": [sources.get(s, s) for s in lim.sources] if lim else [],
+            "note": lim.note if lim else "no capacity row for this cloud and family: not bounded",
+        }
+
+
+def reach(
+    cloud: str, device: str, accelerator: str, chips: int, hours: float, pricing: str, largest: int,
+) -> tuple[Reach | None, list[str]]:
+    """The first procurement kind, from the profile's own (``pricing``) on in the table's order, that
+    delivers ``chips`` on ``cloud`` for ``hours`` (math.inf: continuous serving); (None, what each
+    kind reaches) where none does. ``largest``: the catalog's largest published shape."""
+    t = table()
+    rows = [lim for lim in t.limits if lim.applies(cloud, device, accelerator)]
+    start = PRICING_KIND.get(pricing, "on-demand")
+    if not rows:
+        return Reach(t.kinds[start], None, None, hours), []
+    kinds = list(t.order)
+    # on-demand and spot escalate past each other's kind only to the reservation kinds
+    ladder = [start] + [k for k in kinds[kinds.index("dws-flex-start"):] if k != start] if start in ("on-demand", "spot") else kinds[kinds.index(start):]
+    tried: list[str] = []
+    for kid in ladder:
+        lim = next((r for r in rows if r.kind == kid), None)
+        if lim is None:
+            continue
+        cap = largest if lim.max_chips is None else min(lim.max_chips, largest)
+        long = lim.max_hours is not None and hours > lim.max_hours
+        # a profile that states a commitment holds it anyway: the run pays the committed rate for its
+        # own hours; a count that only a reservation reaches pays the reservation's term
+        min_hours = 0.0 if kid == "reserved" and pricing in COMMITTED_HOURS else lim.min_hours
+        if chips <= cap and not long:
+            return Reach(t.kinds[kid], lim, cap, max(hours, min_hours)), []
+        limit_h = f" for up to {lim.max_hours:g} h" if lim.max_hours is not None else ""
+        tried.append(f"{kid} {cap:,}{limit_h}")
+    return None, tried
+
+
+def setup_step(kind: str, count: int, accelerator: str) -> tuple[str, str]:
+    """(title, text) of the step that obtains ``count`` x ``accelerator`` under ``kind``."""
+    k = table().kinds[kind]
+    return f"Obtain the capacity: {k.title}", k.setup.replace("{count}", str(count)).replace("{accelerator}", accelerator)

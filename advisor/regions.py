@@ -1,0 +1,104 @@
+"""Regions (rules/regions.yaml): which cloud a region id belongs to, where each cloud offers each
+accelerator, and the regions a profile allows on each cloud (deployment.regions, a hard
+constraint; deployment.region, a preference)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from advisor.catalog import Accelerator
+    from advisor.models import Deployment
+
+@dataclass(frozen=True)
+class Table:
+    known: dict[str, frozenset[str]]
+    offered: dict[tuple[str, str], tuple[str, ...]]
+    sources: dict[tuple[str, str], tuple[str, ...]]
+
+
+@lru_cache(maxsize=1)
+def table() -> Table:
+    from advisor.knowledge import bundled_data
+
+    data = bundled_data("regions.yaml")
+    urls = {sid: str(s.get("url") or "") for sid, s in data["sources"].items()}
+    offered: dict[tuple[str, str], tuple[str, ...]] = {}
+    sources: dict[tuple[str, str], tuple[str, ...]] = {}
+    for i, row in enumerate(data["offered"]):
+        if set(row) != {"cloud", "accelerator", "regions", "source", "note"}:
+            raise ValueError(f"rules/regions.yaml: offered[{i}]: fields {sorted(row)}")
+        missing = [s for s in row["source"] if s not in urls]
+        if missing:
+            raise ValueError(f"rules/regions.yaml: offered[{i}]: sources {missing} not in 'sources'")
+        offered[(row["cloud"], row["accelerator"])] = tuple(row["regions"])
+        sources[(row["cloud"], row["accelerator"])] = tuple(urls[s] for s in row["source"])
+    known = {c: frozenset(ids) for c, ids in data["known"].items()}
+    return Table(known, offered, sources)
+
+
+def cloud_of(region: str) -> str | None:
+    """The cloud a region id belongs to: a listed id, else by its form; None when it fits none."""
+    t = table()
+    for cloud, ids in t.known.items():
+        if region in ids:
+            return cloud
+    from advisor import clouds
+
+    return next((cid for cid in clouds.ids() if clouds.cloud(cid).owns_region(region)), None)  # by its form (rules/clouds.yaml)
+
+
+def offered_in(cloud: str, acc: Accelerator) -> tuple[str, ...] | None:
+    """Regions where ``cloud`` offers ``acc``; None where unknown (not restricted)."""
+    row = table().offered.get((cloud, acc.id))
+    if row is not None:
+        return row
+    if cloud == "gcp" and acc.deploy.zones:
+        return tuple(dict.fromkeys(z.rsplit("-", 1)[0] for z in acc.deploy.zones))
+    return None
+
+
+def pinned(dep: Deployment, cloud: str) -> list[str] | None:
+    """The regions ``deployment.regions`` allows on ``cloud`` (empty: none of that cloud's); None
+    when the profile pins no regions."""
+    if not dep.regions:
+        return None
+    return [r for r in dep.regions if cloud_of(r) == cloud]
+
+
+def preferred(dep: Deployment, cloud: str) -> str | None:
+    """The profile's region for ``cloud``: its first pinned one there, else ``deployment.region``
+    where it is that cloud's, else None (the cloud's default, rules/clouds.yaml)."""
+    pins = pinned(dep, cloud)
+    if pins:
+        return pins[0]
+    if dep.region and cloud_of(dep.region) == cloud:
+        return dep.region
+    return None
+
+
+def placement(dep: Deployment, cloud: str, acc: Accelerator) -> tuple[str | None, str | None]:
+    """(the region ``acc`` runs in on ``cloud`` under the profile, None if unknown; why it cannot
+    run there, None if it can). A pinned region list is a hard constraint."""
+    where = offered_in(cloud, acc)
+    pins = pinned(dep, cloud)
+    if pins is not None:
+        if not pins:
+            return None, f"{cloud}: none of deployment.regions ({', '.join(dep.regions or [])}) is a {cloud} region"
+        ok = [r for r in pins if where is None or r in where]
+        if not ok:
+            return None, f"{cloud}: {acc.id} is not offered in {', '.join(pins)} (offered in {', '.join(where or ())})"
+        return ok[0], None
+    pref = preferred(dep, cloud)
+    if pref is not None and (where is None or pref in where):
+        return pref, None
+    return (where[0] if where else pref), None
+
+
+def zone_in(acc: Accelerator, cloud: str, region: str | None) -> str | None:
+    """A zone of ``region`` that offers ``acc`` (the catalog's Google Cloud zones), else None."""
+    if cloud != "gcp" or region is None:
+        return None
+    return next((z for z in acc.deploy.zones if z.rsplit("-", 1)[0] == region), None)

@@ -1,0 +1,295 @@
+"""A verdict a team can carry out: objectives that mean what they say, capacity a cloud really
+sells, owned against purchasable hardware, regions, tail latency and numeric what-ifs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.api import Context
+from advisor.estimate.search import all_candidates, estimate
+from advisor.models import Profile
+from advisor.recommend import recommend
+
+
+@pytest.fixture(scope="module")
+def context() -> Context:
+    return Context.load()
+
+
+def profile(**over: Any) -> Profile:
+    base: dict[str, Any] = {
+        "name": "t", "task": "training", "domain": "llm",
+        "model": {"params_b": 6, "architecture": "transformer", "precision": "bf16"},
+        "training": {"tokens_b": 200, "seq_len": 2048, "method": "full"},
+        "software": {"framework": "pytorch"},
+        "deployment": {"clouds": ["gcp", "aws", "azure"]},
+        "goal": {"optimize": "time"},
+    }
+    for k, v in over.items():
+        base[k] = {**base[k], **v} if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return Profile.model_validate(base)
+
+
+# --------------------------------------------------------------------------- objectives
+
+
+def test_no_run_is_faster_than_its_serial_step_floor(context: Context) -> None:
+    # 16 sequences a step: 1,024 H100 run 8 x 8 x 16 and the time model's pipeline would finish a
+    # step in less than one sequence takes through the model on its tensor group
+    p = profile(
+        model={"params_b": 70}, training={"tokens_b": 20, "seq_len": 4096, "global_batch": 16},
+        deployment={"clouds": ["gcp"]},
+    )
+    acc = context.catalog.get("h100")
+    for n in (128, 1024):
+        e = estimate(p, acc, n, context.constants)
+        floor = e.assumptions["step_floor"]
+        run_h = (e.hours or 0.0) - float(e.assumptions["startup_hours"])
+        assert run_h >= floor["floor_hours"] - 1e-3, (n, run_h, floor)
+        # one sequence of 6 x 70e9 x 4096 FLOPs on 8 H100 at most at peak: >= 0.36 s a step
+        assert floor["seconds_per_step_floor"] * floor["steps"] / 3600 >= 305_176 * 0.36 / 3600
+    assert estimate(p, acc, 1024, context.constants).assumptions["step_floor"]["binds"] is True
+
+
+def test_no_data_parallel_degree_beyond_the_global_batch(context: Context) -> None:
+    p = profile(training={"global_batch": 64})
+    for e in all_candidates(p, context.catalog, context.constants):
+        if e.parallelism is not None:
+            assert e.parallelism["data"] <= 64, (e.accelerator, e.count, e.parallelism)
+
+
+def test_cost_objective_takes_the_cheapest_feasible_family(context: Context, cli: Any) -> None:
+    # the rules favour the TPU (vLLM-free encoder serving) but an L4 serves it for less: under
+    # goal.optimize cost the cheapest feasible family is the verdict, whatever the budget
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    doc = yaml.safe_load((root / "profiles" / "text-embeddings.yaml").read_text())
+    for budget in (None, 1e9):
+        if budget:
+            doc["goal"]["budget_usd"] = budget
+        p = Profile.model_validate(doc)
+        rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+        best = {d: e for d, e in rec.decision.best_by_device.items() if e is not None and e.feasible and e.cost_usd}
+        cheapest = min(best.values(), key=lambda e: e.cost_usd or 0.0)
+        assert rec.estimate is not None and rec.estimate.cost_usd is not None
+        assert rec.estimate.cost_usd <= (cheapest.cost_usd or 0.0) * 1.05, (rec.estimate.accelerator, cheapest.accelerator)
+
+
+def test_cost_ties_are_relative_and_the_rules_break_them(context: Context) -> None:
+    assert context.constants.scoring.cost_tie_fraction.value <= 0.1
+
+
+# --------------------------------------------------------------------------- capacity
+
+
+def test_time_goal_stays_within_procurable_capacity_and_the_knee(context: Context) -> None:
+    # before: b200 x 8,192 for 36 minutes (on-demand, nobody sells that many by the hour)
+    rec = recommend(profile(), context.kb, context.catalog, context.constants, with_flip=False)
+    e = rec.estimate
+    assert e is not None and e.procurement is not None and e.capacity is not None
+    assert e.count <= (e.capacity["max_chips"] or e.count)
+    assert e.count <= 1024, (e.accelerator, e.count)
+    assert (e.hours or 0.0) >= 2.0
+
+
+def test_a_count_beyond_every_kind_is_infeasible_with_the_reason(context: Context) -> None:
+    p = profile(model={"params_b": 405}, training={"tokens_b": 15600, "seq_len": 8192})
+    e = estimate(p, context.catalog.get("h100"), 65536, context.constants)
+    assert not e.feasible and not e.procurable
+    assert "beyond what can be obtained" in (e.why_not or "") and "reserved" in (e.why_not or "")
+
+
+def test_counts_beyond_on_demand_name_the_kind_that_delivers_them(context: Context) -> None:
+    p = profile(model={"params_b": 405, "layers": 126, "hidden_size": 16384, "kv_heads": 8},
+                training={"tokens_b": 15600, "seq_len": 8192, "deadline_hours": 1900},
+                software={"framework": "pytorch", "cuda_libraries": ["megatron"]},
+                deployment={"clouds": ["gcp", "aws", "azure"], "accelerators": ["h100"]}, goal={"optimize": "time"})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    e = rec.estimate
+    assert e is not None and e.accelerator == "h100"
+    # published: 16,384 H100 (Llama 3.1 405B); before: 65,536
+    assert 8192 <= e.count <= 32768
+    assert e.procurement == "reserved" and e.price_kind == "reserved"
+    assert rec.setup is not None and rec.setup.steps[0][0].startswith("Obtain the capacity")
+    out = rec.to_json()["estimate"]
+    assert out["procurement"] == "reserved" and out["capacity"]["sources"]
+    # a reservation bills its term: a 1-year commitment for a 73-day run
+    assert any("minimum term" in w for w in e.warnings)
+
+
+def test_every_candidate_fits_its_procurement_kind(context: Context) -> None:
+    for p in (profile(), profile(goal={"optimize": "cost"}), profile(model={"params_b": 70}, training={"tokens_b": 2000})):
+        for e in all_candidates(p, context.catalog, context.constants):
+            if e.feasible and e.capacity is not None and e.capacity["max_chips"] is not None:
+                assert e.count * (e.replicas or 1) <= e.capacity["max_chips"], (e.accelerator, e.count, e.capacity)
+
+
+# --------------------------------------------------------------------------- regions
+
+
+def test_pinned_regions_are_a_hard_constraint(context: Context) -> None:
+    p = profile(model={"params_b": 8}, training={"tokens_b": 100, "seq_len": 4096, "deadline_hours": 240},
+                deployment={"clouds": ["gcp", "aws"], "regions": ["europe-west4"]}, goal={"optimize": "cost"})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    for e in rec.candidates:
+        if e.feasible and e.priced:
+            assert e.price_cloud == "gcp" and e.region == "europe-west4", (e.accelerator, e.price_cloud, e.region)
+    v = rec.to_json()["verdict"]
+    assert v["region"] == "europe-west4" and (v["zone"] or "").startswith("europe-west4-")
+    aws_only = [e for e in rec.candidates if e.accelerator == "b300"]
+    assert aws_only and not aws_only[0].feasible and "none of deployment.regions" in (aws_only[0].why_not or "")
+
+
+def test_a_chip_not_offered_in_the_pinned_region_is_infeasible(context: Context) -> None:
+    p = profile(deployment={"clouds": ["aws"], "regions": ["us-east-1"]}, goal={"optimize": "cost"})
+    e = estimate(p, context.catalog.get("h200"), 8, context.constants)
+    assert not e.feasible and "h200 is not offered in us-east-1" in (e.why_not or "")
+    assert estimate(p, context.catalog.get("h100"), 8, context.constants).region == "us-east-1"
+
+
+def test_each_cloud_gets_its_own_region(context: Context) -> None:
+    # deployment.region is a Google Cloud region: an AWS verdict must not be told --region us-central1
+    p = profile(deployment={"clouds": ["aws"], "region": "us-central1"}, goal={"optimize": "cost"})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.estimate is not None and rec.estimate.price_cloud == "aws"
+    assert rec.estimate.region is not None and rec.estimate.region.startswith(("us-", "eu-", "ap-"))
+    assert rec.estimate.region != "us-central1"
+    text = str(rec.setup.to_json() if rec.setup else "")
+    assert "us-central1" not in text
+
+
+# --------------------------------------------------------------------------- owned vs purchasable
+
+
+def _onprem_profile(**onprem: Any) -> Profile:
+    dep: dict[str, Any] = {"clouds": ["gcp", "on-prem"]}
+    if onprem:
+        dep["onprem"] = onprem
+    return profile(model={"params_b": 8}, training={"tokens_b": 300, "seq_len": 4096, "deadline_hours": 1440},
+                   deployment=dep, goal={"optimize": "cost"})
+
+
+def test_on_prem_without_owned_hardware_or_a_purchase_is_not_priced_amortised(context: Context) -> None:
+    # a 2-month job must not be priced at the 5-year amortised rate of hardware nobody has bought
+    cands = all_candidates(_onprem_profile(), context.catalog, context.constants)
+    assert not [e for e in cands if e.price_cloud == "on-prem"]
+    pcie = [e for e in cands if e.accelerator == "h100-pcie"]
+    assert pcie and not pcie[0].feasible and "no purchase" in (pcie[0].why_not or "")
+
+
+def test_an_explicit_purchase_shows_capex_lead_time_utilisation_and_break_even(context: Context) -> None:
+    cands = all_candidates(_onprem_profile(purchase=True, lead_time_weeks=20), context.catalog, context.constants)
+    bought = [e for e in cands if e.price_cloud == "on-prem" and e.accelerator == "h100"]
+    assert bought
+    terms = bought[0].purchase
+    assert terms is not None and terms["capex_usd"] == 33750.0 * bought[0].count
+    assert terms["lead_time_weeks"] == 20 and terms["utilisation_assumed"] == 0.8
+    assert terms["break_even"] is not None and terms["break_even"]["months_at_utilisation"] > 0
+    assert any("up front" in w for w in bought[0].warnings)
+    assert "purchase" in bought[0].to_json()
+
+
+# --------------------------------------------------------------------------- tail latency
+
+
+def _chatbot(**inference: Any) -> Profile:
+    from pathlib import Path
+
+    import yaml
+
+    doc = yaml.safe_load((Path(__file__).resolve().parent.parent / "profiles" / "llm-chatbot.yaml").read_text())
+    doc["inference"].update(inference)
+    return Profile.model_validate(doc)
+
+
+def test_a_p99_target_is_compared_with_a_p99_estimate(context: Context) -> None:
+    acc = context.catalog.get("tpu-v6e")
+    base = estimate(_chatbot(), acc, 8, context.constants)
+    assert base.p99 is not None and base.tpot_ms is not None
+    assert base.p99["tpot_ms"] > base.tpot_ms and base.p99["latency_ms"] >= (base.latency_ms or 0.0)
+    # a TPOT target the typical token meets and the p99 token (sharing a step with a prompt chunk) does not
+    target = round((base.tpot_ms + base.p99["tpot_ms"]) / 2, 2)
+    e = estimate(_chatbot(tpot_p99_ms=target), acc, 8, context.constants)
+    assert e.tpot_ms is not None and e.tpot_ms <= target
+    assert e.meets_latency is False and not e.feasible and "p99 TPOT" in (e.why_not or "")
+    out = e.to_json()
+    assert out["p99"]["tpot_ms"] > target and "99th" in out["percentiles"]["p99"]
+    assert "typical" in out["percentiles"]["ttft_ms"]
+
+
+def test_the_output_length_spread_and_queueing_raise_the_p99(context: Context) -> None:
+    from advisor.estimate import tail
+
+    acc = context.catalog.get("tpu-v6e")
+    a = estimate(_chatbot(), acc, 8, context.constants)
+    b = estimate(_chatbot(max_output_tokens=2048), acc, 8, context.constants)
+    assert a.p99 is not None and b.p99 is not None and b.p99["latency_ms"] > 2 * a.p99["latency_ms"]
+    assert tail.erlang_c(1, 0.5) == pytest.approx(0.5)  # M/M/1: an arrival waits with probability rho
+    assert tail.queue_p99_s(1, 1.0, 0.9) == pytest.approx(__import__("math").log(90) / 0.1)
+    assert tail.queue_p99_s(64, 1.0, 10.0) == 0.0  # many slots, light load: nobody waits
+
+
+# --------------------------------------------------------------------------- public decisions
+
+
+def test_the_engine_agrees_with_public_decisions_at_least_as_often_as_the_four_line_rule(context: Context) -> None:
+    from . import decisions
+
+    rows = decisions.run(context)
+    assert len(rows) >= 40
+    assert all(d["source_url"].startswith("http") and d["outcome"] in ("tpu", "gpu", "cpu", "edge") for d in decisions.decisions())
+    assert decisions.accuracy(rows) >= decisions.accuracy(rows, of="four_line")
+
+
+# --------------------------------------------------------------------------- what-ifs
+
+
+def _bundled(name: str) -> Profile:
+    from pathlib import Path
+
+    import yaml
+
+    return Profile.model_validate(yaml.safe_load((Path(__file__).resolve().parent.parent / "profiles" / name).read_text()))
+
+
+def test_what_ifs_name_the_price_that_flips_the_verdict(context: Context) -> None:
+    rec = recommend(_bundled("bert-tpu.yaml"), context.kb, context.catalog, context.constants)
+    price = [f for f in rec.flip if f.startswith("prices: GPU at ")]
+    assert price, rec.flip
+    share = float(price[0].split(" at ")[1].split("%")[0])
+    assert 10 <= share < 100  # within 10x of today's prices
+    assert price[0] in rec.to_json()["flip"]
+
+
+def test_numeric_what_ifs_stay_within_10x(context: Context) -> None:
+    import re
+
+    for name in ("text-embeddings.yaml", "llm-chatbot.yaml", "frontier-pretrain-405b.yaml", "bert-tpu.yaml"):
+        rec = recommend(_bundled(name), context.kb, context.catalog, context.constants)
+        for f in rec.flip:
+            m = re.match(r"[a-z_.]+: ([\d,.]+) -> (?:above|below) ([\d,.]+) ", f)
+            if m:
+                a, b = (float(x.replace(",", "")) for x in m.groups())
+                assert max(a / b, b / a) <= 10.0 + 1e-6, f
+
+
+def test_a_dearer_flip_under_a_cost_goal_says_so(context: Context) -> None:
+    rec = recommend(_bundled("text-embeddings.yaml"), context.kb, context.catalog, context.constants)
+    assert rec.estimate is not None and rec.estimate.cost_usd is not None
+    for f in rec.flip:
+        costs = [float(x.replace(",", "")) for x in __import__("re").findall(r"\$([\d,.]+)", f)]
+        if "dearer" in f:
+            assert costs[0] > costs[1]
+    assert any("dearer" in f for f in rec.flip), rec.flip
+
+
+def test_a_training_run_without_a_deadline_is_probed_at_its_default_target() -> None:
+    from advisor import whatif
+
+    names = [f[0] for f in whatif._numeric_fields(profile(goal={"optimize": "cost"}))]
+    assert "training.deadline_hours" in names and whatif.PROBE <= 10.0
