@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from advisor.api import Context
-from advisor.estimator import estimate
+from advisor.estimate.search import estimate
 from advisor.models import Profile
 
 DATA = Path(__file__).parent / "data" / "published.yaml"
