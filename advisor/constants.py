@@ -89,6 +89,33 @@ class PrefillBudget(Strict):
         return self.tokens.get(family, {}).get(stack)
 
 
+class EngineLimit(Strict):
+    """One default of a serving engine: the most sequences it runs at once, on a family (and, where
+    the default depends on the chip, from a memory size up, except named chips)."""
+
+    device: Literal["tpu", "gpu", "cpu"]
+    stack: str
+    value: Annotated[int, Field(ge=1)]
+    min_memory_gib: float | None = None
+    except_accelerators: list[str] = Field(default_factory=list)
+
+
+class EngineLimits(Strict):
+    rows: list[EngineLimit]
+    source: SourceIds
+    note: str | None = None
+
+    def get(self, acc: Any, stack: str) -> int | None:
+        """The first row for the chip's family and the stack that applies to the chip."""
+        for row in self.rows:
+            if row.device != acc.device or row.stack != stack or acc.id in row.except_accelerators:
+                continue
+            if row.min_memory_gib is not None and acc.specs.memory_gib < row.min_memory_gib:
+                continue
+            return row.value
+        return None
+
+
 class InferenceConstants(Strict):
     decode_bandwidth_utilisation: Range
     prefill_mfu: Range
@@ -107,6 +134,7 @@ class InferenceConstants(Strict):
     max_concurrency: Value
     multi_host_serving: MultiHostServing
     prefill_token_budget: PrefillBudget | None = None
+    engine_max_num_seqs: EngineLimits | None = None
 
     def _own(self, key: str | None, name: str) -> Any:
         """A family's own figure, ``<key>_<name>`` (key: rules/families.yaml decode_utilisation), or None."""
@@ -163,7 +191,6 @@ class Scaling(Strict):
     dp_bytes_per_param_full: Value
     network_efficiency: Value
     dp_overlap: Value
-    default_scale_out_gbit_per_chip: Value
     pcie_gbyte_per_s: Value
     failure_rate_per_chip_hour: Value
     failure_cost_hours: Value

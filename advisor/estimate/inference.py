@@ -18,8 +18,10 @@ from advisor.estimate.replica import (
     latency_target,
     llm_replica,
     model_shape,
+    engine_max_seqs,
     multi_host_ok,
     replica_layout,
+    request_rate,
     request_flops,
     request_model_name,
     search_guess,
@@ -127,13 +129,16 @@ def estimate_inference(
         return e
 
     target_ms, target_note = latency_target(profile, c)
-    top = min(max_batch_mem, int(ic.max_concurrency.value))
+    engine_seqs = engine_max_seqs(profile, acc, c) if llm else None
+    top = min(max_batch_mem, int(ic.max_concurrency.value), engine_seqs or max_batch_mem)
     if batch is not None:
-        top = max(1, min(batch, max(max_batch_mem, 1)))
+        top = max(1, min(batch, max(max_batch_mem, 1), engine_seqs or batch))  # the engine never runs more
 
-    utilisation = 1.0 if inf.mode == "batch" else ic.target_utilisation.value  # offline batch jobs run full
+    offline = inf.mode == "batch"
+    qps, rate_note = request_rate(profile)
+    utilisation = 1.0 if offline else ic.target_utilisation.value  # offline batch jobs run full
     load: dict[str, Any] = {
-        "qps": inf.peak_qps, "max_concurrency": top, "target_s": None if target_ms is None else target_ms / 1000.0,
+        "qps": qps, "max_concurrency": top, "target_s": None if target_ms is None else target_ms / 1000.0,
         "utilisation": utilisation, "min_replicas": inf.min_replicas, "slack": ic.unattainable_latency_slack.value,
     }
 
@@ -143,9 +148,12 @@ def estimate_inference(
 
         if batch is not None:  # a measured concurrency: report exactly there
             pt = at(top)
-            reps = serving.replicas_for(pt, qps=inf.peak_qps, utilisation=1.0, min_replicas=inf.min_replicas)
+            reps = serving.replicas_for(pt, qps=qps, utilisation=1.0, min_replicas=inf.min_replicas)
             return serving.OperatingPoint(reps, pt, pt, at(1), None if target_ms is None else pt.latency * 1000 <= target_ms)
-        return serving.operating_point(at, guess=search_guess(replica, u_bw, u_mfu), **load)
+        found = serving.operating_point(at, guess=search_guess(replica, u_bw, u_mfu), **load)
+        if offline:  # a batch job keeps every replica saturated until its volume is done
+            return serving.OperatingPoint(found.replicas, found.at_capacity, found.at_capacity, found.at_one, found.meets_latency)
+        return found
 
     mid = op(mbu.expected, pre.expected)
     pt = mid.at_peak
@@ -159,7 +167,7 @@ def estimate_inference(
     e.replicas = mid.replicas
     e.capacity_rps = mid.at_capacity.requests_per_second
     e.parallelism["data"] = mid.replicas
-    hours_month = inf.hours_per_day * HOURS_PER_MONTH / 24
+    hours_month = (inf.window_hours or inf.hours_per_day if offline else inf.hours_per_day) * HOURS_PER_MONTH / 24
     e.hours = hours_month
     def reps(u_bw: float, u_mfu: float) -> int:
         if batch is not None:
@@ -207,6 +215,18 @@ def estimate_inference(
     }
     if target_note:
         e.assumptions["latency_target_note"] = target_note
+    if engine_seqs is not None:
+        e.assumptions["operating_point"]["engine_max_num_seqs"] = engine_seqs
+    if offline:
+        e.assumptions["operating_point"]["offline"] = {
+            "requests_per_second_needed": rounded(qps, 4),
+            "saturated_requests_per_second_per_replica": rounded(mid.at_capacity.requests_per_second, 4),
+            "saturated_tokens_per_second_per_replica": rounded(mid.at_capacity.tokens_per_second, 1),
+            "window_hours_per_day": inf.window_hours or inf.hours_per_day,
+        }
+        if rate_note:
+            e.assumptions["operating_point"]["offline"]["note"] = rate_note
+            e.warnings.append(rate_note)
     if target_ms is not None and mid.at_one.latency * 1000 > target_ms:
         e.warnings.append(f"even one request alone takes {mid.at_one.latency * 1000:.0f} ms, above the {target_ms:g} ms target")
         e.assumptions["operating_point"]["note"] = (

@@ -204,7 +204,7 @@ def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int
     shape = model_shape(profile)
     k = profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN
     per_layer = 2.0 * k * shape.hidden * 2.0
-    fast = min(count, acc.node_chips)
+    fast = min(count, sizing.fast_domain(acc, count))
     link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
     out = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value
     return shape.layers * per_layer * ((fast - 1) / count / link + (count - fast) / count / out)
@@ -213,7 +213,7 @@ def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int
 def replica_layout(acc: Accelerator, count: int) -> tuple[int, int]:
     """(tensor, pipeline) of one serving replica: tensor-parallel over its fast domain (an NVLink
     node; a TPU slice, one ICI torus even over several hosts), pipeline stages across domains."""
-    tp = max(1, min(count, acc.node_chips))
+    tp = max(1, min(count, sizing.fast_domain(acc, count)))
     return tp, max(1, math.ceil(count / tp))
 
 
@@ -285,6 +285,32 @@ def request_flops(profile: Profile, c: Constants) -> float:
     if profile.domain == "vision" or profile.model.architecture == "cnn":
         return rf.vision_flops_per_param.value * n
     return 2.0 * n * max(profile.inference.input_tokens + profile.inference.output_tokens, 1)
+
+
+def request_rate(profile: Profile) -> tuple[float, str | None]:
+    """Requests per second the replicas must serve, and a note where it is assumed. Online: the
+    peak. Offline batch: the day's volume over its window (requests_per_day / window_hours); a
+    batch job without a volume (or an explicit peak_qps) is sized as one replica at saturation."""
+    inf = profile.inference
+    assert inf is not None
+    if inf.mode != "batch":
+        return inf.peak_qps, None
+    window = inf.window_hours or inf.hours_per_day
+    if inf.requests_per_day is not None:
+        return inf.requests_per_day / (window * 3600.0), None
+    if "peak_qps" in inf.model_fields_set:
+        return inf.peak_qps, None
+    return 0.0, (
+        "offline batch job without inference.requests_per_day: sized as one replica (min_replicas) at saturation; "
+        "set requests_per_day and window_hours to size the replicas for a volume"
+    )
+
+
+def engine_max_seqs(profile: Profile, acc: Accelerator, c: Constants) -> int | None:
+    """The most sequences the serving engine runs at once by default (vLLM max_num_seqs), or None
+    where the stack has no such limit in rules/estimator.yaml: a replica never runs more."""
+    limits = c.estimator.inference.engine_max_num_seqs
+    return None if limits is None else limits.get(acc, profile.software.serving_stack)
 
 
 def multi_host_ok(profile: Profile, acc: Accelerator, c: Constants) -> bool:
