@@ -6,7 +6,11 @@ with the constant set to 1), its spread (the smallest and largest of them) and i
 ``levels:``. Held-out rows are never read. The constants are fitted in order, each with the ones before applied:
 
 1. low_precision_training_factor: dense training rows computed in 8 bits (fp8, mxfp8, int8);
-2. moe_training_factor: mixture-of-experts training rows.
+2. moe_training_factor: mixture-of-experts training rows;
+3. loaded_prefill_factor: serving rows under load (concurrency above 1: throughput, TPOT, latency), the share of
+   the prefill MFU that other requests' prompt chunks reach inside a decode step; not a ratio of throughputs
+   (memory-bound steps do not read it), so it is solved: the factor at which the group's median speed ratio is 1
+   (bisection in [0.1, 1.5]), spread by the group's smallest and largest ratio there.
 """
 
 from __future__ import annotations
@@ -29,7 +33,11 @@ ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
     # the precision of a MoE run is the low-precision factor's (applied first): no precision level here
     ("moe_training_factor", lambda r, prec: r["kind"] == "training" and bool(r["model"].get("active_params_b")),
      ("family", "generation", "stack", "vendor")),
+    ("loaded_prefill_factor", lambda r, prec: r["kind"] == "serving" and (r.get("concurrency") or 1) > 1
+     and r["metric"] in LOADED_METRICS, ("family", "generation", "stack", "vendor")),
 ]
+LOADED_METRICS = ("output_tokens_per_s", "output_tokens_per_s_per_chip", "throughput_tokens_per_s", "tpot_ms", "latency_s")
+SOLVED = {"loaded_prefill_factor"}
 # the groups a level is fitted for: the attributes it matches (the level's own key, with the family above it)
 GROUPS = {"family": ("device",), "generation": ("device", "accelerator"), "stack": ("device", "stack"),
           "vendor": ("device", "vendor"), "precision": ("device", "precision")}
@@ -50,6 +58,8 @@ def _row_attrs(r: dict[str, Any], ctx: Context) -> tuple[dict[str, str], str | N
 def fit(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> list[LevelRow]:
     """The qualifying levels of ``constant`` (global first), evaluated with ``ctx``'s levels minus this one's."""
     ctx = _with_levels(ctx, [x for x in ctx.constants.estimator.levels if x.constant != constant])
+    if constant in SOLVED:
+        return solve(constant, select, levels, ctx)
     data: list[tuple[dict[str, str], float, str, str]] = []
     for r in cp.rows():
         if r["split"] != "fit" or cp.not_evaluable(r):
@@ -84,6 +94,62 @@ def fit(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> li
             if len(members) >= MIN_FIT_ROWS and len({m[3] for m in members}) >= MIN_FIT_SOURCES and not same:
                 row(level, dict(zip(keys, key, strict=True)), members)  # (a level that only repeats its family adds nothing)
     assert all(LEVEL_KEY[x.level] in x.match for x in out if x.level != "global")
+    return out
+
+
+def _members(select: Any, ctx: Context) -> list[tuple[dict[str, str], dict[str, Any]]]:
+    out = []
+    for r in cp.rows():
+        if r["split"] != "fit" or cp.not_evaluable(r):
+            continue
+        attrs, prec = _row_attrs(r, ctx)
+        if r["kind"] == "serving":  # serving levels match the serving stack (calibration_published's mapping)
+            attrs = dict(attrs, stack=cp.SERVING_STACK.get(r["stack"], "none"))
+        if select(r, prec):
+            out.append((attrs, r))
+    return out
+
+
+def solve(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> list[LevelRow]:
+    members = _members(select, ctx)
+    out: list[LevelRow] = []
+
+    def ratios(level: str, match: dict[str, str], f: float, group: list[tuple[dict[str, str], dict[str, Any]]]) -> list[float]:
+        tmp = LevelRow.model_construct(constant=constant, level=level, match=match, value=f, low=f, high=f,  # type: ignore[arg-type]
+                                       fit_rows=[], fit_sources=[], source=["x"], note=None)
+        c2 = _with_levels(ctx, [*ctx.constants.estimator.levels, tmp])
+        found = [cp.evaluate(r, c2) for _, r in group]
+        return [x.speed_ratio for x in found if x.estimated is not None]
+
+    def one(level: str, match: dict[str, str], group: list[tuple[dict[str, str], dict[str, Any]]]) -> None:
+        lo, hi = 0.1, 1.5
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            if statistics.median(ratios(level, match, mid, group)) > 1.0:
+                hi = mid
+            else:
+                lo = mid
+        f = round((lo + hi) / 2, 3)
+        inv = [1.0 / x for x in ratios(level, match, f, group)]
+        out.append(LevelRow(
+            constant=constant, level=level, match=match,  # type: ignore[arg-type]
+            value=f, low=round(min(f, f * min(inv)), 3), high=round(max(f, f * max(inv)), 3),
+            fit_rows=[r["id"] for _, r in group], fit_sources=sorted({r["source_id"] for _, r in group}), source=["S_PUBLISHED_FIT"],
+        ))
+
+    if members:
+        one("global", {}, members)
+    for level in levels:
+        keys = GROUPS[level]
+        groups: dict[tuple[str, ...], list[tuple[dict[str, str], dict[str, Any]]]] = defaultdict(list)
+        for m in members:
+            groups[tuple(m[0][k] for k in keys)].append(m)
+        for key, group in sorted(groups.items()):
+            match = dict(zip(keys, key, strict=True))
+            parent = [m for m in members if m[0]["device"] == match.get("device")]
+            same = level != "family" and {m[1]["id"] for m in group} == {m[1]["id"] for m in parent}
+            if len(group) >= MIN_FIT_ROWS and len({m[1]["source_id"] for m in group}) >= MIN_FIT_SOURCES and not same:
+                one(level, match, group)
     return out
 
 

@@ -457,3 +457,18 @@ def test_offline_batch_throughput_is_near_published_saturated_figures() -> None:
     e = estimate(p, CAT.get("h100"), 2, C)
     per_chip = (e.tokens_per_second or 0) / 2
     assert 460 / 2 <= per_chip <= 460 * 2
+
+
+def test_a_replica_keeps_the_engines_limits_and_activation_reserve() -> None:
+    """Saturated serving was optimistic: a replica ran as many sequences as memory held. It never runs
+    more than the engine's max_num_seqs (vLLM: 256 below 70 GiB), and the KV cache leaves room for the
+    activation peak of a prefill budget's forward; prompt chunks in a loaded step take their fitted
+    share of the prefill MFU (loaded_prefill_factor, at the level the fit rows support)."""
+    small = estimate(chat(model={"params_b": 1, "layers": 16, "hidden_size": 2048, "kv_heads": 8},
+                          inference={"mode": "batch", "latency_p99_ms": None, "input_tokens": 128, "output_tokens": 128}),
+                     CAT.get("l4"), 1, C)
+    assert small.assumptions["operating_point"]["engine_max_num_seqs"] == 256 and (small.batch or 0) <= 256
+    e = estimate(chat(), CAT.get("h100"), 1, C)
+    assert e.assumptions["memory"]["activation_reserve_gb"] == pytest.approx(8192 * 34 * 4096 / 1e9, rel=1e-3)
+    lv = e.assumptions["levels"]["loaded_prefill_factor"]
+    assert lv["level"].startswith("family") and lv["value"] < 1 and len(lv["fit_sources"]) >= 2

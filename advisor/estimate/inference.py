@@ -13,17 +13,18 @@ from advisor.estimate.efficiency import decode_mbu, software_notes
 from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
 from advisor.estimate.replica import (
     BYTES,
+    engine_max_seqs,
     is_llm_inference,
     kv_note,
     latency_target,
     llm_replica,
+    loaded_prefill,
     model_shape,
-    engine_max_seqs,
     multi_host_ok,
     replica_layout,
-    request_rate,
     request_flops,
     request_model_name,
+    request_rate,
     search_guess,
     step_overhead,
     unit_for,
@@ -89,12 +90,18 @@ def estimate_inference(
         replica = llm_replica(profile, acc, count, c)
         kv_per_token = replica.kv_per_token
         ctx = inf.input_tokens + inf.output_tokens
-        max_batch_mem = int((usable - weights) // max(replica.kv_bytes(ctx), 1.0)) if usable > weights else 0
+        # the engine's activation peak is kept out of the KV cache: a forward of its prefill token budget,
+        # one layer's working set live at a time (34 x hidden bytes per token, Korthikanti et al. 2022)
+        budget = ic.prefill_token_budget.get(acc.device, profile.software.serving_stack) if ic.prefill_token_budget else None
+        act_reserve = float(budget or 0) * 34.0 * shape.hidden
+        kv_room = usable - weights - act_reserve
+        max_batch_mem = int(kv_room // max(replica.kv_bytes(ctx), 1.0)) if kv_room > 0 and usable > weights else 0
         mem_notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2),
             "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
             "kv_cache": kv_note(profile, replica),
             "max_batch_by_memory": max_batch_mem,
+            "activation_reserve_gb": round(act_reserve / 1e9, 3),
             "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated)},
         }
     else:
@@ -217,6 +224,9 @@ def estimate_inference(
         e.assumptions["latency_target_note"] = target_note
     if engine_seqs is not None:
         e.assumptions["operating_point"]["engine_max_num_seqs"] = engine_seqs
+    loaded = loaded_prefill(profile, acc, c) if llm else None
+    if loaded is not None:
+        e.assumptions["levels"] = {loaded.constant: loaded.describe()}
     if offline:
         e.assumptions["operating_point"]["offline"] = {
             "requests_per_second_needed": rounded(qps, 4),

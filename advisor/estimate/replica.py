@@ -13,7 +13,7 @@ from typing import Any
 
 from advisor import model_families
 from advisor.catalog import Accelerator
-from advisor.constants import Constants
+from advisor.constants import Constants, LevelRow
 from advisor.estimate import serving, sizing, workloads
 from advisor.families import family
 from advisor.models import Profile
@@ -158,7 +158,19 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
         kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
         kv_read_factor=c.estimator.inference.kv_read_factor(family(acc.device).decode_utilisation, profile.software.serving_stack),
+        loaded_prefill=loaded_prefill(profile, acc, c).value if loaded_prefill(profile, acc, c) else 1.0,
     )
+
+
+def serving_attrs(profile: Profile, acc: Accelerator) -> dict[str, str]:
+    """What a fitted serving constant's levels match on: family, chip, serving stack, vendor, precision."""
+    return {"device": acc.device, "accelerator": acc.id, "stack": profile.software.serving_stack, "vendor": acc.vendor,
+            "precision": acc.compute_precision(profile.model.precision)[0] or ""}
+
+
+def loaded_prefill(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow | None:
+    """The share of the prefill MFU prompt chunks reach inside a loaded decode step, at its level."""
+    return c.estimator.level("loaded_prefill_factor", serving_attrs(profile, acc))
 
 
 def kv_note(profile: Profile, replica: serving.LlmReplica) -> dict[str, Any]:
