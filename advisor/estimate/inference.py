@@ -11,6 +11,7 @@ from advisor.constants import Constants
 from advisor.estimate import serving, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes
 from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
+from advisor.estimate.readset import unused_fields
 from advisor.estimate.replica import (
     BYTES,
     engine_max_seqs,
@@ -48,6 +49,7 @@ def estimate_inference(
     inf = profile.inference
     assert inf is not None
     e.warnings.extend(sw.warnings)
+    e.warnings.extend(unused_fields(profile))
     no_formula = workloads.formula_warning(profile)
     if no_formula:
         e.warnings.append(no_formula)

@@ -274,6 +274,8 @@ def unit_for(profile: Profile) -> tuple[str, float]:
 
 
 def request_model_name(profile: Profile) -> str:
+    if profile.model.flops_per_sample:
+        return given_request_formula(profile)[1]
     fam = workloads.request_flops(profile)
     if fam is not None:
         return fam[1]
@@ -284,8 +286,22 @@ def request_model_name(profile: Profile) -> str:
     return "2 x active params x (input + output tokens)"
 
 
+def given_request_formula(profile: Profile, default_steps: int = 20) -> tuple[float, str]:
+    """A request's FLOPs from model.flops_per_sample (one forward pass): a diffusion request runs
+    one per denoising step (inference.steps, else the default step count); any other one-pass
+    request runs one."""
+    m, inf = profile.model, profile.inference
+    assert m.flops_per_sample is not None and inf is not None
+    if profile.domain == "diffusion" or m.architecture == "diffusion":
+        steps = inf.steps or default_steps
+        return m.flops_per_sample * steps, f"diffusion: model.flops_per_sample per denoising step x {steps} steps"
+    return m.flops_per_sample, "model.flops_per_sample per request (one forward pass)"
+
+
 def request_flops(profile: Profile, c: Constants) -> float:
     assert profile.inference is not None
+    if profile.model.flops_per_sample:  # the user's own figure comes first (a video model is not SDXL)
+        return given_request_formula(profile, int(c.estimator.request_flops.diffusion_default_steps.value))[0]
     fam = workloads.request_flops(profile)
     if fam is not None:
         return fam[0]

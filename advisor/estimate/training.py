@@ -15,6 +15,7 @@ from advisor.constants import Constants, LevelRow, Range
 from advisor.estimate import onprem, sizing, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes, stack_for, training_mfu
 from advisor.estimate.price import apply_price, set_feasibility, shape_name
+from advisor.estimate.readset import unused_fields
 from advisor.estimate.replica import (
     BYTES,
     Shape,
@@ -161,6 +162,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     t = profile.training
     assert t is not None
     e.warnings.extend(sw.warnings)
+    e.warnings.extend(unused_fields(profile))
     shape = model_shape(profile)
     tokens = t.tokens_b * 1e9
     method = t.method
