@@ -5,9 +5,10 @@ independent publications; global always) with its value (the median of measured 
 with the constant set to 1), its spread (the smallest and largest of them) and its rows, as YAML to paste under
 ``levels:``. Held-out rows are never read. The constants are fitted in order, each with the ones before applied:
 
-1. low_precision_training_factor: dense training rows computed in 8 bits (fp8, mxfp8, int8);
-2. moe_training_factor: mixture-of-experts training rows;
-3. loaded_prefill_factor: serving rows under load (concurrency above 1: throughput, TPOT, latency), the share of
+1. dense_training_factor: dense training rows computed in 16 bits (what they reach of the stack's MFU table);
+2. low_precision_training_factor: dense training rows computed in 8 bits (fp8, mxfp8, int8);
+3. moe_training_factor: mixture-of-experts training rows;
+4. loaded_prefill_factor: serving rows under load (concurrency above 1: throughput, TPOT, latency), the share of
    the prefill MFU that other requests' prompt chunks reach inside a decode step; not a ratio of throughputs
    (memory-bound steps do not read it), so it is solved: the factor at which the group's median speed ratio is 1
    (bisection in [0.1, 1.5]), spread by the group's smallest and largest ratio there.
@@ -28,6 +29,10 @@ from advisor.estimate.training import LOW_PRECISION, level_attrs
 from . import calibration_published as cp
 
 ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
+    # what dense 16-bit training reaches of the stack's MFU at each level (about 1 where the MFU table was
+    # right): its spread is the range of every training estimate
+    ("dense_training_factor", lambda r, prec: r["kind"] == "training" and not r["model"].get("active_params_b") and prec not in LOW_PRECISION,
+     ("family", "generation", "stack", "vendor")),
     ("low_precision_training_factor", lambda r, prec: r["kind"] == "training" and not r["model"].get("active_params_b") and prec in LOW_PRECISION,
      ("family", "generation", "stack", "vendor", "precision")),
     # the precision of a MoE run is the low-precision factor's (applied first): no precision level here

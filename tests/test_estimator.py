@@ -311,3 +311,18 @@ def test_the_levels_are_what_the_fit_rows_give() -> None:
         return (r.constant, r.level, tuple(sorted(r.match.items())), r.value, r.low, r.high, tuple(r.fit_rows), tuple(r.fit_sources))
 
     assert [key(r) for r in fit_levels.fit_all()] == [key(r) for r in C.estimator.levels]
+
+
+def test_every_time_and_throughput_has_a_range() -> None:
+    """Training and serving estimates carry low / high for each time, throughput and latency, from the
+    spread of each constant's level (training: the MFU table and the fitted levels; serving: the
+    bandwidth utilisation, prefill MFU and loaded-prefill spreads), and the estimate lies inside."""
+    t = estimate(_train(), CAT.get("tpu-v6e"), 8, C)
+    for key in ("hours", "tokens_per_second"):
+        lo, hi = t.ranges[key]
+        assert lo < getattr(t, key) < hi, key
+    s = estimate(serve(), CAT.get("h100"), 1, C)
+    for key in ("ttft_ms", "tpot_ms", "latency_ms", "tokens_per_second"):
+        lo, hi = s.ranges[key]
+        assert lo <= getattr(s, key) <= hi and lo < hi, key
+    assert set(s.to_json()["ranges"]) == {"ttft_ms", "tpot_ms", "latency_ms", "tokens_per_second"}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from advisor import software
@@ -183,6 +184,16 @@ def estimate_inference(
             return op(u_bw, u_mfu).replicas
         return serving.replicas_needed(lambda b: replica.point(b, u_bw, u_mfu), guess=search_guess(replica, u_bw, u_mfu), **load)
 
+    if ranges:  # the same operating point at the low and the high utilisation of each constant's level
+        lv = loaded_prefill(profile, acc, c) if llm else None
+        slow_r, fast_r = replica, replica
+        if lv is not None and isinstance(replica, serving.LlmReplica):
+            slow_r, fast_r = dataclasses.replace(replica, loaded_prefill=lv.low), dataclasses.replace(replica, loaded_prefill=lv.high)
+        slow, fast = slow_r.point(pt.concurrency, mbu.low, pre.low), fast_r.point(pt.concurrency, mbu.high, pre.high)
+        e.ranges = {
+            "ttft_ms": (fast.ttft * 1000, slow.ttft * 1000), "tpot_ms": (fast.tpot * 1000, slow.tpot * 1000),
+            "latency_ms": (fast.latency * 1000, slow.latency * 1000), "tokens_per_second": (slow.tokens_per_second, fast.tokens_per_second),
+        }
     chip_range = None
     if ranges:
         slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)

@@ -84,11 +84,12 @@ def level_attrs(profile: Profile, acc: Accelerator, stack: str, precision: str |
 
 
 def training_levels(profile: Profile, acc: Accelerator, c: Constants, stack: str, precision: str | None) -> list[LevelRow]:
-    """The fitted training factors that apply: the attained share of an 8-bit (or lower) peak relative
+    """The fitted training factors that apply: what a token run reaches of the stack's MFU table at its
+    level (its spread is the estimate's range), the attained share of an 8-bit (or lower) peak relative
     to the stack's 16-bit MFU, and a mixture of experts' utilisation relative to a dense model's
     (all-to-all over the fabric, routing imbalance, grouped GEMMs), each at its most specific level."""
     attrs = level_attrs(profile, acc, stack, precision)
-    found = []
+    found = [c.estimator.level("dense_training_factor", attrs)] if profile.training is not None and not profile.training.sample_based else []
     if precision in LOW_PRECISION:
         found.append(c.estimator.level("low_precision_training_factor", attrs))
     if profile.model.architecture == "moe":
@@ -205,6 +206,10 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     e.hours_low = hours(mfu.high * spread_fast, emb.seconds[0])
     e.hours_high = hours(mfu.low * spread_slow, emb.seconds[2])
     e.tokens_per_second = tokens / max((e.hours - compile_h) * 3600, 1e-9)
+    e.ranges = {
+        "hours": (e.hours_low, e.hours_high),
+        "tokens_per_second": (tokens / max((e.hours_high - compile_h) * 3600, 1e-9), tokens / max((e.hours_low - compile_h) * 3600, 1e-9)),
+    }
     e.parallelism = plan.to_json() if plan is not None else None
 
     apply_price(e, profile, acc, (e.hours or 0.0) * count)
