@@ -240,6 +240,15 @@ def estimate_inference(
     loaded = loaded_prefill(profile, acc, c) if llm else None
     if loaded is not None:
         e.assumptions["levels"] = {loaded.constant: loaded.describe()}
+    if llm and fam_key is not None:  # a family's own serving figures: say what they stand on and where they are inherited
+        e.assumptions.setdefault("levels", {})["decode_step"] = {
+            "level": f"family ({acc.device})", "fit": mbu.note.split(". ")[0][:160] if mbu.note else "",
+            "sources": list(mbu.source),
+            "inherited": (
+                f"fitted on one publication (vLLM-TPU and SGLang-JAX on v6e-4): below the >= 2 publications a "
+                f"generation or stack needs, so {acc.id} with {profile.software.serving_stack} takes the TPU family's figures"
+            ) if acc.device == "tpu" else "",
+        }
     if offline:
         e.assumptions["operating_point"]["offline"] = {
             "requests_per_second_needed": rounded(qps, 4),
