@@ -163,6 +163,9 @@ def evaluate(r: dict[str, Any], ctx: Context) -> Result:
         profile = profile_for(r)
         batch = r.get("concurrency") if r["kind"] == "serving" else None
         e = estimate(profile, acc, r["count"], ctx.constants, batch=batch)
+        if not e.feasible and "not offered" in (e.why_not or ""):
+            # a count no cloud rents (a single B200, a GB200 tray): the publisher owned it, so size it as owned (no price)
+            e = estimate(profile, acc, r["count"], ctx.constants, batch=batch, owned_chips=r["count"])
     except Exception as exc:  # a row the estimator rejects is reported, not dropped
         res.reason = f"estimator error: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
         return res
