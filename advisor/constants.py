@@ -221,6 +221,10 @@ class SmallModel(Value):
 # configuration takes the most specific row that matches it (docs/estimator.md "Levels").
 LEVELS = ("global", "family", "generation", "stack", "vendor", "precision")
 LevelName = Literal["global", "family", "generation", "stack", "vendor", "precision"]
+# Which of two matching rows a configuration takes, the most specific last: a vendor spans its generations
+# (an NVIDIA row covers H100 and B200), so a generation's own row outranks it, and a stack's (Megatron on
+# whatever chip) outranks both.
+PRECEDENCE = ("global", "family", "vendor", "generation", "stack", "precision")
 # the attribute each level adds to the match (a row may also narrow by the levels above it)
 LEVEL_KEY = {"family": "device", "generation": "accelerator", "stack": "stack", "vendor": "vendor", "precision": "precision"}
 MIN_FIT_ROWS = 3
@@ -292,7 +296,7 @@ class EstimatorConstants(Strict):
     def level(self, constant: str, attrs: dict[str, str]) -> LevelRow | None:
         """The most specific row of ``constant`` whose match holds for ``attrs`` (None: no row)."""
         rows = [r for r in self.levels if r.constant == constant and r.matches(attrs)]
-        return max(rows, key=lambda r: (len(r.match), LEVELS.index(r.level))) if rows else None
+        return max(rows, key=lambda r: (len(r.match), PRECEDENCE.index(r.level))) if rows else None
 
 
 class Scoring(Strict):

@@ -11,7 +11,9 @@ with the constant set to 1), its spread (the smallest and largest of them) and i
 4. loaded_prefill_factor: serving rows under load (concurrency above 1: throughput, TPOT, latency), the share of
    the prefill MFU that other requests' prompt chunks reach inside a decode step; not a ratio of throughputs
    (memory-bound steps do not read it), so it is solved: the factor at which the group's median speed ratio is 1
-   (bisection in [0.1, 1.5]), spread by the group's smallest and largest ratio there.
+   (bisection in [0.1, 1.5]), spread by the group's smallest and largest ratio there (dense models);
+5. moe_serving_factor: the same for a mixture of experts' compute efficiency in a loaded step (grouped GEMMs
+   of small per-expert batches, routing), solved on the MoE serving rows under load.
 """
 
 from __future__ import annotations
@@ -39,10 +41,12 @@ ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
     ("moe_training_factor", lambda r, prec: r["kind"] == "training" and bool(r["model"].get("active_params_b")),
      ("family", "generation", "stack", "vendor")),
     ("loaded_prefill_factor", lambda r, prec: r["kind"] == "serving" and (r.get("concurrency") or 1) > 1
-     and r["metric"] in LOADED_METRICS, ("family", "generation", "stack", "vendor")),
+     and r["metric"] in LOADED_METRICS and not r["model"].get("active_params_b"), ("family", "generation", "stack", "vendor")),
+    ("moe_serving_factor", lambda r, prec: r["kind"] == "serving" and (r.get("concurrency") or 1) > 1
+     and r["metric"] in LOADED_METRICS and bool(r["model"].get("active_params_b")), ("family", "generation", "stack", "vendor")),
 ]
 LOADED_METRICS = ("output_tokens_per_s", "output_tokens_per_s_per_chip", "throughput_tokens_per_s", "tpot_ms", "latency_s")
-SOLVED = {"loaded_prefill_factor"}
+SOLVED = {"loaded_prefill_factor", "moe_serving_factor"}
 # the groups a level is fitted for: the attributes it matches (the level's own key, with the family above it)
 GROUPS = {"family": ("device",), "generation": ("device", "accelerator"), "stack": ("device", "stack"),
           "vendor": ("device", "vendor"), "precision": ("device", "precision")}

@@ -471,4 +471,13 @@ def test_a_replica_keeps_the_engines_limits_and_activation_reserve() -> None:
     e = estimate(chat(), CAT.get("h100"), 1, C)
     assert e.assumptions["memory"]["activation_reserve_gb"] == pytest.approx(8192 * 34 * 4096 / 1e9, rel=1e-3)
     lv = e.assumptions["levels"]["loaded_prefill_factor"]
-    assert lv["level"].startswith("family") and lv["value"] < 1 and len(lv["fit_sources"]) >= 2
+    assert lv["level"].startswith("generation (device gpu, accelerator h100)") and lv["value"] < 1 and len(lv["fit_sources"]) >= 2
+
+
+def test_moe_serving_computes_at_its_fitted_level() -> None:
+    """A mixture of experts' loaded steps reach less of the peak than a dense model's (grouped GEMMs of
+    small per-expert batches): moe_serving_factor, solved on the MoE serving fit rows, at its level."""
+    moe = chat(model={"params_b": 30, "active_params_b": 3, "architecture": "moe", "layers": 48, "hidden_size": 2048, "kv_heads": 4})
+    e = estimate(moe, CAT.get("b200"), 1, C)
+    lv = e.assumptions["levels"]["moe_serving_factor"]
+    assert lv["level"] == "global" and lv["value"] < 1 and lv["fit_rows"] >= 3

@@ -22,6 +22,7 @@ from advisor.estimate.replica import (
     llm_replica,
     loaded_prefill,
     model_shape,
+    moe_serving,
     multi_host_ok,
     replica_layout,
     request_flops,
@@ -240,14 +241,17 @@ def estimate_inference(
     loaded = loaded_prefill(profile, acc, c) if llm else None
     if loaded is not None:
         e.assumptions["levels"] = {loaded.constant: loaded.describe()}
+    moe_row = moe_serving(profile, acc, c) if llm else None
+    if moe_row is not None:
+        e.assumptions.setdefault("levels", {})[moe_row.constant] = moe_row.describe()
     if llm and fam_key is not None:  # a family's own serving figures: say what they stand on and where they are inherited
         e.assumptions.setdefault("levels", {})["decode_step"] = {
             "level": f"family ({acc.device})", "fit": mbu.note.split(". ")[0][:160] if mbu.note else "",
             "sources": list(mbu.source),
             "inherited": (
-                f"fitted on one publication (vLLM-TPU and SGLang-JAX on v6e-4): below the >= 2 publications a "
-                f"generation or stack needs, so {acc.id} with {profile.software.serving_stack} takes the TPU family's figures"
-            ) if acc.device == "tpu" else "",
+                f"fitted on {len(set(mbu.source))} publication(s), below the >= 2 a generation or stack of its own needs: "
+                f"{acc.id} with {profile.software.serving_stack} takes the {family(acc.device).name} family's figures"
+            ),
         }
     if offline:
         e.assumptions["operating_point"]["offline"] = {

@@ -151,7 +151,7 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         kv_bytes_per_token(profile), shape.layers, shape.hidden,
         inf.input_tokens, inf.output_tokens,
         acc.specs.memory_bandwidth_gbps * 1e9 * count,
-        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count,
+        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * moe_serving_value(profile, acc, c),
         step_overhead(profile, acc, count, c),
         replica_comm_s_per_token(profile, acc, count, c),
         stages=replica_layout(acc, count)[1],
@@ -166,6 +166,19 @@ def serving_attrs(profile: Profile, acc: Accelerator) -> dict[str, str]:
     """What a fitted serving constant's levels match on: family, chip, serving stack, vendor, precision."""
     return {"device": acc.device, "accelerator": acc.id, "stack": profile.software.serving_stack, "vendor": acc.vendor,
             "precision": acc.compute_precision(profile.model.precision)[0] or ""}
+
+
+def moe_serving(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow | None:
+    """A mixture of experts' compute efficiency in a loaded step relative to a dense model's (grouped
+    GEMMs of small per-expert batches, routing imbalance), at its level; None for a dense model."""
+    if profile.model.architecture != "moe":
+        return None
+    return c.estimator.level("moe_serving_factor", serving_attrs(profile, acc))
+
+
+def moe_serving_value(profile: Profile, acc: Accelerator, c: Constants) -> float:
+    row = moe_serving(profile, acc, c)
+    return row.value if row is not None else 1.0
 
 
 def loaded_prefill(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow | None:
