@@ -190,10 +190,11 @@ def estimate_inference(
         slow_r, fast_r = replica, replica
         if lv is not None and isinstance(replica, serving.LlmReplica):
             slow_r, fast_r = dataclasses.replace(replica, loaded_prefill=lv.low), dataclasses.replace(replica, loaded_prefill=lv.high)
-        slow, fast = slow_r.point(pt.concurrency, mbu.low, pre.low), fast_r.point(pt.concurrency, mbu.high, pre.high)
+        p_slow, p_fast = slow_r.point(pt.concurrency, mbu.low, pre.low), fast_r.point(pt.concurrency, mbu.high, pre.high)
         e.ranges = {
-            "ttft_ms": (fast.ttft * 1000, slow.ttft * 1000), "tpot_ms": (fast.tpot * 1000, slow.tpot * 1000),
-            "latency_ms": (fast.latency * 1000, slow.latency * 1000), "tokens_per_second": (slow.tokens_per_second, fast.tokens_per_second),
+            "ttft_ms": (p_fast.ttft * 1000, p_slow.ttft * 1000), "tpot_ms": (p_fast.tpot * 1000, p_slow.tpot * 1000),
+            "latency_ms": (p_fast.latency * 1000, p_slow.latency * 1000),
+            "tokens_per_second": (p_slow.tokens_per_second, p_fast.tokens_per_second),
         }
     chip_range = None
     if ranges:

@@ -158,7 +158,7 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
         kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
         kv_read_factor=c.estimator.inference.kv_read_factor(family(acc.device).decode_utilisation, profile.software.serving_stack),
-        loaded_prefill=loaded_prefill(profile, acc, c).value if loaded_prefill(profile, acc, c) else 1.0,
+        loaded_prefill=loaded_prefill_value(profile, acc, c),
     )
 
 
@@ -178,6 +178,11 @@ def moe_serving(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow | 
 
 def moe_serving_value(profile: Profile, acc: Accelerator, c: Constants) -> float:
     row = moe_serving(profile, acc, c)
+    return row.value if row is not None else 1.0
+
+
+def loaded_prefill_value(profile: Profile, acc: Accelerator, c: Constants) -> float:
+    row = loaded_prefill(profile, acc, c)
     return row.value if row is not None else 1.0
 
 
