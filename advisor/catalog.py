@@ -71,9 +71,15 @@ class Specs(Strict):
     memory_bandwidth_gbps: Positive
     interconnect: Annotated[str, Field(max_length=500)] | None = None
     interconnect_gbps: Positive | None = None
-    # Network bandwidth per chip between nodes (GPU) or between slices (TPU, DCN), in Gbit/s:
-    # what data-parallel traffic crosses once a job outgrows one NVLink node or one ICI slice.
-    scale_out_gbit_per_chip: Positive | None = None
+    # The fabric, both figures required (a missing one is a load error, never a silent default):
+    # chips one scale-up fabric joins (an NVLink domain: 8 in an HGX node, 72 in a GB200 NVL72 rack;
+    # Infinity Fabric: 8; a TPU's largest ICI slice; 1 for a PCIe card without a bridge) ...
+    scale_up_chips: Annotated[int, Field(ge=1, le=1_000_000)]
+    # ... and the network bandwidth per chip beyond it (between nodes, racks or TPU slices over DCN),
+    # Gbit/s: what data-parallel and expert traffic crosses once a job outgrows one domain. 0 only
+    # for a machine that never has a second node (shapes.max_nodes 1: a workstation, one card).
+    scale_out_gbit_per_chip: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
+    fabric_source: SourceIds  # where both fabric figures come from
     tdp_w: Positive | None = None
     source: SourceIds
     as_of: dt.date
@@ -210,7 +216,16 @@ class Accelerator(Strict):
         problem = family(self.device).shapes.validate(self.device, self.shapes)
         if problem:
             raise ValueError(problem)
+        if self.specs.scale_out_gbit_per_chip == 0 and self.max_chips() > self.node_chips:
+            raise ValueError(
+                "specs.scale_out_gbit_per_chip is 0 but the shapes reach past one node: give the network bandwidth per chip between nodes"
+            )
         return self
+
+    @property
+    def scale_up(self) -> int:
+        """Chips one scale-up fabric joins (NVLink domain, ICI slice, Infinity Fabric), at least a node."""
+        return max(self.specs.scale_up_chips, self.node_chips)
 
     @property
     def peak_bf16_flops(self) -> float:
@@ -425,6 +440,7 @@ def _doc(path: str) -> Document:
 def _check_refs(doc: Document, acc: Accelerator, index: int, sources: dict[str, SourceRef], problems: list[Problem]) -> None:
     groups: list[tuple[tuple[str | int, ...], list[str]]] = [
         (("accelerators", index, "specs", "source"), acc.specs.source),
+        (("accelerators", index, "specs", "fabric_source"), acc.specs.fabric_source),
         (("accelerators", index, "shapes", "source"), acc.shapes.source),
     ]
     groups += [(("accelerators", index, "prices", i, "source"), p.source) for i, p in enumerate(acc.prices)]

@@ -89,6 +89,33 @@ class PrefillBudget(Strict):
         return self.tokens.get(family, {}).get(stack)
 
 
+class EngineLimit(Strict):
+    """One default of a serving engine: the most sequences it runs at once, on a family (and, where
+    the default depends on the chip, from a memory size up, except named chips)."""
+
+    device: Literal["tpu", "gpu", "cpu"]
+    stack: str
+    value: Annotated[int, Field(ge=1)]
+    min_memory_gib: float | None = None
+    except_accelerators: list[str] = Field(default_factory=list)
+
+
+class EngineLimits(Strict):
+    rows: list[EngineLimit]
+    source: SourceIds
+    note: str | None = None
+
+    def get(self, acc: Any, stack: str) -> int | None:
+        """The first row for the chip's family and the stack that applies to the chip."""
+        for row in self.rows:
+            if row.device != acc.device or row.stack != stack or acc.id in row.except_accelerators:
+                continue
+            if row.min_memory_gib is not None and acc.specs.memory_gib < row.min_memory_gib:
+                continue
+            return row.value
+        return None
+
+
 class InferenceConstants(Strict):
     decode_bandwidth_utilisation: Range
     prefill_mfu: Range
@@ -107,6 +134,7 @@ class InferenceConstants(Strict):
     max_concurrency: Value
     multi_host_serving: MultiHostServing
     prefill_token_budget: PrefillBudget | None = None
+    engine_max_num_seqs: EngineLimits | None = None
 
     def _own(self, key: str | None, name: str) -> Any:
         """A family's own figure, ``<key>_<name>`` (key: rules/families.yaml decode_utilisation), or None."""
@@ -163,7 +191,6 @@ class Scaling(Strict):
     dp_bytes_per_param_full: Value
     network_efficiency: Value
     dp_overlap: Value
-    default_scale_out_gbit_per_chip: Value
     pcie_gbyte_per_s: Value
     failure_rate_per_chip_hour: Value
     failure_cost_hours: Value
@@ -190,6 +217,68 @@ class SmallModel(Value):
     applies_below_params_b: Annotated[float, Field(gt=0)]
 
 
+# The levels a fitted constant can be set at, from the most general to the most specific; a
+# configuration takes the most specific row that matches it (docs/estimator.md "Levels").
+LEVELS = ("global", "family", "generation", "stack", "vendor", "precision")
+LevelName = Literal["global", "family", "generation", "stack", "vendor", "precision"]
+# Which of two matching rows a configuration takes, the most specific last: a vendor spans its generations
+# (an NVIDIA row covers H100 and B200), so a generation's own row outranks it, and a stack's (Megatron on
+# whatever chip) outranks both.
+PRECEDENCE = ("global", "family", "vendor", "generation", "stack", "precision")
+# the attribute each level adds to the match (a row may also narrow by the levels above it)
+LEVEL_KEY = {"family": "device", "generation": "accelerator", "stack": "stack", "vendor": "vendor", "precision": "precision"}
+MIN_FIT_ROWS = 3
+MIN_FIT_SOURCES = 2
+
+
+class LevelRow(Strict):
+    """One fitted value of a constant at one level: global, or for a family, a generation (catalog
+    id), a stack, a vendor or a precision. Below global it needs >= 3 fit rows of
+    tests/data/published.yaml from >= 2 independent publications; otherwise the configuration
+    inherits the level above. low / high: the spread of the fit rows at that level."""
+
+    constant: str
+    level: LevelName
+    match: dict[str, str] = Field(default_factory=dict)
+    value: Annotated[float, Field(gt=0)]
+    low: Annotated[float, Field(gt=0)]
+    high: Annotated[float, Field(gt=0)]
+    fit_rows: list[str]
+    fit_sources: list[str]
+    source: SourceIds
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _supported(self) -> "LevelRow":
+        if not self.low <= self.value <= self.high:
+            raise ValueError("needs low <= value <= high")
+        if self.level == "global":
+            if self.match:
+                raise ValueError("a global row matches everything: no 'match'")
+            return self
+        key = LEVEL_KEY[self.level]
+        if key not in self.match:
+            raise ValueError(f"a {self.level} row needs match.{key}")
+        if len(self.fit_rows) < MIN_FIT_ROWS or len(set(self.fit_sources)) < MIN_FIT_SOURCES:
+            raise ValueError(
+                f"{self.constant} at level {self.level} ({self.match}) has {len(self.fit_rows)} fit rows from "
+                f"{len(set(self.fit_sources))} sources: a level of its own needs >= {MIN_FIT_ROWS} rows from >= "
+                f"{MIN_FIT_SOURCES} independent sources; leave it to the level above"
+            )
+        return self
+
+    def matches(self, attrs: dict[str, str]) -> bool:
+        return all(attrs.get(k) == v for k, v in self.match.items())
+
+    def describe(self) -> dict[str, Any]:
+        """What an estimate states about the level it used."""
+        where = ", ".join(f"{k} {v}" for k, v in self.match.items())
+        return {
+            "level": self.level + (f" ({where})" if where else ""), "value": self.value, "low": self.low, "high": self.high,
+            "fit_rows": len(self.fit_rows), "fit_sources": sorted(set(self.fit_sources)),
+        }
+
+
 class EstimatorConstants(Strict):
     schema_version: Literal[1]
     sources: dict[str, SourceRef]
@@ -202,6 +291,12 @@ class EstimatorConstants(Strict):
     scaling: Scaling
     request_flops: RequestFlops
     workloads: WorkloadConstants
+    levels: list[LevelRow] = Field(default_factory=list)
+
+    def level(self, constant: str, attrs: dict[str, str]) -> LevelRow | None:
+        """The most specific row of ``constant`` whose match holds for ``attrs`` (None: no row)."""
+        rows = [r for r in self.levels if r.constant == constant and r.matches(attrs)]
+        return max(rows, key=lambda r: (len(r.match), PRECEDENCE.index(r.level))) if rows else None
 
 
 class Scoring(Strict):

@@ -191,7 +191,8 @@ class NodeScaling(Scaling):
         return f"{count} x {acc.id}" if count <= per or per == 1 else f"{count // per} nodes x {per} {acc.id}"
 
     def domain(self, acc: _Acc, count: int) -> int:
-        return self.node_chips(acc.shapes)
+        # the scale-up fabric where it spans more than a node (a GB200 NVL72 rack of 4-GPU trays)
+        return max(self.node_chips(acc.shapes), int(acc.specs.scale_up_chips))
 
     def scale_out_bytes(self, n_params: float, domain: int, grad_bytes: float, model_parallel: int) -> float:
         # every data-parallel rank exchanges its shard of the gradients (and FSDP's weights)

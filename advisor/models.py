@@ -221,6 +221,10 @@ class Inference(Strict):
     steps: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None  # diffusion denoising steps
     min_replicas: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 1  # kept running whatever the load
     kv_cache_dtype: KvCacheDtype = "auto"  # auto: 1 byte for fp8/int8/int4 weights, else 2
+    # An offline batch job (mode: batch) has a volume and a window, not a peak rate: requests it must
+    # finish per day, within window_hours of each day (default hours_per_day). Replicas run at saturation.
+    requests_per_day: Annotated[float, Field(strict=True, gt=0, le=1e13, allow_inf_nan=False)] | None = None
+    window_hours: Annotated[float, Field(strict=True, gt=0, le=24, allow_inf_nan=False)] | None = None
 
 
 class Software(Strict):

@@ -209,6 +209,13 @@ def evaluate(r: dict[str, Any], ctx: Context) -> Result:
         res.reason = f"estimator gave no {m}"
         return res
     res.estimated = float(value)
+    if r["kind"] == "serving" and res.low is None:  # the estimate's range of the metric, where it gives one
+        key = {"tpot_ms": "tpot_ms", "ttft_ms": "ttft_ms", "latency_s": "latency_ms"}.get(m, "tokens_per_second")
+        rng = e.ranges.get(key)
+        steady = m != "ttft_ms" or r.get("ttft_arrival", "steady") == "steady"
+        if rng is not None and steady:
+            scale = value / {"tpot_ms": e.tpot_ms, "ttft_ms": e.ttft_ms, "latency_ms": e.latency_ms}.get(key, e.tokens_per_second)  # type: ignore[operator]
+            res.low, res.high = rng[0] * scale, rng[1] * scale
     return res
 
 

@@ -100,3 +100,47 @@ def test_a_check_of_an_azure_nvl_proposal_is_priced(tmp_path: Path) -> None:
     r = run_cli("check", "--no-config", "--format", "json", str(f))
     rules = {x["rule"] for x in json.loads(r.out)["results"][0]["findings"]}
     assert "proposal-unpriced" not in rules and "unknown-accelerator" not in rules
+
+
+def test_every_chip_states_its_fabric_with_a_source() -> None:
+    """Every entry has a scale-up domain and a scale-out bandwidth per chip, each sourced (a missing
+    figure used to fall back to a silent 25 Gbit/s): GB200's NVLink domain is the 72-GPU rack, not
+    its 4-GPU tray; AMD's Infinity Fabric joins 8; TPUs their pod."""
+    for acc in CAT.accelerators.values():
+        assert acc.specs.scale_up_chips >= 1 and acc.specs.fabric_source, acc.id
+        assert all(s in CAT.sources for s in acc.specs.fabric_source), acc.id
+        if acc.max_chips() > acc.node_chips:
+            assert acc.specs.scale_out_gbit_per_chip > 0, acc.id
+    assert CAT.get("gb200").scale_up == 72 and CAT.get("gb200").node_chips == 4
+    assert CAT.get("mi300x").specs.scale_out_gbit_per_chip == 400 and CAT.get("mi325x").scale_up == 8
+    assert CAT.get("tpu-v6e").specs.scale_out_gbit_per_chip == 100
+
+
+def test_a_chip_without_fabric_figures_is_a_positioned_load_error(tmp_path: Path) -> None:
+    from advisor.errors import InputError
+
+    f = tmp_path / "c.yaml"
+    f.write_text(
+        'schema_version: 1\nsources: {X: {url: "https://example.com", retrieved: "2026-12-01"}}\naccelerators:\n'
+        "  - id: my-gpu\n    device: gpu\n    name: My GPU\n    vendor: me\n"
+        '    specs: {peak_tflops: {bf16: 100}, memory_gib: 10, memory_bandwidth_gbps: 100, source: [X], as_of: "2026-01-01"}\n'
+        '    shapes: {gpus_per_node: 8, partial_node_counts: [1, 8], max_nodes: 4, source: [X], as_of: "2026-01-01"}\n'
+    )
+    with pytest.raises(InputError) as exc:
+        load_catalog([str(f)])
+    text = str(exc.value)
+    assert "specs.scale_out_gbit_per_chip: required field is missing" in text
+    assert "specs.scale_up_chips: required field is missing" in text and "c.yaml:8:" in text
+
+
+def test_gb200_trains_inside_its_nvl72_domain() -> None:
+    """64 GB200 GPUs are 16 trays of one NVL72 rack: data-parallel traffic stays on NVLink."""
+    from advisor.api import Context
+    from advisor.estimate.search import estimate
+
+    from .conftest import make_profile
+
+    ctx = Context.load()
+    p = make_profile({"name": "t", "task": "training", "model": {"params_b": 70}}, {"training": {"tokens_b": 100, "seq_len": 4096}})
+    e = estimate(p, CAT.get("gb200"), 64, ctx.constants)
+    assert e.parallelism is not None and e.parallelism["data_parallel_fabric"].startswith("NVLink")

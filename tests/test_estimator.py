@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,7 +153,8 @@ def test_training_flops_time_and_lora() -> None:
     acc = CAT.get("tpu-v6e")
     full = estimate(train(), acc, 8, C)
     lora = estimate(train(training={"tokens_b": 100, "seq_len": 4096, "method": "lora"}), acc, 8, C)
-    assert full.assumptions["flops"] == f"{6 * 8e9 * 100e9:.3e}"
+    # 6 N D plus causal attention, 6 x layers x seq_len x hidden per token (new physics: attention charged)
+    assert full.assumptions["flops"] == f"{6 * 8e9 * 100e9 + 6 * 32 * 4096 * 4096 * 100e9:.3e}"
     assert lora.hours < full.hours
     assert lora.memory_per_chip_gb < full.memory_per_chip_gb
     assert full.hours_low < full.hours < full.hours_high
@@ -246,3 +248,81 @@ def test_shapes_a_cloud_does_not_sell_at_that_pricing() -> None:
     assert estimate(p, CAT.get("h100"), 8, C).priced
     spot = serve(deployment={"clouds": ["gcp"], "pricing": "spot"})
     assert estimate(spot, CAT.get("h100"), 1, C).priced
+
+
+def _train(**model: Any) -> Profile:
+    data = {"name": "t", "task": "training", "model": {"params_b": 8, "layers": 32, "hidden_size": 4096} | model,
+            "training": {"tokens_b": 100, "seq_len": 8192}}
+    return Profile.model_validate(data)
+
+
+def test_training_charges_causal_attention() -> None:
+    """6 N D leaves out attention: 6 x layers x seq_len x d_attn per token (PaLM appendix B, causal half as
+    MaxText and Megatron count it) -- 13% more for an 8B model at 8k, 3x more at 128k."""
+    from advisor.estimate.training import attention_flops
+
+    p = _train()
+    dense = 6 * 8e9 * 100e9
+    assert attention_flops(p) == pytest.approx(6 * 32 * 8192 * 4096 * 100e9)
+    e = estimate(p, CAT.get("h100"), 8, C)
+    assert float(e.assumptions["flops"]) == pytest.approx(dense + attention_flops(p), rel=1e-3)
+    assert "attention" in e.assumptions["flops_formula"]
+    long = _train().model_copy(update={"training": p.training.model_copy(update={"seq_len": 131072})})  # type: ignore[union-attr]
+    assert attention_flops(long) > 2 * dense
+
+
+def test_moe_and_8_bit_training_take_their_fitted_levels() -> None:
+    """A mixture of experts reaches less of the peak than a dense model (all-to-all, routing imbalance,
+    grouped GEMMs) and an 8-bit run less than twice its 16-bit rate; each factor comes from the most
+    specific level with >= 3 fit rows from >= 2 publications, and the estimate says which."""
+    dense = estimate(_train(params_b=30), CAT.get("h100"), 64, C)
+    moe = estimate(_train(params_b=30, active_params_b=30, architecture="moe"), CAT.get("h100"), 64, C)
+    assert (moe.hours or 0) > 1.5 * (dense.hours or 0)
+    lv = moe.assumptions["levels"]["moe_training_factor"]
+    assert lv["level"] == "global" and lv["fit_rows"] >= 3 and len(lv["fit_sources"]) >= 2
+    tpu = estimate(_train(params_b=30, active_params_b=30, architecture="moe"), CAT.get("tpu-v6e"), 64, C)
+    assert tpu.assumptions["levels"]["moe_training_factor"]["level"].startswith("generation")
+    fp8 = estimate(_train(precision="fp8"), CAT.get("h100"), 8, C)
+    bf16 = estimate(_train(), CAT.get("h100"), 8, C)
+    speedup = ((bf16.hours or 0) - 0.17) / ((fp8.hours or 0) - 0.17)
+    assert 1.0 < speedup < 2.0  # attained FP8 rate below 2x the bf16 one
+    assert "low_precision_training_factor" in fp8.assumptions["levels"]
+
+
+def test_a_level_below_global_needs_three_rows_from_two_sources() -> None:
+    from pydantic import ValidationError
+
+    from advisor.constants import LevelRow
+
+    row = {"constant": "moe_training_factor", "level": "vendor", "match": {"device": "gpu", "vendor": "amd"}, "value": 0.5,
+           "low": 0.4, "high": 0.6, "fit_rows": ["a", "b", "c"], "fit_sources": ["one", "one", "one"], "source": ["S"]}
+    with pytest.raises(ValidationError, match="independent sources"):
+        LevelRow.model_validate(row)
+    LevelRow.model_validate(row | {"fit_sources": ["one", "two", "two"]})
+    for lv in C.estimator.levels:
+        assert lv.level == "global" or (len(lv.fit_rows) >= 3 and len(set(lv.fit_sources)) >= 2)
+
+
+def test_the_levels_are_what_the_fit_rows_give() -> None:
+    """rules/estimator.yaml levels are reproduced by python -m tests.fit_levels from the fit rows alone."""
+    from . import fit_levels
+
+    def key(r: Any) -> tuple[Any, ...]:
+        return (r.constant, r.level, tuple(sorted(r.match.items())), r.value, r.low, r.high, tuple(r.fit_rows), tuple(r.fit_sources))
+
+    assert [key(r) for r in fit_levels.fit_all()] == [key(r) for r in C.estimator.levels]
+
+
+def test_every_time_and_throughput_has_a_range() -> None:
+    """Training and serving estimates carry low / high for each time, throughput and latency, from the
+    spread of each constant's level (training: the MFU table and the fitted levels; serving: the
+    bandwidth utilisation, prefill MFU and loaded-prefill spreads), and the estimate lies inside."""
+    t = estimate(_train(), CAT.get("tpu-v6e"), 8, C)
+    for key in ("hours", "tokens_per_second"):
+        lo, hi = t.ranges[key]
+        assert lo < getattr(t, key) < hi, key
+    s = estimate(serve(), CAT.get("h100"), 1, C)
+    for key in ("ttft_ms", "tpot_ms", "latency_ms", "tokens_per_second"):
+        lo, hi = s.ranges[key]
+        assert lo <= getattr(s, key) <= hi and lo < hi, key
+    assert set(s.to_json()["ranges"]) == {"ttft_ms", "tpot_ms", "latency_ms", "tokens_per_second"}

@@ -78,7 +78,8 @@ _NPU = (
     'sources: {X: {url: "https://example.com/npu", retrieved: "2026-12-01"}}\n'
     "accelerators:\n"
     "  - id: npu-1\n    device: DEVICE\n    name: Test NPU\n    vendor: test\n    clouds: [gcp]\n"
-    '    specs: {peak_tflops: {bf16: 900}, memory_gib: 96, memory_bandwidth_gbps: 4000, source: [X], as_of: "2026-12-01"}\n'
+    '    specs: {peak_tflops: {bf16: 900}, memory_gib: 96, memory_bandwidth_gbps: 4000, scale_up_chips: 8,'
+    ' scale_out_gbit_per_chip: 400, fabric_source: [X], source: [X], as_of: "2026-12-01"}\n'
     '    shapes: {gpus_per_node: 8, partial_node_counts: [1, 8], max_nodes: 16, source: [X], as_of: "2026-12-01"}\n'
     '    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: 0.2, source: [X], as_of: "2026-12-01"}]\n'
 )

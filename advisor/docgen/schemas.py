@@ -75,8 +75,13 @@ FIELD_DOCS: dict[str, str] = {
     "training.deadline_hours": "Wall-clock hours the run must finish in.",
     "training.global_batch": "Sequences per optimiser step; bounds how many chips data parallelism can use.",
     "inference": "Required when task is inference.",
-    "inference.mode": "online: requests with a latency target; batch: offline, the largest batch that fits.",
-    "inference.peak_qps": "Requests per second at peak; sizes the number of replicas.",
+    "inference.mode": "online: requests with a latency target; batch: offline, each replica at saturation (the largest batch memory "
+                      "and the serving engine allow).",
+    "inference.peak_qps": "Requests per second at peak; sizes the number of replicas (online; batch jobs give requests_per_day instead).",
+    "inference.requests_per_day": "Offline batch jobs (mode: batch): requests to finish per day; with window_hours it sizes the "
+                                  "replicas, each run at saturation. Absent: one replica at saturation, its throughput reported.",
+    "inference.window_hours": "Offline batch jobs: hours per day the job may run to finish requests_per_day (default hours_per_day); "
+                              "prices the month.",
     "inference.input_tokens": "Prompt tokens per request.",
     "inference.output_tokens": "Generated tokens per request.",
     "inference.max_input_tokens": "Longest prompt the server must accept, tokens (default: inference.input_tokens); "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from advisor import software
@@ -11,17 +12,22 @@ from advisor.constants import Constants
 from advisor.estimate import serving, tail, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes
 from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
+from advisor.estimate.readset import unused_fields
 from advisor.estimate.replica import (
     BYTES,
+    engine_max_seqs,
     is_llm_inference,
     kv_note,
     latency_target,
     llm_replica,
+    loaded_prefill,
     model_shape,
+    moe_serving,
     multi_host_ok,
     replica_layout,
     request_flops,
     request_model_name,
+    request_rate,
     search_guess,
     step_overhead,
     unit_for,
@@ -45,6 +51,7 @@ def estimate_inference(
     inf = profile.inference
     assert inf is not None
     e.warnings.extend(sw.warnings)
+    e.warnings.extend(unused_fields(profile))
     no_formula = workloads.formula_warning(profile)
     if no_formula:
         e.warnings.append(no_formula)
@@ -87,12 +94,18 @@ def estimate_inference(
         replica = llm_replica(profile, acc, count, c)
         kv_per_token = replica.kv_per_token
         ctx = inf.input_tokens + inf.output_tokens
-        max_batch_mem = int((usable - weights) // max(replica.kv_bytes(ctx), 1.0)) if usable > weights else 0
+        # the engine's activation peak is kept out of the KV cache: a forward of its prefill token budget,
+        # one layer's working set live at a time (34 x hidden bytes per token, Korthikanti et al. 2022)
+        budget = ic.prefill_token_budget.get(acc.device, profile.software.serving_stack) if ic.prefill_token_budget else None
+        act_reserve = float(budget or 0) * 34.0 * shape.hidden
+        kv_room = usable - weights - act_reserve
+        max_batch_mem = int(kv_room // max(replica.kv_bytes(ctx), 1.0)) if kv_room > 0 and usable > weights else 0
         mem_notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2),
             "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
             "kv_cache": kv_note(profile, replica),
             "max_batch_by_memory": max_batch_mem,
+            "activation_reserve_gb": round(act_reserve / 1e9, 3),
             "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated)},
         }
     else:
@@ -127,13 +140,16 @@ def estimate_inference(
         return e
 
     target_ms, target_note = latency_target(profile, c)
-    top = min(max_batch_mem, int(ic.max_concurrency.value))
+    engine_seqs = engine_max_seqs(profile, acc, c) if llm else None
+    top = min(max_batch_mem, int(ic.max_concurrency.value), engine_seqs or max_batch_mem)
     if batch is not None:
-        top = max(1, min(batch, max(max_batch_mem, 1)))
+        top = max(1, min(batch, max(max_batch_mem, 1), engine_seqs or batch))  # the engine never runs more
 
-    utilisation = 1.0 if inf.mode == "batch" else ic.target_utilisation.value  # offline batch jobs run full
+    offline = inf.mode == "batch"
+    qps, rate_note = request_rate(profile)
+    utilisation = 1.0 if offline else ic.target_utilisation.value  # offline batch jobs run full
     load: dict[str, Any] = {
-        "qps": inf.peak_qps, "max_concurrency": top, "target_s": None if target_ms is None else target_ms / 1000.0,
+        "qps": qps, "max_concurrency": top, "target_s": None if target_ms is None else target_ms / 1000.0,
         "utilisation": utilisation, "min_replicas": inf.min_replicas, "slack": ic.unattainable_latency_slack.value,
     }
 
@@ -143,9 +159,12 @@ def estimate_inference(
 
         if batch is not None:  # a measured concurrency: report exactly there
             pt = at(top)
-            reps = serving.replicas_for(pt, qps=inf.peak_qps, utilisation=1.0, min_replicas=inf.min_replicas)
+            reps = serving.replicas_for(pt, qps=qps, utilisation=1.0, min_replicas=inf.min_replicas)
             return serving.OperatingPoint(reps, pt, pt, at(1), None if target_ms is None else pt.latency * 1000 <= target_ms)
-        return serving.operating_point(at, guess=search_guess(replica, u_bw, u_mfu), **load)
+        found = serving.operating_point(at, guess=search_guess(replica, u_bw, u_mfu), **load)
+        if offline:  # a batch job keeps every replica saturated until its volume is done
+            return serving.OperatingPoint(found.replicas, found.at_capacity, found.at_capacity, found.at_one, found.meets_latency)
+        return found
 
     mid = op(mbu.expected, pre.expected)
     if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and inf.latency_p99_ms is not None and batch is None:
@@ -161,13 +180,24 @@ def estimate_inference(
     e.replicas = mid.replicas
     e.capacity_rps = mid.at_capacity.requests_per_second
     e.parallelism["data"] = mid.replicas
-    hours_month = inf.hours_per_day * HOURS_PER_MONTH / 24
+    hours_month = (inf.window_hours or inf.hours_per_day if offline else inf.hours_per_day) * HOURS_PER_MONTH / 24
     e.hours = hours_month
     def reps(u_bw: float, u_mfu: float) -> int:
         if batch is not None:
             return op(u_bw, u_mfu).replicas
         return serving.replicas_needed(lambda b: replica.point(b, u_bw, u_mfu), guess=search_guess(replica, u_bw, u_mfu), **load)
 
+    if ranges:  # the same operating point at the low and the high utilisation of each constant's level
+        lv = loaded_prefill(profile, acc, c) if llm else None
+        slow_r, fast_r = replica, replica
+        if lv is not None and isinstance(replica, serving.LlmReplica):
+            slow_r, fast_r = dataclasses.replace(replica, loaded_prefill=lv.low), dataclasses.replace(replica, loaded_prefill=lv.high)
+        p_slow, p_fast = slow_r.point(pt.concurrency, mbu.low, pre.low), fast_r.point(pt.concurrency, mbu.high, pre.high)
+        e.ranges = {
+            "ttft_ms": (p_fast.ttft * 1000, p_slow.ttft * 1000), "tpot_ms": (p_fast.tpot * 1000, p_slow.tpot * 1000),
+            "latency_ms": (p_fast.latency * 1000, p_slow.latency * 1000),
+            "tokens_per_second": (p_slow.tokens_per_second, p_fast.tokens_per_second),
+        }
     chip_range = None
     if ranges:
         slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
@@ -209,6 +239,33 @@ def estimate_inference(
     }
     if target_note:
         e.assumptions["latency_target_note"] = target_note
+    if engine_seqs is not None:
+        e.assumptions["operating_point"]["engine_max_num_seqs"] = engine_seqs
+    loaded = loaded_prefill(profile, acc, c) if llm else None
+    if loaded is not None:
+        e.assumptions["levels"] = {loaded.constant: loaded.describe()}
+    moe_row = moe_serving(profile, acc, c) if llm else None
+    if moe_row is not None:
+        e.assumptions.setdefault("levels", {})[moe_row.constant] = moe_row.describe()
+    if llm and fam_key is not None:  # a family's own serving figures: say what they stand on and where they are inherited
+        e.assumptions.setdefault("levels", {})["decode_step"] = {
+            "level": f"family ({acc.device})", "fit": mbu.note.split(". ")[0][:160] if mbu.note else "",
+            "sources": list(mbu.source),
+            "inherited": (
+                f"fitted on {len(set(mbu.source))} publication(s), below the >= 2 a generation or stack of its own needs: "
+                f"{acc.id} with {profile.software.serving_stack} takes the {family(acc.device).name} family's figures"
+            ),
+        }
+    if offline:
+        e.assumptions["operating_point"]["offline"] = {
+            "requests_per_second_needed": rounded(qps, 4),
+            "saturated_requests_per_second_per_replica": rounded(mid.at_capacity.requests_per_second, 4),
+            "saturated_tokens_per_second_per_replica": rounded(mid.at_capacity.tokens_per_second, 1),
+            "window_hours_per_day": inf.window_hours or inf.hours_per_day,
+        }
+        if rate_note:
+            e.assumptions["operating_point"]["offline"]["note"] = rate_note
+            e.warnings.append(rate_note)
     if target_ms is not None and mid.at_one.latency * 1000 > target_ms:
         e.warnings.append(f"even one request alone takes {mid.at_one.latency * 1000:.0f} ms, above the {target_ms:g} ms target")
         e.assumptions["operating_point"]["note"] = (

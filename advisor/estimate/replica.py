@@ -13,7 +13,7 @@ from typing import Any
 
 from advisor import model_families
 from advisor.catalog import Accelerator
-from advisor.constants import Constants
+from advisor.constants import Constants, LevelRow
 from advisor.estimate import serving, sizing, workloads
 from advisor.families import family
 from advisor.models import Profile
@@ -151,14 +151,44 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         kv_bytes_per_token(profile), shape.layers, shape.hidden,
         inf.input_tokens, inf.output_tokens,
         acc.specs.memory_bandwidth_gbps * 1e9 * count,
-        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count,
+        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * moe_serving_value(profile, acc, c),
         step_overhead(profile, acc, count, c),
         replica_comm_s_per_token(profile, acc, count, c),
         stages=replica_layout(acc, count)[1],
         kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
         kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
         kv_read_factor=c.estimator.inference.kv_read_factor(family(acc.device).decode_utilisation, profile.software.serving_stack),
+        loaded_prefill=loaded_prefill_value(profile, acc, c),
     )
+
+
+def serving_attrs(profile: Profile, acc: Accelerator) -> dict[str, str]:
+    """What a fitted serving constant's levels match on: family, chip, serving stack, vendor, precision."""
+    return {"device": acc.device, "accelerator": acc.id, "stack": profile.software.serving_stack, "vendor": acc.vendor,
+            "precision": acc.compute_precision(profile.model.precision)[0] or ""}
+
+
+def moe_serving(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow | None:
+    """A mixture of experts' compute efficiency in a loaded step relative to a dense model's (grouped
+    GEMMs of small per-expert batches, routing imbalance), at its level; None for a dense model."""
+    if profile.model.architecture != "moe":
+        return None
+    return c.estimator.level("moe_serving_factor", serving_attrs(profile, acc))
+
+
+def moe_serving_value(profile: Profile, acc: Accelerator, c: Constants) -> float:
+    row = moe_serving(profile, acc, c)
+    return row.value if row is not None else 1.0
+
+
+def loaded_prefill_value(profile: Profile, acc: Accelerator, c: Constants) -> float:
+    row = loaded_prefill(profile, acc, c)
+    return row.value if row is not None else 1.0
+
+
+def loaded_prefill(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow | None:
+    """The share of the prefill MFU prompt chunks reach inside a loaded decode step, at its level."""
+    return c.estimator.level("loaded_prefill_factor", serving_attrs(profile, acc))
 
 
 def kv_note(profile: Profile, replica: serving.LlmReplica) -> dict[str, Any]:
@@ -204,7 +234,7 @@ def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int
     shape = model_shape(profile)
     k = profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN
     per_layer = 2.0 * k * shape.hidden * 2.0
-    fast = min(count, acc.node_chips)
+    fast = min(count, sizing.fast_domain(acc, count))
     link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
     out = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value
     return shape.layers * per_layer * ((fast - 1) / count / link + (count - fast) / count / out)
@@ -213,7 +243,7 @@ def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int
 def replica_layout(acc: Accelerator, count: int) -> tuple[int, int]:
     """(tensor, pipeline) of one serving replica: tensor-parallel over its fast domain (an NVLink
     node; a TPU slice, one ICI torus even over several hosts), pipeline stages across domains."""
-    tp = max(1, min(count, acc.node_chips))
+    tp = max(1, min(count, sizing.fast_domain(acc, count)))
     return tp, max(1, math.ceil(count / tp))
 
 
@@ -262,6 +292,8 @@ def unit_for(profile: Profile) -> tuple[str, float]:
 
 
 def request_model_name(profile: Profile) -> str:
+    if profile.model.flops_per_sample:
+        return given_request_formula(profile)[1]
     fam = workloads.request_flops(profile)
     if fam is not None:
         return fam[1]
@@ -272,8 +304,22 @@ def request_model_name(profile: Profile) -> str:
     return "2 x active params x (input + output tokens)"
 
 
+def given_request_formula(profile: Profile, default_steps: int = 20) -> tuple[float, str]:
+    """A request's FLOPs from model.flops_per_sample (one forward pass): a diffusion request runs
+    one per denoising step (inference.steps, else the default step count); any other one-pass
+    request runs one."""
+    m, inf = profile.model, profile.inference
+    assert m.flops_per_sample is not None and inf is not None
+    if profile.domain == "diffusion" or m.architecture == "diffusion":
+        steps = inf.steps or default_steps
+        return m.flops_per_sample * steps, f"diffusion: model.flops_per_sample per denoising step x {steps} steps"
+    return m.flops_per_sample, "model.flops_per_sample per request (one forward pass)"
+
+
 def request_flops(profile: Profile, c: Constants) -> float:
     assert profile.inference is not None
+    if profile.model.flops_per_sample:  # the user's own figure comes first (a video model is not SDXL)
+        return given_request_formula(profile, int(c.estimator.request_flops.diffusion_default_steps.value))[0]
     fam = workloads.request_flops(profile)
     if fam is not None:
         return fam[0]
@@ -285,6 +331,32 @@ def request_flops(profile: Profile, c: Constants) -> float:
     if profile.domain == "vision" or profile.model.architecture == "cnn":
         return rf.vision_flops_per_param.value * n
     return 2.0 * n * max(profile.inference.input_tokens + profile.inference.output_tokens, 1)
+
+
+def request_rate(profile: Profile) -> tuple[float, str | None]:
+    """Requests per second the replicas must serve, and a note where it is assumed. Online: the
+    peak. Offline batch: the day's volume over its window (requests_per_day / window_hours); a
+    batch job without a volume (or an explicit peak_qps) is sized as one replica at saturation."""
+    inf = profile.inference
+    assert inf is not None
+    if inf.mode != "batch":
+        return inf.peak_qps, None
+    window = inf.window_hours or inf.hours_per_day
+    if inf.requests_per_day is not None:
+        return inf.requests_per_day / (window * 3600.0), None
+    if "peak_qps" in inf.model_fields_set:
+        return inf.peak_qps, None
+    return 0.0, (
+        "offline batch job without inference.requests_per_day: sized as one replica (min_replicas) at saturation; "
+        "set requests_per_day and window_hours to size the replicas for a volume"
+    )
+
+
+def engine_max_seqs(profile: Profile, acc: Accelerator, c: Constants) -> int | None:
+    """The most sequences the serving engine runs at once by default (vLLM max_num_seqs), or None
+    where the stack has no such limit in rules/estimator.yaml: a replica never runs more."""
+    limits = c.estimator.inference.engine_max_num_seqs
+    return None if limits is None else limits.get(acc, profile.software.serving_stack)
 
 
 def multi_host_ok(profile: Profile, acc: Accelerator, c: Constants) -> bool:

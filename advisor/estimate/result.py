@@ -61,6 +61,8 @@ class Estimate:
     why_not: str | None = None
     warnings: list[str] = field(default_factory=list)
     assumptions: dict[str, Any] = field(default_factory=dict)
+    # (low, high) of every time, throughput and latency, from the spread of each constant's level
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def priced(self) -> bool:
@@ -115,6 +117,8 @@ class Estimate:
         out["zone"] = self.zone
         if self.purchase is not None:
             out["purchase"] = self.purchase
+        if self.ranges:
+            out["ranges"] = {k: [rounded(lo, 3), rounded(hi, 3)] for k, (lo, hi) in sorted(self.ranges.items())}
         out.update(feasible=self.feasible, why_not=self.why_not, warnings=list(self.warnings))
         out["assumptions"] = self.assumptions
         return out

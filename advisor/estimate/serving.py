@@ -73,6 +73,9 @@ class LlmReplica:
     # a byte of KV cache costs this many weight-byte reads (paged attention gathers small pages;
     # rules/estimator.yaml tpu_kv_read_factor)
     kv_read_factor: float = 1.0
+    # the share of the prefill MFU that other requests' prompt chunks reach inside a loaded decode step
+    # (small chunks next to the batch's decode tokens; rules/estimator.yaml loaded_prefill_factor)
+    loaded_prefill: float = 1.0
 
     def kv_bytes(self, context: float) -> float:
         """Bytes of KV cache one request holds at ``context`` tokens."""
@@ -123,7 +126,7 @@ class LlmReplica:
         t_mem = (weight_read + m * kv_per_request * self.kv_read_factor) / bw
         # other requests' prompts, spread over their lifetime, ride along in each step; every
         # token of the step, generated or prompt, goes through the tensor-parallel all-reduces
-        flops = decode_flops * m + prompt_chunk * (m - 1 if s == 1 else m)
+        flops = decode_flops * m + prompt_chunk * (m - 1 if s == 1 else m) / self.loaded_prefill
         comm = self.comm_per_token * (m + self.input_tokens / out * (m - 1 if s == 1 else m))
         tpot = s * max(t_mem, flops / compute + comm) + self.overhead
         t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
@@ -145,8 +148,9 @@ class LlmReplica:
         kv = kv_per_request * self.kv_read_factor
         by_memory = (step * bw - self.weights) / kv if kv > 0 else math.inf
         ratio = self.input_tokens / out
-        per_b = (decode_flops + prompt_chunk) / compute + self.comm_per_token * (1.0 + ratio)
-        by_compute = (step + prompt_chunk / compute + self.comm_per_token * ratio) / per_b
+        chunk = prompt_chunk / self.loaded_prefill
+        per_b = (decode_flops + chunk) / compute + self.comm_per_token * (1.0 + ratio)
+        by_compute = (step + chunk / compute + self.comm_per_token * ratio) / per_b
         b = min(by_memory, by_compute)
         return max(1, int(b)) if math.isfinite(b) else None
 

@@ -99,8 +99,9 @@ def _powers(limit: int) -> list[int]:
 
 
 def scale_out_bytes_per_s(acc: Accelerator, c: Constants) -> float:
-    gbit = acc.specs.scale_out_gbit_per_chip or c.estimator.scaling.default_scale_out_gbit_per_chip.value
-    return gbit * 1e9 / 8.0
+    """The catalog's network bandwidth per chip beyond the scale-up domain, bytes/s (every entry has
+    one; 0 only where no second node exists, floored so that nothing divides by zero)."""
+    return max(acc.specs.scale_out_gbit_per_chip, 1e-3) * 1e9 / 8.0
 
 
 def plans(

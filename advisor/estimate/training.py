@@ -11,10 +11,11 @@ from typing import Any
 
 from advisor import model_families, software
 from advisor.catalog import Accelerator
-from advisor.constants import Constants, Range
+from advisor.constants import Constants, LevelRow, Range
 from advisor.estimate import onprem, sizing, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes, stack_for, training_mfu
 from advisor.estimate.price import apply_price, set_feasibility, shape_name
+from advisor.estimate.readset import unused_fields
 from advisor.estimate.replica import (
     BYTES,
     Shape,
@@ -71,6 +72,29 @@ class _TrainingRate:
     stack: str
     mfu: Range
     size_factor: float
+    levels: list[LevelRow]  # the fitted factors applied (low precision, MoE), at the level each came from
+
+
+LOW_PRECISION = ("fp8", "int8", "int4", "fp4")
+
+
+def level_attrs(profile: Profile, acc: Accelerator, stack: str, precision: str | None) -> dict[str, str]:
+    """What a fitted constant's levels can match on (rules/estimator.yaml ``levels``)."""
+    return {"device": acc.device, "accelerator": acc.id, "stack": stack, "vendor": acc.vendor, "precision": precision or ""}
+
+
+def training_levels(profile: Profile, acc: Accelerator, c: Constants, stack: str, precision: str | None) -> list[LevelRow]:
+    """The fitted training factors that apply: what a token run reaches of the stack's MFU table at its
+    level (its spread is the estimate's range), the attained share of an 8-bit (or lower) peak relative
+    to the stack's 16-bit MFU, and a mixture of experts' utilisation relative to a dense model's
+    (all-to-all over the fabric, routing imbalance, grouped GEMMs), each at its most specific level."""
+    attrs = level_attrs(profile, acc, stack, precision)
+    found = [c.estimator.level("dense_training_factor", attrs)] if profile.training is not None and not profile.training.sample_based else []
+    if precision in LOW_PRECISION:
+        found.append(c.estimator.level("low_precision_training_factor", attrs))
+    if profile.model.architecture == "moe":
+        found.append(c.estimator.level("moe_training_factor", attrs))
+    return [r for r in found if r is not None]
 
 
 def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _TrainingRate:
@@ -82,15 +106,36 @@ def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _Trainin
     flops, formula, assumed = profile.training_flops(
         factor, c.estimator.request_flops.vision_flops_per_param.value, model_families.forward_flops(profile),
     )
-    _used, peak, fallback = acc.compute_precision(profile.model.precision)
+    attention = attention_flops(profile)
+    if attention > 0:
+        flops += attention
+        formula += " + causal attention 6 x layers x seq_len x d_attn x tokens"
+    used, peak, fallback = acc.compute_precision(profile.model.precision)
     stack = stack_for(profile, acc.device)
     small = c.estimator.small_model_factor
     size_factor = small.value if min(profile.active_params_b, profile.model.dense_params_b) < small.applies_below_params_b else 1.0
     size_factor *= workloads.mfu_factor(profile, acc, c)
+    levels = training_levels(profile, acc, c, stack, used)
+    for row in levels:
+        size_factor *= row.value
     return _TrainingRate(
         sw, flops, formula, assumed, peak or acc.peak_bf16_flops,  # no FP64 rate: flagged by the estimate
-        fallback, stack, training_mfu(c, acc, stack), size_factor,
+        fallback, stack, training_mfu(c, acc, stack), size_factor, levels,
     )
+
+
+def attention_flops(profile: Profile) -> float:
+    """Attention FLOPs of a token-based transformer run, which 6 x N x D leaves out: per token,
+    QK^T and AV of every layer over the causal context, forward and backward, 6 x layers x seq_len
+    x d_attn (PaLM, arXiv 2204.02311 appendix B: 12 x L x H x Q x T for full attention; MaxText and
+    Megatron-LM count the causal half, MaxText PR #1988). d_attn = hidden (heads x head_dim of
+    Llama-class models), from model.layers / hidden_size or the shape derived from the parameters.
+    Not LoRA-scaled: attention has no frozen weights, its backward runs in full."""
+    t = profile.training
+    if t is None or t.sample_based or profile.model.architecture not in ("transformer", "moe"):
+        return 0.0
+    shape = model_shape(profile)
+    return 6.0 * shape.layers * float(t.seq_len) * shape.hidden * t.tokens_b * 1e9
 
 
 def training_cost_floor(profile: Profile, acc: Accelerator, c: Constants) -> float | None:
@@ -118,6 +163,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     t = profile.training
     assert t is not None
     e.warnings.extend(sw.warnings)
+    e.warnings.extend(unused_fields(profile))
     shape = model_shape(profile)
     tokens = t.tokens_b * 1e9
     method = t.method
@@ -156,10 +202,17 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         run_h = flops / (count * peak * util * eff) / 3600
         return max(run_h, floor.hours(util)) + extra_s / 3600 + compile_h
 
+    # the range: the stack's MFU range and each fitted factor's spread at the level it came from
+    spread_fast = math.prod(r.high / r.value for r in rate.levels)
+    spread_slow = math.prod(r.low / r.value for r in rate.levels)
     e.hours = hours(mfu.expected, emb.seconds[1])
-    e.hours_low = hours(mfu.high, emb.seconds[0])
-    e.hours_high = hours(mfu.low, emb.seconds[2])
+    e.hours_low = hours(mfu.high * spread_fast, emb.seconds[0])
+    e.hours_high = hours(mfu.low * spread_slow, emb.seconds[2])
     e.tokens_per_second = tokens / max((e.hours - compile_h) * 3600, 1e-9)
+    e.ranges = {
+        "hours": (e.hours_low, e.hours_high),
+        "tokens_per_second": (tokens / max((e.hours_high - compile_h) * 3600, 1e-9), tokens / max((e.hours_low - compile_h) * 3600, 1e-9)),
+    }
     e.parallelism = plan.to_json() if plan is not None else None
 
     apply_price(e, profile, acc, (e.hours or 0.0) * count)
@@ -183,6 +236,8 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     e.assumptions["startup_hours"] = round(compile_h, 3)
     if floor.steps:
         e.assumptions["step_floor"] = floor.to_json(mfu.expected, flops / (count * peak * mfu.expected * eff) / 3600)
+    if rate.levels:
+        e.assumptions["levels"] = {r.constant: r.describe() for r in rate.levels}
     if emb.notes:
         e.assumptions["embeddings"] = emb.notes
     software_notes(e, sw)

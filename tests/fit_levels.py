@@ -1,0 +1,183 @@
+"""Fit the levelled constants of rules/estimator.yaml (``levels``) on the fit rows of tests/data/published.yaml.
+
+``python -m tests.fit_levels`` prints, for each constant, every level whose rows qualify (>= 3 fit rows from >= 2
+independent publications; global always) with its value (the median of measured / estimated throughput of its rows
+with the constant set to 1), its spread (the smallest and largest of them) and its rows, as YAML to paste under
+``levels:``. Held-out rows are never read. The constants are fitted in order, each with the ones before applied:
+
+1. dense_training_factor: dense training rows computed in 16 bits (what they reach of the stack's MFU table);
+2. low_precision_training_factor: dense training rows computed in 8 bits (fp8, mxfp8, int8);
+3. moe_training_factor: mixture-of-experts training rows;
+4. loaded_prefill_factor: serving rows under load (concurrency above 1: throughput, TPOT, latency), the share of
+   the prefill MFU that other requests' prompt chunks reach inside a decode step; not a ratio of throughputs
+   (memory-bound steps do not read it), so it is solved: the factor at which the group's median speed ratio is 1
+   (bisection in [0.1, 1.5]), spread by the group's smallest and largest ratio there (dense models);
+5. moe_serving_factor: the same for a mixture of experts' compute efficiency in a loaded step (grouped GEMMs
+   of small per-expert batches, routing), solved on the MoE serving rows under load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections import defaultdict
+from typing import Any
+
+from advisor.api import Context
+from advisor.constants import LEVEL_KEY, MIN_FIT_ROWS, MIN_FIT_SOURCES, LevelRow
+from advisor.estimate.efficiency import stack_for
+from advisor.estimate.training import LOW_PRECISION, level_attrs
+
+from . import calibration_published as cp
+
+ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
+    # what dense 16-bit training reaches of the stack's MFU at each level (about 1 where the MFU table was
+    # right): its spread is the range of every training estimate
+    ("dense_training_factor", lambda r, prec: r["kind"] == "training" and not r["model"].get("active_params_b") and prec not in LOW_PRECISION,
+     ("family", "generation", "stack", "vendor")),
+    ("low_precision_training_factor", lambda r, prec: r["kind"] == "training" and not r["model"].get("active_params_b") and prec in LOW_PRECISION,
+     ("family", "generation", "stack", "vendor", "precision")),
+    # the precision of a MoE run is the low-precision factor's (applied first): no precision level here
+    ("moe_training_factor", lambda r, prec: r["kind"] == "training" and bool(r["model"].get("active_params_b")),
+     ("family", "generation", "stack", "vendor")),
+    ("loaded_prefill_factor", lambda r, prec: r["kind"] == "serving" and (r.get("concurrency") or 1) > 1
+     and r["metric"] in LOADED_METRICS and not r["model"].get("active_params_b"), ("family", "generation", "stack", "vendor")),
+    ("moe_serving_factor", lambda r, prec: r["kind"] == "serving" and (r.get("concurrency") or 1) > 1
+     and r["metric"] in LOADED_METRICS and bool(r["model"].get("active_params_b")), ("family", "generation", "stack", "vendor")),
+]
+LOADED_METRICS = ("output_tokens_per_s", "output_tokens_per_s_per_chip", "throughput_tokens_per_s", "tpot_ms", "latency_s")
+SOLVED = {"loaded_prefill_factor", "moe_serving_factor"}
+# the groups a level is fitted for: the attributes it matches (the level's own key, with the family above it)
+GROUPS = {"family": ("device",), "generation": ("device", "accelerator"), "stack": ("device", "stack"),
+          "vendor": ("device", "vendor"), "precision": ("device", "precision")}
+
+
+def _with_levels(ctx: Context, levels: list[LevelRow]) -> Context:
+    est = ctx.constants.estimator.model_copy(update={"levels": levels})
+    return dataclasses.replace(ctx, constants=dataclasses.replace(ctx.constants, estimator=est))
+
+
+def _row_attrs(r: dict[str, Any], ctx: Context) -> tuple[dict[str, str], str | None]:
+    acc = ctx.catalog.get(r["accelerator"])
+    profile = cp.profile_for(r)
+    used = acc.compute_precision(profile.model.precision)[0]
+    return level_attrs(profile, acc, stack_for(profile, acc.device), used), used
+
+
+def fit(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> list[LevelRow]:
+    """The qualifying levels of ``constant`` (global first), evaluated with ``ctx``'s levels minus this one's."""
+    ctx = _with_levels(ctx, [x for x in ctx.constants.estimator.levels if x.constant != constant])
+    if constant in SOLVED:
+        return solve(constant, select, levels, ctx)
+    data: list[tuple[dict[str, str], float, str, str]] = []
+    for r in cp.rows():
+        if r["split"] != "fit" or cp.not_evaluable(r):
+            continue
+        attrs, prec = _row_attrs(r, ctx)
+        if not select(r, prec):
+            continue
+        res = cp.evaluate(r, ctx)
+        if res.estimated is None:
+            continue
+        data.append((attrs, 1.0 / res.speed_ratio, r["id"], r["source_id"]))
+    out: list[LevelRow] = []
+
+    def row(level: str, match: dict[str, str], members: list[tuple[dict[str, str], float, str, str]]) -> None:
+        vals = [m[1] for m in members]
+        out.append(LevelRow(
+            constant=constant, level=level, match=match,  # type: ignore[arg-type]
+            value=round(statistics.median(vals), 3), low=round(min(vals), 3), high=round(max(vals), 3),
+            fit_rows=[m[2] for m in members], fit_sources=sorted({m[3] for m in members}), source=["S_PUBLISHED_FIT"],
+        ))
+
+    if data:
+        row("global", {}, data)
+    for level in levels:
+        keys = GROUPS[level]
+        groups: dict[tuple[str, ...], list[tuple[dict[str, str], float, str, str]]] = defaultdict(list)
+        for m in data:
+            groups[tuple(m[0][k] for k in keys)].append(m)
+        for key, members in sorted(groups.items()):
+            parent = [m for m in data if m[0]["device"] == dict(zip(keys, key, strict=True)).get("device", m[0]["device"])]
+            same = level != "family" and {m[2] for m in members} == {m[2] for m in parent}
+            if len(members) >= MIN_FIT_ROWS and len({m[3] for m in members}) >= MIN_FIT_SOURCES and not same:
+                row(level, dict(zip(keys, key, strict=True)), members)  # (a level that only repeats its family adds nothing)
+    assert all(LEVEL_KEY[x.level] in x.match for x in out if x.level != "global")
+    return out
+
+
+def _members(select: Any, ctx: Context) -> list[tuple[dict[str, str], dict[str, Any]]]:
+    out = []
+    for r in cp.rows():
+        if r["split"] != "fit" or cp.not_evaluable(r):
+            continue
+        attrs, prec = _row_attrs(r, ctx)
+        if r["kind"] == "serving":  # serving levels match the serving stack (calibration_published's mapping)
+            attrs = dict(attrs, stack=cp.SERVING_STACK.get(r["stack"], "none"))
+        if select(r, prec):
+            out.append((attrs, r))
+    return out
+
+
+def solve(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> list[LevelRow]:
+    members = _members(select, ctx)
+    out: list[LevelRow] = []
+
+    def ratios(level: str, match: dict[str, str], f: float, group: list[tuple[dict[str, str], dict[str, Any]]]) -> list[float]:
+        tmp = LevelRow.model_construct(constant=constant, level=level, match=match, value=f, low=f, high=f,  # type: ignore[arg-type]
+                                       fit_rows=[], fit_sources=[], source=["x"], note=None)
+        c2 = _with_levels(ctx, [*ctx.constants.estimator.levels, tmp])
+        found = [cp.evaluate(r, c2) for _, r in group]
+        return [x.speed_ratio for x in found if x.estimated is not None]
+
+    def one(level: str, match: dict[str, str], group: list[tuple[dict[str, str], dict[str, Any]]]) -> None:
+        lo, hi = 0.1, 1.5
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            if statistics.median(ratios(level, match, mid, group)) > 1.0:
+                hi = mid
+            else:
+                lo = mid
+        f = round((lo + hi) / 2, 3)
+        inv = [1.0 / x for x in ratios(level, match, f, group)]
+        out.append(LevelRow(
+            constant=constant, level=level, match=match,  # type: ignore[arg-type]
+            value=f, low=round(min(f, f * min(inv)), 3), high=round(max(f, f * max(inv)), 3),
+            fit_rows=[r["id"] for _, r in group], fit_sources=sorted({r["source_id"] for _, r in group}), source=["S_PUBLISHED_FIT"],
+        ))
+
+    if members:
+        one("global", {}, members)
+    for level in levels:
+        keys = GROUPS[level]
+        groups: dict[tuple[str, ...], list[tuple[dict[str, str], dict[str, Any]]]] = defaultdict(list)
+        for m in members:
+            groups[tuple(m[0][k] for k in keys)].append(m)
+        for key, group in sorted(groups.items()):
+            match = dict(zip(keys, key, strict=True))
+            parent = [m for m in members if m[0]["device"] == match.get("device")]
+            same = level != "family" and {m[1]["id"] for m in group} == {m[1]["id"] for m in parent}
+            if len(group) >= MIN_FIT_ROWS and len({m[1]["source_id"] for m in group}) >= MIN_FIT_SOURCES and not same:
+                one(level, match, group)
+    return out
+
+
+def fit_all(ctx: Context | None = None) -> list[LevelRow]:
+    ctx = ctx or Context.load()
+    done: list[LevelRow] = []
+    for constant, select, levels in ORDER:
+        done += fit(constant, select, levels, _with_levels(ctx, done))
+    return done
+
+
+def main() -> None:
+    for x in fit_all():
+        match = ", ".join(f"{k}: {v}" for k, v in x.match.items())
+        print(f"  - constant: {x.constant}\n    level: {x.level}\n    match: {{{match}}}\n"
+              f"    value: {x.value}\n    low: {x.low}\n    high: {x.high}\n"
+              f"    fit_sources: [{', '.join(x.fit_sources)}]\n    fit_rows: [{', '.join(x.fit_rows)}]\n"
+              f"    source: [S_PUBLISHED_FIT]")
+
+
+if __name__ == "__main__":
+    main()
