@@ -226,6 +226,7 @@ def check(
     catalog: CatalogOpt = None,
     max_cost_increase_percent: Annotated[float | None, typer.Option("--max-cost-increase-percent", min=0, help="Warn when the proposal costs more than the best alternative by this percent.")] = None,
     disable: Annotated[list[str] | None, typer.Option("--disable", help="Check rule id to disable (repeatable).")] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Leave out files matching GLOB (repeatable; also [tool.advisor] exclude and .gitignore).", metavar="GLOB")] = None,
 ) -> None:
     """CI gate: judge each proposal against the recommendation and the team's policy."""
     from advisor.api import run_check, write_output
@@ -256,6 +257,7 @@ def check(
             baseline=None if baseline is None else str(baseline),
             stdin=_read_stdin() if "-" in paths else None,
             progress=progress,
+            exclude=exclude or [],
         )
     finally:
         if bar is not None:

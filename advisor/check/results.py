@@ -124,6 +124,7 @@ class CheckReport:
     diff: dict[str, Any] | None = None
     invalid: list[InvalidFile] = field(default_factory=list)
     skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (path, why): not a kind advisor reads
+    excluded: int = 0  # files left out by --exclude, the policy's exclude or .gitignore
 
     @property
     def problems(self) -> list[Problem]:
@@ -138,6 +139,7 @@ class CheckReport:
             "skipped": len(self.results) - len(checked),
             "invalid": len(self.invalid),
             "skipped_files": len(self.skipped_files),
+            "excluded_files": self.excluded,
             "total_chips": sum((r.request or {}).get("total_chips") or 0 for r in checked),
             "passed": sum(r.status == "pass" for r in checked),
             "warning": sum(r.status == "warning" for r in checked),

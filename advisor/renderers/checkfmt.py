@@ -84,9 +84,21 @@ def markdown(report: CheckReport) -> str:
     if report.invalid:
         lines += ["", f"{ICON['invalid']} Not checked (input errors, exit 2):", ""]
         lines += [f"- `{cell(p.path)}:{p.line}:{p.col}`: {escape(p.message)}" for p in report.problems]
+    lines += _skipped_md(report)
     lines += ["", f"<sub>advisor {__version__} · catalog as of {report.catalog_as_of} · fail-on: {report.fail_on}"
               + (f" · policy: `{report.policy_path}`" if report.policy_path else "") + "</sub>", ""]
     return "\n".join(lines)
+
+
+def _skipped_md(report: CheckReport) -> list[str]:
+    if not report.skipped_files and not report.excluded:
+        return []
+    n = len(report.skipped_files)
+    out = ["", f"<details><summary>{ICON['skipped']} {n} file{'s' if n != 1 else ''} skipped (not a kind advisor reads, or nothing to check)"
+           + (f"; {report.excluded} excluded" if report.excluded else "") + "</summary>", ""]
+    out += [f"- `{cell(path)}`: {escape(why)}" for path, why in report.skipped_files]
+    out += ["", "</details>"]
+    return out
 
 
 def _details(r: ProposalResult) -> str:
@@ -161,15 +173,18 @@ def sarif(report: CheckReport) -> str:
             if f.waived:
                 res["suppressions"] = [{"kind": "external", "justification": str((f.waiver or {}).get("reason", ""))}]
             results.append(res)
-    doc = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "advisor", "version": __version__, "semanticVersion": __version__, "informationUri": INFO_URI, "rules": rules}},
-            "results": results,
-            "columnKind": "unicodeCodePoints",
-        }],
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "advisor", "version": __version__, "semanticVersion": __version__, "informationUri": INFO_URI, "rules": rules}},
+        "results": results,
+        "columnKind": "unicodeCodePoints",
     }
+    if report.skipped_files:
+        run["invocations"] = [{"executionSuccessful": True, "toolExecutionNotifications": [
+            {"level": "note", "message": {"text": f"skipped: {why}"}, "descriptor": {"id": "skipped-file"},
+             "locations": [{"physicalLocation": {"artifactLocation": {"uri": path.lstrip("./") or path}}}]}
+            for path, why in report.skipped_files
+        ]}]
+    doc = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return dumps(doc)
 
 
@@ -180,9 +195,10 @@ def junit(report: CheckReport) -> str:
     s = report.summary
     failures = s["error"] + s["warning"]
     lines = ['<?xml version="1.0" encoding="UTF-8"?>']
-    tests, errors = len(report.results) + len(report.invalid), len(report.invalid)
-    lines.append(f'<testsuites name="advisor check" tests="{tests}" failures="{failures}" errors="{errors}" skipped="{s["skipped"]}">')
-    lines.append(f'  <testsuite name="advisor check" tests="{tests}" failures="{failures}" skipped="{s["skipped"]}" errors="{errors}">')
+    tests, errors = len(report.results) + len(report.invalid) + len(report.skipped_files), len(report.invalid)
+    skipped = s["skipped"] + len(report.skipped_files)
+    lines.append(f'<testsuites name="advisor check" tests="{tests}" failures="{failures}" errors="{errors}" skipped="{skipped}">')
+    lines.append(f'  <testsuite name="advisor check" tests="{tests}" failures="{failures}" skipped="{skipped}" errors="{errors}">')
     for r in report.results:
         lines.append(f"    <testcase classname={quoteattr('advisor.check')} name={quoteattr(r.label)} file={quoteattr(r.path)} line=\"{r.line}\">")
         if r.status == "skipped":
@@ -201,6 +217,10 @@ def junit(report: CheckReport) -> str:
         body = "\n".join(str(p) for p in bad.problems)
         lines.append(f"    <testcase classname={quoteattr('advisor.check')} name={quoteattr(bad.path)} file={quoteattr(bad.path)} line=\"{bad.problems[0].line if bad.problems else 1}\">")
         lines.append(f"      <error message={quoteattr(bad.problems[0].message if bad.problems else 'input error')} type={quoteattr(INPUT_ERROR)}>{escape(body)}</error>")
+        lines.append("    </testcase>")
+    for path, why in report.skipped_files:
+        lines.append(f"    <testcase classname={quoteattr('advisor.check')} name={quoteattr(path)} file={quoteattr(path)}>")
+        lines.append(f"      <skipped message={quoteattr(why)}/>")
         lines.append("    </testcase>")
     lines += ["  </testsuite>", "</testsuites>", ""]
     return "\n".join(lines)
@@ -228,6 +248,8 @@ def github(report: CheckReport) -> str:
                 continue
             cmd = GITHUB_COMMAND[f.severity]
             lines.append(f"::{cmd} file={_gh_prop(r.path)},line={f.line},col={f.col},title={_gh_prop('advisor ' + f.rule)}::{_gh_data(f.message)}")
+    lines += [f"advisor check: skipped {path}: {why}" for path, why in report.skipped_files]
     s = report.summary
-    lines.append(f"advisor check: {s['proposals']} proposal(s), {s['error']} with errors, {s['warning']} with warnings, {s['passed']} passed, {s['skipped']} skipped, {s['invalid']} invalid")
+    lines.append(f"advisor check: {s['proposals']} proposal(s), {s['error']} with errors, {s['warning']} with warnings, {s['passed']} passed, {s['skipped']} skipped, {s['invalid']} invalid"
+                 + (f", {s['skipped_files']} file(s) skipped" if s["skipped_files"] else ""))
     return "\n".join(lines) + "\n"

@@ -272,7 +272,7 @@ def render_check(report: Any, console: Console) -> None:
     s = report.summary
     console.print(Text(
         f"{s['proposals']} proposal(s): {s['passed']} pass, {s['warning']} warning, {s['error']} error; "
-        f"{s['skipped']} skipped; {s['invalid']} invalid (not checked); {s['waived']} waived. catalog as of {report.catalog_as_of}", style="bold"))
+        f"{s['skipped']} skipped; {s['skipped_files']} file(s) skipped; {s['invalid']} invalid (not checked); {s['waived']} waived. catalog as of {report.catalog_as_of}", style="bold"))
     if report.diff is not None:
         d = report.diff
         console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {money(abs(d['cost_delta_usd'] or 0))}{' more' if (d['cost_delta_usd'] or 0) > 0 else ' less' if (d['cost_delta_usd'] or 0) < 0 else ''}")

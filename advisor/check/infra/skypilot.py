@@ -92,7 +92,7 @@ def _cloud(res: dict[str, Any]) -> tuple[str | None, str | None]:
 
 def parse(docs: list[Document], index: NameIndex) -> Parsed:
     out = Parsed("skypilot")
-    tasks = [d for d in docs if is_task(d.data)]
+    tasks = [d for d in docs if isinstance(d.data, dict)]
     for doc in tasks:
         data = doc.data
         res_loc: KeyPath = ("resources",)
