@@ -112,7 +112,7 @@ def provide_stdin(raw: bytes) -> None:
 
 def stdin_is_json() -> bool:
     """Whether what was read from standard input is a JSON object (a Terraform plan, say)."""
-    return bool(_STDIN) and _STDIN[0].lstrip()[:1] == b"{"
+    return bool(_STDIN) and _STDIN[0].removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{"
 
 
 def read_text(path: str, *, max_bytes: int = MAX_BYTES) -> str:

@@ -522,6 +522,17 @@ def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
         yield f"region {req.region} is not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
 
 
+def _in_workspace(path: str, workspace: str) -> bool:
+    """``./envs/dev``, ``envs/dev/`` and ``envs/dev`` are one workspace: the file is in it, or matches it as a glob."""
+    import posixpath
+
+    p = posixpath.normpath(path.replace("\\", "/"))
+    w = posixpath.normpath(workspace.replace("\\", "/"))
+    if w == ".":
+        return not p.startswith("../")
+    return fnmatch.fnmatchcase(p, w) or p.startswith(w.rstrip("/") + "/") or fnmatch.fnmatchcase(p, w.rstrip("/") + "/*")
+
+
 @request_rule(
     "policy-spot-required", "error", "Spot capacity required here",
     "The policy requires spot capacity in this Kubernetes namespace or Terraform workspace (limits.require_spot).", "policy")
@@ -530,7 +541,7 @@ def spot_required(r: RequestJudging) -> Iterator[Hit]:
     if req.action == "delete":
         return
     scoped = (req.kind == "kubernetes" and req.scope is not None and any(fnmatch.fnmatchcase(req.scope, n) for n in spot.namespaces)) or \
-             (req.kind != "kubernetes" and any(fnmatch.fnmatchcase(req.path, w) or fnmatch.fnmatchcase(req.address, w) for w in spot.workspaces))
+             (req.kind != "kubernetes" and any(_in_workspace(req.path, w) or fnmatch.fnmatchcase(req.address, w) for w in spot.workspaces))
     if scoped and req.pricing != "spot":
         where = f"namespace {req.scope}" if req.kind == "kubernetes" else "this workspace"
         yield f"the policy requires spot capacity in {where}; this asks for {req.pricing}.", req.pos("accelerator")

@@ -49,10 +49,36 @@ def check_depth(text: str, path: str, max_depth: int = MAX_JSON_DEPTH) -> None:
         raise InputError.single(path, line, col, f"JSON nested deeper than {max_depth} levels")
 
 
+class _Duplicate(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Duplicate(k)
+        out[k] = v
+    return out
+
+
+def _duplicate_at(text: str, key: str) -> tuple[int, int]:
+    """Where the key appears a second time (the first repeat of its spelling in the text)."""
+    needle = json.dumps(key)
+    first = text.find(needle)
+    second = text.find(needle, first + 1) if first >= 0 else -1
+    return _line_col(text, second) if second >= 0 else (1, 1)
+
+
 def loads(text: str, path: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     check_depth(text, path, max_depth)
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    except _Duplicate as exc:
+        line, col = _duplicate_at(text, exc.key)
+        raise InputError.single(path, line, col, f"duplicate key {exc.key[:80]!r} in a JSON object") from None
     except json.JSONDecodeError as exc:
         raise InputError.single(path, exc.lineno, exc.colno, f"invalid JSON: {exc.msg}") from None
     except ValueError as exc:  # NaN/Infinity, integers past the digit limit

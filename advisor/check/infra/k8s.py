@@ -5,6 +5,7 @@ set replicas min..max of the workload they target."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from advisor.check.infra.model import Autoscaler, Parsed, Request, is_placeholder
@@ -19,6 +20,7 @@ TYPE_LABELS = (
     "beta.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-gpu-name", "nvidia.com/gpu.product",
 )
 SPOT_LABELS = {"cloud.google.com/gke-spot": "true", "cloud.google.com/gke-provisioning": "spot", "karpenter.sh/capacity-type": "spot", "eks.amazonaws.com/capacityType": "SPOT", "kubernetes.azure.com/scalesetpriority": "spot"}
+_CHIP_LIKE = re.compile(r"(?:^|[./-])(?:gpu|tpu|neuron(?:core|device)?|mig-\d)", re.I)
 JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"}
 
 
@@ -95,22 +97,49 @@ def _selectors(d: _Doc, pod: KeyPath) -> dict[str, tuple[str, KeyPath]]:
     return out
 
 
+def _container_chips(d: _Doc, loc: KeyPath, req: Request) -> tuple[int, str | None, KeyPath | None]:
+    """Chips one container asks for (limits, else requests); -1 when a placeholder leaves it unknown."""
+    for section in ("limits", "requests"):
+        sec = (*loc, "resources", section)
+        res = d.mapping(sec)
+        names = [n for n in CHIP_RESOURCES if n in res] + sorted(k for k in res if isinstance(k, str) and k not in CHIP_RESOURCES and _CHIP_LIKE.search(k))
+        if not names:
+            continue
+        total, where = 0, None
+        for name in names:
+            n = d.count((*sec, name), req)
+            if n is None and req.unresolved:
+                return -1, name, (*sec, name)
+            total += n or 0
+            where = where or (*sec, name)
+        return total, names[0], where
+    d.mapping((*loc, "resources"))
+    return 0, None, None
+
+
 def _pod_chips(d: _Doc, pod: KeyPath, req: Request) -> tuple[int, str | None, KeyPath | None]:
-    """Accelerator chips one pod asks for (limits, else requests), summed over its containers."""
+    """Accelerator chips one pod asks for: its containers and sidecars (init containers with
+    ``restartPolicy: Always``) summed, or its largest init container if that is more (the
+    Kubernetes effective request)."""
     total, resource, where = 0, None, None
-    for ci, _c in enumerate(d.seq((*pod, "containers"))):
-        for section in ("limits", "requests"):
-            res = d.mapping((*pod, "containers", ci, "resources", section))
-            found = False
-            for name in CHIP_RESOURCES:
-                if name in res:
-                    n = d.count((*pod, "containers", ci, "resources", section, name), req)
-                    if n is None and req.unresolved:
-                        return -1, name, (*pod, "containers", ci, "resources", section, name)
-                    total += n or 0
-                    resource, where, found = name, (*pod, "containers", ci, "resources", section, name), True
-            if found:
-                break
+    init_max, nonzero = 0, False
+    for key in ("containers", "initContainers"):
+        for ci, c in enumerate(d.seq((*pod, key))):
+            if not isinstance(c, dict):
+                raise d.fail((*pod, key, ci), "expected a mapping")
+            n, name, at = _container_chips(d, (*pod, key, ci), req)
+            if n < 0:
+                return -1, name, at
+            if name is None:
+                continue
+            if key == "initContainers" and c.get("restartPolicy") != "Always":
+                init_max = max(init_max, n)
+            else:
+                total += n
+            if resource is None or (n > 0 and not nonzero):
+                resource, where, nonzero = name, at, n > 0
+    if init_max > total:
+        total = init_max
     return total, resource, where
 
 

@@ -103,6 +103,9 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             res, res_loc = (res[0] if res else None), ("resources", 0)
         if not isinstance(res, dict):
             raise _fail(doc, res_loc, "expected a mapping")
+        for typo in ("accelerator", "gpus", "gpu", "accelerator_type"):
+            if typo in res:
+                raise _fail(doc, (*res_loc, typo), "unknown resources field; did you mean 'accelerators'?")
         name = data.get("name") if isinstance(data.get("name"), str) else doc.path.rsplit("/", 1)[-1]
         address = name if len(tasks) == 1 else f"{name}#{doc.index + 1}"
         line, col = doc.where(res_loc, key=True)

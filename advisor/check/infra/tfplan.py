@@ -237,8 +237,10 @@ def _read(ctx: _Ctx, rtype: str, addr: str, after: dict[str, Any], unknown: dict
 
 def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -> bool:
     """GPU from guest_accelerator (type, count) or implied by the machine type. False: no accelerator."""
-    accs = guest if isinstance(guest, list) else []
-    for g in accs:
+    if guest is not None and not isinstance(guest, list):
+        # fail closed: a block that should name an accelerator and cannot be read is an input error
+        raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: expected a list of blocks, got {type(guest).__name__}")
+    for g in guest or []:
         if not isinstance(g, dict):
             raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: expected a list of blocks")
         name = _str(ctx, req, f"{field}.type", g.get("type"))
@@ -247,6 +249,8 @@ def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -
             req.set_hardware(name, ctx.index.lookup(name))
             req.count = n
             return True
+        if name and n is None and "count" not in g:
+            raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: {name} without a count")
     if machine:
         hw = ctx.index.lookup(machine)
         if hw.known and hw.chips:
