@@ -101,6 +101,7 @@ class Document:
         return self.path if self.index == 0 else f"{self.path}#{self.index + 1}"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 STDIN = "-"
 _STDIN: list[bytes] = []  # what the CLI read from standard input for the path "-", once
 
@@ -297,6 +298,8 @@ class _Builder:
                 raise self._fail(mark, f"document has more than {self.max_nodes} nodes")
 
             if isinstance(event, ev.ScalarEvent):
+                if _SURROGATE.search(event.value):
+                    raise self._fail(mark, "a lone UTF-16 surrogate escape (\\uD800-\\uDFFF) is not a character")
                 try:
                     value = self._scalar(event)
                 except (ValueError, OverflowError):

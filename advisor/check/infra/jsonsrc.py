@@ -72,8 +72,34 @@ def _duplicate_at(text: str, key: str) -> tuple[int, int]:
     return _line_col(text, second) if second >= 0 else (1, 1)
 
 
+_ESCAPE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def check_surrogates(text: str, path: str) -> None:
+    """A ``\\uD800``-``\\uDFFF`` escape that is not half of a pair decodes to no character:
+    refused at its position (it would fail later, when the output is written)."""
+    if "\\u" not in text:
+        return
+    pending: int | None = None  # end of an unpaired high surrogate escape
+    for m in _ESCAPE.finditer(text):
+        if len(m.group(1)) % 2 == 0:
+            continue  # an escaped backslash followed by 'u'
+        value = int(m.group(2), 16)
+        if pending is not None:
+            if m.start() == pending and 0xDC00 <= value <= 0xDFFF:
+                pending = None
+                continue
+            raise InputError.single(path, *_line_col(text, pending - 6), "a lone UTF-16 surrogate escape is not a character")
+        if value >= 0xDC00:
+            raise InputError.single(path, *_line_col(text, m.start() + len(m.group(1)) - 1), "a lone UTF-16 surrogate escape is not a character")
+        pending = m.end()
+    if pending is not None:
+        raise InputError.single(path, *_line_col(text, pending - 6), "a lone UTF-16 surrogate escape is not a character")
+
+
 def loads(text: str, path: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     check_depth(text, path, max_depth)
+    check_surrogates(text, path)
     try:
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
     except _Duplicate as exc:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 PRICE_KIND = {"on-demand": "on-demand", "spot": "spot", "reservation": "committed-1y"}
 ALL_CLOUDS = ["gcp", "aws", "azure"]
+MAX_TOTAL_CHIPS = 1_000_000
 
 
 def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) -> None:
@@ -100,6 +101,13 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
 
     end = policy.judge_replicas
     label = f"{req.path}::{req.address}"
+    for e in ("min", "max"):
+        n = req.total(e)
+        if n is not None and n > MAX_TOTAL_CHIPS:
+            from advisor.errors import InputError
+
+            line, col = req.pos("replicas")
+            raise InputError.single(req.path, line, col, f"{req.address}: {req.count} chips x {req.replicas(e)} replicas = {n} chips, beyond any real cluster (limit {MAX_TOTAL_CHIPS:,})")
     lp, broken = find_workload(req, workloads)
     total = req.total(end)
     acc = ctx.catalog.accelerators.get(req.accelerator or "")

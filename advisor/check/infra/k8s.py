@@ -21,6 +21,7 @@ TYPE_LABELS = (
 )
 SPOT_LABELS = {"cloud.google.com/gke-spot": "true", "cloud.google.com/gke-provisioning": "spot", "karpenter.sh/capacity-type": "spot", "eks.amazonaws.com/capacityType": "SPOT", "kubernetes.azure.com/scalesetpriority": "spot"}
 _CHIP_LIKE = re.compile(r"(?:^|[./-])(?:gpu|tpu|neuron(?:core|device)?|mig-\d)", re.I)
+_DIGITS = re.compile(r"[0-9]{1,9}")  # ASCII only: str.isdigit() accepts '²' and other scripts' digits
 JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"}
 
 
@@ -70,7 +71,7 @@ class _Doc:
             if req is not None:
                 req.unresolved.append((".".join(str(p) for p in loc), v[:80], self.doc.where(loc)))
             return None
-        if isinstance(v, str) and v.strip().isdigit() and len(v.strip()) <= 9:
+        if isinstance(v, str) and _DIGITS.fullmatch(v.strip()):
             v = int(v.strip())
         if isinstance(v, bool) or not isinstance(v, int):
             raise self.fail(loc, f"expected a whole number, got {v!r}"[:200])
@@ -175,9 +176,11 @@ def _pod_request(d: _Doc, pod: KeyPath, req: Request) -> bool:
     if chips >= 0:
         req.count = chips
     topo = sels.get("cloud.google.com/gke-tpu-topology")
-    if topo is not None:
+    if topo is not None and not is_placeholder(topo[0]):
         req.topology_chips = topology_chips(topo[0])
         req.topology = topo[0]
+        if req.topology_chips is None:
+            raise d.fail(topo[1], f"{topo[0][:40]!r} is not a TPU topology such as 2x4 or 4x4x4")
     for label, value in SPOT_LABELS.items():
         if label in sels and sels[label][0].lower() == value.lower():
             req.pricing = "spot"

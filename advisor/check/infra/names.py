@@ -61,14 +61,15 @@ class Hardware:
         return self.accelerator is not None
 
 
-_SUFFIX_T = re.compile(r"-(\d+)t$")
-_TPU_N = re.compile(r"^(?:tpu-)?([a-z0-9]+?)-(\d+)$")
+_SUFFIX_T = re.compile(r"-([0-9]+)t$")
+_TPU_N = re.compile(r"^(?:tpu-)?([a-z0-9]+?)-([0-9]+)$")
+_DIGITS = re.compile(r"[0-9]{1,4}")  # ASCII digits only
 
 
 def topology_chips(text: str) -> int | None:
     """``2x4`` -> 8, ``2x2x2`` -> 8; None when it is not a topology."""
     parts = text.strip().lower().split("x")
-    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and 0 < len(p) <= 4 for p in parts):
+    if not 2 <= len(parts) <= 3 or not all(_DIGITS.fullmatch(p) for p in parts):
         return None
     n = 1
     for p in parts:

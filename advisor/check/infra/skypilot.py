@@ -6,6 +6,7 @@ an ordered list asks for its first choice; a set or ``any_of`` for the cheapest 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from advisor.check.infra.model import HOURS_PER_MONTH, Parsed, Request, is_placeholder
@@ -15,6 +16,7 @@ from advisor.yamlsrc import Document, KeyPath
 
 TASK_KEYS = {"resources", "run", "setup", "num_nodes", "service", "file_mounts", "workdir", "envs", "secrets", "config", "volumes"}
 PROFILE_KEYS = {"task", "model", "training", "inference", "proposal", "match", "domain", "software", "goal", "team", "deployment"}
+_NUMBER = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?")
 CLOUDS = {"gcp": "gcp", "aws": "aws", "azure": "azure", "oci": "oci"}
 
 
@@ -68,12 +70,12 @@ def _split(doc: Document, loc: KeyPath, text: str) -> tuple[str, int | None]:
     name, _, n = text.strip().partition(":")
     if not n:
         return name, 1
-    try:
-        count = float(n)
-    except ValueError:
-        raise _fail(doc, loc, f"{text!r}: the count after ':' must be a number") from None
+    n = n.strip()
+    if not _NUMBER.fullmatch(n):  # ASCII only: float() accepts 'nan', 'inf', '1_0' and other scripts' digits
+        raise _fail(doc, loc, f"{text[:80]!r}: the count after ':' must be a number such as 8 or 0.5")
+    count = float(n)
     if count <= 0 or count > 1024:
-        raise _fail(doc, loc, f"{text!r}: count out of range")
+        raise _fail(doc, loc, f"{text[:80]!r}: count out of range (0 < count <= 1024)")
     if count != int(count):
         return name, None  # a fractional GPU share
     return name, int(count)
