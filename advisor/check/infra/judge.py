@@ -101,13 +101,13 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
 
     end = policy.judge_replicas
     label = f"{req.path}::{req.address}"
-    for e in ("min", "max"):
-        n = req.total(e)
+    for side in ("min", "max"):
+        n = req.total(side)
         if n is not None and n > MAX_TOTAL_CHIPS:
             from advisor.errors import InputError
 
             line, col = req.pos("replicas")
-            raise InputError.single(req.path, line, col, f"{req.address}: {req.count} chips x {req.replicas(e)} replicas = {n} chips, beyond any real cluster (limit {MAX_TOTAL_CHIPS:,})")
+            raise InputError.single(req.path, line, col, f"{req.address}: {req.count} chips x {req.replicas(side)} replicas = {n} chips, beyond any real cluster (limit {MAX_TOTAL_CHIPS:,})")
     lp, broken = find_workload(req, workloads)
     total = req.total(end)
     acc = ctx.catalog.accelerators.get(req.accelerator or "")
