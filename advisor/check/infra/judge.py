@@ -138,6 +138,8 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
     result.label, result.name, result.line = label, req.address, req.line
     result.key = f"{req.kind}:{req.address}"
     result.source = {"path": req.path, "kind": req.kind, "address": req.address, "line": req.line}
+    if req.config is not None:
+        result.source["config"] = {"path": req.config[0], "line": req.config[1]}
     result.request = req.to_json(end)
     if req.before is not None:
         bprice, bhours, _ = price_request(req.before, ctx, end)

@@ -43,6 +43,7 @@ class Request:
     alternatives: list[str] = field(default_factory=list)
     before: Request | None = None  # plan JSON: the resource as it was (update / delete)
     target: tuple[str, str, str] | None = None  # Kubernetes (kind, namespace, name) for autoscalers
+    config: tuple[str, int] | None = None  # plan JSON: the .tf file and line of the configuration block
 
     def pos(self, what: str) -> Pos:
         return self.where.get(what, (self.line, self.col))

@@ -56,7 +56,16 @@ def read_hcl(path: str, index: NameIndex) -> Parsed:
 def read_yaml_text(path: str, text: str | None, index: NameIndex) -> tuple[list[LoadedProfile], Parsed | None]:
     if text is None:
         text = read_text(path, max_bytes=MAX_YAML_BYTES)
-    docs = load_documents(text, path, max_nodes=MAX_MANIFEST_NODES)
+    try:
+        docs = load_documents(text, path, max_nodes=MAX_MANIFEST_NODES)
+    except InputError as exc:
+        lines = text.splitlines()
+        p = exc.problems[0]
+        near = "\n".join(lines[max(0, p.line - 2) : p.line + 1])
+        if "{{" in near or "${" in near:
+            hint = "; an unrendered template placeholder ({{ }} / ${ }) is here: render the file first (helm template, envsubst, kustomize) or leave it out with --exclude"
+            raise InputError([type(p)(p.path, p.line, p.col, p.message + hint), *exc.problems[1:]]) from None
+        raise
     docs = [d for d in docs if d.data is not None]
     if not docs:
         return [], Parsed("other", notes=["an empty YAML file"])

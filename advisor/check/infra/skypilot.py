@@ -174,16 +174,28 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             req.always_on = True
             pol = service.get("replica_policy")
             if isinstance(pol, dict):
-                lo = _int(doc, ("service", "replica_policy", "min_replicas"), pol.get("min_replicas"), req) or 1
-                hi = _int(doc, ("service", "replica_policy", "max_replicas"), pol.get("max_replicas"), req) or lo
+                got_lo = _int(doc, ("service", "replica_policy", "min_replicas"), pol.get("min_replicas"), req)
+                got_hi = _int(doc, ("service", "replica_policy", "max_replicas"), pol.get("max_replicas"), req)
+                lo = 1 if got_lo is None else got_lo  # min_replicas: 0 scales to zero: reported as 0
+                hi = max(lo, 1) if got_hi is None else got_hi
                 req.where["replicas"] = doc.where(("service", "replica_policy"))
             elif "replicas" in service:
-                lo = hi = _int(doc, ("service", "replicas"), service.get("replicas"), req) or 1
+                got = _int(doc, ("service", "replicas"), service.get("replicas"), req)
+                lo = hi = 1 if got is None else got
                 req.where["replicas"] = doc.where(("service", "replicas"))
         elif service is not None:
             raise _fail(doc, ("service",), "expected a mapping")
         else:
             req.always_on = False
+        pool = data.get("pool")
+        if isinstance(pool, dict):  # a pool of workers, each the resources above, kept up between jobs
+            workers = _int(doc, ("pool", "workers"), pool.get("workers"), req)
+            lo = hi = 1 if workers is None else workers
+            req.always_on = True
+            req.where["replicas"] = doc.where(("pool", "workers"))
+            req.notes.append(f"pool of {lo} worker(s), each the resources above")
+        elif pool is not None:
+            raise _fail(doc, ("pool",), "expected a mapping")
         req.replicas_min, req.replicas_max = lo * nodes, hi * nodes
         out.requests.append(req)
     return out
