@@ -119,6 +119,7 @@ def run_check(
     for chart in sel.charts:
         _one_file(chart, ctx, policy, day, batch, text=_render_chart(chart))
     results = batch.results
+    _bound(batch)
     if batch.requests:
         from advisor.check.infra.judge import apply_autoscalers, judge_request
 
@@ -134,6 +135,22 @@ def run_check(
     if invalid and not results and not batch.skipped:  # nothing could be judged: a plain input error, nothing to report
         raise InputError([p for bad in invalid for p in bad.problems])
     return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path, invalid=invalid, skipped_files=batch.skipped, excluded=sel.excluded)
+
+
+MAX_REQUESTS = 50_000  # accelerator requests in one run
+MAX_MATCH_WORK = 20_000_000  # match: patterns x requests tried in one run
+
+
+def _bound(batch: _Batch) -> None:
+    """Clear errors instead of minutes of work: too many requests, or too many ``match:`` patterns
+    to try against them."""
+    if len(batch.requests) > MAX_REQUESTS:
+        raise InputError.single(batch.requests[MAX_REQUESTS].path, 1, 1, f"more than {MAX_REQUESTS:,} accelerator requests in one run: check the repository in parts")
+    patterns = sum(len(lp.profile.match or []) for lp in batch.workloads)
+    if patterns * len(batch.requests) > MAX_MATCH_WORK:
+        worst = max(batch.workloads, key=lambda lp: len(lp.profile.match or []))
+        raise InputError.single(worst.path, 1, 1, f"{patterns:,} match: patterns against {len(batch.requests):,} resources is more than advisor tries in one run "
+                                f"({MAX_MATCH_WORK:,} pattern tests): use fewer, broader patterns or link resources by annotation / label / tag")
 
 
 def _render_chart(chart: str) -> str | InputError:

@@ -14,6 +14,7 @@ from advisor.check.infra.names import NameIndex, topology_chips
 from advisor.errors import InputError
 from advisor.families import family
 
+MAX_RESOURCES = 25_000  # compute resources one plan may hold (a 20,000-resource plan is read in seconds)
 LINK_KEYS = ("advisor-workload", "advisor_workload", "advisor.dev/workload")
 _INDEX = re.compile(r"\[[^\]]*\]$")
 
@@ -208,6 +209,8 @@ def parse(path: str, text: str, plan: dict[str, Any], index: NameIndex) -> Parse
             raise InputError.single(path, *ctx.pos(addr), f"{addr}: change: expected an object")
         by_addr[addr] = rc
         ctx.config_index.setdefault(_config_address(addr), []).append(addr)
+        if len(by_addr) > MAX_RESOURCES:
+            raise InputError.single(path, *ctx.pos(addr), f"more than {MAX_RESOURCES:,} compute resources in one plan: split the plan (per module or workspace) and check the parts")
     return read_resources(ctx, by_addr, Parsed("terraform-plan"))
 
 
