@@ -340,7 +340,7 @@ WITH_POLICY = ("--config", "policy.yaml", "--baseline", "base.json", "task.yaml"
 REQUEST_CASES = [
     ("request-unknown-accelerator", {"task.yaml": _task("V100:8")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
     ("request-unresolved", {"task.yaml": GCP_H100.replace("num_nodes: 1", "num_nodes: ${N}")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
-    ("proposal-unpriced", {"task.yaml": _task("tpu-v6e-8", "  cloud: aws\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
+    ("request-unpriced", {"task.yaml": _task("tpu-v6e-8", "  cloud: aws\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
     ("proposal-not-a-real-shape", {"task.yaml": _task("H100:3", "  cloud: gcp\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
     ("workload-not-linked", {"task.yaml": GCP_H100, "w.yaml": WORKLOAD}, {"task.yaml": GCP_H100, "w.yaml": WORKLOAD + "match: [task.yaml]\n"}, ("--no-config", "task.yaml", "w.yaml")),
     ("workload-link-broken", {"k.yaml": K8S_L4.replace("LINK", "nope"), "w.yaml": WORKLOAD}, {"k.yaml": K8S_L4.replace("LINK", "bot"), "w.yaml": WORKLOAD}, ("--no-config", "k.yaml", "w.yaml")),

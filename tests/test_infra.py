@@ -12,7 +12,7 @@ from .conftest import ROOT, run_cli
 
 INFRA = ROOT / "profiles" / "proposals" / "infra"
 INFRA_RULES = {
-    "request-unknown-accelerator", "request-unresolved", "workload-not-linked", "workload-link-broken", "policy-max-chips",
+    "request-unknown-accelerator", "request-unresolved", "request-unpriced", "workload-not-linked", "workload-link-broken", "policy-max-chips",
     "policy-accelerator-not-allowed", "policy-cloud-not-allowed", "policy-region-not-allowed", "policy-spot-required",
     "policy-monthly-increase",
 }

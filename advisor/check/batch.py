@@ -209,9 +209,30 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
         from advisor.check.infra.read import read_hcl
 
         return [], read_hcl(path, name_index(ctx.catalog))
-    from advisor.check.infra.read import read_yaml_text
+    from advisor.check.infra.sniff import doc_kind, has_profile_modeline
+    from advisor.loading import profiles_from_docs
+    from advisor.yamlsrc import MAX_BYTES, load_documents, read_text
 
-    return read_yaml_text(path, text, name_index(ctx.catalog))
+    if text is None:
+        text = read_text(path, max_bytes=8 * 1024 * 1024)
+    try:
+        docs = [d for d in load_documents(text, path, max_nodes=500_000) if d.data is not None]
+    except InputError as exc:
+        from advisor.check.infra.read import template_hint
+
+        raise template_hint(text, exc) from None
+    modeline = has_profile_modeline(text)
+    kinds = [doc_kind(d.data, modeline=modeline) for d in docs]
+    if docs and all(k == "profile" for k in kinds):  # profiles only: no infrastructure reader is loaded
+        if len(text) > MAX_BYTES:
+            raise InputError.single(path, 1, 1, f"file is larger than the {MAX_BYTES}-byte limit for workload profiles")
+        return profiles_from_docs(path, docs), None
+    from advisor.check.infra.model import Parsed
+    from advisor.check.infra.read import split
+
+    if not docs:
+        return [], Parsed("other", notes=["an empty YAML file"])
+    return split(path, docs, kinds, name_index(ctx.catalog), len(text))
 
 
 def _one_file(path: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch, text: str | InputError | None = None) -> None:

@@ -446,11 +446,13 @@ def unknown_accelerator(r: RequestJudging) -> Iterator[Hit]:
         yield f"{r.req.unknown}. It is reported as unknown and not priced (never as a neighbouring part); add it with --catalog if it should be judged.", r.req.pos("accelerator")
 
 
-@request_rule("proposal-unpriced")
+@request_rule(
+    "request-unpriced", "warning", "The request has no catalog price (unpriced)",
+    "The accelerator is known but the catalog has no price for it on the cloud the file names (or any cloud, when none is named) at this pricing. The request is reported as unpriced, never counted as $0; add a price with --catalog.")
 def request_unpriced(r: RequestJudging) -> Iterator[Hit]:
     if r.unlinked_shape_price and r.cost is None and r.total:
         assert r.acc is not None
-        yield f"{r.acc.id} has no catalog {r.req.pricing} price on {r.clouds}; it is not counted as $0. Add a price with --catalog.", r.req.pos("accelerator")
+        yield f"unpriced: {r.acc.id} has no catalog {r.req.pricing} price on {r.clouds}; it is not counted as $0. Add a price with --catalog.", r.req.pos("accelerator")
 
 
 @request_rule("proposal-not-a-real-shape")

@@ -43,7 +43,8 @@ def markdown(report: CheckReport) -> str:
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)"
         + (f", {s['waived']} waived" if s["waived"] else "")
         + (f", {s['skipped']} profile(s) without a proposal skipped" if s["skipped"] else "")
-        + f". Proposed spend {money(s['proposed_cost_usd'])}; recommended {money(s['recommended_cost_usd'])}."
+        + f". Proposed spend {spend(s)}; recommended {money(s['recommended_cost_usd'])}."
+        + (f" {s['unpriced']} unpriced (not counted as $0)." if s.get("unpriced") else "")
     )
     if report.diff is not None:
         d = report.diff
@@ -75,9 +76,9 @@ def markdown(report: CheckReport) -> str:
                 q = r.request
                 asks = f"{q.get('accelerator') or q.get('hardware')} × {q.get('count')} × {q.get('replicas')} = {q.get('total_chips')} chips, {p.get('hours'):g} h"
             b = r.chosen
-            recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else "none feasible"
+            recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else (UNLINKED if r.unlinked else "none feasible")
             found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
-            lines.append(f"| {ICON[r.status]} | `{cell(r.label)}` | {asks} | {money(r.proposal_cost)} | {recd} | {money(b.cost_usd) if b else '-'} | {found} |")
+            lines.append(f"| {ICON[r.status]} | `{cell(r.label)}` | {asks} | {cost_cell(r)} | {recd} | {money(b.cost_usd) if b else '-'} | {found} |")
         details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
         for r in details if need else []:
             lines += ["", _details(r)]
@@ -88,6 +89,27 @@ def markdown(report: CheckReport) -> str:
     lines += ["", f"<sub>advisor {__version__} · catalog as of {report.catalog_as_of} · fail-on: {report.fail_on}"
               + (f" · policy: `{report.policy_path}`" if report.policy_path else "") + "</sub>", ""]
     return "\n".join(lines)
+
+
+UNLINKED = "no workload linked — link one with `match:` to get a recommendation"
+
+
+def spend(s: dict[str, Any]) -> str:
+    """Monthly and one-off spend, never added into one total."""
+    monthly, once = s.get("proposed_monthly_usd") or 0.0, s.get("proposed_one_off_usd") or 0.0
+    if once and monthly:
+        return f"{money(monthly)}/month + {money(once)} one-off"
+    return f"{money(once)} one-off" if once else f"{money(monthly)}/month"
+
+
+def cost_cell(r: ProposalResult) -> str:
+    """The cost, its kind (per month / one-off) and the assumptions it rests on."""
+    if r.proposal_cost is None:
+        return "unpriced"
+    text = money(r.proposal_cost) + ("/month" if r.kind_of_cost == "monthly" else " one-off")
+    if r.assumptions:
+        text += "<br><sub>" + escape("; ".join(r.assumptions)) + "</sub>"
+    return text
 
 
 def _skipped_md(report: CheckReport) -> list[str]:

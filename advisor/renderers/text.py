@@ -249,8 +249,9 @@ def render_check(report: Any, console: Console) -> None:
             asks = f"{q.get('accelerator') or q.get('hardware')} x {q.get('count')} x {q.get('replicas')}, {p['hours']:g} h"
         b = r.chosen
         found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or ("-" if r.status != "skipped" else "no proposal")
-        t.add_row(r.status, r.label, asks, money(r.proposal_cost) if p else "-",
-                  f"{b.accelerator} x {b.count}" if b else "-", money(b.cost_usd) if b else "-", found, style=style[r.status])
+        cost = "-" if not p else "unpriced" if r.proposal_cost is None else money(r.proposal_cost) + ("/month" if r.kind_of_cost == "monthly" else " one-off")
+        t.add_row(r.status, r.label, asks, cost,
+                  f"{b.accelerator} x {b.count}" if b else ("no workload linked: link one with match:" if r.unlinked else "-"), money(b.cost_usd) if b else "-", found, style=style[r.status])
     for path, why in report.skipped_files:
         t.add_row("skipped", path, "-", "-", "-", "-", why, style="dim")
     for bad in report.invalid:
@@ -269,6 +270,9 @@ def render_check(report: Any, console: Console) -> None:
             line.append(f"{tag}{f.severity}", style=color)
             line.append(f" [{f.rule}] {f.message}")
             console.print(line)
+    for r in report.results:
+        for note in r.assumptions:
+            console.print(Text(f"{r.path}:{r.line}: cost assumes: {note}", style="dim"))
     s = report.summary
     console.print(Text(
         f"{s['proposals']} proposal(s): {s['passed']} pass, {s['warning']} warning, {s['error']} error; "

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from advisor.check.infra import tfplan
-from advisor.check.infra.model import Parsed
+from advisor.check.infra.model import Parsed, tf_waivers
 from advisor.check.infra.names import NameIndex
 
 PLAN_HINT = "terraform plan -out plan.out && terraform show -json plan.out > plan.json"
@@ -390,6 +390,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
             fields = ", ".join(sorted({f for f, _ in items}))
             out.notes.append(f"{address}: {fields} cannot be evaluated from the source ({items[0][1][:60]}); give the plan JSON: {PLAN_HINT}")
     for req in out.requests:
+        req.waivers += tf_waivers(text, req.line)
         req.kind = "terraform-hcl"
         req.notes.append("read from HCL source (literals, variable defaults, locals); the plan JSON is the authority")
     if not out.requests and not out.notes:

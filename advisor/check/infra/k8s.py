@@ -9,7 +9,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.check.infra.model import Autoscaler, Parsed, Request, is_placeholder
+from advisor.check.infra.model import (
+    WAIVE_ANNOTATION,
+    Autoscaler,
+    Parsed,
+    Request,
+    is_placeholder,
+    waiver_lines,
+)
 from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.errors import InputError
 from advisor.yamlsrc import Document, KeyPath
@@ -292,6 +299,12 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             if part.where is not None:
                 req.where["replicas"] = doc.where(part.where)
             req.link = _link(d, ("metadata",), (*part.pod[:-1], "metadata"))
+            for meta_loc in (("metadata",), (*part.pod[:-1], "metadata")):
+                value = d.at((*meta_loc, "annotations", WAIVE_ANNOTATION))
+                if isinstance(value, str):
+                    at = doc.where((*meta_loc, "annotations", WAIVE_ANNOTATION))
+                    req.waivers += [(w, at) for w in waiver_lines(value)]
+                    break
             req.notes += part.notes
             made.append((part, req))
         out.requests += _groups(made)

@@ -11,7 +11,7 @@ from typing import Any
 
 from advisor.check.infra.model import Parsed
 from advisor.check.infra.names import NameIndex
-from advisor.check.infra.sniff import doc_kind, has_profile_modeline
+from advisor.check.infra.sniff import doc_kind
 from advisor.errors import InputError
 from advisor.loading import LoadedProfile, profiles_from_docs
 from advisor.yamlsrc import MAX_BYTES, Document, load_documents, read_text
@@ -53,25 +53,19 @@ def read_hcl(path: str, index: NameIndex) -> Parsed:
     return hcl.parse(path, read_text(path, max_bytes=MAX_YAML_BYTES), index)
 
 
-def read_yaml_text(path: str, text: str | None, index: NameIndex) -> tuple[list[LoadedProfile], Parsed | None]:
-    if text is None:
-        text = read_text(path, max_bytes=MAX_YAML_BYTES)
-    try:
-        docs = load_documents(text, path, max_nodes=MAX_MANIFEST_NODES)
-    except InputError as exc:
-        lines = text.splitlines()
-        p = exc.problems[0]
-        near = "\n".join(lines[max(0, p.line - 2) : p.line + 1])
-        if "{{" in near or "${" in near:
-            hint = "; an unrendered template placeholder ({{ }} / ${ }) is here: render the file first (helm template, envsubst, kustomize) or leave it out with --exclude"
-            raise InputError([type(p)(p.path, p.line, p.col, p.message + hint), *exc.problems[1:]]) from None
-        raise
-    docs = [d for d in docs if d.data is not None]
-    if not docs:
-        return [], Parsed("other", notes=["an empty YAML file"])
-    modeline = has_profile_modeline(text)
-    kinds = [doc_kind(d.data, modeline=modeline) for d in docs]
-    return _split(path, docs, kinds, index, len(text))
+def template_hint(text: str, exc: InputError) -> InputError:
+    """A YAML error next to an unrendered ``{{ }}`` / ``${ }`` placeholder says so, and what to do."""
+    lines = text.splitlines()
+    p = exc.problems[0]
+    near = "\n".join(lines[max(0, p.line - 2) : p.line + 1])
+    if "{{" in near or "${" in near:
+        hint = "; an unrendered template placeholder ({{ }} / ${ }) is here: render the file first (helm template, envsubst, kustomize) or leave it out with --exclude"
+        return InputError([type(p)(p.path, p.line, p.col, p.message + hint), *exc.problems[1:]])
+    return exc
+
+
+def split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, size: int) -> tuple[list[LoadedProfile], Parsed]:
+    return _split(path, docs, kinds, index, size)
 
 
 def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, size: int) -> tuple[list[LoadedProfile], Parsed]:

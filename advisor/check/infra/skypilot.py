@@ -9,7 +9,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from advisor.check.infra.model import HOURS_PER_MONTH, Parsed, Request, is_placeholder
+from advisor.check.infra.model import (
+    HOURS_PER_MONTH,
+    WAIVE_ENV,
+    Parsed,
+    Request,
+    is_placeholder,
+    waiver_lines,
+)
 from advisor.check.infra.names import NameIndex
 from advisor.errors import InputError
 from advisor.yamlsrc import Document, KeyPath
@@ -197,6 +204,10 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
         elif pool is not None:
             raise _fail(doc, ("pool",), "expected a mapping")
         req.replicas_min, req.replicas_max = lo * nodes, hi * nodes
+        envs = data.get("envs")
+        if isinstance(envs, dict) and isinstance(envs.get(WAIVE_ENV), str):
+            at = doc.where(("envs", WAIVE_ENV))
+            req.waivers += [(w, at) for w in waiver_lines(envs[WAIVE_ENV])]
         out.requests.append(req)
     return out
 
@@ -209,7 +220,8 @@ def _pick(options: list[Any], cheapest: bool, index: NameIndex) -> Any:
         hw = index.lookup(o[1])
         acc = index.catalog.accelerators.get(hw.accelerator or "")
         n = hw.chips if hw.hosts is not None and hw.chips else (o[2] or 1)
-        price = acc.price(["gcp", "aws", "azure"], "spot" if o[0].get("use_spot") else "on-demand") if acc else None
+        named = _cloud(o[0])[0]  # a task that names a cloud is priced on it
+        price = acc.price([named] if named else ["gcp", "aws", "azure"], "spot" if o[0].get("use_spot") else "on-demand") if acc else None
         return ((price.usd_per_chip_hour * n * HOURS_PER_MONTH) if price else float("inf"), options.index(o))
 
     return min(options, key=cost)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from advisor.check.infra.model import Parsed, Request
+from advisor.check.infra.model import Parsed, Request, tf_waivers
 from advisor.check.infra.names import NameIndex, topology_chips
 from advisor.errors import InputError
 from advisor.families import family
@@ -234,10 +234,18 @@ def read_resources(ctx: _Ctx, by_addr: dict[str, dict[str, Any]], out: Parsed) -
         if req is not None:
             out.requests.append(req)
     out.requests.extend(grouped)
+    texts: dict[str, str] = {}
     for req in out.requests:
         where = ctx.source(req.address)
         if where is not None:
             req.config = where
+            if where[0] not in texts:
+                try:
+                    with open(where[0], encoding="utf-8", errors="replace") as fh:
+                        texts[where[0]] = fh.read(4 * 1024 * 1024)
+                except OSError:
+                    texts[where[0]] = ""
+            req.waivers += [(w, req.pos("accelerator")) for w, _ in tf_waivers(texts[where[0]], where[1])]
     out.requests.sort(key=lambda r: (r.line, r.address))
     return out
 
