@@ -85,15 +85,28 @@ def test_real_files_under_a_second_each() -> None:
     assert time.perf_counter() - t < max(20.0, len(MANIFEST) * 1.0)
 
 
-@pytest.mark.xfail(strict=True, reason="baseline keys do not yet carry the file path")
-def test_one_changed_resource_against_a_real_baseline(tmp_path: Path) -> None:
-    """Real files as their own baseline: nothing new, nothing fixed, no cost change."""
+def test_one_changed_line_against_a_real_baseline(tmp_path: Path) -> None:
+    """The real files as the baseline and one changed line (T4 -> L4): exactly one change, saying
+    what changed, no phantom new / fixed findings or costs from the other 74 files."""
     import shutil
 
     old = tmp_path / "old"
     new = tmp_path / "new"
     shutil.copytree(DATA, old)
     shutil.copytree(DATA, new)
+    f = new / "kuberay__ray-operator_config_samples_ray-job.batch-inference.yaml"
+    f.write_text(f.read_text().replace("nvidia-tesla-t4", "nvidia-l4"))
     r = run_cli("check", "--no-config", "--fail-on", "never", "--format", "json", "--baseline", str(old), str(new))
     d = json.loads(r.out)["diff"]
-    assert d["new_findings"] == 0 and d["fixed_findings"] == 0 and d["cost_delta_usd"] == 0 and d["changes"] == []
+    assert [c["key"] for c in d["changes"]] == [f"{f.name}::RayJob/default/rayjob-sample/head"]
+    c = d["changes"][0]
+    assert c["what"] == ["accelerator t4 -> l4"] and not c["added"] and c["chips_before"] == c["chips_after"] == 4
+    assert d["new_findings"] == 0 and d["fixed_findings"] == 0 and d["removed_profiles"] == []
+    assert d["cost_delta_usd"] == c["cost_delta_usd"] and d["cost_delta_usd"] != 0
+    # the same baseline as an earlier --format json result of the old directory
+    base = tmp_path / "base.json"
+    assert run_cli("check", "--no-config", "--fail-on", "never", "--format", "json", "-o", str(base), str(old)).code == 2
+    d2 = json.loads(run_cli("check", "--no-config", "--fail-on", "never", "--format", "json", "--baseline", str(base), str(new)).out)["diff"]
+    assert d2["changes"] == d["changes"]
+    md = run_cli("check", "--no-config", "--fail-on", "never", "--format", "markdown", "--baseline", str(old), str(new)).out
+    assert "accelerator t4 → l4" in md

@@ -134,7 +134,26 @@ def run_check(
     invalid = batch.invalid
     if invalid and not results and not batch.skipped:  # nothing could be judged: a plain input error, nothing to report
         raise InputError([p for bad in invalid for p in bad.problems])
+    _keys(results, paths_root(paths))
     return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path, invalid=invalid, skipped_files=batch.skipped, excluded=sel.excluded)
+
+
+def paths_root(paths: Iterable[str]) -> str:
+    """What the run's keys are relative to: the directory when one directory is checked (so an old
+    checkout passed to --baseline keys its files as the new run does), else the working directory."""
+    given = list(paths)
+    return given[0] if len(given) == 1 and os.path.isdir(given[0]) else "."
+
+
+def _keys(results: list[ProposalResult], root: str) -> None:
+    """``--baseline`` matches results by key: the file's path relative to the run's root, and the
+    resource address (``k8s/serve.yaml::Deployment/prod/vllm``) or the document (``p.yaml#2``)."""
+    for r in results:
+        rel = r.path if r.path == "-" else files.relative_to_root(r.path, root)
+        if r.source is not None and r.source.get("kind", "profile") != "profile":
+            r.key = f"{rel}::{r.source['address']}"
+        else:
+            r.key = rel + (r.label[len(r.path):] if r.label.startswith(r.path) else "")
 
 
 MAX_REQUESTS = 50_000  # accelerator requests in one run

@@ -307,7 +307,8 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
 
 
 def relative_to_root(path: str, root: str) -> str:
+    """``path`` relative to ``root``, with forward slashes; as given when it is outside."""
     try:
         return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
     except ValueError:
-        return path
+        return Path(path).as_posix()

@@ -52,14 +52,19 @@ def markdown(report: CheckReport) -> str:
         sign = "+" if delta >= 0 else "-"
         lines.append("")
         against = "the plan's prior state" if d.get("baseline") == "plan-prior-state" else "the baseline"
-        lines.append(f"Against {against}: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, monthly cost {money(d.get('cost_before_usd'))} → {money(d.get('cost_after_usd'))} ({sign}{money(abs(delta))}), chips {d.get('chips_before', '-')} → {d.get('chips_after', '-')}.")
-        moved = [c for c in d["changes"] if c.get("cost_delta_usd") or c.get("chips_before") != c.get("chips_after") or c.get("added")]
+        once = d.get("one_off_delta_usd") or 0.0
+        one_off = (f"; one-off cost {money(d.get('one_off_before_usd'))} → {money(d.get('one_off_after_usd'))} ({'+' if once >= 0 else '-'}{money(abs(once))})"
+                   if d.get("one_off_before_usd") or d.get("one_off_after_usd") else "")
+        lines.append(f"Against {against}: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, monthly cost {money(d.get('cost_before_usd'))} → {money(d.get('cost_after_usd'))} ({sign}{money(abs(delta))}){one_off}, chips {d.get('chips_before', '-')} → {d.get('chips_after', '-')}.")
+        moved = [c for c in d["changes"] if c.get("cost_delta_usd") or c.get("chips_before") != c.get("chips_after") or c.get("added") or c.get("what")]
         if moved:
-            lines += ["", "| resource | chips before → after | monthly cost before → after | change |", "|---|---|---|---:|"]
+            lines += ["", "| resource | what changed | chips before → after | cost before → after | change |", "|---|---|---|---|---:|"]
             for c in moved:
                 dd = c.get("cost_delta_usd")
-                change = "unpriced" if dd is None else f"{'+' if dd >= 0 else '-'}{money(abs(dd))}"
-                lines.append(f"| `{cell(c['key'])}`{' (new)' if c.get('added') else ''} | {c.get('chips_before')} → {c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |")
+                unit = "/month" if c.get("cost_kind", "monthly") == "monthly" else " one-off"
+                change = "unpriced" if dd is None else f"{'+' if dd >= 0 else '-'}{money(abs(dd))}{unit}"
+                what = escape(", ".join(c.get("what") or []).replace(" -> ", " → ")) or "-"
+                lines.append(f"| `{cell(c['key'])}`{' (new)' if c.get('added') else ''} | {what} | {c.get('chips_before')} → {c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |")
         if d.get("removed_profiles"):
             lines.append("")
             lines.append("Removed: " + ", ".join(f"`{cell(k)}`" for k in d["removed_profiles"]))

@@ -145,7 +145,8 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
     if req.before is not None:
         bprice, bhours, _ = price_request(req.before, ctx, end)
         btotal = req.before.total(end)
-        result.before = {"total_chips": btotal, "cost_usd": None if bprice is None or btotal is None else round(btotal * bhours * bprice, 2)}
+        result.before = {"total_chips": btotal, "cost_usd": None if bprice is None or btotal is None else round(btotal * bhours * bprice, 2),
+                         "request": req.before.to_json(end)}
     notes = list(req.notes) + ([hours_note] if hours_note else [])
     result.notes = notes
     rj = RequestJudging(req, policy, end, acc, lp, broken, judged=result.recommended is not None, cost=result.proposal_cost,
