@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from .conftest import ROOT, run_cli
 
 PROBE = (
@@ -79,3 +81,20 @@ def test_hcl_instances_are_capped(tmp_path: Path) -> None:
     r = run_cli("check", "--no-config", str(f))
     assert r.code == 2 and f"{f}:1:1: error: more than 10000 resource instances" in r.err, r.err
     assert time.perf_counter() - start < 20
+
+
+@pytest.mark.parametrize("kind", ["large", "deep", "garbage"])
+def test_hostile_hcl_is_bounded(tmp_path: Path, kind: str) -> None:
+    f = tmp_path / "main.tf"
+    if kind == "large":
+        f.write_text("".join(f'resource "aws_instance" "r{i}" {{\n  instance_type = "g5.xlarge"\n}}\n' for i in range(8000)))
+    elif kind == "deep":
+        f.write_text("locals {\n  x = " + "[" * 5000 + "]" * 5000 + "\n}\n")
+    else:
+        f.write_text('resource "aws_instance" "x" {\n  instance_type = "g5.xlarge"\n' + "}{" * 20000)
+    start = time.perf_counter()
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert time.perf_counter() - start < 20
+    assert r.code == 0 and "Traceback" not in r.err
+    reason = json.loads(r.out)["skipped_files"][0]["reason"]
+    assert ("larger than 256 KiB" in reason) if kind == "large" else ("cannot parse" in reason or "without" in reason)

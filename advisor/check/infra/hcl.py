@@ -36,11 +36,22 @@ class Unresolved:
         return f"Unresolved({self.expr!r})"
 
 
+MAX_HCL_BYTES = 256 * 1024  # python-hcl2 reads ~100 KB a second: a bound on the time one file takes
+_TREES: dict[str, Any] = {}
+
+
 def _load(text: str) -> Any:
     import hcl2
     from hcl2.utils import SerializationOptions
 
-    return hcl2.loads(text, serialization_options=SerializationOptions(strip_string_quotes=True))
+    key = str(hash(text))
+    if key in _TREES:
+        return _TREES[key]
+    tree = hcl2.loads(text, serialization_options=SerializationOptions(strip_string_quotes=True))
+    if len(_TREES) > 32:
+        _TREES.clear()
+    _TREES[key] = tree
+    return tree
 
 
 class _Scope:
@@ -249,7 +260,10 @@ def _module_scope(directory: str, cache: dict[str, tuple[dict[str, Any], dict[st
     for n in names[:200]:
         try:
             with open(os.path.join(directory or ".", n), encoding="utf-8", errors="replace") as fh:
-                data = _load(fh.read(4 * 1024 * 1024))
+                text = fh.read(MAX_HCL_BYTES + 1)
+            if len(text) > MAX_HCL_BYTES:
+                continue
+            data = _load(text)
         except Exception:  # a sibling this reader cannot parse: its values stay unresolved
             continue
         for block in data.get("variable", []) if isinstance(data, dict) else []:
@@ -324,6 +338,8 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     except ImportError:
         return Parsed("terraform-hcl", notes=["Terraform HCL source: python-hcl2 is not installed (pip install python-hcl2), so it is not read; "
                                              f"give the plan JSON: {PLAN_HINT}"])
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_HCL_BYTES:
+        return Parsed("terraform-hcl", notes=[f"Terraform HCL larger than {MAX_HCL_BYTES // 1024} KiB, more than the HCL reader reads in good time; give the plan JSON: {PLAN_HINT}"])
     try:
         data = _load(text)
     except Exception as exc:  # the HCL reader's own errors: skipped with the reason, the plan is the authority
