@@ -153,3 +153,22 @@ def test_pre_commit_hook_reads_only_infrastructure_and_profiles() -> None:
     assert not picked("charts/ray/templates/deploy.yaml") and not picked(".github/workflows/ci.yml")
     assert not picked("environment.yml") and not picked("docker-compose.yml") and not picked("package.json")
     assert not picked("venv/lib/x.yaml") and not picked(".venv/lib/x.yaml")
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("task: inference\nmodel: {params_b: 8}\n", "profile"),
+    ("# yaml-language-server: $schema=../schemas/profile.schema.json\nname: x\n", "profile"),
+    ('{"$schema": "https://x/schemas/profile.schema.json", "name": "x"}', "profile"),
+    ("apiVersion: advisor.dev/v1\nname: x\n", "profile"),
+    ("name: x\ntask: training\n", "profile"),  # only advisor keys: judged, so its errors are reported
+    ("task: pretrain\nmodel: {name: llama}\ntrainer: {devices: 8}\nhydra: {run: {dir: x}}\n", "other"),
+    ("name: env\nchannels: [conda-forge]\ndependencies: [python]\n", "other"),
+    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "kubernetes"),
+    ("name: t\nresources: {accelerators: L4:1}\nsetup: x\nmystery: 1\n", "skypilot"),  # names hardware: read, whatever else is there
+])
+def test_document_kinds(text: str, kind: str) -> None:
+    import yaml as _yaml
+
+    from advisor.check.infra.sniff import doc_kind, has_profile_modeline
+
+    assert doc_kind(_yaml.safe_load(text), modeline=has_profile_modeline(text)).split(":")[0] == kind

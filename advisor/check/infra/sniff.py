@@ -18,6 +18,7 @@ SKY_KEYS = {
     "name", "resources", "run", "setup", "num_nodes", "service", "file_mounts", "workdir", "envs", "secrets", "config",
     "volumes", "event_callback", "pool", "inputs", "outputs", "experimental", "docker", "storage_mounts",
 }
+ADVISOR_API = ("advisor", "advisor.dev")
 TASKS = ("training", "fine-tuning", "inference")
 SKY_CORE = {"resources", "run", "setup", "num_nodes", "service", "pool"}
 SKY_RESOURCE_KEYS = {"accelerators", "instance_type", "any_of", "ordered", "infra", "cloud", "use_spot", "cpus", "memory"}
@@ -45,7 +46,13 @@ def doc_kind(data: Any, *, modeline: bool = False) -> str:
     if not isinstance(data, dict):
         return "profile" if modeline else "other: a YAML scalar, not a mapping"
     keys = {k for k in data if isinstance(k, str)}
-    if isinstance(data.get("apiVersion"), str) and isinstance(data.get("kind"), str):
+    api = data.get("apiVersion")
+    if isinstance(api, str) and api.split("/")[0] in ADVISOR_API:
+        return "profile"  # apiVersion: advisor.dev/v1 (the profile says what it is)
+    schema = data.get("$schema")
+    if isinstance(schema, str) and "profile.schema.json" in schema:
+        return "profile"
+    if isinstance(api, str) and isinstance(data.get("kind"), str):
         return "kubernetes"
     hydra = isinstance(data.get("defaults"), list) or "hydra" in keys or any(k.startswith("_target_") for k in keys)
     if modeline or isinstance(data.get("proposal"), dict):
