@@ -140,9 +140,12 @@ def run_check(
 
 def paths_root(paths: Iterable[str]) -> str:
     """What the run's keys are relative to: the directory when one directory is checked (so an old
-    checkout passed to --baseline keys its files as the new run does), else the working directory."""
+    checkout passed to --baseline keys its files as the new run does), the file's directory when
+    one file is (an old plan.json against the new one), else the working directory."""
     given = list(paths)
-    return given[0] if len(given) == 1 and os.path.isdir(given[0]) else "."
+    if len(given) == 1 and given[0] != "-" and not any(ch in given[0] for ch in "*?["):
+        return given[0] if os.path.isdir(given[0]) else (os.path.dirname(given[0]) or ".")
+    return "."
 
 
 def _keys(results: list[ProposalResult], root: str) -> None:

@@ -104,10 +104,11 @@ def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[s
     pairs: dict[int, str] = {}
     used: set[str] = set()
     for i, r in enumerate(current):
-        k = r.key or r.label
-        if k in old and k not in used:
-            pairs[i] = k
-            used.add(k)
+        for k in (r.key or r.label, r.label):  # the key; a baseline written without keys names the profile
+            if k in old and k not in used:
+                pairs[i] = k
+                used.add(k)
+                break
     # second pass: kind + address (or profile name), unique on both sides
     left_old: dict[str, list[str]] = {}
     for k, e in old.items():
