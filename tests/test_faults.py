@@ -591,10 +591,10 @@ def test_narrow_and_wide_terminals_never_cut_numbers(columns: str) -> None:
 
 
 def test_an_empty_member_is_skipped_with_its_reason(tmp_path: Path) -> None:
-    good, _bad, order = _mixed_batch(tmp_path, 5)
+    _good, _bad, order = _mixed_batch(tmp_path, 5)
     empty = tmp_path / "empty.yaml"
     empty.write_text("")
-    code, out, _err = _check([*order, str(empty)], "-f", "json")
+    _code, out, _err = _check([*order, str(empty)], "-f", "json")
     data = json.loads(out)
     assert {"path": str(empty), "reason": "an empty YAML file"} in data["skipped_files"]
     assert str(empty) not in [x["path"] for x in data["invalid"]]
