@@ -252,6 +252,7 @@ def run_check(
     stdin: bytes | None = None,
     today: dt.date | None = None,
     progress: Callable[[int, int], None] | None = None,
+    exclude: Sequence[str] = (),
 ) -> CheckReport:
     """``advisor check``: the policy (``config``, else found upward from ``cwd``; flags override
     it; or ``policy``, from outside the checkout, and nothing else), every file judged, and the
@@ -296,7 +297,7 @@ def run_check(
         from advisor.yamlsrc import provide_stdin
 
         provide_stdin(stdin)
-    report = check.run_check(paths, ctx, pol, policy_path=loaded.path, today=today, progress=progress)
+    report = check.run_check(paths, ctx, pol, policy_path=loaded.path, today=today, progress=progress, exclude=exclude)
     if base is not None or any((r.before is not None) for r in report.results):
         report.diff = check.diff_against(report, base)
         check.apply_increase_limit(report, pol)

@@ -246,6 +246,7 @@ def check(
         ),
     ] = None,
     disable: Annotated[list[str] | None, typer.Option("--disable", help="Check rule id to disable (repeatable).")] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Leave out files matching GLOB (repeatable; also [tool.advisor] exclude and .gitignore).", metavar="GLOB")] = None,
 ) -> None:
     """CI gate: judge each proposal against the recommendation and the team's policy."""
     from advisor.api import run_check, write_output
@@ -277,6 +278,7 @@ def check(
             baseline=None if baseline is None else str(baseline),
             stdin=_read_stdin() if "-" in paths else None,
             progress=progress,
+            exclude=exclude or [],
         )
     finally:
         if bar is not None:

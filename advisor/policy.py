@@ -53,6 +53,7 @@ class Policy(Strict):
     disabled_rules: list[Annotated[str, Field(max_length=100)]] = Field(default_factory=list, max_length=100)
     rules: list[Annotated[str, Field(max_length=1000)]] = Field(default_factory=list, max_length=20)
     catalog: list[Annotated[str, Field(max_length=1000)]] = Field(default_factory=list, max_length=20)
+    exclude: list[Annotated[str, Field(min_length=1, max_length=1000)]] = Field(default_factory=list, max_length=1000)
 
 
 class LoadedPolicy(BaseModel):

@@ -101,6 +101,7 @@ class Document:
         return self.path if self.index == 0 else f"{self.path}#{self.index + 1}"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 STDIN = "-"
 _STDIN: list[bytes] = []  # what the CLI read from standard input for the path "-", once
 
@@ -113,7 +114,7 @@ def provide_stdin(raw: bytes) -> None:
 
 def stdin_is_json() -> bool:
     """Whether what was read from standard input is a JSON object (a Terraform plan, say)."""
-    return bool(_STDIN) and _STDIN[0].lstrip()[:1] == b"{"
+    return bool(_STDIN) and _STDIN[0].removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{"
 
 
 def read_text(path: str, *, max_bytes: int = MAX_BYTES) -> str:
@@ -298,6 +299,8 @@ class _Builder:
                 raise self._fail(mark, f"document has more than {self.max_nodes} nodes")
 
             if isinstance(event, ev.ScalarEvent):
+                if _SURROGATE.search(event.value):
+                    raise self._fail(mark, "a lone UTF-16 surrogate escape (\\uD800-\\uDFFF) is not a character")
                 try:
                     value = self._scalar(event)
                 except (ValueError, OverflowError):

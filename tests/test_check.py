@@ -251,8 +251,9 @@ def test_baseline_diff(tmp_path: Path) -> None:
     f.write_text(TRAIN + "proposal: {accelerator: h100, count: 8, hours: 300}\n")
     _, data = check_json(str(f), "--baseline", str(base))
     diff = data["diff"]
-    assert diff["new_findings"] >= 1 and diff["cost_delta_usd"] > 0
+    assert diff["new_findings"] >= 1 and diff["one_off_delta_usd"] > 0 and diff["cost_delta_usd"] == 0  # a training run: one-off, not monthly
     assert {"rule": "proposal-hours-excessive", "severity": "warning"} in diff["changes"][0]["new"]
+    assert diff["changes"][0]["what"] == ["hours 2.0 -> 300.0"] and diff["changes"][0]["cost_kind"] == "one-off"
     r = run_cli("check", "--no-config", str(f), "--baseline", str(write(tmp_path, "bad.json", "{nope")))
     assert r.code == 2 and "bad.json:1:2: error: invalid JSON" in r.err
     odd = {"results": [{"profile": ["x"]}, {"profile": str(f), "findings": 5, "proposal": {"request": {"cost_usd": "abc"}}},
@@ -342,7 +343,7 @@ WITH_POLICY = ("--config", "policy.yaml", "--baseline", "base.json", "task.yaml"
 REQUEST_CASES = [
     ("request-unknown-accelerator", {"task.yaml": _task("V100:8")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
     ("request-unresolved", {"task.yaml": GCP_H100.replace("num_nodes: 1", "num_nodes: ${N}")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
-    ("proposal-unpriced", {"task.yaml": _task("tpu-v6e-8", "  cloud: aws\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
+    ("request-unpriced", {"task.yaml": _task("tpu-v6e-8", "  cloud: aws\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
     ("proposal-not-a-real-shape", {"task.yaml": _task("H100:3", "  cloud: gcp\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
     ("workload-not-linked", {"task.yaml": GCP_H100, "w.yaml": WORKLOAD}, {"task.yaml": GCP_H100, "w.yaml": WORKLOAD + "match: [task.yaml]\n"}, ("--no-config", "task.yaml", "w.yaml")),
     ("workload-link-broken", {"k.yaml": K8S_L4.replace("LINK", "nope"), "w.yaml": WORKLOAD}, {"k.yaml": K8S_L4.replace("LINK", "bot"), "w.yaml": WORKLOAD}, ("--no-config", "k.yaml", "w.yaml")),

@@ -357,8 +357,8 @@ BAD_MEMBERS: dict[str, str | bytes] = {
     "not-utf8": b"name: caf\xe9\n",
     "python-tag": "name: !!python/object/apply:os.system ['id']\n",
     "alias-bomb": "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(f"b{i}: &b{i} [" + ", ".join([f"*{'a' if i == 0 else f'b{i - 1}'}"] * 10) + "]\n" for i in range(10)),
-    "empty": "",
 }
+# An empty YAML file is no proposal and no error: skipped with its reason (a repository holds them).
 
 
 def _mixed_batch(tmp: Path, n_good: int) -> tuple[list[str], list[str], list[str]]:
@@ -636,3 +636,13 @@ def test_narrow_and_wide_terminals_never_cut_numbers(columns: str) -> None:
     assert_candidate_rows_whole(text, PROFILE)
     for acc in ("tpu-v5e", "tpu-v6e", "a100-80gb", "mi300x"):
         assert acc in text
+
+
+def test_an_empty_member_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    _good, _bad, order = _mixed_batch(tmp_path, 5)
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    _code, out, _err = _check([*order, str(empty)], "-f", "json")
+    data = json.loads(out)
+    assert {"path": str(empty), "reason": "an empty YAML file"} in data["skipped_files"]
+    assert str(empty) not in [x["path"] for x in data["invalid"]]

@@ -12,7 +12,7 @@ from .conftest import ROOT, run_cli
 
 INFRA = ROOT / "profiles" / "proposals" / "infra"
 INFRA_RULES = {
-    "request-unknown-accelerator", "request-unresolved", "workload-not-linked", "workload-link-broken", "policy-max-chips",
+    "request-unknown-accelerator", "request-unresolved", "request-unpriced", "workload-not-linked", "workload-link-broken", "policy-max-chips",
     "policy-accelerator-not-allowed", "policy-cloud-not-allowed", "policy-region-not-allowed", "policy-spot-required",
     "policy-monthly-increase",
 }
@@ -246,10 +246,14 @@ def test_unrecognised_files_are_skipped(tmp_path: Path) -> None:
     (tmp_path / "values.yaml").write_text("image: {repository: nginx}\n")
     (tmp_path / "main.tf").write_text('resource "google_tpu_v2_vm" "x" { accelerator_type = var.t }\n')
     (tmp_path / "p.yaml").write_text((ROOT / "profiles" / "proposals" / "ok-v6e-chatbot.yaml").read_text())
+    (tmp_path / "network.tf").write_text('resource "google_compute_network" "vpc" { name = "vpc" }\n')
     code, data = check(str(tmp_path))
-    assert code == 0 and len(data["results"]) == 1
+    assert code == 0 and len(data["results"]) == 2
     reasons = {Path(s["path"]).name: s["reason"] for s in data["skipped_files"]}
-    assert set(reasons) == {"package.json", "values.yaml", "main.tf"} and "plan JSON" in reasons["main.tf"]
+    assert set(reasons) == {"package.json", "values.yaml", "network.tf"} and "without accelerator resources" in reasons["network.tf"]
+    # HCL is read (literals only): the TPU VM's accelerator_type is a variable without a default, so it is unresolved, never the v2-8 default
+    tpu = by_address(data)["google_tpu_v2_vm.x"]
+    assert "request-unresolved" in rules(tpu) and tpu["request"]["hardware"] is None
 
 
 def test_standard_input_is_read_once_as_a_file() -> None:

@@ -15,14 +15,13 @@ The parts: ``check_rules`` (the registered rules), ``check_judge`` (one proposal
 from __future__ import annotations
 
 import datetime as dt
-import glob
 import math
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from advisor.check import files
 from advisor.check.diff import apply_increase_limit, diff_against
 from advisor.check.judge import judge
 from advisor.check.results import (
@@ -36,9 +35,8 @@ from advisor.check.results import (
 from advisor.check.rules import CHECK_RULES, CheckRule
 from advisor.context import Context, check_accelerators
 from advisor.errors import InputError, Problem
-from advisor.loading import LoadedProfile, profiles_from_docs
+from advisor.loading import LoadedProfile
 from advisor.policy import Policy
-from advisor.yamlsrc import MAX_BYTES
 
 __all__ = [
     "CHECK_RULES", "RANK", "SEVERITIES", "CheckReport", "CheckRule", "Finding", "InvalidFile",
@@ -50,33 +48,12 @@ __all__ = [
 # --------------------------------------------------------------------------- inputs
 
 
-SUFFIXES = (".yaml", ".yml", ".json", ".tf")
+SUFFIXES = files.SUFFIXES
 
 
-def expand_paths(paths: Iterable[str]) -> list[str]:
+def expand_paths(paths: Iterable[str], exclude: Iterable[str] = ()) -> list[str]:
     """Files as given; directories recursively (*.yaml, *.yml, *.json, *.tf); glob patterns expanded."""
-    out: list[str] = []
-    problems: list[Problem] = []
-    for raw in paths:
-        if any(ch in raw for ch in "*?[") and not os.path.exists(raw):
-            matches = sorted(glob.glob(raw, recursive=True))
-            if not matches:
-                problems.append(Problem(raw, 1, 1, "pattern matches no file"))
-            out.extend(m for m in matches if not os.path.isdir(m))
-            continue
-        p = Path(raw)
-        if p.is_dir():
-            found = sorted(str(f) for f in p.rglob("*") if f.suffix in SUFFIXES and f.is_file() and not _hidden(f, p))
-            out.extend(found)
-            continue
-        out.append(raw)
-    if problems:
-        raise InputError(problems)
-    return list(dict.fromkeys(out))
-
-
-def _hidden(f: Path, root: Path) -> bool:
-    return any(part.startswith(".") for part in f.relative_to(root).parts)
+    return files.select(paths, exclude).files
 
 
 # --------------------------------------------------------------------------- baseline
@@ -110,22 +87,25 @@ def run_check(
     policy_path: str | None = None,
     today: dt.date | None = None,
     progress: Callable[[int, int], None] | None = None,
+    exclude: Iterable[str] = (),
 ) -> CheckReport:
-    files = expand_paths(paths)
-    if not files:
-        raise InputError([Problem(".", 1, 1, "no YAML files to check")])
+    base = os.path.dirname(os.path.abspath(policy_path)) if policy_path else None
+    sel = files.select(paths, exclude, policy.exclude, base)
+    todo = sel.files
+    if not todo and not sel.charts and not sel.skipped:
+        raise InputError([Problem(".", 1, 1, "no YAML, JSON or Terraform files to check")])
     day = today or dt.date.today()
-    workers = _workers(len(files))
-    batch = _Batch()
+    workers = _workers(len(todo))
+    batch = _Batch(skipped=list(sel.skipped))
     if workers == 1:
-        batch = _check_files(files, ctx, policy, day, progress)
+        batch.extend(_check_files(todo, ctx, policy, day, progress))
     else:
         import multiprocessing
 
         global _JOB
         _JOB = (ctx, policy, day)
-        size = max(1, math.ceil(len(files) / (workers * 4)))
-        chunks = [files[i : i + size] for i in range(0, len(files), size)]
+        size = max(1, math.ceil(len(todo) / (workers * 4)))
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
         done = 0
         try:
             with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals) as pool:
@@ -133,10 +113,13 @@ def run_check(
                     batch.extend(part)
                     done += len(chunk)
                     if progress:
-                        progress(done, len(files))
+                        progress(done, len(todo))
         finally:
             _JOB = None
+    for chart in sel.charts:
+        _one_file(chart, ctx, policy, day, batch, text=_render_chart(chart))
     results = batch.results
+    _bound(batch)
     if batch.requests:
         from advisor.check.infra.judge import apply_autoscalers, judge_request
 
@@ -146,10 +129,74 @@ def run_check(
                 results.append(judge_request(req, batch.workloads, ctx, policy, day))
             except InputError as exc:
                 batch.invalid.append(InvalidFile(req.path, exc.problems))
+            except Exception as exc:  # one member's bug marks that member, the batch still reports
+                batch.invalid.append(InvalidFile(req.path, [Problem(req.path, req.line, req.col, f"internal error while judging {req.address}: {type(exc).__name__} (a bug in advisor; please report it)")]))
     invalid = batch.invalid
     if invalid and not results and not batch.skipped:  # nothing could be judged: a plain input error, nothing to report
         raise InputError([p for bad in invalid for p in bad.problems])
-    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path, invalid=invalid, skipped_files=batch.skipped)
+    _keys(results, paths_root(paths))
+    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path, invalid=invalid, skipped_files=batch.skipped, excluded=sel.excluded)
+
+
+def paths_root(paths: Iterable[str]) -> str:
+    """What the run's keys are relative to: the directory when one directory is checked (so an old
+    checkout passed to --baseline keys its files as the new run does), the file's directory when
+    one file is (an old plan.json against the new one), else the working directory."""
+    given = list(paths)
+    if len(given) == 1 and given[0] != "-" and not any(ch in given[0] for ch in "*?["):
+        return given[0] if os.path.isdir(given[0]) else (os.path.dirname(given[0]) or ".")
+    return "."
+
+
+def _keys(results: list[ProposalResult], root: str) -> None:
+    """``--baseline`` matches results by key: the file's path relative to the run's root, and the
+    resource address (``k8s/serve.yaml::Deployment/prod/vllm``) or the document (``p.yaml#2``)."""
+    for r in results:
+        rel = r.path if r.path == "-" else files.relative_to_root(r.path, root)
+        if r.source is not None and r.source.get("kind", "profile") != "profile":
+            r.key = f"{rel}::{r.source['address']}"
+        else:
+            r.key = rel + (r.label[len(r.path):] if r.label.startswith(r.path) else "")
+
+
+MAX_REQUESTS = 50_000  # accelerator requests in one run
+MAX_MATCH_WORK = 20_000_000  # match: patterns x requests tried in one run
+
+
+def _bound(batch: _Batch) -> None:
+    """Clear errors instead of minutes of work: too many requests, or too many ``match:`` patterns
+    to try against them."""
+    if len(batch.requests) > MAX_REQUESTS:
+        raise InputError.single(batch.requests[MAX_REQUESTS].path, 1, 1, f"more than {MAX_REQUESTS:,} accelerator requests in one run: check the repository in parts")
+    patterns = sum(len(lp.profile.match or []) for lp in batch.workloads)
+    if patterns * len(batch.requests) > MAX_MATCH_WORK:
+        worst = max(batch.workloads, key=lambda lp: len(lp.profile.match or []))
+        raise InputError.single(worst.path, 1, 1, f"{patterns:,} match: patterns against {len(batch.requests):,} resources is more than advisor tries in one run "
+                                f"({MAX_MATCH_WORK:,} pattern tests): use fewer, broader patterns or link resources by annotation / label / tag")
+
+
+def _render_chart(chart: str) -> str | InputError:
+    """``helm template CHART`` (bounded in time and size): the manifests the chart renders to."""
+    import subprocess
+
+    helm = files.helm()
+    if helm is None:  # pragma: no cover - selected only when helm is on PATH
+        return InputError.single(chart, 1, 1, "helm is not on PATH")
+    try:
+        done = subprocess.run([helm, "template", chart], capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return InputError.single(chart, 1, 1, f"helm template failed: {type(exc).__name__}")
+    if done.returncode != 0:
+        msg = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return InputError.single(chart, 1, 1, f"helm template failed: {(msg[-1] if msg else 'exit ' + str(done.returncode))[:300]}")
+    if len(done.stdout) > 8 * 1024 * 1024:
+        return InputError.single(chart, 1, 1, "helm template rendered more than 8 MiB")
+    from advisor.yamlsrc import decode
+
+    try:
+        return decode(done.stdout, chart)
+    except InputError as exc:
+        return exc
 
 
 @dataclass
@@ -170,65 +217,79 @@ class _Batch:
         self.skipped += other.skipped
 
 
-def _read_one(path: str, ctx: Context) -> tuple[list[LoadedProfile], Any]:
-    """A file's profiles, or its parsed infrastructure (advisor.check.infra.model.Parsed)."""
+def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[LoadedProfile], Any]:
+    """A file's profiles and its parsed infrastructure (advisor.check.infra.model.Parsed): every
+    document classified on its own, so a proposal is judged whatever else the file holds."""
+    from advisor.check.infra.names import name_index
     from advisor.yamlsrc import STDIN, stdin_is_json
 
-    if path.endswith(".json") or (path == STDIN and stdin_is_json()):
-        from advisor.check.infra.names import name_index
+    if text is None and (path.endswith(".json") or (path == STDIN and stdin_is_json())):
         from advisor.check.infra.read import read_json
 
-        return [], read_json(path, name_index(ctx.catalog))
-    if path.endswith(".tf"):
-        from advisor.check.infra.names import name_index
+        return read_json(path, name_index(ctx.catalog))
+    if text is None and path.endswith(".tf"):
         from advisor.check.infra.read import read_hcl
 
         return [], read_hcl(path, name_index(ctx.catalog))
-    from advisor.check.infra.sniff import doc_kind
-    from advisor.yamlsrc import load_documents, read_text
+    from advisor.check.infra.sniff import doc_kind, has_profile_modeline
+    from advisor.loading import profiles_from_docs
+    from advisor.yamlsrc import MAX_BYTES, load_documents, read_text
 
-    text = read_text(path, max_bytes=8 * 1024 * 1024)
-    docs = load_documents(text, path, max_nodes=500_000)
-    kinds = [doc_kind(d.data) for d in docs if d.data is not None]
-    if kinds and all(k in ("other",) for k in kinds):
-        from advisor.check.infra.model import Parsed
+    if text is None:
+        text = read_text(path, max_bytes=8 * 1024 * 1024)
+    try:
+        docs = [d for d in load_documents(text, path, max_nodes=500_000) if d.data is not None]
+    except InputError as exc:
+        from advisor.check.infra.read import template_hint
 
-        return [], Parsed("other", notes=["YAML that is not a workload profile, a Kubernetes manifest or a SkyPilot task"])
-    if "kubernetes" in kinds or "skypilot" in kinds:
-        from advisor.check.infra.names import name_index
-        from advisor.check.infra.read import read_yaml
+        raise template_hint(text, exc) from None
+    modeline = has_profile_modeline(text)
+    kinds = [doc_kind(d.data, modeline=modeline) for d in docs]
+    if docs and all(k == "profile" for k in kinds):  # profiles only: no infrastructure reader is loaded
+        if len(text) > MAX_BYTES:
+            raise InputError.single(path, 1, 1, f"file is larger than the {MAX_BYTES}-byte limit for workload profiles")
+        return profiles_from_docs(path, docs), None
+    from advisor.check.infra.model import Parsed
+    from advisor.check.infra.read import split
 
-        return [], read_yaml(docs, kinds, name_index(ctx.catalog))
-    if len(text) > MAX_BYTES:
-        raise InputError.single(path, 1, 1, f"file is larger than the {MAX_BYTES}-byte limit")
-    return profiles_from_docs(path, docs), None
+    if not docs:
+        return [], Parsed("other", notes=["an empty YAML file"])
+    return split(path, docs, kinds, name_index(ctx.catalog), len(text))
+
+
+def _one_file(path: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch, text: str | InputError | None = None) -> None:
+    try:
+        if isinstance(text, InputError):
+            raise text
+        loaded, parsed = _read_one(path, ctx, text)
+        if parsed is not None:
+            if not parsed.requests and not parsed.autoscalers and not loaded:
+                out.skipped.append((path, "; ".join(dict.fromkeys(parsed.notes)) or "no accelerator requests"))
+            out.requests += parsed.requests
+            out.autoscalers += parsed.autoscalers
+        if loaded:
+            check_accelerators(loaded, ctx.catalog)
+            judged = [judge(lp, ctx, policy, day) for lp in loaded]
+            out.results.extend(judged)
+            # kept for the links of infrastructure requests: the profiles, not their YAML
+            out.workloads.extend(lp.without_positions() for lp in loaded)
+    except InputError as exc:
+        out.invalid.append(InvalidFile(path, exc.problems))
+    except (RecursionError, MemoryError):
+        out.invalid.append(InvalidFile(path, [Problem(path, 1, 1, "input too large or too deeply nested to read")]))
+    except Exception as exc:  # a bug on one member marks that member invalid; the batch still reports
+        out.invalid.append(InvalidFile(path, [Problem(path, 1, 1, f"internal error while reading this file: {type(exc).__name__} (a bug in advisor; please report it)")]))
 
 
 def _check_files(
-    files: list[str], ctx: Context, policy: Policy, day: dt.date, progress: Callable[[int, int], None] | None = None
+    todo: list[str], ctx: Context, policy: Policy, day: dt.date, progress: Callable[[int, int], None] | None = None
 ) -> _Batch:
     """Judge file by file: a bad file is listed with its problems and the batch goes on."""
     out = _Batch()
-    for i, path in enumerate(files):
-        try:
-            loaded, parsed = _read_one(path, ctx)
-            if parsed is not None:
-                if parsed.kind in ("other", "terraform-hcl") and not parsed.requests:
-                    out.skipped.append((path, "; ".join(parsed.notes) or "nothing to check"))
-                elif not parsed.requests and not parsed.autoscalers:
-                    out.skipped.append((path, "; ".join(parsed.notes) or "no accelerator requests"))
-                out.requests += parsed.requests
-                out.autoscalers += parsed.autoscalers
-            else:
-                check_accelerators(loaded, ctx.catalog)
-                judged = [judge(lp, ctx, policy, day) for lp in loaded]
-                out.results.extend(judged)
-                # kept for the links of infrastructure requests: the profiles, not their YAML
-                out.workloads.extend(lp.without_positions() for lp in loaded)
-        except InputError as exc:
-            out.invalid.append(InvalidFile(path, exc.problems))
+    for i, path in enumerate(todo):
+        _one_file(path, ctx, policy, day, out)
         if progress:
-            progress(i + 1, len(files))
+            progress(i + 1, len(todo))
     return out
 
 

@@ -99,29 +99,102 @@ def _old_chips(entry: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _old_kind(entry: dict[str, Any]) -> str:
+    kind = entry.get("cost_kind")
+    if kind in ("monthly", "one-off"):
+        return str(kind)
+    prop = entry.get("proposal")
+    return "one-off" if isinstance(prop, dict) and prop.get("mode") == "training" else "monthly"
+
+
+def _alt_key(entry: dict[str, Any]) -> str | None:
+    """The second way to match: an infrastructure resource's kind and address, a profile's name."""
+    src = entry.get("source")
+    if isinstance(src, dict) and src.get("kind") not in (None, "profile") and isinstance(src.get("address"), str):
+        return f"{src.get('kind')}:{src['address']}"
+    name = entry.get("name")
+    return f"profile:{name}" if isinstance(name, str) else None
+
+
+_COMPARED = (("accelerator", "accelerator"), ("count", "count"), ("pricing", "price kind"), ("cloud", "cloud"), ("region", "region"))
+
+
+def _what_changed(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What a reviewer needs to read: 'accelerator t4 -> l4', 'count 1 -> 2', 'replicas 1..1 -> 2..4'."""
+    out = []
+    o_req, n_req = old.get("request"), new.get("request")
+    infra = (new.get("source") or {}).get("kind", "profile") != "profile"
+    if infra and isinstance(o_req, dict) and isinstance(n_req, dict):
+        for key, label in _COMPARED:
+            a = o_req.get(key) if key != "accelerator" else (o_req.get("accelerator") or o_req.get("hardware"))
+            b = n_req.get(key) if key != "accelerator" else (n_req.get("accelerator") or n_req.get("hardware"))
+            if a != b:
+                out.append(f"{label} {a} -> {b}")
+        a_r = (o_req.get("replicas_min"), o_req.get("replicas_max"))
+        b_r = (n_req.get("replicas_min"), n_req.get("replicas_max"))
+        if a_r != b_r:
+            out.append(f"replicas {a_r[0]}..{a_r[1]} -> {b_r[0]}..{b_r[1]}")
+        return out
+    o_prop = (old.get("proposal") or {}).get("request") if isinstance(old.get("proposal"), dict) else None
+    n_prop = (new.get("proposal") or {}).get("request") if isinstance(new.get("proposal"), dict) else None
+    if isinstance(o_prop, dict) and isinstance(n_prop, dict):
+        for key in ("accelerator", "count", "hours"):
+            if o_prop.get(key) != n_prop.get(key):
+                out.append(f"{key} {o_prop.get(key)} -> {n_prop.get(key)}")
+    return out
+
+
 def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[str, Any]:
-    """New and fixed findings, chips and monthly cost before -> after per result (matched by
-    ``key``: the profile label, or kind:address for infrastructure), and in total. A result new
-    against the baseline counts its full cost. Without a baseline, a Terraform plan's own prior
-    state (``change.before``) is the baseline of its resources.
+    """New and fixed findings, what changed, chips and cost before -> after per result and in total,
+    monthly and one-off spend kept apart. Results match by ``key`` (the file's path relative to
+    the run's root and the resource address, or the profile document), then, for those left, by
+    kind and address (or profile name) where that is unique on both sides. A result new against
+    the baseline counts its full cost. Without a baseline, a Terraform plan's own prior state
+    (``change.before``) is the baseline of its resources.
 
     The baseline is untrusted input: entries of the wrong shape are ignored, never trusted.
     """
-    entries = baseline["results"] if baseline is not None else []
+    entries = [e for e in (baseline["results"] if baseline is not None else []) if isinstance(e, dict)]
     old: dict[str, dict[str, Any]] = {}
     for e in entries:
-        if isinstance(e, dict):
-            k = e.get("key") if isinstance(e.get("key"), str) else e.get("profile")
-            if isinstance(k, str):
-                old[k] = e
+        k = e.get("key") if isinstance(e.get("key"), str) else e.get("profile")
+        if isinstance(k, str):
+            old.setdefault(k, e)
+    current = [r for r in report.results if r.status != "skipped"]
+    pairs: dict[int, str] = {}
+    used: set[str] = set()
+    for i, r in enumerate(current):
+        for k in (r.key or r.label, r.label):  # the key; a baseline written without keys names the profile
+            if k in old and k not in used:
+                pairs[i] = k
+                used.add(k)
+                break
+    # second pass: kind + address (or profile name), unique on both sides
+    left_old: dict[str, list[str]] = {}
+    for k, e in old.items():
+        if k not in used and (a := _alt_key(e)) is not None:
+            left_old.setdefault(a, []).append(k)
+    left_new: dict[str, list[int]] = {}
+    for i, r in enumerate(current):
+        if i not in pairs:
+            a = _alt_key(r.to_json())
+            if a is not None:
+                left_new.setdefault(a, []).append(i)
+    for a, idx in left_new.items():
+        ks = left_old.get(a, [])
+        if len(idx) == 1 and len(ks) == 1:
+            pairs[idx[0]] = ks[0]
+            used.add(ks[0])
     changes: list[dict[str, Any]] = []
     new_total = fixed_total = 0
-    for r in report.results:
-        if r.status == "skipped":
-            continue
+    for i, r in enumerate(current):
         key = r.key or r.label
-        before = old.get(key) if baseline is not None else (
-            {"proposal": {"request": {"cost_usd": r.before.get("cost_usd")}}, "request": {"total_chips": r.before.get("total_chips")}} if r.before is not None else None)
+        now_json = r.to_json()
+        if baseline is not None:
+            before = old.get(pairs[i]) if i in pairs else None
+        else:
+            before = ({"proposal": {"request": {"cost_usd": r.before.get("cost_usd")}}, "request": {**(r.before.get("request") or {}), "total_chips": r.before.get("total_chips")},
+                       "cost_kind": r.kind_of_cost} if r.before is not None else None)
         now = {(f.rule, f.severity) for f in r.findings if not f.waived}
         was = _old_findings(before) if before and baseline is not None else (now if baseline is None else set())
         old_cost = _old_cost(before) if before else None
@@ -132,13 +205,20 @@ def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[s
         added = before is None
         if added:
             old_cost = 0.0
+        kind = r.kind_of_cost
         delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - old_cost, 2)
         chips_after = (r.request or {}).get("total_chips")
         chips_before = 0 if added else _old_chips(before or {})
+        what = ["new"] if added else _what_changed(before or {}, now_json)
+        if baseline is not None and not added and before is not None and _old_kind(before) != kind:
+            what.append(f"cost {_old_kind(before)} -> {kind}")
         changes.append({
             "profile": r.label,
             "key": key,
+            "baseline_key": pairs.get(i),
             "added": added,
+            "what": what,
+            "cost_kind": kind,
             "new": [{"rule": a, "severity": b} for a, b in new],
             "fixed": [{"rule": a, "severity": b} for a, b in fixed],
             "chips_before": chips_before,
@@ -147,23 +227,29 @@ def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[s
             "cost_after_usd": _r(r.proposal_cost),
             "cost_delta_usd": delta,
         })
-    current = {r.key or r.label for r in report.results}
-    removed = sorted(str(k) for k in set(old) - current)
-    removed_cost = sum(c for c in (_old_cost(old[k]) for k in removed) if c is not None)
-    before_total = sum(c["cost_before_usd"] or 0.0 for c in changes) + removed_cost
-    after_total = sum(c["cost_after_usd"] or 0.0 for c in changes)
+    removed = sorted(k for k in old if k not in used)
     return {
         "baseline": "file" if baseline is not None else "plan-prior-state",
         "new_findings": new_total,
         "fixed_findings": fixed_total,
         "removed_profiles": removed,
-        "cost_before_usd": _r(before_total),
-        "cost_after_usd": _r(after_total),
-        "cost_delta_usd": _r(sum(c["cost_delta_usd"] or 0.0 for c in changes) - removed_cost),
+        **_totals(changes, [old[k] for k in removed], "monthly", "cost"),
+        **_totals(changes, [old[k] for k in removed], "one-off", "one_off"),
         "chips_before": sum(c["chips_before"] or 0 for c in changes) + sum(_old_chips(old[k]) or 0 for k in removed),
         "chips_after": sum(c["chips_after"] or 0 for c in changes),
         "unpriced": sorted(c["key"] for c in changes if c["cost_delta_usd"] is None),
-        "changes": [c for c in changes if c["new"] or c["fixed"] or c["added"] or c["cost_delta_usd"] or c["chips_before"] != c["chips_after"]],
+        "changes": [c for c in changes if c["new"] or c["fixed"] or c["added"] or c["what"] or c["cost_delta_usd"] or c["chips_before"] != c["chips_after"]],
+    }
+
+
+def _totals(changes: list[dict[str, Any]], removed: list[dict[str, Any]], kind: str, prefix: str) -> dict[str, float | None]:
+    """Before, after and delta of one kind of spend (``cost_*``: monthly; ``one_off_*``: runs)."""
+    mine = [c for c in changes if c["cost_kind"] == kind]
+    gone = sum(c for c in (_old_cost(e) for e in removed if _old_kind(e) == kind) if c is not None)
+    return {
+        f"{prefix}_before_usd": _r(sum(c["cost_before_usd"] or 0.0 for c in mine) + gone),
+        f"{prefix}_after_usd": _r(sum(c["cost_after_usd"] or 0.0 for c in mine)),
+        f"{prefix}_delta_usd": _r(sum(c["cost_delta_usd"] or 0.0 for c in mine) - gone),
     }
 
 

@@ -54,11 +54,27 @@ class ProposalResult:
     workload: str | None = None  # the linked profile of an infrastructure request
     before: dict[str, Any] | None = None  # plan JSON: the resource before the change
     notes: list[str] = field(default_factory=list)
+    cost_kind: str | None = None  # monthly | one-off (a run); None: from the proposal's task
+    unlinked: bool = False  # an infrastructure request no workload profile describes
 
     @property
     def chosen(self) -> Estimate | None:
         """The recommendation's own configuration (the verdict)."""
         return self.recommended.estimate if self.recommended is not None else None
+
+    @property
+    def kind_of_cost(self) -> str:
+        """``monthly`` (always-on, serving: hours per month) or ``one-off`` (a training run)."""
+        if self.cost_kind is not None:
+            return self.cost_kind
+        e = self.proposal_estimate
+        return "one-off" if e is not None and e.mode == "training" else "monthly"
+
+    @property
+    def assumptions(self) -> list[str]:
+        """How the cost was reached, shown beside it (notes on hours, cloud, price kind)."""
+        keys = ("priced", "hours from", "cloud not stated", "always-on", "a job", "price")
+        return [n for n in self.notes if any(k in n for k in keys)]
 
     def active(self, severity: str) -> list[Finding]:
         return [f for f in self.findings if f.severity == severity and not f.waived]
@@ -82,6 +98,8 @@ class ProposalResult:
             out["before"] = self.before
         if self.notes:
             out["notes"] = self.notes
+        if self.proposal is not None:
+            out["cost_kind"] = self.kind_of_cost
         if self.proposal is not None:
             est = self.proposal_estimate.to_json() if self.proposal_estimate else {}
             # DESIGN.md: the proposal's estimate; "request" is what the pull request asks for.
@@ -124,6 +142,7 @@ class CheckReport:
     diff: dict[str, Any] | None = None
     invalid: list[InvalidFile] = field(default_factory=list)
     skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (path, why): not a kind advisor reads
+    excluded: int = 0  # files left out by --exclude, the policy's exclude or .gitignore
 
     @property
     def problems(self) -> list[Problem]:
@@ -138,13 +157,18 @@ class CheckReport:
             "skipped": len(self.results) - len(checked),
             "invalid": len(self.invalid),
             "skipped_files": len(self.skipped_files),
+            "excluded_files": self.excluded,
             "total_chips": sum((r.request or {}).get("total_chips") or 0 for r in checked),
             "passed": sum(r.status == "pass" for r in checked),
             "warning": sum(r.status == "warning" for r in checked),
             "error": sum(r.status == "error" for r in checked),
             "waived": sum(f.waived for r in checked for f in r.findings),
             "findings": {s: sum(1 for r in checked for f in r.findings if f.severity == s and not f.waived) for s in SEVERITIES},
-            "proposed_cost_usd": _r(sum(r.proposal_cost or 0.0 for r in checked)),
+            "proposed_cost_usd": _r(sum(r.proposal_cost or 0.0 for r in checked)) if len({r.kind_of_cost for r in checked}) <= 1 else None,
+            "proposed_monthly_usd": _r(sum(r.proposal_cost or 0.0 for r in checked if r.kind_of_cost == "monthly")),
+            "proposed_one_off_usd": _r(sum(r.proposal_cost or 0.0 for r in checked if r.kind_of_cost == "one-off")),
+            "unpriced": sum(1 for r in checked if r.proposal_cost is None),
+            "unlinked": sum(1 for r in checked if r.unlinked),
             "recommended_cost_usd": _r(sum(r.chosen.cost_usd or 0.0 for r in checked if r.chosen)),
         }
 

@@ -455,11 +455,13 @@ def unknown_accelerator(r: RequestJudging) -> Iterator[Hit]:
         yield f"{r.req.unknown}. It is reported as unknown and not priced (never as a neighbouring part); add it with --catalog if it should be judged.", r.req.pos("accelerator")
 
 
-@request_rule("proposal-unpriced")
+@request_rule(
+    "request-unpriced", "warning", "The request has no catalog price (unpriced)",
+    "The accelerator is known but the catalog has no price for it on the cloud the file names (or any cloud, when none is named) at this pricing. The request is reported as unpriced, never counted as $0; add a price with --catalog.")
 def request_unpriced(r: RequestJudging) -> Iterator[Hit]:
     if r.unlinked_shape_price and r.cost is None and r.total:
         assert r.acc is not None
-        yield f"{r.acc.id} has no catalog {r.req.pricing} price on {r.clouds}; it is not counted as $0. Add a price with --catalog.", r.req.pos("accelerator")
+        yield f"unpriced: {r.acc.id} has no catalog {r.req.pricing} price on {r.clouds}; it is not counted as $0. Add a price with --catalog.", r.req.pos("accelerator")
 
 
 @request_rule("proposal-not-a-real-shape")
@@ -531,6 +533,17 @@ def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
         yield f"region {req.region} is not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
 
 
+def _in_workspace(path: str, workspace: str) -> bool:
+    """``./envs/dev``, ``envs/dev/`` and ``envs/dev`` are one workspace: the file is in it, or matches it as a glob."""
+    import posixpath
+
+    p = posixpath.normpath(path.replace("\\", "/"))
+    w = posixpath.normpath(workspace.replace("\\", "/"))
+    if w == ".":
+        return not p.startswith("../")
+    return fnmatch.fnmatchcase(p, w) or p.startswith(w.rstrip("/") + "/") or fnmatch.fnmatchcase(p, w.rstrip("/") + "/*")
+
+
 @request_rule(
     "policy-spot-required", "error", "Spot capacity required here",
     "The policy requires spot capacity in this Kubernetes namespace or Terraform workspace (limits.require_spot).", "policy")
@@ -539,7 +552,7 @@ def spot_required(r: RequestJudging) -> Iterator[Hit]:
     if req.action == "delete":
         return
     scoped = (req.kind == "kubernetes" and req.scope is not None and any(fnmatch.fnmatchcase(req.scope, n) for n in spot.namespaces)) or \
-             (req.kind != "kubernetes" and any(fnmatch.fnmatchcase(req.path, w) or fnmatch.fnmatchcase(req.address, w) for w in spot.workspaces))
+             (req.kind != "kubernetes" and any(_in_workspace(req.path, w) or fnmatch.fnmatchcase(req.address, w) for w in spot.workspaces))
     if scoped and req.pricing != "spot":
         where = f"namespace {req.scope}" if req.kind == "kubernetes" else "this workspace"
         yield f"the policy requires spot capacity in {where}; this asks for {req.pricing}.", req.pos("accelerator")

@@ -46,7 +46,8 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)"
         + (f", {s['waived']} waived" if s["waived"] else "")
         + (f", {s['skipped']} profile(s) without a proposal skipped" if s["skipped"] else "")
-        + f". Proposed spend {money(s['proposed_cost_usd'])}; recommended {money(s['recommended_cost_usd'])}."
+        + f". Proposed spend {spend(s)}; recommended {money(s['recommended_cost_usd'])}."
+        + (f" {s['unpriced']} unpriced (not counted as $0)." if s.get("unpriced") else "")
     )
     if report.diff is not None:
         d = report.diff
@@ -54,19 +55,27 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
         sign = "+" if delta >= 0 else "-"
         lines.append("")
         against = "the plan's prior state" if d.get("baseline") == "plan-prior-state" else "the baseline"
+        once = d.get("one_off_delta_usd") or 0.0
+        one_off = ""
+        if d.get("one_off_before_usd") or d.get("one_off_after_usd"):
+            one_off = (f"; one-off cost {money(d.get('one_off_before_usd'))} → {money(d.get('one_off_after_usd'))} "
+                       f"({'+' if once >= 0 else '-'}{money(abs(once))})")
         lines.append(
             f"Against {against}: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, monthly cost "
-            f"{money(d.get('cost_before_usd'))} → {money(d.get('cost_after_usd'))} ({sign}{money(abs(delta))}), chips "
+            f"{money(d.get('cost_before_usd'))} → {money(d.get('cost_after_usd'))} ({sign}{money(abs(delta))}){one_off}, chips "
             f"{d.get('chips_before', '-')} → {d.get('chips_after', '-')}."
         )
-        moved = [c for c in d["changes"] if c.get("cost_delta_usd") or c.get("chips_before") != c.get("chips_after") or c.get("added")]
+        moved = [c for c in d["changes"]
+                 if c.get("cost_delta_usd") or c.get("chips_before") != c.get("chips_after") or c.get("added") or c.get("what")]
         if moved:
-            lines += ["", "| resource | chips before → after | monthly cost before → after | change |", "|---|---|---|---:|"]
+            lines += ["", "| resource | what changed | chips before → after | cost before → after | change |", "|---|---|---|---|---:|"]
             for c in moved:
                 dd = c.get("cost_delta_usd")
-                change = "unpriced" if dd is None else f"{'+' if dd >= 0 else '-'}{money(abs(dd))}"
+                unit = "/month" if c.get("cost_kind", "monthly") == "monthly" else " one-off"
+                change = "unpriced" if dd is None else f"{'+' if dd >= 0 else '-'}{money(abs(dd))}{unit}"
+                what = cell(", ".join(c.get("what") or []).replace(" -> ", " → ")) or "-"
                 lines.append(
-                    f"| {md_code(c['key'], table=True)}{' (new)' if c.get('added') else ''} | {c.get('chips_before')} → "
+                    f"| {md_code(c['key'], table=True)}{' (new)' if c.get('added') else ''} | {what} | {c.get('chips_before')} → "
                     f"{c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |"
                 )
         if d.get("removed_profiles"):
@@ -88,10 +97,10 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
                     f" = {q.get('total_chips')} chips, {p.get('hours'):g} h"
                 )
             b = r.chosen
-            recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else "none feasible"
+            recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else (UNLINKED if r.unlinked else "none feasible")
             found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
             lines.append(
-                f"| {ICON[r.status]} | {md_code(r.label, table=True)} | {cell(asks)} | {money(r.proposal_cost)} | {recd} | "
+                f"| {ICON[r.status]} | {md_code(r.label, table=True)} | {cell(asks)} | {cost_cell(r)} | {recd} | "
                 f"{money(b.cost_usd) if b else '-'} | {found} |"
             )
         details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
@@ -100,9 +109,42 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
     if report.invalid:
         lines += ["", f"{ICON['invalid']} Not checked (input errors, exit 2):", ""]
         lines += [f"- {md_code(f'{p.path}:{p.line}:{p.col}')}: {md_message(p.message, line_start=False)}" for p in report.problems]
+    lines += _skipped_md(report)
     lines += ["", f"<sub>advisor {__version__} · catalog as of {report.catalog_as_of} · fail-on: {report.fail_on}"
               + (f" · policy: {md_code(report.policy_path)}" if report.policy_path else "") + "</sub>", ""]
     return "\n".join(lines)
+
+
+UNLINKED = "no workload linked — link one with `match:` to get a recommendation"
+
+
+def spend(s: dict[str, Any]) -> str:
+    """Monthly and one-off spend, never added into one total."""
+    monthly, once = s.get("proposed_monthly_usd") or 0.0, s.get("proposed_one_off_usd") or 0.0
+    if once and monthly:
+        return f"{money(monthly)}/month + {money(once)} one-off"
+    return f"{money(once)} one-off" if once else f"{money(monthly)}/month"
+
+
+def cost_cell(r: ProposalResult) -> str:
+    """The cost, its kind (per month / one-off) and the assumptions it rests on."""
+    if r.proposal_cost is None:
+        return "unpriced"
+    text = money(r.proposal_cost) + ("/month" if r.kind_of_cost == "monthly" else " one-off")
+    if r.assumptions:
+        text += "<br><sub>" + md_message("; ".join(r.assumptions), table=True, line_start=False) + "</sub>"
+    return text
+
+
+def _skipped_md(report: CheckReport) -> list[str]:
+    if not report.skipped_files and not report.excluded:
+        return []
+    n = len(report.skipped_files)
+    out = ["", f"<details><summary>{ICON['skipped']} {n} file{'s' if n != 1 else ''} skipped (not a kind advisor reads, or nothing to check)"
+           + (f"; {report.excluded} excluded" if report.excluded else "") + "</summary>", ""]
+    out += [f"- {md_code(path)}: {md_message(why, line_start=False)}" for path, why in report.skipped_files]
+    out += ["", "</details>"]
+    return out
 
 
 def _details(r: ProposalResult) -> str:
@@ -202,25 +244,26 @@ def sarif(report: CheckReport, opts: Any = None) -> str:
             if f.waived:
                 res["suppressions"] = [{"kind": "external", "justification": str((f.waiver or {}).get("reason", ""))}]
             results.append(res)
-    doc = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "advisor",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "informationUri": INFO_URI,
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-                "columnKind": "unicodeCodePoints",
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "advisor",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFO_URI,
+                "rules": rules,
             }
-        ],
+        },
+        "results": results,
+        "columnKind": "unicodeCodePoints",
     }
+    if report.skipped_files:
+        run["invocations"] = [{"executionSuccessful": True, "toolExecutionNotifications": [
+            {"level": "note", "message": {"text": f"skipped: {why}"}, "descriptor": {"id": "skipped-file"},
+             "locations": [{"physicalLocation": {"artifactLocation": {"uri": path.lstrip("./") or path}}}]}
+            for path, why in report.skipped_files
+        ]}]
+    doc = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return dumps(doc)
 
 
@@ -240,7 +283,8 @@ def junit(report: CheckReport, opts: Any = None) -> str:
 
     s = report.summary
     failures = s["error"] + s["warning"]
-    tests, errors = len(report.results) + len(report.invalid), len(report.invalid)
+    tests = len(report.results) + len(report.invalid) + len(report.skipped_files)
+    errors, skipped = len(report.invalid), s["skipped"] + len(report.skipped_files)
 
     def el(parent: ET.Element | None, tag: str, text: str | None = None, **attrs: object) -> ET.Element:
         values = {k: xml_text(v) for k, v in attrs.items()}
@@ -249,8 +293,8 @@ def junit(report: CheckReport, opts: Any = None) -> str:
             node.text = xml_text(text)
         return node
 
-    root = el(None, "testsuites", name="advisor check", tests=tests, failures=failures, errors=errors, skipped=s["skipped"])
-    suite = el(root, "testsuite", name="advisor check", tests=tests, failures=failures, skipped=s["skipped"], errors=errors)
+    root = el(None, "testsuites", name="advisor check", tests=tests, failures=failures, errors=errors, skipped=skipped)
+    suite = el(root, "testsuite", name="advisor check", tests=tests, failures=failures, skipped=skipped, errors=errors)
     for r in report.results:
         case = el(suite, "testcase", classname="advisor.check", name=r.label, file=r.path, line=r.line)
         if r.status == "skipped":
@@ -269,6 +313,9 @@ def junit(report: CheckReport, opts: Any = None) -> str:
             suite, "testcase", classname="advisor.check", name=bad.path, file=bad.path, line=bad.problems[0].line if bad.problems else 1
         )
         el(case, "error", body, message=one_line(bad.problems[0].message) if bad.problems else "input error", type=INPUT_ERROR)
+    for path, why in report.skipped_files:
+        case = el(suite, "testcase", classname="advisor.check", name=path, file=path)
+        el(case, "skipped", message=one_line(why))
     for case in suite:
         if not len(case):
             case.text = "\n    "  # an empty testcase keeps its closing tag on its own line
@@ -300,9 +347,10 @@ def github(report: CheckReport, opts: Any = None) -> str:
             lines.append(
                 f"::{cmd} file={_gh_prop(r.path)},line={f.line},col={f.col},title={_gh_prop('advisor ' + f.rule)}::{_gh_data(f.message)}"
             )
+    lines += [f"advisor check: skipped {_gh_data(path)}: {_gh_data(why)}" for path, why in report.skipped_files]
     s = report.summary
     lines.append(
         f"advisor check: {s['proposals']} proposal(s), {s['error']} with errors, {s['warning']} with warnings, {s['passed']} passed, "
-        f"{s['skipped']} skipped, {s['invalid']} invalid"
+        f"{s['skipped']} skipped, {s['invalid']} invalid" + (f", {s['skipped_files']} file(s) skipped" if s["skipped_files"] else "")
     )
     return "\n".join(lines) + "\n"

@@ -413,10 +413,12 @@ def render_check(report: Any, console: Console) -> None:
         found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or (
             "-" if r.status != "skipped" else "no proposal"
         )
-        t.add_row(r.status, r.label, asks, money(r.proposal_cost) if p else "-",
-                  f"{b.accelerator} x {b.count}" if b else "-", money(b.cost_usd) if b else "-", found, style=style[r.status])
-    for path, why in report.skipped_files:
-        t.add_row("skipped", path, "-", "-", "-", "-", why, style="dim")
+        # the kind after a space, so a narrow column folds there and the figure stays whole
+        cost = "-" if not p else "unpriced" if r.proposal_cost is None else money(r.proposal_cost) + (
+            " monthly" if r.kind_of_cost == "monthly" else " one-off"
+        )
+        recd = f"{b.accelerator} x {b.count}" if b else ("no workload linked" if r.unlinked else "-")  # the note says how to link one
+        t.add_row(r.status, r.label, asks, cost, recd, money(b.cost_usd) if b else "-", found, style=style[r.status])
     for bad in report.invalid:
         t.add_row("invalid", bad.path, "-", "-", "-", "-", f"{len(bad.problems)} input error(s)", style="red")
     print_table(console, t)
@@ -433,11 +435,17 @@ def render_check(report: Any, console: Console) -> None:
             line.append(f"{tag}{f.severity}", style=color)
             line.append(f" [{f.rule}] {f.message}")
             console.print(line)
+    for r in report.results:
+        for note in r.assumptions:
+            console.print(Text(f"{r.path}:{r.line}: cost assumes: {note}", style="dim"))
+    for path, why in report.skipped_files:  # every file passed over, and why (a line each: paths stay whole)
+        console.print(Text(f"{path}: skipped: {why}", style="dim"))
     s = report.summary
     console.print(
         Text(
             f"{s['proposals']} proposal(s): {s['passed']} pass, {s['warning']} warning, {s['error']} error; "
-            f"{s['skipped']} skipped; {s['invalid']} invalid (not checked); {s['waived']} waived. catalog as of {report.catalog_as_of}",
+            f"{s['skipped']} skipped; {s['skipped_files']} file(s) skipped; {s['invalid']} invalid (not checked); "
+            f"{s['waived']} waived. catalog as of {report.catalog_as_of}",
             style="bold",
         )
     )

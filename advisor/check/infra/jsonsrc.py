@@ -49,10 +49,62 @@ def check_depth(text: str, path: str, max_depth: int = MAX_JSON_DEPTH) -> None:
         raise InputError.single(path, line, col, f"JSON nested deeper than {max_depth} levels")
 
 
+class _Duplicate(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Duplicate(k)
+        out[k] = v
+    return out
+
+
+def _duplicate_at(text: str, key: str) -> tuple[int, int]:
+    """Where the key appears a second time (the first repeat of its spelling in the text)."""
+    needle = json.dumps(key)
+    first = text.find(needle)
+    second = text.find(needle, first + 1) if first >= 0 else -1
+    return _line_col(text, second) if second >= 0 else (1, 1)
+
+
+_ESCAPE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def check_surrogates(text: str, path: str) -> None:
+    """A ``\\uD800``-``\\uDFFF`` escape that is not half of a pair decodes to no character:
+    refused at its position (it would fail later, when the output is written)."""
+    if "\\u" not in text:
+        return
+    pending: int | None = None  # end of an unpaired high surrogate escape
+    for m in _ESCAPE.finditer(text):
+        if len(m.group(1)) % 2 == 0:
+            continue  # an escaped backslash followed by 'u'
+        value = int(m.group(2), 16)
+        if pending is not None:
+            if m.start() == pending and 0xDC00 <= value <= 0xDFFF:
+                pending = None
+                continue
+            raise InputError.single(path, *_line_col(text, pending - 6), "a lone UTF-16 surrogate escape is not a character")
+        if value >= 0xDC00:
+            raise InputError.single(path, *_line_col(text, m.start() + len(m.group(1)) - 1), "a lone UTF-16 surrogate escape is not a character")
+        pending = m.end()
+    if pending is not None:
+        raise InputError.single(path, *_line_col(text, pending - 6), "a lone UTF-16 surrogate escape is not a character")
+
+
 def loads(text: str, path: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     check_depth(text, path, max_depth)
+    check_surrogates(text, path)
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    except _Duplicate as exc:
+        line, col = _duplicate_at(text, exc.key)
+        raise InputError.single(path, line, col, f"duplicate key {exc.key[:80]!r} in a JSON object") from None
     except json.JSONDecodeError as exc:
         raise InputError.single(path, exc.lineno, exc.colno, f"invalid JSON: {exc.msg}") from None
     except ValueError as exc:  # NaN/Infinity, integers past the digit limit

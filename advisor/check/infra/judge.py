@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from advisor import clouds
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from advisor.policy import Policy
 
 PRICE_KIND = {"on-demand": "on-demand", "spot": "spot", "reservation": "committed-1y"}
+MAX_TOTAL_CHIPS = 1_000_000
 
 
 def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) -> None:
@@ -100,6 +102,13 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
 
     end = policy.judge_replicas
     label = f"{req.path}::{req.address}"
+    for side in ("min", "max"):
+        n = req.total(side)
+        if n is not None and n > MAX_TOTAL_CHIPS:
+            from advisor.errors import InputError
+
+            line, col = req.pos("replicas")
+            raise InputError.single(req.path, line, col, f"{req.address}: {req.count} chips x {req.replicas(side)} replicas = {n} chips, beyond any real cluster (limit {MAX_TOTAL_CHIPS:,})")
     lp, broken = find_workload(req, workloads)
     total = req.total(end)
     acc = ctx.catalog.accelerators.get(req.accelerator or "")
@@ -130,11 +139,14 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
     result.label, result.name, result.line = label, req.address, req.line
     result.key = f"{req.kind}:{req.address}"
     result.source = {"path": req.path, "kind": req.kind, "address": req.address, "line": req.line}
+    if req.config is not None:
+        result.source["config"] = {"path": req.config[0], "line": req.config[1]}
     result.request = req.to_json(end)
     if req.before is not None:
         bprice, bhours, _ = price_request(req.before, ctx, end)
         btotal = req.before.total(end)
-        result.before = {"total_chips": btotal, "cost_usd": None if bprice is None or btotal is None else round(btotal * bhours * bprice, 2)}
+        result.before = {"total_chips": btotal, "cost_usd": None if bprice is None or btotal is None else round(btotal * bhours * bprice, 2),
+                         "request": req.before.to_json(end)}
     notes = list(req.notes) + ([hours_note] if hours_note else [])
     result.notes = notes
     rj = RequestJudging(req, policy, end, acc, lp, broken, judged=result.recommended is not None, cost=result.proposal_cost,
@@ -145,6 +157,54 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
         if rule.id not in policy.disabled_rules and rule.request_check is not None
         for message, (line, col) in rule.request_check(rj)
     ]
-    result.findings = sorted(result.findings + findings, key=lambda f: (-RANK[f.severity], f.line, f.rule))
+    findings = result.findings + findings
+    apply_request_waivers(req, findings, today, policy)
+    result.findings = sorted(findings, key=lambda f: (-RANK[f.severity], f.line, f.rule))
     result.status = "error" if result.active("error") else "warning" if result.active("warning") else "pass"
+    result.cost_kind = "one-off" if (lp is not None and not req.always_on and lp.profile.is_training and hours_note.startswith("hours from")) else "monthly"
+    if lp is None:
+        result.unlinked = True
     return result
+
+
+_WAIVER = re.compile(r"^(?P<rule>[A-Za-z0-9_.-]+)(?:\s+until\s+(?P<date>\S+))?\s*(?::\s*(?P<reason>.*))?$")
+
+
+def apply_request_waivers(req: Request, findings: list[Any], today: dt.date, policy: Policy) -> None:
+    """Per-resource waivers, one spelling in every carrier: ``RULE until YYYY-MM-DD: reason`` (the
+    Kubernetes annotation ``advisor.dev/waive``, a ``# advisor:waive`` comment in or above a
+    Terraform block, SkyPilot's ``envs.ADVISOR_WAIVE``; one per line). The same rules as a
+    profile's waivers: a reason and an expiry that has not passed, a known rule."""
+    from advisor.check.results import Finding
+    from advisor.check.rules import CHECK_RULES
+
+    for text, (line, col) in req.waivers:
+        m = _WAIVER.match(text.strip())
+        rule = m.group("rule") if m else text.split()[0] if text.split() else "?"
+        reason = (m.group("reason") or "").strip() if m else ""
+        problems = []
+        expires: dt.date | None = None
+        if not reason:
+            problems.append("has no reason")
+        date = m.group("date") if m else None
+        if date is None:
+            problems.append("has no expiry date (RULE until YYYY-MM-DD: reason)")
+        else:
+            try:
+                expires = dt.date.fromisoformat(date)
+            except ValueError:
+                problems.append(f"has an unreadable date {date[:20]!r}")
+            else:
+                if expires < today:
+                    problems.append(f"expired on {expires.isoformat()}")
+        if problems:
+            if "waiver-invalid" not in policy.disabled_rules:
+                findings.append(Finding("waiver-invalid", "error", f"waiver for '{rule[:100]}' {' and '.join(problems)}; it waives nothing.", line, col))
+            continue
+        if rule not in CHECK_RULES:
+            findings.append(Finding("waiver-unknown-rule", "warning", f"waiver names unknown rule '{rule[:100]}'.", line, col))
+            continue
+        for f in findings:
+            if f.rule == rule and not f.waived:
+                f.waived = True
+                f.waiver = {"reason": reason[:2000], "owner": None, "expires": expires.isoformat() if expires else None}

@@ -43,6 +43,8 @@ class Request:
     alternatives: list[str] = field(default_factory=list)
     before: Request | None = None  # plan JSON: the resource as it was (update / delete)
     target: tuple[str, str, str] | None = None  # Kubernetes (kind, namespace, name) for autoscalers
+    config: tuple[str, int] | None = None  # plan JSON: the .tf file and line of the configuration block
+    waivers: list[tuple[str, Pos]] = field(default_factory=list)  # "RULE until DATE: reason", where written
 
     def pos(self, what: str) -> Pos:
         return self.where.get(what, (self.line, self.col))
@@ -76,6 +78,39 @@ class Request:
             "action": self.action,
             **({"alternatives": self.alternatives} if self.alternatives else {}),
         }
+
+
+WAIVE_ANNOTATION = "advisor.dev/waive"  # Kubernetes annotation (one waiver per line)
+WAIVE_ENV = "ADVISOR_WAIVE"  # SkyPilot: envs.ADVISOR_WAIVE (one waiver per line)
+_WAIVE_COMMENT = re.compile(r"(?:#|//)\s*advisor:waive\s+(.+?)\s*$")  # Terraform: a comment in or just above the block
+
+
+def waiver_lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.strip()][:20]
+
+
+def tf_waivers(text: str, line: int) -> list[tuple[str, Pos]]:
+    """``# advisor:waive RULE until DATE: reason`` comments inside the block that starts at ``line``
+    (1-based) or on the comment lines directly above it."""
+    lines = text.splitlines()
+    out: list[tuple[str, Pos]] = []
+    i = line - 2
+    while i >= 0 and lines[i].strip().startswith(("#", "//")):
+        i -= 1
+    depth, j, started = 0, i + 1, False
+    while j < len(lines) and j < line + 2000:
+        ln = lines[j]
+        m = _WAIVE_COMMENT.search(ln)
+        if m:
+            out.append((m.group(1), (j + 1, m.start() + 1)))
+        if j >= line - 1:
+            code = ln.split("#", 1)[0]
+            depth += code.count("{") - code.count("}")
+            started = started or "{" in code
+            if started and depth <= 0:
+                break
+        j += 1
+    return out[:20]
 
 
 def is_placeholder(value: Any) -> bool:

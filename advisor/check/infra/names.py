@@ -34,6 +34,24 @@ class NameEntry(Strict):
 class Unsupported(Strict):
     name: Name
     reason: Annotated[str, Field(min_length=1, max_length=500)]
+    chips: Annotated[int, Field(ge=1, le=1024)] | None = None  # accelerators per machine, where the name fixes it
+    source: list[Name] = Field(min_length=1, max_length=10)
+
+
+class CoreNamed(Strict):
+    """A TPU family whose accelerator type names count TensorCores (``v2-8`` = 4 chips)."""
+
+    family: Annotated[str, Field(pattern=r"^v[0-9a-z]+$", max_length=10)]
+    cores_per_chip: Annotated[int, Field(ge=1, le=8)]
+    chips_per_host: Annotated[int, Field(ge=1, le=16)]
+    source: list[Name] = Field(min_length=1, max_length=10)
+
+
+class HostOnly(Strict):
+    """Machine types (a glob) that carry no accelerator of their own."""
+
+    pattern: Name
+    reason: Annotated[str, Field(min_length=1, max_length=500)]
     source: list[Name] = Field(min_length=1, max_length=10)
 
 
@@ -41,6 +59,8 @@ class NamesFile(Strict):
     schema_version: int
     as_of: dt.date
     sources: dict[str, SourceRef]
+    tpu_core_named: list[CoreNamed] = Field(default_factory=list)
+    host_only: list[HostOnly] = Field(default_factory=list)
     names: list[NameEntry]
     unsupported: list[Unsupported] = Field(default_factory=list)
 
@@ -61,14 +81,15 @@ class Hardware:
         return self.accelerator is not None
 
 
-_SUFFIX_T = re.compile(r"-(\d+)t$")
-_TPU_N = re.compile(r"^(?:tpu-)?([a-z0-9]+?)-(\d+)$")
+_SUFFIX_T = re.compile(r"-([0-9]+)t$")
+_TPU_N = re.compile(r"^(?:tpu-)?([a-z0-9]+?)-([0-9]+)$")
+_DIGITS = re.compile(r"[0-9]{1,4}")  # ASCII digits only
 
 
 def topology_chips(text: str) -> int | None:
     """``2x4`` -> 8, ``2x2x2`` -> 8; None when it is not a topology."""
     parts = text.strip().lower().split("x")
-    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and 0 < len(p) <= 4 for p in parts):
+    if not 2 <= len(parts) <= 3 or not all(_DIGITS.fullmatch(p) for p in parts):
         return None
     n = 1
     for p in parts:
@@ -81,6 +102,9 @@ class NameIndex:
         self.catalog = catalog
         self.names: dict[str, Hardware] = {}
         self.unsupported = {u.name.lower(): u.reason for u in extra.unsupported}
+        self.unsupported_chips = {u.name.lower(): u.chips for u in extra.unsupported if u.chips}
+        self.core_named = {c.family: c for c in extra.tpu_core_named}
+        self.host_only = [(h.pattern.lower(), h.reason) for h in extra.host_only]
         for acc in catalog.accelerators.values():
             self._from_catalog(acc)
         for e in extra.names:
@@ -90,7 +114,8 @@ class NameIndex:
     def _from_catalog(self, acc: Accelerator) -> None:
         add = self.names.setdefault
         for n, mt in (acc.shapes.machine_types or {}).items():
-            add(mt.lower(), Hardware(acc.id, n))
+            if self.host_reason(mt) is None:
+                add(mt.lower(), Hardware(acc.id, n))
         for sl in acc.shapes.slices or []:
             hosts = max(1, int(sl.hosts or 1))
             hw = Hardware(acc.id, sl.chips, hosts, sl.topology)
@@ -106,10 +131,31 @@ class NameIndex:
         for alias in acc.aliases:
             add(alias.lower(), Hardware(acc.id))
 
+    def host_reason(self, machine: str) -> str | None:
+        """Why this machine type implies no accelerator (a host GPUs are attached to), or None."""
+        import fnmatch
+
+        key = machine.strip().lower()
+        return next((why for pat, why in self.host_only if fnmatch.fnmatchcase(key, pat)), None)
+
+    def _cores(self, key: str) -> tuple[int, int] | None:
+        """(chips, hosts) of a core-named TPU type (``v2-8`` -> 4 chips, 1 host)."""
+        m = _TPU_N.match(key)
+        rule = self.core_named.get(m.group(1)) if m else None
+        if rule is None or m is None or len(m.group(2)) > 5:
+            return None
+        chips = max(1, int(m.group(2)) // rule.cores_per_chip)
+        return chips, max(1, chips // rule.chips_per_host)
+
     def lookup(self, name: str) -> Hardware:
         key = name.strip().lower()
+        cores = self._cores(key)
         if key in self.unsupported:
-            return Hardware(None, reason=f"{name}: {self.unsupported[key]}")
+            chips = cores[0] if cores else self.unsupported_chips.get(key)
+            return Hardware(None, chips, cores[1] if cores else None, reason=f"{name}: {self.unsupported[key]}")
+        if cores is not None and key not in self.names:
+            gen = key.removeprefix("tpu-").split("-")[0]
+            return Hardware(None, cores[0], cores[1], reason=f"{name}: TPU {gen} is not in the catalog ({cores[0]} chips: the name counts TensorCores)")
         hit = self.names.get(key)
         if hit is not None:
             return hit

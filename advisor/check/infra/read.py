@@ -1,47 +1,112 @@
-"""Read one infrastructure file of a recognised kind into requests (or say why it is skipped)."""
+"""Read one file into workload profiles and infrastructure requests (or say why it is skipped).
+
+Every YAML document and every JSON file is classified on its own (``sniff.doc_kind``): profiles
+are validated and judged, Kubernetes manifests and SkyPilot tasks read, anything else named in
+the skip reason. A file's proposal is judged whatever else the file holds.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from advisor.check.infra.model import Parsed
 from advisor.check.infra.names import NameIndex
+from advisor.check.infra.sniff import doc_kind
 from advisor.errors import InputError
-from advisor.yamlsrc import Document
+from advisor.loading import LoadedProfile, profiles_from_docs
+from advisor.yamlsrc import MAX_BYTES, Document, load_documents, read_text
 
 MAX_MANIFEST_NODES = 500_000
+MAX_YAML_BYTES = 8 * 1024 * 1024
 
 
-def read_json(path: str, index: NameIndex) -> Parsed:
+def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]:
     from advisor.check.infra import jsonsrc, tfplan
 
     data, text = jsonsrc.load_json_file(path)
     if tfplan.is_plan(data):
-        return tfplan.parse(path, text, data, index)
+        return [], tfplan.parse(path, text, data, index)
     if isinstance(data, dict) and isinstance(data.get("results"), list) and "advisor_version" in data:
-        return Parsed("other", notes=["an 'advisor check --format json' result (use it with --baseline)"])
-    return Parsed("other", notes=["JSON that is not a Terraform plan (no format_version / resource_changes)"])
+        return [], Parsed("other", notes=["an 'advisor check --format json' result (use it with --baseline)"])
+    kind = doc_kind(data)
+    if kind.startswith("other"):
+        return [], Parsed("other", notes=["JSON that is neither a Terraform plan (no format_version / resource_changes), a workload profile, a Kubernetes manifest nor a SkyPilot task"])
+    docs = _json_documents(path, text, data)
+    return _split(path, docs, [kind] * len(docs), index, len(text))
+
+
+def _json_documents(path: str, text: str, data: Any) -> list[Document]:
+    """JSON as documents with positions (JSON is YAML: the YAML reader gives the positions);
+    when the YAML reader refuses it (tabs in odd places), the data without positions."""
+    try:
+        docs = load_documents(text, path, max_nodes=MAX_MANIFEST_NODES)
+        if len(docs) == 1 and docs[0].data == data:
+            return docs
+    except InputError:
+        pass
+    return [Document(path, 0, data, (1, 1))]
 
 
 def read_hcl(path: str, index: NameIndex) -> Parsed:
-    from advisor.yamlsrc import read_text
+    from advisor.check.infra import hcl
 
-    read_text(path)  # unreadable or binary files are still input errors
-    return Parsed("terraform-hcl", notes=["Terraform HCL source: recognised, not read (variables, modules and "
-                                         "expressions resolve only at plan time); give the plan JSON: "
-                                         "terraform plan -out plan.out && terraform show -json plan.out > plan.json"])
+    return hcl.parse(path, read_text(path, max_bytes=MAX_YAML_BYTES), index)
 
 
-def read_yaml(docs: list[Document], kinds: list[str], index: NameIndex) -> Parsed:
-    if "kubernetes" in kinds:
+def template_hint(text: str, exc: InputError) -> InputError:
+    """A YAML error next to an unrendered ``{{ }}`` / ``${ }`` placeholder says so, and what to do."""
+    lines = text.splitlines()
+    p = exc.problems[0]
+    near = "\n".join(lines[max(0, p.line - 2) : p.line + 1])
+    if "{{" in near or "${" in near:
+        hint = "; an unrendered template placeholder ({{ }} / ${ }) is here: render the file first (helm template, envsubst, kustomize) or leave it out with --exclude"
+        return InputError([type(p)(p.path, p.line, p.col, p.message + hint), *exc.problems[1:]])
+    return exc
+
+
+def split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, size: int) -> tuple[list[LoadedProfile], Parsed]:
+    return _split(path, docs, kinds, index, size)
+
+
+def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, size: int) -> tuple[list[LoadedProfile], Parsed]:
+    profiles = [d for d, k in zip(docs, kinds, strict=True) if k == "profile"]
+    kube = [d for d, k in zip(docs, kinds, strict=True) if k == "kubernetes"]
+    sky = [d for d, k in zip(docs, kinds, strict=True) if k == "skypilot"]
+    others = [k.removeprefix("other: ") for k in kinds if k.startswith("other: ")]
+    loaded: list[LoadedProfile] = []
+    problems = []
+    if profiles:
+        if size > MAX_BYTES:
+            raise InputError.single(path, 1, 1, f"file is larger than the {MAX_BYTES}-byte limit for workload profiles")
+        try:
+            loaded = profiles_from_docs(path, profiles)
+        except InputError as exc:
+            problems += exc.problems
+    out = Parsed("kubernetes" if kube else "skypilot" if sky else "other")
+    for what, part in (("kubernetes", kube), ("skypilot", sky)):
+        if not part:
+            continue
+        try:
+            got = _parse(what, part, index)
+        except InputError as exc:
+            problems += exc.problems
+            continue
+        out.requests += got.requests
+        out.autoscalers += got.autoscalers
+        out.notes += got.notes
+        if not got.requests and not got.autoscalers:
+            out.notes.append("Kubernetes manifest without accelerator requests" if what == "kubernetes" else "SkyPilot task without accelerator requests")
+    if problems:
+        raise InputError(problems)
+    out.notes += list(dict.fromkeys(others))
+    return loaded, out
+
+
+def _parse(what: str, docs: list[Document], index: NameIndex) -> Parsed:
+    if what == "kubernetes":
         from advisor.check.infra import k8s
 
-        parsed = k8s.parse(docs, index)
-    elif "skypilot" in kinds:
-        from advisor.check.infra import skypilot
+        return k8s.parse(docs, index)
+    from advisor.check.infra import skypilot
 
-        parsed = skypilot.parse(docs, index)
-    else:  # pragma: no cover - the caller decides
-        raise InputError.single(docs[0].path, 1, 1, "not an infrastructure file")
-    if not parsed.requests and not parsed.autoscalers:
-        what = "Kubernetes manifest" if parsed.kind == "kubernetes" else "SkyPilot task"
-        parsed.notes.append(f"{what} without accelerator requests")
-    return parsed
+    return skypilot.parse(docs, index)

@@ -6,10 +6,18 @@ an ordered list asks for its first choice; a set or ``any_of`` for the cheapest 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from advisor import clouds
-from advisor.check.infra.model import HOURS_PER_MONTH, Parsed, Request, is_placeholder
+from advisor.check.infra.model import (
+    HOURS_PER_MONTH,
+    WAIVE_ENV,
+    Parsed,
+    Request,
+    is_placeholder,
+    waiver_lines,
+)
 from advisor.check.infra.names import NameIndex
 from advisor.errors import InputError
 from advisor.families import family
@@ -17,6 +25,7 @@ from advisor.yamlsrc import Document, KeyPath
 
 TASK_KEYS = {"resources", "run", "setup", "num_nodes", "service", "file_mounts", "workdir", "envs", "secrets", "config", "volumes"}
 PROFILE_KEYS = {"task", "model", "training", "inference", "proposal", "match", "domain", "software", "goal", "team", "deployment"}
+_NUMBER = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?")
 
 
 def is_task(data: Any) -> bool:
@@ -69,12 +78,12 @@ def _split(doc: Document, loc: KeyPath, text: str) -> tuple[str, int | None]:
     name, _, n = text.strip().partition(":")
     if not n:
         return name, 1
-    try:
-        count = float(n)
-    except ValueError:
-        raise _fail(doc, loc, f"{text!r}: the count after ':' must be a number") from None
+    n = n.strip()
+    if not _NUMBER.fullmatch(n):  # ASCII only: float() accepts 'nan', 'inf', '1_0' and other scripts' digits
+        raise _fail(doc, loc, f"{text[:80]!r}: the count after ':' must be a number such as 8 or 0.5")
+    count = float(n)
     if count <= 0 or count > 1024:
-        raise _fail(doc, loc, f"{text!r}: count out of range")
+        raise _fail(doc, loc, f"{text[:80]!r}: count out of range (0 < count <= 1024)")
     if count != int(count):
         return name, None  # a fractional GPU share
     return name, int(count)
@@ -93,7 +102,7 @@ def _cloud(res: dict[str, Any]) -> tuple[str | None, str | None]:
 
 def parse(docs: list[Document], index: NameIndex) -> Parsed:
     out = Parsed("skypilot")
-    tasks = [d for d in docs if is_task(d.data)]
+    tasks = [d for d in docs if isinstance(d.data, dict)]
     for doc in tasks:
         data = doc.data
         res_loc: KeyPath = ("resources",)
@@ -104,6 +113,9 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             res, res_loc = (res[0] if res else None), ("resources", 0)
         if not isinstance(res, dict):
             raise _fail(doc, res_loc, "expected a mapping")
+        for typo in ("accelerator", "gpus", "gpu", "accelerator_type"):
+            if typo in res:
+                raise _fail(doc, (*res_loc, typo), "unknown resources field; did you mean 'accelerators'?")
         name = data.get("name") if isinstance(data.get("name"), str) else doc.path.rsplit("/", 1)[-1]
         address = name if len(tasks) == 1 else f"{name}#{doc.index + 1}"
         line, col = doc.where(res_loc, key=True)
@@ -170,17 +182,33 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             req.always_on = True
             pol = service.get("replica_policy")
             if isinstance(pol, dict):
-                lo = _int(doc, ("service", "replica_policy", "min_replicas"), pol.get("min_replicas"), req) or 1
-                hi = _int(doc, ("service", "replica_policy", "max_replicas"), pol.get("max_replicas"), req) or lo
+                got_lo = _int(doc, ("service", "replica_policy", "min_replicas"), pol.get("min_replicas"), req)
+                got_hi = _int(doc, ("service", "replica_policy", "max_replicas"), pol.get("max_replicas"), req)
+                lo = 1 if got_lo is None else got_lo  # min_replicas: 0 scales to zero: reported as 0
+                hi = max(lo, 1) if got_hi is None else got_hi
                 req.where["replicas"] = doc.where(("service", "replica_policy"))
             elif "replicas" in service:
-                lo = hi = _int(doc, ("service", "replicas"), service.get("replicas"), req) or 1
+                got = _int(doc, ("service", "replicas"), service.get("replicas"), req)
+                lo = hi = 1 if got is None else got
                 req.where["replicas"] = doc.where(("service", "replicas"))
         elif service is not None:
             raise _fail(doc, ("service",), "expected a mapping")
         else:
             req.always_on = False
+        pool = data.get("pool")
+        if isinstance(pool, dict):  # a pool of workers, each the resources above, kept up between jobs
+            workers = _int(doc, ("pool", "workers"), pool.get("workers"), req)
+            lo = hi = 1 if workers is None else workers
+            req.always_on = True
+            req.where["replicas"] = doc.where(("pool", "workers"))
+            req.notes.append(f"pool of {lo} worker(s), each the resources above")
+        elif pool is not None:
+            raise _fail(doc, ("pool",), "expected a mapping")
         req.replicas_min, req.replicas_max = lo * nodes, hi * nodes
+        envs = data.get("envs")
+        if isinstance(envs, dict) and isinstance(envs.get(WAIVE_ENV), str):
+            at = doc.where(("envs", WAIVE_ENV))
+            req.waivers += [(w, at) for w in waiver_lines(envs[WAIVE_ENV])]
         out.requests.append(req)
     return out
 
@@ -200,7 +228,8 @@ def _pick(options: list[Any], cheapest: bool, index: NameIndex) -> Any:
         hw = index.lookup(o[1])
         acc = index.catalog.accelerators.get(hw.accelerator or "")
         n = hw.chips if hw.hosts is not None and hw.chips else (o[2] or 1)
-        price = acc.price(clouds.rented(), "spot" if o[0].get("use_spot") else "on-demand") if acc else None
+        named = _cloud(o[0])[0]  # a task that names a cloud is priced on it
+        price = acc.price([named] if named else clouds.rented(), "spot" if o[0].get("use_spot") else "on-demand") if acc else None
         return ((price.usd_per_chip_hour * n * HOURS_PER_MONTH) if price else float("inf"), options.index(o))
 
     return min(options, key=cost)

@@ -1,25 +1,92 @@
-"""Which kind of file is this? Decided from content, cheaply (no parser imported here)."""
+"""Which kind of document is this? Decided from content, cheaply (no parser imported here).
+
+A YAML document is a workload profile only when it says so: ``task`` and ``model`` (or a
+``proposal`` block), or the advisor schema in a ``yaml-language-server`` modeline. Kubernetes
+manifests and SkyPilot tasks are recognised by their own keys; everything else a repository
+holds (Helm charts, conda environments, Hydra configs, Ansible playbooks, CI workflows,
+docker-compose files) is named and skipped with that reason. Fail closed: a document that
+carries an accelerator request in a shape advisor reads is never "other".
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 PROFILE_KEYS = {"name", "task", "model", "training", "inference", "proposal", "match", "domain", "software", "goal", "team", "deployment"}
-SKY_KEYS = {"resources", "run", "setup", "num_nodes", "service", "file_mounts", "workdir", "envs", "secrets", "config", "volumes"}
+SKY_KEYS = {
+    "name", "resources", "run", "setup", "num_nodes", "service", "file_mounts", "workdir", "envs", "secrets", "config",
+    "volumes", "event_callback", "pool", "inputs", "outputs", "experimental", "docker", "storage_mounts",
+}
+ADVISOR_API = ("advisor", "advisor.dev")
+TASKS = ("training", "fine-tuning", "inference")
+SKY_CORE = {"resources", "run", "setup", "num_nodes", "service", "pool"}
+SKY_RESOURCE_KEYS = {"accelerators", "instance_type", "any_of", "ordered", "infra", "cloud", "use_spot", "cpus", "memory"}
+_SCHEMA_LINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=\S*profile\.schema\.json", re.M)
 
 
-def doc_kind(data: Any) -> str:
-    """profile | kubernetes | skypilot | other (a mapping of none of these) | invalid-profile (anything else:
-    judged as a profile so that its errors are reported as today)."""
+def has_profile_modeline(text: str) -> bool:
+    """The ``# yaml-language-server: $schema=...profile.schema.json`` line ``advisor init`` writes."""
+    return bool(_SCHEMA_LINE.search(text[:4096]))
+
+
+def _is_sky(data: dict[Any, Any], keys: set[str]) -> bool:
+    res = data.get("resources")
+    if isinstance(res, dict) and SKY_RESOURCE_KEYS & {k for k in res if isinstance(k, str)}:
+        return True  # fail closed: a resources block that names hardware is read, whatever else is there
+    if isinstance(res, list) and res and all(isinstance(r, dict) for r in res):
+        return True
+    return bool(keys & SKY_CORE) and keys <= SKY_KEYS and len(keys) == len(data)
+
+
+def doc_kind(data: Any, *, modeline: bool = False) -> str:
+    """``profile`` | ``kubernetes`` | ``skypilot`` | ``other: REASON`` (skipped, with the reason)."""
+    if isinstance(data, list):
+        return "other: " + _list_reason(data)
     if not isinstance(data, dict):
-        return "invalid-profile"
+        return "profile" if modeline else "other: a YAML scalar, not a mapping"
     keys = {k for k in data if isinstance(k, str)}
-    if isinstance(data.get("apiVersion"), str) and isinstance(data.get("kind"), str):
+    api = data.get("apiVersion")
+    if isinstance(api, str) and api.split("/")[0] in ADVISOR_API:
+        return "profile"  # apiVersion: advisor.dev/v1 (the profile says what it is)
+    schema = data.get("$schema")
+    if isinstance(schema, str) and "profile.schema.json" in schema:
+        return "profile"
+    if isinstance(api, str) and isinstance(data.get("kind"), str):
         return "kubernetes"
-    if keys & (PROFILE_KEYS - {"name"}):
+    hydra = isinstance(data.get("defaults"), list) or "hydra" in keys or any(k.startswith("_target_") for k in keys)
+    if modeline or isinstance(data.get("proposal"), dict):
         return "profile"
-    if keys & SKY_KEYS:
+    if "task" in keys and "model" in keys and not hydra and (data.get("task") in TASKS or len(keys - PROFILE_KEYS) <= 1):
+        return "profile"
+    if _is_sky(data, keys):
         return "skypilot"
-    if "name" in keys or not keys:
-        return "profile"
-    return "other"
+    if "task" in keys and keys <= PROFILE_KEYS and len(keys) == len(data):
+        return "profile"  # only advisor's keys (a profile missing its model): judged, so its errors are reported
+    return "other: " + _other_reason(data, keys)
+
+
+def _list_reason(data: list[Any]) -> str:
+    if data and all(isinstance(d, dict) for d in data):
+        plays = {k for d in data for k in d if isinstance(k, str)}
+        if plays & {"hosts", "import_playbook", "roles", "tasks", "include_tasks", "import_tasks"}:
+            return "an Ansible playbook or task list"
+    return "a YAML list, not a workload profile"
+
+
+def _other_reason(data: dict[Any, Any], keys: set[str]) -> str:
+    if ("on" in keys or True in data) and "jobs" in keys:
+        return "a GitHub Actions workflow"
+    if isinstance(data.get("services"), dict) and keys <= {"services", "version", "volumes", "networks", "configs", "secrets", "name", "include", "x-common"} | {k for k in keys if k.startswith("x-")}:
+        return "a docker-compose file"
+    if isinstance(data.get("dependencies"), list) and keys <= {"name", "channels", "dependencies", "prefix", "variables"}:
+        return "a conda environment file"
+    if isinstance(data.get("defaults"), list) or "hydra" in keys or any(k.startswith("_target_") for k in keys):
+        return "a Hydra / OmegaConf configuration"
+    if isinstance(data.get("apiVersion"), str) and "name" in keys and "version" in keys:
+        return "a Helm Chart.yaml"
+    if "stages" in keys or any(isinstance(v, dict) and "script" in v for v in data.values()):
+        return "a GitLab CI configuration"
+    if isinstance(data.get("repos"), list):
+        return "a pre-commit configuration"
+    return "YAML that is not a workload profile (no task + model), a Kubernetes manifest or a SkyPilot task"

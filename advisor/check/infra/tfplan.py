@@ -10,11 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor import clouds
-from advisor.check.infra.model import Parsed, Request
+from advisor.check.infra.model import Parsed, Request, tf_waivers
 from advisor.check.infra.names import NameIndex, topology_chips
 from advisor.errors import InputError
 from advisor.families import family
 
+MAX_RESOURCES = 25_000  # compute resources one plan may hold (a 20,000-resource plan is read in seconds)
 LINK_KEYS = ("advisor-workload", "advisor_workload", "advisor.dev/workload")
 _INDEX = re.compile(r"\[[^\]]*\]$")
 
@@ -38,15 +39,89 @@ class _Ctx:
         self.start = max(start, 0)
         self.aws_region = _provider_region(plan, "aws")
         self.refs = _config_refs(plan)
+        self.config_index: dict[str, list[str]] = {}  # configuration address -> instance addresses
+        self._offsets: dict[str, int] | None = None
+        self._lines: dict[str, tuple[int, int]] = {}
+        self._sources: dict[str, tuple[str, int]] | None = None
 
     def pos(self, address: str) -> tuple[int, int]:
-        needle = json.dumps(address)
-        for cand in (f'"address": {needle}', f'"address":{needle}'):
-            idx = self.text.find(cand, self.start)
-            if idx >= 0:
-                line = self.text.count("\n", 0, idx) + 1
-                return line, idx - (self.text.rfind("\n", 0, idx) + 1) + 1
-        return 1, 1
+        """Line and column of the resource's ``"address"`` in the plan text: every address found
+        in one pass, their lines counted in one more (linear in the plan's size)."""
+        if self._offsets is None:
+            self._index_addresses()
+        return self._lines.get(address, (1, 1))
+
+    def _index_addresses(self) -> None:
+        offsets: dict[str, int] = {}
+        for m in _ADDRESS.finditer(self.text, self.start):
+            try:
+                addr = json.loads(m.group(1))
+            except ValueError:
+                continue
+            if isinstance(addr, str):
+                offsets.setdefault(addr, m.start())
+        self._offsets = offsets
+        line, prev = 1, 0
+        for addr, off in sorted(offsets.items(), key=lambda kv: kv[1]):
+            line += self.text.count("\n", prev, off)
+            prev = off
+            self._lines[addr] = (line, off - (self.text.rfind("\n", 0, off) + 1) + 1)
+
+    def source(self, address: str) -> tuple[str, int] | None:
+        """The .tf file and line of the resource's configuration block, where the plan sits beside
+        its configuration (the plan's directory, local modules by their ``source``)."""
+        if self._sources is None:
+            self._sources = _config_sources(self.path, self.plan)
+        return self._sources.get(_config_address(address))
+
+
+_ADDRESS = re.compile(r'"address"\s*:\s*("(?:[^"\\]|\\.)*")')
+_RESOURCE = re.compile(r'^[ \t]*resource[ \t]+"([^"]+)"[ \t]+"([^"]+)"', re.M)
+
+
+def tf_blocks(directory: str) -> dict[str, tuple[str, int]]:
+    """``type.name`` -> (file, line) of every ``resource`` block in the directory's .tf files."""
+    import os
+
+    out: dict[str, tuple[str, int]] = {}
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".tf"))
+    except OSError:
+        return out
+    for n in names[:500]:
+        f = os.path.join(directory, n)
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                text = fh.read(4 * 1024 * 1024)
+        except OSError:
+            continue
+        for m in _RESOURCE.finditer(text):
+            out.setdefault(f"{m.group(1)}.{m.group(2)}", (f, text.count("\n", 0, m.start()) + 1))
+    return out
+
+
+def _config_sources(path: str, plan: dict[str, Any]) -> dict[str, tuple[str, int]]:
+    import os
+
+    if path == "-":
+        return {}
+    out: dict[str, tuple[str, int]] = {}
+    conf = plan.get("configuration")
+    root = os.path.dirname(path) or "."
+    stack: list[tuple[Any, str, str]] = [(conf.get("root_module") if isinstance(conf, dict) else None, "", root)]
+    seen = 0
+    while stack and seen < 200:
+        mod, prefix, directory = stack.pop()
+        seen += 1
+        for addr, where in tf_blocks(directory).items():
+            out.setdefault(prefix + addr, where)
+        calls = mod.get("module_calls") if isinstance(mod, dict) else None
+        if isinstance(calls, dict):
+            for name, call in calls.items():
+                src = call.get("source") if isinstance(call, dict) else None
+                if isinstance(src, str) and src.startswith(("./", "../")):
+                    stack.append((call.get("module"), f"{prefix}module.{name}.", os.path.normpath(os.path.join(directory, src))))
+    return out
 
 
 def _provider_region(plan: dict[str, Any], name: str) -> str | None:
@@ -121,7 +196,6 @@ def parse(path: str, text: str, plan: dict[str, Any], index: NameIndex) -> Parse
     if not isinstance(changes, list):
         raise InputError.single(path, 1, 1, "resource_changes: expected a list")
     ctx = _Ctx(path, text, plan, index)
-    out = Parsed("terraform-plan")
     by_addr: dict[str, dict[str, Any]] = {}
     for i, rc in enumerate(changes):
         if not isinstance(rc, dict):
@@ -134,21 +208,45 @@ def parse(path: str, text: str, plan: dict[str, Any], index: NameIndex) -> Parse
         change = rc.get("change")
         if not isinstance(change, dict):
             raise InputError.single(path, *ctx.pos(addr), f"{addr}: change: expected an object")
-        by_addr[_config_address(addr)] = rc
+        by_addr[addr] = rc
+        ctx.config_index.setdefault(_config_address(addr), []).append(addr)
+        if len(by_addr) > MAX_RESOURCES:
+            raise InputError.single(path, *ctx.pos(addr), f"more than {MAX_RESOURCES:,} compute resources in one plan: split the plan (per module or workspace) and check the parts")
+    return read_resources(ctx, by_addr, Parsed("terraform-plan"))
+
+
+GROUPS = ("google_compute_instance_group_manager", "google_compute_region_instance_group_manager", "aws_autoscaling_group", "aws_eks_node_group")
+
+
+def read_resources(ctx: _Ctx, by_addr: dict[str, dict[str, Any]], out: Parsed) -> Parsed:
+    """Requests from resources (full address -> ``{"type", "change": {...}}``): groups first, so
+    that the templates they use are counted once, in the group."""
     consumed: set[str] = set()
     grouped: list[Request] = []
     for rc in by_addr.values():
-        if rc["type"] in ("google_compute_instance_group_manager", "google_compute_region_instance_group_manager", "aws_autoscaling_group", "aws_eks_node_group"):
+        if rc["type"] in GROUPS:
             req = _one(ctx, rc, by_addr, consumed)
             if req is not None:
                 grouped.append(req)
     for key, rc in by_addr.items():
-        if key in consumed or rc["type"] in ("google_compute_instance_group_manager", "google_compute_region_instance_group_manager", "aws_autoscaling_group", "aws_eks_node_group"):
+        if key in consumed or rc["type"] in GROUPS:
             continue
         req = _one(ctx, rc, by_addr, consumed)
         if req is not None:
             out.requests.append(req)
     out.requests.extend(grouped)
+    texts: dict[str, str] = {}
+    for req in out.requests:
+        where = ctx.source(req.address)
+        if where is not None:
+            req.config = where
+            if where[0] not in texts:
+                try:
+                    with open(where[0], encoding="utf-8", errors="replace") as fh:
+                        texts[where[0]] = fh.read(4 * 1024 * 1024)
+                except OSError:
+                    texts[where[0]] = ""
+            req.waivers += [(w, req.pos("accelerator")) for w, _ in tf_waivers(texts[where[0]], where[1])]
     out.requests.sort(key=lambda r: (r.line, r.address))
     return out
 
@@ -239,8 +337,10 @@ def _read(ctx: _Ctx, rtype: str, addr: str, after: dict[str, Any], unknown: dict
 
 def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -> bool:
     """GPU from guest_accelerator (type, count) or implied by the machine type. False: no accelerator."""
-    accs = guest if isinstance(guest, list) else []
-    for g in accs:
+    if guest is not None and not isinstance(guest, list):
+        # fail closed: a block that should name an accelerator and cannot be read is an input error
+        raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: expected a list of blocks, got {type(guest).__name__}")
+    for g in guest or []:
         if not isinstance(g, dict):
             raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: expected a list of blocks")
         name = _str(ctx, req, f"{field}.type", g.get("type"))
@@ -249,6 +349,8 @@ def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -
             req.set_hardware(name, ctx.index.lookup(name))
             req.count = n
             return True
+        if name and n is None and "count" not in g:
+            raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: {name} without a count")
     if machine:
         hw = ctx.index.lookup(machine)
         if hw.known and hw.chips:
@@ -257,6 +359,7 @@ def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -
             return True
         if hw.reason and not hw.known and machine.lower() in ctx.index.unsupported:
             req.set_hardware(machine, hw)
+            req.count = hw.chips
             return True
     return False
 
@@ -409,10 +512,15 @@ def _mig(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any]
 
 
 def _joined(ctx: _Ctx, address: str, by_addr: dict[str, dict[str, Any]], types: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
+    """The resource of one of ``types`` that this one's configuration references; of its
+    instances, the one with the same key (``group[0]`` uses ``template[0]``), else the first."""
+    key = m.group(0) if (m := _INDEX.search(address)) else ""
     for ref in sorted(ctx.refs.get(_config_address(address), set())):
-        rc = by_addr.get(ref)
-        if rc is not None and rc["type"] in types and isinstance(rc["change"].get("after"), dict):
-            return ref, rc["change"]["after"]
+        instances = ctx.config_index.get(ref, [])
+        for full in sorted(instances, key=lambda a: not a.endswith(key) if key else False):
+            rc = by_addr.get(full)
+            if rc is not None and rc["type"] in types and isinstance(rc["change"].get("after"), dict):
+                return full, rc["change"]["after"]
     return None
 
 

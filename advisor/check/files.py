@@ -1,0 +1,314 @@
+"""Which files a run of ``advisor check`` reads: paths, directories and globs expanded; ``--exclude``
+globs, the policy's ``exclude`` and ``.gitignore`` files honoured; virtual environments and
+Helm charts skipped with the reason (a chart is rendered with ``helm template`` when ``helm`` is
+on PATH).
+
+Glob semantics (``--exclude``, ``exclude:`` and ``.gitignore``), deliberately simple and tested:
+a pattern without ``/`` matches any single path component (``venv`` excludes every ``venv``
+directory and what it holds, ``*.tf`` every Terraform file); a pattern with ``/`` matches the
+path relative to the base (the working directory, the policy file's or the ``.gitignore``'s
+directory) from its start, ``*`` and ``?`` stay inside one component, ``**`` spans any number;
+a trailing ``/`` matches directories only; in a ``.gitignore`` a leading ``!`` re-includes
+and ``#`` starts a comment.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from advisor.errors import InputError, Problem
+
+SUFFIXES = (".yaml", ".yml", ".json", ".tf")
+PRUNED_DIRS = {"node_modules": "node_modules (JavaScript dependencies)", "__pycache__": "Python byte-code cache"}
+MAX_FILES = 200_000
+
+
+@dataclass
+class Selection:
+    files: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    excluded: int = 0  # files left out by --exclude, the policy's exclude or .gitignore
+    charts: list[str] = field(default_factory=list)  # Helm chart directories to render
+
+
+@lru_cache(maxsize=512)
+def _regex(pattern: str) -> re.Pattern[str]:
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pattern.find("]", i + 1)
+            if j < 0:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : j].replace("\\", "\\\\")
+                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    text: str
+    base: str  # absolute directory the pattern is relative to
+    negate: bool = False
+    dir_only: bool = False
+    anchored: bool = False
+
+    @staticmethod
+    def parse(line: str, base: str) -> Pattern | None:
+        text = line.rstrip("\n").rstrip("\r")
+        if not text.strip() or text.startswith("#"):
+            return None
+        text = text.rstrip() if not text.endswith("\\ ") else text
+        negate = text.startswith("!")
+        if negate:
+            text = text[1:]
+        if text.startswith("\\"):
+            text = text[1:]
+        dir_only = text.endswith("/")
+        text = text.rstrip("/")
+        if text.startswith("./"):
+            text = text[2:]
+        anchored = "/" in text
+        text = text.lstrip("/")
+        if not text:
+            return None
+        return Pattern(text, base, negate, dir_only, anchored)
+
+    def matches(self, abspath: str, is_dir: bool) -> bool:
+        """Whether the path (or, for a file, one of its directories) matches."""
+        try:
+            rel = os.path.relpath(abspath, self.base)
+        except ValueError:
+            return False
+        if rel == "." or rel.startswith(".."):
+            return False
+        rel = rel.replace(os.sep, "/")
+        parts = rel.split("/")
+        rx = _regex(self.text)
+        # the path itself, then each directory above it
+        for n in range(len(parts), 0, -1):
+            here_is_dir = is_dir or n < len(parts)
+            if self.dir_only and not here_is_dir:
+                continue
+            if self.anchored:
+                if rx.match("/".join(parts[:n])):
+                    return True
+            elif rx.match(parts[n - 1]):
+                return True
+        return False
+
+
+def patterns(globs: Iterable[str], base: str) -> list[Pattern]:
+    out = []
+    for g in globs:
+        p = Pattern.parse(g, os.path.abspath(base))
+        if p is not None:
+            out.append(p)
+    return out
+
+
+def _ignored(abspath: str, is_dir: bool, rules: list[Pattern]) -> bool:
+    ignored = False
+    for p in rules:
+        if p.negate == ignored and p.matches(abspath, is_dir):
+            ignored = not p.negate
+    return ignored
+
+
+def _gitignore(directory: str) -> list[Pattern]:
+    path = os.path.join(directory, ".gitignore")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read(1_000_000).splitlines()
+    except OSError:
+        return []
+    return [p for p in (Pattern.parse(line, directory) for line in lines[:10_000]) if p is not None]
+
+
+def _git_root(start: str) -> str | None:
+    d = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
+
+
+def _inherited_gitignores(top: str) -> list[Pattern]:
+    """``.gitignore`` files of the directories above ``top`` inside its repository."""
+    root = _git_root(top)
+    if root is None:
+        return []
+    chain = []
+    d = os.path.abspath(top)
+    while True:
+        d = os.path.dirname(d)
+        if len(d) < len(root):
+            break
+        chain.append(d)
+        if d == root:
+            break
+    out: list[Pattern] = []
+    for d in reversed(chain):
+        out += _gitignore(d)
+    return out
+
+
+def helm() -> str | None:
+    return shutil.which("helm")
+
+
+def chart_of(path: str) -> str | None:
+    """The Helm chart directory holding this file (a directory with a Chart.yaml above it)."""
+    d = os.path.dirname(os.path.abspath(path))
+    for _ in range(32):
+        if os.path.isfile(os.path.join(d, "Chart.yaml")):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
+    return None
+
+
+def _chart_reason() -> str:
+    return "a Helm chart: its templates are not manifests until rendered; helm is not on PATH (render with 'helm template CHART' and check the output)"
+
+
+def select(paths: Iterable[str], exclude: Iterable[str] = (), policy_exclude: Iterable[str] = (), policy_base: str | None = None) -> Selection:
+    """Files as given; directories recursively (*.yaml, *.yml, *.json, *.tf); glob patterns expanded."""
+    sel = Selection()
+    user = patterns(exclude, os.getcwd()) + patterns(policy_exclude, policy_base or os.getcwd())
+    problems: list[Problem] = []
+    seen: set[str] = set()
+
+    def add(path: str) -> None:
+        if path not in seen:
+            seen.add(path)
+            sel.files.append(path)
+
+    for raw in paths:
+        if raw == "-":
+            add(raw)
+            continue
+        if any(ch in raw for ch in "*?[") and not os.path.exists(raw):
+            matches = sorted(glob.glob(raw, recursive=True))
+            if not matches:
+                problems.append(Problem(raw, 1, 1, "pattern matches no file"))
+            for m in matches:
+                if os.path.isdir(m):
+                    continue
+                _explicit(m, user, sel, add)
+            continue
+        if os.path.isdir(raw):
+            _walk(raw, user, sel, add)
+            continue
+        _explicit(raw, user, sel, add)
+    if problems:
+        raise InputError(problems)
+    return sel
+
+
+def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str], None]) -> None:
+    if user and _ignored(os.path.abspath(path), False, user):
+        sel.excluded += 1
+        return
+    chart = chart_of(path) if path.endswith((".yaml", ".yml")) else None
+    if chart is not None:
+        if helm() is not None:
+            if chart not in sel.charts:
+                sel.charts.append(chart)
+        else:
+            sel.skipped.append((path, _chart_reason()))
+        return
+    add(path)
+
+
+def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], None]) -> None:
+    inherited = _inherited_gitignores(top)
+    stack: list[tuple[str, list[Pattern]]] = [(top, inherited)]
+    found: list[str] = []
+    while stack:
+        d, rules = stack.pop()
+        rules = rules + _gitignore(d)
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as exc:
+            sel.skipped.append((d, f"directory not readable: {exc.strerror or exc}"))
+            continue
+        names = {e.name for e in entries}
+        if "Chart.yaml" in names:
+            if helm() is not None:
+                sel.charts.append(d)
+            else:
+                sel.skipped.append((d, _chart_reason()))
+            continue
+        if "pyvenv.cfg" in names or ("conda-meta" in names and os.path.isdir(os.path.join(d, "conda-meta"))):
+            sel.skipped.append((d, "a Python virtual environment (installed packages, not infrastructure)"))
+            continue
+        subdirs = []
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            path = os.path.join(d, e.name) if d not in (".",) else e.name
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if e.name in PRUNED_DIRS:
+                    sel.skipped.append((path, PRUNED_DIRS[e.name]))
+                    continue
+                ab = os.path.abspath(path)
+                if _ignored(ab, True, rules) or (user and _ignored(ab, True, user)):
+                    sel.excluded += 1
+                    continue
+                subdirs.append(path)
+                continue
+            if not e.name.endswith(SUFFIXES) or not e.is_file():
+                continue
+            ab = os.path.abspath(path)
+            if _ignored(ab, False, rules) or (user and _ignored(ab, False, user)):
+                sel.excluded += 1
+                continue
+            found.append(path)
+            if len(found) > MAX_FILES:
+                raise InputError.single(top, 1, 1, f"more than {MAX_FILES} files to check under this directory; narrow it with --exclude")
+        stack.extend((s, rules) for s in reversed(subdirs))
+    for f in sorted(found):
+        add(f)
+
+
+def relative_to_root(path: str, root: str) -> str:
+    """``path`` relative to ``root``, with forward slashes; as given when it is outside."""
+    try:
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
+    except ValueError:
+        return Path(path).as_posix()

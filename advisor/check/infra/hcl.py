@@ -1,0 +1,432 @@
+"""Terraform HCL source (``*.tf``), literal-only: read with ``python-hcl2`` (imported lazily; an
+optional dependency), variable defaults, locals, ``count`` and ``for_each`` over literals
+evaluated; each resource instance then goes through the plan JSON readers (``tfplan``), so a
+GKE node pool, a TPU VM, an EC2 instance or an Azure VM reads the same from either source.
+What cannot be evaluated without a plan (data sources, function calls, module outputs) is
+reported as unresolved, never read as zero. The plan JSON stays the authority.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from advisor.check.infra import tfplan
+from advisor.check.infra.model import Parsed, tf_waivers
+from advisor.check.infra.names import NameIndex
+
+PLAN_HINT = "terraform plan -out plan.out && terraform show -json plan.out > plan.json"
+MAX_INSTANCES = 10_000
+_REF = re.compile(r"^\$\{([^{}]*)\}$")
+_PART = re.compile(r'\.([A-Za-z_][A-Za-z0-9_-]*)|\[\s*("(?:[^"\\]|\\.)*"|[0-9]+)\s*\]')
+_PLAIN_REF = re.compile(r'[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\s*(?:"(?:[^"\\]|\\.)*"|[0-9]+)\s*\])*')
+_INTERP = re.compile(r"\$\{([^{}]*)\}")
+_RESOURCE_REF = re.compile(r"\b((?:google|aws|azurerm)_[a-z0-9_]+)\.([A-Za-z_][A-Za-z0-9_-]*)")
+
+
+class Unresolved:
+    """An expression advisor does not evaluate (function calls, data sources, module outputs)."""
+
+    def __init__(self, expr: str) -> None:
+        self.expr = expr
+
+    def __repr__(self) -> str:
+        return f"Unresolved({self.expr!r})"
+
+
+MAX_HCL_BYTES = 256 * 1024  # python-hcl2 reads ~100 KB a second: a bound on the time one file takes
+_TREES: dict[str, Any] = {}
+
+
+def _load(text: str) -> Any:
+    import hcl2
+    from hcl2.utils import SerializationOptions
+
+    key = str(hash(text))
+    if key in _TREES:
+        return _TREES[key]
+    tree = hcl2.loads(text, serialization_options=SerializationOptions(strip_string_quotes=True))
+    if len(_TREES) > 32:
+        _TREES.clear()
+    _TREES[key] = tree
+    return tree
+
+
+class _Scope:
+    def __init__(self, variables: dict[str, Any], locals_: dict[str, Any]) -> None:
+        self.variables, self.locals = variables, locals_
+        self.each: tuple[Any, Any] | None = None
+        self.count: int | None = None
+        self._busy: set[str] = set()
+
+    def value(self, expr: str) -> Any:
+        """The value of a reference such as ``var.x``, ``local.y["k"].z``, ``each.value.m``."""
+        expr = expr.strip()
+        if self.count is not None:
+            expr = re.sub(r"\[\s*count\.index\s*\]", f"[{self.count}]", expr)
+        if self.each is not None and isinstance(self.each[0], (str, int)):
+            expr = re.sub(r"\[\s*each\.key\s*\]", "[" + json.dumps(self.each[0]) + "]", expr)
+        if not _PLAIN_REF.fullmatch(expr):
+            return _Expr(self, expr).run()
+        if expr == "count.index" and self.count is not None:
+            return self.count
+        head, _, rest = expr.partition(".")
+        name_m = re.match(r"[A-Za-z_][A-Za-z0-9_-]*", rest)
+        if head == "each" and self.each is not None:
+            node: Any = {"key": self.each[0], "value": self.each[1]}
+            tail = "." + rest
+        elif head in ("var", "local") and name_m:
+            name = name_m.group(0)
+            table = self.variables if head == "var" else self.locals
+            if name not in table or f"{head}.{name}" in self._busy:
+                return Unresolved(expr)
+            self._busy.add(f"{head}.{name}")
+            try:
+                node = self.eval(table[name])
+            finally:
+                self._busy.discard(f"{head}.{name}")
+            tail = rest[len(name):]
+        else:
+            return _Expr(self, expr).run()
+        pos = 0
+        while pos < len(tail):
+            m = _PART.match(tail, pos)
+            if m is None:
+                return Unresolved(expr)
+            pos = m.end()
+            key: Any = m.group(1) if m.group(1) is not None else (m.group(2)[1:-1] if m.group(2).startswith('"') else int(m.group(2)))
+            if (isinstance(node, dict) and key in node) or (isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)):
+                node = node[key]
+            else:
+                return Unresolved(expr)
+        return node
+
+    def eval(self, v: Any, depth: int = 0) -> Any:
+        if depth > 32:
+            return Unresolved("(nested too deeply)")
+        if isinstance(v, str):
+            m = _REF.match(v)
+            if m:
+                return self.value(m.group(1))
+            if "${" in v:
+                parts = []
+                for piece in _INTERP.finditer(v):
+                    got = self.value(piece.group(1))
+                    if isinstance(got, (Unresolved, dict, list)):
+                        return Unresolved(v)
+                    parts.append((piece.span(), str(got).lower() if isinstance(got, bool) else str(got)))
+                out, last = [], 0
+                for (a, b), text in parts:
+                    out += [v[last:a], text]
+                    last = b
+                return "".join([*out, v[last:]])
+            return v
+        if isinstance(v, list):
+            return [self.eval(x, depth + 1) for x in v]
+        if isinstance(v, dict):
+            return {k: self.eval(x, depth + 1) for k, x in v.items() if not (isinstance(k, str) and k.startswith("__"))}
+        return v
+
+
+_TOKEN = re.compile(r'\s*(?:(?P<num>[0-9]+(?:\.[0-9]+)?)|(?P<str>"(?:[^"\\$]|\\.)*")|(?P<op>==|!=|&&|\|\||>=|<=|[!?:()<>])|(?P<ref>[A-Za-z_][A-Za-z0-9_.\-\["\]]*))')
+
+
+class _Expr:
+    """The few operators literal Terraform uses in ``count`` and the like: ``a ? b : c``, ``||``,
+    ``&&``, ``!``, comparisons, parentheses, over literals and references. Anything else (function
+    calls, arithmetic, splats) is unresolved."""
+
+    def __init__(self, scope: _Scope, text: str) -> None:
+        self.scope, self.text = scope, text
+        self.tokens: list[tuple[str, str]] = []
+        pos = 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if m is None or m.end() == pos:
+                if text[pos:].strip() == "":
+                    break
+                self.tokens = [("bad", text)]
+                return
+            kind = m.lastgroup or "bad"
+            self.tokens.append((kind, m.group(kind)))
+            pos = m.end()
+        self.i = 0
+
+    def run(self) -> Any:
+        if not self.tokens or self.tokens[0][0] == "bad" or len(self.tokens) > 64:
+            return Unresolved(self.text)
+        try:
+            v = self._cond()
+        except (IndexError, ValueError):
+            return Unresolved(self.text)
+        return v if self.i == len(self.tokens) else Unresolved(self.text)
+
+    def _peek(self) -> str:
+        return self.tokens[self.i][1] if self.i < len(self.tokens) else ""
+
+    def _cond(self) -> Any:
+        c = self._or()
+        if self._peek() == "?":
+            self.i += 1
+            a = self._cond()
+            if self._peek() != ":":
+                raise ValueError
+            self.i += 1
+            b = self._cond()
+            if isinstance(c, Unresolved) or not isinstance(c, bool):
+                return Unresolved(self.text)
+            return a if c else b
+        return c
+
+    def _or(self) -> Any:
+        v = self._and()
+        while self._peek() == "||":
+            self.i += 1
+            w = self._and()
+            v = (v or w) if isinstance(v, bool) and isinstance(w, bool) else Unresolved(self.text)
+        return v
+
+    def _and(self) -> Any:
+        v = self._cmp()
+        while self._peek() == "&&":
+            self.i += 1
+            w = self._cmp()
+            v = (v and w) if isinstance(v, bool) and isinstance(w, bool) else Unresolved(self.text)
+        return v
+
+    def _cmp(self) -> Any:
+        v = self._not()
+        op = self._peek()
+        if op in ("==", "!=", ">", "<", ">=", "<="):
+            self.i += 1
+            w = self._not()
+            if isinstance(v, Unresolved) or isinstance(w, Unresolved):
+                return Unresolved(self.text)
+            if op in ("==", "!="):
+                return (v == w) == (op == "==")
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (v, w)):
+                return Unresolved(self.text)
+            return {">": v > w, "<": v < w, ">=": v >= w, "<=": v <= w}[op]
+        return v
+
+    def _not(self) -> Any:
+        if self._peek() == "!":
+            self.i += 1
+            v = self._not()
+            return (not v) if isinstance(v, bool) else Unresolved(self.text)
+        return self._atom()
+
+    def _atom(self) -> Any:
+        kind, tok = self.tokens[self.i]
+        self.i += 1
+        if tok == "(":
+            v = self._cond()
+            if self._peek() != ")":
+                raise ValueError
+            self.i += 1
+            return v
+        if kind == "num":
+            return float(tok) if "." in tok else int(tok)
+        if kind == "str":
+            return tok[1:-1]
+        if kind == "ref":
+            if tok in ("true", "false"):
+                return tok == "true"
+            if tok == "null":
+                return None
+            if self._peek() == "(":
+                raise ValueError  # a function call
+            plain = _PLAIN_REF.fullmatch(tok) and tok.split(".")[0] in ("var", "local", "each", "count")
+            v = self.scope.value(tok) if plain else Unresolved(tok)
+            if isinstance(v, str) and v in ("true", "false"):
+                return v == "true"
+            return v
+        raise ValueError
+
+
+def _module_scope(directory: str, cache: dict[str, tuple[dict[str, Any], dict[str, Any], str | None]]) -> tuple[dict[str, Any], dict[str, Any], str | None]:
+    """Variable defaults, locals and the AWS provider region of every .tf file in the directory."""
+    if directory in cache:
+        return cache[directory]
+    variables: dict[str, Any] = {}
+    locals_: dict[str, Any] = {}
+    region: str | None = None
+    try:
+        names = sorted(n for n in os.listdir(directory or ".") if n.endswith(".tf"))
+    except OSError:
+        names = []
+    for n in names[:200]:
+        try:
+            with open(os.path.join(directory or ".", n), encoding="utf-8", errors="replace") as fh:
+                text = fh.read(MAX_HCL_BYTES + 1)
+            if len(text) > MAX_HCL_BYTES:
+                continue
+            data = _load(text)
+        except Exception:  # a sibling this reader cannot parse: its values stay unresolved
+            continue
+        for block in data.get("variable", []) if isinstance(data, dict) else []:
+            for name, body in block.items():
+                if isinstance(body, dict) and "default" in body:
+                    variables[name] = body["default"]
+        for block in data.get("locals", []) if isinstance(data, dict) else []:
+            locals_.update({k: v for k, v in block.items() if not k.startswith("__")})
+        for block in data.get("provider", []) if isinstance(data, dict) else []:
+            aws = block.get("aws") if isinstance(block, dict) else None
+            if isinstance(aws, dict) and isinstance(aws.get("region"), str) and "${" not in aws["region"]:
+                region = region or aws["region"]
+    cache[directory] = (variables, locals_, region)
+    return cache[directory]
+
+
+class _HclCtx(tfplan._Ctx):
+    def __init__(self, path: str, text: str, index: NameIndex, blocks: dict[str, int], refs: dict[str, set[str]], region: str | None) -> None:
+        super().__init__(path, text, {}, index)
+        self.blocks, self.refs, self.aws_region = blocks, refs, region
+
+    def pos(self, address: str) -> tuple[int, int]:
+        return self.blocks.get(tfplan._config_address(address), 1), 1
+
+    def source(self, address: str) -> tuple[str, int] | None:
+        return None
+
+
+def _unresolved_paths(v: Any, prefix: str = "") -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if isinstance(v, Unresolved):
+        return [(prefix, v.expr)]
+    if isinstance(v, dict):
+        for k, x in v.items():
+            out += _unresolved_paths(x, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(v, list):
+        for x in v:
+            out += _unresolved_paths(x, prefix)
+    return out
+
+
+NUMERIC = {"count", "node_count", "initial_node_count", "min_node_count", "max_node_count", "total_min_node_count", "total_max_node_count",
+           "target_size", "min_size", "max_size", "desired_size", "desired_capacity", "instances", "min_count", "max_count", "node_count_per_zone"}
+_INT = re.compile(r"[0-9]{1,9}")
+
+
+def _plain(v: Any, key: str = "") -> Any:
+    """Unresolved values dropped (the readers see them as absent; they are reported separately);
+    a number written as a string where Terraform converts it (``min_node_count = "1"``) a number."""
+    if isinstance(v, Unresolved):
+        return None
+    if isinstance(v, dict):
+        return {k: _plain(x, k) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x, key) for x in v]
+    if key in NUMERIC and isinstance(v, str) and _INT.fullmatch(v):
+        return int(v)
+    return v
+
+
+HARDWARE_FIELDS = ("machine_type", "guest_accelerator", "accelerator_type", "accelerator_config", "instance_type", "instance_types",
+                   "vm_size", "size", "sku", "node_config", "count", "for_each", "node_count", "autoscaling", "target_size",
+                   "desired_capacity", "min_size", "max_size", "scaling_config", "instances", "min_count", "max_count")
+
+
+_SCOPES: dict[str, tuple[dict[str, Any], dict[str, Any], str | None]] = {}
+
+
+def parse(path: str, text: str, index: NameIndex) -> Parsed:
+    try:
+        import hcl2  # noqa: F401
+    except ImportError:
+        return Parsed("terraform-hcl", notes=["Terraform HCL source: python-hcl2 is not installed (pip install python-hcl2), so it is not read; "
+                                             f"give the plan JSON: {PLAN_HINT}"])
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_HCL_BYTES:
+        return Parsed("terraform-hcl", notes=[f"Terraform HCL larger than {MAX_HCL_BYTES // 1024} KiB, more than the HCL reader reads in good time; give the plan JSON: {PLAN_HINT}"])
+    try:
+        data = _load(text)
+    except Exception as exc:  # the HCL reader's own errors: skipped with the reason, the plan is the authority
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        return Parsed("terraform-hcl", notes=[f"Terraform HCL that python-hcl2 cannot parse ({first}); give the plan JSON: {PLAN_HINT}"])
+    if not isinstance(data, dict):
+        return Parsed("terraform-hcl", notes=["Terraform HCL without resources"])
+    if len(_SCOPES) > 64:
+        _SCOPES.clear()
+    variables, locals_, region = _module_scope(os.path.abspath(os.path.dirname(path)) if path != "-" else "", _SCOPES)
+    blocks = {f"{m.group(1)}.{m.group(2)}": text.count("\n", 0, m.start()) + 1 for m in tfplan._RESOURCE.finditer(text)}
+    resources: list[tuple[str, str, dict[str, Any]]] = []
+    for block in data.get("resource", []):
+        if not isinstance(block, dict):
+            continue
+        for rtype, named in block.items():
+            if not isinstance(named, dict):
+                continue
+            for name, body in named.items():
+                if isinstance(body, dict):
+                    resources.append((rtype, name, body))
+    refs: dict[str, set[str]] = {}
+    for rtype, name, body in resources:
+        found = {f"{m.group(1)}.{m.group(2)}" for m in _RESOURCE_REF.finditer(str(body))}
+        refs[f"{rtype}.{name}"] = found - {f"{rtype}.{name}"}
+    ctx = _HclCtx(path, text, index, blocks, refs, region)
+    out = Parsed("terraform-hcl")
+    by_addr: dict[str, dict[str, Any]] = {}
+    unresolved: dict[str, list[tuple[str, str]]] = {}
+    scope = _Scope(variables, locals_)
+    total = 0
+    for rtype, name, body in resources:
+        if rtype not in tfplan.READ:
+            continue
+        base = f"{rtype}.{name}"
+        for key, each, count_index, problem in _instances(scope, body):
+            address = base + key
+            if problem is not None:
+                unresolved[address] = [problem]
+            scope.each, scope.count = each, count_index
+            after = scope.eval(body)
+            scope.each, scope.count = None, None
+            if not isinstance(after, dict):
+                continue
+            after.pop("count", None)
+            after.pop("for_each", None)
+            unresolved.setdefault(address, [])
+            unresolved[address] += [(f, e) for f, e in _unresolved_paths(after) if f.split(".")[0] in HARDWARE_FIELDS]
+            unknown = {k: True for k, v in after.items() if isinstance(v, Unresolved)}
+            by_addr[address] = {"address": address, "type": rtype, "change": {"actions": ["create"], "before": None, "after": _plain(after), "after_unknown": unknown}}
+            ctx.config_index.setdefault(base, []).append(address)
+            total += 1
+            if total > MAX_INSTANCES:
+                from advisor.errors import InputError
+
+                raise InputError.single(path, blocks.get(base, 1), 1, f"more than {MAX_INSTANCES} resource instances (count / for_each)")
+    tfplan.read_resources(ctx, by_addr, out)
+    seen = {r.address for r in out.requests}
+    for req in out.requests:
+        for field, expr in unresolved.get(req.address, []):
+            req.unresolved.append((field, expr[:80], (req.line, req.col)))
+    for address, items in unresolved.items():
+        if address not in seen and items:
+            fields = ", ".join(sorted({f for f, _ in items}))
+            out.notes.append(f"{address}: {fields} cannot be evaluated from the source ({items[0][1][:60]}); give the plan JSON: {PLAN_HINT}")
+    for req in out.requests:
+        req.waivers += tf_waivers(text, req.line)
+        req.kind = "terraform-hcl"
+        req.notes.append("read from HCL source (literals, variable defaults, locals); the plan JSON is the authority")
+    if not out.requests and not out.notes:
+        out.notes.append("Terraform HCL without accelerator resources")
+    return out
+
+
+def _instances(scope: _Scope, body: dict[str, Any]) -> list[tuple[str, tuple[Any, Any] | None, int | None, tuple[str, str] | None]]:
+    """(address suffix, each (key, value), count.index, a problem) of every instance."""
+    if "count" in body:
+        n = scope.eval(body["count"])
+        if isinstance(n, bool) or not isinstance(n, int):
+            return [("[0]", None, 0, ("count", str(body["count"])[:80]))]
+        n = max(0, min(n, MAX_INSTANCES + 1))
+        return [(f"[{i}]", None, i, None) for i in range(n)]
+    if "for_each" in body:
+        items = scope.eval(body["for_each"])
+        if isinstance(items, dict):
+            return [(f'["{k}"]', (k, v), None, None) for k, v in list(items.items())[: MAX_INSTANCES + 1]]
+        if isinstance(items, list) and all(isinstance(x, (str, int)) for x in items):
+            return [(f'["{k}"]', (k, k), None, None) for k in list(dict.fromkeys(items))[: MAX_INSTANCES + 1]]
+        return [('["?"]', None, None, ("for_each", str(body["for_each"])[:80]))]
+    return [("", None, None, None)]

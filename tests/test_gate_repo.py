@@ -1,0 +1,174 @@
+"""advisor check on a whole platform repository: what is read, what is skipped and why, what is
+excluded (--exclude, the policy's exclude, .gitignore), and files of several kinds at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, run_cli
+
+FIXTURE = ROOT / "tests" / "data" / "platform-repo"
+
+
+def repo(tmp_path: Path) -> Path:
+    """The committed fixture (a real KubeRay Helm chart, a real GKE sample, a real GitHub workflow,
+    conda / Hydra / Ansible / docker-compose files) plus what a checkout holds but never commits."""
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURE, root)
+    venv = root / "venv"
+    (venv / "lib" / "python3.11" / "site-packages" / "pkg").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "lib" / "python3.11" / "site-packages" / "pkg" / "data.yaml").write_text("key: [unclosed\n")
+    (root / "node_modules" / "x").mkdir(parents=True)
+    (root / "node_modules" / "x" / "bad.yaml").write_text(": : :\n")
+    (root / "out").mkdir()
+    (root / "out" / "broken.yaml").write_text("key: [unclosed\n")
+    (root / "scratch" / "a" / "b").mkdir(parents=True)
+    (root / "scratch" / "a" / "b" / "broken.yaml").write_text("key: [unclosed\n")
+    (root / "scratch" / "top.json").write_text('{"not": "ignored: the pattern asks for yaml under a directory"}')
+    (root / "other.secret.json").write_text("{")
+    (root / "keep.secret.json").write_text('{"a": 1}')
+    (root / ".gitignore").write_text((FIXTURE / ".gitignore").read_text() + "*.secret.json\n!keep.secret.json\n")
+    return root
+
+
+def src(r: dict) -> dict:
+    return r["source"] or {"kind": "profile", "path": r["profile"]}
+
+
+def check(*args: str) -> tuple[int, dict, str]:
+    r = run_cli("check", "--no-config", "--format", "json", *args)
+    assert r.code in (0, 1, 2), r.err
+    return r.code, json.loads(r.out) if r.out.strip().startswith("{") else {}, r.err
+
+
+def test_platform_repository_passes_and_lists_what_it_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = repo(tmp_path)
+    monkeypatch.chdir(root)
+    code, data, err = check("--fail-on", "never", ".")
+    assert code == 0, err
+    skipped = {s["path"]: s["reason"] for s in data["skipped_files"]}
+    assert "Helm chart" in skipped["charts/ray-cluster"] and "helm template" in skipped["charts/ray-cluster"]
+    assert "virtual environment" in skipped["venv"]
+    assert "node_modules" in skipped["node_modules"]
+    assert skipped["envs/environment.yml"] == "a conda environment file"
+    assert skipped["conf/config.yaml"] == "a Hydra / OmegaConf configuration"
+    assert skipped["ansible/playbook.yml"] == "an Ansible playbook or task list"
+    assert skipped["workflows/ci.yml"] == "a GitHub Actions workflow"
+    assert skipped["docker-compose.yml"] == "a docker-compose file"
+    assert "keep.secret.json" in skipped and "scratch/top.json" in skipped
+    assert not any(p.startswith(("out", "scratch/a")) or p == "other.secret.json" for p in skipped)
+    assert data["summary"]["skipped_files"] == len(skipped)
+    assert data["summary"]["excluded_files"] == 3  # out/, scratch/a/b/broken.yaml, other.secret.json
+    kinds = {src(r)["kind"] for r in data["results"]}
+    assert {"kubernetes", "profile"} <= kinds
+    assert data["invalid"] == []
+    # the text and markdown reports list the same skipped files, and count them
+    text = run_cli("check", "--no-config", "--fail-on", "never", ".")
+    assert text.code == 0 and "environment.yml" in text.out and "a conda environment file" in text.out
+    md = run_cli("check", "--no-config", "--fail-on", "never", "--format", "markdown", ".")
+    assert md.code == 0 and "environment.yml" in md.out and "Helm chart" in md.out
+
+
+def test_exclude_flag_and_policy_exclude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = repo(tmp_path)
+    monkeypatch.chdir(root)
+    code, data, _ = check("--fail-on", "never", "--exclude", "k8s/**", "--exclude", "*.yml", ".")
+    assert code == 0
+    paths = {s["path"] for s in data["skipped_files"]} | {src(r)["path"] for r in data["results"]}
+    assert not any(p.startswith("k8s/") or p.endswith(".yml") for p in paths)
+    assert "docker-compose.yml" not in paths and "conf/config.yaml" in paths
+    (root / ".advisor.yaml").write_text("exclude:\n  - conf\n  - profiles/*.yaml\n")
+    r = run_cli("check", "--format", "json", "--fail-on", "never", ".")
+    data = json.loads(r.out)
+    paths = {s["path"] for s in data["skipped_files"]} | {src(r)["path"] for r in data["results"]}
+    assert not any(p.startswith(("conf/", "profiles/")) for p in paths), paths
+    # pyproject's [tool.advisor] exclude, relative to the pyproject's directory
+    (root / ".advisor.yaml").unlink()
+    (root / "pyproject.toml").write_text('[tool.advisor]\nexclude = ["k8s/"]\n')
+    os.chdir(root / "k8s")
+    r = run_cli("check", "--format", "json", "--fail-on", "never", "..")
+    data = json.loads(r.out)
+    assert not any("k8s" in src(r)["path"] for r in data["results"])
+    # an explicitly named file is still left out by --exclude (pre-commit passes file names)
+    r = run_cli("check", "--no-config", "--format", "json", "--exclude", "*.yaml", "deploy-llm.yaml")
+    assert r.code == 2 and "no YAML, JSON or Terraform files" in r.err
+
+
+@pytest.mark.parametrize(("pattern", "path", "is_dir", "hit"), [
+    ("venv", "venv", True, True),
+    ("venv", "a/venv/x.yaml", False, True),
+    ("venv/", "a/venv", False, False),  # a trailing slash: directories only
+    ("venv/", "a/venv/x.yaml", False, True),
+    ("*.yaml", "a/b/c.yaml", False, True),
+    ("*.yaml", "a/b/c.yml", False, False),
+    ("/out/", "out/x.yaml", False, True),
+    ("/out/", "a/out/x.yaml", False, False),  # anchored to the base
+    ("a/*.yaml", "a/x.yaml", False, True),
+    ("a/*.yaml", "a/b/x.yaml", False, False),  # '*' stays in one component
+    ("a/**/x.yaml", "a/b/c/x.yaml", False, True),
+    ("a/**/x.yaml", "a/x.yaml", False, True),
+    ("k8s/**", "k8s/deep/x.yaml", False, True),
+    ("**/gen", "p/q/gen/x.yaml", False, True),
+    ("f?o.json", "foo.json", False, True),
+    ("[ab].tf", "b.tf", False, True),
+    ("[!ab].tf", "b.tf", False, False),
+])
+def test_glob_semantics(tmp_path: Path, pattern: str, path: str, is_dir: bool, hit: bool) -> None:
+    from advisor.check.files import Pattern
+
+    p = Pattern.parse(pattern, str(tmp_path))
+    assert p is not None
+    assert p.matches(str(tmp_path / path), is_dir) is hit
+
+
+def test_gitignore_negation_and_comments(tmp_path: Path) -> None:
+    from advisor.check.files import _ignored, patterns
+
+    rules = patterns(["# comment", "", "*.json", "!keep.json", "build/"], str(tmp_path))
+    assert _ignored(str(tmp_path / "x.json"), False, rules)
+    assert not _ignored(str(tmp_path / "keep.json"), False, rules)
+    assert _ignored(str(tmp_path / "build"), True, rules)
+    assert not _ignored(str(tmp_path / "a.yaml"), False, rules)
+
+
+def test_pre_commit_hook_reads_only_infrastructure_and_profiles() -> None:
+    import re
+
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    rx = re.compile(hooks["advisor-check"]["files"])
+    excl = re.compile(hooks["advisor-check"].get("exclude", "^$"))
+
+    def picked(p: str) -> bool:
+        return bool(rx.search(p)) and not excl.search(p)
+
+    assert picked("profiles/chatbot.yaml") and picked("infra/main.tf") and picked("k8s/deploy.yaml") and picked("plan.json")
+    assert not picked("charts/ray/templates/deploy.yaml") and not picked(".github/workflows/ci.yml")
+    assert not picked("environment.yml") and not picked("docker-compose.yml") and not picked("package.json")
+    assert not picked("venv/lib/x.yaml") and not picked(".venv/lib/x.yaml")
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("task: inference\nmodel: {params_b: 8}\n", "profile"),
+    ("# yaml-language-server: $schema=../schemas/profile.schema.json\nname: x\n", "profile"),
+    ('{"$schema": "https://x/schemas/profile.schema.json", "name": "x"}', "profile"),
+    ("apiVersion: advisor.dev/v1\nname: x\n", "profile"),
+    ("name: x\ntask: training\n", "profile"),  # only advisor keys: judged, so its errors are reported
+    ("task: pretrain\nmodel: {name: llama}\ntrainer: {devices: 8}\nhydra: {run: {dir: x}}\n", "other"),
+    ("name: env\nchannels: [conda-forge]\ndependencies: [python]\n", "other"),
+    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "kubernetes"),
+    ("name: t\nresources: {accelerators: L4:1}\nsetup: x\nmystery: 1\n", "skypilot"),  # names hardware: read, whatever else is there
+])
+def test_document_kinds(text: str, kind: str) -> None:
+    import yaml as _yaml
+
+    from advisor.check.infra.sniff import doc_kind, has_profile_modeline
+
+    assert doc_kind(_yaml.safe_load(text), modeline=has_profile_modeline(text)).split(":")[0] == kind

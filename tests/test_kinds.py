@@ -1,0 +1,171 @@
+"""Kinds and counting rules beyond the real files: a Helm chart rendered when helm is on PATH,
+``kind: List``, init containers and sidecars, plan JSON under for_each and modules mapped back
+to their .tf lines, HCL count / for_each / locals / conditionals, TPU v2/v3 core-named types,
+N1 hosts, SkyPilot min_replicas 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, run_cli
+from .test_infra import rc
+
+POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: {name}}}
+spec:
+  nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+  initContainers:
+  - name: warm
+    resources: {{limits: {{nvidia.com/gpu: {init}}}}}
+  - name: proxy
+    restartPolicy: Always
+    resources: {{limits: {{nvidia.com/gpu: {sidecar}}}}}
+  containers:
+  - name: main
+    resources: {{limits: {{nvidia.com/gpu: {main}}}}}
+"""
+
+
+def results(*args: str) -> dict[str, dict]:
+    r = run_cli("check", "--no-config", "--fail-on", "never", "--format", "json", *args)
+    assert r.code == 0, r.err
+    return {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
+
+
+@pytest.mark.parametrize(("init", "sidecar", "main", "chips"), [(0, 0, 1, 1), (1, 2, 1, 3), (8, 1, 1, 8), (0, 1, 0, 1)])
+def test_init_containers_and_sidecars_count(tmp_path: Path, init: int, sidecar: int, main: int, chips: int) -> None:
+    f = tmp_path / "pod.yaml"
+    f.write_text(POD.format(name="p", init=init, sidecar=sidecar, main=main))
+    assert results(str(f))["Pod/default/p"]["request"]["count"] == chips
+
+
+def test_kind_list_items_are_read(tmp_path: Path) -> None:
+    pod = POD.format(name="x", init=0, sidecar=0, main=2)
+    items = "\n".join("  - " + line if i == 0 else "    " + line for i, line in enumerate(pod.splitlines()))
+    f = tmp_path / "list.yaml"
+    f.write_text("apiVersion: v1\nkind: List\nitems:\n" + items + "\n")
+    got = results(str(f))
+    assert got["Pod/default/x"]["request"]["count"] == 2 and got["Pod/default/x"]["source"]["line"] == 6
+
+
+def test_helm_chart_is_rendered_when_helm_is_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chart = tmp_path / "charts" / "serve"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serve\nversion: 0.1.0\n")
+    (chart / "templates" / "d.yaml").write_text("replicas: {{ .Values.n }}\n")
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    helm = bin_ / "helm"
+    rendered = POD.format(name="from-helm", init=0, sidecar=0, main=4)
+    helm.write_text(f"#!/bin/sh\n[ \"$1\" = template ] || exit 1\ncat <<'EOF'\n---\n# Source: serve/templates/d.yaml\n{rendered}EOF\n")
+    helm.chmod(helm.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    got = results(str(tmp_path / "charts"))
+    assert got["Pod/default/from-helm"]["request"]["count"] == 4
+    assert got["Pod/default/from-helm"]["source"]["path"] == str(chart)
+
+
+def test_plan_for_each_instances_and_module_addresses_map_to_tf_lines(tmp_path: Path) -> None:
+    mod = tmp_path / "modules" / "gke"
+    mod.mkdir(parents=True)
+    (mod / "pools.tf").write_text('variable "x" {}\n\nresource "google_container_node_pool" "pools" {\n  for_each = var.pools\n}\n')
+    (tmp_path / "main.tf").write_text('module "gke" {\n  source = "./modules/gke"\n}\n\nresource "google_compute_instance" "vm" {\n  name = "vm"\n}\n')
+    pool = {"location": "us-central1-a", "node_count": 1, "node_config": [{"machine_type": "a3-highgpu-8g"}]}
+    changes = [rc('module.gke.google_container_node_pool.pools["h100-a"]', pool), rc('module.gke.google_container_node_pool.pools["h100-b"]', {**pool, "node_count": 2}),
+               rc("google_compute_instance.vm", {"machine_type": "g2-standard-8", "zone": "us-central1-a"})]
+    for c in changes:
+        c["type"] = c["address"].split(".")[-2].split("[")[0] if "[" not in c["address"].split(".")[-1] else c["address"].split(".")[-2]
+    plan = {"format_version": "1.2", "resource_changes": changes,
+            "configuration": {"root_module": {"module_calls": {"gke": {"source": "./modules/gke", "module": {}}}}}}
+    (tmp_path / "plan.json").write_text(json.dumps(plan, indent=1))
+    got = results(str(tmp_path / "plan.json"))
+    a, b = got['module.gke.google_container_node_pool.pools["h100-a"]'], got['module.gke.google_container_node_pool.pools["h100-b"]']
+    assert a["request"]["total_chips"] == 8 and b["request"]["total_chips"] == 16
+    assert a["source"]["config"] == {"path": str(mod / "pools.tf"), "line": 3}
+    assert got["google_compute_instance.vm"]["source"]["config"] == {"path": str(tmp_path / "main.tf"), "line": 5}
+
+
+HCL = """
+variable "enable_tpu" { default = false }
+variable "gpus" { default = 2 }
+locals {
+  zones = ["us-central1-a", "us-central1-b"]
+  big   = { "h200" = "a3-ultragpu-8g" }
+}
+resource "google_compute_instance" "gpu" {
+  count        = var.enable_tpu ? 0 : length(local.zones) > 0 ? 2 : 0
+  machine_type = "n1-standard-8"
+  zone         = local.zones[count.index]
+  guest_accelerator {
+    type  = "nvidia-tesla-t4"
+    count = var.gpus
+  }
+}
+resource "google_compute_instance" "host" {
+  count        = 3
+  machine_type = "n1-standard-8"
+  zone         = "us-central1-a"
+}
+resource "google_container_node_pool" "big" {
+  for_each   = local.big
+  location   = "us-central1-a"
+  node_count = "2"
+  node_config { machine_type = each.value }
+}
+resource "google_tpu_v2_vm" "v3" {
+  count            = var.enable_tpu ? 1 : 0
+  accelerator_type = "v3-8"
+  zone             = "us-central1-a"
+}
+resource "google_tpu_v2_vm" "v2" {
+  accelerator_type = "v2-32"
+  zone             = "us-central1-a"
+}
+"""
+
+
+def test_hcl_literal_evaluation(tmp_path: Path) -> None:
+    f = tmp_path / "main.tf"
+    f.write_text(HCL)
+    got = results(str(f))
+    # count = cond ? 0 : length(...) > 0 ? 2 : 0 uses a function: unresolved, never a guessed number
+    assert {k for k in got if k.startswith("google_compute_instance.gpu")} == {"google_compute_instance.gpu[0]"}
+    gpu = got["google_compute_instance.gpu[0]"]
+    assert "request-unresolved" in {x["rule"] for x in gpu["findings"]} and gpu["request"]["count"] == 2
+    # plain N1 hosts imply no GPU
+    assert not any(k.startswith("google_compute_instance.host") for k in got)
+    big = got['google_container_node_pool.big["h200"]']
+    assert (big["request"]["accelerator"], big["request"]["count"], big["request"]["replicas_max"]) == ("h200", 8, 2)
+    assert big["source"]["line"] == 22
+    assert not any(k.startswith("google_tpu_v2_vm.v3") for k in got)  # count = false ? 1 : 0
+    v2 = got["google_tpu_v2_vm.v2"]["request"]
+    assert (v2["accelerator"], v2["hardware"], v2["count"], v2["hosts_per_replica"]) == (None, "v2-32", 16, 4)
+
+
+def test_tpu_core_named_types(ctx) -> None:  # type: ignore[no-untyped-def]
+    from advisor.check.infra.names import name_index
+
+    ix = name_index(ctx.catalog)
+    for name, chips, hosts in (("tpu-v2-8", 4, 1), ("v2-8", 4, 1), ("v3-8", 4, 1), ("v3-32", 16, 4), ("tpu-v3-2048", 1024, 256)):
+        hw = ix.lookup(name)
+        assert (hw.accelerator, hw.chips, hw.hosts) == (None, chips, hosts), name
+    assert ix.lookup("n1-standard-8").chips is None and not ix.lookup("n1-standard-8").known
+
+
+def test_skypilot_min_replicas_zero(tmp_path: Path) -> None:
+    f = tmp_path / "svc.yaml"
+    f.write_text("service:\n  replica_policy:\n    min_replicas: 0\n    max_replicas: 3\nresources:\n  accelerators: L4:1\nrun: x\n")
+    q = results(str(f))["svc.yaml"]["request"]
+    assert (q["replicas_min"], q["replicas_max"]) == (0, 3)
+
+
+def test_real_gke_sample_with_n1_cpu_pool() -> None:
+    """The real module's n1-standard-16 CPU pool is no GPU request; its GPU pool is T4 x 2 per node."""
+    got = results(str(ROOT / "tests" / "data" / "infra-real" / "kubernetes-engine-samples__gke-ray-gke_standard" / "main.tf"))
+    assert set(got) == {"google_container_node_pool.gpu_pool[0]"}
