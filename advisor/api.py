@@ -168,7 +168,9 @@ def import_prices(
 
     importable = clouds.with_price_catalog()
     if cloud not in importable:
-        raise UsageError(f"--cloud {cloud!r}: no price file to import for it; one of {', '.join(importable)}{did_you_mean(cloud, importable)}")
+        raise UsageError(
+            f"--cloud {cloud!r}: no price file to import for it; one of {', '.join(importable)}{did_you_mean(cloud, importable)}"
+        )
     cat = load_catalog(list(catalogs))
     names = name_index(cat)
 
@@ -188,10 +190,14 @@ def import_prices(
             load_catalog([*catalogs, str(check)])
         except InputError as exc:
             # Point at the CSV, not at a temporary file that is gone when the message is read.
-            raise InputError([
-                Problem(csv_file, 1, 1, f"the imported prices do not load as a catalog override: {p.message}") if p.path == str(check) else p
-                for p in exc.problems
-            ]) from None
+            raise InputError(
+                [
+                    Problem(csv_file, 1, 1, f"the imported prices do not load as a catalog override: {p.message}")
+                    if p.path == str(check)
+                    else p
+                    for p in exc.problems
+                ]
+            ) from None
     write_output(output, result.text)
     return result
 

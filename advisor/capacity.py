@@ -130,7 +130,11 @@ def reach(
         return Reach(t.kinds[start], None, None, hours), []
     kinds = list(t.order)
     # on-demand and spot escalate past each other's kind only to the reservation kinds
-    ladder = [start] + [k for k in kinds[kinds.index("dws-flex-start"):] if k != start] if start in ("on-demand", "spot") else kinds[kinds.index(start):]
+    ladder = (
+        [start] + [k for k in kinds[kinds.index("dws-flex-start") :] if k != start]
+        if start in ("on-demand", "spot")
+        else kinds[kinds.index(start) :]
+    )
     tried: list[str] = []
     for kid in ladder:
         lim = next((r for r in rows if r.kind == kid), None)

@@ -221,7 +221,7 @@ def check(
         typer.Option(
             "--baseline",
             help="A previous --format json result, an old Terraform plan JSON or an old directory: report new and fixed findings, chips "
-                 "and cost before -> after.",
+            "and cost before -> after.",
         ),
     ] = None,
     config: Annotated[
@@ -234,7 +234,7 @@ def check(
         typer.Option(
             "--policy",
             help="The policy to enforce, from outside the change under review (e.g. the base branch's .advisor.yaml): no policy file is "
-                 "searched for, and its relative rules/catalog paths resolve against the working directory.",
+            "searched for, and its relative rules/catalog paths resolve against the working directory.",
         ),
     ] = None,
     rules: RulesOpt = None,
@@ -246,7 +246,12 @@ def check(
         ),
     ] = None,
     disable: Annotated[list[str] | None, typer.Option("--disable", help="Check rule id to disable (repeatable).")] = None,
-    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Leave out files matching GLOB (repeatable; also [tool.advisor] exclude and .gitignore).", metavar="GLOB")] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude", help="Leave out files matching GLOB (repeatable; also [tool.advisor] exclude and .gitignore).", metavar="GLOB"
+        ),
+    ] = None,
 ) -> None:
     """CI gate: judge each proposal against the recommendation and the team's policy."""
     from advisor.api import run_check, write_output

@@ -127,7 +127,9 @@ class Model(Strict):
     # counts 3x (forward and backward), serving 1x per request.
     flops_per_sample: Annotated[float, Field(strict=True, gt=0, le=1e18, allow_inf_nan=False)] | None = None
     # Pasted into setup commands and manifests, so only a Hugging Face id's own alphabet.
-    hf_id: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")] | None = None
+    hf_id: (
+        Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")] | None
+    ) = None
     # A known architecture of rules/model-families.yaml (resnet-152, vit-b-16, whisper-large-v3, ...):
     # its sourced FLOPs per sample replace the params-based guess.
     family: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$")] | None = None

@@ -96,7 +96,16 @@ def load_policy(path: Path | None, base: Path | None = None) -> LoadedPolicy:
             if data is None:
                 raise InputError.single(str(path), 1, 1, "no [tool.advisor] table in this pyproject.toml")
         except tomllib.TOMLDecodeError as exc:
-            raise InputError([Problem(str(path), getattr(exc, "lineno", 1) or 1, getattr(exc, "colno", 1) or 1, f"invalid TOML: {getattr(exc, 'msg', exc)}")]) from None
+            raise InputError(
+                [
+                    Problem(
+                        str(path),
+                        getattr(exc, "lineno", 1) or 1,
+                        getattr(exc, "colno", 1) or 1,
+                        f"invalid TOML: {getattr(exc, 'msg', exc)}",
+                    )
+                ]
+            ) from None
         line = next((i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip().startswith("[tool.advisor")), 1)
         doc = Document(str(path), 0, data, (line, 1))
     else:

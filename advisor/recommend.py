@@ -146,7 +146,8 @@ class Recommendation:
                 "shape": est.shape if est else None,
                 "feasible": d.feasible,
                 "confidence": round(self.confidence, 3),
-                "confidence_method": "P(the chosen family stays the best) over the estimator's low/expected/high scenarios, rules' score spread 10 points (docs/scoring.md)",
+                "confidence_method": "P(the chosen family stays the best) over the estimator's low/expected/high scenarios, rules' score "
+                                     "spread 10 points (docs/scoring.md)",
                 "sensitive_to": d.sensitivity,
                 "setup_path": self.setup.path.id if self.setup else None,
                 "cloud": est.price_cloud if est else None,
@@ -374,8 +375,12 @@ def decide(
         chosen = closest(mine)
     conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
     if cheapest is not None and chosen is not None:
-        conf = trust.Confidence(trust.cost_order_confidence(chosen, cheapest[1]), f"the cost estimates of {describe(chosen)} and {describe(cheapest[1])}")
-    return Decision(device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios), cands
+        conf = trust.Confidence(
+            trust.cost_order_confidence(chosen, cheapest[1]), f"the cost estimates of {describe(chosen)} and {describe(cheapest[1])}"
+        )
+    return Decision(
+        device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios
+    ), cands
 
 
 def _cost_decides(
@@ -449,11 +454,18 @@ def feasibility_changes(profile: Profile, e: Estimate) -> list[str]:
     """The smallest changes to the constraints that make ``e`` feasible."""
     out: list[str] = []
     if e.meets_deadline is False and profile.training is not None and e.hours:
-        out.append(f"training.deadline_hours: {profile.training.deadline_hours:g} -> {math.ceil(e.hours):g} makes {e.accelerator} x {e.count} feasible (the fastest before adding chips stops paying)")
+        out.append(
+            f"training.deadline_hours: {profile.training.deadline_hours:g} -> {math.ceil(e.hours):g} makes {e.accelerator} x {e.count} "
+            "feasible (the fastest before adding chips stops paying)"
+        )
     if e.within_budget is False and e.cost_usd is not None:
         out.append(f"goal.budget_usd: {profile.goal.budget_usd:g} -> {math.ceil(e.cost_usd):g} makes {e.accelerator} x {e.count} feasible")
     if e.meets_latency is False and profile.inference is not None and e.latency_ms:
-        was = f"{profile.inference.latency_p99_ms:g}" if profile.inference.latency_p99_ms is not None else f"(default {e.assumptions.get('latency_target_ms', 0):g})"
+        was = (
+            f"{profile.inference.latency_p99_ms:g}"
+            if profile.inference.latency_p99_ms is not None
+            else f"(default {e.assumptions.get('latency_target_ms', 0):g})"
+        )
         out.append(f"inference.latency_p99_ms: {was} -> {math.ceil(e.latency_ms):g} makes {e.accelerator} x {e.count} feasible")
     return out
 
@@ -637,7 +649,9 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     inf = profile.inference
     out["max_seqs"] = str(est.batch or 1) if est is not None and est.mode == "inference" else "1"
     # the longest prompt (a training profile on a serving path: half the context)
-    out["max_input_len"] = str(min(max_model_len(profile), inf.max_input_tokens or inf.input_tokens) if inf else max_model_len(profile) // 2)
+    out["max_input_len"] = str(
+        min(max_model_len(profile), inf.max_input_tokens or inf.input_tokens) if inf else max_model_len(profile) // 2
+    )
     moe = profile.model.architecture == "moe"
     # MaxText's convention: a dense model is one expert, each token routed to it
     out["num_experts"] = str(DEFAULT_EXPERTS if moe else 1)
@@ -682,7 +696,13 @@ def flips(
             if reuse == "reuse":
                 return decide(p, kb, catalog, c, cands)[0]
             if reuse == "prices":
-                return decide(p, kb, catalog, c, all_candidates(p, catalog, c, keep=repriced_keep(profile, p, cands, catalog), verdict_only=True, ranges=False))[0]
+                return decide(
+                    p,
+                    kb,
+                    catalog,
+                    c,
+                    all_candidates(p, catalog, c, keep=repriced_keep(profile, p, cands, catalog), verdict_only=True, ranges=False),
+                )[0]
             if reuse == "budget":
                 moved = [rebudgeted(x, profile.goal.budget_usd, p.goal.budget_usd) for x in cands]
                 if all(x is not None for x in moved):
@@ -706,7 +726,9 @@ def flips(
         return out
 
     whatif.DEFAULT_DEADLINE_HOURS[0] = c.estimator.scaling.default_deadline_hours.value
-    return whatif.what_ifs(profile, base.device, redecide, text, limit, priced=priced if other else None, rival=families.name(other) if other else None)
+    return whatif.what_ifs(
+        profile, base.device, redecide, text, limit, priced=priced if other else None, rival=families.name(other) if other else None
+    )
 
 
 def _scaled_catalog(catalog: Catalog, device: str, factor: float) -> Catalog:
@@ -716,7 +738,9 @@ def _scaled_catalog(catalog: Catalog, device: str, factor: float) -> Catalog:
     accs = {}
     for aid, acc in catalog.accelerators.items():
         if acc.device == device:
-            acc = acc.model_copy(update={"prices": [p.model_copy(update={"usd_per_chip_hour": p.usd_per_chip_hour * factor}) for p in acc.prices]})
+            acc = acc.model_copy(
+                update={"prices": [p.model_copy(update={"usd_per_chip_hour": p.usd_per_chip_hour * factor}) for p in acc.prices]}
+            )
         accs[aid] = acc
     return dataclasses.replace(catalog, accelerators=accs)
 
@@ -791,7 +815,9 @@ def recommend(
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
     if decision.chosen is not None:
-        approx = decision.chosen.assumptions.get("model_shape", {}).get("approximated") or decision.chosen.assumptions.get("memory", {}).get("model_shape", {}).get("approximated")
+        approx = decision.chosen.assumptions.get("model_shape", {}).get("approximated") or decision.chosen.assumptions.get(
+            "memory", {}
+        ).get("model_shape", {}).get("approximated")
         if approx:
             warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
     cloud = setup_cloud(profile, decision.chosen)

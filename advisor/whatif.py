@@ -43,19 +43,30 @@ def _numeric_fields(p: Profile) -> list[tuple[str, float, Callable[[float], Prof
     def params(v: float) -> Profile:
         f = v / m.params_b
         active = m.active_params_b * f if m.active_params_b else None
-        return p.model_copy(update={"model": m.model_copy(update={"params_b": v, "active_params_b": active, "layers": None, "hidden_size": None})})
+        return p.model_copy(
+            update={"model": m.model_copy(update={"params_b": v, "active_params_b": active, "layers": None, "hidden_size": None})}
+        )
 
     out.append(("model.params_b", m.params_b, params, False))
     if p.training is not None:
         t = p.training
         out.append(("training.tokens_b", t.tokens_b, lambda v: _sub(p, "training", tokens_b=v), False))
         # the stated deadline, else the default the run is sized to (rules/estimator.yaml)
-        out.append(("training.deadline_hours", t.deadline_hours or DEFAULT_DEADLINE_HOURS[0], lambda v: _sub(p, "training", deadline_hours=v), False))
+        out.append(
+            (
+                "training.deadline_hours",
+                t.deadline_hours or DEFAULT_DEADLINE_HOURS[0],
+                lambda v: _sub(p, "training", deadline_hours=v),
+                False,
+            )
+        )
     if p.inference is not None:
         i = p.inference
         out.append(("inference.peak_qps", i.peak_qps, lambda v: _sub(p, "inference", peak_qps=v), False))
         if i.output_tokens >= 2:
-            out.append(("inference.output_tokens", float(i.output_tokens), lambda v: _sub(p, "inference", output_tokens=max(1, round(v))), True))
+            out.append(
+                ("inference.output_tokens", float(i.output_tokens), lambda v: _sub(p, "inference", output_tokens=max(1, round(v))), True)
+            )
         if i.latency_p99_ms is not None:
             out.append(("inference.latency_p99_ms", i.latency_p99_ms, lambda v: _sub(p, "inference", latency_p99_ms=v), False))
     if p.goal.budget_usd is not None:
@@ -151,7 +162,9 @@ def what_ifs(
                     lo = mid
             new = value * math.exp(direction * hi)
             word = "below" if direction < 0 else "above"
-            found.append((hi / math.log(2), f"{name}: {_fmt(value, integer)} -> {word} {_fmt(new, integer)} makes it {verdict_text(flipped)}"))
+            found.append(
+                (hi / math.log(2), f"{name}: {_fmt(value, integer)} -> {word} {_fmt(new, integer)} makes it {verdict_text(flipped)}")
+            )
 
     if priced is not None and rival is not None:
         d_far = priced(1.0 / PROBE)
@@ -165,7 +178,12 @@ def what_ifs(
                 else:
                     lo = mid
             f = math.exp(-hi)
-            found.append((hi / math.log(2), f"prices: {rival} at {f:.0%} of today's catalog prices (a {1 - f:.0%} discount) makes it {verdict_text(flipped)}"))
+            found.append(
+                (
+                    hi / math.log(2),
+                    f"prices: {rival} at {f:.0%} of today's catalog prices (a {1 - f:.0%} discount) makes it {verdict_text(flipped)}",
+                )
+            )
 
     for text, mutated in _alternatives(profile):
         d = decide(mutated, REUSE.get(text.split(":", 1)[0], "none"))

@@ -117,10 +117,17 @@ def main() -> None:
         if not sel:
             continue
         s = summary(sel)
-        signed = {d: statistics.median(r.ratio for r in sel if devices[r.accelerator] == d) for d in ("tpu", "gpu") if any(devices[r.accelerator] == d for r in sel)}
+        signed = {
+            d: statistics.median(r.ratio for r in sel if devices[r.accelerator] == d)
+            for d in ("tpu", "gpu")
+            if any(devices[r.accelerator] == d for r in sel)
+        }
         tilt = f"{signed['tpu'] / signed['gpu']:.2f}" if len(signed) == 2 else "n/a (one family)"
         fam = "  ".join(f"{d.upper()} signed median {v:.2f}" for d, v in signed.items())
-        print(f"{split:8s} n={s['n']}  median |error| = {s['median_abs_error']:.1%}  worst ratio = {s['worst_ratio']:.2f}x  {fam}  TPU/GPU {tilt}")
+        print(
+            f"{split:8s} n={s['n']}  median |error| = {s['median_abs_error']:.1%}  worst ratio = {s['worst_ratio']:.2f}x  {fam}  TPU/GPU "
+            f"{tilt}"
+        )
 
 
 if __name__ == "__main__":

@@ -214,7 +214,8 @@ def evaluate(r: dict[str, Any], ctx: Context) -> Result:
         rng = e.ranges.get(key)
         steady = m != "ttft_ms" or r.get("ttft_arrival", "steady") == "steady"
         if rng is not None and steady:
-            scale = value / {"tpot_ms": e.tpot_ms, "ttft_ms": e.ttft_ms, "latency_ms": e.latency_ms}.get(key, e.tokens_per_second)  # type: ignore[operator]
+            times = {"tpot_ms": e.tpot_ms, "ttft_ms": e.ttft_ms, "latency_ms": e.latency_ms}
+            scale = value / times.get(key, e.tokens_per_second)  # type: ignore[operator]
             res.low, res.high = rng[0] * scale, rng[1] * scale
     return res
 
@@ -273,7 +274,8 @@ def _line(split: str, group: str, key: str, s: Summary) -> str:
 def table(results: list[Result]) -> list[str]:
     out = [
         "ratio: speed ratio, estimated / measured throughput (measured / estimated for time metrics); above 1 = optimistic",
-        f"{'split':8s} {'by':7s} {'group':32s} {'n':>4s} {'n/e':>4s} {'med|err|':>8s} {'>2x':>5s}  {'covered':>7s}  signed median (TPU / GPU)",
+        f"{'split':8s} {'by':7s} {'group':32s} {'n':>4s} {'n/e':>4s} {'med|err|':>8s} {'>2x':>5s}  {'covered':>7s}  signed median (TPU / "
+        "GPU)",
     ]
     for split in ("fit", "held-out"):
         sel = [x for x in results if x.split == split]

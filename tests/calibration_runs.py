@@ -98,11 +98,17 @@ def main() -> None:
     rows = run(Context.load())
     print(f"{'run':26s} {'split':8s} {'chip':10s} {'published':>9s} {'chosen':>7s} {'x':>5s} {'wall h':>8s} {'pred h':>8s} {'ratio':>6s}")
     for r in rows:
-        print(f"{r.id:26s} {r.split:8s} {r.accelerator:10s} {r.count:9d} {r.chosen or 0:7d} {r.count_ratio:5.2f} {r.wall_hours:8.1f} {r.predicted_hours:8.1f} {r.time_ratio:6.2f}")
+        print(
+            f"{r.id:26s} {r.split:8s} {r.accelerator:10s} {r.count:9d} {r.chosen or 0:7d} {r.count_ratio:5.2f} {r.wall_hours:8.1f} "
+            f"{r.predicted_hours:8.1f} {r.time_ratio:6.2f}"
+        )
     for split in ("fit", "held-out"):
         s = summary([r for r in rows if r.split == split])
-        print(f"{split:8s} n={s['n']:.0f}  count within 2x: {s['within_2x']:.0f}/{s['n']:.0f}  median |time error| = {s['median_time_error']:.1%}  "
-              f"median time ratio = {s.get('median_time_ratio', 0):.2f}  worst count ratio = {s['worst_count_ratio']:.2f}x")
+        print(
+            f"{split:8s} n={s['n']:.0f}  count within 2x: {s['within_2x']:.0f}/{s['n']:.0f}  median |time error| = "
+            f"{s['median_time_error']:.1%}  "
+            f"median time ratio = {s.get('median_time_ratio', 0):.2f}  worst count ratio = {s['worst_count_ratio']:.2f}x"
+        )
 
 
 if __name__ == "__main__":

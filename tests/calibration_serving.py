@@ -194,13 +194,23 @@ def main() -> None:
         print(f"{x.id:52s} {x.split:8s} {x.device:4s} {x.metric:6s} {x.concurrency:5d} {x.measured:9.2f} {x.predicted:9.2f} {x.ratio:6.2f}")
     for metric in ("tpot", "ttft", "latency"):
         mine = [x for x in cmps if x.metric == metric]
-        for label, sel in (("all", mine), ("fit", [x for x in mine if x.split == "fit"]), ("held-out", [x for x in mine if x.split == "held-out"])):
+        for label, sel in (
+            ("all", mine),
+            ("fit", [x for x in mine if x.split == "fit"]),
+            ("held-out", [x for x in mine if x.split == "held-out"]),
+        ):
             for dev in ("tpu", "gpu"):
                 s = summary([x for x in sel if x.device == dev])
-                print(f"{metric} {label:8s} {dev}: n={s['n']:.0f} median |error| {s['median_abs_error']:.1%} signed median {s['signed_median']:.2f} worst {s['worst']:.2f}x")
+                print(
+                    f"{metric} {label:8s} {dev}: n={s['n']:.0f} median |error| {s['median_abs_error']:.1%} signed median "
+                    f"{s['signed_median']:.2f} worst {s['worst']:.2f}x"
+                )
         s_tpu, s_gpu = summary([x for x in mine if x.device == "tpu"]), summary([x for x in mine if x.device == "gpu"])
         if s_tpu["n"] and s_gpu["n"]:
-            print(f"{metric}: TPU/GPU tilt (signed-median ratio) {s_tpu['signed_median'] / s_gpu['signed_median']:.2f}; median |error| {summary(mine)['median_abs_error']:.1%}")
+            print(
+                f"{metric}: TPU/GPU tilt (signed-median ratio) {s_tpu['signed_median'] / s_gpu['signed_median']:.2f}; median |error| "
+                f"{summary(mine)['median_abs_error']:.1%}"
+            )
     # every serving point, whatever its metric: the bars (median |error| <= 20%, all within
     # 2x, TPU/GPU signed-median ratio 0.87-1.15), for all rows and for the held-out rows alone
     for label, sel in (("all", cmps), ("held-out", [x for x in cmps if x.split == "held-out"])):

@@ -33,17 +33,42 @@ from . import calibration_published as cp
 ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
     # what dense 16-bit training reaches of the stack's MFU at each level (about 1 where the MFU table was
     # right): its spread is the range of every training estimate
-    ("dense_training_factor", lambda r, prec: r["kind"] == "training" and not r["model"].get("active_params_b") and prec not in LOW_PRECISION,
-     ("family", "generation", "stack", "vendor")),
-    ("low_precision_training_factor", lambda r, prec: r["kind"] == "training" and not r["model"].get("active_params_b") and prec in LOW_PRECISION,
-     ("family", "generation", "stack", "vendor", "precision")),
+    (
+        "dense_training_factor",
+        lambda r, prec: r["kind"] == "training" and not r["model"].get("active_params_b") and prec not in LOW_PRECISION,
+        ("family", "generation", "stack", "vendor"),
+    ),
+    (
+        "low_precision_training_factor",
+        lambda r, prec: r["kind"] == "training" and not r["model"].get("active_params_b") and prec in LOW_PRECISION,
+        ("family", "generation", "stack", "vendor", "precision"),
+    ),
     # the precision of a MoE run is the low-precision factor's (applied first): no precision level here
-    ("moe_training_factor", lambda r, prec: r["kind"] == "training" and bool(r["model"].get("active_params_b")),
-     ("family", "generation", "stack", "vendor")),
-    ("loaded_prefill_factor", lambda r, prec: r["kind"] == "serving" and (r.get("concurrency") or 1) > 1
-     and r["metric"] in LOADED_METRICS and not r["model"].get("active_params_b"), ("family", "generation", "stack", "vendor")),
-    ("moe_serving_factor", lambda r, prec: r["kind"] == "serving" and (r.get("concurrency") or 1) > 1
-     and r["metric"] in LOADED_METRICS and bool(r["model"].get("active_params_b")), ("family", "generation", "stack", "vendor")),
+    (
+        "moe_training_factor",
+        lambda r, prec: r["kind"] == "training" and bool(r["model"].get("active_params_b")),
+        ("family", "generation", "stack", "vendor"),
+    ),
+    (
+        "loaded_prefill_factor",
+        lambda r, prec: (
+            r["kind"] == "serving"
+            and (r.get("concurrency") or 1) > 1
+            and r["metric"] in LOADED_METRICS
+            and not r["model"].get("active_params_b")
+        ),
+        ("family", "generation", "stack", "vendor"),
+    ),
+    (
+        "moe_serving_factor",
+        lambda r, prec: (
+            r["kind"] == "serving"
+            and (r.get("concurrency") or 1) > 1
+            and r["metric"] in LOADED_METRICS
+            and bool(r["model"].get("active_params_b"))
+        ),
+        ("family", "generation", "stack", "vendor"),
+    ),
 ]
 LOADED_METRICS = ("output_tokens_per_s", "output_tokens_per_s_per_chip", "throughput_tokens_per_s", "tpot_ms", "latency_s")
 SOLVED = {"loaded_prefill_factor", "moe_serving_factor"}

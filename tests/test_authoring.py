@@ -297,7 +297,18 @@ def test_rules_show_known_id() -> None:
     assert r.code == 0, r.err
     out = r.out
     assert out.startswith("tpu-very-large-model-training: ")
-    for part in ("when:", "all of:", "facts.is_training == true", "model.params_b >= 30", "reason:", "sources:", "seed:S-B7", "fires:", "does not fire:", "rules/heuristics/tpu-very-large-model-training.yaml"):
+    for part in (
+        "when:",
+        "all of:",
+        "facts.is_training == true",
+        "model.params_b >= 30",
+        "reason:",
+        "sources:",
+        "seed:S-B7",
+        "fires:",
+        "does not fire:",
+        "rules/heuristics/tpu-very-large-model-training.yaml",
+    ):
         assert part in out, part
 
 

@@ -15,21 +15,38 @@ import pytest
 from .conftest import ROOT, run_cli
 
 PROBE = (
-    "import sys\nfrom advisor.cli import main\ntry:\n    main(['check', '--no-config', '--fail-on', 'never', '-f', 'json', '-o', sys.argv[2], sys.argv[1]])\n"
-    "except SystemExit as e:\n    hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]\n    print(e.code, hwm[0] if hwm else 0)\n"
+    "import sys\nfrom advisor.cli import main\ntry:\n    main(['check', '--no-config', '--fail-on', 'never', '-f', 'json', '-o', "
+    "sys.argv[2], sys.argv[1]])\n"
+    "except SystemExit as e:\n    hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]\n    print(e.code, "
+    "hwm[0] if hwm else 0)\n"
 )
 
 
 def big_plan(n: int, rtype: str = "aws_instance", after: dict | None = None) -> str:
-    changes = [{"address": f"{rtype}.r[{i}]", "mode": "managed", "type": rtype, "name": "r", "index": i,
-                "change": {"actions": ["create"], "before": None, "after": after or {"instance_type": "g5.xlarge", "tags": {"n": str(i)}}, "after_unknown": {}}}
-               for i in range(n)]
+    changes = [
+        {
+            "address": f"{rtype}.r[{i}]",
+            "mode": "managed",
+            "type": rtype,
+            "name": "r",
+            "index": i,
+            "change": {
+                "actions": ["create"],
+                "before": None,
+                "after": after or {"instance_type": "g5.xlarge", "tags": {"n": str(i)}},
+                "after_unknown": {},
+            },
+        }
+        for i in range(n)
+    ]
     return json.dumps({"format_version": "1.2", "resource_changes": changes}, indent=1)
 
 
 def probe(tmp_path: Path, plan: Path) -> tuple[str, float, float]:
     start = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", PROBE, str(plan), str(tmp_path / "out.json")], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-c", PROBE, str(plan), str(tmp_path / "out.json")], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     took = time.perf_counter() - start
     code, kib = p.stdout.split()
     return code, took, int(kib) / 1024

@@ -51,30 +51,67 @@ def rules_of(data: dict, i: int = 0) -> set[str]:
 
 # (finding rule, profile text + proposal that fires it, one that does not)
 CASES = [
-    ("proposal-device-excluded", SERVE.replace("[gcp]", "[aws]") + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n",
-     SERVE.replace("[gcp]", "[aws]") + "proposal: {accelerator: h100, count: 8, hours: 720}\n"),
-    ("proposal-does-not-fit-memory", SERVE.replace("params_b: 8,", "params_b: 70,").replace("layers: 32, hidden_size: 4096", "layers: 80, hidden_size: 8192") + "proposal: {accelerator: l4, count: 1, hours: 720}\n",
-     SERVE + "proposal: {accelerator: l4, count: 2, hours: 720}\n"),
-    ("proposal-misses-deadline", TRAIN.replace("deadline_hours: 48", "deadline_hours: 1") + "proposal: {accelerator: t4, count: 1, hours: 1}\n",
-     TRAIN + "proposal: {accelerator: h100, count: 8, hours: 2}\n"),
-    ("proposal-misses-latency", SERVE.replace("latency_p99_ms: 5000", "latency_p99_ms: 500") + "proposal: {accelerator: l4, count: 1, hours: 720}\n",
-     SERVE + "proposal: {accelerator: h100, count: 1, hours: 720}\n"),
-    ("proposal-insufficient-capacity", SERVE.replace("peak_qps: 10", "peak_qps: 500") + "proposal: {accelerator: h100, count: 1, hours: 720}\n",
-     SERVE + "proposal: {accelerator: h100, count: 1, hours: 720}\n"),
-    ("proposal-over-budget", SERVE.replace("budget_usd: 100000", "budget_usd: 100") + "proposal: {accelerator: h100, count: 8, hours: 720}\n",
-     SERVE + "proposal: {accelerator: h100, count: 8, hours: 720}\n"),
-    ("proposal-unpriced", SERVE + "proposal: {accelerator: tpu-v7, count: 4, hours: 720}\n",
-     SERVE + "proposal: {accelerator: tpu-v6e, count: 4, hours: 720}\n"),
-    ("proposal-costs-more-than-best", SERVE + "proposal: {accelerator: h200, count: 8, hours: 720}\n",
-     SERVE + "proposal: {accelerator: tpu-v5e, count: 4, hours: 720}\n"),
-    ("proposal-oversized", TRAIN + "proposal: {accelerator: h100, count: 64, hours: 2}\n",
-     TRAIN + "proposal: {accelerator: h100, count: 1, hours: 12}\n"),
-    ("proposal-hours-excessive", TRAIN + "proposal: {accelerator: h100, count: 8, hours: 300}\n",
-     TRAIN + "proposal: {accelerator: h100, count: 8, hours: 2}\n"),
-    ("proposal-not-a-real-shape", SERVE + "proposal: {accelerator: tpu-v6e, count: 6, hours: 720}\n",
-     SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n"),
-    ("cheaper-other-family", SERVE + "proposal: {accelerator: h100, count: 8, hours: 720}\n",
-     SERVE + "proposal: {accelerator: tpu-v5e, count: 4, hours: 720}\n"),
+    (
+        "proposal-device-excluded",
+        SERVE.replace("[gcp]", "[aws]") + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n",
+        SERVE.replace("[gcp]", "[aws]") + "proposal: {accelerator: h100, count: 8, hours: 720}\n",
+    ),
+    (
+        "proposal-does-not-fit-memory",
+        SERVE.replace("params_b: 8,", "params_b: 70,").replace("layers: 32, hidden_size: 4096", "layers: 80, hidden_size: 8192")
+        + "proposal: {accelerator: l4, count: 1, hours: 720}\n",
+        SERVE + "proposal: {accelerator: l4, count: 2, hours: 720}\n",
+    ),
+    (
+        "proposal-misses-deadline",
+        TRAIN.replace("deadline_hours: 48", "deadline_hours: 1") + "proposal: {accelerator: t4, count: 1, hours: 1}\n",
+        TRAIN + "proposal: {accelerator: h100, count: 8, hours: 2}\n",
+    ),
+    (
+        "proposal-misses-latency",
+        SERVE.replace("latency_p99_ms: 5000", "latency_p99_ms: 500") + "proposal: {accelerator: l4, count: 1, hours: 720}\n",
+        SERVE + "proposal: {accelerator: h100, count: 1, hours: 720}\n",
+    ),
+    (
+        "proposal-insufficient-capacity",
+        SERVE.replace("peak_qps: 10", "peak_qps: 500") + "proposal: {accelerator: h100, count: 1, hours: 720}\n",
+        SERVE + "proposal: {accelerator: h100, count: 1, hours: 720}\n",
+    ),
+    (
+        "proposal-over-budget",
+        SERVE.replace("budget_usd: 100000", "budget_usd: 100") + "proposal: {accelerator: h100, count: 8, hours: 720}\n",
+        SERVE + "proposal: {accelerator: h100, count: 8, hours: 720}\n",
+    ),
+    (
+        "proposal-unpriced",
+        SERVE + "proposal: {accelerator: tpu-v7, count: 4, hours: 720}\n",
+        SERVE + "proposal: {accelerator: tpu-v6e, count: 4, hours: 720}\n",
+    ),
+    (
+        "proposal-costs-more-than-best",
+        SERVE + "proposal: {accelerator: h200, count: 8, hours: 720}\n",
+        SERVE + "proposal: {accelerator: tpu-v5e, count: 4, hours: 720}\n",
+    ),
+    (
+        "proposal-oversized",
+        TRAIN + "proposal: {accelerator: h100, count: 64, hours: 2}\n",
+        TRAIN + "proposal: {accelerator: h100, count: 1, hours: 12}\n",
+    ),
+    (
+        "proposal-hours-excessive",
+        TRAIN + "proposal: {accelerator: h100, count: 8, hours: 300}\n",
+        TRAIN + "proposal: {accelerator: h100, count: 8, hours: 2}\n",
+    ),
+    (
+        "proposal-not-a-real-shape",
+        SERVE + "proposal: {accelerator: tpu-v6e, count: 6, hours: 720}\n",
+        SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n",
+    ),
+    (
+        "cheaper-other-family",
+        SERVE + "proposal: {accelerator: h100, count: 8, hours: 720}\n",
+        SERVE + "proposal: {accelerator: tpu-v5e, count: 4, hours: 720}\n",
+    ),
 ]
 
 
@@ -114,7 +151,12 @@ def test_bundled_proposals_and_exit_codes() -> None:
 
 def test_warning_level_policy_failure(tmp_path: Path) -> None:
     """Twice the B200s the load needs, within budget: warnings only, so exit 0 unless --fail-on warning."""
-    text = (PROPOSALS / "b200-serving.yaml").read_text().replace("  count: 8\n", "  count: 32\n").replace("budget_usd: 90000", "budget_usd: 400000")
+    text = (
+        (PROPOSALS / "b200-serving.yaml")
+        .read_text()
+        .replace("  count: 8\n", "  count: 32\n")
+        .replace("budget_usd: 90000", "budget_usd: 400000")
+    )
     prof = tmp_path / "b200-x32.yaml"
     prof.write_text(text)
     code, data = check_json(str(prof))
@@ -251,7 +293,9 @@ def test_baseline_diff(tmp_path: Path) -> None:
     f.write_text(TRAIN + "proposal: {accelerator: h100, count: 8, hours: 300}\n")
     _, data = check_json(str(f), "--baseline", str(base))
     diff = data["diff"]
-    assert diff["new_findings"] >= 1 and diff["one_off_delta_usd"] > 0 and diff["cost_delta_usd"] == 0  # a training run: one-off, not monthly
+    assert (
+        diff["new_findings"] >= 1 and diff["one_off_delta_usd"] > 0 and diff["cost_delta_usd"] == 0
+    )  # a training run: one-off, not monthly
     assert {"rule": "proposal-hours-excessive", "severity": "warning"} in diff["changes"][0]["new"]
     assert diff["changes"][0]["what"] == ["hours 2.0 -> 300.0"] and diff["changes"][0]["cost_kind"] == "one-off"
     r = run_cli("check", "--no-config", str(f), "--baseline", str(write(tmp_path, "bad.json", "{nope")))
@@ -334,23 +378,52 @@ spec:
         - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}
 """
 WORKLOAD = "name: bot\ntask: inference\ndomain: llm\nmodel: {params_b: 8}\ninference: {peak_qps: 5}\n"
-POLICY_FIRES = "limits:\n  max_chips: 4\n  allowed_accelerators: [l4]\n  allowed_clouds: [aws]\n  allowed_regions: [europe-*]\n  require_spot: {workspaces: ['*']}\n  max_monthly_increase_usd: 1\n"
-POLICY_QUIET = "limits:\n  max_chips: 8\n  allowed_accelerators: [h100]\n  allowed_clouds: [gcp]\n  allowed_regions: [us-*]\n  require_spot: {workspaces: [elsewhere/*]}\n  max_monthly_increase_usd: 1000000\n"
+POLICY_FIRES = ("limits:\n  max_chips: 4\n  allowed_accelerators: [l4]\n  allowed_clouds: [aws]\n  allowed_regions: [europe-*]\n"
+                "  require_spot: {workspaces: ['*']}\n  max_monthly_increase_usd: 1\n")
+POLICY_QUIET = ("limits:\n  max_chips: 8\n  allowed_accelerators: [h100]\n  allowed_clouds: [gcp]\n  allowed_regions: [us-*]\n"
+                "  require_spot: {workspaces: [elsewhere/*]}\n  max_monthly_increase_usd: 1000000\n")
 WITH_POLICY = ("--config", "policy.yaml", "--baseline", "base.json", "task.yaml")
 
 # (rule, files that fire it, files that do not, the check arguments); every file is written into
 # the test's directory, which is the working directory of the check.
 REQUEST_CASES = [
     ("request-unknown-accelerator", {"task.yaml": _task("V100:8")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
-    ("request-unresolved", {"task.yaml": GCP_H100.replace("num_nodes: 1", "num_nodes: ${N}")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
+    (
+        "request-unresolved",
+        {"task.yaml": GCP_H100.replace("num_nodes: 1", "num_nodes: ${N}")},
+        {"task.yaml": GCP_H100},
+        ("--no-config", "task.yaml"),
+    ),
     ("request-unpriced", {"task.yaml": _task("tpu-v6e-8", "  cloud: aws\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
     ("proposal-not-a-real-shape", {"task.yaml": _task("H100:3", "  cloud: gcp\n")}, {"task.yaml": GCP_H100}, ("--no-config", "task.yaml")),
-    ("workload-not-linked", {"task.yaml": GCP_H100, "w.yaml": WORKLOAD}, {"task.yaml": GCP_H100, "w.yaml": WORKLOAD + "match: [task.yaml]\n"}, ("--no-config", "task.yaml", "w.yaml")),
-    ("workload-link-broken", {"k.yaml": K8S_L4.replace("LINK", "nope"), "w.yaml": WORKLOAD}, {"k.yaml": K8S_L4.replace("LINK", "bot"), "w.yaml": WORKLOAD}, ("--no-config", "k.yaml", "w.yaml")),
-    *[(rule, {"task.yaml": GCP_H100, "policy.yaml": POLICY_FIRES, "base.json": '{"results": []}'},
-       {"task.yaml": GCP_H100, "policy.yaml": POLICY_QUIET, "base.json": '{"results": []}'}, WITH_POLICY)
-      for rule in ("policy-max-chips", "policy-accelerator-not-allowed", "policy-cloud-not-allowed", "policy-region-not-allowed",
-                   "policy-spot-required", "policy-monthly-increase")],
+    (
+        "workload-not-linked",
+        {"task.yaml": GCP_H100, "w.yaml": WORKLOAD},
+        {"task.yaml": GCP_H100, "w.yaml": WORKLOAD + "match: [task.yaml]\n"},
+        ("--no-config", "task.yaml", "w.yaml"),
+    ),
+    (
+        "workload-link-broken",
+        {"k.yaml": K8S_L4.replace("LINK", "nope"), "w.yaml": WORKLOAD},
+        {"k.yaml": K8S_L4.replace("LINK", "bot"), "w.yaml": WORKLOAD},
+        ("--no-config", "k.yaml", "w.yaml"),
+    ),
+    *[
+        (
+            rule,
+            {"task.yaml": GCP_H100, "policy.yaml": POLICY_FIRES, "base.json": '{"results": []}'},
+            {"task.yaml": GCP_H100, "policy.yaml": POLICY_QUIET, "base.json": '{"results": []}'},
+            WITH_POLICY,
+        )
+        for rule in (
+            "policy-max-chips",
+            "policy-accelerator-not-allowed",
+            "policy-cloud-not-allowed",
+            "policy-region-not-allowed",
+            "policy-spot-required",
+            "policy-monthly-increase",
+        )
+    ],
 ]
 
 
@@ -366,7 +439,9 @@ def _request_rules(tmp: Path, files: dict[str, str], args: tuple[str, ...], monk
 
 
 @pytest.mark.parametrize(("rule", "fires", "quiet", "args"), REQUEST_CASES, ids=[c[0] for c in REQUEST_CASES])
-def test_request_rule_fires_and_does_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rule: str, fires: dict[str, str], quiet: dict[str, str], args: tuple[str, ...]) -> None:
+def test_request_rule_fires_and_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rule: str, fires: dict[str, str], quiet: dict[str, str], args: tuple[str, ...]
+) -> None:
     assert rule in _request_rules(tmp_path / "fires", fires, args, monkeypatch)
     assert rule not in _request_rules(tmp_path / "quiet", quiet, args, monkeypatch)
 

@@ -29,8 +29,13 @@ def recipe(heading: str) -> object:
 
 
 def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x",
-                                                                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"},
+    )
 
 
 def repo(tmp_path: Path, base: dict[str, str], change: tuple[str, str, str]) -> Path:
@@ -94,7 +99,11 @@ def test_pip_package_name_and_no_unrelated_install() -> None:
 
 
 def test_github_gke_recipe(tmp_path: Path) -> None:
-    work = repo(tmp_path, {"overlays/prod/deploy.yaml": POD, "workloads/bot.yaml": BOT}, ("overlays/prod/deploy.yaml", "nvidia-tesla-t4", "nvidia-l4"))
+    work = repo(
+        tmp_path,
+        {"overlays/prod/deploy.yaml": POD, "workloads/bot.yaml": BOT},
+        ("overlays/prod/deploy.yaml", "nvidia-tesla-t4", "nvidia-l4"),
+    )
     env = {**stubs(tmp_path), "GITHUB_WORKSPACE": str(work)}
     steps = recipe("### A GKE manifests repository (GitHub Actions)")["jobs"]["advisor"]["steps"]  # type: ignore[index]
     for step in steps:
@@ -111,7 +120,8 @@ def test_gitlab_skypilot_recipe(tmp_path: Path) -> None:
     work = repo(tmp_path, {"sky/train.yaml": sky, "workloads/bot.yaml": BOT}, ("sky/train.yaml", "T4:1", "L4:1"))
     base = tmp_path / "base"
     env = {**stubs(tmp_path), "CI_PROJECT_DIR": str(work), "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main"}
-    script = "\n".join(recipe("### A SkyPilot repository (GitLab CI)")["advisor"]["script"]).replace("/tmp/base", str(base))  # type: ignore[index]
+    job = recipe("### A SkyPilot repository (GitLab CI)")["advisor"]  # type: ignore[index]
+    script = "\n".join(job["script"]).replace("/tmp/base", str(base))
     done = run(script, work, env)
     assert done.returncode == 0, done.stderr[-2000:]
     md = (work / "advisor.md").read_text()
@@ -123,10 +133,28 @@ def test_github_terraform_recipe(tmp_path: Path) -> None:
     import json
 
     plan = tmp_path / "plan-fixture.json"
-    plan.write_text(json.dumps({"format_version": "1.2", "resource_changes": [{
-        "address": "aws_instance.infer", "mode": "managed", "type": "aws_instance", "name": "infer",
-        "change": {"actions": ["update"], "before": {"instance_type": "g4dn.xlarge"}, "after": {"instance_type": "g6.xlarge"}, "after_unknown": {}}}],
-        "configuration": {"provider_config": {"aws": {"expressions": {"region": {"constant_value": "us-east-1"}}}}}}))
+    plan.write_text(
+        json.dumps(
+            {
+                "format_version": "1.2",
+                "resource_changes": [
+                    {
+                        "address": "aws_instance.infer",
+                        "mode": "managed",
+                        "type": "aws_instance",
+                        "name": "infer",
+                        "change": {
+                            "actions": ["update"],
+                            "before": {"instance_type": "g4dn.xlarge"},
+                            "after": {"instance_type": "g6.xlarge"},
+                            "after_unknown": {},
+                        },
+                    }
+                ],
+                "configuration": {"provider_config": {"aws": {"expressions": {"region": {"constant_value": "us-east-1"}}}}},
+            }
+        )
+    )
     work = repo(tmp_path, {"main.tf": 'resource "aws_instance" "infer" {\n  instance_type = "g4dn.xlarge"\n}\n', "workloads/bot.yaml": BOT},
                 ("main.tf", "g4dn.xlarge", "g6.xlarge"))
     env = stubs(tmp_path, str(plan))
@@ -157,12 +185,21 @@ def test_pre_commit_recipe(tmp_path: Path) -> None:
     assert picked == ["bad/over.yaml", "k8s/deploy.yaml", "workloads/bot.yaml"]
     entry = hook["entry"].split()
     env = stubs(tmp_path)
-    ok = subprocess.run([*entry, *hook.get("args", []), "workloads/bot.yaml", "k8s/deploy.yaml"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(
+        [*entry, *hook.get("args", []), "workloads/bot.yaml", "k8s/deploy.yaml"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ok.returncode == 0, ok.stdout[-1500:] + ok.stderr[-1500:]
     bad = subprocess.run([*entry, *hook.get("args", []), *picked], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1, bad.stdout[-1500:]
     # even given everything (pre-commit run --all-files with a looser pattern), nothing is an input error
-    every = subprocess.run([*entry, *hook.get("args", []), "--fail-on", "never", *files], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    every = subprocess.run(
+        [*entry, *hook.get("args", []), "--fail-on", "never", *files], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert every.returncode == 0, every.stdout[-1500:] + every.stderr[-1500:]
 
 

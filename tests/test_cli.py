@@ -112,7 +112,10 @@ def test_the_cache_holds_every_built_in_table_a_run_reads(tmp_path, monkeypatch)
     monkeypatch.setattr(yamlsrc, "load_file", lambda path, **kw: read.append(path) or real(path, **kw))
     Context.load()
     assert validation.builtin_tables().keys() == stored.keys()
-    assert validation.load_table(validation.builtin_rules_dir() / "software.yaml", SoftwareTable) is validation.builtin_tables()[("software.yaml", "advisor.software.SoftwareTable")]
+    assert (
+        validation.load_table(validation.builtin_rules_dir() / "software.yaml", SoftwareTable)
+        is validation.builtin_tables()[("software.yaml", "advisor.software.SoftwareTable")]
+    )
     assert read == []
     mine = tmp_path / "software.yaml"
     shutil.copy(validation.builtin_rules_dir() / "software.yaml", mine)

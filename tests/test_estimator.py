@@ -58,7 +58,22 @@ def test_every_measurement_names_its_source() -> None:
 
 
 def test_catalog_has_design_ids_and_sources() -> None:
-    for cid in ("tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7", "t4", "l4", "a10g", "a100-40gb", "a100-80gb", "h100", "h200", "b200", "mi300x"):
+    for cid in (
+        "tpu-v4",
+        "tpu-v5e",
+        "tpu-v5p",
+        "tpu-v6e",
+        "tpu-v7",
+        "t4",
+        "l4",
+        "a10g",
+        "a100-40gb",
+        "a100-80gb",
+        "h100",
+        "h200",
+        "b200",
+        "mi300x",
+    ):
         acc = CAT.get(cid)
         assert acc.specs.source and acc.specs.as_of and acc.shapes.source
         for p in acc.prices:
@@ -216,8 +231,15 @@ def test_weights_that_do_not_fit_are_infeasible() -> None:
 
 
 def test_non_llm_request_model() -> None:
-    p = Profile.model_validate({"name": "sd", "task": "inference", "domain": "diffusion", "model": {"params_b": 3.5, "architecture": "diffusion"},
-                                "inference": {"peak_qps": 2, "input_tokens": 77, "output_tokens": 1}})
+    p = Profile.model_validate(
+        {
+            "name": "sd",
+            "task": "inference",
+            "domain": "diffusion",
+            "model": {"params_b": 3.5, "architecture": "diffusion"},
+            "inference": {"peak_qps": 2, "input_tokens": 77, "output_tokens": 1},
+        }
+    )
     e = estimate(p, CAT.get("h100"), 1, C)
     assert e.assumptions["memory"]["request_model"].startswith("diffusion")
 

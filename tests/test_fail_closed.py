@@ -67,18 +67,30 @@ def test_json_proposal_is_read(tmp_path: Path) -> None:
 ])
 def test_malformed_guest_accelerator_is_an_input_error(tmp_path: Path, guest: object, message: str) -> None:
     f = tmp_path / "plan.json"
-    f.write_text(plan(rc("google_compute_instance.vm", {"machine_type": "n1-standard-8", "zone": "us-central1-a", "guest_accelerator": guest})))
+    f.write_text(
+        plan(rc("google_compute_instance.vm", {"machine_type": "n1-standard-8", "zone": "us-central1-a", "guest_accelerator": guest}))
+    )
     code, _out, err = run(str(f))
     assert code == 2 and message in err and err.startswith(f"{f}:"), err
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("name: t\nresources:\n  accelerator: H100:8\nrun: x\n", "did you mean 'accelerators'"),
-    ("name: t\nresources: H100:8\nrun: x\n", "expected a mapping"),
-    ("name: t\nresources:\n  accelerators: 8\nrun: x\n", "expected 'NAME:COUNT'"),
-    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: [nvidia.com/gpu]\n", "expected a mapping"),
-    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: {nvidia.com/gpu: two}\n", "expected a whole number"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: t\nresources:\n  accelerator: H100:8\nrun: x\n", "did you mean 'accelerators'"),
+        ("name: t\nresources: H100:8\nrun: x\n", "expected a mapping"),
+        ("name: t\nresources:\n  accelerators: 8\nrun: x\n", "expected 'NAME:COUNT'"),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: [nvidia.com/gpu]\n",
+            "expected a mapping",
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: "
+            "{nvidia.com/gpu: two}\n",
+            "expected a whole number",
+        ),
+    ],
+)
 def test_unreadable_accelerator_block_is_an_input_error(tmp_path: Path, text: str, message: str) -> None:
     f = tmp_path / "x.yaml"
     f.write_text(text)
@@ -88,7 +100,10 @@ def test_unreadable_accelerator_block_is_an_input_error(tmp_path: Path, text: st
 
 def test_other_accelerator_resources_are_not_ignored(tmp_path: Path) -> None:
     f = tmp_path / "pod.yaml"
-    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: {aws.amazon.com/neuron: 2}\n")
+    f.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      limits: "
+        "{aws.amazon.com/neuron: 2}\n"
+    )
     _code, out, _ = run("--format", "json", str(f))
     r = json.loads(out)["results"][0]
     assert r["request"]["count"] == 2 and r["request"]["hardware"] == "aws.amazon.com/neuron"

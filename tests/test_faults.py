@@ -356,7 +356,8 @@ BAD_MEMBERS: dict[str, str | bytes] = {
     "unknown-accelerator": PROPOSAL.replace("accelerator: tpu-v6e", "accelerator: h1000"),
     "not-utf8": b"name: caf\xe9\n",
     "python-tag": "name: !!python/object/apply:os.system ['id']\n",
-    "alias-bomb": "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(f"b{i}: &b{i} [" + ", ".join([f"*{'a' if i == 0 else f'b{i - 1}'}"] * 10) + "]\n" for i in range(10)),
+    "alias-bomb": "a: &a [x,x,x,x,x,x,x,x,x,x]\n"
+    + "".join(f"b{i}: &b{i} [" + ", ".join([f"*{'a' if i == 0 else f'b{i - 1}'}"] * 10) + "]\n" for i in range(10)),
 }
 # An empty YAML file is no proposal and no error: skipped with its reason (a repository holds them).
 
@@ -549,7 +550,15 @@ def test_xdg_directories_are_honoured(tmp_path: Path, fresh_cache: dict[str, str
     assert (tmp_path / "state" / "advisor" / "cache.key").is_file()
     assert not (home / ".cache" / "advisor").exists()
     # relative values are ignored (XDG base directory spec): the default under $HOME is used
-    r = advisor("recommend", PROFILE, "--format", "json", "--no-flip", env={"XDG_CACHE_HOME": "rel/cache", "XDG_STATE_HOME": "rel/state", "ADVISOR_NO_CACHE": ""}, cwd=tmp_path)
+    r = advisor(
+        "recommend",
+        PROFILE,
+        "--format",
+        "json",
+        "--no-flip",
+        env={"XDG_CACHE_HOME": "rel/cache", "XDG_STATE_HOME": "rel/state", "ADVISOR_NO_CACHE": ""},
+        cwd=tmp_path,
+    )
     assert r.returncode == 0 and not (tmp_path / "rel").exists()
     assert list((home / ".cache" / "advisor").glob("builtin-*.pickle"))
 

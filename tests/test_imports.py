@@ -36,7 +36,13 @@ HEAVY_FOR_OTHERS = {
 }
 # The infrastructure readers (Terraform plans and HCL, Kubernetes manifests, SkyPilot tasks): only
 # when check reads such a file, never for a profile.
-INFRA_READERS = ("advisor.check.infra.read", "advisor.check.infra.tfplan", "advisor.check.infra.k8s", "advisor.check.infra.skypilot", "advisor.check.infra.judge")
+INFRA_READERS = (
+    "advisor.check.infra.read",
+    "advisor.check.infra.tfplan",
+    "advisor.check.infra.k8s",
+    "advisor.check.infra.skypilot",
+    "advisor.check.infra.judge",
+)
 HEAVY_FOR_OTHERS.update({m: "check of infrastructure files only" for m in INFRA_READERS})
 
 
@@ -81,7 +87,9 @@ def test_check_of_a_plan_loads_its_reader() -> None:
     assert {"advisor.check.infra.read", "advisor.check.infra.tfplan"} <= loaded
 
 
-@pytest.mark.parametrize("args", [("recommend", "profiles/llm-chatbot.yaml", "--format", "json"), ("check", "profiles/proposals", "--no-config")])
+@pytest.mark.parametrize(
+    "args", [("recommend", "profiles/llm-chatbot.yaml", "--format", "json"), ("check", "profiles/proposals", "--no-config")]
+)
 def test_the_command_line_never_scans_for_pydantic_plugins(args: tuple[str, ...]) -> None:
     """Typer and the models build pydantic validators; the command line stands in for pydantic's
     plugin loader, so importlib.metadata (a scan of every installed distribution) is never loaded."""
@@ -103,8 +111,16 @@ def test_the_plugin_loader_stand_in_hands_over_to_the_real_one() -> None:
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
     lib = subprocess.run(
-        [sys.executable, "-c", "import sys\nimport advisor.api\nassert 'pydantic.plugin._loader' not in sys.modules or sys.modules['pydantic.plugin._loader'].__file__\nprint('ok')"],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            "import sys\nimport advisor.api\nassert 'pydantic.plugin._loader' not in sys.modules or "
+            "sys.modules['pydantic.plugin._loader'].__file__\nprint('ok')",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
     assert lib.returncode == 0 and lib.stdout.strip() == "ok", lib.stderr
 

@@ -12,8 +12,16 @@ from .conftest import ROOT, run_cli
 
 INFRA = ROOT / "profiles" / "proposals" / "infra"
 INFRA_RULES = {
-    "request-unknown-accelerator", "request-unresolved", "request-unpriced", "workload-not-linked", "workload-link-broken", "policy-max-chips",
-    "policy-accelerator-not-allowed", "policy-cloud-not-allowed", "policy-region-not-allowed", "policy-spot-required",
+    "request-unknown-accelerator",
+    "request-unresolved",
+    "request-unpriced",
+    "workload-not-linked",
+    "workload-link-broken",
+    "policy-max-chips",
+    "policy-accelerator-not-allowed",
+    "policy-cloud-not-allowed",
+    "policy-region-not-allowed",
+    "policy-spot-required",
     "policy-monthly-increase",
 }
 
@@ -40,7 +48,9 @@ def plan(*changes: dict, region: str = "us-east-1") -> str:
     }, indent=1)
 
 
-def rc(address: str, after: dict | None, actions: tuple[str, ...] = ("create",), before: dict | None = None, unknown: dict | None = None) -> dict:
+def rc(
+    address: str, after: dict | None, actions: tuple[str, ...] = ("create",), before: dict | None = None, unknown: dict | None = None
+) -> dict:
     return {"address": address, "mode": "managed", "type": address.split(".")[-2].split("[")[0],
             "change": {"actions": list(actions), "before": before, "after": after, "after_unknown": unknown or {}}}
 
@@ -92,7 +102,13 @@ def test_mixed_directory() -> None:
     }
     for addr, (acc, count, lo, hi, total) in want.items():
         req = res[addr]["request"]
-        assert (req["accelerator"], req["count"], req["replicas_min"], req["replicas_max"], req["total_chips"]) == (acc, count, lo, hi, total), (addr, req)
+        assert (req["accelerator"], req["count"], req["replicas_min"], req["replicas_max"], req["total_chips"]) == (
+            acc,
+            count,
+            lo,
+            hi,
+            total,
+        ), (addr, req)
     assert res["llama31-lora"]["workload"].endswith("workloads.yaml#2")  # linked by match:
     assert res["module.eks.aws_eks_node_group.p5"]["workload"].endswith("workloads.yaml")  # linked by a tag
     assert "workload-not-linked" in rules(res["JobSet/research/gemma3-multislice/slice"])
@@ -115,15 +131,43 @@ def test_mixed_directory() -> None:
 
 def test_plan_pool_shapes(tmp_path: Path) -> None:
     p = tmp_path / "plan.json"
-    p.write_text(plan(
-        rc("google_container_node_pool.regional", {"location": "us-central1", "node_count": 2, "node_config": [{"machine_type": "g2-standard-24"}]}),
-        rc("google_container_node_pool.tpu", {"location": "us-east5-b", "node_count": 4, "node_config": [{"machine_type": "ct6e-standard-4t"}], "placement_policy": [{"type": "COMPACT", "tpu_topology": "4x4"}]}),
-        rc("google_container_node_pool.bad_tpu", {"location": "us-east5-b", "node_count": 3, "node_config": [{"machine_type": "ct6e-standard-4t"}], "placement_policy": [{"tpu_topology": "4x4"}]}),
-        rc("google_container_node_pool.unknown_later", {"location": "us-east5-b", "node_count": None, "node_config": [{"machine_type": "a2-highgpu-8g"}]}, unknown={"node_count": True}),
-        rc("google_container_node_pool.cpu", {"location": "us-east5-b", "node_count": 3, "node_config": [{"machine_type": "e2-standard-4"}]}),
-        rc("google_tpu_v2_vm.cfg", {"zone": "us-central2-b", "accelerator_config": [{"type": "V4", "topology": "2x2x2"}]}),
-        rc("aws_instance.x[0]", {"instance_type": "p5e.48xlarge", "instance_market_options": [{"market_type": "spot"}]}),
-    ))
+    p.write_text(
+        plan(
+            rc(
+                "google_container_node_pool.regional",
+                {"location": "us-central1", "node_count": 2, "node_config": [{"machine_type": "g2-standard-24"}]},
+            ),
+            rc(
+                "google_container_node_pool.tpu",
+                {
+                    "location": "us-east5-b",
+                    "node_count": 4,
+                    "node_config": [{"machine_type": "ct6e-standard-4t"}],
+                    "placement_policy": [{"type": "COMPACT", "tpu_topology": "4x4"}],
+                },
+            ),
+            rc(
+                "google_container_node_pool.bad_tpu",
+                {
+                    "location": "us-east5-b",
+                    "node_count": 3,
+                    "node_config": [{"machine_type": "ct6e-standard-4t"}],
+                    "placement_policy": [{"tpu_topology": "4x4"}],
+                },
+            ),
+            rc(
+                "google_container_node_pool.unknown_later",
+                {"location": "us-east5-b", "node_count": None, "node_config": [{"machine_type": "a2-highgpu-8g"}]},
+                unknown={"node_count": True},
+            ),
+            rc(
+                "google_container_node_pool.cpu",
+                {"location": "us-east5-b", "node_count": 3, "node_config": [{"machine_type": "e2-standard-4"}]},
+            ),
+            rc("google_tpu_v2_vm.cfg", {"zone": "us-central2-b", "accelerator_config": [{"type": "V4", "topology": "2x2x2"}]}),
+            rc("aws_instance.x[0]", {"instance_type": "p5e.48xlarge", "instance_market_options": [{"market_type": "spot"}]}),
+        )
+    )
     _, data = check(str(p))
     res = by_address(data)
     reg = res["google_container_node_pool.regional"]["request"]
@@ -140,7 +184,10 @@ def test_plan_pool_shapes(tmp_path: Path) -> None:
 def test_kubernetes_and_policy(tmp_path: Path) -> None:
     m = tmp_path / "m.yaml"
     m.write_text((INFRA / "gke" / "vllm-tpu.yaml").read_text())
-    (tmp_path / ".advisor.yaml").write_text("judge_replicas: min\nlimits:\n  max_chips: 4\n  allowed_accelerators: [h100]\n  allowed_regions: [europe-*]\n  require_spot: {namespaces: [serving]}\n")
+    (tmp_path / ".advisor.yaml").write_text(
+        "judge_replicas: min\nlimits:\n  max_chips: 4\n  allowed_accelerators: [h100]\n  allowed_regions: [europe-*]\n  require_spot: "
+        "{namespaces: [serving]}\n"
+    )
     r = run_cli("check", "--config", str(tmp_path / ".advisor.yaml"), "--format", "json", str(m))
     data = json.loads(r.out)
     (res,) = data["results"]
@@ -186,7 +233,9 @@ def test_profile_check_does_not_import_the_parsers() -> None:
     from .test_imports import modules
 
     loaded = modules("check", "--no-config", "profiles/proposals/ok-v6e-chatbot.yaml")
-    assert not {"advisor.check.infra.k8s", "advisor.check.infra.tfplan", "advisor.check.infra.skypilot", "advisor.check.infra.judge"} & loaded
+    assert (
+        not {"advisor.check.infra.k8s", "advisor.check.infra.tfplan", "advisor.check.infra.skypilot", "advisor.check.infra.judge"} & loaded
+    )
 
 
 def _deep_json() -> str:
@@ -212,12 +261,29 @@ HOSTILE: dict[str, tuple[str, str, str]] = {
     "huge-int-in-plan": ("plan.json", '{"format_version": "1.0", "x": ' + "9" * 5000 + "}", "invalid JSON"),
     "plan-wrong-version": ("plan.json", '{"format_version": "2.0", "resource_changes": []}', "format_version"),
     "plan-changes-not-list": ("plan.json", '{"format_version": "1.0", "resource_changes": {}}', "resource_changes"),
-    "plan-wrong-types": ("plan.json", plan(rc("google_container_node_pool.p", {"node_count": "three", "node_config": [{"machine_type": "a3-highgpu-8g"}]})), "whole number"),
+    "plan-wrong-types": (
+        "plan.json",
+        plan(rc("google_container_node_pool.p", {"node_count": "three", "node_config": [{"machine_type": "a3-highgpu-8g"}]})),
+        "whole number",
+    ),
     "plan-after-list": ("plan.json", plan(rc("aws_instance.p", [1, 2]))),  # type: ignore[arg-type]
     "manifest-alias-bomb": ("m.yaml", _recursive_manifest(), "alias expansion"),
-    "manifest-bad-replicas": ("m.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: many\n  template: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n", "spec.replicas"),
-    "manifest-negative-gpus": ("m.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: d}\nspec:\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: -3}}}]\n", "out of range"),
-    "manifest-containers-map": ("m.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: d}\nspec:\n  containers: {name: c}\n", "expected a list"),
+    "manifest-bad-replicas": (
+        "m.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: many\n  template: {spec: {containers: [{name: c, "
+        "resources: {limits: {nvidia.com/gpu: 1}}}]}}\n",
+        "spec.replicas",
+    ),
+    "manifest-negative-gpus": (
+        "m.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: d}\nspec:\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: -3}}}]\n",
+        "out of range",
+    ),
+    "manifest-containers-map": (
+        "m.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: d}\nspec:\n  containers: {name: c}\n",
+        "expected a list",
+    ),
     "manifest-python-tag": ("m.yaml", "apiVersion: v1\nkind: Pod\nmetadata: !!python/object/apply:os.system [id]\n", "not allowed"),
     "skypilot-bad-count": ("t.yaml", "resources:\n  accelerators: H100:lots\nrun: echo\n", "count after ':'"),
     "skypilot-bad-nodes": ("t.yaml", "num_nodes: [1]\nresources:\n  accelerators: H100:8\n", "num_nodes"),
@@ -251,7 +317,8 @@ def test_unrecognised_files_are_skipped(tmp_path: Path) -> None:
     assert code == 0 and len(data["results"]) == 2
     reasons = {Path(s["path"]).name: s["reason"] for s in data["skipped_files"]}
     assert set(reasons) == {"package.json", "values.yaml", "network.tf"} and "without accelerator resources" in reasons["network.tf"]
-    # HCL is read (literals only): the TPU VM's accelerator_type is a variable without a default, so it is unresolved, never the v2-8 default
+    # HCL is read (literals only): the TPU VM's accelerator_type is a variable without a default, so it is
+    # unresolved, never the v2-8 default
     tpu = by_address(data)["google_tpu_v2_vm.x"]
     assert "request-unresolved" in rules(tpu) and tpu["request"]["hardware"] is None
 

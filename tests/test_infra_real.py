@@ -106,7 +106,9 @@ def test_one_changed_line_against_a_real_baseline(tmp_path: Path) -> None:
     # the same baseline as an earlier --format json result of the old directory
     base = tmp_path / "base.json"
     assert run_cli("check", "--no-config", "--fail-on", "never", "--format", "json", "-o", str(base), str(old)).code == 2
-    d2 = json.loads(run_cli("check", "--no-config", "--fail-on", "never", "--format", "json", "--baseline", str(base), str(new)).out)["diff"]
+    d2 = json.loads(run_cli("check", "--no-config", "--fail-on", "never", "--format", "json", "--baseline", str(base), str(new)).out)[
+        "diff"
+    ]
     assert d2["changes"] == d["changes"]
     md = run_cli("check", "--no-config", "--fail-on", "never", "--format", "markdown", "--baseline", str(old), str(new)).out
     assert "accelerator t4 → l4" in md

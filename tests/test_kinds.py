@@ -75,10 +75,15 @@ def test_plan_for_each_instances_and_module_addresses_map_to_tf_lines(tmp_path: 
     mod = tmp_path / "modules" / "gke"
     mod.mkdir(parents=True)
     (mod / "pools.tf").write_text('variable "x" {}\n\nresource "google_container_node_pool" "pools" {\n  for_each = var.pools\n}\n')
-    (tmp_path / "main.tf").write_text('module "gke" {\n  source = "./modules/gke"\n}\n\nresource "google_compute_instance" "vm" {\n  name = "vm"\n}\n')
+    (tmp_path / "main.tf").write_text(
+        'module "gke" {\n  source = "./modules/gke"\n}\n\nresource "google_compute_instance" "vm" {\n  name = "vm"\n}\n'
+    )
     pool = {"location": "us-central1-a", "node_count": 1, "node_config": [{"machine_type": "a3-highgpu-8g"}]}
-    changes = [rc('module.gke.google_container_node_pool.pools["h100-a"]', pool), rc('module.gke.google_container_node_pool.pools["h100-b"]', {**pool, "node_count": 2}),
-               rc("google_compute_instance.vm", {"machine_type": "g2-standard-8", "zone": "us-central1-a"})]
+    changes = [
+        rc('module.gke.google_container_node_pool.pools["h100-a"]', pool),
+        rc('module.gke.google_container_node_pool.pools["h100-b"]', {**pool, "node_count": 2}),
+        rc("google_compute_instance.vm", {"machine_type": "g2-standard-8", "zone": "us-central1-a"}),
+    ]
     for c in changes:
         c["type"] = c["address"].split(".")[-2].split("[")[0] if "[" not in c["address"].split(".")[-1] else c["address"].split(".")[-2]
     plan = {"format_version": "1.2", "resource_changes": changes,

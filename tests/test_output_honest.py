@@ -116,10 +116,16 @@ def test_kubernetes_annotation_waiver(tmp_path: Path) -> None:
 def test_hcl_comment_and_skypilot_field_waivers(tmp_path: Path) -> None:
     (tmp_path / "policy.yaml").write_text("limits: {allowed_accelerators: [h100]}\n")
     tf = tmp_path / "main.tf"
-    tf.write_text('# advisor:waive policy-accelerator-not-allowed until 2099-01-01: T4 for the demo only\nresource "aws_instance" "demo" {\n'
-                  '  instance_type = "g4dn.xlarge"\n}\n\nresource "aws_instance" "other" {\n  instance_type = "g5.xlarge"  # advisor:waive policy-accelerator-not-allowed\n}\n')
+    tf.write_text(
+        '# advisor:waive policy-accelerator-not-allowed until 2099-01-01: T4 for the demo only\nresource "aws_instance" "demo" {\n'
+        '  instance_type = "g4dn.xlarge"\n}\n\nresource "aws_instance" "other" {\n  instance_type = "g5.xlarge"  # advisor:waive '
+        'policy-accelerator-not-allowed\n}\n'
+    )
     sky = tmp_path / "sky.yaml"
-    sky.write_text("name: s\nenvs:\n  ADVISOR_WAIVE: 'policy-accelerator-not-allowed until 2099-01-01: benchmark'\nresources:\n  accelerators: L4:1\nrun: x\n")
+    sky.write_text(
+        "name: s\nenvs:\n  ADVISOR_WAIVE: 'policy-accelerator-not-allowed until 2099-01-01: benchmark'\nresources:\n  accelerators: "
+        "L4:1\nrun: x\n"
+    )
     r = run_cli("check", "--config", str(tmp_path / "policy.yaml"), "--format", "json", str(tmp_path / "main.tf"), str(sky))
     res = {x["source"]["address"]: {f["rule"]: f for f in x["findings"]} for x in json.loads(r.out)["results"]}
     assert res["aws_instance.demo"]["policy-accelerator-not-allowed"]["waived"]

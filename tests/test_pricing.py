@@ -71,12 +71,16 @@ def test_onprem_profile_is_costed_and_check_accepts_the_proposal(tmp_path: Path)
     assert d["estimate"]["cost_usd"] and d["estimate"]["price"] == {"cloud": "on-prem", "kind": "on-prem (amortised)"}
     text = run_cli("recommend", f, "--no-flip").out
     assert "on-prem (amortised)" in text
-    f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {purchase: true}}\nproposal: {accelerator: h100, count: 1, hours: 720}\n")
+    f = _write(
+        tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {purchase: true}}\nproposal: {accelerator: h100, count: 1, hours: 720}\n"
+    )
     r = run_cli("check", "--no-config", "--format", "json", f)
     rules = {x["rule"] for x in json.loads(r.out)["results"][0]["findings"]}
     assert "proposal-unpriced" not in rules
     # a chip with no purchase price is still reported unpriced on-prem
-    f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {purchase: true}}\nproposal: {accelerator: b200, count: 8, hours: 720}\n")
+    f = _write(
+        tmp_path, SERVE + "deployment: {clouds: [on-prem], onprem: {purchase: true}}\nproposal: {accelerator: b200, count: 8, hours: 720}\n"
+    )
     r = run_cli("check", "--no-config", "--format", "json", f)
     assert "proposal-unpriced" in {x["rule"] for x in json.loads(r.out)["results"][0]["findings"]}
 
@@ -102,7 +106,8 @@ def test_owned_hardware_costs_only_its_running_cost(tmp_path: Path) -> None:
     f = _write(tmp_path, SERVE + "deployment: {clouds: [on-prem], owned: [{accelerator: h100, count: 8}]}\n")
     d = json.loads(run_cli("recommend", f, "--format", "json", "--no-flip").out)
     assert d["estimate"]["price"] == {"cloud": "on-prem", "kind": "owned (running cost)"}
-    assert d["estimate"]["usd_per_chip_hour"] == pytest.approx(onprem.rate(CAT.get("h100"), owned=True).usd_per_chip_hour)  # type: ignore[union-attr]
+    own = onprem.rate(CAT.get("h100"), owned=True)
+    assert own is not None and d["estimate"]["usd_per_chip_hour"] == pytest.approx(own.usd_per_chip_hour)
 
 
 def test_local_profile_gets_a_priced_device(tmp_path: Path) -> None:

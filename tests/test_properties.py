@@ -40,7 +40,15 @@ def profiles(draw: st.DrawFn, with_proposal: bool = False) -> dict[str, Any]:
         "params_b": params,
         "architecture": draw(st.sampled_from(["transformer", "moe", "cnn", "diffusion", "rnn", "gnn", "tree", "other"])),
         "precision": draw(st.sampled_from(["fp64", "fp32", "bf16", "fp16", "fp8", "int8", "int4"])),
-        "traits": draw(st.lists(st.sampled_from(["branch-heavy", "elementwise-heavy", "sparse-access", "host-io-bound", "huge-embeddings", "custom-ops-in-loop"]), max_size=3, unique=True)),
+        "traits": draw(
+            st.lists(
+                st.sampled_from(
+                    ["branch-heavy", "elementwise-heavy", "sparse-access", "host-io-bound", "huge-embeddings", "custom-ops-in-loop"]
+                ),
+                max_size=3,
+                unique=True,
+            )
+        ),
     }
     if draw(st.booleans()):
         model["active_params_b"] = params * draw(_num(0.05, 1.0))
@@ -49,7 +57,9 @@ def profiles(draw: st.DrawFn, with_proposal: bool = False) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": draw(st.text(min_size=1, max_size=30)),
         "task": task,
-        "domain": draw(st.sampled_from(["llm", "nlp", "vision", "diffusion", "speech", "recommendation", "scientific", "tabular", "other"])),
+        "domain": draw(
+            st.sampled_from(["llm", "nlp", "vision", "diffusion", "speech", "recommendation", "scientific", "tabular", "other"])
+        ),
         "model": model,
         "software": {
             "framework": draw(st.sampled_from(["pytorch", "jax", "tensorflow", "keras", "other"])),
@@ -87,7 +97,11 @@ def profiles(draw: st.DrawFn, with_proposal: bool = False) -> dict[str, Any]:
         if draw(st.booleans()):
             data["training"]["deadline_hours"] = draw(_num(0.1, 100_000))
     if with_proposal:
-        data["proposal"] = {"accelerator": draw(st.sampled_from(ACCELERATORS)), "count": draw(st.integers(1, 4096)), "hours": draw(_num(0.1, 10_000))}
+        data["proposal"] = {
+            "accelerator": draw(st.sampled_from(ACCELERATORS)),
+            "count": draw(st.integers(1, 4096)),
+            "hours": draw(_num(0.1, 10_000)),
+        }
     return data
 
 
@@ -185,7 +199,11 @@ _json_values = st.recursive(
     lambda inner: st.one_of(
         st.lists(inner, max_size=4),
         st.tuples(inner, inner),
-        st.dictionaries(st.one_of(st.text(max_size=8), st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False)), inner, max_size=4),
+        st.dictionaries(
+            st.one_of(st.text(max_size=8), st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False)),
+            inner,
+            max_size=4,
+        ),
     ),
     max_leaves=40,
 )
@@ -208,6 +226,12 @@ def test_the_json_writer_refuses_what_the_standard_library_refuses() -> None:
 
     loop: list[object] = []
     loop.append(loop)
-    for bad, error in ((math.nan, ValueError), ({"a": math.inf}, ValueError), (loop, ValueError), ({1j: 1}, TypeError), (object(), TypeError)):
+    for bad, error in (
+        (math.nan, ValueError),
+        ({"a": math.inf}, ValueError),
+        (loop, ValueError),
+        ({1j: 1}, TypeError),
+        (object(), TypeError),
+    ):
         with pytest.raises(error):
             dumps(bad)

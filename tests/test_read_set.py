@@ -58,8 +58,14 @@ WITH = {"model.attention.kv_lora_rank": {"model.attention.kind": "mla"}, "model.
         "model.attention.window": {"model.attention.kind": "sliding"}}
 STRINGS = {"model.hf_id": "meta-llama/Llama-3.1-8B", "model.family": "resnet-50", "deployment.region": "europe-west4",
            "name": "another name"}
-LISTS = {"model.traits": ["branch-heavy"], "software.cuda_libraries": ["flash-attention"], "deployment.clouds": ["gcp"],
-         "deployment.accelerators": ["h100", "tpu-v6e"], "deployment.regions": ["europe-west4"], "match": ["kubernetes:Deployment/default/x"]}
+LISTS = {
+    "model.traits": ["branch-heavy"],
+    "software.cuda_libraries": ["flash-attention"],
+    "deployment.clouds": ["gcp"],
+    "deployment.accelerators": ["h100", "tpu-v6e"],
+    "deployment.regions": ["europe-west4"],
+    "match": ["kubernetes:Deployment/default/x"],
+}
 
 
 def _leaves(model: type[BaseModel], prefix: str = "") -> list[tuple[str, Any]]:

@@ -74,7 +74,20 @@ def test_at_least_three_distinct_verdicts(results: dict[str, dict]) -> None:
 
 def test_json_contract(results: dict[str, dict]) -> None:
     for d in results.values():
-        for key in ("profile", "name", "verdict", "scores", "estimate", "candidates", "contributions", "excluded", "flip", "warnings", "catalog_as_of", "advisor_version"):
+        for key in (
+            "profile",
+            "name",
+            "verdict",
+            "scores",
+            "estimate",
+            "candidates",
+            "contributions",
+            "excluded",
+            "flip",
+            "warnings",
+            "catalog_as_of",
+            "advisor_version",
+        ):
             assert key in d
         assert set(d["verdict"]) >= {"device", "accelerator", "count", "confidence", "setup_path"}
         for c in d["contributions"]:
@@ -96,9 +109,19 @@ def test_contributions_add_up_to_scores(results: dict[str, dict]) -> None:
 
 
 def test_hard_constraints() -> None:
-    r = run_cli("recommend", "--format", "json", "--no-flip", "profiles/aws-only-team.yaml", "profiles/fp64-simulation.yaml", "profiles/edge-vision.yaml")
+    r = run_cli(
+        "recommend",
+        "--format",
+        "json",
+        "--no-flip",
+        "profiles/aws-only-team.yaml",
+        "profiles/fp64-simulation.yaml",
+        "profiles/edge-vision.yaml",
+    )
     aws, fp64, edge = json.loads(r.out)
-    assert {"device": "tpu", "rule": "tpu-requires-google-cloud"}.items() <= next(x for x in aws["excluded"] if x["device"] == "tpu").items()
+    assert {"device": "tpu", "rule": "tpu-requires-google-cloud"}.items() <= next(
+        x for x in aws["excluded"] if x["device"] == "tpu"
+    ).items()
     assert any(x["device"] == "tpu" for x in fp64["excluded"])
     assert {x["device"] for x in edge["excluded"]} >= {"tpu", "gpu", "cpu"}
     assert all(c["device"] == "gpu" for c in [aws["estimate"]])
@@ -169,10 +192,15 @@ def test_edge_training_still_needs_a_datacentre(tmp_path: Path) -> None:
 def test_on_prem_only_is_costed_at_the_amortised_price(tmp_path: Path) -> None:
     # a purchase: the amortised price applies only to hardware the team says it will buy
     f = tmp_path / "p.yaml"
-    f.write_text("name: x\ntask: inference\ndomain: llm\nmodel: {params_b: 8}\ninference: {peak_qps: 5}\ndeployment: {clouds: [on-prem], onprem: {purchase: true}}\n")
+    f.write_text(
+        "name: x\ntask: inference\ndomain: llm\nmodel: {params_b: 8}\ninference: {peak_qps: 5}\ndeployment: {clouds: [on-prem], onprem: "
+        "{purchase: true}}\n"
+    )
     d = json.loads(run_cli("recommend", str(f), "--format", "json", "--no-flip").out)
     v = d["verdict"]
-    assert v["device"] == "gpu" and v["accelerator"] and v["setup_path"] == "k8s-vllm-gpu"  # LLM serving on-prem: Kubernetes, no cloud commands
+    assert (
+        v["device"] == "gpu" and v["accelerator"] and v["setup_path"] == "k8s-vllm-gpu"
+    )  # LLM serving on-prem: Kubernetes, no cloud commands
     assert d["estimate"]["cost_usd"] and d["estimate"]["price"]["kind"] == "on-prem (amortised)"
     assert "gcloud" not in json.dumps(d["setup"])
 
@@ -193,7 +221,9 @@ def test_every_family_excluded_is_warned(tmp_path: Path) -> None:
 def test_setup_names_are_valid_resource_names(tmp_path: Path) -> None:
     """The setup path's resource names start with a letter (GCE, GKE and Kubernetes reject a digit)."""
     prof = tmp_path / "p.yaml"
-    prof.write_text("name: 7B Chat -- EU!\ntask: inference\ndomain: llm\nmodel: {params_b: 7}\ninference: {peak_qps: 2}\ndeployment: {clouds: [gcp]}\n")
+    prof.write_text(
+        "name: 7B Chat -- EU!\ntask: inference\ndomain: llm\nmodel: {params_b: 7}\ninference: {peak_qps: 2}\ndeployment: {clouds: [gcp]}\n"
+    )
     r = run_cli("recommend", str(prof), "--format", "json", "--no-flip")
     assert r.code == 0, r.err
     text = json.dumps(json.loads(r.out)["setup"])

@@ -55,7 +55,11 @@ def test_few_short_bars_stay_vertical() -> None:
 
     few = _chart("t", "USD", [("a ×1", 1.0), ("b ×2", 2.0)])
     many = _chart("t", "USD", [(f"x{i} ×8", float(i + 1)) for i in range(14)])
-    long = _chart("t", "%", [("expected", 50.0), ("TPU optimistic", 60.0), ("TPU pessimistic", 40.0), ("GPU optimistic", 50.0), ("GPU pessimistic", 70.0)])
+    long = _chart(
+        "t",
+        "%",
+        [("expected", 50.0), ("TPU optimistic", 60.0), ("TPU pessimistic", 40.0), ("GPU optimistic", 50.0), ("GPU pessimistic", 70.0)],
+    )
     assert few is not None and not few["horizontal"] and "first" not in few["title"]
     assert many is not None and many["horizontal"] and many["title"] == "t, the first 10 of 14"
     assert long is not None and long["horizontal"]

@@ -139,9 +139,15 @@ def test_what_ifs_without_unoffered_accelerators_reach_the_same_verdict(ctx: Any
     variants = [p, _with(p, "deployment", clouds=[*p.deployment.clouds, "gcp"]) if "gcp" not in p.deployment.clouds else p]
     for q in variants:
         full = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants))[0]
-        pruned = decide(q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True, ranges=False))[0]
+        pruned = decide(
+            q, ctx.kb, ctx.catalog, ctx.constants, all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True, ranges=False)
+        )[0]
         assert (pruned.device, pruned.feasible) == (full.device, full.feasible)
-        assert (pruned.chosen.accelerator, pruned.chosen.count) == (full.chosen.accelerator, full.chosen.count) if full.chosen else pruned.chosen is None
+        assert (
+            (pruned.chosen.accelerator, pruned.chosen.count) == (full.chosen.accelerator, full.chosen.count)
+            if full.chosen
+            else pruned.chosen is None
+        )
         assert pruned.scores == full.scores
 
 
@@ -235,7 +241,11 @@ def test_the_verdict_search_without_dominated_entries_reaches_the_same_verdict(c
     pruned = decide(p, ctx.kb, cat, ctx.constants, pruned_cands)[0]
     assert not any(x.accelerator.endswith(("-dearer", "-same")) for x in pruned_cands if x.owned_chips is None)
     assert (pruned.device, pruned.feasible) == (full.device, full.feasible)
-    assert (pruned.chosen.accelerator, pruned.chosen.count) == (full.chosen.accelerator, full.chosen.count) if full.chosen else pruned.chosen is None
+    assert (
+        (pruned.chosen.accelerator, pruned.chosen.count) == (full.chosen.accelerator, full.chosen.count)
+        if full.chosen
+        else pruned.chosen is None
+    )
     assert pruned.scores == full.scores
 
 
@@ -248,7 +258,10 @@ def test_the_verdict_search_keeps_every_family_and_vendor(ctx: Any, path: Path) 
     for clouds in ([*p.deployment.clouds], ["aws"], ["gcp"], ["azure"]):
         q = _with(p, "deployment", clouds=clouds)
         full = {(x.device, ctx.catalog.accelerators[x.accelerator].vendor) for x in all_candidates(q, ctx.catalog, ctx.constants)}
-        pruned = {(x.device, ctx.catalog.accelerators[x.accelerator].vendor) for x in all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True)}
+        pruned = {
+            (x.device, ctx.catalog.accelerators[x.accelerator].vendor)
+            for x in all_candidates(q, ctx.catalog, ctx.constants, verdict_only=True)
+        }
         assert pruned == full, clouds
 
 

@@ -262,7 +262,9 @@ def test_setup_sh_commands(out: dict[str, Path]) -> None:
     chat = (out["llm-chatbot"] / "setup.sh").read_text()
     assert "gcloud container clusters create ${CLUSTER}" in chat
     assert "--machine-type=ct6e-standard-8t --tpu-topology=2x4" in chat
-    reps = json.loads(run_cli("recommend", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--format", "json", "--no-flip").out)["estimate"]["replicas"]
+    reps = json.loads(run_cli("recommend", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--format", "json", "--no-flip").out)["estimate"][
+        "replicas"
+    ]
     assert f"--enable-autoscaling --min-nodes=1 --max-nodes={reps}" in chat and reps >= 2  # room for every replica
     assert "kubectl apply -f k8s/" in chat and "<<'EOF'" not in chat
     assert "set -- create connect deploy\n" in chat  # the default run stops before interactive steps
@@ -439,7 +441,13 @@ def test_hostile_profile_values_stay_inert(tmp_path: Path) -> None:
     # evaluate the settings block: the model id must come out verbatim, running nothing
     block = re.search(r"^# ---- settings.*?\n\n", setup.read_text(), re.M | re.S)
     assert block is not None
-    p = subprocess.run([bash, "-c", block.group(0) + 'printf %s "${MODEL_ID:-}"'], capture_output=True, text=True, timeout=30, env={"PATH": os.environ["PATH"]})
+    p = subprocess.run(
+        [bash, "-c", block.group(0) + 'printf %s "${MODEL_ID:-}"'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": os.environ["PATH"]},
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout in ("", "o/m")
     assert not marker.exists()
@@ -456,10 +464,11 @@ def test_a_new_accelerator_is_one_catalog_entry(tmp_path: Path) -> None:
         "accelerators:\n"
         "  - id: h100-test\n    device: gpu\n    name: Test H100 twin\n    vendor: nvidia\n    clouds: [gcp]\n"
         "    specs: {peak_tflops: {bf16: 989, fp8: 1979}, memory_gib: 80, memory_bandwidth_gbps: 3350, scale_up_chips: 8,"
-        " scale_out_gbit_per_chip: 400, fabric_source: [X], source: [X], as_of: \"2026-12-01\"}\n"
-        "    shapes: {gpus_per_node: 8, partial_node_counts: [8], max_nodes: 64, source: [X], as_of: \"2026-12-01\"}\n"
-        # on gcp: 16 nodes for minutes come from DWS flex-start at this rate (on aws, a capacity block bills a day); cheap enough to lead the fallbacks
-        "    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: 1.5, source: [X], as_of: \"2026-12-01\"}]\n"
+        ' scale_out_gbit_per_chip: 400, fabric_source: [X], source: [X], as_of: "2026-12-01"}\n'
+        '    shapes: {gpus_per_node: 8, partial_node_counts: [8], max_nodes: 64, source: [X], as_of: "2026-12-01"}\n'
+        # on gcp: 16 nodes for minutes come from DWS flex-start at this rate (on aws, a capacity block bills a
+        # day); cheap enough to lead the fallbacks
+        '    prices: [{cloud: gcp, kind: on-demand, usd_per_chip_hour: 1.5, source: [X], as_of: "2026-12-01"}]\n'
         "    deploy: {skypilot: H100TEST}\n"
     )
     prof = ROOT / "profiles" / "research-custom-cuda.yaml"
@@ -491,13 +500,24 @@ def test_artefacts_come_from_the_setup_path_not_its_wording(tmp_path: Path) -> N
     # No command mentions a cluster or vLLM, yet the declared kubernetes artefact is produced;
     # without it, nothing Kubernetes is written although the command names kubectl and vllm.
     rules = _user_path(tmp_path, "[shell, kubernetes, readme]")
-    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--rules", str(rules), "--path", "my-path", "-o", str(tmp_path / "a"))
+    r = run_cli(
+        "scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--rules", str(rules), "--path", "my-path", "-o", str(tmp_path / "a")
+    )
     assert r.code == 0, r.err
     assert sorted(p.name for p in (tmp_path / "a").rglob("*") if p.is_file()) == [
         "README.md", "deployment.yaml", "hpa.yaml", "podmonitoring.yaml", "service.yaml", "setup.sh",
     ]
     rules2 = _user_path(tmp_path / "b", "[shell]", "gcloud container clusters create x && vllm serve m")
-    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--rules", str(rules2), "--path", "my-path", "-o", str(tmp_path / "b" / "out"))
+    r = run_cli(
+        "scaffold",
+        str(ROOT / "profiles" / "llm-chatbot.yaml"),
+        "--rules",
+        str(rules2),
+        "--path",
+        "my-path",
+        "-o",
+        str(tmp_path / "b" / "out"),
+    )
     assert r.code == 0, r.err
     assert sorted(p.name for p in (tmp_path / "b" / "out").iterdir()) == ["setup.sh"]
 

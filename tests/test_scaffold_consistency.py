@@ -362,7 +362,13 @@ def _precision(case: Case) -> None:
             assert _flag(line, "weight_dtype") <= {WEIGHT_DTYPE.get(p.precision, "bfloat16")}
 
 
-_STACK_MARK = {"jax": "import jax", "torch-xla": "import torch_xla", "cuda": "import torch", "tensorflow": "import tensorflow", "cpu": "xgboost"}
+_STACK_MARK = {
+    "jax": "import jax",
+    "torch-xla": "import torch_xla",
+    "cuda": "import torch",
+    "tensorflow": "import tensorflow",
+    "cpu": "xgboost",
+}
 
 
 @check("framework")
@@ -638,7 +644,11 @@ def _perturbed(value: Any) -> Any:
 def test_an_inconsistent_plan_fails(name: str) -> None:
     """For each attribute: the files of one plan checked against the plan with that attribute
     changed must fail (the checks read the files, not the plan alone)."""
-    profile = FIXTURES / ("int4-serving.yaml" if name in ("server", "server_note", "max_seqs", "min_replicas", "max_replicas", "hours_per_day") else "spot-moe-multislice.yaml")
+    profile = FIXTURES / (
+        "int4-serving.yaml"
+        if name in ("server", "server_note", "max_seqs", "min_replicas", "max_replicas", "hours_per_day")
+        else "spot-moe-multislice.yaml"
+    )
     [(_path, case)] = [c for c in _cases_for(str(profile)) if c[1].spec.path.id == c[1].spec.rec.setup.path.id]
     run_checks(case)  # consistent
     bad = Case(case.spec, dataclasses.replace(case.plan, **{name: _perturbed(getattr(case.plan, name))}), case.files)
@@ -754,7 +764,9 @@ def test_team_stack_kept_where_the_device_runs_it(ctx) -> None:  # type: ignore[
     [dep] = _docs(files["k8s/deployment.yaml"])
     [c] = dep["spec"]["template"]["spec"]["containers"]
     assert c["image"].startswith("us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu")
-    assert c["command"][:2] == ["sh", "-c"] and c["command"][2].startswith("pip install sglang-jax && exec python3 -m sgl_jax.launch_server")
+    assert c["command"][:2] == ["sh", "-c"] and c["command"][2].startswith(
+        "pip install sglang-jax && exec python3 -m sgl_jax.launch_server"
+    )
     run_checks(Case(spec, spec.plan, files))
 
 
@@ -1001,7 +1013,9 @@ def test_edge_routes_chain_their_files(ctx, path: str) -> None:  # type: ignore[
         ("onprem-serving", None, None),
     ],
 )
-def test_kubernetes_beyond_gke_selects_gpus_without_google_labels(ctx, fixture, selector, toleration) -> None:  # type: ignore[no-untyped-def]
+def test_kubernetes_beyond_gke_selects_gpus_without_google_labels(  # type: ignore[no-untyped-def]
+    ctx, fixture, selector, toleration,
+) -> None:
     rec = _rec(ctx, str(FIXTURES / f"{fixture}.yaml"))
     spec, files = _scaffold(ctx, rec)
     assert spec.path.id == "k8s-vllm-gpu" and "k8s/deployment.yaml" in files
@@ -1064,7 +1078,9 @@ def test_leader_worker_set_pod_templates_validate_strictly(ctx, path: str) -> No
         ("gke-autopilot-vllm-tpu", "gke-vllm-tpu", ROOT / "profiles" / "llm-chatbot.yaml"),
     ],
 )
-def test_gke_autopilot_has_no_node_pools_and_the_standard_selectors(ctx, path: str, standard: str, profile: Any) -> None:  # type: ignore[no-untyped-def]
+def test_gke_autopilot_has_no_node_pools_and_the_standard_selectors(  # type: ignore[no-untyped-def]
+    ctx, path: str, standard: str, profile: Any,
+) -> None:
     rec = _rec(ctx, str(profile))
     spec, files = _scaffold(ctx, rec, path)
     code = _code(files["setup.sh"])
@@ -1195,7 +1211,9 @@ def test_every_device_route_names_a_setup_path_of_its_family(ctx) -> None:  # ty
         ("local-rtx", "local-nvidia-workstation", ("vllm serve", "nvidia-smi"), ("kubectl", "eksctl", "gcloud", "mlx")),
     ],
 )
-def test_owned_machine_gets_its_own_route(ctx, fixture: str, route: str, runs: tuple[str, ...], never: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_owned_machine_gets_its_own_route(  # type: ignore[no-untyped-def]
+    ctx, fixture: str, route: str, runs: tuple[str, ...], never: tuple[str, ...],
+) -> None:
     """A team's own Mac Studio is served with MLX at the sized quantization, an NVIDIA workstation
     with vLLM on the local GPU: the route comes from the device that was sized (catalog
     deploy.route), never Kubernetes + CUDA vLLM by default."""
@@ -1276,7 +1294,9 @@ def test_program_table_is_sourced_and_catches_a_wrong_flag() -> None:
         assert row["version"] and row["source"] and (row.get("flags") or row.get("keys"))
     [(name, flags, _)] = _program_uses("python3 -m sglang.launch_server --model-path m --tp 8 --port 8000\n")
     assert name == "sglang.launch_server" and flags - set(table[name]["flags"]) == {"--tp"}
-    [(name, _, keys)] = _program_uses('--command "python3 -m maxtext.trainers.pre_train.train src/maxtext/configs/base.yml steps=3 per_device_batch=2"')
+    [(name, _, keys)] = _program_uses(
+        '--command "python3 -m maxtext.trainers.pre_train.train src/maxtext/configs/base.yml steps=3 per_device_batch=2"'
+    )
     assert keys - set(table[name]["keys"]) == {"per_device_batch"}
 
 
@@ -1364,7 +1384,9 @@ def test_vendored_schemas_reject_what_their_projects_reject() -> None:
         ("edge-jetson-llm", "edge-jetson-llamacpp", ("-DGGML_CUDA=ON", "llama-quantize", "Q4_K_M", "llama-server")),
     ],
 )
-def test_jetson_gets_jetpack_never_the_android_route(ctx, fixture: str, route: str, runs: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_jetson_gets_jetpack_never_the_android_route(  # type: ignore[no-untyped-def]
+    ctx, fixture: str, route: str, runs: tuple[str, ...],
+) -> None:
     """The edge device the profile names takes its own route (rules/edge-devices.yaml): a Jetson
     builds TensorRT engines (or llama.cpp with CUDA for an LLM) on the Jetson; a TensorFlow model
     there is not sent down the Android adb / LiteRT route a phone gets."""

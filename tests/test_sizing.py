@@ -98,7 +98,9 @@ def test_405b_on_80gb_gpus_is_sharded_and_fits() -> None:
 
 
 def test_more_chips_than_the_batch_can_use_is_not_a_candidate() -> None:
-    p = pretrain(model={"params_b": 0.125, "layers": 12, "hidden_size": 768}, training={"tokens_b": 10, "seq_len": 1024, "global_batch": 64})
+    p = pretrain(
+        model={"params_b": 0.125, "layers": 12, "hidden_size": 768}, training={"tokens_b": 10, "seq_len": 1024, "global_batch": 64}
+    )
     e = estimate(p, CAT.get("h100"), 8192, C)
     assert not e.feasible and "batch" in (e.why_not or "")
 

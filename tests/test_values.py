@@ -75,7 +75,14 @@ def test_non_utf8_output_with_non_ascii_names(tmp_path: Path, encoding: str) -> 
     f.write_text(POD.format(topo="2x2", n="1").replace("name: p", "name: 日本語-é"), encoding="utf-8")
     env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONIOENCODING": encoding, "NO_COLOR": "1"}
     for fmt in ("text", "json", "markdown", "sarif", "junit", "github"):
-        done = subprocess.run([sys.executable, "-m", "advisor", "check", "--no-config", "-f", fmt, str(f)], capture_output=True, env=env, cwd=ROOT, timeout=60, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "advisor", "check", "--no-config", "-f", fmt, str(f)],
+            capture_output=True,
+            env=env,
+            cwd=ROOT,
+            timeout=60,
+            check=False,
+        )
         assert done.returncode == 0, (fmt, done.stderr[-500:])
         assert b"Traceback" not in done.stderr
 

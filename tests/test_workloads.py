@@ -251,7 +251,9 @@ def test_published_workload_measurements_within_2x(ctx: Context) -> None:
         assert 0.5 <= r.ratio <= 2.0, (r.id, r.ratio)
 
 
-@pytest.mark.parametrize("name", ["vision-resnet-training", "recsys-training", "recsys-api", "speech-asr", "image-generation", "text-embeddings"])
+@pytest.mark.parametrize(
+    "name", ["vision-resnet-training", "recsys-training", "recsys-api", "speech-asr", "image-generation", "text-embeddings"]
+)
 def test_workload_profiles_use_the_new_fields(name: str) -> None:
     text = (ROOT / "profiles" / f"{name}.yaml").read_text()
     assert "family:" in text or "embeddings:" in text

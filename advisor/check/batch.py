@@ -130,12 +130,32 @@ def run_check(
             except InputError as exc:
                 batch.invalid.append(InvalidFile(req.path, exc.problems))
             except Exception as exc:  # one member's bug marks that member, the batch still reports
-                batch.invalid.append(InvalidFile(req.path, [Problem(req.path, req.line, req.col, f"internal error while judging {req.address}: {type(exc).__name__} (a bug in advisor; please report it)")]))
+                batch.invalid.append(
+                    InvalidFile(
+                        req.path,
+                        [
+                            Problem(
+                                req.path,
+                                req.line,
+                                req.col,
+                                f"internal error while judging {req.address}: {type(exc).__name__} (a bug in advisor; please report it)",
+                            )
+                        ],
+                    )
+                )
     invalid = batch.invalid
     if invalid and not results and not batch.skipped:  # nothing could be judged: a plain input error, nothing to report
         raise InputError([p for bad in invalid for p in bad.problems])
     _keys(results, paths_root(paths))
-    return CheckReport(results, policy.fail_on, ctx.catalog.as_of.isoformat(), policy_path, invalid=invalid, skipped_files=batch.skipped, excluded=sel.excluded)
+    return CheckReport(
+        results,
+        policy.fail_on,
+        ctx.catalog.as_of.isoformat(),
+        policy_path,
+        invalid=invalid,
+        skipped_files=batch.skipped,
+        excluded=sel.excluded,
+    )
 
 
 def paths_root(paths: Iterable[str]) -> str:
@@ -167,12 +187,22 @@ def _bound(batch: _Batch) -> None:
     """Clear errors instead of minutes of work: too many requests, or too many ``match:`` patterns
     to try against them."""
     if len(batch.requests) > MAX_REQUESTS:
-        raise InputError.single(batch.requests[MAX_REQUESTS].path, 1, 1, f"more than {MAX_REQUESTS:,} accelerator requests in one run: check the repository in parts")
+        raise InputError.single(
+            batch.requests[MAX_REQUESTS].path,
+            1,
+            1,
+            f"more than {MAX_REQUESTS:,} accelerator requests in one run: check the repository in parts",
+        )
     patterns = sum(len(lp.profile.match or []) for lp in batch.workloads)
     if patterns * len(batch.requests) > MAX_MATCH_WORK:
         worst = max(batch.workloads, key=lambda lp: len(lp.profile.match or []))
-        raise InputError.single(worst.path, 1, 1, f"{patterns:,} match: patterns against {len(batch.requests):,} resources is more than advisor tries in one run "
-                                f"({MAX_MATCH_WORK:,} pattern tests): use fewer, broader patterns or link resources by annotation / label / tag")
+        raise InputError.single(
+            worst.path,
+            1,
+            1,
+            f"{patterns:,} match: patterns against {len(batch.requests):,} resources is more than advisor tries in one run "
+            f"({MAX_MATCH_WORK:,} pattern tests): use fewer, broader patterns or link resources by annotation / label / tag",
+        )
 
 
 def _render_chart(chart: str) -> str | InputError:
@@ -278,7 +308,12 @@ def _one_file(path: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch
     except (RecursionError, MemoryError):
         out.invalid.append(InvalidFile(path, [Problem(path, 1, 1, "input too large or too deeply nested to read")]))
     except Exception as exc:  # a bug on one member marks that member invalid; the batch still reports
-        out.invalid.append(InvalidFile(path, [Problem(path, 1, 1, f"internal error while reading this file: {type(exc).__name__} (a bug in advisor; please report it)")]))
+        out.invalid.append(
+            InvalidFile(
+                path,
+                [Problem(path, 1, 1, f"internal error while reading this file: {type(exc).__name__} (a bug in advisor; please report it)")],
+            )
+        )
 
 
 def _check_files(

@@ -62,7 +62,10 @@ def validate_baseline(data: dict[str, Any], path: str) -> dict[str, Any]:
             if chips is not None and (isinstance(chips, bool) or not isinstance(chips, int) or chips < 0):
                 problems.append(f"{at}.request.total_chips: {chips!r} is not a non-negative whole number")
         found = e.get("findings")
-        if found is not None and not (isinstance(found, list) and all(isinstance(f, dict) and isinstance(f.get("rule"), str) and isinstance(f.get("severity"), str) for f in found)):
+        if found is not None and not (
+            isinstance(found, list)
+            and all(isinstance(f, dict) and isinstance(f.get("rule"), str) and isinstance(f.get("severity"), str) for f in found)
+        ):
             problems.append(f"{at}.findings: expected a list of objects with 'rule' and 'severity' strings")
         if len(problems) >= 20:
             break
@@ -193,8 +196,15 @@ def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[s
         if baseline is not None:
             before = old.get(pairs[i]) if i in pairs else None
         else:
-            before = ({"proposal": {"request": {"cost_usd": r.before.get("cost_usd")}}, "request": {**(r.before.get("request") or {}), "total_chips": r.before.get("total_chips")},
-                       "cost_kind": r.kind_of_cost} if r.before is not None else None)
+            before = (
+                {
+                    "proposal": {"request": {"cost_usd": r.before.get("cost_usd")}},
+                    "request": {**(r.before.get("request") or {}), "total_chips": r.before.get("total_chips")},
+                    "cost_kind": r.kind_of_cost,
+                }
+                if r.before is not None
+                else None
+            )
         now = {(f.rule, f.severity) for f in r.findings if not f.waived}
         was = _old_findings(before) if before and baseline is not None else (now if baseline is None else set())
         old_cost = _old_cost(before) if before else None
@@ -238,7 +248,11 @@ def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[s
         "chips_before": sum(c["chips_before"] or 0 for c in changes) + sum(_old_chips(old[k]) or 0 for k in removed),
         "chips_after": sum(c["chips_after"] or 0 for c in changes),
         "unpriced": sorted(c["key"] for c in changes if c["cost_delta_usd"] is None),
-        "changes": [c for c in changes if c["new"] or c["fixed"] or c["added"] or c["what"] or c["cost_delta_usd"] or c["chips_before"] != c["chips_after"]],
+        "changes": [
+            c
+            for c in changes
+            if c["new"] or c["fixed"] or c["added"] or c["what"] or c["cost_delta_usd"] or c["chips_before"] != c["chips_after"]
+        ],
     }
 
 
@@ -265,9 +279,17 @@ def apply_increase_limit(report: CheckReport, policy: Policy) -> None:
     unknown = set(d.get("unpriced") or [])
     for r in report.results:
         if r.status != "skipped" and (r.key or r.label) in unknown:
-            r.findings.append(Finding("policy-monthly-increase", "error",
-                                      f"the monthly cost change of this resource is unknown (no price for it, or none in the baseline), and the policy limits the increase to {money(limit)}; "
-                                      "price it (catalog override) or fix the baseline.", r.line, 1))
+            r.findings.append(
+                Finding(
+                    "policy-monthly-increase",
+                    "error",
+                    "the monthly cost change of this resource is unknown (no price for it, or none in the baseline), and the policy "
+                    f"limits the increase to {money(limit)}; "
+                    "price it (catalog override) or fix the baseline.",
+                    r.line,
+                    1,
+                )
+            )
             r.status = "error"
     delta = d.get("cost_delta_usd") or 0.0
     if delta <= limit:
@@ -277,8 +299,15 @@ def apply_increase_limit(report: CheckReport, policy: Policy) -> None:
         c = by_key.get(r.key or r.label)
         if c is None or not (c["cost_delta_usd"] or 0) > 0:
             continue
-        r.findings.append(Finding("policy-monthly-increase", "error",
-                                  f"the change raises monthly spend by {money(delta)} in total, over the policy's {money(limit)} limit; this resource adds {money(c['cost_delta_usd'])} ({c['chips_before']} -> {c['chips_after']} chips).",
-                                  r.line, 1))
+        r.findings.append(
+            Finding(
+                "policy-monthly-increase",
+                "error",
+                f"the change raises monthly spend by {money(delta)} in total, over the policy's {money(limit)} limit; this resource adds "
+                f"{money(c['cost_delta_usd'])} ({c['chips_before']} -> {c['chips_after']} chips).",
+                r.line,
+                1,
+            )
+        )
         r.status = "error"
 

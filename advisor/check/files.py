@@ -199,10 +199,15 @@ def chart_of(path: str) -> str | None:
 
 
 def _chart_reason() -> str:
-    return "a Helm chart: its templates are not manifests until rendered; helm is not on PATH (render with 'helm template CHART' and check the output)"
+    return (
+        "a Helm chart: its templates are not manifests until rendered; helm is not on PATH "
+        "(render with 'helm template CHART' and check the output)"
+    )
 
 
-def select(paths: Iterable[str], exclude: Iterable[str] = (), policy_exclude: Iterable[str] = (), policy_base: str | None = None) -> Selection:
+def select(
+    paths: Iterable[str], exclude: Iterable[str] = (), policy_exclude: Iterable[str] = (), policy_base: str | None = None
+) -> Selection:
     """Files as given; directories recursively (*.yaml, *.yml, *.json, *.tf); glob patterns expanded."""
     sel = Selection()
     user = patterns(exclude, os.getcwd()) + patterns(policy_exclude, policy_base or os.getcwd())

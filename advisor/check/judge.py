@@ -81,15 +81,28 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
         return ProposalResult(lp.label, lp.path, profile.name, "skipped")
     pline = lp.doc.where(("proposal",), key=True)[0]
     decision, cands = decided(profile, ctx)
-    rec = recommend(profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False, cands=cands, with_table=False, decision=decision)
+    rec = recommend(
+        profile, ctx.kb, ctx.catalog, ctx.constants, label=lp.label, with_flip=False, cands=cands, with_table=False, decision=decision
+    )
     j = Judging(lp, ctx, policy, rec)
     acc = j.acc
     result = ProposalResult(
-        lp.label, lp.path, profile.name, "pass",
+        lp.label,
+        lp.path,
+        profile.name,
+        "pass",
         proposal={"accelerator": acc.id, "count": prop.count, "hours": prop.hours},
-        recommended=rec, line=pline,
+        recommended=rec,
+        line=pline,
         source={"path": lp.path, "kind": "profile", "address": None, "line": pline},
-        request={"accelerator": acc.id, "count": prop.count, "replicas": 1, "replicas_min": 1, "replicas_max": 1, "total_chips": prop.count},
+        request={
+            "accelerator": acc.id,
+            "count": prop.count,
+            "replicas": 1,
+            "replicas_min": 1,
+            "replicas_max": 1,
+            "total_chips": prop.count,
+        },
     )
     result.proposal_estimate = j.est
     result.proposal_cost = j.cost
@@ -131,12 +144,29 @@ def _apply_waivers(lp: LoadedProfile, findings: list[Finding], today: dt.date, p
             problems.append(f"expired on {w.expires.isoformat()}")
         if problems:
             if "waiver-invalid" not in policy.disabled_rules:
-                findings.append(Finding("waiver-invalid", "error", f"waiver for '{w.rule}' {' and '.join(problems)}; it waives nothing. Renew it with a reason and a future expiry, or remove it.", where[0], where[1]))
+                findings.append(
+                    Finding(
+                        "waiver-invalid",
+                        "error",
+                        f"waiver for '{w.rule}' {' and '.join(problems)}; it waives nothing. Renew it with a reason and a future expiry, "
+                        "or remove it.",
+                        where[0],
+                        where[1],
+                    )
+                )
             continue
         if w.rule not in CHECK_RULES:
             from advisor.validation import did_you_mean
 
-            findings.append(Finding("waiver-unknown-rule", "warning", f"waiver names unknown rule '{w.rule}'{did_you_mean(w.rule, CHECK_RULES)}.", where[0], where[1]))
+            findings.append(
+                Finding(
+                    "waiver-unknown-rule",
+                    "warning",
+                    f"waiver names unknown rule '{w.rule}'{did_you_mean(w.rule, CHECK_RULES)}.",
+                    where[0],
+                    where[1],
+                )
+            )
             continue
         for f in findings:
             if f.rule == w.rule and not f.waived:

@@ -29,7 +29,14 @@ class Finding:
     waiver: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"rule": self.rule, "severity": self.severity, "message": self.message, "line": self.line, "column": self.col, "waived": self.waived}
+        out: dict[str, Any] = {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "line": self.line,
+            "column": self.col,
+            "waived": self.waived,
+        }
         if self.waiver:
             out["waiver"] = self.waiver
         return out

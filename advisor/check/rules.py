@@ -71,7 +71,14 @@ class CheckRule:
         return f"{self.checked_in}: {', '.join(fns)}" if fns else self.checked_in
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "severity": self.severity, "scope": self.scope, "title": self.title, "help": self.help, "checked_in": self.where}
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "scope": self.scope,
+            "title": self.title,
+            "help": self.help,
+            "checked_in": self.where,
+        }
 
 
 CHECK_RULES: dict[str, CheckRule] = {}
@@ -83,7 +90,9 @@ def _register(rule: CheckRule) -> None:
     CHECK_RULES[rule.id] = rule
 
 
-def proposal_rule(id: str, severity: str, title: str, help: str) -> Callable[[Callable[[Judging], Iterator[Hit]]], Callable[[Judging], Iterator[Hit]]]:
+def proposal_rule(
+    id: str, severity: str, title: str, help: str
+) -> Callable[[Callable[[Judging], Iterator[Hit]]], Callable[[Judging], Iterator[Hit]]]:
     """Register the decorated function as the check of a proposal rule."""
 
     def wrap(fn: Callable[[Judging], Iterator[Hit]]) -> Callable[[Judging], Iterator[Hit]]:
@@ -98,7 +107,9 @@ def declared_rule(id: str, severity: str, title: str, help: str, scope: str, che
     _register(CheckRule(id, severity, title, help, scope, None, checked_in))
 
 
-def request_rule(id: str, severity: str = "", title: str = "", help: str = "", scope: str = "request") -> Callable[[Callable[[RequestJudging], Iterator[Hit]]], Callable[[RequestJudging], Iterator[Hit]]]:
+def request_rule(
+    id: str, severity: str = "", title: str = "", help: str = "", scope: str = "request"
+) -> Callable[[Callable[[RequestJudging], Iterator[Hit]]], Callable[[RequestJudging], Iterator[Hit]]]:
     """Register the decorated function as the check of a rule on infrastructure requests; with
     only an id, as the request check of a proposal rule registered before."""
 
@@ -249,8 +260,13 @@ def min_feasible_count(lp: LoadedProfile, ctx: Context) -> int | None:
 
 
 @proposal_rule(
-    "proposal-device-excluded", "error", "Proposed device family is excluded by a hard constraint",
-    "The proposal names an accelerator of a family that a hard constraint rules out (TPU for an AWS-only or on-prem team, TPU with fp64 or custom CUDA kernels, anything but edge for an edge deployment). Propose an accelerator of an allowed family, or change the constraint in the profile.")
+    "proposal-device-excluded",
+    "error",
+    "Proposed device family is excluded by a hard constraint",
+    "The proposal names an accelerator of a family that a hard constraint rules out (TPU for an AWS-only or on-prem team, TPU with fp64 "
+    "or custom CUDA kernels, anything but edge for an edge deployment). Propose an accelerator of an allowed family, or change the "
+    "constraint in the profile.",
+)
 def device_excluded(j: Judging) -> Iterator[Hit]:
     x = j.excluded.get(j.acc.device)
     if x is not None:
@@ -259,73 +275,125 @@ def device_excluded(j: Judging) -> Iterator[Hit]:
 
 
 @proposal_rule(
-    "proposal-does-not-fit-memory", "error", "Proposed configuration does not fit in memory",
-    "Weights, optimiser state, activations (training) or weights plus KV cache (serving) exceed the proposed chips' memory. Propose more chips or an accelerator with more memory per chip.")
+    "proposal-does-not-fit-memory",
+    "error",
+    "Proposed configuration does not fit in memory",
+    "Weights, optimiser state, activations (training) or weights plus KV cache (serving) exceed the proposed chips' memory. Propose more "
+    "chips or an accelerator with more memory per chip.",
+)
 def does_not_fit_memory(j: Judging) -> Iterator[Hit]:
     if not j.est.fits_memory:
-        yield f"{j.acc.id} x {j.prop.count} does not hold the workload: {j.est.why_not or 'memory'}. Propose more chips or a larger-memory accelerator.", j.line_of("count")
+        yield (
+            f"{j.acc.id} x {j.prop.count} does not hold the workload: {j.est.why_not or 'memory'}. Propose more chips or a larger-memory "
+            "accelerator.",
+            j.line_of("count"),
+        )
 
 
 @proposal_rule(
-    "proposal-misses-deadline", "error", "Proposed configuration misses the deadline",
-    "At the estimated utilisation the run takes longer than training.deadline_hours. Propose more chips or a faster accelerator, or relax the deadline.")
+    "proposal-misses-deadline",
+    "error",
+    "Proposed configuration misses the deadline",
+    "At the estimated utilisation the run takes longer than training.deadline_hours. Propose more chips or a faster accelerator, or "
+    "relax the deadline.",
+)
 def misses_deadline(j: Judging) -> Iterator[Hit]:
     est = j.est
     if est.meets_deadline is False:
         assert j.profile.training is not None
-        yield (f"{j.acc.id} x {j.prop.count} needs about {est.hours:,.1f} h (range {est.hours_low:,.1f}-{est.hours_high:,.1f} h), past the {j.profile.training.deadline_hours:g} h deadline. Propose more chips or a faster accelerator.",
-               j.line_of("count"))
+        yield (
+            f"{j.acc.id} x {j.prop.count} needs about {est.hours:,.1f} h (range {est.hours_low:,.1f}-{est.hours_high:,.1f} h), past the "
+            f"{j.profile.training.deadline_hours:g} h deadline. Propose more chips or a faster accelerator.",
+            j.line_of("count"),
+        )
 
 
 @proposal_rule(
-    "proposal-misses-latency", "error", "Proposed configuration misses the latency target",
-    "Even at batch 1 a request takes longer than inference.latency_p99_ms on the proposed chips. Propose a faster accelerator or more chips per replica.")
+    "proposal-misses-latency",
+    "error",
+    "Proposed configuration misses the latency target",
+    "Even at batch 1 a request takes longer than inference.latency_p99_ms on the proposed chips. Propose a faster accelerator or more "
+    "chips per replica.",
+)
 def misses_latency(j: Judging) -> Iterator[Hit]:
     est, inference = j.est, j.profile.inference
     if est.fits_memory and est.meets_latency is False:
         assert inference is not None
         target = est.assumptions.get("latency_target_ms") or inference.latency_p99_ms or 0.0
         which = "" if inference.latency_p99_ms else " (the default; set inference.latency_p99_ms)"
-        yield (f"a request takes about {est.latency_ms:,.0f} ms on {j.acc.id} x {est.count}, above the {target:g} ms target{which}. Propose a faster accelerator or more chips per replica.",
-               j.line_of("accelerator"))
+        yield (
+            f"a request takes about {est.latency_ms:,.0f} ms on {j.acc.id} x {est.count}, above the {target:g} ms target{which}. Propose "
+            "a faster accelerator or more chips per replica.",
+            j.line_of("accelerator"),
+        )
 
 
 @proposal_rule(
-    "proposal-insufficient-capacity", "error", "Proposed configuration cannot serve the peak QPS",
-    "The proposed chips, split into replicas, serve fewer requests per second than inference.peak_qps at the latency target. Propose more chips.")
+    "proposal-insufficient-capacity",
+    "error",
+    "Proposed configuration cannot serve the peak QPS",
+    "The proposed chips, split into replicas, serve fewer requests per second than inference.peak_qps at the latency target. Propose "
+    "more chips.",
+)
 def insufficient_capacity(j: Judging) -> Iterator[Hit]:
     capacity, inference = j.capacity, j.profile.inference
     if capacity is not None and inference is not None and j.est.fits_memory and capacity + 1e-9 < inference.peak_qps:
-        yield (f"{j.replicas} replica(s) of {j.acc.id} x {j.est.count} serve about {capacity:,.1f} requests/s, below the peak of {inference.peak_qps:g}. Propose about {math.ceil(j.prop.count * inference.peak_qps / max(capacity, 1e-9))} chips.",
-               j.line_of("count"))
+        yield (
+            f"{j.replicas} replica(s) of {j.acc.id} x {j.est.count} serve about {capacity:,.1f} requests/s, below the peak of "
+            f"{inference.peak_qps:g}. Propose about {math.ceil(j.prop.count * inference.peak_qps / max(capacity, 1e-9))} chips.",
+            j.line_of("count"),
+        )
 
 
 @proposal_rule(
-    "proposal-over-budget", "error", "Proposed spend exceeds the budget",
-    "The proposal's cost (count x hours x price) exceeds goal.budget_usd. Propose fewer hours or chips, a cheaper accelerator, or raise the budget.")
+    "proposal-over-budget",
+    "error",
+    "Proposed spend exceeds the budget",
+    "The proposal's cost (count x hours x price) exceeds goal.budget_usd. Propose fewer hours or chips, a cheaper accelerator, or raise "
+    "the budget.",
+)
 def over_budget(j: Judging) -> Iterator[Hit]:
     budget, cost = j.profile.goal.budget_usd, j.cost
     if budget is not None and cost is not None and cost > budget:
         unit = "" if j.profile.is_training else " per month"
-        yield f"{j.prop.count} x {j.acc.id} for {j.prop.hours:g} h costs {money(cost)}{unit}, over the {money(budget)} budget.", j.line_of("hours")
+        yield (
+            f"{j.prop.count} x {j.acc.id} for {j.prop.hours:g} h costs {money(cost)}{unit}, over the {money(budget)} budget.",
+            j.line_of("hours"),
+        )
 
 
 @proposal_rule(
-    "proposal-unpriced", "error", "Proposed accelerator is not offered or not priced on the allowed clouds",
-    "The catalog has no price for this accelerator on any cloud in deployment.clouds (it is never counted as $0). Propose an accelerator offered there, or add a negotiated price with --catalog.")
+    "proposal-unpriced",
+    "error",
+    "Proposed accelerator is not offered or not priced on the allowed clouds",
+    "The catalog has no price for this accelerator on any cloud in deployment.clouds (it is never counted as $0). Propose an accelerator "
+    "offered there, or add a negotiated price with --catalog.",
+)
 def unpriced(j: Judging) -> Iterator[Hit]:
     if j.price is not None:
         return
     why = j.est.why_not
     if why and "not offered:" in why:
-        yield f"{j.acc.id} x {j.prop.count}: {why.split('; ')[0]}. Propose a count the cloud sells at this pricing, or another pricing (deployment.pricing).", j.line_of("count")
+        yield (
+            f"{j.acc.id} x {j.prop.count}: {why.split('; ')[0]}. Propose a count the cloud sells at this pricing, or another pricing "
+            "(deployment.pricing).",
+            j.line_of("count"),
+        )
     else:
-        yield f"{j.acc.id} has no catalog price on {', '.join(j.profile.deployment.clouds)}; it is not counted as $0. Propose an accelerator offered there or add a price with --catalog.", j.line_of("accelerator")
+        yield (
+            f"{j.acc.id} has no catalog price on {', '.join(j.profile.deployment.clouds)}; it is not counted as $0. Propose an "
+            "accelerator offered there or add a price with --catalog.",
+            j.line_of("accelerator"),
+        )
 
 
 @proposal_rule(
-    "proposal-costs-more-than-best", "warning", "A feasible alternative is much cheaper",
-    "The proposal costs more than the best feasible configuration by more than the policy threshold (default 25%). Consider the alternative named in the message.")
+    "proposal-costs-more-than-best",
+    "warning",
+    "A feasible alternative is much cheaper",
+    "The proposal costs more than the best feasible configuration by more than the policy threshold (default 25%). Consider the "
+    "alternative named in the message.",
+)
 def costs_more_than_best(j: Judging) -> Iterator[Hit]:
     best, cost, th = j.best, j.cost, j.policy.thresholds
     if best is None or not best.cost_usd or cost is None:
@@ -339,32 +407,53 @@ def costs_more_than_best(j: Judging) -> Iterator[Hit]:
         target = chosen if (chosen is not None and chosen.cost_usd is not None and chosen.cost_usd < cost
                             and (chosen.accelerator, chosen.count) != mine) else best
         tail = " (the recommendation)" if target is chosen else ""
-        yield (f"the proposal costs {money(cost)}, {pct:,.0f}% more than the best feasible alternative: {describe(best)}. Consider {target.accelerator} x {target.count}{tail}.",
-               j.line_of("accelerator"))
+        yield (
+            f"the proposal costs {money(cost)}, {pct:,.0f}% more than the best feasible alternative: {describe(best)}. Consider "
+            f"{target.accelerator} x {target.count}{tail}.",
+            j.line_of("accelerator"),
+        )
 
 
 @proposal_rule(
-    "proposal-oversized", "warning", "More chips than needed",
-    "The proposal asks for more than the policy factor (default 2x) of the smallest count of this accelerator that fits and meets the targets.")
+    "proposal-oversized",
+    "warning",
+    "More chips than needed",
+    "The proposal asks for more than the policy factor (default 2x) of the smallest count of this accelerator that fits and meets the "
+    "targets.",
+)
 def oversized(j: Judging) -> Iterator[Hit]:
     needed = j.min_feasible_count
     if needed is not None and j.prop.count > j.policy.thresholds.oversize_factor * needed:
-        yield f"{j.prop.count} x {j.acc.id} is {j.prop.count / needed:,.1f}x the {needed} that fit and meet the targets. Propose {needed}.", j.line_of("count")
+        yield (
+            f"{j.prop.count} x {j.acc.id} is {j.prop.count / needed:,.1f}x the {needed} that fit and meet the targets. Propose {needed}.",
+            j.line_of("count"),
+        )
 
 
 @proposal_rule(
-    "proposal-hours-excessive", "warning", "More hours than the estimate needs",
-    "The hours asked exceed the estimate (training: the run length at this configuration; serving: the hours per month the profile runs) by more than the policy factor (default 1.5x).")
+    "proposal-hours-excessive",
+    "warning",
+    "More hours than the estimate needs",
+    "The hours asked exceed the estimate (training: the run length at this configuration; serving: the hours per month the profile runs) "
+    "by more than the policy factor (default 1.5x).",
+)
 def hours_excessive(j: Judging) -> Iterator[Hit]:
     est, prop, profile = j.est, j.prop, j.profile
     factor = j.policy.thresholds.hours_over_estimate_factor
     if profile.is_training and est.hours and prop.hours > factor * est.hours:
-        yield (f"asks for {prop.hours:g} h; the estimate at {j.acc.id} x {prop.count} is {est.hours:,.1f} h (range {est.hours_low:,.1f}-{est.hours_high:,.1f} h). Propose about {math.ceil(est.hours_high or est.hours)} h.",
-               j.line_of("hours"))
+        yield (
+            f"asks for {prop.hours:g} h; the estimate at {j.acc.id} x {prop.count} is {est.hours:,.1f} h (range "
+            f"{est.hours_low:,.1f}-{est.hours_high:,.1f} h). Propose about {math.ceil(est.hours_high or est.hours)} h.",
+            j.line_of("hours"),
+        )
     if profile.inference is not None and profile.task == "inference":
         month = profile.inference.hours_per_day * HOURS_PER_MONTH / 24
         if prop.hours > factor * month:
-            yield f"asks for {prop.hours:g} h per month; the service runs {profile.inference.hours_per_day:g} h a day ({month:,.0f} h per month).", j.line_of("hours")
+            yield (
+                f"asks for {prop.hours:g} h per month; the service runs {profile.inference.hours_per_day:g} h a day ({month:,.0f} h per "
+                "month).",
+                j.line_of("hours"),
+            )
 
 
 @proposal_rule(
@@ -375,7 +464,11 @@ def not_a_real_shape(j: Judging) -> Iterator[Hit]:
     if not acc.is_shape(count):
         up = acc.round_up(count)
         unit = family(acc.device).unit_text(acc.shapes)
-        yield f"{acc.id} comes in {unit}, up to {acc.max_chips():,} chips; {count} will be provisioned as {up if up else 'more than the largest published cluster'}.", j.line_of("count")
+        yield (
+            f"{acc.id} comes in {unit}, up to {acc.max_chips():,} chips; {count} will be provisioned as "
+            f"{up if up else 'more than the largest published cluster'}.",
+            j.line_of("count"),
+        )
 
 
 @proposal_rule(
@@ -396,9 +489,15 @@ def cheaper_other_family(j: Judging) -> Iterator[Hit]:
 
 _CHECK = "advisor/check/judge.py"
 
-declared_rule("waiver-invalid", "error", "Waiver is expired, undated or has no reason",
-              "Every waiver needs a reason in visible text (not only spaces or zero-width characters), and an expiry date that has not passed; "
-              "the waiver-* rules themselves cannot be waived. Renew or remove the waiver.", "waiver", _CHECK)
+declared_rule(
+    "waiver-invalid",
+    "error",
+    "Waiver is expired, undated or has no reason",
+    "Every waiver needs a reason in visible text (not only spaces or zero-width characters), and an expiry date that has not passed; "
+    "the waiver-* rules themselves cannot be waived. Renew or remove the waiver.",
+    "waiver",
+    _CHECK,
+)
 
 
 def visible_text(text: str) -> bool:
@@ -406,7 +505,11 @@ def visible_text(text: str) -> bool:
     format characters (U+200B, U+FEFF, bidirectional marks), controls or combining marks."""
     import unicodedata
 
-    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc", "Cs", "Co", "Cn", "Mn", "Me", "Zs", "Zl", "Zp") for ch in text)
+    return any(
+        not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc", "Cs", "Co", "Cn", "Mn", "Me", "Zs", "Zl", "Zp") for ch in text
+    )
+
+
 declared_rule("waiver-unknown-rule", "warning", "Waiver names an unknown rule",
               "The waiver's rule id is not a check rule; it waives nothing.", "waiver", _CHECK)
 
@@ -439,29 +542,53 @@ class RequestJudging:
 
 
 @request_rule(
-    "request-unresolved", "warning", "A counted field is not a literal value",
-    "A variable, module output, expression or template placeholder decides the accelerator or the count. Nothing is guessed: run the check on the Terraform plan JSON or on rendered manifests.")
+    "request-unresolved",
+    "warning",
+    "A counted field is not a literal value",
+    "A variable, module output, expression or template placeholder decides the accelerator or the count. Nothing is guessed: run the "
+    "check on the Terraform plan JSON or on rendered manifests.",
+)
 def unresolved(r: RequestJudging) -> Iterator[Hit]:
-    how = "Run the check on the plan JSON (terraform show -json)." if r.req.kind.startswith("terraform") else "Run the check on the rendered output (helm template / kubectl kustomize / envsubst)."
+    how = (
+        "Run the check on the plan JSON (terraform show -json)."
+        if r.req.kind.startswith("terraform")
+        else "Run the check on the rendered output (helm template / kubectl kustomize / envsubst)."
+    )
     for fld, value, pos in r.req.unresolved:
         yield f"{fld} = {value} is not a literal value; the count and cost are not guessed. " + how, pos
 
 
 @request_rule(
-    "request-unknown-accelerator", "warning", "The hardware asked for is not in the catalog",
-    "The machine type, instance type, VM size or label names hardware the name index and catalog do not know. It is reported as unknown and never priced as a neighbouring part. Add it with --catalog to judge it.")
+    "request-unknown-accelerator",
+    "warning",
+    "The hardware asked for is not in the catalog",
+    "The machine type, instance type, VM size or label names hardware the name index and catalog do not know. It is reported as unknown "
+    "and never priced as a neighbouring part. Add it with --catalog to judge it.",
+)
 def unknown_accelerator(r: RequestJudging) -> Iterator[Hit]:
     if r.req.unknown:
-        yield f"{r.req.unknown}. It is reported as unknown and not priced (never as a neighbouring part); add it with --catalog if it should be judged.", r.req.pos("accelerator")
+        yield (
+            f"{r.req.unknown}. It is reported as unknown and not priced (never as a neighbouring part); add it with --catalog if it "
+            "should be judged.",
+            r.req.pos("accelerator"),
+        )
 
 
 @request_rule(
-    "request-unpriced", "warning", "The request has no catalog price (unpriced)",
-    "The accelerator is known but the catalog has no price for it on the cloud the file names (or any cloud, when none is named) at this pricing. The request is reported as unpriced, never counted as $0; add a price with --catalog.")
+    "request-unpriced",
+    "warning",
+    "The request has no catalog price (unpriced)",
+    "The accelerator is known but the catalog has no price for it on the cloud the file names (or any cloud, when none is named) at this "
+    "pricing. The request is reported as unpriced, never counted as $0; add a price with --catalog.",
+)
 def request_unpriced(r: RequestJudging) -> Iterator[Hit]:
     if r.unlinked_shape_price and r.cost is None and r.total:
         assert r.acc is not None
-        yield f"unpriced: {r.acc.id} has no catalog {r.req.pricing} price on {r.clouds}; it is not counted as $0. Add a price with --catalog.", r.req.pos("accelerator")
+        yield (
+            f"unpriced: {r.acc.id} has no catalog {r.req.pricing} price on {r.clouds}; it is not counted as $0. Add a price with "
+            "--catalog.",
+            r.req.pos("accelerator"),
+        )
 
 
 @request_rule("proposal-not-a-real-shape")
@@ -469,21 +596,42 @@ def request_not_a_real_shape(r: RequestJudging) -> Iterator[Hit]:
     req = r.req
     if r.unlinked_shape_price and req.count and r.acc is not None and not r.acc.is_shape(req.count):
         up = r.acc.round_up(req.count)
-        yield f"{r.acc.id} x {req.count} per replica is not a real shape; it would be provisioned as {up if up else 'more than the largest published cluster'}.", req.pos("count")
+        yield (
+            f"{r.acc.id} x {req.count} per replica is not a real shape; it would be provisioned as "
+            f"{up if up else 'more than the largest published cluster'}.",
+            req.pos("count"),
+        )
     for problem in req.shape_problems:
         yield problem, req.pos("count")
 
 
 @request_rule(
-    "workload-not-linked", "note", "No workload profile is linked to this resource",
-    "Without the workload (model, tokens, QPS, latency, deadline, budget) only shape, price and policy are checked. Link a profile with `match:` or an `advisor.dev/workload` annotation / `advisor-workload` label.")
+    "workload-not-linked",
+    "note",
+    "No workload profile is linked to this resource",
+    "Without the workload (model, tokens, QPS, latency, deadline, budget) only shape, price and policy are checked. Link a profile with "
+    "`match:` or an `advisor.dev/workload` annotation / `advisor-workload` label.",
+)
 def not_linked(r: RequestJudging) -> Iterator[Hit]:
     req = r.req
     if r.linked is not None or req.action == "delete":
         return
-    how = (f"add `match: [\"{req.address}\"]` to its workload profile" if req.kind != "skypilot" else f"add `match: [\"{req.path}\"]` to its workload profile") + \
-          (", or the annotation `advisor.dev/workload: <profile name>`" if req.kind == "kubernetes" else ", or the label/tag `advisor-workload = <profile name>`" if req.kind == "terraform-plan" else "")
-    yield f"no workload profile is linked: memory fit, deadline, latency, capacity, oversizing, cheaper-family and budget checks were not possible (shape, price and policy only). To link it, {how}.", (req.line, req.col)
+    how = (
+        f'add `match: ["{req.address}"]` to its workload profile'
+        if req.kind != "skypilot"
+        else f'add `match: ["{req.path}"]` to its workload profile'
+    ) + (
+        ", or the annotation `advisor.dev/workload: <profile name>`"
+        if req.kind == "kubernetes"
+        else ", or the label/tag `advisor-workload = <profile name>`"
+        if req.kind == "terraform-plan"
+        else ""
+    )
+    yield (
+        "no workload profile is linked: memory fit, deadline, latency, capacity, oversizing, cheaper-family and budget checks were not "
+        f"possible (shape, price and policy only). To link it, {how}.",
+        (req.line, req.col),
+    )
 
 
 @request_rule(
@@ -494,16 +642,26 @@ def link_broken(r: RequestJudging) -> Iterator[Hit]:
     if r.linked is None and req.action != "delete" and r.broken:
         yield r.broken + ".", (req.line, req.col)
     elif r.linked is not None and (r.acc is None or not r.total or req.unresolved):
-        yield f"linked to {r.linked.label}, but the request could not be read completely, so only shape, price and policy were checked.", (req.line, req.col)
+        yield (
+            f"linked to {r.linked.label}, but the request could not be read completely, so only shape, price and policy were checked.",
+            (req.line, req.col),
+        )
 
 
 @request_rule(
-    "policy-max-chips", "error", "More chips than the policy allows",
-    "The resource asks for more chips (count x replicas, the judged end of an autoscaling range) than limits.max_chips in the policy.", "policy")
+    "policy-max-chips",
+    "error",
+    "More chips than the policy allows",
+    "The resource asks for more chips (count x replicas, the judged end of an autoscaling range) than limits.max_chips in the policy.",
+    "policy",
+)
 def max_chips(r: RequestJudging) -> Iterator[Hit]:
     limit, total, req = r.policy.limits.max_chips, r.total, r.req
     if req.action != "delete" and limit is not None and total is not None and total > limit:
-        yield f"asks for {total} chips ({req.count} x {req.replicas(r.end)} replicas, the {r.end} end), over the policy's max_chips {limit}.", req.pos("replicas")
+        yield (
+            f"asks for {total} chips ({req.count} x {req.replicas(r.end)} replicas, the {r.end} end), over the policy's max_chips {limit}.",
+            req.pos("replicas"),
+        )
 
 
 @request_rule(
@@ -558,5 +716,12 @@ def spot_required(r: RequestJudging) -> Iterator[Hit]:
         yield f"the policy requires spot capacity in {where}; this asks for {req.pricing}.", req.pos("accelerator")
 
 
-declared_rule("policy-monthly-increase", "error", "The change raises monthly spend past the policy limit",
-              "Against the baseline (or the plan's own prior state), the monthly cost rises by more than limits.max_monthly_increase_usd; every resource that adds cost carries this finding.", "policy", "advisor/check/diff.py")
+declared_rule(
+    "policy-monthly-increase",
+    "error",
+    "The change raises monthly spend past the policy limit",
+    "Against the baseline (or the plan's own prior state), the monthly cost rises by more than limits.max_monthly_increase_usd; every "
+    "resource that adds cost carries this finding.",
+    "policy",
+    "advisor/check/diff.py",
+)

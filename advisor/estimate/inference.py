@@ -82,7 +82,10 @@ def estimate_inference(
     fam_overhead = step_overhead(profile, acc, count, c)
     if e.hosts_per_replica > 1 and not multi_host_ok(profile, acc, c):
         stacks = ", ".join(ic.multi_host_serving.stacks(acc.device))
-        e.why_not = f"{profile.software.serving_stack} serves a replica from one host on {family(acc.device).name}; {e.hosts_per_replica} hosts need {stacks}"
+        e.why_not = (
+            f"{profile.software.serving_stack} serves a replica from one host on {family(acc.device).name}; "
+            f"{e.hosts_per_replica} hosts need {stacks}"
+        )
     elif e.hosts_per_replica > ic.multi_host_serving.max_hosts_per_replica:
         e.why_not = (
             f"a replica over {e.hosts_per_replica} hosts: beyond the largest published multi-host serving replica "
@@ -106,7 +109,12 @@ def estimate_inference(
             "kv_cache": kv_note(profile, replica),
             "max_batch_by_memory": max_batch_mem,
             "activation_reserve_gb": round(act_reserve / 1e9, 3),
-            "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated)},
+            "model_shape": {
+                "layers": shape.layers,
+                "hidden_size": shape.hidden,
+                "kv_dim": shape.kv_dim,
+                "approximated": list(shape.approximated),
+            },
         }
     else:
         kv_per_token = 0.0
@@ -173,7 +181,11 @@ def estimate_inference(
     e.batch = pt.concurrency
     e.ttft_ms, e.tpot_ms, e.latency_ms = pt.ttft * 1000, pt.tpot * 1000, pt.latency * 1000
     e.tokens_per_second = pt.tokens_per_second
-    e.at_concurrency_1 = {"ttft_ms": rounded(mid.at_one.ttft * 1000, 1), "tpot_ms": rounded(mid.at_one.tpot * 1000, 2), "latency_ms": rounded(mid.at_one.latency * 1000, 1)}
+    e.at_concurrency_1 = {
+        "ttft_ms": rounded(mid.at_one.ttft * 1000, 1),
+        "tpot_ms": rounded(mid.at_one.tpot * 1000, 2),
+        "latency_ms": rounded(mid.at_one.latency * 1000, 1),
+    }
     e.meets_latency = mid.meets_latency
     kv_request = replica.kv_bytes(inf.input_tokens + inf.output_tokens) if isinstance(replica, serving.LlmReplica) else 0.0
     e.memory_per_chip_gb = (weights + pt.concurrency * kv_request) / count / 1e9
@@ -210,7 +222,10 @@ def estimate_inference(
         usd_per_request = e.usd_per_chip_hour * count / 3600.0 / served_per_s
         e.usd_per_million_tokens = usd_per_request / max(inf.output_tokens, 1) * 1e6 if llm else None
         unit, per = unit_for(profile)
-        e.unit_cost = {"unit": unit, "usd": rounded(usd_per_request * per / (max(inf.output_tokens, 1) if unit.endswith("output tokens") else 1), 4)}
+        e.unit_cost = {
+            "unit": unit,
+            "usd": rounded(usd_per_request * per / (max(inf.output_tokens, 1) if unit.endswith("output tokens") else 1), 4),
+        }
     if profile.goal.budget_usd is not None and e.cost_usd is not None:
         e.within_budget = e.cost_usd <= profile.goal.budget_usd
     e.assumptions = {
@@ -281,7 +296,9 @@ def estimate_inference(
 
 def _p99_of(mid: serving.OperatingPoint, inf: Any) -> dict[str, Any]:
     cap = mid.at_capacity
-    return tail.p99(mid.at_peak.ttft, mid.at_peak.tpot, inf, mid.at_one.ttft, inf.peak_qps / max(mid.replicas, 1), cap.concurrency, cap.latency)
+    return tail.p99(
+        mid.at_peak.ttft, mid.at_peak.tpot, inf, mid.at_one.ttft, inf.peak_qps / max(mid.replicas, 1), cap.concurrency, cap.latency
+    )
 
 
 def _sized_for_p99(mid: serving.OperatingPoint, inf: Any, load: dict[str, Any], again: Any) -> serving.OperatingPoint:
@@ -303,7 +320,11 @@ def _tail(e: Estimate, inf: Any, mid: serving.OperatingPoint) -> None:
     e.p99 = _p99_of(mid, inf)
     misses = [
         f"p99 {what} {e.p99[key]:,.0f} ms > {target:g} ms"
-        for what, key, target in (("latency", "latency_ms", inf.latency_p99_ms), ("TTFT", "ttft_ms", inf.ttft_p99_ms), ("TPOT", "tpot_ms", inf.tpot_p99_ms))
+        for what, key, target in (
+            ("latency", "latency_ms", inf.latency_p99_ms),
+            ("TTFT", "ttft_ms", inf.ttft_p99_ms),
+            ("TPOT", "tpot_ms", inf.tpot_p99_ms),
+        )
         if target is not None and e.p99[key] > target
     ]
     if inf.latency_p99_ms is not None or inf.ttft_p99_ms is not None or inf.tpot_p99_ms is not None:

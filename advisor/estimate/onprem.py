@@ -82,7 +82,9 @@ def purchasing(dep: Deployment) -> bool:
     return "on-prem" in dep.clouds and dep.onprem is not None and dep.onprem.purchase
 
 
-def purchase_terms(acc: Accelerator, count: int, override: OnPrem | None, cloud_usd: float | None, cloud: str | None) -> dict[str, Any] | None:
+def purchase_terms(
+    acc: Accelerator, count: int, override: OnPrem | None, cloud_usd: float | None, cloud: str | None
+) -> dict[str, Any] | None:
     """What buying ``count`` x ``acc`` takes: the capital outlay, the lead time, the amortisation
     and the utilisation the amortised rate assumes, and the break-even against renting at
     ``cloud_usd`` per chip-hour (the months of use at that utilisation after which owning is cheaper)."""

@@ -39,9 +39,16 @@ def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> 
     own = onprem.rate(acc, dep.onprem) if onprem.purchasing(dep) else None
     if own is not None and (cloud.usd is None or own.usd_per_chip_hour < cloud.usd):
         return Price(own.usd_per_chip_hour, "on-prem", own.kind, None)
-    if cloud.usd is None and "on-prem" in dep.clouds and ("on-prem" in acc.clouds or acc.purchase is not None) and not (set(dep.clouds) - {"on-prem"} & set(acc.clouds)):
+    if (
+        cloud.usd is None
+        and "on-prem" in dep.clouds
+        and ("on-prem" in acc.clouds or acc.purchase is not None)
+        and not (set(dep.clouds) - {"on-prem"} & set(acc.clouds))
+    ):
         # on-prem allowed but nothing to price it at: neither owned nor bought
-        return Price(None, None, None, None, unavailable="on-prem: none owned (deployment.owned) and no purchase (deployment.onprem.purchase: true)")
+        return Price(
+            None, None, None, None, unavailable="on-prem: none owned (deployment.owned) and no purchase (deployment.onprem.purchase: true)"
+        )
     return cloud
 
 
@@ -128,7 +135,9 @@ def apply_price(
     if p.kind == onprem.ONPREM_KIND:  # a purchase: its outlay, lead time and break-even against renting
         dep = profile.deployment
         rent = acc.price([c for c in dep.clouds if c != "on-prem"], "on-demand", dep.region)
-        e.purchase = onprem.purchase_terms(acc, e.count * (e.replicas or 1), dep.onprem, rent.usd_per_chip_hour if rent else None, rent.cloud if rent else None)
+        e.purchase = onprem.purchase_terms(
+            acc, e.count * (e.replicas or 1), dep.onprem, rent.usd_per_chip_hour if rent else None, rent.cloud if rent else None
+        )
         if e.purchase is not None and e.mode == "training" and e.hours:
             life = float(e.purchase["amortisation_years"]) * 8760.0 * float(e.purchase["utilisation_assumed"])
             e.warnings.append(

@@ -43,9 +43,13 @@ def unused_fields(profile: Profile) -> list[str]:
         cache = _given(m.attention, "model.attention.") + (["model.kv_heads"] if "kv_heads" in m.model_fields_set else [])
         notes.append((cache, "only an LLM's serving reads the KV-cache shape"))
         if inf is not None and not profile.is_training:
-            notes.append((["inference.kv_cache_dtype"] if "kv_cache_dtype" in inf.model_fields_set else [], "no KV cache in one-pass serving"))
+            notes.append(
+                (["inference.kv_cache_dtype"] if "kv_cache_dtype" in inf.model_fields_set else [], "no KV cache in one-pass serving")
+            )
     if not (llm_serving and m.architecture == "moe"):
-        notes.append((["model.experts_per_token"] if m.experts_per_token else [], "only a mixture of experts' serving reads the routing top-k"))
+        notes.append(
+            (["model.experts_per_token"] if m.experts_per_token else [], "only a mixture of experts' serving reads the routing top-k")
+        )
     if m.flops_per_sample and (token_training or llm_serving):
         notes.append((["model.flops_per_sample"], "token workloads take 6 x params per token (training) or the step model (serving)"))
     if m.family and (token_training or llm_serving or family_of(profile) is None):
@@ -68,8 +72,17 @@ def unused_fields(profile: Profile) -> list[str]:
         diffusion = profile.domain == "diffusion" or m.architecture == "diffusion"
         if "steps" in given and not diffusion:
             notes.append((["inference.steps"], "only diffusion models take denoising steps"))
-        one_pass = not llm_serving and not m.flops_per_sample and (diffusion or profile.domain == "vision" or m.architecture == "cnn"
-                                                                     or (family_of(profile) is not None and family_of(profile).kind in ("diffusion", "vision")))  # type: ignore[union-attr]
+        fam = family_of(profile)
+        one_pass = (
+            not llm_serving
+            and not m.flops_per_sample
+            and (
+                diffusion
+                or profile.domain == "vision"
+                or m.architecture == "cnn"
+                or (fam is not None and fam.kind in ("diffusion", "vision"))
+            )
+        )
         if one_pass and "input_tokens" in given:
             notes.append((["inference.input_tokens"], "a one-pass request's FLOPs do not depend on the prompt length"))
     if inf is not None and not profile.is_training and m.embeddings is not None:
@@ -77,8 +90,12 @@ def unused_fields(profile: Profile) -> list[str]:
         notes.append(([f"model.embeddings.{n}" for n in ("lookups_per_sample", "tables") if n in given],
                       "serving holds the tables; it has no per-lookup cost model"))
         if profile.domain != "recommendation":
-            notes.append(([f"model.embeddings.{n}" for n in ("rows", "dim") if n in given],
-                          "serving holds params_b whole: the tables are part of it, and only a recommendation model streams the rest apart"))
+            notes.append(
+                (
+                    [f"model.embeddings.{n}" for n in ("rows", "dim") if n in given],
+                    "serving holds params_b whole: the tables are part of it, and only a recommendation model streams the rest apart",
+                )
+            )
     sw = profile.software
     if sw.accept_equivalents and not sw.cuda_libraries and not (t is not None and t.method == "qlora"):
         notes.append((["software.accept_equivalents"], "no library of this profile needs an equivalent"))
@@ -86,5 +103,7 @@ def unused_fields(profile: Profile) -> list[str]:
     if dep.edge_device is not None and not dep.edge:
         notes.append((["deployment.edge_device"], "only an edge deployment (deployment.edge) names its end device"))
     if dep.onprem is not None and "on-prem" not in dep.clouds and not dep.local and not dep.owned:
-        notes.append((_given(dep.onprem, "deployment.onprem."), "on-prem costs apply only with deployment.clouds on-prem, owned or local hardware"))
+        notes.append(
+            (_given(dep.onprem, "deployment.onprem."), "on-prem costs apply only with deployment.clouds on-prem, owned or local hardware")
+        )
     return [f"{', '.join(paths)}: not used ({why})" for paths, why in notes if paths]

@@ -206,10 +206,7 @@ def kv_bytes_per_token(profile: Profile) -> float:
     precision (inference.kv_cache_dtype; auto: 1 byte for fp8/int8/int4 weights, else 2)."""
     shape = model_shape(profile)
     dtype = profile.inference.kv_cache_dtype if profile.inference else "auto"
-    if dtype == "auto":
-        kv_bytes = 1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0
-    else:
-        kv_bytes = BYTES[dtype]
+    kv_bytes = (1.0 if profile.model.precision in ("fp8", "int8", "int4") else 2.0) if dtype == "auto" else BYTES[dtype]
     att = profile.model.attention
     per_layer = shape.kv_dim if att is not None and att.kind == "mla" else 2.0 * shape.kv_dim
     return shape.layers * per_layer * kv_bytes

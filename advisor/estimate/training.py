@@ -89,7 +89,9 @@ def training_levels(profile: Profile, acc: Accelerator, c: Constants, stack: str
     to the stack's 16-bit MFU, and a mixture of experts' utilisation relative to a dense model's
     (all-to-all over the fabric, routing imbalance, grouped GEMMs), each at its most specific level."""
     attrs = level_attrs(profile, acc, stack, precision)
-    found = [c.estimator.level("dense_training_factor", attrs)] if profile.training is not None and not profile.training.sample_based else []
+    found = (
+        [c.estimator.level("dense_training_factor", attrs)] if profile.training is not None and not profile.training.sample_based else []
+    )
     if precision in LOW_PRECISION:
         found.append(c.estimator.level("low_precision_training_factor", attrs))
     if profile.model.architecture == "moe":

@@ -97,7 +97,11 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
                     f" = {q.get('total_chips')} chips, {p.get('hours'):g} h"
                 )
             b = r.chosen
-            recd = f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip() if b else (UNLINKED if r.unlinked else "none feasible")
+            recd = (
+                f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip()
+                if b
+                else (UNLINKED if r.unlinked else "none feasible")
+            )
             found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
             lines.append(
                 f"| {ICON[r.status]} | {md_code(r.label, table=True)} | {cell(asks)} | {cost_cell(r)} | {recd} | "
@@ -140,8 +144,13 @@ def _skipped_md(report: CheckReport) -> list[str]:
     if not report.skipped_files and not report.excluded:
         return []
     n = len(report.skipped_files)
-    out = ["", f"<details><summary>{ICON['skipped']} {n} file{'s' if n != 1 else ''} skipped (not a kind advisor reads, or nothing to check)"
-           + (f"; {report.excluded} excluded" if report.excluded else "") + "</summary>", ""]
+    out = [
+        "",
+        f"<details><summary>{ICON['skipped']} {n} file{'s' if n != 1 else ''} skipped (not a kind advisor reads, or nothing to check)"
+        + (f"; {report.excluded} excluded" if report.excluded else "")
+        + "</summary>",
+        "",
+    ]
     out += [f"- {md_code(path)}: {md_message(why, line_start=False)}" for path, why in report.skipped_files]
     out += ["", "</details>"]
     return out

@@ -175,8 +175,11 @@ def manifests(spec: Spec) -> dict[str, str]:
                 layout,
                 *(
                     [
-                        (f"parallelism inside a host x {plan.pipeline}-stage pipeline across hosts; needs the LeaderWorkerSet"
-                         if plan.pipeline > 1 else "parallelism over all the hosts of the slice (one mesh); needs the LeaderWorkerSet"),
+                        (
+                            f"parallelism inside a host x {plan.pipeline}-stage pipeline across hosts; needs the LeaderWorkerSet"
+                            if plan.pipeline > 1
+                            else "parallelism over all the hosts of the slice (one mesh); needs the LeaderWorkerSet"
+                        ),
                         "controller (https://lws.sigs.k8s.io/docs/installation/); the model",
                     ]
                     if multi
@@ -187,7 +190,10 @@ def manifests(spec: Spec) -> dict[str, str]:
         ),
         "k8s/service.yaml": dump(
             service,
-            [*yaml_header(spec, "Service for the vLLM OpenAI-compatible API"), f"kubectl port-forward service/{name} {VLLM_PORT}:{VLLM_PORT}"],
+            [
+                *yaml_header(spec, "Service for the vLLM OpenAI-compatible API"),
+                f"kubectl port-forward service/{name} {VLLM_PORT}:{VLLM_PORT}",
+            ],
         ),
     }
     if plan.replicas > 1 and server.metric is not None and not multi:

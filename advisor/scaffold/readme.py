@@ -153,7 +153,9 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
     L.append("## Steps")
     L.append("")
     auto = {s.key for s in auto_steps(steps)}
-    setting_vars = [var for var in ("PROJECT_ID", "REGION", "ZONE", "NAME", "MODEL_ID", "HF_TOKEN") if any(var in c for s in steps for c in s.commands)]
+    setting_vars = [
+        var for var in ("PROJECT_ID", "REGION", "ZONE", "NAME", "MODEL_ID", "HF_TOKEN") if any(var in c for s in steps for c in s.commands)
+    ]
     L.append(
         "Set the variables at the top of `setup.sh` (or export them: "
         + ", ".join(f"`{v}`" for v in setting_vars)
@@ -235,7 +237,8 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
                 f"{plan.tensor}-way tensor parallelism inside a host and {plan.pipeline} pipeline stages across hosts "
                 "(vLLM's documented multi-node layout, https://docs.vllm.ai/en/stable/serving/parallelism_scaling.html)"
                 if plan.pipeline > 1
-                else f"one {plan.tensor}-way tensor-parallel mesh over all of them (one ICI domain; {server.title}'s multi-host form, {server.sources[-2]})"
+                else f"one {plan.tensor}-way tensor-parallel mesh over all of them (one ICI domain; {server.title}'s multi-host form, "
+                     f"{server.sources[-2]})"
             )
             L.append(
                 f"`k8s/leaderworkerset.yaml` runs `{argv}` as a LeaderWorkerSet: each of the {plan.replicas} replica(s) "
@@ -326,8 +329,14 @@ def readme(spec: Spec, steps: list[Step], files: Mapping[str, str], fallbacks: l
         L.append("")
     L.append("## Assumptions")
     L.append("")
-    L.append(f"- Names: resources are named after `{spec.name}` (from the profile name); region `{spec.values['region']}`, zone `{spec.values['zone']}`.")
-    L.append(f"- Pricing: {spec.plan.pricing} on {', '.join(p.deployment.clouds)}; prices and shapes from the catalog as of {spec.rec.catalog_as_of}.")
+    L.append(
+        f"- Names: resources are named after `{spec.name}` (from the profile name); region `{spec.values['region']}`, zone "
+        f"`{spec.values['zone']}`."
+    )
+    L.append(
+        f"- Pricing: {spec.plan.pricing} on {', '.join(p.deployment.clouds)}; prices and shapes from the catalog as of "
+        f"{spec.rec.catalog_as_of}."
+    )
     if spec.est is not None:
         for key, value in spec.est.assumptions.items():
             L.append(f"- {key.replace('_', ' ').capitalize()}: {_fmt(value)}.")

@@ -200,7 +200,9 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
         nxt = raw[i + 1] if i + 1 < len(raw) else None
         stripped = cmd.strip()
         if spec.serving and re.match(r"kubectl apply -f -\s*<<", stripped):
-            if spec.plan.hosts > 1 and not any(LWS_MANIFESTS in r for r in raw):  # the LeaderWorkerSet controller (https://lws.sigs.k8s.io/docs/installation/)
+            if spec.plan.hosts > 1 and not any(
+                LWS_MANIFESTS in r for r in raw
+            ):  # the LeaderWorkerSet controller (https://lws.sigs.k8s.io/docs/installation/)
                 out.append(f"kubectl apply --server-side -f {LWS_MANIFESTS}")
             out.append("kubectl apply -f k8s/")
         elif (
@@ -268,10 +270,7 @@ def provision(plan: Plan, cmd: str) -> str:
         disk = row["disk"].format(disk_gb=plan.disk_gb)
         flag = row["disk_flag"]
         pattern = rf"\s{re.escape(flag)}(=|\s+)\S+"
-        if re.search(pattern, cmd):
-            cmd = re.sub(pattern, lambda m: " " + disk, cmd, count=1)
-        else:
-            cmd = f"{cmd} {disk}"
+        cmd = re.sub(pattern, lambda m: " " + disk, cmd, count=1) if re.search(pattern, cmd) else f"{cmd} {disk}"
     return cmd
 
 
@@ -514,7 +513,14 @@ def setup_sh(spec: Spec, steps: list[Step]) -> str:
     auto_keys = {s.key for s in auto}
     for n, s in enumerate(steps, 1):
         mark = "*" if s.key in auto_keys else " "
-        tag = {"interactive": " [interactive]", "device": " [needs the device]", "provision": " [provisions cloud resources]", "training": " [trains; not needed to serve]", "cleanup": " [deletes resources]", "schedule": " [service hours: run from cron]"}.get(s.kind, "")
+        tag = {
+            "interactive": " [interactive]",
+            "device": " [needs the device]",
+            "provision": " [provisions cloud resources]",
+            "training": " [trains; not needed to serve]",
+            "cleanup": " [deletes resources]",
+            "schedule": " [service hours: run from cron]",
+        }.get(s.kind, "")
         L.append(f"  {mark} {n:>2} {s.key:<{width}}  {one_line(s.title)}{tag}")
     L.append("STEPS")
     L.append("}")

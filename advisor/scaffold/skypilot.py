@@ -91,7 +91,14 @@ def sky_entry(spec: Spec, acc: Accelerator, est: Estimate) -> SkyEntry:
         layout = family(acc.device).shapes.host_layout(acc, est.count)
         sky = acc.deploy.skypilot
         name = sky.replace("{accelerator_type}", layout["accelerator_type"]) if sky else f"tpu-{layout['accelerator_type']}"
-        return SkyEntry(est, name, int(layout.get("slices") or 1), ranked or list(family(acc.device).clouds[:1]), acc.deploy.runtime_version, sky is not None)
+        return SkyEntry(
+            est,
+            name,
+            int(layout.get("slices") or 1),
+            ranked or list(family(acc.device).clouds[:1]),
+            acc.deploy.runtime_version,
+            sky is not None,
+        )
     per = acc.shapes.gpus_per_node or 8
     gpu = acc.deploy.skypilot
     on_node = min(est.count, per)

@@ -197,8 +197,14 @@ def collect_warnings(spec: Spec) -> None:
             "matrix, or serve a model that fits one host"
         )
     if spec.acc is not None:
-        used = {m for c in commands(spec.path) for m in PLACEHOLDER.findall(c)} | ({"gke_accelerator"} if spec.serving and spec.plan.cloud == "gcp" else set())
-        missing = [k for k in ("machine_type", "gke_accelerator", "runtime_version" if fam.setup.runtime_version else "") if k in used and not spec.values.get(k)]
+        used = {m for c in commands(spec.path) for m in PLACEHOLDER.findall(c)} | (
+            {"gke_accelerator"} if spec.serving and spec.plan.cloud == "gcp" else set()
+        )
+        missing = [
+            k
+            for k in ("machine_type", "gke_accelerator", "runtime_version" if fam.setup.runtime_version else "")
+            if k in used and not spec.values.get(k)
+        ]
         if missing:
             w.append(f"the catalog has no {', '.join(missing)} for {spec.acc.id}: fill them in setup.sh by hand")
     if spec.acc is not None and spec.profile.software.framework in spec.acc.deploy.unsupported_frameworks:

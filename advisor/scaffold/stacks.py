@@ -111,7 +111,10 @@ def choose(wanted: str, device: str, multi_host: bool) -> tuple[Server, str | No
         return fallback, f"{s.title} does not run on {device.upper()}s, so the manifests use {fallback.title}"
     if multi_host and not s.serves_multi_host(device):
         other = next((o for o in table.values() if o.serves_multi_host(device)), fallback)
-        return other, f"{s.title} serves from one machine only on {device.upper()}s and this replica spans hosts, so the manifests use {other.title}"
+        return (
+            other,
+            f"{s.title} serves from one machine only on {device.upper()}s and this replica spans hosts, so the manifests use {other.title}",
+        )
     return s, None
 
 

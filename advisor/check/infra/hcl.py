@@ -130,7 +130,10 @@ class _Scope:
         return v
 
 
-_TOKEN = re.compile(r'\s*(?:(?P<num>[0-9]+(?:\.[0-9]+)?)|(?P<str>"(?:[^"\\$]|\\.)*")|(?P<op>==|!=|&&|\|\||>=|<=|[!?:()<>])|(?P<ref>[A-Za-z_][A-Za-z0-9_.\-\["\]]*))')
+_TOKEN = re.compile(
+    r'\s*(?:(?P<num>[0-9]+(?:\.[0-9]+)?)|(?P<str>"(?:[^"\\$]|\\.)*")|(?P<op>==|!=|&&|\|\||>=|<=|[!?:()<>])'
+    r'|(?P<ref>[A-Za-z_][A-Za-z0-9_.\-\["\]]*))'
+)
 
 
 class _Expr:
@@ -246,7 +249,9 @@ class _Expr:
         raise ValueError
 
 
-def _module_scope(directory: str, cache: dict[str, tuple[dict[str, Any], dict[str, Any], str | None]]) -> tuple[dict[str, Any], dict[str, Any], str | None]:
+def _module_scope(
+    directory: str, cache: dict[str, tuple[dict[str, Any], dict[str, Any], str | None]]
+) -> tuple[dict[str, Any], dict[str, Any], str | None]:
     """Variable defaults, locals and the AWS provider region of every .tf file in the directory."""
     if directory in cache:
         return cache[directory]
@@ -281,7 +286,9 @@ def _module_scope(directory: str, cache: dict[str, tuple[dict[str, Any], dict[st
 
 
 class _HclCtx(tfplan._Ctx):
-    def __init__(self, path: str, text: str, index: NameIndex, blocks: dict[str, int], refs: dict[str, set[str]], region: str | None) -> None:
+    def __init__(
+        self, path: str, text: str, index: NameIndex, blocks: dict[str, int], refs: dict[str, set[str]], region: str | None
+    ) -> None:
         super().__init__(path, text, {}, index)
         self.blocks, self.refs, self.aws_region = blocks, refs, region
 
@@ -305,8 +312,24 @@ def _unresolved_paths(v: Any, prefix: str = "") -> list[tuple[str, str]]:
     return out
 
 
-NUMERIC = {"count", "node_count", "initial_node_count", "min_node_count", "max_node_count", "total_min_node_count", "total_max_node_count",
-           "target_size", "min_size", "max_size", "desired_size", "desired_capacity", "instances", "min_count", "max_count", "node_count_per_zone"}
+NUMERIC = {
+    "count",
+    "node_count",
+    "initial_node_count",
+    "min_node_count",
+    "max_node_count",
+    "total_min_node_count",
+    "total_max_node_count",
+    "target_size",
+    "min_size",
+    "max_size",
+    "desired_size",
+    "desired_capacity",
+    "instances",
+    "min_count",
+    "max_count",
+    "node_count_per_zone",
+}
 _INT = re.compile(r"[0-9]{1,9}")
 
 
@@ -336,10 +359,21 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     try:
         import hcl2  # noqa: F401
     except ImportError:
-        return Parsed("terraform-hcl", notes=["Terraform HCL source: python-hcl2 is not installed (pip install python-hcl2), so it is not read; "
-                                             f"give the plan JSON: {PLAN_HINT}"])
+        return Parsed(
+            "terraform-hcl",
+            notes=[
+                "Terraform HCL source: python-hcl2 is not installed (pip install python-hcl2), so it is not read; "
+                f"give the plan JSON: {PLAN_HINT}"
+            ],
+        )
     if len(text.encode("utf-8", "surrogatepass")) > MAX_HCL_BYTES:
-        return Parsed("terraform-hcl", notes=[f"Terraform HCL larger than {MAX_HCL_BYTES // 1024} KiB, more than the HCL reader reads in good time; give the plan JSON: {PLAN_HINT}"])
+        return Parsed(
+            "terraform-hcl",
+            notes=[
+                f"Terraform HCL larger than {MAX_HCL_BYTES // 1024} KiB, more than the HCL reader reads in good time; give the plan "
+                f"JSON: {PLAN_HINT}"
+            ],
+        )
     try:
         data = _load(text)
     except Exception as exc:  # the HCL reader's own errors: skipped with the reason, the plan is the authority
@@ -389,7 +423,11 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
             unresolved.setdefault(address, [])
             unresolved[address] += [(f, e) for f, e in _unresolved_paths(after) if f.split(".")[0] in HARDWARE_FIELDS]
             unknown = {k: True for k, v in after.items() if isinstance(v, Unresolved)}
-            by_addr[address] = {"address": address, "type": rtype, "change": {"actions": ["create"], "before": None, "after": _plain(after), "after_unknown": unknown}}
+            by_addr[address] = {
+                "address": address,
+                "type": rtype,
+                "change": {"actions": ["create"], "before": None, "after": _plain(after), "after_unknown": unknown},
+            }
             ctx.config_index.setdefault(base, []).append(address)
             total += 1
             if total > MAX_INSTANCES:
@@ -404,7 +442,9 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     for address, items in unresolved.items():
         if address not in seen and items:
             fields = ", ".join(sorted({f for f, _ in items}))
-            out.notes.append(f"{address}: {fields} cannot be evaluated from the source ({items[0][1][:60]}); give the plan JSON: {PLAN_HINT}")
+            out.notes.append(
+                f"{address}: {fields} cannot be evaluated from the source ({items[0][1][:60]}); give the plan JSON: {PLAN_HINT}"
+            )
     for req in out.requests:
         req.waivers += tf_waivers(text, req.line)
         req.kind = "terraform-hcl"

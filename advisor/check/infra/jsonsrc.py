@@ -91,7 +91,9 @@ def check_surrogates(text: str, path: str) -> None:
                 continue
             raise InputError.single(path, *_line_col(text, pending - 6), "a lone UTF-16 surrogate escape is not a character")
         if value >= 0xDC00:
-            raise InputError.single(path, *_line_col(text, m.start() + len(m.group(1)) - 1), "a lone UTF-16 surrogate escape is not a character")
+            raise InputError.single(
+                path, *_line_col(text, m.start() + len(m.group(1)) - 1), "a lone UTF-16 surrogate escape is not a character"
+            )
         pending = m.end()
     if pending is not None:
         raise InputError.single(path, *_line_col(text, pending - 6), "a lone UTF-16 surrogate escape is not a character")

@@ -41,7 +41,11 @@ def _matches(req: Request, lp: LoadedProfile) -> bool:
     base = os.path.dirname(lp.path)
     rel = os.path.relpath(req.path, base) if base else req.path
     for pat in patterns:
-        if req.kind == "skypilot" and (fnmatch.fnmatchcase(req.path, pat) or fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(os.path.normpath(req.path), os.path.normpath(pat))):
+        if req.kind == "skypilot" and (
+            fnmatch.fnmatchcase(req.path, pat)
+            or fnmatch.fnmatchcase(rel, pat)
+            or fnmatch.fnmatchcase(os.path.normpath(req.path), os.path.normpath(pat))
+        ):
             return True
         if fnmatch.fnmatchcase(req.address, pat) or (req.target and fnmatch.fnmatchcase("/".join(req.target), pat)):
             return True
@@ -73,7 +77,12 @@ def find_workload(req: Request, workloads: list[LoadedProfile]) -> tuple[LoadedP
 def _synthetic(req: Request, profile: Any, label: str) -> LoadedProfile:
     at = (req.line, req.col)
     doc = Document(req.path, 0, {}, at)
-    doc.value_pos = {("proposal", "accelerator"): req.pos("accelerator"), ("proposal", "count"): req.pos("count"), ("proposal", "hours"): at, ("proposal",): at}
+    doc.value_pos = {
+        ("proposal", "accelerator"): req.pos("accelerator"),
+        ("proposal", "count"): req.pos("count"),
+        ("proposal", "hours"): at,
+        ("proposal",): at,
+    }
     doc.key_pos = {("proposal",): at}
     return LoadedProfile(profile, doc)
 
@@ -108,7 +117,13 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
             from advisor.errors import InputError
 
             line, col = req.pos("replicas")
-            raise InputError.single(req.path, line, col, f"{req.address}: {req.count} chips x {req.replicas(side)} replicas = {n} chips, beyond any real cluster (limit {MAX_TOTAL_CHIPS:,})")
+            raise InputError.single(
+                req.path,
+                line,
+                col,
+                f"{req.address}: {req.count} chips x {req.replicas(side)} replicas = {n} chips, beyond any real cluster (limit "
+                f"{MAX_TOTAL_CHIPS:,})",
+            )
     lp, broken = find_workload(req, workloads)
     total = req.total(end)
     acc = ctx.catalog.accelerators.get(req.accelerator or "")
@@ -132,7 +147,9 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
     if result is None:
         price, hours, hours_note = price_request(req, ctx, end)
         name = acc.id if acc else (req.hardware or "unknown")
-        result = ProposalResult(label, req.path, req.address, "pass", proposal={"accelerator": name, "count": total, "hours": hours}, line=req.line)
+        result = ProposalResult(
+            label, req.path, req.address, "pass", proposal={"accelerator": name, "count": total, "hours": hours}, line=req.line
+        )
         result.proposal_cost = (total * hours * price) if (price is not None and total is not None) else None
         if total == 0:
             result.proposal_cost = 0.0
@@ -145,8 +162,11 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
     if req.before is not None:
         bprice, bhours, _ = price_request(req.before, ctx, end)
         btotal = req.before.total(end)
-        result.before = {"total_chips": btotal, "cost_usd": None if bprice is None or btotal is None else round(btotal * bhours * bprice, 2),
-                         "request": req.before.to_json(end)}
+        result.before = {
+            "total_chips": btotal,
+            "cost_usd": None if bprice is None or btotal is None else round(btotal * bhours * bprice, 2),
+            "request": req.before.to_json(end),
+        }
     notes = list(req.notes) + ([hours_note] if hours_note else [])
     result.notes = notes
     rj = RequestJudging(req, policy, end, acc, lp, broken, judged=result.recommended is not None, cost=result.proposal_cost,
@@ -161,7 +181,11 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
     apply_request_waivers(req, findings, today, policy)
     result.findings = sorted(findings, key=lambda f: (-RANK[f.severity], f.line, f.rule))
     result.status = "error" if result.active("error") else "warning" if result.active("warning") else "pass"
-    result.cost_kind = "one-off" if (lp is not None and not req.always_on and lp.profile.is_training and hours_note.startswith("hours from")) else "monthly"
+    result.cost_kind = (
+        "one-off"
+        if (lp is not None and not req.always_on and lp.profile.is_training and hours_note.startswith("hours from"))
+        else "monthly"
+    )
     if lp is None:
         result.unlinked = True
     return result
@@ -199,7 +223,9 @@ def apply_request_waivers(req: Request, findings: list[Any], today: dt.date, pol
                     problems.append(f"expired on {expires.isoformat()}")
         if problems:
             if "waiver-invalid" not in policy.disabled_rules:
-                findings.append(Finding("waiver-invalid", "error", f"waiver for '{rule[:100]}' {' and '.join(problems)}; it waives nothing.", line, col))
+                findings.append(
+                    Finding("waiver-invalid", "error", f"waiver for '{rule[:100]}' {' and '.join(problems)}; it waives nothing.", line, col)
+                )
             continue
         if rule not in CHECK_RULES:
             findings.append(Finding("waiver-unknown-rule", "warning", f"waiver names unknown rule '{rule[:100]}'.", line, col))

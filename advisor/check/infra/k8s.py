@@ -28,7 +28,13 @@ TYPE_LABELS = (
     "cloud.google.com/gke-tpu-accelerator", "cloud.google.com/gke-accelerator", "node.kubernetes.io/instance-type",
     "beta.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-gpu-name", "nvidia.com/gpu.product",
 )
-SPOT_LABELS = {"cloud.google.com/gke-spot": "true", "cloud.google.com/gke-provisioning": "spot", "karpenter.sh/capacity-type": "spot", "eks.amazonaws.com/capacityType": "SPOT", "kubernetes.azure.com/scalesetpriority": "spot"}
+SPOT_LABELS = {
+    "cloud.google.com/gke-spot": "true",
+    "cloud.google.com/gke-provisioning": "spot",
+    "karpenter.sh/capacity-type": "spot",
+    "eks.amazonaws.com/capacityType": "SPOT",
+    "kubernetes.azure.com/scalesetpriority": "spot",
+}
 _CHIP_LIKE = re.compile(r"(?:^|[./-])(?:gpu|tpu|neuron(?:core|device)?|mig-\d)", re.I)
 _DIGITS = re.compile(r"[0-9]{1,9}")  # ASCII only: str.isdigit() accepts '²' and other scripts' digits
 JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"}
@@ -102,7 +108,13 @@ def _selectors(d: _Doc, pod: KeyPath) -> dict[str, tuple[str, KeyPath]]:
         for ti, term in enumerate(terms[:1]):
             exprs = term.get("matchExpressions") if isinstance(term, dict) else None
             for ei, e in enumerate(exprs if isinstance(exprs, list) else []):
-                if isinstance(e, dict) and e.get("operator") == "In" and isinstance(e.get("key"), str) and isinstance(e.get("values"), list) and e["values"]:
+                if (
+                    isinstance(e, dict)
+                    and e.get("operator") == "In"
+                    and isinstance(e.get("key"), str)
+                    and isinstance(e.get("values"), list)
+                    and e["values"]
+                ):
                     out.setdefault(e["key"], (str(e["values"][0]), (*req_loc, ti, "matchExpressions", ei, "values", 0)))
     return out
 
@@ -112,7 +124,9 @@ def _container_chips(d: _Doc, loc: KeyPath, req: Request, res_key: str = "resour
     for section in ("limits", "requests"):
         sec = (*loc, res_key, section)
         res = d.mapping(sec)
-        names = [n for n in CHIP_RESOURCES if n in res] + sorted(k for k in res if isinstance(k, str) and k not in CHIP_RESOURCES and _CHIP_LIKE.search(k))
+        names = [n for n in CHIP_RESOURCES if n in res] + sorted(
+            k for k in res if isinstance(k, str) and k not in CHIP_RESOURCES and _CHIP_LIKE.search(k)
+        )
         if not names:
             continue
         total, where = 0, None
@@ -127,7 +141,9 @@ def _container_chips(d: _Doc, loc: KeyPath, req: Request, res_key: str = "resour
     return 0, None, None
 
 
-def _pod_chips(d: _Doc, pod: KeyPath, req: Request, containers: list[tuple[KeyPath, str]] | None = None) -> tuple[int, str | None, KeyPath | None]:
+def _pod_chips(
+    d: _Doc, pod: KeyPath, req: Request, containers: list[tuple[KeyPath, str]] | None = None
+) -> tuple[int, str | None, KeyPath | None]:
     """Accelerator chips one pod asks for: its containers and sidecars (init containers with
     ``restartPolicy: Always``) summed, or its largest init container if that is more (the
     Kubernetes effective request). ``containers``: container-like blocks of a custom resource
@@ -189,7 +205,10 @@ def _pod_request(d: _Doc, pod: KeyPath, req: Request, containers: list[tuple[Key
             req.cloud = clouds.by_kubernetes_label(label) or req.cloud
             break
     if hw is None and not req.unresolved:
-        req.unknown = f"the pod asks for {resource} but names no accelerator type (no {TYPE_LABELS[1]}, gke-tpu-accelerator or instance-type selector)"
+        req.unknown = (
+            f"the pod asks for {resource} but names no accelerator type "
+            f"(no {TYPE_LABELS[1]}, gke-tpu-accelerator or instance-type selector)"
+        )
         req.hardware = resource
     if chips >= 0:
         req.count = chips
@@ -205,7 +224,9 @@ def _pod_request(d: _Doc, pod: KeyPath, req: Request, containers: list[tuple[Key
     if "cloud.google.com/reservation-name" in sels:
         req.pricing = "reservation"
     if "cloud.google.com/compute-class" in sels:
-        req.notes.append(f"compute class {sels['cloud.google.com/compute-class'][0]!r}: its priorities decide spot / on-demand; read as on-demand")
+        req.notes.append(
+            f"compute class {sels['cloud.google.com/compute-class'][0]!r}: its priorities decide spot / on-demand; read as on-demand"
+        )
     for label in ("topology.kubernetes.io/region", "topology.kubernetes.io/zone"):
         if label in sels:
             zone = sels[label][0]
@@ -257,7 +278,11 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
         d = _Doc(doc, index)
         kind = doc.data["kind"]
         meta = d.mapping(("metadata",))
-        name = str(meta["name"]) if isinstance(meta.get("name"), str) else (str(meta["generateName"]) + "*" if isinstance(meta.get("generateName"), str) else "?")
+        name = (
+            str(meta["name"])
+            if isinstance(meta.get("name"), str)
+            else (str(meta["generateName"]) + "*" if isinstance(meta.get("generateName"), str) else "?")
+        )
         ns = str(meta["namespace"]) if isinstance(meta.get("namespace"), str) else "default"
         if kind == "HorizontalPodAutoscaler":
             ref = d.mapping(("spec", "scaleTargetRef"))
@@ -265,7 +290,11 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                 lo = d.count(("spec", "minReplicas"), default=1)
                 lo = 1 if lo is None else lo
                 hi = d.count(("spec", "maxReplicas"), default=lo)
-                out.autoscalers.append(Autoscaler((str(ref["kind"]), ns, str(ref["name"])), lo, hi if hi is not None else lo, doc.where(("spec", "maxReplicas"))))
+                out.autoscalers.append(
+                    Autoscaler(
+                        (str(ref["kind"]), ns, str(ref["name"])), lo, hi if hi is not None else lo, doc.where(("spec", "maxReplicas"))
+                    )
+                )
             continue
         if kind in CAPACITY_KINDS:
             note = _capacity_note(d, kind, name)
@@ -285,10 +314,21 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                 req.count = per_pod * part.pods
             topo_chips = req.topology_chips
             if topo_chips and req.count is not None and req.count != topo_chips:
-                if per_pod is not None and per_pod and topo_chips % per_pod == 0 and part.pods == 1 and kind in ("Deployment", "StatefulSet", "Pod", "ReplicaSet"):
-                    req.shape_problems.append(f"{per_pod} chips per pod on a {req.topology} slice ({topo_chips} chips): a multi-host slice needs {topo_chips // per_pod} pods per replica (JobSet / LeaderWorkerSet)")
+                if (
+                    per_pod is not None
+                    and per_pod
+                    and topo_chips % per_pod == 0
+                    and part.pods == 1
+                    and kind in ("Deployment", "StatefulSet", "Pod", "ReplicaSet")
+                ):
+                    req.shape_problems.append(
+                        f"{per_pod} chips per pod on a {req.topology} slice ({topo_chips} chips): a multi-host slice needs "
+                        f"{topo_chips // per_pod} pods per replica (JobSet / LeaderWorkerSet)"
+                    )
                 else:
-                    req.shape_problems.append(f"{part.pods} pod(s) x {per_pod} chips = {req.count}, but topology {req.topology} has {topo_chips} chips")
+                    req.shape_problems.append(
+                        f"{part.pods} pod(s) x {per_pod} chips = {req.count}, but topology {req.topology} has {topo_chips} chips"
+                    )
             if topo_chips and per_pod:
                 req.hosts = max(1, topo_chips // per_pod)
             elif part.pods > 1:
@@ -332,7 +372,9 @@ def _groups(made: list[tuple[Part, Request]]) -> list[Request]:
             req.unresolved += lead.unresolved
             req.shape_problems = [m for m in req.shape_problems if "topology" not in m]
             if req.topology_chips and req.count != req.topology_chips:
-                req.shape_problems.append(f"{req.hosts} pod(s) per group = {req.count} chips, but topology {req.topology} has {req.topology_chips} chips")
+                req.shape_problems.append(
+                    f"{req.hosts} pod(s) per group = {req.count} chips, but topology {req.topology} has {req.topology_chips} chips"
+                )
             elif req.topology_chips and req.count:
                 req.hosts = max(1, req.hosts)
             leaders.pop(part.group, None)
@@ -366,7 +408,9 @@ def _capacity_note(d: _Doc, kind: str, name: str) -> str | None:
                 found += [str(r) for r in g["coveredResources"] if isinstance(r, str) and (r in CHIP_RESOURCES or _CHIP_LIKE.search(r))]
     if not found:
         return None
-    return f"{kind} {name} names {', '.join(dict.fromkeys(found))}: capacity it allows, not a request (counted where a workload asks for it)"
+    return (
+        f"{kind} {name} names {', '.join(dict.fromkeys(found))}: capacity it allows, not a request (counted where a workload asks for it)"
+    )
 
 
 @dataclass
@@ -412,7 +456,11 @@ def _templates(d: _Doc, kind: str) -> list[Part]:
             reps = d.count((*base, "replicas"), default=1)
             par = d.count((*base, "template", "spec", "parallelism"), default=1)
             name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
-            out.append(Part(str(name), (*base, "template", "spec", "template", "spec"), 1 if par is None else par, (reps, reps), (*base, "replicas")))
+            out.append(
+                Part(
+                    str(name), (*base, "template", "spec", "template", "spec"), 1 if par is None else par, (reps, reps), (*base, "replicas")
+                )
+            )
         return out
     if kind == "LeaderWorkerSet":
         return _lws(d)
@@ -422,9 +470,22 @@ def _templates(d: _Doc, kind: str) -> list[Part]:
         return _replica_specs(d, kind)
     if kind == "TrainJob":
         n = d.count(("spec", "trainer", "numNodes"), default=1)
-        sel: KeyPath = ("spec", "podSpecOverrides", 0) if d.at(("spec", "podSpecOverrides")) is not None else ("spec", "podTemplateOverrides", 0, "spec")
-        return [Part("trainer", sel, 1 if n is None else n, (1, 1), ("spec", "trainer", "numNodes"), containers=[(("spec", "trainer"), "resourcesPerNode")],
-                     notes=["TrainJob: chips from trainer.resourcesPerNode x numNodes (the runtime's own defaults are not read)"])]
+        sel: KeyPath = (
+            ("spec", "podSpecOverrides", 0)
+            if d.at(("spec", "podSpecOverrides")) is not None
+            else ("spec", "podTemplateOverrides", 0, "spec")
+        )
+        return [
+            Part(
+                "trainer",
+                sel,
+                1 if n is None else n,
+                (1, 1),
+                ("spec", "trainer", "numNodes"),
+                containers=[(("spec", "trainer"), "resourcesPerNode")],
+                notes=["TrainJob: chips from trainer.resourcesPerNode x numNodes (the runtime's own defaults are not read)"],
+            )
+        ]
     if kind == "InferenceService":
         return _kserve(d)
     if kind == "LLMInferenceService":
@@ -475,7 +536,16 @@ def _ray(d: _Doc, kind: str) -> list[Part]:
             lo = hi = n
         hosts = d.count((*wbase, "numOfHosts"), default=1)
         name = g.get("groupName") if isinstance(g.get("groupName"), str) else str(i)
-        out.append(Part(str(name), (*wbase, "template", "spec"), 1 if hosts is None else hosts, (lo, hi), (*wbase, "maxReplicas" if auto and "maxReplicas" in g else "replicas"), notes=notes))
+        out.append(
+            Part(
+                str(name),
+                (*wbase, "template", "spec"),
+                1 if hosts is None else hosts,
+                (lo, hi),
+                (*wbase, "maxReplicas" if auto and "maxReplicas" in g else "replicas"),
+                notes=notes,
+            )
+        )
     return out
 
 
@@ -519,12 +589,34 @@ def _kserve(d: _Doc) -> list[Part]:
         containers: list[tuple[KeyPath, str]] = [((*base, f), "resources") for f in KSERVE_FRAMEWORKS if isinstance(block.get(f), dict)]
         containers += [((*base, "containers", i), "resources") for i, _ in enumerate(d.seq((*base, "containers")))]
         where = (*base, "maxReplicas") if "maxReplicas" in block else (*base, "minReplicas") if "minReplicas" in block else None
-        out.append(Part(comp, base, 1, (lo, hi), where, containers=containers, group=comp if d.at((*base, "workerSpec")) is not None else "", role="leader"))
+        out.append(
+            Part(
+                comp,
+                base,
+                1,
+                (lo, hi),
+                where,
+                containers=containers,
+                group=comp if d.at((*base, "workerSpec")) is not None else "",
+                role="leader",
+            )
+        )
         worker = d.mapping((*base, "workerSpec"))
         if worker:
             pp = d.count((*base, "workerSpec", "pipelineParallelSize"), default=2)
             wc = [((*base, "workerSpec", "containers", i), "resources") for i, _ in enumerate(d.seq((*base, "workerSpec", "containers")))]
-            out.append(Part(f"{comp}-workers", (*base, "workerSpec"), max(0, (pp or 1) - 1), (lo, hi), where, containers=wc, group=comp, role="workers"))
+            out.append(
+                Part(
+                    f"{comp}-workers",
+                    (*base, "workerSpec"),
+                    max(0, (pp or 1) - 1),
+                    (lo, hi),
+                    where,
+                    containers=wc,
+                    group=comp,
+                    role="workers",
+                )
+            )
     return out
 
 
@@ -546,7 +638,17 @@ def _llmisvc(d: _Doc) -> list[Part]:
             out.append(Part(label, (*base, "template"), 1, (n, n), (*base, "replicas"), group=label or "decode", role="leader"))
         if d.at((*base, "worker")) is not None:
             workers = size - 1 if has_template else size
-            out.append(Part(f"{label}-workers" if label else "workers", (*base, "worker"), workers, (n, n), (*base, "replicas"), group=label or "decode", role="workers"))
+            out.append(
+                Part(
+                    f"{label}-workers" if label else "workers",
+                    (*base, "worker"),
+                    workers,
+                    (n, n),
+                    (*base, "replicas"),
+                    group=label or "decode",
+                    role="workers",
+                )
+            )
     return out
 
 

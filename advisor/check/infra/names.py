@@ -155,7 +155,9 @@ class NameIndex:
             return Hardware(None, chips, cores[1] if cores else None, reason=f"{name}: {self.unsupported[key]}")
         if cores is not None and key not in self.names:
             gen = key.removeprefix("tpu-").split("-")[0]
-            return Hardware(None, cores[0], cores[1], reason=f"{name}: TPU {gen} is not in the catalog ({cores[0]} chips: the name counts TensorCores)")
+            return Hardware(
+                None, cores[0], cores[1], reason=f"{name}: TPU {gen} is not in the catalog ({cores[0]} chips: the name counts TensorCores)"
+            )
         hit = self.names.get(key)
         if hit is not None:
             return hit

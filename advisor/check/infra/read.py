@@ -30,7 +30,13 @@ def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]
         return [], Parsed("other", notes=["an 'advisor check --format json' result (use it with --baseline)"])
     kind = doc_kind(data)
     if kind.startswith("other"):
-        return [], Parsed("other", notes=["JSON that is neither a Terraform plan (no format_version / resource_changes), a workload profile, a Kubernetes manifest nor a SkyPilot task"])
+        return [], Parsed(
+            "other",
+            notes=[
+                "JSON that is neither a Terraform plan (no format_version / resource_changes), a workload profile, a Kubernetes manifest "
+                "nor a SkyPilot task"
+            ],
+        )
     docs = _json_documents(path, text, data)
     return _split(path, docs, [kind] * len(docs), index, len(text))
 
@@ -59,7 +65,10 @@ def template_hint(text: str, exc: InputError) -> InputError:
     p = exc.problems[0]
     near = "\n".join(lines[max(0, p.line - 2) : p.line + 1])
     if "{{" in near or "${" in near:
-        hint = "; an unrendered template placeholder ({{ }} / ${ }) is here: render the file first (helm template, envsubst, kustomize) or leave it out with --exclude"
+        hint = (
+            "; an unrendered template placeholder ({{ }} / ${ }) is here: render the file first "
+            "(helm template, envsubst, kustomize) or leave it out with --exclude"
+        )
         return InputError([type(p)(p.path, p.line, p.col, p.message + hint), *exc.problems[1:]])
     return exc
 
@@ -95,7 +104,9 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
         out.autoscalers += got.autoscalers
         out.notes += got.notes
         if not got.requests and not got.autoscalers:
-            out.notes.append("Kubernetes manifest without accelerator requests" if what == "kubernetes" else "SkyPilot task without accelerator requests")
+            out.notes.append(
+                "Kubernetes manifest without accelerator requests" if what == "kubernetes" else "SkyPilot task without accelerator requests"
+            )
     if problems:
         raise InputError(problems)
     out.notes += list(dict.fromkeys(others))

@@ -77,7 +77,17 @@ def _list_reason(data: list[Any]) -> str:
 def _other_reason(data: dict[Any, Any], keys: set[str]) -> str:
     if ("on" in keys or True in data) and "jobs" in keys:
         return "a GitHub Actions workflow"
-    if isinstance(data.get("services"), dict) and keys <= {"services", "version", "volumes", "networks", "configs", "secrets", "name", "include", "x-common"} | {k for k in keys if k.startswith("x-")}:
+    if isinstance(data.get("services"), dict) and keys <= {
+        "services",
+        "version",
+        "volumes",
+        "networks",
+        "configs",
+        "secrets",
+        "name",
+        "include",
+        "x-common",
+    } | {k for k in keys if k.startswith("x-")}:
         return "a docker-compose file"
     if isinstance(data.get("dependencies"), list) and keys <= {"name", "channels", "dependencies", "prefix", "variables"}:
         return "a conda environment file"

@@ -211,11 +211,20 @@ def parse(path: str, text: str, plan: dict[str, Any], index: NameIndex) -> Parse
         by_addr[addr] = rc
         ctx.config_index.setdefault(_config_address(addr), []).append(addr)
         if len(by_addr) > MAX_RESOURCES:
-            raise InputError.single(path, *ctx.pos(addr), f"more than {MAX_RESOURCES:,} compute resources in one plan: split the plan (per module or workspace) and check the parts")
+            raise InputError.single(
+                path,
+                *ctx.pos(addr),
+                f"more than {MAX_RESOURCES:,} compute resources in one plan: split the plan (per module or workspace) and check the parts",
+            )
     return read_resources(ctx, by_addr, Parsed("terraform-plan"))
 
 
-GROUPS = ("google_compute_instance_group_manager", "google_compute_region_instance_group_manager", "aws_autoscaling_group", "aws_eks_node_group")
+GROUPS = (
+    "google_compute_instance_group_manager",
+    "google_compute_region_instance_group_manager",
+    "aws_autoscaling_group",
+    "aws_eks_node_group",
+)
 
 
 def read_resources(ctx: _Ctx, by_addr: dict[str, dict[str, Any]], out: Parsed) -> Parsed:
@@ -327,7 +336,9 @@ def _zone_region(zone: str | None) -> str | None:
 Reader = Callable[[_Ctx, Request, dict[str, Any], dict[str, Any], dict[str, dict[str, Any]], set[str]], Request | None]
 
 
-def _read(ctx: _Ctx, rtype: str, addr: str, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
+def _read(
+    ctx: _Ctx, rtype: str, addr: str, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
+) -> Request | None:
     line, col = ctx.pos(addr)
     req = Request(ctx.path, "terraform-plan", addr, line, col)
     req.cloud = clouds.by_terraform_type(rtype)  # the provider's cloud (rules/clouds.yaml terraform_prefix)
@@ -339,7 +350,9 @@ def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -
     """GPU from guest_accelerator (type, count) or implied by the machine type. False: no accelerator."""
     if guest is not None and not isinstance(guest, list):
         # fail closed: a block that should name an accelerator and cannot be read is an input error
-        raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: expected a list of blocks, got {type(guest).__name__}")
+        raise InputError.single(
+            ctx.path, req.line, req.col, f"{req.address}: {field}: expected a list of blocks, got {type(guest).__name__}"
+        )
     for g in guest or []:
         if not isinstance(g, dict):
             raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: expected a list of blocks")
@@ -496,7 +509,9 @@ def _gce(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | N
     return req
 
 
-def _mig(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
+def _mig(
+    ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
+) -> Request | None:
     tpl = _joined(ctx, req.address, by_addr, ("google_compute_instance_template", "google_compute_region_instance_template"))
     if tpl is None:
         return None
@@ -542,7 +557,9 @@ def _aws_instance(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Re
     return req
 
 
-def _asg(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
+def _asg(
+    ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
+) -> Request | None:
     tpl = _joined(ctx, req.address, by_addr, ("aws_launch_template",))
     if tpl is None:
         return None
@@ -558,7 +575,9 @@ def _asg(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any]
     return req
 
 
-def _eks(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]) -> Request | None:
+def _eks(
+    ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
+) -> Request | None:
     types = after.get("instance_types")
     names = [t for t in types if isinstance(t, str)] if isinstance(types, list) else []
     if names:
@@ -587,7 +606,11 @@ def _eks(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any]
 
 
 def _azure(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
-    size = _str(ctx, req, "vm_size", after.get("vm_size")) or _str(ctx, req, "size", after.get("size")) or _str(ctx, req, "sku", after.get("sku"))
+    size = (
+        _str(ctx, req, "vm_size", after.get("vm_size"))
+        or _str(ctx, req, "size", after.get("size"))
+        or _str(ctx, req, "sku", after.get("sku"))
+    )
     if not size or not _gpu(ctx, req, size, None, ""):
         return None
     req.region = _str(ctx, req, "location", after.get("location"))
