@@ -150,15 +150,21 @@ def _gitignore(directory: str) -> list[Pattern]:
     return [p for p in (Pattern.parse(line, directory) for line in lines[:10_000]) if p is not None]
 
 
-def _git_root(start: str) -> str | None:
+def _upward(start: str, marker: str, exists: Callable[[str], bool] = os.path.exists, levels: int = 4096) -> str | None:
+    """The nearest directory at or above ``start`` holding ``marker`` (at most ``levels`` up)."""
     d = os.path.abspath(start)
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
+    for _ in range(levels):
+        if exists(os.path.join(d, marker)):
             return d
         up = os.path.dirname(d)
         if up == d:
             return None
         d = up
+    return None
+
+
+def _git_root(start: str) -> str | None:
+    return _upward(start, ".git")
 
 
 def _inherited_gitignores(top: str) -> list[Pattern]:
@@ -187,15 +193,7 @@ def helm() -> str | None:
 
 def chart_of(path: str) -> str | None:
     """The Helm chart directory holding this file (a directory with a Chart.yaml above it)."""
-    d = os.path.dirname(os.path.abspath(path))
-    for _ in range(32):
-        if os.path.isfile(os.path.join(d, "Chart.yaml")):
-            return d
-        up = os.path.dirname(d)
-        if up == d:
-            return None
-        d = up
-    return None
+    return _upward(os.path.dirname(os.path.abspath(path)), "Chart.yaml", os.path.isfile, 32)
 
 
 def _chart_reason() -> str:
