@@ -84,7 +84,7 @@ class _Scope:
                 return Unresolved(expr)
             self._busy.add(f"{head}.{name}")
             try:
-                node = self.eval(table[name])
+                node = self.literal(table[name])
             finally:
                 self._busy.discard(f"{head}.{name}")
             tail = rest[len(name):]
@@ -103,7 +103,7 @@ class _Scope:
                 return Unresolved(expr)
         return node
 
-    def eval(self, v: Any, depth: int = 0) -> Any:
+    def literal(self, v: Any, depth: int = 0) -> Any:
         if depth > 32:
             return Unresolved("(nested too deeply)")
         if isinstance(v, str):
@@ -124,9 +124,9 @@ class _Scope:
                 return "".join([*out, v[last:]])
             return v
         if isinstance(v, list):
-            return [self.eval(x, depth + 1) for x in v]
+            return [self.literal(x, depth + 1) for x in v]
         if isinstance(v, dict):
-            return {k: self.eval(x, depth + 1) for k, x in v.items() if not (isinstance(k, str) and k.startswith("__"))}
+            return {k: self.literal(x, depth + 1) for k, x in v.items() if not (isinstance(k, str) and k.startswith("__"))}
         return v
 
 
@@ -414,7 +414,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
             if problem is not None:
                 unresolved[address] = [problem]
             scope.each, scope.count = each, count_index
-            after = scope.eval(body)
+            after = scope.literal(body)
             scope.each, scope.count = None, None
             if not isinstance(after, dict):
                 continue
@@ -457,13 +457,13 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
 def _instances(scope: _Scope, body: dict[str, Any]) -> list[tuple[str, tuple[Any, Any] | None, int | None, tuple[str, str] | None]]:
     """(address suffix, each (key, value), count.index, a problem) of every instance."""
     if "count" in body:
-        n = scope.eval(body["count"])
+        n = scope.literal(body["count"])
         if isinstance(n, bool) or not isinstance(n, int):
             return [("[0]", None, 0, ("count", str(body["count"])[:80]))]
         n = max(0, min(n, MAX_INSTANCES + 1))
         return [(f"[{i}]", None, i, None) for i in range(n)]
     if "for_each" in body:
-        items = scope.eval(body["for_each"])
+        items = scope.literal(body["for_each"])
         if isinstance(items, dict):
             return [(f'["{k}"]', (k, v), None, None) for k, v in list(items.items())[: MAX_INSTANCES + 1]]
         if isinstance(items, list) and all(isinstance(x, (str, int)) for x in items):
