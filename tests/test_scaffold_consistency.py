@@ -357,7 +357,7 @@ def _precision(case: Case) -> None:
         assert f"DTYPE = torch.{TORCH_DTYPE.get(p.precision, 'bfloat16')}" in train
     for line in case.sh.splitlines():
         if "weight_dtype=" in line:
-            from advisor.recommend import WEIGHT_DTYPE
+            from advisor.setuppath import WEIGHT_DTYPE
 
             assert _flag(line, "weight_dtype") <= {WEIGHT_DTYPE.get(p.precision, "bfloat16")}
 

@@ -17,7 +17,8 @@ from advisor.knowledge import KnowledgeBase
 from advisor.loading import LoadedProfile
 from advisor.models import Profile
 from advisor.policy import Policy
-from advisor.recommend import Decision, SetupPlan, decide, recommend
+from advisor.recommend import Decision, decide, recommend
+from advisor.setuppath import SetupPlan
 
 # Proposals of one batch often describe the same workload (one model in several environments, a
 # proposal re-sized or re-timed). The candidate search is a pure function of the workload, the

@@ -32,7 +32,8 @@ from advisor.loading import LoadedProfile
 from advisor.memo import IdentityMemo
 from advisor.models import Profile, Proposal
 from advisor.policy import Policy
-from advisor.recommend import Recommendation, choose_setup, describe, setup_cloud
+from advisor.recommend import Recommendation, describe
+from advisor.setuppath import choose_setup, setup_cloud
 
 if TYPE_CHECKING:
     from advisor.check.infra.model import Request

@@ -69,7 +69,7 @@ class Plan:
     zone: str
     pricing: str  # procurement kind the estimate priced: on-demand, spot, committed-1y/3y, owned
     price_cloud: str
-    cloud: str  # where the setup runs (recommend.setup_cloud): priced cloud, on-prem for owned chips
+    cloud: str  # where the setup runs (setuppath.setup_cloud): priced cloud, on-prem for owned chips
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -20,8 +20,9 @@ from advisor.facts import FieldReader
 from advisor.families import family
 from advisor.knowledge import PLACEHOLDER, SetupPath
 from advisor.models import Profile
-from advisor.recommend import Recommendation, placeholders, setup_cloud
+from advisor.recommend import Recommendation
 from advisor.scaffold.plan import Plan, make_plan, statement
+from advisor.setuppath import placeholders, setup_cloud
 from advisor.validation import did_you_mean
 
 
@@ -81,7 +82,7 @@ def resolve_path(rec: Recommendation, ctx: Context, path_id: str | None) -> tupl
 
 
 def path_cloud(path: SetupPath, profile: Profile, est: Estimate | None) -> str:
-    """The cloud the files provision on: the configuration's (recommend.setup_cloud) where the
+    """The cloud the files provision on: the configuration's (setuppath.setup_cloud) where the
     setup path runs there, else the path's cloud the profile allows first, else the path's first."""
     cloud = setup_cloud(profile, est)
     if not path.clouds or cloud in path.clouds:

@@ -1,0 +1,237 @@
+"""The setup path of a verdict: which cloud it runs on, which path of rules/setup/ applies, and the
+values its commands are filled with (region and zone where the estimate was priced, machine and
+slice layout, server limits, precision, disk, checkpoints) — the plan the scaffold writes out."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from advisor import clouds, families, regions
+from advisor.catalog import Accelerator
+from advisor.conditions import evaluate
+from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, model_shape
+from advisor.estimate.result import Estimate
+from advisor.facts import FieldReader
+from advisor.fmt import safe_name
+from advisor.knowledge import PLACEHOLDER, KnowledgeBase, SetupPath
+from advisor.models import Profile
+
+
+@dataclass
+class SetupPlan:
+    path: SetupPath
+    steps: list[tuple[str, list[str], str | None]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.path.id,
+            "title": self.path.title,
+            "summary": self.path.summary,
+            "sources": list(self.path.sources),
+            "steps": [{"title": t, "commands": c, "note": n} for t, c, n in self.steps],
+        }
+
+
+def setup_cloud(profile: Profile, est: Estimate | None) -> str:
+    """The cloud the setup runs on: where the chosen configuration is priced, else the profile's first."""
+    if est is not None and est.price_cloud:
+        return est.price_cloud
+    if profile.deployment.local or (est is not None and est.owned_chips is not None):
+        return "on-prem"  # the team's own hardware
+    return clouds.preferred(profile.deployment.clouds)
+
+
+def choose_setup(
+    profile: Profile, kb: KnowledgeBase, device: str, cloud: str | None = None, acc: Accelerator | None = None
+) -> SetupPath | None:
+    """The setup path: the sized device's own route (catalog ``deploy.route``) where its condition
+    holds, else the highest-priority path for the device family, cloud and profile."""
+    reader = FieldReader(profile)
+    cloud = cloud or setup_cloud(profile, None)
+    # the sized device's own route (catalog), then the named end device's (rules/edge-devices.yaml)
+    for route in (acc.deploy.route if acc is not None else None, edge_route(profile)):
+        own = next((p for p in kb.setup_paths if p.id == route), None)
+        if own is not None and own.device == device and (own.when is None or evaluate(own.when, reader)):
+            return own
+    fits = [
+        p for p in kb.setup_paths
+        if p.device == device and (p.clouds is None or cloud in p.clouds) and (p.when is None or evaluate(p.when, reader))
+    ]
+    if not fits:
+        return None
+    return sorted(fits, key=lambda p: (-p.priority, p.id))[0]
+
+
+def edge_route(profile: Profile) -> str | None:
+    """The setup path of the profile's edge device: by domain, then framework, then its default."""
+    from advisor.knowledge import bundled_data
+
+    device = profile.deployment.edge_device
+    if device is None:
+        return None
+    routes: dict[str, str] = bundled_data("edge-devices.yaml")["devices"][device]["route"]
+    return routes.get(profile.domain) or routes.get(profile.software.framework) or routes.get("default")
+
+
+def max_model_len(profile: Profile) -> int:
+    """The context a server must accept: model.context_tokens, else the longest prompt + output."""
+    if profile.model.context_tokens:
+        return profile.model.context_tokens
+    inf = profile.inference
+    if inf is None:
+        return 2048
+    return (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
+
+
+def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None, cloud: str | None = None) -> dict[str, str]:
+    """The values setup-path text is filled with, for the setup on ``cloud`` (default: setup_cloud)."""
+    slug = safe_name(profile.name)
+    target = clouds.cloud(cloud or setup_cloud(profile, est))
+    gcp = target.id == "gcp"
+    # where the estimate runs, else the profile's region for this cloud (never another cloud's),
+    # else the setup cloud's default (rules/clouds.yaml); none on-prem
+    priced_here = est is not None and est.price_cloud == target.id  # the estimate's region is its own cloud's
+    region = (est.region if priced_here and est is not None else None) or regions.preferred(profile.deployment, target.id)
+    region = region or target.region or "local"
+    values = {
+        "project": "${PROJECT_ID}",
+        "region": region,
+        "zone": target.default_zone(region),
+        "name": slug,
+        "cluster": f"{slug}-cluster",
+        "model": profile.model.hf_id or "YOUR_ORG/YOUR_MODEL",
+        "accelerator": acc.id if acc else "",
+        "count": str(est.count) if est else "1",
+        "tp": str(est.count) if est else "1",
+        "replicas": str(est.replicas or 1) if est else "1",
+        "max_model_len": str(max_model_len(profile)),
+        "accelerator_type": "",
+        "topology": "",
+        "runtime_version": "",
+        "machine_type": "",
+        "gke_accelerator": "",
+        "chips_per_host": "",
+        "hosts": "1",
+    }
+    if acc is not None:
+        zones = acc.deploy.zones if gcp else []  # the catalog's zones are Google Cloud zones
+        local = [z for z in zones if z.rsplit("-", 1)[0] == region]
+        if priced_here and est is not None and est.zone:
+            values["zone"] = est.zone
+        elif local or (zones and not regions.pinned(profile.deployment, target.id)):
+            values["zone"] = (local or zones)[0]
+            values["region"] = values["zone"].rsplit("-", 1)[0]
+        values["runtime_version"] = acc.deploy.runtime_version or ""
+        values["gke_accelerator"] = acc.deploy.gke_accelerator or ""
+        count = est.count if est else acc.counts()[0]
+        values.update(families.family(acc.device).shapes.host_layout(acc, count))
+        named = acc.shapes.machine_types_cloud or "gcp"
+        if values["machine_type"] and named != target.id:  # each cloud its own instance names
+            per = next((types for c, types in acc.deploy.instance_types.items() if c == target.id), {})
+            values["machine_type"] = per.get(int(values["chips_per_host"] or count), "")
+        if not gcp:  # a GKE node label: Google Cloud only
+            values["gke_accelerator"] = ""
+    values.update(_layout(profile, est, int(values["hosts"]), int(values["chips_per_host"] or values["count"])))
+    return values
+
+
+# Hours of training between checkpoints: on Spot capacity (reclaimed at any time) and otherwise.
+CHECKPOINT_HOURS = {"spot": 0.5, "default": 2.0}
+# A MoE profile without a routed-expert count: Mixtral 8x7B's 8 (the estimator's default top-2
+# routing, estimate/replica.py DEFAULT_EXPERTS_PER_TOKEN, is Mixtral's too).
+DEFAULT_EXPERTS = 8
+# JAX/MaxText dtype names of the profile precisions the weights are computed in; quantized
+# precisions compute in bfloat16 (MaxText's quantization= flag says how the weights are stored).
+WEIGHT_DTYPE = {"fp32": "float32", "fp64": "float32", "bf16": "bfloat16", "fp16": "float16"}
+# Disk per host: the OS, image and pip caches, plus this host's share of the weights (serving) or
+# of the weights and two full training checkpoints (weights + fp32 master copy + two Adam moments).
+# mlx_lm.convert flags for the profile precision: quantize to 4 or 8 bits, else keep a float dtype.
+MLX_QUANT = {"int4": "-q --q-bits 4", "int8": "-q --q-bits 8", "fp8": "-q --q-bits 8",
+             "bf16": "--dtype bfloat16", "fp16": "--dtype float16", "fp32": "--dtype float32"}
+# llama.cpp quantization types (llama-quantize) for the profile precision.
+GGUF_QUANT = {"int4": "Q4_K_M", "int8": "Q8_0", "fp8": "Q8_0", "bf16": "BF16", "fp16": "F16", "fp32": "F32"}
+_BASE_DISK_GB = 100
+_CHECKPOINTS_KEPT = 2
+
+
+def disk_gb(profile: Profile, hosts: int) -> int:
+    """Disk per host for weights (and checkpoints when training), sharded over ``hosts``, rounded up to 50 GB."""
+    data = profile.model.params_b * BYTES.get(profile.model.precision, 2.0)
+    t = profile.training
+    if t is not None:
+        per_param = 2.0 + 4.0 * 3 if t.method == "full" else 2.0  # adapters: the base weights once
+        data += _CHECKPOINTS_KEPT * profile.model.params_b * per_param
+    return int(math.ceil((_BASE_DISK_GB + data / max(1, hosts)) / 50.0) * 50)
+
+
+def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -> dict[str, str]:
+    """Parallelism and node counts every setup artefact states (the scaffold's plan reads them).
+
+    Training: tensor x pipeline from the estimate's parallelism plan. Serving: one replica's chips;
+    a replica over several hosts is tensor-parallel inside a host and pipeline-parallel across
+    hosts (https://docs.vllm.ai/en/stable/serving/parallelism_scaling.html)."""
+    count = est.count if est else 1
+    par = (est.parallelism or {}) if est else {}
+    replicas = (est.replicas or 1) if est and est.mode == "inference" else 1
+    if profile.task == "inference" and par.get("tensor"):  # the estimate's replica layout, as costed
+        tp, pp = int(par["tensor"]), int(par.get("pipeline") or 1)
+    elif profile.task == "inference":
+        tp, pp = (min(count, per_host), max(1, count // max(1, min(count, per_host)))) if hosts > 1 else (count, 1)
+    else:
+        tp, pp = int(par.get("tensor") or 1), int(par.get("pipeline") or 1)
+    out = {
+        "tp": str(tp),
+        "pp": str(pp),
+        "min_nodes": str(hosts),
+        "max_nodes": str(hosts * replicas),
+        "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",
+        "slices": str(max(1, math.ceil(count / max(1, per_host * hosts)))),
+        "seq_len": "2048",
+        "global_batch": "256",
+        "steps": "100",
+    }
+    t = profile.training
+    if t is not None:
+        batch = t.global_batch or (max(8, 4 * count) if est else 256)
+        out["seq_len"], out["global_batch"] = str(t.seq_len), str(batch)
+        out["per_device_batch"] = f"{round(batch / max(1, count), 4):g}"  # MaxText per_device_batch_size
+        if est is not None:
+            out["steps"] = str(max(1, round(t.tokens_b * 1e9 / (t.seq_len * batch))))
+        # steps between checkpoints: every CHECKPOINT_HOURS of the estimated run (Spot capacity is
+        # reclaimed without warning, so more often there); the skeleton resumes from the latest
+        steps = int(out["steps"])
+        every_h = CHECKPOINT_HOURS["spot" if profile.deployment.pricing == "spot" else "default"]
+        per_hour = steps / est.hours if est is not None and est.hours else float(steps)
+        out["checkpoint_every"] = str(max(1, min(steps, round(per_hour * every_h))))
+    else:
+        out["checkpoint_every"] = "0"
+    inf = profile.inference
+    out["max_seqs"] = str(est.batch or 1) if est is not None and est.mode == "inference" else "1"
+    # the longest prompt (a training profile on a serving path: half the context)
+    out["max_input_len"] = str(
+        min(max_model_len(profile), inf.max_input_tokens or inf.input_tokens) if inf else max_model_len(profile) // 2
+    )
+    moe = profile.model.architecture == "moe"
+    # MaxText's convention: a dense model is one expert, each token routed to it
+    out["num_experts"] = str(DEFAULT_EXPERTS if moe else 1)
+    out["experts_per_token"] = str((profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN) if moe else 1)
+    out["weight_dtype"] = WEIGHT_DTYPE.get(profile.model.precision, "bfloat16")
+    out["mlx_quant"] = MLX_QUANT.get(profile.model.precision, "--dtype bfloat16")
+    out["gguf_quant"] = GGUF_QUANT.get(profile.model.precision, "F16")
+    out["disk_gb"] = str(disk_gb(profile, hosts * int(out["slices"])))
+    if profile.domain == "llm" or profile.model.architecture in ("transformer", "moe"):
+        shape = model_shape(profile)
+        out["layers"], out["emb_dim"] = str(shape.layers), str(shape.hidden)
+    else:
+        out["layers"], out["emb_dim"] = "", ""
+    return out
+
+
+def plan(path: SetupPath, values: dict[str, str], task: str = "", cloud: str = "", framework: str = "") -> SetupPlan:
+    def fill(text: str) -> str:
+        return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+    steps = [s for s in path.steps if not task or s.applies(task, cloud, framework)]
+    return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in steps])
