@@ -44,8 +44,8 @@ def _registry_ids(table: str, key: str) -> tuple[str, ...]:
 
     from advisor.validation import builtin_rules_dir
 
-    with open(builtin_rules_dir() / table, encoding="utf-8") as f:
-        data = yaml.safe_load(f)
+    with open(builtin_rules_dir() / table, encoding="utf-8") as f:  # a shipped file; the C safe loader, every run reads it
+        data = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return tuple(str(k) for k in data[key])
 
 

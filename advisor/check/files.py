@@ -276,6 +276,14 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
         if "pyvenv.cfg" in names or ("conda-meta" in names and os.path.isdir(os.path.join(d, "conda-meta"))):
             sel.skipped.append((d, "a Python virtual environment (installed packages, not infrastructure)"))
             continue
+        def excluded(path: str, is_dir: bool, rules: list[Pattern] = rules) -> bool:
+            """Ignored by a .gitignore on the way down or by the user's --exclude / policy exclude (counted)."""
+            ab = os.path.abspath(path)
+            if _ignored(ab, is_dir, rules) or (user and _ignored(ab, is_dir, user)):
+                sel.excluded += 1
+                return True
+            return False
+
         subdirs = []
         for e in entries:
             if e.name.startswith("."):
@@ -289,17 +297,13 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
                 if e.name in PRUNED_DIRS:
                     sel.skipped.append((path, PRUNED_DIRS[e.name]))
                     continue
-                ab = os.path.abspath(path)
-                if _ignored(ab, True, rules) or (user and _ignored(ab, True, user)):
-                    sel.excluded += 1
+                if excluded(path, True):
                     continue
                 subdirs.append(path)
                 continue
             if not e.name.endswith(SUFFIXES) or not e.is_file():
                 continue
-            ab = os.path.abspath(path)
-            if _ignored(ab, False, rules) or (user and _ignored(ab, False, user)):
-                sel.excluded += 1
+            if excluded(path, False):
                 continue
             found.append(path)
             if len(found) > MAX_FILES:
