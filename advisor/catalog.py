@@ -65,6 +65,18 @@ class SourceRef(Strict):
         return self
 
 
+class Attained(Strict):
+    """What microbenchmarks reach of the datasheet peaks (GEMM at its best shapes, a STREAM-type copy), as
+    fractions: a chip whose kernels reach less of its peak than the family's reference chip runs every
+    compute- or memory-bound phase proportionally slower (advisor/estimate/efficiency.attained_scale)."""
+
+    matmul: dict[Dtype, Annotated[float, Field(gt=0, le=1)]] = Field(default_factory=dict)
+    memory: Annotated[float, Field(gt=0, le=1)] | None = None
+    source: SourceIds
+    as_of: dt.date
+    note: Annotated[str, Field(max_length=4000)] | None = None
+
+
 class Specs(Strict):
     peak_tflops: dict[Dtype, Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]]
     memory_gib: Positive
@@ -81,6 +93,7 @@ class Specs(Strict):
     scale_out_gbit_per_chip: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
     fabric_source: SourceIds  # where both fabric figures come from
     tdp_w: Positive | None = None
+    attained: Attained | None = None  # microbenchmarked fractions of the peaks, where published
     source: SourceIds
     as_of: dt.date
     note: Annotated[str, Field(max_length=4000)] | None = None
@@ -446,6 +459,8 @@ def _check_refs(doc: Document, acc: Accelerator, index: int, sources: dict[str, 
     groups += [(("accelerators", index, "prices", i, "source"), p.source) for i, p in enumerate(acc.prices)]
     if acc.purchase is not None:
         groups.append((("accelerators", index, "purchase", "source"), acc.purchase.source))
+    if acc.specs.attained is not None:
+        groups.append((("accelerators", index, "specs", "attained", "source"), acc.specs.attained.source))
     for loc, ids in groups:
         for sid in ids:
             if sid not in sources:

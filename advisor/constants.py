@@ -217,6 +217,23 @@ class SmallModel(Value):
     applies_below_params_b: Annotated[float, Field(gt=0)]
 
 
+class ReferenceChip(Strict):
+    """The chip a family's fitted constants stand on (tests check these figures against its catalog entry)."""
+
+    accelerator: str  # a catalog id
+    flop_per_byte: Annotated[float, Field(gt=0)]  # its dense 16-bit peak FLOP/s over its HBM bytes/s
+    matmul: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(default_factory=dict)  # its specs.attained
+    memory: Annotated[float, Field(gt=0, le=1)] | None = None
+
+
+class TrainingIntensity(Value):
+    """The memory-bound share of a training step: MFU falls with the chip's FLOP-to-byte ratio
+    (peak FLOP/s at the training precision over HBM bytes/s) as 1 / (1 + value x ratio), relative
+    to the family's reference chip, on which the stack's MFU rows were measured."""
+
+    reference: dict[str, ReferenceChip]  # family -> the chip its MFU rows describe
+
+
 # The levels a fitted constant can be set at, from the most general to the most specific; a
 # configuration takes the most specific row that matches it (docs/estimator.md "Levels").
 LEVELS = ("global", "family", "generation", "stack", "vendor", "precision")
@@ -284,6 +301,7 @@ class EstimatorConstants(Strict):
     sources: dict[str, SourceRef]
     training_mfu: Annotated[list[MfuRow], Field(min_length=1)]
     small_model_factor: SmallModel
+    training_intensity: TrainingIntensity
     inference: InferenceConstants
     fine_tuning: FineTuning
     memory: Memory

@@ -124,7 +124,11 @@ def profile_for(r: dict[str, Any]) -> Profile:
     else:
         data["task"] = "inference"
         software["serving_stack"] = SERVING_STACK.get(stack, "none")
-        data["inference"] = {"mode": "batch", "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "peak_qps": 1.0}
+        # a row at a stated concurrency is one replica at that concurrency: a load so light that one replica carries it
+        # (at 1 request/s, a concurrency-1 row of 2,000 output tokens would need 38 replicas and read as infeasible on
+        # the publisher's 2 chips)
+        qps = 1e-3 if r.get("concurrency") else 1.0
+        data["inference"] = {"mode": "batch", "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "peak_qps": qps}
     return Profile.model_validate(data)
 
 

@@ -3,7 +3,9 @@
 ``python -m tests.fit_levels`` prints, for each constant, every level whose rows qualify (>= 3 fit rows from >= 2
 independent publications; global always) with its value (the median of measured / estimated throughput of its rows
 with the constant set to 1), its spread (the smallest and largest of them) and its rows, as YAML to paste under
-``levels:``. Held-out rows are never read. The constants are fitted in order, each with the ones before applied:
+``levels:``. Held-out rows are never read. ``--intensity`` prints the fit of training_intensity.value (the memory-bound share
+of a training step, fitted before the levels: the grid value with the smallest mean |log error| on the fit training
+rows, the training levels refitted at each). The constants are fitted in order, each with the ones before applied:
 
 1. dense_training_factor: dense training rows computed in 16 bits (what they reach of the stack's MFU table);
 2. low_precision_training_factor: dense training rows computed in 8 bits (fp8, mxfp8, int8);
@@ -19,7 +21,9 @@ with the constant set to 1), its spread (the smallest and largest of them) and i
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
+import sys
 from collections import defaultdict
 from typing import Any
 
@@ -69,9 +73,21 @@ ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
         ),
         ("family", "generation", "stack", "vendor"),
     ),
+    # the step model's misses on every serving row (any concurrency, any metric but TTFT under queueing), after the
+    # serving constants above: not applied to the estimate, only its range (low / high = the level's smallest and
+    # largest measured / estimated throughput)
+    (
+        "serving_spread",
+        lambda r, prec: r["kind"] == "serving" and (r["metric"] in LOADED_METRICS or r["metric"] == "output_tokens_per_s"),
+        ("family", "generation", "stack", "vendor"),
+    ),
 ]
 LOADED_METRICS = ("output_tokens_per_s", "output_tokens_per_s_per_chip", "throughput_tokens_per_s", "tpot_ms", "latency_s")
 SOLVED = {"loaded_prefill_factor", "moe_serving_factor"}
+# constants that are only a range: the smallest..largest of n fit rows holds a new row with probability (n - 1) / (n + 1)
+# (order statistics of n exchangeable draws), so a level of its own needs n >= 9 for 80%; with fewer it inherits
+SPREADS = {"serving_spread"}
+MIN_SPREAD_ROWS = 9
 # the groups a level is fitted for: the attributes it matches (the level's own key, with the family above it)
 GROUPS = {"family": ("device",), "generation": ("device", "accelerator"), "stack": ("device", "stack"),
           "vendor": ("device", "vendor"), "precision": ("device", "precision")}
@@ -99,6 +115,8 @@ def fit(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> li
         if r["split"] != "fit" or cp.not_evaluable(r):
             continue
         attrs, prec = _row_attrs(r, ctx)
+        if r["kind"] == "serving":  # serving levels match the serving stack (calibration_published's mapping)
+            attrs = dict(attrs, stack=cp.SERVING_STACK.get(r["stack"], "none"))
         if not select(r, prec):
             continue
         res = cp.evaluate(r, ctx)
@@ -125,7 +143,8 @@ def fit(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> li
         for key, members in sorted(groups.items()):
             parent = [m for m in data if m[0]["device"] == dict(zip(keys, key, strict=True)).get("device", m[0]["device"])]
             same = level != "family" and {m[2] for m in members} == {m[2] for m in parent}
-            if len(members) >= MIN_FIT_ROWS and len({m[3] for m in members}) >= MIN_FIT_SOURCES and not same:
+            enough = MIN_SPREAD_ROWS if constant in SPREADS else MIN_FIT_ROWS
+            if len(members) >= enough and len({m[3] for m in members}) >= MIN_FIT_SOURCES and not same:
                 row(level, dict(zip(keys, key, strict=True)), members)  # (a level that only repeats its family adds nothing)
     assert all(LEVEL_KEY[x.level] in x.match for x in out if x.level != "global")
     return out
@@ -195,7 +214,50 @@ def fit_all(ctx: Context | None = None) -> list[LevelRow]:
     return done
 
 
+# the grid training_intensity.value is chosen on: 0 (one MFU per stack, whatever the chip) to 0.006 in steps of 0.0002
+INTENSITY_GRID = [round(i * 0.0002, 4) for i in range(31)]
+
+
+def _with_intensity(ctx: Context, k: float) -> Context:
+    est = ctx.constants.estimator
+    est = est.model_copy(update={"training_intensity": est.training_intensity.model_copy(update={"value": k})})
+    return dataclasses.replace(ctx, constants=dataclasses.replace(ctx.constants, estimator=est))
+
+
+def intensity_errors(ctx: Context | None = None) -> list[tuple[float, float]]:
+    """(k, mean |log error|) of the fit training rows for each k of the grid, with the training levels refitted
+    at each k (held-out rows are never read). The mean, not the median: with one continuous parameter the median
+    jumps from row to row (the levels absorb k on the chips that have one), the mean (least absolute deviation
+    in log space) is smooth, with its minimum where the chips without a level of their own put it."""
+    ctx = ctx or Context.load()
+    train = [r for r in cp.rows() if r["split"] == "fit" and r["kind"] == "training" and not cp.not_evaluable(r)]
+    out = []
+    for k in INTENSITY_GRID:
+        c = _with_intensity(ctx, k)
+        done: list[LevelRow] = []
+        for constant, select, levels in ORDER[:3]:  # the training constants
+            done += fit(constant, select, levels, _with_levels(c, done))
+        found = [cp.evaluate(r, _with_levels(c, done)) for r in train]
+        out.append((k, statistics.mean(abs(math.log(x.ratio)) for x in found if x.estimated is not None)))
+    return out
+
+
+def fit_intensity(ctx: Context | None = None) -> float:
+    """training_intensity.value: the k of the grid with the smallest mean |log error| on the fit training rows."""
+    return best_intensity(intensity_errors(ctx))
+
+
+def best_intensity(errors: list[tuple[float, float]]) -> float:
+    return min(errors, key=lambda kv: (round(kv[1], 6), kv[0]))[0]
+
+
 def main() -> None:
+    if "--intensity" in sys.argv:
+        errors = intensity_errors()
+        for k, err in errors:
+            print(f"k = {k:.4f}: mean |log error| of the fit training rows {err:.4f}")
+        print(f"training_intensity.value: {best_intensity(errors)}")
+        return
     for x in fit_all():
         match = ", ".join(f"{k}: {v}" for k, v in x.match.items())
         print(f"  - constant: {x.constant}\n    level: {x.level}\n    match: {{{match}}}\n"

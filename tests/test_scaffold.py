@@ -147,13 +147,13 @@ def test_k8s_manifests_validate_tpu(out: dict[str, Path]) -> None:
     pod = dep["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {
         "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
-        "cloud.google.com/gke-tpu-topology": "2x4",
+        "cloud.google.com/gke-tpu-topology": "2x2",
     }
     (c,) = pod["containers"]
-    assert c["resources"]["limits"] == {"google.com/tpu": "8"}  # v6e-8: one host of 8 chips
+    assert c["resources"]["limits"] == {"google.com/tpu": "4"}  # v6e-4: one host of 4 chips
     assert c["image"].startswith("vllm/vllm-tpu")
     assert c["command"][:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
-    assert "--tensor-parallel-size=8" in c["command"]
+    assert "--tensor-parallel-size=4" in c["command"]
     est = json.loads(run_cli("recommend", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--format", "json", "--no-flip").out)["estimate"]
     assert est["replicas"] >= 2  # the estimate's replicas for 40 QPS (inference.min_replicas: 2)
     assert dep["spec"]["replicas"] == est["replicas"]
@@ -226,7 +226,7 @@ def _estimate(name: str) -> dict:  # type: ignore[type-arg]
 def test_sky_yaml_chosen_first_then_same_family(out: dict[str, Path]) -> None:
     chat = _sky(out, "llm-chatbot")
     accs = [c["accelerators"] for c in chat["resources"]["ordered"]]
-    assert accs[0] == "tpu-v6e-8"  # the chosen configuration first, then the same family's next-best
+    assert accs[0] == "tpu-v6e-4"  # the chosen configuration first, then the same family's next-best
     assert all(a.startswith("tpu-") for a in accs)
     assert chat["resources"]["ordered"][0]["accelerator_args"] == {"runtime_version": "v2-alpha-tpuv6e"}
     assert chat["resources"]["ports"] == 8000 and "vllm serve" in chat["run"]
@@ -261,7 +261,7 @@ def test_setup_sh_commands(out: dict[str, Path]) -> None:
     assert "torchrun --standalone" in gpu
     chat = (out["llm-chatbot"] / "setup.sh").read_text()
     assert "gcloud container clusters create ${CLUSTER}" in chat
-    assert "--machine-type=ct6e-standard-8t --tpu-topology=2x4" in chat
+    assert "--machine-type=ct6e-standard-4t --tpu-topology=2x2" in chat
     reps = json.loads(run_cli("recommend", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--format", "json", "--no-flip").out)["estimate"][
         "replicas"
     ]

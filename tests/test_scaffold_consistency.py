@@ -1051,8 +1051,8 @@ def _validate_strict(files: dict[str, str]) -> int:
                     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": lwt[key]["metadata"], "spec": lwt[key]["spec"]}
                     kv.validate(pod, version, strict=True)
                     checked += 1
-            elif doc["apiVersion"].startswith("monitoring.googleapis.com/"):
-                continue
+            elif doc["apiVersion"].startswith(("monitoring.googleapis.com/", "monitoring.coreos.com/")):
+                continue  # custom resources (Google Managed Prometheus, the Prometheus operator): no vendored schema
             else:
                 kv.validate(doc, version, strict=True)
                 checked += 1

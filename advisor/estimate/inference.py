@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from advisor import software
 from advisor.catalog import Accelerator
-from advisor.constants import Constants
-from advisor.estimate import serving, tail, workloads
+from advisor.constants import Constants, LevelRow
+from advisor.estimate import serving, sizing, tail, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes
 from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
 from advisor.estimate.readset import unused_fields
@@ -29,6 +30,7 @@ from advisor.estimate.replica import (
     request_model_name,
     request_rate,
     search_guess,
+    serving_spread,
     step_overhead,
     unit_for,
 )
@@ -62,12 +64,13 @@ def estimate_inference(
     # the shared one
     pre = ic.prefill_utilisation(fam_key) if is_llm_inference(profile) else ic.prefill_mfu
     reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
-    _used, peak, fallback = acc.compute_precision(profile.model.precision)
+    used, peak, fallback = acc.compute_precision(profile.model.precision)
     if fallback:
         e.warnings.append(fallback)
     peak = peak or acc.peak_bf16_flops  # no FP64 rate: flagged below
-    bw = acc.specs.memory_bandwidth_gbps * 1e9 * count
-    compute = peak * count
+    s_matmul, s_memory = sizing.attained_scale(acc, c, used)
+    bw = acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory
+    compute = peak * count * s_matmul
     wbytes = BYTES.get(profile.model.precision, 2.0)
     tables = workloads.embedding_serving_bytes(profile)
     weights = profile.model.dense_params_b * 1e9 * wbytes + tables
@@ -205,14 +208,23 @@ def estimate_inference(
         if lv is not None and isinstance(replica, serving.LlmReplica):
             slow_r, fast_r = dataclasses.replace(replica, loaded_prefill=lv.low), dataclasses.replace(replica, loaded_prefill=lv.high)
         p_slow, p_fast = slow_r.point(pt.concurrency, mbu.low, pre.low), fast_r.point(pt.concurrency, mbu.high, pre.high)
+        # at least as wide as the step model's own misses on the fit rows of its level (serving_spread)
+        lo, hi = spread_bounds(serving_spread(profile, acc, c) if llm else None)
         e.ranges = {
-            "ttft_ms": (p_fast.ttft * 1000, p_slow.ttft * 1000), "tpot_ms": (p_fast.tpot * 1000, p_slow.tpot * 1000),
-            "latency_ms": (p_fast.latency * 1000, p_slow.latency * 1000),
-            "tokens_per_second": (p_slow.tokens_per_second, p_fast.tokens_per_second),
+            "ttft_ms": (min(p_fast.ttft, pt.ttft / hi) * 1000, max(p_slow.ttft, pt.ttft / lo) * 1000),
+            "tpot_ms": (min(p_fast.tpot, pt.tpot / hi) * 1000, max(p_slow.tpot, pt.tpot / lo) * 1000),
+            "latency_ms": (min(p_fast.latency, pt.latency / hi) * 1000, max(p_slow.latency, pt.latency / lo) * 1000),
+            "tokens_per_second": (
+                min(p_slow.tokens_per_second, pt.tokens_per_second * lo), max(p_fast.tokens_per_second, pt.tokens_per_second * hi),
+            ),
         }
     chip_range = None
     if ranges:
         slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
+        lo, hi = spread_bounds(serving_spread(profile, acc, c) if llm else None)
+        floor = max(inf.min_replicas, 1)  # replicas scale with 1 / throughput, never below the minimum
+        fast = min(fast, max(floor, math.ceil(mid.replicas / hi - 1e-9)))
+        slow = max(slow, math.ceil(mid.replicas / lo - 1e-9))
         chip_range = (hours_month * count * fast, hours_month * count * slow)
     apply_price(e, profile, acc, hours_month * count * mid.replicas, chip_hours_range=chip_range)
     e.hours_low = e.hours_high = hours_month
@@ -237,8 +249,9 @@ def estimate_inference(
         "hours_per_month": round(hours_month, 1),
         "latency_target_ms": target_ms,
         "latency_model": (
-            "continuous batching with chunked prefill: a step takes max(weights + KV read, FLOPs of the batch's tokens "
-            "and the other requests' prompt chunks) + the stack's step overhead; TTFT = prefill + one step; "
+            "continuous batching with chunked prefill: a step runs the weight GEMMs, max(weight read, FLOPs of the batch's "
+            "tokens and the other requests' prompt chunks), then the decode attention, max(KV read, attention FLOPs), "
+            "+ the stack's step overhead; TTFT = prefill + one step; "
             "latency = TTFT + (output - 1) x TPOT; concurrency at peak from Little's law"
         ),
         "operating_point": {
@@ -262,6 +275,9 @@ def estimate_inference(
     moe_row = moe_serving(profile, acc, c) if llm else None
     if moe_row is not None:
         e.assumptions.setdefault("levels", {})[moe_row.constant] = moe_row.describe()
+    spread_row = serving_spread(profile, acc, c) if llm else None
+    if spread_row is not None:
+        e.assumptions.setdefault("levels", {})[spread_row.constant] = spread_row.describe()
     if llm and fam_key is not None:  # a family's own serving figures: say what they stand on and where they are inherited
         e.assumptions.setdefault("levels", {})["decode_step"] = {
             "level": f"family ({acc.device})", "fit": mbu.note.split(". ")[0][:160] if mbu.note else "",
@@ -299,6 +315,13 @@ def _p99_of(mid: serving.OperatingPoint, inf: Any) -> dict[str, Any]:
     return tail.p99(
         mid.at_peak.ttft, mid.at_peak.tpot, inf, mid.at_one.ttft, inf.peak_qps / max(mid.replicas, 1), cap.concurrency, cap.latency
     )
+
+
+def spread_bounds(row: LevelRow | None) -> tuple[float, float]:
+    """(low, high) multipliers of throughput a serving_spread row gives, always bracketing 1."""
+    if row is None:
+        return 1.0, 1.0
+    return min(row.low, 1.0), max(row.high, 1.0)
 
 
 def _sized_for_p99(mid: serving.OperatingPoint, inf: Any, load: dict[str, Any], again: Any) -> serving.OperatingPoint:

@@ -146,12 +146,13 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
     n_active = profile.active_params_b * 1e9
     att = profile.model.attention
     sliding = att is not None and att.kind == "sliding"
+    s_matmul, s_memory = sizing.attained_scale(acc, c, acc.compute_precision(profile.model.precision)[0])
     return serving.LlmReplica(
         profile.model.params_b * 1e9 * wbytes, n_active * wbytes, n_active,
         kv_bytes_per_token(profile), shape.layers, shape.hidden,
         inf.input_tokens, inf.output_tokens,
-        acc.specs.memory_bandwidth_gbps * 1e9 * count,
-        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * moe_serving_value(profile, acc, c),
+        acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory,
+        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * s_matmul * moe_serving_value(profile, acc, c),
         step_overhead(profile, acc, count, c),
         replica_comm_s_per_token(profile, acc, count, c),
         stages=replica_layout(acc, count)[1],
@@ -189,6 +190,12 @@ def loaded_prefill_value(profile: Profile, acc: Accelerator, c: Constants) -> fl
 def loaded_prefill(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow | None:
     """The share of the prefill MFU prompt chunks reach inside a loaded decode step, at its level."""
     return c.estimator.level("loaded_prefill_factor", serving_attrs(profile, acc))
+
+
+def serving_spread(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow | None:
+    """How far measured serving throughput fell from the step model on the fit rows of this level (their
+    smallest and largest measured / estimated ratio): the estimate's range, not a correction of it."""
+    return c.estimator.level("serving_spread", serving_attrs(profile, acc))
 
 
 def kv_note(profile: Profile, replica: serving.LlmReplica) -> dict[str, Any]:

@@ -104,18 +104,19 @@ class LlmReplica:
         return 2.0 * self.n_active * tokens + 4.0 * self.layers * self.hidden * self._attended(tokens)
 
     @cached_property
-    def _fixed(self) -> tuple[float, float, float, float, float]:
+    def _fixed(self) -> tuple[float, float, float, float, float, float]:
         """Per-replica constants of the step model (computed once; points are asked for often)."""
         out = max(self.output_tokens, 1)
         ctx = self.input_tokens + self.output_tokens / 2.0
-        decode_flops = 2.0 * self.n_active + 4.0 * self.layers * self.hidden * self._context_read(ctx)  # per decoding request
+        decode_flops = 2.0 * self.n_active  # per decoding request, in the weight GEMMs
         prefill_per_token = self._prefill_flops(self.input_tokens) / max(self.input_tokens, 1)
         prompt_chunk = prefill_per_token * self.input_tokens / out  # per other request, per step
         prefill = self._prefill_flops(max(self.input_tokens, 1))
-        return float(out), decode_flops, prompt_chunk, prefill, self.kv_bytes(ctx)
+        attention_flops = 4.0 * self.layers * self.hidden * self._context_read(ctx)  # per decoding request
+        return float(out), decode_flops, prompt_chunk, prefill, self.kv_bytes(ctx), attention_flops
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
-        out, decode_flops, prompt_chunk, prefill, kv_per_request = self._fixed
+        out, decode_flops, prompt_chunk, prefill, kv_per_request, attention_flops = self._fixed
         bw = self.bandwidth * u_bw
         compute = self.compute * u_mfu
         # with s pipeline stages the batch runs as s micro-batches of m; a token passes the s
@@ -123,12 +124,14 @@ class LlmReplica:
         s = max(self.stages, 1)
         m = math.ceil(b / s)
         weight_read = min(self.weights, self.active_bytes * m)  # a small MoE batch touches only its experts
-        t_mem = (weight_read + m * kv_per_request * self.kv_read_factor) / bw
         # other requests' prompts, spread over their lifetime, ride along in each step; every
         # token of the step, generated or prompt, goes through the tensor-parallel all-reduces
         flops = decode_flops * m + prompt_chunk * (m - 1 if s == 1 else m) / self.loaded_prefill
         comm = self.comm_per_token * (m + self.input_tokens / out * (m - 1 if s == 1 else m))
-        tpot = s * max(t_mem, flops / compute + comm) + self.overhead
+        # the weight GEMMs and the decode attention are separate kernels, each at its own bound
+        t_gemm = max(weight_read / bw, flops / compute + comm)
+        t_att = m * max(kv_per_request * self.kv_read_factor / bw, attention_flops / compute)
+        tpot = s * (t_gemm + t_att) + self.overhead
         t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
         ttft = t_pre + (tpot if b > 1 else self.overhead)
         latency = ttft + (out - 1) * tpot
@@ -139,17 +142,17 @@ class LlmReplica:
         """The largest concurrency whose latency is at most ``latency_s``, in closed form from the
         two linear pieces of a step (memory: weights + b caches; compute: b tokens and b - 1
         prompt chunks) with every weight read, one stage; a guess for the search, which checks it."""
-        out, decode_flops, prompt_chunk, prefill, kv_per_request = self._fixed
+        out, decode_flops, prompt_chunk, prefill, kv_per_request, attention_flops = self._fixed
         bw, compute = self.bandwidth * u_bw, self.compute * u_mfu
         t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
         step = (latency_s - t_pre) / out - self.overhead  # the step time the target leaves
         if step <= 0:
             return 1
-        kv = kv_per_request * self.kv_read_factor
-        by_memory = (step * bw - self.weights) / kv if kv > 0 else math.inf
+        att = max(kv_per_request * self.kv_read_factor / bw, attention_flops / compute)  # per request
+        by_memory = (step - self.weights / bw) / att if att > 0 else math.inf
         ratio = self.input_tokens / out
         chunk = prompt_chunk / self.loaded_prefill
-        per_b = (decode_flops + chunk) / compute + self.comm_per_token * (1.0 + ratio)
+        per_b = (decode_flops + chunk) / compute + self.comm_per_token * (1.0 + ratio) + att
         by_compute = (step + chunk / compute + self.comm_per_token * ratio) / per_b
         b = min(by_memory, by_compute)
         return max(1, int(b)) if math.isfinite(b) else None

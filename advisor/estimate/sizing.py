@@ -181,3 +181,20 @@ def plans(
 def fast_domain(acc: Accelerator, n: int) -> int:
     """Chips one fast interconnect joins for a job of ``n`` (a GPU node, a TPU slice): the registry's."""
     return family(acc.device).shapes.domain(acc, n)
+
+
+def attained_scale(acc: Accelerator, c: Constants, precision: str | None) -> tuple[float, float]:
+    """(matmul, memory): what this chip's microbenchmarks reach of its peaks (catalog ``specs.attained``)
+    relative to its family's reference chip, on which the fitted constants stand; 1 where either figure
+    is missing (the chip is taken to reach what the reference does)."""
+    ref = c.estimator.training_intensity.reference.get(acc.device)
+    att = acc.specs.attained
+    if ref is None or att is None:
+        return 1.0, 1.0
+    key = precision or ""
+    mine = next((v for k, v in att.matmul.items() if k == key), None)
+    theirs = ref.matmul.get(key)
+    matmul = mine / theirs if mine and theirs else 1.0
+    memory = att.memory / ref.memory if att.memory and ref.memory else 1.0
+    return matmul, memory
+

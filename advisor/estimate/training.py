@@ -117,6 +117,7 @@ def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _Trainin
     small = c.estimator.small_model_factor
     size_factor = small.value if min(profile.active_params_b, profile.model.dense_params_b) < small.applies_below_params_b else 1.0
     size_factor *= workloads.mfu_factor(profile, acc, c)
+    size_factor *= intensity_factor(acc, peak, c) * sizing.attained_scale(acc, c, used)[0]
     levels = training_levels(profile, acc, c, stack, used)
     for row in levels:
         size_factor *= row.value
@@ -124,6 +125,19 @@ def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _Trainin
         sw, flops, formula, assumed, peak or acc.peak_bf16_flops,  # no FP64 rate: flagged by the estimate
         fallback, stack, training_mfu(c, acc, stack), size_factor, levels,
     )
+
+
+def intensity_factor(acc: Accelerator, peak: float, c: Constants) -> float:
+    """What a step reaches of the stack's MFU on this chip at this precision, relative to the family's
+    reference chip in 16 bits: the step's memory-bound share (normalisation, activations, softmax,
+    optimiser state) runs at HBM speed, so MFU goes as 1 / (1 + k x peak / bandwidth). 1 for a family
+    without a reference chip."""
+    ti = c.estimator.training_intensity
+    ref = ti.reference.get(acc.device)
+    if ref is None or not peak or not acc.specs.memory_bandwidth_gbps:
+        return 1.0
+    ratio = peak / (acc.specs.memory_bandwidth_gbps * 1e9)
+    return (1.0 + ti.value * ref.flop_per_byte) / (1.0 + ti.value * ratio)
 
 
 def attention_flops(profile: Profile) -> float:
@@ -232,6 +246,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         "scaling_efficiency": round(scale, 3),
         "global_batch_tokens": round(sizing.global_batch_tokens(profile, c)),
         "small_model_factor": size_factor,
+        "intensity_factor": round(intensity_factor(acc, peak, c), 4),
         "memory": mem_notes,
         "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "approximated": list(shape.approximated)},
     }
