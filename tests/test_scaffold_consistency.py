@@ -576,10 +576,35 @@ def _pricing(case: Case) -> None:
     for line, row in _provisioning_lines(case):
         spot = " ".join(row["spot"]) in line
         assert spot == p.spot, (p.pricing, line)
-        if row.get("replaces"):
-            assert (row["replaces"] in line.split()) != p.spot
+        if row.get("replaces"):  # the on-demand flag gives way to spot and to a reservation kind's flags
+            taken = p.spot or bool(p.reservation_kind and row.get(p.reservation_kind))
+            assert (row["replaces"] in line.split()) != taken
     if case.sky is not None:
         assert bool(case.sky["resources"].get("use_spot")) == p.spot
+
+
+@check("procurement")
+def _procurement(case: Case) -> None:
+    """Every provisioning command carries the flags of the capacity kind the estimate's count came from
+    (a reservation by name, a Capacity Block, flex-start), and none of another kind's."""
+    from advisor.scaffold.plan import RESERVATION_KINDS
+
+    p = case.plan
+    if case.spec.est is not None:
+        assert p.procurement == (case.spec.est.procurement or "")
+    for line, row in _provisioning_lines(case):
+        for kind in RESERVATION_KINDS:
+            flags = row.get(kind)
+            if not flags:
+                continue
+            words = line.split()
+            here = all(f in words for f in flags if f.startswith("-") and "=" not in f) and all(
+                f in words for f in flags if "=" in f and f.startswith("--")
+            )
+            if kind == p.procurement:
+                assert here, (kind, line)
+            elif kind not in ("reserved", "calendar") or p.procurement not in ("reserved", "calendar"):
+                assert not here, (p.procurement, kind, line)  # reserved and calendar are consumed alike
 
 
 @check("price_cloud", "cloud")
@@ -1406,3 +1431,34 @@ def test_every_edge_route_is_an_edge_setup_path(ctx) -> None:  # type: ignore[no
     for device, row in bundled_data("edge-devices.yaml")["devices"].items():
         for route in row["route"].values():
             assert route in paths and paths[route].device == "edge", (device, route)
+
+
+@pytest.mark.parametrize(
+    ("kind", "cmd", "expect"),
+    [
+        ("reserved", "gcloud compute instances create vm --zone=z --machine-type=a4-highgpu-8g",
+         "--reservation-affinity=specific --reservation=${RESERVATION}"),
+        ("calendar", "xpk cluster create --cluster c --tpu-type=v6e-256 --num-slices=4 --on-demand",
+         "--num-slices=4 --reservation=${RESERVATION}"),
+        ("dws-flex-start", "gcloud container node-pools create p --cluster=c --enable-autoscaling --min-nodes=0 --max-nodes=4",
+         "--max-nodes=4 --flex-start --location-policy=ANY --reservation-affinity=none --no-enable-autorepair"),
+        ("calendar", "aws ec2 run-instances --image-id ami-1 --instance-type p5.48xlarge --count 4",
+         "--instance-market-options MarketType=capacity-block --capacity-reservation-specification "
+         "CapacityReservationTarget={CapacityReservationId=${CAPACITY_RESERVATION_ID}}"),
+        ("reserved", "gcloud compute tpus queued-resources create q --zone=z --accelerator-type=v5p-128",
+         "--accelerator-type=v5p-128 --reserved"),
+        ("on-demand", "gcloud compute instances create vm --zone=z", "--zone=z"),
+    ],
+)
+def test_a_reservation_kind_is_named_in_the_provisioning_command(kind: str, cmd: str, expect: str) -> None:
+    """A count only a reservation, a Capacity Block or flex-start reaches is provisioned from it: the command
+    consumes the reservation by name (setup.sh asks for it), never an on-demand request for 6,000 GPUs."""
+    import dataclasses
+
+    from advisor.scaffold.shell import provision
+
+    [(_, case)] = [c for c in _cases_for(str(FIXTURES / "spot-moe-multislice.yaml")) if c[0] == "maxtext-tpu"]
+    plan = dataclasses.replace(case.plan, pricing="on-demand", procurement=kind, disk_gb=0)
+    out = provision(plan, cmd)
+    assert out.endswith(expect) and "--on-demand" not in out.split()
+    assert out.count("--enable-autoscaling") <= 1

@@ -68,6 +68,9 @@ class Plan:
     region: str
     zone: str
     pricing: str  # procurement kind the estimate priced: on-demand, spot, committed-1y/3y, owned
+    # the capacity kind that delivers the count (rules/capacity.yaml): on-demand, spot, dws-flex-start, calendar,
+    # reserved; "" without a capacity row (owned chips, a family without one)
+    procurement: str
     price_cloud: str
     cloud: str  # where the setup runs (setuppath.setup_cloud): priced cloud, on-prem for owned chips
 
@@ -79,9 +82,18 @@ class Plan:
         return self.pricing == "spot"
 
     @property
+    def reservation_kind(self) -> str | None:
+        """The reservation kind the capacity comes from (its provisioning flags), None for on-demand and spot."""
+        return self.procurement if self.procurement in RESERVATION_KINDS else None
+
+    @property
     def scheduled(self) -> bool:
         """A service priced for part of the day: stopped outside its hours."""
         return self.hours_per_day < 24 and self.max_seqs > 0
+
+
+# capacity kinds (rules/capacity.yaml) that provisioning commands name explicitly (rules/provisioning.yaml)
+RESERVATION_KINDS = ("reserved", "calendar", "dws-flex-start")
 
 
 def plan_fields() -> tuple[str, ...]:
@@ -169,6 +181,7 @@ def make_plan(
         region=values.get("region", ""),
         zone=values.get("zone", ""),
         pricing=(est.price_kind if est and est.price_kind else profile.deployment.pricing),
+        procurement=(est.procurement or "") if est else "",
         price_cloud=(est.price_cloud or "") if est else "",
         cloud=cloud,
     )

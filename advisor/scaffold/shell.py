@@ -45,6 +45,9 @@ _VAR_COMMENTS = {
     "MODEL_ID": "Hugging Face model id",
     "HF_TOKEN": "a Hugging Face access token (gated models such as Llama need one)",
     "KEY_NAME": "the name of an EC2 key pair of yours (to SSH into the instance)",
+    "RESERVATION": "the Compute Engine reservation the configuration's capacity is held in (reserved or calendar mode)",
+    "CAPACITY_RESERVATION_ID": "the EC2 Capacity Reservation or Capacity Block id (cr-...) holding the instances",
+    "CAPACITY_RESERVATION_GROUP": "the resource id of the Azure capacity reservation group holding the VMs",
 }
 # Environment variables setup.sh may read without defining them.
 _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
@@ -253,25 +256,42 @@ def provisioning() -> dict[str, dict[str, Any]]:
 
 def provision(plan: Plan, cmd: str) -> str:
     """``cmd`` with the plan's procurement kind and disk size where it provisions machines
-    (rules/provisioning.yaml): Spot flags when the estimate priced Spot capacity, the boot disk
-    sized for the weights and checkpoints."""
+    (rules/provisioning.yaml): Spot flags when the estimate priced Spot capacity, the reservation,
+    calendar or flex-start flags when its capacity comes from that kind, the boot disk sized for
+    the weights and checkpoints."""
     stripped = cmd.strip()
     row = next((r for head, r in provisioning().items() if stripped.startswith(head + " ")), None)
     if row is None or "\n" in cmd:
         return cmd
-    if plan.spot:
+    kind = "spot" if plan.spot else plan.reservation_kind
+    flags: list[str] = row.get(kind, []) if kind else []
+    if flags:
         replaced = row.get("replaces")
-        spot = " ".join(row["spot"])
+        # a flag the command already has (by name) is not given twice
+        present = {w.split("=", 1)[0] for w in cmd.split() if w.startswith("-")}
+        new = " ".join(_missing(flags, present))
         if replaced and re.search(rf"(^|\s){re.escape(replaced)}(?=\s|$)", cmd):
-            cmd = re.sub(rf"(^|\s){re.escape(replaced)}(?=\s|$)", lambda m: m.group(1) + spot, cmd)
-        elif row["spot"][0] not in cmd:
-            cmd = f"{cmd} {spot}"
+            cmd = re.sub(rf"(^|\s){re.escape(replaced)}(?=\s|$)", lambda m: m.group(1) + new, cmd)
+        elif new:
+            cmd = f"{cmd} {new}"
     if row.get("disk") and plan.disk_gb:
         disk = row["disk"].format(disk_gb=plan.disk_gb)
         flag = row["disk_flag"]
         pattern = rf"\s{re.escape(flag)}(=|\s+)\S+"
         cmd = re.sub(pattern, lambda m: " " + disk, cmd, count=1) if re.search(pattern, cmd) else f"{cmd} {disk}"
     return cmd
+
+
+def _missing(flags: list[str], present: set[str]) -> list[str]:
+    """``flags`` (a flag and the words that follow it as its value) without the flags already ``present``."""
+    out: list[str] = []
+    skip = False
+    for w in flags:
+        if w.startswith("-"):
+            skip = w.split("=", 1)[0] in present
+        if not skip:
+            out.append(w)
+    return out
 
 
 def launch(spec: Spec) -> str:

@@ -10,7 +10,8 @@
 # plan: server=- server_note=- model_id=YOUR_ORG/YOUR_MODEL context_len=8192 max_input_len=4096
 # plan: max_seqs=0 num_experts=1 experts_per_token=1 seq_len=2048 global_batch=512
 # plan: checkpoint_every=4768 per_device_batch=4 hours_per_day=24 disk_gb=150 region=us-central1
-# plan: zone=us-central1-b pricing=dws-flex-start price_cloud=gcp cloud=gcp
+# plan: zone=us-central1-b pricing=dws-flex-start procurement=dws-flex-start price_cloud=gcp
+# plan: cloud=gcp
 #
 # Usage:
 #   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order
@@ -50,7 +51,7 @@ step_pick() {
   step '1/6 Pick a current PyTorch image and create the VM'
   need PROJECT_ID
   gcloud compute images list --project=deeplearning-platform-release --filter="family~pytorch" --format="value(family)" --no-standard-images
-  gcloud compute instances create ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --machine-type=a4-highgpu-8g --image-family=pytorch-latest-gpu --image-project=deeplearning-platform-release --maintenance-policy=TERMINATE --boot-disk-size=150GB --metadata=install-nvidia-driver=True
+  gcloud compute instances create ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --machine-type=a4-highgpu-8g --image-family=pytorch-latest-gpu --image-project=deeplearning-platform-release --maintenance-policy=TERMINATE --boot-disk-size=150GB --metadata=install-nvidia-driver=True --provisioning-model=FLEX_START --instance-termination-action=DELETE --max-run-duration=7d
 }
 
 # 2. Check the GPUs
