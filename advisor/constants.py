@@ -331,6 +331,7 @@ class Scoring(Strict):
     tie_points: Value
     budget_overrun_for_full_penalty: Value
     cost_tie_fraction: Value
+    latency_tie_fraction: Value
 
 
 @dataclass(frozen=True)

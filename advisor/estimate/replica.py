@@ -234,14 +234,17 @@ def replica_comm_s_per_token(profile: Profile, acc: Accelerator, count: int, c: 
 def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
     """Dispatch and combine of one token: top-k x hidden x 2 bytes each way per layer, the share
     bound for another chip of the fast domain over its interconnect (one direction) and the share
-    bound for another node or slice over the scale-out network."""
+    bound for another node or slice over the scale-out network. A step's tokens are dispatched by
+    every chip of the replica at once, each sending its own share (expert parallelism spreads the
+    tokens over the chips, DeepSeek's data-parallel attention or sequence-parallel dispatch), so a
+    token costs its bytes over ``count`` links, not over one."""
     shape = model_shape(profile)
     k = profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN
     per_layer = 2.0 * k * shape.hidden * 2.0
     fast = min(count, sizing.fast_domain(acc, count))
     link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
     out = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value
-    return shape.layers * per_layer * ((fast - 1) / count / link + (count - fast) / count / out)
+    return shape.layers * per_layer * ((fast - 1) / count / link + (count - fast) / count / out) / count
 
 
 def replica_layout(acc: Accelerator, count: int) -> tuple[int, int]:

@@ -283,4 +283,7 @@ def best(
         return cheapest
     slack = 1.0 + (c.scoring.time_cost_slack.value if objective == "time" else c.scoring.balanced_cost_slack.value)
     near = [x for x in pool if basis(x) <= basis(cheapest) * slack]
-    return min(near, key=key_time)
+    fastest = min(near, key=key_time)
+    tie = (fastest.latency_ms or 0.0) * (1.0 + c.scoring.latency_tie_fraction.value)
+    tied = [x for x in near if (x.latency_ms or 0.0) <= tie]
+    return min(tied, key=lambda x: (x.hosts_per_replica or 1, basis(x), key_time(x)))
