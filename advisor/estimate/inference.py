@@ -9,7 +9,7 @@ from typing import Any
 
 from advisor import software
 from advisor.catalog import Accelerator
-from advisor.constants import Constants, LevelRow
+from advisor.constants import Constants, LevelRow, Range
 from advisor.estimate import serving, sizing, tail, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes
 from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
@@ -94,43 +94,7 @@ def estimate_inference(
             f"a replica over {e.hosts_per_replica} hosts: beyond the largest published multi-host serving replica "
             f"({ic.multi_host_serving.max_hosts_per_replica} hosts); use a chip with more memory per host or a smaller precision"
         )
-    replica: serving.LlmReplica | serving.RequestReplica
-    if llm:
-        shape = model_shape(profile)
-        replica = llm_replica(profile, acc, count, c)
-        kv_per_token = replica.kv_per_token
-        ctx = inf.input_tokens + inf.output_tokens
-        # the engine's activation peak is kept out of the KV cache: a forward of its prefill token budget,
-        # one layer's working set live at a time (34 x hidden bytes per token, Korthikanti et al. 2022)
-        budget = ic.prefill_token_budget.get(acc.device, profile.software.serving_stack) if ic.prefill_token_budget else None
-        act_reserve = float(budget or 0) * 34.0 * shape.hidden
-        kv_room = usable - weights - act_reserve
-        max_batch_mem = int(kv_room // max(replica.kv_bytes(ctx), 1.0)) if kv_room > 0 and usable > weights else 0
-        mem_notes: dict[str, Any] = {
-            "weights_gb": round(weights / 1e9, 2),
-            "kv_cache_mb_per_token": round(kv_per_token / 1e6, 4),
-            "kv_cache": kv_note(profile, replica),
-            "max_batch_by_memory": max_batch_mem,
-            "activation_reserve_gb": round(act_reserve / 1e9, 3),
-            "model_shape": {
-                "layers": shape.layers,
-                "hidden_size": shape.hidden,
-                "kv_dim": shape.kv_dim,
-                "approximated": list(shape.approximated),
-            },
-        }
-    else:
-        kv_per_token = 0.0
-        flops_req = request_flops(profile, c)
-        max_batch_mem = 1024 if usable > weights else 0
-        # embedding tables are gathered row by row, not streamed: a step reads the dense weights
-        replica = serving.RequestReplica(weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, fam_overhead)
-        mem_notes = {
-            "weights_gb": round(weights / 1e9, 2),
-            "request_flops": f"{flops_req:.3e}",
-            "request_model": request_model_name(profile),
-        }
-
+    replica, max_batch_mem, mem_notes = _replica(profile, acc, count, c, usable - weights, bw, compute, fam_overhead)
     e.fits_memory = max_batch_mem >= 1
     if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
         e.why_not = "no FP64 arithmetic on this accelerator"
@@ -202,26 +166,12 @@ def estimate_inference(
             return op(u_bw, u_mfu).replicas
         return serving.replicas_needed(lambda b: replica.point(b, u_bw, u_mfu), guess=search_guess(replica, u_bw, u_mfu), **load)
 
-    if ranges:  # the same operating point at the low and the high utilisation of each constant's level
-        lv = loaded_prefill(profile, acc, c) if llm else None
-        slow_r, fast_r = replica, replica
-        if lv is not None and isinstance(replica, serving.LlmReplica):
-            slow_r, fast_r = dataclasses.replace(replica, loaded_prefill=lv.low), dataclasses.replace(replica, loaded_prefill=lv.high)
-        p_slow, p_fast = slow_r.point(pt.concurrency, mbu.low, pre.low), fast_r.point(pt.concurrency, mbu.high, pre.high)
-        # at least as wide as the step model's own misses on the fit rows of its level (serving_spread)
-        lo, hi = spread_bounds(serving_spread(profile, acc, c) if llm else None)
-        e.ranges = {
-            "ttft_ms": (min(p_fast.ttft, pt.ttft / hi) * 1000, max(p_slow.ttft, pt.ttft / lo) * 1000),
-            "tpot_ms": (min(p_fast.tpot, pt.tpot / hi) * 1000, max(p_slow.tpot, pt.tpot / lo) * 1000),
-            "latency_ms": (min(p_fast.latency, pt.latency / hi) * 1000, max(p_slow.latency, pt.latency / lo) * 1000),
-            "tokens_per_second": (
-                min(p_slow.tokens_per_second, pt.tokens_per_second * lo), max(p_fast.tokens_per_second, pt.tokens_per_second * hi),
-            ),
-        }
     chip_range = None
-    if ranges:
+    if ranges:  # the same operating point at the low and the high utilisation of each constant's level
+        spread = spread_bounds(serving_spread(profile, acc, c) if llm else None)
+        e.ranges = _ranges(replica, pt, mbu, pre, loaded_prefill(profile, acc, c) if llm else None, spread)
         slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
-        lo, hi = spread_bounds(serving_spread(profile, acc, c) if llm else None)
+        lo, hi = spread
         floor = max(inf.min_replicas, 1)  # replicas scale with 1 / throughput, never below the minimum
         fast = min(fast, max(floor, math.ceil(mid.replicas / hi - 1e-9)))
         slow = max(slow, math.ceil(mid.replicas / lo - 1e-9))
@@ -269,24 +219,8 @@ def estimate_inference(
         e.assumptions["latency_target_note"] = target_note
     if engine_seqs is not None:
         e.assumptions["operating_point"]["engine_max_num_seqs"] = engine_seqs
-    loaded = loaded_prefill(profile, acc, c) if llm else None
-    if loaded is not None:
-        e.assumptions["levels"] = {loaded.constant: loaded.describe()}
-    moe_row = moe_serving(profile, acc, c) if llm else None
-    if moe_row is not None:
-        e.assumptions.setdefault("levels", {})[moe_row.constant] = moe_row.describe()
-    spread_row = serving_spread(profile, acc, c) if llm else None
-    if spread_row is not None:
-        e.assumptions.setdefault("levels", {})[spread_row.constant] = spread_row.describe()
-    if llm and fam_key is not None:  # a family's own serving figures: say what they stand on and where they are inherited
-        e.assumptions.setdefault("levels", {})["decode_step"] = {
-            "level": f"family ({acc.device})", "fit": mbu.note.split(". ")[0][:160] if mbu.note else "",
-            "sources": list(mbu.source),
-            "inherited": (
-                f"fitted on {len(set(mbu.source))} publication(s), below the >= 2 a generation or stack of its own needs: "
-                f"{acc.id} with {profile.software.serving_stack} takes the {family(acc.device).name} family's figures"
-            ),
-        }
+    if llm:
+        _level_notes(e, profile, acc, c, mbu)
     if offline:
         e.assumptions["operating_point"]["offline"] = {
             "requests_per_second_needed": rounded(qps, 4),
@@ -308,6 +242,89 @@ def estimate_inference(
     software_notes(e, sw)
     set_feasibility(e, profile, acc)
     return e
+
+
+def _replica(
+    profile: Profile, acc: Accelerator, count: int, c: Constants, room: float, bw: float, compute: float, overhead: float,
+) -> tuple[serving.LlmReplica | serving.RequestReplica, int, dict[str, Any]]:
+    """The step model of one replica, the most requests its memory holds (``room``: usable bytes left by the
+    weights) and the memory notes of the estimate."""
+    inf = profile.inference
+    assert inf is not None
+    wbytes = BYTES.get(profile.model.precision, 2.0)
+    tables = workloads.embedding_serving_bytes(profile)
+    weights = profile.model.dense_params_b * 1e9 * wbytes + tables
+    if not is_llm_inference(profile):
+        flops_req = request_flops(profile, c)
+        # embedding tables are gathered row by row, not streamed: a step reads the dense weights
+        request = serving.RequestReplica(weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, overhead)
+        notes: dict[str, Any] = {
+            "weights_gb": round(weights / 1e9, 2), "request_flops": f"{flops_req:.3e}", "request_model": request_model_name(profile),
+        }
+        return request, (1024 if room > 0 else 0), notes
+    ic = c.estimator.inference
+    shape = model_shape(profile)
+    replica = llm_replica(profile, acc, count, c)
+    ctx = inf.input_tokens + inf.output_tokens
+    # the engine's activation peak is kept out of the KV cache: a forward of its prefill token budget,
+    # one layer's working set live at a time (34 x hidden bytes per token, Korthikanti et al. 2022)
+    budget = ic.prefill_token_budget.get(acc.device, profile.software.serving_stack) if ic.prefill_token_budget else None
+    act_reserve = float(budget or 0) * 34.0 * shape.hidden
+    kv_room = room - act_reserve
+    max_batch_mem = int(kv_room // max(replica.kv_bytes(ctx), 1.0)) if kv_room > 0 and room > 0 else 0
+    notes = {
+        "weights_gb": round(weights / 1e9, 2),
+        "kv_cache_mb_per_token": round(replica.kv_per_token / 1e6, 4),
+        "kv_cache": kv_note(profile, replica),
+        "max_batch_by_memory": max_batch_mem,
+        "activation_reserve_gb": round(act_reserve / 1e9, 3),
+        "model_shape": {
+            "layers": shape.layers, "hidden_size": shape.hidden, "kv_dim": shape.kv_dim, "approximated": list(shape.approximated),
+        },
+    }
+    return replica, max_batch_mem, notes
+
+
+def _ranges(
+    replica: serving.LlmReplica | serving.RequestReplica, pt: serving.Point, mbu: Range, pre: Range, lv: LevelRow | None,
+    spread: tuple[float, float],
+) -> dict[str, tuple[float, float]]:
+    """Low / high of each time and throughput: the operating point at the low and the high utilisations
+    (and loaded-prefill share), at least as wide as the step model's own misses on the fit rows of its
+    level (serving_spread: ``spread``, throughput multipliers bracketing 1)."""
+    slow_r, fast_r = replica, replica
+    if lv is not None and isinstance(replica, serving.LlmReplica):
+        slow_r, fast_r = dataclasses.replace(replica, loaded_prefill=lv.low), dataclasses.replace(replica, loaded_prefill=lv.high)
+    p_slow, p_fast = slow_r.point(pt.concurrency, mbu.low, pre.low), fast_r.point(pt.concurrency, mbu.high, pre.high)
+    lo, hi = spread
+    return {
+        "ttft_ms": (min(p_fast.ttft, pt.ttft / hi) * 1000, max(p_slow.ttft, pt.ttft / lo) * 1000),
+        "tpot_ms": (min(p_fast.tpot, pt.tpot / hi) * 1000, max(p_slow.tpot, pt.tpot / lo) * 1000),
+        "latency_ms": (min(p_fast.latency, pt.latency / hi) * 1000, max(p_slow.latency, pt.latency / lo) * 1000),
+        "tokens_per_second": (
+            min(p_slow.tokens_per_second, pt.tokens_per_second * lo), max(p_fast.tokens_per_second, pt.tokens_per_second * hi),
+        ),
+    }
+
+
+def _level_notes(e: Estimate, profile: Profile, acc: Accelerator, c: Constants, mbu: Range) -> None:
+    """assumptions.levels of an LLM replica: each fitted serving constant at the level it came from, and where the
+    family's decode-step figures stand on fewer publications than a level of its own needs."""
+    levels: dict[str, Any] = {}
+    for row in (loaded_prefill(profile, acc, c), moe_serving(profile, acc, c), serving_spread(profile, acc, c)):
+        if row is not None:
+            levels[row.constant] = row.describe()
+    if family(acc.device).decode_utilisation is not None:  # a family's own serving figures: what they stand on
+        levels["decode_step"] = {
+            "level": f"family ({acc.device})", "fit": mbu.note.split(". ")[0][:160] if mbu.note else "",
+            "sources": list(mbu.source),
+            "inherited": (
+                f"fitted on {len(set(mbu.source))} publication(s), below the >= 2 a generation or stack of its own needs: "
+                f"{acc.id} with {profile.software.serving_stack} takes the {family(acc.device).name} family's figures"
+            ),
+        }
+    if levels:
+        e.assumptions["levels"] = levels
 
 
 def _p99_of(mid: serving.OperatingPoint, inf: Any) -> dict[str, Any]:
