@@ -68,7 +68,7 @@ class SourceRef(Strict):
 class Attained(Strict):
     """What microbenchmarks reach of the datasheet peaks (GEMM at its best shapes, a STREAM-type copy), as
     fractions: a chip whose kernels reach less of its peak than the family's reference chip runs every
-    compute- or memory-bound phase proportionally slower (advisor/estimate/efficiency.attained_scale)."""
+    compute- or memory-bound phase proportionally slower (advisor/estimate/sizing.attained_scale)."""
 
     matmul: dict[Dtype, Annotated[float, Field(gt=0, le=1)]] = Field(default_factory=dict)
     memory: Annotated[float, Field(gt=0, le=1)] | None = None

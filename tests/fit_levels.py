@@ -13,7 +13,7 @@ rows, the training levels refitted at each). The constants are fitted in order, 
 4. loaded_prefill_factor: serving rows under load (concurrency above 1: throughput, TPOT, latency), the share of
    the prefill MFU that other requests' prompt chunks reach inside a decode step; not a ratio of throughputs
    (memory-bound steps do not read it), so it is solved: the factor at which the group's median speed ratio is 1
-   (bisection in [0.1, 1.5]), spread by the group's smallest and largest ratio there (dense models);
+   (bisection in SOLVE_RANGE, 0.05-4; a factor at its edge fails), spread by the group's smallest and largest ratio there (dense models);
 5. moe_serving_factor: the same for a mixture of experts' compute efficiency in a loaded step (grouped GEMMs
    of small per-expert batches, routing), solved on the MoE serving rows under load.
 """
@@ -84,6 +84,7 @@ ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
 ]
 LOADED_METRICS = ("output_tokens_per_s", "output_tokens_per_s_per_chip", "throughput_tokens_per_s", "tpot_ms", "latency_s")
 SOLVED = {"loaded_prefill_factor", "moe_serving_factor"}
+SOLVE_RANGE = (0.05, 4.0)  # where a solved factor is searched (bisection); a factor at its edge is an error, not a fit
 # constants that are only a range: the smallest..largest of n fit rows holds a new row with probability (n - 1) / (n + 1)
 # (order statistics of n exchangeable draws), so a level of its own needs n >= 9 for 80%; with fewer it inherits
 SPREADS = {"serving_spread"}
@@ -175,7 +176,7 @@ def solve(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> 
         return [x.speed_ratio for x in found if x.estimated is not None]
 
     def one(level: str, match: dict[str, str], group: list[tuple[dict[str, str], dict[str, Any]]]) -> None:
-        lo, hi = 0.1, 1.5
+        lo, hi = SOLVE_RANGE
         for _ in range(30):
             mid = (lo + hi) / 2
             if statistics.median(ratios(level, match, mid, group)) > 1.0:
@@ -183,6 +184,7 @@ def solve(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> 
             else:
                 lo = mid
         f = round((lo + hi) / 2, 3)
+        assert SOLVE_RANGE[0] < f < SOLVE_RANGE[1], f"{constant} at {level} {match} solved to the edge of {SOLVE_RANGE}: widen it"
         inv = [1.0 / x for x in ratios(level, match, f, group)]
         out.append(LevelRow(
             constant=constant, level=level, match=match,  # type: ignore[arg-type]

@@ -69,6 +69,9 @@ def test_a_chip_that_attains_less_of_its_peak_runs_slower() -> None:
     m16, mem = attained_scale(mi, C, "bf16")
     m8, _ = attained_scale(mi, C, "fp8")
     assert m16 == pytest.approx(0.53 / 0.80) and m8 == pytest.approx(0.47 / 0.70) and mem == pytest.approx(0.79 / 0.88)
+    # fp16 runs on the bf16 datapath, int8 and 4-bit on the 8-bit one: the same figures, never a silent 1
+    assert attained_scale(mi, C, "fp16") == attained_scale(mi, C, "bf16")
+    assert attained_scale(mi, C, "int8") == attained_scale(mi, C, "fp8") == attained_scale(mi, C, "int4")
     assert attained_scale(CAT.get("h100"), C, "bf16") == (1.0, 1.0)
     assert attained_scale(CAT.get("tpu-v6e"), C, "bf16") == (1.0, 1.0)  # no microbenchmark read: the reference's
     assert attained_scale(CAT.get("b200"), C, "bf16")[1] == 1.0  # a missing memory figure inherits the reference's

@@ -597,10 +597,9 @@ def _procurement(case: Case) -> None:
             flags = row.get(kind)
             if not flags:
                 continue
-            words = line.split()
-            here = all(f in words for f in flags if f.startswith("-") and "=" not in f) and all(
-                f in words for f in flags if "=" in f and f.startswith("--")
-            )
+            # the kind's first flag with its value words (--instance-market-options MarketType=capacity-block)
+            first = [flags[0], *[w for w in flags[1:2] if not w.startswith("-")]]
+            here = " ".join(first) in line
             if kind == p.procurement:
                 assert here, (kind, line)
             elif kind not in ("reserved", "calendar") or p.procurement not in ("reserved", "calendar"):
@@ -1441,7 +1440,10 @@ def test_every_edge_route_is_an_edge_setup_path(ctx) -> None:  # type: ignore[no
         ("calendar", "xpk cluster create --cluster c --tpu-type=v6e-256 --num-slices=4 --on-demand",
          "--num-slices=4 --reservation=${RESERVATION}"),
         ("dws-flex-start", "gcloud container node-pools create p --cluster=c --enable-autoscaling --min-nodes=0 --max-nodes=4",
-         "--max-nodes=4 --flex-start --location-policy=ANY --reservation-affinity=none --no-enable-autorepair"),
+         "--max-nodes=4 --flex-start --num-nodes=0 --location-policy=ANY --reservation-affinity=none --no-enable-autorepair"),
+        ("dws-flex-start", "gcloud container node-pools create p --cluster=c --num-nodes=32 --disk-size=150",
+         "--disk-size=150 --flex-start --enable-autoscaling --num-nodes=0 --total-max-nodes=32 --location-policy=ANY "
+         "--reservation-affinity=none --no-enable-autorepair"),
         ("calendar", "aws ec2 run-instances --image-id ami-1 --instance-type p5.48xlarge --count 4",
          "--instance-market-options MarketType=capacity-block --capacity-reservation-specification "
          "CapacityReservationTarget={CapacityReservationId=${CAPACITY_RESERVATION_ID}}"),
@@ -1461,4 +1463,5 @@ def test_a_reservation_kind_is_named_in_the_provisioning_command(kind: str, cmd:
     plan = dataclasses.replace(case.plan, pricing="on-demand", procurement=kind, disk_gb=0)
     out = provision(plan, cmd)
     assert out.endswith(expect) and "--on-demand" not in out.split()
-    assert out.count("--enable-autoscaling") <= 1
+    assert out.count("--enable-autoscaling") <= 1 and out.count("--num-nodes") <= 1
+    assert not {"--total-max-nodes", "--max-nodes"} <= {w.split("=", 1)[0] for w in out.split()}

@@ -505,6 +505,8 @@ def test_a_latency_tie_goes_to_the_replica_on_fewer_hosts() -> None:
     assert one.cost_usd == pytest.approx(two.cost_usd) and (two.latency_ms or 0) < (one.latency_ms or 0)
     assert (one.latency_ms or 0) <= (two.latency_ms or 0) * (1 + C.scoring.latency_tie_fraction.value)
     assert best([two, one], "balanced", C) is one and best([two, one], "time", C) is one
-    # outside the tie the faster one still wins
+    # outside the tie the faster one still wins, and a one-host layout that is dearer is no tie
     quick = dataclasses.replace(two, latency_ms=(one.latency_ms or 0) * 0.5)
     assert best([quick, one], "balanced", C) is quick
+    dear = dataclasses.replace(one, cost_usd=(two.cost_usd or 0) * 1.5)
+    assert best([two, dear], "time", C) is two

@@ -285,5 +285,7 @@ def best(
     near = [x for x in pool if basis(x) <= basis(cheapest) * slack]
     fastest = min(near, key=key_time)
     tie = (fastest.latency_ms or 0.0) * (1.0 + c.scoring.latency_tie_fraction.value)
-    tied = [x for x in near if (x.latency_ms or 0.0) <= tie]
+    # a tie in latency and in cost (cost_tie_fraction): never a dearer replica layout for its hosts alone
+    dear = basis(fastest) * (1.0 + c.scoring.cost_tie_fraction.value)
+    tied = [x for x in near if (x.latency_ms or 0.0) <= tie and basis(x) <= dear]
     return min(tied, key=lambda x: (x.hosts_per_replica or 1, basis(x), key_time(x)))

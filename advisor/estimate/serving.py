@@ -2,11 +2,12 @@
 
 docs/estimator.md "Inference" explains the model and its sources:
 
-* a decode step reads the weights a batch touches and the batch's KV cache
-  (memory-bound) and computes the batch's tokens plus the other requests'
-  prompt chunks (continuous batching with chunked prefill: prefill shares the
-  step, it is not added to it); the step takes the larger of the two plus a
-  fixed per-step overhead of the serving stack;
+* a decode step runs two kernels one after the other, each at its own bound:
+  the weight GEMMs (the weights the batch touches, or the FLOPs of the batch's
+  tokens plus the other requests' prompt chunks: continuous batching with
+  chunked prefill, prefill shares the GEMMs) and the decode attention (the
+  batch's KV cache, or its attention FLOPs), plus a fixed per-step overhead of
+  the serving stack;
 * attention FLOPs grow with the context (4 x layers x hidden per token per
   token of context; a sliding window bounds the keys of its layers), so long
   prompts cost what they cost;
@@ -140,8 +141,9 @@ class LlmReplica:
 
     def concurrency_within(self, latency_s: float, u_bw: float, u_mfu: float) -> int | None:
         """The largest concurrency whose latency is at most ``latency_s``, in closed form from the
-        two linear pieces of a step (memory: weights + b caches; compute: b tokens and b - 1
-        prompt chunks) with every weight read, one stage; a guess for the search, which checks it."""
+        two linear pieces of a step (GEMMs memory-bound: weights + b attentions; GEMMs compute-bound:
+        b tokens, b - 1 prompt chunks and b attentions, each attention at max(KV read, its FLOPs)) with
+        every weight read, one stage; a guess for the search, which checks it."""
         out, decode_flops, prompt_chunk, prefill, kv_per_request, attention_flops = self._fixed
         bw, compute = self.bandwidth * u_bw, self.compute * u_mfu
         t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)

@@ -97,7 +97,7 @@ def embedding_training(profile: Profile, acc: Accelerator, count: int, c: Consta
     table_bytes = emb.params * wbytes
     # forward read + backward read-modify-write of every row looked up
     lookup_bytes = samples * emb.lookups_per_sample * emb.dim * wbytes * 3.0
-    hbm = acc.specs.memory_bandwidth_gbps * 1e9 * count
+    hbm = acc.specs.memory_bandwidth_gbps * 1e9 * count * sizing.attained_scale(acc, c, None)[1]
     pooled = emb.tables or emb.lookups_per_sample
     a2a_per_chip = samples * pooled * emb.dim * act * 2.0 * (count - 1) / count / count if count > 1 else 0.0
     sc = c.estimator.scaling

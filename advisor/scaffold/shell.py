@@ -267,8 +267,14 @@ def provision(plan: Plan, cmd: str) -> str:
     flags: list[str] = row.get(kind, []) if kind else []
     if flags:
         replaced = row.get("replaces")
-        # a flag the command already has (by name) is not given twice
+        given = dict(w.split("=", 1) for w in cmd.split() if w.startswith("--") and "=" in w)
+        flags = [f.replace("{num_nodes}", given.get("--num-nodes", "1")) for f in flags]
+        for name in row.get("overrides", []):  # the kind's value of these flags replaces the command's
+            if any(f.split("=", 1)[0] == name for f in flags):
+                cmd = re.sub(rf"\s{re.escape(name)}(=|\s+)\S+", "", cmd)
+        # a flag the command already has (by name), or one it rules out, is not given twice
         present = {w.split("=", 1)[0] for w in cmd.split() if w.startswith("-")}
+        present |= {flag for flag, others in row.get("conflicts", {}).items() if present & set(others)}
         new = " ".join(_missing(flags, present))
         if replaced and re.search(rf"(^|\s){re.escape(replaced)}(?=\s|$)", cmd):
             cmd = re.sub(rf"(^|\s){re.escape(replaced)}(?=\s|$)", lambda m: m.group(1) + new, cmd)

@@ -51,7 +51,7 @@ step_pick() {
   step '1/6 Pick a current PyTorch image and create the VM'
   need PROJECT_ID
   gcloud compute images list --project=deeplearning-platform-release --filter="family~pytorch" --format="value(family)" --no-standard-images
-  gcloud compute instances create ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --machine-type=a4-highgpu-8g --image-family=pytorch-latest-gpu --image-project=deeplearning-platform-release --maintenance-policy=TERMINATE --boot-disk-size=150GB --metadata=install-nvidia-driver=True --provisioning-model=FLEX_START --instance-termination-action=DELETE --max-run-duration=7d
+  gcloud compute instances create ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --machine-type=a4-highgpu-8g --image-family=pytorch-latest-gpu --image-project=deeplearning-platform-release --maintenance-policy=TERMINATE --boot-disk-size=150GB --metadata=install-nvidia-driver=True --provisioning-model=FLEX_START --instance-termination-action=DELETE --max-run-duration=7d --reservation-affinity=none
 }
 
 # 2. Check the GPUs
