@@ -62,6 +62,7 @@ def test_20000_resource_plan_in_seconds(tmp_path: Path) -> None:
     assert peak < 600, peak
 
 
+@pytest.mark.slow  # a fault provocation that needs seconds (a 32 MiB plan under a memory cap)
 def test_32_mib_plan_memory_and_the_resource_cap(tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     text = big_plan(80_000)

@@ -325,6 +325,7 @@ def test_a_level_below_global_needs_three_rows_from_two_sources() -> None:
         assert lv.level == "global" or (len(lv.fit_rows) >= 3 and len(set(lv.fit_sources)) >= 2)
 
 
+@pytest.mark.slow  # an exhaustive refit of every level (seconds), as test_training_intensity_is_what_the_fit_rows_give
 def test_the_levels_are_what_the_fit_rows_give() -> None:
     """rules/estimator.yaml levels are reproduced by python -m tests.fit_levels from the fit rows alone."""
     from . import fit_levels

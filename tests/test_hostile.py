@@ -362,6 +362,7 @@ def test_hostile_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name
     assert not out.exists() and r.out == ""
 
 
+@pytest.mark.slow  # a fault provocation that needs seconds (a subprocess under a memory cap)
 def test_hostile_template_memory_is_bounded(tmp_path: Path) -> None:
     """The render child's peak resident memory stays under its address-space limit."""
     from advisor.sandbox import MEMORY_BYTES

@@ -639,7 +639,8 @@ def test_every_plan_attribute_has_a_check() -> None:
     assert set(CHECKS) == set(plan_fields()), f"unchecked: {set(plan_fields()) - set(CHECKS)}; unknown: {set(CHECKS) - set(plan_fields())}"
 
 
-@pytest.mark.parametrize("profile", ALL_PROFILES, ids=lambda p: p.stem)
+# every profile x every setup path is seconds per profile: half of them in the default suite, the other half with -m slow
+@pytest.mark.parametrize("profile", sampled(ALL_PROFILES, every=2, ids=lambda p: p.stem))
 def test_every_artefact_states_and_applies_every_plan_attribute(profile: Any) -> None:
     cases = _cases_for(str(profile))
     assert cases
