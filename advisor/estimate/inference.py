@@ -145,20 +145,7 @@ def estimate_inference(
     if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and inf.latency_p99_ms is not None and batch is None:
         mid = _sized_for_p99(mid, inf, load, lambda: op(mbu.expected, pre.expected))
     pt = mid.at_peak
-    e.batch = pt.concurrency
-    e.ttft_ms, e.tpot_ms, e.latency_ms = pt.ttft * 1000, pt.tpot * 1000, pt.latency * 1000
-    e.tokens_per_second = pt.tokens_per_second
-    e.at_concurrency_1 = {
-        "ttft_ms": rounded(mid.at_one.ttft * 1000, 1),
-        "tpot_ms": rounded(mid.at_one.tpot * 1000, 2),
-        "latency_ms": rounded(mid.at_one.latency * 1000, 1),
-    }
-    e.meets_latency = mid.meets_latency
-    kv_request = replica.kv_bytes(inf.input_tokens + inf.output_tokens) if isinstance(replica, serving.LlmReplica) else 0.0
-    e.memory_per_chip_gb = (weights + pt.concurrency * kv_request) / count / 1e9
-    e.replicas = mid.replicas
-    e.capacity_rps = mid.at_capacity.requests_per_second
-    e.parallelism["data"] = mid.replicas
+    _operating_fields(e, mid, replica, weights)
     hours_month = (inf.window_hours or inf.hours_per_day if offline else inf.hours_per_day) * HOURS_PER_MONTH / 24
     e.hours = hours_month
     def reps(u_bw: float, u_mfu: float) -> int:
@@ -178,16 +165,7 @@ def estimate_inference(
         chip_range = (hours_month * count * fast, hours_month * count * slow)
     apply_price(e, profile, acc, hours_month * count * mid.replicas, chip_hours_range=chip_range)
     e.hours_low = e.hours_high = hours_month
-    # per-unit cost at the capacity each replica is provisioned for
-    served_per_s = mid.at_capacity.requests_per_second * load["utilisation"]
-    if e.usd_per_chip_hour is not None and served_per_s > 0:
-        usd_per_request = e.usd_per_chip_hour * count / 3600.0 / served_per_s
-        e.usd_per_million_tokens = usd_per_request / max(inf.output_tokens, 1) * 1e6 if llm else None
-        unit, per = unit_for(profile)
-        e.unit_cost = {
-            "unit": unit,
-            "usd": rounded(usd_per_request * per / (max(inf.output_tokens, 1) if unit.endswith("output tokens") else 1), 4),
-        }
+    _unit_cost(e, profile, mid.at_capacity.requests_per_second * load["utilisation"], llm)
     if profile.goal.budget_usd is not None and e.cost_usd is not None:
         e.within_budget = e.cost_usd <= profile.goal.budget_usd
     e.assumptions = {
@@ -221,9 +199,62 @@ def estimate_inference(
         e.assumptions["operating_point"]["engine_max_num_seqs"] = engine_seqs
     if llm:
         _level_notes(e, profile, acc, c, mbu)
-    if offline:
+    _load_notes(e, inf, mid, qps if offline else None, rate_note, target_ms, ic.unattainable_latency_slack.value)
+    if isinstance(replica, serving.LlmReplica) and inf.mode == "online":
+        _tail(e, inf, mid)
+    software_notes(e, sw)
+    set_feasibility(e, profile, acc)
+    return e
+
+
+def _operating_fields(
+    e: Estimate, mid: serving.OperatingPoint, replica: serving.LlmReplica | serving.RequestReplica, weights: float,
+) -> None:
+    """The estimate's figures at its operating point: batch, TTFT / TPOT / latency, throughput, the
+    concurrency-1 point, replicas and the memory a chip holds at that batch."""
+    pt = mid.at_peak
+    e.batch = pt.concurrency
+    e.ttft_ms, e.tpot_ms, e.latency_ms = pt.ttft * 1000, pt.tpot * 1000, pt.latency * 1000
+    e.tokens_per_second = pt.tokens_per_second
+    e.at_concurrency_1 = {
+        "ttft_ms": rounded(mid.at_one.ttft * 1000, 1),
+        "tpot_ms": rounded(mid.at_one.tpot * 1000, 2),
+        "latency_ms": rounded(mid.at_one.latency * 1000, 1),
+    }
+    e.meets_latency = mid.meets_latency
+    kv_request = replica.kv_bytes(replica.input_tokens + replica.output_tokens) if isinstance(replica, serving.LlmReplica) else 0.0
+    e.memory_per_chip_gb = (weights + pt.concurrency * kv_request) / e.count / 1e9
+    e.replicas = mid.replicas
+    e.capacity_rps = mid.at_capacity.requests_per_second
+    assert e.parallelism is not None
+    e.parallelism["data"] = mid.replicas
+
+
+def _unit_cost(e: Estimate, profile: Profile, served_per_s: float, llm: bool) -> None:
+    """Per-unit cost (per million output tokens, per request or per unit of work) at the capacity each
+    replica is provisioned for (``served_per_s``: requests per second of one replica)."""
+    inf = profile.inference
+    assert inf is not None
+    if e.usd_per_chip_hour is None or served_per_s <= 0:
+        return
+    usd_per_request = e.usd_per_chip_hour * e.count / 3600.0 / served_per_s
+    e.usd_per_million_tokens = usd_per_request / max(inf.output_tokens, 1) * 1e6 if llm else None
+    unit, per = unit_for(profile)
+    e.unit_cost = {
+        "unit": unit,
+        "usd": rounded(usd_per_request * per / (max(inf.output_tokens, 1) if unit.endswith("output tokens") else 1), 4),
+    }
+
+
+def _load_notes(
+    e: Estimate, inf: Any, mid: serving.OperatingPoint, offline_qps: float | None, rate_note: str | None,
+    target_ms: float | None, slack: float,
+) -> None:
+    """What the operating point says about the load: an offline job's volume against one replica's saturated
+    rate (``offline_qps``: None online), and a latency target out of reach even at concurrency 1."""
+    if offline_qps is not None:
         e.assumptions["operating_point"]["offline"] = {
-            "requests_per_second_needed": rounded(qps, 4),
+            "requests_per_second_needed": rounded(offline_qps, 4),
             "saturated_requests_per_second_per_replica": rounded(mid.at_capacity.requests_per_second, 4),
             "saturated_tokens_per_second_per_replica": rounded(mid.at_capacity.tokens_per_second, 1),
             "window_hours_per_day": inf.window_hours or inf.hours_per_day,
@@ -235,13 +266,8 @@ def estimate_inference(
         e.warnings.append(f"even one request alone takes {mid.at_one.latency * 1000:.0f} ms, above the {target_ms:g} ms target")
         e.assumptions["operating_point"]["note"] = (
             f"the {target_ms:g} ms target is out of reach even at concurrency 1: sized at the largest concurrency within "
-            f"{ic.unattainable_latency_slack.value:g}x of the concurrency-1 latency (the memory-bound plateau)"
+            f"{slack:g}x of the concurrency-1 latency (the memory-bound plateau)"
         )
-    if isinstance(replica, serving.LlmReplica) and inf.mode == "online":
-        _tail(e, inf, mid)
-    software_notes(e, sw)
-    set_feasibility(e, profile, acc)
-    return e
 
 
 def _replica(
