@@ -13,7 +13,7 @@ import os
 import re
 from typing import Any
 
-from advisor.check.infra import tfplan
+from advisor.check.infra import tfconfig, tfplan
 from advisor.check.infra.model import Parsed, tf_waivers
 from advisor.check.infra.names import NameIndex
 
@@ -293,7 +293,7 @@ class _HclCtx(tfplan._Ctx):
         self.blocks, self.refs, self.aws_region = blocks, refs, region
 
     def pos(self, address: str) -> tuple[int, int]:
-        return self.blocks.get(tfplan._config_address(address), 1), 1
+        return self.blocks.get(tfconfig.config_address(address), 1), 1
 
     def source(self, address: str) -> tuple[str, int] | None:
         return None
@@ -384,7 +384,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     if len(_SCOPES) > 64:
         _SCOPES.clear()
     variables, locals_, region = _module_scope(os.path.abspath(os.path.dirname(path)) if path != "-" else "", _SCOPES)
-    blocks = {f"{m.group(1)}.{m.group(2)}": text.count("\n", 0, m.start()) + 1 for m in tfplan._RESOURCE.finditer(text)}
+    blocks = {f"{m.group(1)}.{m.group(2)}": text.count("\n", 0, m.start()) + 1 for m in tfconfig.RESOURCE.finditer(text)}
     resources: list[tuple[str, str, dict[str, Any]]] = []
     for block in data.get("resource", []):
         if not isinstance(block, dict):

@@ -5,19 +5,18 @@ cost diff. Values are read from ``change.after`` only (never echoed: plans carry
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
 from advisor import clouds
 from advisor.check.infra.model import Parsed, Request, tf_waivers
 from advisor.check.infra.names import NameIndex, topology_chips
+from advisor.check.infra.tfconfig import ADDRESS, INDEX, config_address, config_refs, config_sources, provider_region
 from advisor.errors import InputError
 from advisor.families import family
 
 MAX_RESOURCES = 25_000  # compute resources one plan may hold (a 20,000-resource plan is read in seconds)
 LINK_KEYS = ("advisor-workload", "advisor_workload", "advisor.dev/workload")
-_INDEX = re.compile(r"\[[^\]]*\]$")
 
 READ = {
     "google_tpu_v2_vm", "google_tpu_v2_queued_resource", "google_container_node_pool", "google_compute_instance",
@@ -37,8 +36,8 @@ class _Ctx:
         self.path, self.text, self.plan, self.index = path, text, plan, index
         start = text.find('"resource_changes"')
         self.start = max(start, 0)
-        self.aws_region = _provider_region(plan, "aws")
-        self.refs = _config_refs(plan)
+        self.aws_region = provider_region(plan, "aws")
+        self.refs = config_refs(plan)
         self.config_index: dict[str, list[str]] = {}  # configuration address -> instance addresses
         self._offsets: dict[str, int] | None = None
         self._lines: dict[str, tuple[int, int]] = {}
@@ -53,7 +52,7 @@ class _Ctx:
 
     def _index_addresses(self) -> None:
         offsets: dict[str, int] = {}
-        for m in _ADDRESS.finditer(self.text, self.start):
+        for m in ADDRESS.finditer(self.text, self.start):
             try:
                 addr = json.loads(m.group(1))
             except ValueError:
@@ -71,114 +70,8 @@ class _Ctx:
         """The .tf file and line of the resource's configuration block, where the plan sits beside
         its configuration (the plan's directory, local modules by their ``source``)."""
         if self._sources is None:
-            self._sources = _config_sources(self.path, self.plan)
-        return self._sources.get(_config_address(address))
-
-
-_ADDRESS = re.compile(r'"address"\s*:\s*("(?:[^"\\]|\\.)*")')
-_RESOURCE = re.compile(r'^[ \t]*resource[ \t]+"([^"]+)"[ \t]+"([^"]+)"', re.M)
-
-
-def tf_blocks(directory: str) -> dict[str, tuple[str, int]]:
-    """``type.name`` -> (file, line) of every ``resource`` block in the directory's .tf files."""
-    import os
-
-    out: dict[str, tuple[str, int]] = {}
-    try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".tf"))
-    except OSError:
-        return out
-    for n in names[:500]:
-        f = os.path.join(directory, n)
-        try:
-            with open(f, encoding="utf-8", errors="replace") as fh:
-                text = fh.read(4 * 1024 * 1024)
-        except OSError:
-            continue
-        for m in _RESOURCE.finditer(text):
-            out.setdefault(f"{m.group(1)}.{m.group(2)}", (f, text.count("\n", 0, m.start()) + 1))
-    return out
-
-
-def _config_sources(path: str, plan: dict[str, Any]) -> dict[str, tuple[str, int]]:
-    import os
-
-    if path == "-":
-        return {}
-    out: dict[str, tuple[str, int]] = {}
-    conf = plan.get("configuration")
-    root = os.path.dirname(path) or "."
-    stack: list[tuple[Any, str, str]] = [(conf.get("root_module") if isinstance(conf, dict) else None, "", root)]
-    seen = 0
-    while stack and seen < 200:
-        mod, prefix, directory = stack.pop()
-        seen += 1
-        for addr, where in tf_blocks(directory).items():
-            out.setdefault(prefix + addr, where)
-        calls = mod.get("module_calls") if isinstance(mod, dict) else None
-        if isinstance(calls, dict):
-            for name, call in calls.items():
-                src = call.get("source") if isinstance(call, dict) else None
-                if isinstance(src, str) and src.startswith(("./", "../")):
-                    stack.append((call.get("module"), f"{prefix}module.{name}.", os.path.normpath(os.path.join(directory, src))))
-    return out
-
-
-def _provider_region(plan: dict[str, Any], name: str) -> str | None:
-    conf = plan.get("configuration")
-    pc = conf.get("provider_config") if isinstance(conf, dict) else None
-    if not isinstance(pc, dict):
-        return None
-    for key, prov in pc.items():
-        if isinstance(key, str) and key.split(".")[0] == name and isinstance(prov, dict):
-            expr = prov.get("expressions")
-            region = expr.get("region") if isinstance(expr, dict) else None
-            if isinstance(region, dict) and isinstance(region.get("constant_value"), str):
-                return str(region["constant_value"])
-    return None
-
-
-def _config_refs(plan: dict[str, Any]) -> dict[str, set[str]]:
-    """Configuration address -> resource addresses its expressions reference (joins a group to
-    its template when the plan cannot know the template's id yet)."""
-    out: dict[str, set[str]] = {}
-    conf = plan.get("configuration")
-    stack: list[tuple[Any, str]] = [(conf.get("root_module") if isinstance(conf, dict) else None, "")]
-    while stack:
-        mod, prefix = stack.pop()
-        if not isinstance(mod, dict):
-            continue
-        for res in mod.get("resources") or []:
-            if not isinstance(res, dict) or not isinstance(res.get("address"), str):
-                continue
-            refs: set[str] = set()
-            todo = [res.get("expressions")]
-            while todo:
-                node = todo.pop()
-                if isinstance(node, dict):
-                    for k, v in node.items():
-                        if k == "references" and isinstance(v, list):
-                            for r in v:
-                                if isinstance(r, str):
-                                    parts = r.split(".")
-                                    if len(parts) >= 2 and parts[0] not in ("var", "local", "module", "data", "each", "count"):
-                                        refs.add(prefix + _INDEX.sub("", parts[0] + "." + parts[1]))
-                        else:
-                            todo.append(v)
-                elif isinstance(node, list):
-                    todo.extend(node)
-            out[prefix + res["address"]] = refs
-        calls = mod.get("module_calls")
-        if isinstance(calls, dict):
-            for name, call in calls.items():
-                if isinstance(call, dict):
-                    stack.append((call.get("module"), f"{prefix}module.{name}."))
-    return out
-
-
-def _config_address(address: str) -> str:
-    parts = re.split(r"(?<=\])\.|\.(?=module\.)", address)
-    return ".".join(_INDEX.sub("", p) for p in parts)
+            self._sources = config_sources(self.path, self.plan)
+        return self._sources.get(config_address(address))
 
 
 def _first(block: Any) -> dict[str, Any]:
@@ -209,7 +102,7 @@ def parse(path: str, text: str, plan: dict[str, Any], index: NameIndex) -> Parse
         if not isinstance(change, dict):
             raise InputError.single(path, *ctx.pos(addr), f"{addr}: change: expected an object")
         by_addr[addr] = rc
-        ctx.config_index.setdefault(_config_address(addr), []).append(addr)
+        ctx.config_index.setdefault(config_address(addr), []).append(addr)
         if len(by_addr) > MAX_RESOURCES:
             raise InputError.single(
                 path,
@@ -529,8 +422,8 @@ def _mig(
 def _joined(ctx: _Ctx, address: str, by_addr: dict[str, dict[str, Any]], types: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
     """The resource of one of ``types`` that this one's configuration references; of its
     instances, the one with the same key (``group[0]`` uses ``template[0]``), else the first."""
-    key = m.group(0) if (m := _INDEX.search(address)) else ""
-    for ref in sorted(ctx.refs.get(_config_address(address), set())):
+    key = m.group(0) if (m := INDEX.search(address)) else ""
+    for ref in sorted(ctx.refs.get(config_address(address), set())):
         instances = ctx.config_index.get(ref, [])
         for full in sorted(instances, key=lambda a: not a.endswith(key) if key else False):
             rc = by_addr.get(full)
