@@ -1,0 +1,363 @@
+"""The decision: which family a profile's verdict goes to and why. Every rule whose condition holds adds
+points to a family or excludes it; the estimator's best configuration of each family becomes a scored, explained
+cost (or time) contribution; a family with nothing feasible is penalised; the verdict is the best-scoring family
+that is not excluded, with a confidence from the estimator's scenarios. advisor.recommend adds the setup path and
+the what-ifs around it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from advisor import families, trust
+from advisor.catalog import Catalog
+from advisor.conditions import evaluate
+from advisor.constants import Constants
+from advisor.estimate.result import Estimate
+from advisor.estimate.search import all_candidates, basis, best
+from advisor.facts import FieldReader
+from advisor.fmt import hours, money
+from advisor.knowledge import KnowledgeBase, Rule
+from advisor.models import Profile
+
+ESTIMATOR_SOURCE = "docs/estimator.md"  # the estimator and scoring policy, shipped with the project
+
+
+@dataclass(frozen=True)
+class Contribution:
+    rule: str
+    device: str
+    points: float
+    reason: str
+    sources: tuple[str, ...]
+    title: str = ""
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "device": self.device,
+            "points": round(self.points, 2),
+            "title": self.title,
+            "reason": self.reason,
+            "source": self.sources[0] if self.sources else None,
+            "sources": list(self.sources),
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    device: str
+    rule: str
+    reason: str
+    sources: tuple[str, ...]
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "rule": self.rule,
+            "reason": self.reason,
+            "source": self.sources[0] if self.sources else None,
+            "fix": self.fix,
+        }
+
+
+@dataclass
+class Decision:
+    """The scoring part of a recommendation (cheap to recompute for ``flip``)."""
+
+    device: str
+    scores: dict[str, float]
+    contributions: list[Contribution]
+    excluded: list[Exclusion]
+    margin: float
+    chosen: Estimate | None
+    best_by_device: dict[str, Estimate | None]
+    feasible: bool = True  # False: nothing meets the constraints; ``chosen`` is the closest
+    confidence: float = 0.5  # P(the chosen family stays the best) under the estimator's scenarios
+    sensitivity: str | None = None  # the assumption the verdict is most sensitive to
+    scenarios: tuple[tuple[str, float], ...] = ()  # (estimate scenario, P(verdict holds) %)
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _fired(rules: list[Rule], profile: Profile) -> list[Rule]:
+    reader = FieldReader(profile)
+    return [r for r in rules if evaluate(r.when, reader)]
+
+
+def describe(e: Estimate) -> str:
+    """``tpu-v6e x 8 finishes in 31 h for $2,100``-style summary of a configuration."""
+    head = f"{e.accelerator} x {e.count}"
+    if e.mode == "training":
+        return f"{head} takes {hours(e.hours)} for {money(e.cost_usd)}"
+    reps = f" x {e.replicas} replicas" if e.replicas and e.replicas > 1 else ""
+    tail = f", p99 {e.p99['latency_ms']:,.0f} ms" if e.p99 else ""
+    return f"{head}{reps} serves at {money(e.cost_usd)}/month ({e.latency_ms:,.0f} ms per typical request{tail})"
+
+
+def _quantitative(
+    profile: Profile, cands: list[Estimate], c: Constants, excluded: set[str]
+) -> tuple[list[Contribution], dict[str, Estimate | None], tuple[Estimate, Estimate, str] | None]:
+    """Estimates as evidence: the two leading accelerator families against each other, a host
+    family (CPU) against the best accelerator, and a penalty for a family with nothing feasible."""
+    objective = profile.goal.optimize
+    best_by = {dev: best(cands, objective, c, dev) for dev in families.sized()}
+    out: list[Contribution] = _hosts_against_accelerators(profile, best_by, c, excluded)
+    accel = [d for d in families.of_role("accelerator") if d in best_by]
+    live = [d for d in accel if d not in excluded]
+    if len(live) < 2:
+        return out, best_by, None
+    what = "time" if objective == "time" else "cost"
+    ranked = sorted(
+        [d for d in live if best_by[d] is not None],
+        key=lambda d: (trust.compared(best_by[d], what) or math.inf, d),  # type: ignore[arg-type]
+    )
+    quant: tuple[Estimate, Estimate, str] | None = None
+    if len(ranked) >= 2:
+        pair = sorted(ranked[:2], key=accel.index)  # in the data file's order, for stable wording
+        first, second = best_by[pair[0]], best_by[pair[1]]
+        assert first is not None and second is not None
+        a, b = trust.compared(first, what), trust.compared(second, what)
+        if a and b and a > 0 and b > 0:
+            quant = (first, second, what)
+            out.append(_ratio_contribution(first, second, a, b, what, profile, c))
+    if any(best_by[d] is not None for d in live):
+        for dev in live:
+            if best_by[dev] is None:
+                out.append(_no_feasible(dev, cands, profile, c))
+    return out, best_by, quant
+
+
+def _ratio_contribution(
+    first: Estimate, second: Estimate, a: float, b: float, what: str, profile: Profile, c: Constants,
+) -> Contribution:
+    pts = trust.ratio_points(a, b, what, profile, c)
+    good, bad = (first, second) if b > a else (second, first)
+    winner, loser = families.name(good.device), families.name(bad.device)
+    factor = max(b / a, a / b)
+    diff = f" (${abs(a - b):,.0f} apart, {trust.materiality(a, b, profile, c):.0%} material)" if what == "cost" else ""
+    if abs(pts) >= c.scoring.tie_points.value:
+        return Contribution(
+            rule=f"estimate-{what}-ratio",
+            device=good.device,
+            points=abs(pts),
+            title=f"Estimated {what}: best {winner} vs best {loser}",
+            reason=f"{describe(good)}; {describe(bad)} ({factor:.1f}x the {what}){diff}.",
+            sources=(ESTIMATOR_SOURCE,),
+        )
+    return Contribution(
+        rule=f"estimate-{what}-tie",
+        device=good.device,
+        points=0.0,
+        title=f"Estimated {what}: a tie",
+        reason=f"{describe(good)}; {describe(bad)}{diff}: too small a difference to decide, so the qualitative reasons do.",
+        sources=(ESTIMATOR_SOURCE,),
+    )
+
+
+def _no_feasible(dev: str, cands: list[Estimate], profile: Profile, c: Constants) -> Contribution:
+    mine = [x for x in cands if x.device == dev]
+    why = _closest_why(mine)
+    near = closest(mine)
+    penalty = trust.budget_penalty(near, profile, c)
+    name = families.name(dev)
+    return Contribution(
+        rule="estimate-no-feasible-configuration",
+        device=dev,
+        points=-penalty,
+        title=f"No feasible {name} configuration",
+        reason=f"No {name} shape in the catalog meets this workload: {why}."
+        + (" Only the budget fails, so the penalty scales with the overrun." if penalty < c.scoring.no_feasible_penalty.value else ""),
+        sources=(ESTIMATOR_SOURCE,),
+    )
+
+
+def _hosts_against_accelerators(
+    profile: Profile, best_by: dict[str, Estimate | None], c: Constants, excluded: set[str],
+) -> list[Contribution]:
+    """Host families (CPU instances) compete on numbers: the best host configuration against the
+    cheaper of the best accelerator ones, with the same materiality rule as between accelerators."""
+    accel = [
+        b for d, b in best_by.items()
+        if families.family(d).role == "accelerator" and d not in excluded and b is not None and b.priced
+    ]
+    out: list[Contribution] = []
+    for dev in families.of_role("host"):
+        host = best_by.get(dev)
+        if dev in excluded or host is None or not host.priced or not accel or host.cost_usd is None:
+            continue
+        other = min(accel, key=lambda x: (x.cost_usd or math.inf, x.accelerator))
+        a, b = other.cost_usd or 0.0, host.cost_usd
+        pts = trust.ratio_points(a, b, "cost", profile, c)  # > 0: the accelerator is cheaper
+        if abs(pts) < c.scoring.tie_points.value:
+            continue
+        # the points go to (or come off) the host family alone: the accelerators are scored on their own
+        good, bad = (host, other) if pts < 0 else (other, host)
+        out.append(Contribution(
+            rule=f"estimate-{dev}-cost-ratio",
+            device=dev,
+            points=-pts,
+            title=f"Estimated cost: best {families.name(dev)} vs best accelerator ({families.name(good.device)} cheaper)",
+            reason=f"{describe(good)}; {describe(bad)} ({max(a, b) / max(min(a, b), 1e-9):.1f}x the cost, ${abs(a - b):,.0f} apart).",
+            sources=(ESTIMATOR_SOURCE,),
+        ))
+    return out
+
+
+def _closest_why(cands: list[Estimate]) -> str:
+    """Why the most promising configuration of a family still fails."""
+    if not cands:
+        return "no catalog entry"
+    fitting = [x for x in cands if x.fits_memory and x.priced]
+    if not fitting:
+        if all(not x.priced for x in cands):
+            return "none is priced on the allowed clouds"
+        return "nothing fits in memory"
+    near = min(fitting, key=lambda x: (x.cost_usd or 0.0, x.accelerator, x.count))
+    return f"the cheapest that fits, {near.accelerator} x {near.count}: {near.why_not}"
+
+
+def _software_exclusions(cands: list[Estimate]) -> list[Exclusion]:
+    """A family none of whose configurations can run the profile's hot-path software (rules/software.yaml)."""
+    out = []
+    by_device: dict[str, list[Any]] = {}
+    for x in cands:
+        by_device.setdefault(x.device, []).append(x.assumptions.get("software_blocked"))
+    for dev in families.sized():
+        blocks = by_device.get(dev)
+        if blocks and all(blocks):
+            b = blocks[0]
+            assert b is not None
+            out.append(Exclusion(dev, f"software-{b['entry']}", b["reason"], tuple(b["sources"]), b["fix"]))
+    return out
+
+
+def decide(
+    profile: Profile, kb: KnowledgeBase, catalog: Catalog, c: Constants, cands: list[Estimate] | None = None
+) -> tuple[Decision, list[Estimate]]:
+    fired = _fired(kb.rules, profile)
+    contributions: list[Contribution] = []
+    excluded: list[Exclusion] = []
+    for r in fired:
+        if r.exclude:
+            excluded.extend(Exclusion(d, r.id, r.reason, r.sources, r.fix) for d in r.exclude)
+        else:
+            assert r.device is not None
+            contributions.append(Contribution(r.id, r.device, r.points, r.reason, r.sources, r.title, r.fix))
+    if cands is None:
+        cands = all_candidates(profile, catalog, c)
+    if profile.deployment.accelerators:
+        for dev in families.sized():
+            if not any(x.device == dev for x in cands):
+                excluded.append(Exclusion(
+                    dev, "deployment-accelerators", f"deployment.accelerators lists no {families.name(dev)} accelerator",
+                    ("profile: deployment.accelerators",), f"add a {families.name(dev)} catalog id to deployment.accelerators",
+                ))
+    excluded.extend(_software_exclusions(cands))
+    out_set = {x.device for x in excluded}
+    quant_ctr, best_by, quant = _quantitative(profile, cands, c, out_set)
+    contributions.extend(quant_ctr)
+    every = families.ids()
+    scores = {d: 0.0 for d in every}
+    base = {d: 0.0 for d in every}  # without the estimate ratio: what the confidence scenarios vary
+    for ctr in contributions:
+        scores[ctr.device] += ctr.points
+        if not ctr.rule.startswith(("estimate-cost-ratio", "estimate-time-ratio")):
+            base[ctr.device] += ctr.points
+    live = [d for d in every if d not in out_set] or list(every)
+    cheapest = _cost_decides(profile, best_by, live, scores, c)
+    if cheapest is not None:
+        contributions.append(cheapest[0])
+        scores[cheapest[0].device] += cheapest[0].points
+    ranked = sorted(live, key=lambda d: (scores[d], families.family(d).preference), reverse=True)
+    device = ranked[0]
+    margin = scores[device] - scores[ranked[1]] if len(ranked) > 1 else math.inf
+    contributions.sort(key=lambda x: (-abs(x.points), x.rule, x.device))
+    excluded.sort(key=lambda x: (x.device, x.rule))
+    chosen = best_by.get(device)
+    mine = [x for x in cands if x.device == device]
+    feasible = chosen is not None or not mine
+    if chosen is None and mine:
+        chosen = closest(mine)
+    conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
+    if cheapest is not None and chosen is not None:
+        conf = trust.Confidence(
+            trust.cost_order_confidence(chosen, cheapest[1]), f"the cost estimates of {describe(chosen)} and {describe(cheapest[1])}"
+        )
+    return Decision(
+        device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios
+    ), cands
+
+
+def _cost_decides(
+    profile: Profile, best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float], c: Constants,
+) -> tuple[Contribution, Estimate] | None:
+    """goal.optimize cost: the cheapest feasible option, full stop. Where the cheapest live family's
+    best configuration is cheaper than every other family's by more than ``cost_tie_fraction`` (a
+    relative tie, whatever the budget), and the rules' points would choose another, a contribution
+    that puts it ahead (the points it takes, stated as such); within the tie the points decide.
+    Returns (that contribution, the runner-up's best configuration) or None where the points
+    already choose the cheapest or the cheapest is tied."""
+    if profile.goal.optimize != "cost":
+        return None
+    priced = {d: e for d in live if (e := best_by.get(d)) is not None and e.feasible and e.cost_usd is not None}
+    if not priced:
+        return None
+    order = sorted(priced, key=lambda d: (priced[d].cost_usd or 0.0, d))
+    a = priced[order[0]].cost_usd or 0.0
+    tie = c.scoring.cost_tie_fraction.value
+    tied = [d for d in order if (priced[d].cost_usd or 0.0) <= a * (1.0 + tie)]
+    others = [d for d in live if d not in tied]
+    if not others:
+        return None
+    low = max(tied, key=lambda d: (scores[d], families.family(d).preference))
+    lead = max(scores[d] for d in others)
+    if scores[low] > lead:
+        return None
+    dearer = [d for d in order if d not in tied]
+    runner = dearer[0] if dearer else None
+    if runner is None:  # the others have nothing feasible and priced: the rules and penalties decide
+        return None
+    b = priced[runner].cost_usd or 0.0
+    need = lead - scores[low] + c.scoring.tie_points.value
+    name, other = families.name(low), families.name(runner)
+    ctr = Contribution(
+        rule="goal-cost-cheapest",
+        device=low,
+        points=need,
+        title=f"goal.optimize cost: the cheapest feasible option ({name})",
+        reason=(
+            f"{describe(priced[low])}; {describe(priced[runner])} ({b / a:.2f}x the cost, beyond the "
+            f"{tie:.0%} tie): under goal.optimize cost the cheapest feasible option decides and the rules' "
+            f"points only break ties, so {name} gets the {need:.1f} points it needs to lead {other}."
+        ),
+        sources=(ESTIMATOR_SOURCE,),
+        fix="set goal.optimize: balanced to let the qualitative reasons weigh against the price",
+    )
+    return ctr, priced[runner]
+
+
+def closest(cands: list[Estimate]) -> Estimate | None:
+    """The configuration nearest to feasible: it fits memory and is offered; training: the
+    fastest that can be obtained (offered, within reach) not past the knee; serving: the cheapest."""
+    usable = [x for x in cands if x.fits_memory and x.parallelism is not None] if cands and cands[0].mode == "training" else []
+    usable = usable or [x for x in cands if x.fits_memory] or cands
+    if not usable:
+        return None
+    if usable[0].mode == "training":
+        # the fastest that can be obtained (offered on the clouds, within a procurement kind's reach)
+        near = [x for x in usable if x.procurable and "not offered" not in (x.why_not or "")] or usable
+        return min([x for x in near if not x.past_knee] or near, key=lambda x: (x.hours or math.inf, x.count, x.accelerator))
+    # serving: offered first, then the smallest latency overshoot, then the cheapest (dollars before chip-hours)
+    return min(usable, key=lambda x: (
+        "not offered" in (x.why_not or "") or "serves a replica from one host" in (x.why_not or ""),
+        x.meets_latency is False and (x.latency_ms or math.inf),
+        not x.priced, basis(x), x.accelerator, x.count,
+    ))
+
+
