@@ -34,6 +34,7 @@ from advisor.estimate.training import LOW_PRECISION, level_attrs
 
 from . import calibration_published as cp
 
+SERVING_LEVELS = ("family", "generation", "stack", "vendor")
 ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
     # what dense 16-bit training reaches of the stack's MFU at each level (about 1 where the MFU table was
     # right): its spread is the range of every training estimate
@@ -53,26 +54,8 @@ ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
         lambda r, prec: r["kind"] == "training" and bool(r["model"].get("active_params_b")),
         ("family", "generation", "stack", "vendor"),
     ),
-    (
-        "loaded_prefill_factor",
-        lambda r, prec: (
-            r["kind"] == "serving"
-            and (r.get("concurrency") or 1) > 1
-            and r["metric"] in LOADED_METRICS
-            and not r["model"].get("active_params_b")
-        ),
-        ("family", "generation", "stack", "vendor"),
-    ),
-    (
-        "moe_serving_factor",
-        lambda r, prec: (
-            r["kind"] == "serving"
-            and (r.get("concurrency") or 1) > 1
-            and r["metric"] in LOADED_METRICS
-            and bool(r["model"].get("active_params_b"))
-        ),
-        ("family", "generation", "stack", "vendor"),
-    ),
+    ("loaded_prefill_factor", lambda r, prec: _loaded(r) and not r["model"].get("active_params_b"), SERVING_LEVELS),
+    ("moe_serving_factor", lambda r, prec: _loaded(r) and bool(r["model"].get("active_params_b")), SERVING_LEVELS),
     # the step model's misses on every serving row (any concurrency, any metric but TTFT under queueing), after the
     # serving constants above: not applied to the estimate, only its range (low / high = the level's smallest and
     # largest measured / estimated throughput)
@@ -82,6 +65,11 @@ ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
         ("family", "generation", "stack", "vendor"),
     ),
 ]
+def _loaded(r: dict[str, Any]) -> bool:
+    """A serving row under load (concurrency above 1) of a metric a loaded step decides."""
+    return r["kind"] == "serving" and (r.get("concurrency") or 1) > 1 and r["metric"] in LOADED_METRICS
+
+
 LOADED_METRICS = ("output_tokens_per_s", "output_tokens_per_s_per_chip", "throughput_tokens_per_s", "tpot_ms", "latency_s")
 SOLVED = {"loaded_prefill_factor", "moe_serving_factor"}
 SOLVE_RANGE = (0.05, 4.0)  # where a solved factor is searched (bisection); a factor at its edge is an error, not a fit
@@ -100,10 +88,15 @@ def _with_levels(ctx: Context, levels: list[LevelRow]) -> Context:
 
 
 def _row_attrs(r: dict[str, Any], ctx: Context) -> tuple[dict[str, str], str | None]:
+    """What a row's levels match on, and the precision its chip computes in; serving rows match the serving
+    stack (calibration_published's mapping)."""
     acc = ctx.catalog.get(r["accelerator"])
     profile = cp.profile_for(r)
     used = acc.compute_precision(profile.model.precision)[0]
-    return level_attrs(profile, acc, stack_for(profile, acc.device), used), used
+    attrs = level_attrs(profile, acc, stack_for(profile, acc.device), used)
+    if r["kind"] == "serving":
+        attrs = dict(attrs, stack=cp.SERVING_STACK.get(r["stack"], "none"))
+    return attrs, used
 
 
 def fit(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> list[LevelRow]:
@@ -116,8 +109,6 @@ def fit(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> li
         if r["split"] != "fit" or cp.not_evaluable(r):
             continue
         attrs, prec = _row_attrs(r, ctx)
-        if r["kind"] == "serving":  # serving levels match the serving stack (calibration_published's mapping)
-            attrs = dict(attrs, stack=cp.SERVING_STACK.get(r["stack"], "none"))
         if not select(r, prec):
             continue
         res = cp.evaluate(r, ctx)
@@ -157,8 +148,6 @@ def _members(select: Any, ctx: Context) -> list[tuple[dict[str, str], dict[str, 
         if r["split"] != "fit" or cp.not_evaluable(r):
             continue
         attrs, prec = _row_attrs(r, ctx)
-        if r["kind"] == "serving":  # serving levels match the serving stack (calibration_published's mapping)
-            attrs = dict(attrs, stack=cp.SERVING_STACK.get(r["stack"], "none"))
         if select(r, prec):
             out.append((attrs, r))
     return out

@@ -94,7 +94,7 @@ def estimate_inference(
             f"a replica over {e.hosts_per_replica} hosts: beyond the largest published multi-host serving replica "
             f"({ic.multi_host_serving.max_hosts_per_replica} hosts); use a chip with more memory per host or a smaller precision"
         )
-    replica, max_batch_mem, mem_notes = _replica(profile, acc, count, c, usable - weights, bw, compute, fam_overhead)
+    replica, max_batch_mem, mem_notes = _replica(profile, acc, count, c, (weights, tables), usable - weights, (bw, compute, fam_overhead))
     e.fits_memory = max_batch_mem >= 1
     if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
         e.why_not = "no FP64 arithmetic on this accelerator"
@@ -271,15 +271,16 @@ def _load_notes(
 
 
 def _replica(
-    profile: Profile, acc: Accelerator, count: int, c: Constants, room: float, bw: float, compute: float, overhead: float,
+    profile: Profile, acc: Accelerator, count: int, c: Constants, held: tuple[float, float], room: float,
+    rates: tuple[float, float, float],
 ) -> tuple[serving.LlmReplica | serving.RequestReplica, int, dict[str, Any]]:
-    """The step model of one replica, the most requests its memory holds (``room``: usable bytes left by the
-    weights) and the memory notes of the estimate."""
+    """The step model of one replica, the most requests its memory holds and the memory notes of the estimate.
+    ``held``: bytes of the weights and of the embedding tables among them; ``room``: usable bytes the weights
+    leave; ``rates``: the replica's bandwidth, compute and per-step overhead (request models)."""
     inf = profile.inference
     assert inf is not None
-    wbytes = BYTES.get(profile.model.precision, 2.0)
-    tables = workloads.embedding_serving_bytes(profile)
-    weights = profile.model.dense_params_b * 1e9 * wbytes + tables
+    weights, tables = held
+    bw, compute, overhead = rates
     if not is_llm_inference(profile):
         flops_req = request_flops(profile, c)
         # embedding tables are gathered row by row, not streamed: a step reads the dense weights
