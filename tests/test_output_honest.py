@@ -113,6 +113,23 @@ def test_kubernetes_annotation_waiver(tmp_path: Path) -> None:
     assert r.code == 1 and not found["policy-max-chips"]["waived"] and "expired on 2020-01-01" in found["waiver-invalid"]["message"]
 
 
+def test_a_resource_waiver_meets_the_same_conditions_as_a_profile_waiver(tmp_path: Path) -> None:
+    """An annotation is written by whoever writes the pull request: a reason of zero-width spaces
+    waives nothing, and a waiver of ``waiver-invalid`` cannot hide another waiver's error."""
+    (tmp_path / ".advisor.yaml").write_text("limits: {max_chips: 4}\n")
+    f = tmp_path / "k.yaml"
+    f.write_text(K8S.replace("capacity approved in INFRA-42", "\u200b\u200b"))
+    r = run_cli("check", "--config", str(tmp_path / ".advisor.yaml"), "--format", "json", str(f))
+    found = _rules(r.out)
+    assert r.code == 1 and not found["policy-max-chips"]["waived"] and "no visible text" in found["waiver-invalid"]["message"]
+    f.write_text(K8S.replace("capacity approved in INFRA-42", "ok\n      waiver-invalid until 2099-01-01: hide it"))
+    r = run_cli("check", "--config", str(tmp_path / ".advisor.yaml"), "--format", "json", str(f))
+    findings = json.loads(r.out)["results"][0]["findings"]
+    invalid = [x for x in findings if x["rule"] == "waiver-invalid"]
+    assert r.code == 1 and invalid and not any(x["waived"] for x in invalid)
+    assert any("cannot be waived" in x["message"] for x in invalid)
+
+
 def test_hcl_comment_and_skypilot_field_waivers(tmp_path: Path) -> None:
     (tmp_path / "policy.yaml").write_text("limits: {allowed_accelerators: [h100]}\n")
     tf = tmp_path / "main.tf"

@@ -1,13 +1,18 @@
-"""Judging one proposal: every registered proposal rule the policy does not disable, then the
-proposal's waivers (``waiver-invalid``, ``waiver-unknown-rule``)."""
+"""The one rule runner of the gate. A subject (a proposal in a profile, or an infrastructure request
+judged in ``advisor.check.infra.judge``) is judged by every registered rule the policy does not
+disable (``run_rules``), then by its waivers, whatever carried them (``apply_waivers``: a
+profile's ``proposal.waivers``, a Kubernetes annotation, a Terraform comment, a SkyPilot env):
+one set of conditions for all of them (``waiver-invalid``, ``waiver-unknown-rule``)."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.check.results import RANK, Finding, ProposalResult
-from advisor.check.rules import CHECK_RULES, Judging, proposal_rules, visible_text
+from advisor.check.rules import CHECK_RULES, CheckRule, Judging, proposal_rules, visible_text
 from advisor.conditions import leaves
 from advisor.context import Context
 from advisor.estimate.result import Estimate
@@ -108,13 +113,8 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
     result.proposal_estimate = j.est
     result.proposal_cost = j.cost
     result.best = j.best
-    findings = [
-        Finding(rule.id, rule.severity, message, line, col)
-        for rule in proposal_rules()
-        if rule.id not in policy.disabled_rules and rule.check is not None
-        for message, (line, col) in rule.check(j)
-    ]
-    _apply_waivers(lp, findings, today, policy)
+    findings = run_rules(proposal_rules(), "check", j, policy)
+    apply_waivers(proposal_waivers(lp), findings, today, policy)
     # The report needs the verdict, its best configurations and setup path (not its steps), not
     # every candidate: a batch of 10,000 proposals keeps only what it reports.
     rec.candidates, rec.table, rec.warnings = [], [], []
@@ -129,30 +129,70 @@ def judge(lp: LoadedProfile, ctx: Context, policy: Policy, today: dt.date) -> Pr
     return result
 
 
-def _apply_waivers(lp: LoadedProfile, findings: list[Finding], today: dt.date, policy: Policy) -> None:
+def run_rules(rules: Iterable[CheckRule], hook: str, subject: Any, policy: Policy) -> list[Finding]:
+    """The findings of every rule the policy does not disable, through the rule's ``hook``
+    (``check`` for a proposal, ``request_check`` for an infrastructure request)."""
+    return [
+        Finding(rule.id, rule.severity, message, line, col)
+        for rule in rules
+        if rule.id not in policy.disabled_rules and getattr(rule, hook) is not None
+        for message, (line, col) in getattr(rule, hook)(subject)
+    ]
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """One waiver as written, whatever carried it. ``date_problem`` says why a written expiry could
+    not be read; ``syntax`` is how the carrier spells an expiry, for the message that one is missing."""
+
+    rule: str
+    reason: str
+    expires: dt.date | None
+    where: tuple[int, int]
+    owner: str | None = None
+    date_problem: str | None = None
+    syntax: str = ""
+
+
+def proposal_waivers(lp: LoadedProfile) -> list[Waiver]:
     prop = lp.profile.proposal
     assert prop is not None
-    for i, w in enumerate(prop.waivers):
-        where = lp.doc.where(("proposal", "waivers", i))
-        problems = []
-        if w.rule.startswith("waiver-"):
-            problems.append("names a waiver rule, which cannot be waived")
-        if not visible_text(w.reason):
-            problems.append("has no reason (no visible text)")
-        if w.expires is None:
-            problems.append("has no expiry date")
-        elif w.expires < today:
-            problems.append(f"expired on {w.expires.isoformat()}")
+    return [
+        Waiver(w.rule, w.reason, w.expires, lp.doc.where(("proposal", "waivers", i)), owner=w.owner)
+        for i, w in enumerate(prop.waivers)
+    ]
+
+
+def _problems(w: Waiver, today: dt.date) -> list[str]:
+    problems = []
+    if w.rule.startswith("waiver-"):
+        problems.append("names a waiver rule, which cannot be waived")
+    if not visible_text(w.reason):
+        problems.append("has no reason (no visible text)")
+    if w.date_problem is not None:
+        problems.append(w.date_problem)
+    elif w.expires is None:
+        problems.append(f"has no expiry date{w.syntax}")
+    elif w.expires < today:
+        problems.append(f"expired on {w.expires.isoformat()}")
+    return problems
+
+
+def apply_waivers(waivers: Iterable[Waiver], findings: list[Finding], today: dt.date, policy: Policy) -> None:
+    """Mark the findings each valid waiver covers; an invalid waiver (no visible reason, no expiry
+    or a past one, a ``waiver-*`` rule) waives nothing and is an error, an unknown rule a warning."""
+    for w in waivers:
+        name = w.rule[:100]
+        problems = _problems(w, today)
         if problems:
             if "waiver-invalid" not in policy.disabled_rules:
                 findings.append(
                     Finding(
                         "waiver-invalid",
                         "error",
-                        f"waiver for '{w.rule}' {' and '.join(problems)}; it waives nothing. Renew it with a reason and a future expiry, "
+                        f"waiver for '{name}' {' and '.join(problems)}; it waives nothing. Renew it with a reason and a future expiry, "
                         "or remove it.",
-                        where[0],
-                        where[1],
+                        *w.where,
                     )
                 )
             continue
@@ -160,16 +200,10 @@ def _apply_waivers(lp: LoadedProfile, findings: list[Finding], today: dt.date, p
             from advisor.validation import did_you_mean
 
             findings.append(
-                Finding(
-                    "waiver-unknown-rule",
-                    "warning",
-                    f"waiver names unknown rule '{w.rule}'{did_you_mean(w.rule, CHECK_RULES)}.",
-                    where[0],
-                    where[1],
-                )
+                Finding("waiver-unknown-rule", "warning", f"waiver names unknown rule '{name}'{did_you_mean(name, CHECK_RULES)}.", *w.where)
             )
             continue
         for f in findings:
             if f.rule == w.rule and not f.waived:
                 f.waived = True
-                f.waiver = {"reason": w.reason, "owner": w.owner, "expires": w.expires.isoformat() if w.expires else None}
+                f.waiver = {"reason": w.reason[:2000], "owner": w.owner, "expires": w.expires.isoformat() if w.expires else None}

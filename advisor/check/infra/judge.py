@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from advisor import clouds
 from advisor.check.infra.model import HOURS_PER_MONTH, Autoscaler, Request
+from advisor.check.judge import Waiver, apply_waivers, judge, run_rules
+from advisor.check.results import RANK, ProposalResult
+from advisor.check.rules import RequestJudging, request_rules
 from advisor.estimate.search import estimate
 from advisor.loading import LoadedProfile
 from advisor.models import Proposal
 from advisor.yamlsrc import Document
 
 if TYPE_CHECKING:
-    from advisor.check.results import ProposalResult
     from advisor.context import Context
     from advisor.policy import Policy
 
@@ -105,10 +107,6 @@ def price_request(req: Request, ctx: Context, end: str) -> tuple[float | None, f
 
 
 def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, policy: Policy, today: dt.date) -> ProposalResult:
-    from advisor.check.judge import judge
-    from advisor.check.results import RANK, Finding, ProposalResult
-    from advisor.check.rules import RequestJudging, request_rules
-
     end = policy.judge_replicas
     label = f"{req.path}::{req.address}"
     for side in ("min", "max"):
@@ -171,14 +169,8 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
     result.notes = notes
     rj = RequestJudging(req, policy, end, acc, lp, broken, judged=result.recommended is not None, cost=result.proposal_cost,
                         clouds=req.cloud or ", ".join(clouds.rented()))
-    findings = [
-        Finding(rule.id, rule.severity, message, line, col)
-        for rule in request_rules()
-        if rule.id not in policy.disabled_rules and rule.request_check is not None
-        for message, (line, col) in rule.request_check(rj)
-    ]
-    findings = result.findings + findings
-    apply_request_waivers(req, findings, today, policy)
+    findings = result.findings + run_rules(request_rules(), "request_check", rj, policy)
+    apply_waivers(request_waivers(req), findings, today, policy)
     result.findings = sorted(findings, key=lambda f: (-RANK[f.severity], f.line, f.rule))
     result.status = "error" if result.active("error") else "warning" if result.active("warning") else "pass"
     result.cost_kind = (
@@ -194,43 +186,23 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
 _WAIVER = re.compile(r"^(?P<rule>[A-Za-z0-9_.-]+)(?:\s+until\s+(?P<date>\S+))?\s*(?::\s*(?P<reason>.*))?$")
 
 
-def apply_request_waivers(req: Request, findings: list[Any], today: dt.date, policy: Policy) -> None:
+def request_waivers(req: Request) -> list[Waiver]:
     """Per-resource waivers, one spelling in every carrier: ``RULE until YYYY-MM-DD: reason`` (the
     Kubernetes annotation ``advisor.dev/waive``, a ``# advisor:waive`` comment in or above a
-    Terraform block, SkyPilot's ``envs.ADVISOR_WAIVE``; one per line). The same rules as a
-    profile's waivers: a reason and an expiry that has not passed, a known rule."""
-    from advisor.check.results import Finding
-    from advisor.check.rules import CHECK_RULES
-
-    for text, (line, col) in req.waivers:
+    Terraform block, SkyPilot's ``envs.ADVISOR_WAIVE``; one per line), judged by the same
+    conditions as a profile's waivers (``advisor.check.judge.apply_waivers``)."""
+    out = []
+    for text, where in req.waivers:
         m = _WAIVER.match(text.strip())
         rule = m.group("rule") if m else text.split()[0] if text.split() else "?"
         reason = (m.group("reason") or "").strip() if m else ""
-        problems = []
-        expires: dt.date | None = None
-        if not reason:
-            problems.append("has no reason")
         date = m.group("date") if m else None
-        if date is None:
-            problems.append("has no expiry date (RULE until YYYY-MM-DD: reason)")
-        else:
+        expires: dt.date | None = None
+        problem = None
+        if date is not None:
             try:
                 expires = dt.date.fromisoformat(date)
             except ValueError:
-                problems.append(f"has an unreadable date {date[:20]!r}")
-            else:
-                if expires < today:
-                    problems.append(f"expired on {expires.isoformat()}")
-        if problems:
-            if "waiver-invalid" not in policy.disabled_rules:
-                findings.append(
-                    Finding("waiver-invalid", "error", f"waiver for '{rule[:100]}' {' and '.join(problems)}; it waives nothing.", line, col)
-                )
-            continue
-        if rule not in CHECK_RULES:
-            findings.append(Finding("waiver-unknown-rule", "warning", f"waiver names unknown rule '{rule[:100]}'.", line, col))
-            continue
-        for f in findings:
-            if f.rule == rule and not f.waived:
-                f.waived = True
-                f.waiver = {"reason": reason[:2000], "owner": None, "expires": expires.isoformat() if expires else None}
+                problem = f"has an unreadable date {date[:20]!r}"
+        out.append(Waiver(rule, reason, expires, where, date_problem=problem, syntax=" (RULE until YYYY-MM-DD: reason)"))
+    return out
