@@ -536,3 +536,42 @@ def test_every_artefact_has_one_generator() -> None:
     from advisor.scaffold import GENERATORS
 
     assert set(GENERATORS) == set(get_args(Artefact))
+
+
+def test_an_artefact_registered_after_the_readme_is_in_the_readme(ctx, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A generator added at the end of the registry still runs before the README, which lists
+    every file written; one that declares what it reads runs after it, wherever registered."""
+    from advisor.api import recommend_files
+    from advisor.scaffold import GENERATORS, Build, Generator, scaffold
+    from advisor.scaffold.spec import Spec
+
+    seen: list[str] = []
+
+    def notes(b: Build) -> None:
+        seen.append("notes")
+        b.files["NOTES.md"] = "notes\n"
+
+    def runbook(b: Build) -> None:
+        assert "NOTES.md" in b.files and "setup.sh" in b.files
+        b.files["RUNBOOK.md"] = "runbook\n"
+
+    registry = {"runbook": Generator(runbook, after=("notes", "shell")), **GENERATORS, "notes": Generator(notes)}
+    monkeypatch.setattr("advisor.scaffold.GENERATORS", registry)
+    produces = Spec.produces
+    monkeypatch.setattr(Spec, "produces", lambda self, a: a in ("notes", "runbook") or produces(self, a))
+    [rec] = recommend_files([str(ROOT / "profiles" / "llm-chatbot.yaml")], ctx, with_flip=False)
+    files = scaffold(rec, ctx)
+    assert seen == ["notes"] and "RUNBOOK.md" in files
+    assert "| `NOTES.md` |" in files["README.md"] and "| `RUNBOOK.md` |" in files["README.md"]
+
+
+def test_an_artefact_order_that_cannot_be_met_is_refused() -> None:
+    from advisor.scaffold import GENERATORS, Generator, run_order
+
+    assert run_order(GENERATORS)[-1] == "readme"
+    with pytest.raises(ValueError, match="cycle"):
+        run_order({"a": Generator(lambda b: None, after=("b",)), "b": Generator(lambda b: None, after=("a",))})
+    with pytest.raises(ValueError, match="not registered"):
+        run_order({"a": Generator(lambda b: None, after=("helm",))})
+    with pytest.raises(ValueError, match="after every other"):
+        run_order({"a": Generator(lambda b: None, after=("readme",)), "readme": Generator(lambda b: None, reads_all=True)})

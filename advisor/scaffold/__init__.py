@@ -4,8 +4,8 @@
 ``path_id``) into a dict of relative file name -> text, deterministic (no
 timestamps, no version stamps); ``write_scaffold`` writes it atomically.
 
-One generator per artefact, registered in ``GENERATORS`` (in the order they run;
-later ones read what earlier ones produced). A setup path declares the artefacts
+One generator per artefact, registered in ``GENERATORS`` with what it reads (it runs
+after those; the README after every other artefact). A setup path declares the artefacts
 it produces (``artefacts:`` in ``rules/setup/*.yaml``); a declared generator
 still writes nothing when the configuration has nothing for it (no training
 skeleton for a serving profile, no SkyPilot task without an accelerator).
@@ -22,7 +22,7 @@ skeleton for a serving profile, no SkyPilot task without an accelerator).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from advisor.context import Context
@@ -33,7 +33,7 @@ from advisor.scaffold.skypilot import SkyEntry
 from advisor.scaffold.spec import Spec, resolve
 from advisor.scaffold.write import write_scaffold
 
-__all__ = ["GENERATORS", "Build", "Generator", "fill_command", "scaffold", "write_scaffold"]
+__all__ = ["GENERATORS", "Build", "Generator", "fill_command", "run_order", "scaffold", "write_scaffold"]
 
 
 @dataclass
@@ -76,22 +76,53 @@ def _readme(b: Build) -> None:
     b.files["README.md"] = readme.readme(b.spec, b.steps, b.files, b.fallbacks)
 
 
-Generator = Callable[[Build], None]
-# artefact id (rules/setup ``artefacts``) -> generator, in the order they run.
+@dataclass(frozen=True)
+class Generator:
+    """One artefact's generator and what it reads: ``after`` names the artefacts whose files or
+    steps it uses (they run first); ``reads_all`` runs it after every other artefact (the README,
+    which lists every file written), wherever it was registered."""
+
+    generate: Callable[[Build], None]
+    after: tuple[str, ...] = ()
+    reads_all: bool = False
+
+
+# artefact id (rules/setup ``artefacts``, knowledge.Artefact) -> its generator; the order they
+# run is ``run_order``: what each declares it reads first, otherwise the order registered here.
 GENERATORS: dict[str, Generator] = {
-    "skeleton": _skeleton,
-    "kubernetes": _kubernetes,
-    "dockerfile": _dockerfile,
-    "shell": _shell,
-    "skypilot": _skypilot,
-    "readme": _readme,
+    "skeleton": Generator(_skeleton),
+    "kubernetes": Generator(_kubernetes),
+    "dockerfile": Generator(_dockerfile, after=("skeleton",)),
+    "shell": Generator(_shell, after=("skeleton", "kubernetes", "dockerfile")),
+    "skypilot": Generator(_skypilot),
+    "readme": Generator(_readme, reads_all=True),
 }
+
+
+def run_order(generators: Mapping[str, Generator]) -> list[str]:
+    """The artefacts in an order where each runs after what it reads: registration order, moved
+    only as far as a declared dependency needs; the ``reads_all`` ones last. A dependency on an
+    unregistered or a ``reads_all`` artefact, or a cycle, is a programming error (ValueError)."""
+    last = [a for a, g in generators.items() if g.reads_all]
+    for a, g in generators.items():
+        bad = [d for d in g.after if d not in generators or d in last]
+        if bad:
+            raise ValueError(f"setup artefact {a!r} reads {bad}: not registered, or written after every other artefact")
+    out: list[str] = []
+    pending = [a for a in generators if a not in last]
+    while pending:
+        ready = next((a for a in pending if all(d in out for d in generators[a].after)), None)
+        if ready is None:
+            raise ValueError(f"setup artefacts {pending} read each other in a cycle")
+        out.append(ready)
+        pending.remove(ready)
+    return out + last
 
 
 def scaffold(rec: Recommendation, ctx: Context, path_id: str | None = None) -> dict[str, str]:
     """Relative file name -> content for the verdict's configuration (or the named setup path)."""
     build = Build(resolve(rec, ctx, path_id), ctx)
-    for artefact, generate in GENERATORS.items():
+    for artefact in run_order(GENERATORS):
         if build.spec.produces(artefact):
-            generate(build)
+            GENERATORS[artefact].generate(build)
     return dict(sorted(build.files.items()))
