@@ -3,7 +3,9 @@
 The cloud test copies the package and its rules into a temporary tree, adds one entry to
 rules/clouds.yaml (nothing else in the code), and drives the real command line there: the profile
 contract accepts the cloud, `catalog import` prices it, `recommend` chooses and prices it, `check`
-prices a SkyPilot task that names it on it, and `scaffold` writes it into the SkyPilot task.
+prices a SkyPilot task that names it on it, and `scaffold` writes it into the SkyPilot task. The
+family test adds a device family the same way (families, catalog and setup data only) and runs the
+schema, recommend, report and scaffold on it; the format test adds a renderer module and its row.
 """
 
 from __future__ import annotations
@@ -135,3 +137,67 @@ def test_every_registered_format_renders() -> None:
     for f in FORMATS:
         params = list(inspect.signature(f.renderer()).parameters)
         assert len(params) == 2, f
+
+
+def _add_family(root: Path) -> None:
+    """A fixture family ``npu`` (a copy of the GPU entry: node scaling, its own name) with one chip,
+    ``npu-x`` (a copy of the H100 entry, prices included), and a setup path for it."""
+    import re
+
+    fam = root / "rules" / "families.yaml"
+    text = fam.read_text(encoding="utf-8")
+    gpu = text[text.index("  gpu:\n") : text.index("  cpu:\n")]
+    npu = gpu.replace("  gpu:\n", "  npu:\n").replace("name: GPU", "name: NPU").replace("preference: 3", "preference: 4")
+    fam.write_text(text.rstrip("\n") + "\n" + npu.replace("rival: tpu", "rival: gpu"), encoding="utf-8")
+    cat = root / "rules" / "catalog.yaml"
+    text = cat.read_text(encoding="utf-8")
+    start, end = text.index("  - id: h100\n"), text.index("  - id: h200\n")
+    chip = text[start:end].replace("  - id: h100\n", "  - id: npu-x\n").replace("device: gpu", "device: npu", 1)
+    chip = re.sub(r"aliases: \[.*\]", "aliases: []", re.sub(r"name: .*", "name: Fixture NPU", chip, count=1), count=1)
+    cat.write_text(text[:end] + chip + text[end:], encoding="utf-8")
+    path = (root / "rules" / "setup" / "gpu-any-cloud.yaml").read_text(encoding="utf-8")
+    (root / "rules" / "setup" / "npu-any-cloud.yaml").write_text(
+        path.replace("id: gpu-any-cloud", "id: npu-any-cloud").replace("\ndevice: gpu\n", "\ndevice: npu\n"), encoding="utf-8"
+    )
+
+
+@pytest.fixture(scope="module")
+def family_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("family")
+    shutil.copytree(ROOT / "advisor", root / "advisor", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "rules", root / "rules")
+    _add_family(root)
+    (root / "p.yaml").write_text(PROFILE.replace("name: lambda-team", "name: npu-team").replace(
+        "deployment: {clouds: [lambda], accelerators: [h100]}", "deployment: {accelerators: [npu-x]}"), encoding="utf-8")
+    return root
+
+
+def test_a_family_is_one_data_entry_end_to_end(family_tree: Path) -> None:
+    """The families file, a catalog chip and a setup path (data only) reach the rule contract,
+    the verdict and its scores, the report and the setup files."""
+    schema = json.loads(_run(family_tree, "schema", "--kind", "rules").stdout)
+    assert '"npu"' in json.dumps(schema["$defs"]["Effect"]["properties"]["device"])
+    rec = _run(family_tree, "recommend", "p.yaml", "--format", "json", "--no-flip")
+    assert rec.returncode == 0, rec.stderr
+    out = json.loads(rec.stdout)
+    assert out["verdict"]["device"] == "npu" and out["verdict"]["accelerator"] == "npu-x" and "npu" in out["scores"]
+    text = _run(family_tree, "recommend", "p.yaml", "--no-flip").stdout
+    assert "NPU: npu-x x 8" in text
+    rep = _run(family_tree, "report", "p.yaml", "-o", "r.md")
+    assert rep.returncode == 0, rep.stderr
+    assert "NPU" in (family_tree / "r.md").read_text(encoding="utf-8")
+
+    # serving files need a serving stack that runs on the family: a clear error, not a crash
+    sc = _run(family_tree, "scaffold", "p.yaml", "-o", "no-stack")
+    assert sc.returncode == 2 and "no serving stack in rules/serving-stacks.yaml runs on NPUs" in sc.stderr, sc.stderr
+    assert not (family_tree / "no-stack").exists()
+    stacks = family_tree / "rules" / "serving-stacks.yaml"
+    stacks.write_text(stacks.read_text(encoding="utf-8").replace(
+        '  devices: [gpu, tpu]\n  image: {gpu: "vllm/vllm-openai:latest", tpu: "vllm/vllm-tpu:latest"}\n'
+        '  pip: {gpu: "pip install vllm", tpu: "pip install vllm-tpu"}',
+        '  devices: [gpu, tpu, npu]\n  image: {gpu: "vllm/vllm-openai:latest", tpu: "vllm/vllm-tpu:latest", npu: "example/vllm-npu:1"}\n'
+        '  pip: {gpu: "pip install vllm", tpu: "pip install vllm-tpu", npu: "pip install vllm-npu"}', 1), encoding="utf-8")
+    sc = _run(family_tree, "scaffold", "p.yaml", "-o", "setup")
+    assert sc.returncode == 0, sc.stderr
+    readme = (family_tree / "setup" / "README.md").read_text(encoding="utf-8")
+    assert "Verdict: **NPU**" in readme and "(`npu-any-cloud`)" in readme

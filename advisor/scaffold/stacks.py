@@ -99,7 +99,14 @@ def servers() -> dict[str, Server]:
 def choose(wanted: str, device: str, multi_host: bool) -> tuple[Server, str | None]:
     """The server for ``wanted`` on ``device``, and why another one was chosen (or None)."""
     table = servers()
-    fallback = next(s for s in table.values() if device in s.devices)
+    fallback = next((s for s in table.values() if device in s.devices), None)
+    if fallback is None:
+        from advisor.errors import UsageError
+
+        raise UsageError(
+            f"no serving stack in rules/serving-stacks.yaml runs on {device.upper()}s, so there are no serving files to write for "
+            f"this configuration; add {device} to the `devices` of the stacks that serve on it"
+        )
     if multi_host:  # the first server that spans hosts on this device family
         fallback = next((s for s in table.values() if s.serves_multi_host(device)), fallback)
     s = table.get(wanted)
