@@ -201,3 +201,39 @@ def test_a_family_is_one_data_entry_end_to_end(family_tree: Path) -> None:
     assert sc.returncode == 0, sc.stderr
     readme = (family_tree / "setup" / "README.md").read_text(encoding="utf-8")
     assert "Verdict: **NPU**" in readme and "(`npu-any-cloud`)" in readme
+
+
+def test_a_check_rule_is_one_registered_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule registered with its check reaches the findings (JSON, SARIF's rule table), the rule
+    list, the generated reference, ``--disable`` and waivers, with nothing else to edit."""
+    from advisor.check.rules import CHECK_RULES, CheckRule
+    from advisor.docgen.reference import check_rules_md
+
+    from .conftest import run_cli
+
+    def fires(j):  # type: ignore[no-untyped-def]
+        yield f"fixture rule saw {j.prop.count} chips", j.line_of("count")
+
+    monkeypatch.setitem(CHECK_RULES, "fixture-rule", CheckRule("fixture-rule", "warning", "A fixture rule", "Fires on every proposal.",
+                                                                "proposal", fires, "tests/test_registries.py"))
+    prop = ROOT / "profiles" / "proposals" / "ok-v6e-chatbot.yaml"
+    out = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(prop))
+    assert out.code == 0, out.err
+    found = {f["rule"]: f for f in json.loads(out.out)["results"][0]["findings"]}
+    assert found["fixture-rule"]["message"] == "fixture rule saw 8 chips" and found["fixture-rule"]["severity"] == "warning"
+    sarif = json.loads(run_cli("check", "--no-config", "--format", "sarif", "--fail-on", "never", str(prop)).out)
+    assert "fixture-rule" in {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    listed = json.loads(run_cli("rules", "list", "--kind", "check", "--format", "json").out)
+    assert "fixture-rule" in {r["id"] for r in listed}
+    assert "fixture-rule" in check_rules_md()
+
+    disabled = run_cli("check", "--no-config", "--disable", "fixture-rule", "--format", "json", "--fail-on", "never", str(prop))
+    assert disabled.code == 0, disabled.err
+    assert "fixture-rule" not in {f["rule"] for f in json.loads(disabled.out)["results"][0]["findings"]}
+
+    waived = tmp_path / "p.yaml"
+    waived.write_text(prop.read_text(encoding="utf-8") + "  waivers:\n    - {rule: fixture-rule, reason: known, expires: 2099-01-01}\n",
+                      encoding="utf-8")
+    result = json.loads(run_cli("check", "--no-config", "--format", "json", str(waived)).out)["results"][0]
+    found = {f["rule"]: f for f in result["findings"]}
+    assert found["fixture-rule"]["waived"] and "waiver-unknown-rule" not in found
