@@ -175,6 +175,10 @@ class OnPremDefaults(Strict):
 
 
 class Deploy(Strict):
+    # The cloud whose names `zones`, `runtime_version` and `gke_accelerator` are (the block was
+    # written for Google Cloud, the one cloud selling TPUs; another cloud's instance names are in
+    # `instance_types`). Code asks this, never a cloud's name.
+    cloud: Cloud = "gcp"
     runtime_version: str | None = None
     gke_accelerator: str | None = None
     # SkyPilot accelerator name (`sky show-gpus`); TPUs: a template over the slice's accelerator_type.

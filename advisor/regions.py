@@ -55,7 +55,7 @@ def offered_in(cloud: str, acc: Accelerator) -> tuple[str, ...] | None:
     row = table().offered.get((cloud, acc.id))
     if row is not None:
         return row
-    if cloud == "gcp" and acc.deploy.zones:
+    if cloud == acc.deploy.cloud and acc.deploy.zones:
         return tuple(dict.fromkeys(z.rsplit("-", 1)[0] for z in acc.deploy.zones))
     return None
 
@@ -98,7 +98,7 @@ def placement(dep: Deployment, cloud: str, acc: Accelerator) -> tuple[str | None
 
 
 def zone_in(acc: Accelerator, cloud: str, region: str | None) -> str | None:
-    """A zone of ``region`` that offers ``acc`` (the catalog's Google Cloud zones), else None."""
-    if cloud != "gcp" or region is None:
+    """A zone of ``region`` that offers ``acc`` (the catalog's zones, of ``deploy.cloud``), else None."""
+    if cloud != acc.deploy.cloud or region is None:
         return None
     return next((z for z in acc.deploy.zones if z.rsplit("-", 1)[0] == region), None)

@@ -89,7 +89,6 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     """The values setup-path text is filled with, for the setup on ``cloud`` (default: setup_cloud)."""
     slug = safe_name(profile.name)
     target = clouds.cloud(cloud or setup_cloud(profile, est))
-    gcp = target.id == "gcp"
     # where the estimate runs, else the profile's region for this cloud (never another cloud's),
     # else the setup cloud's default (rules/clouds.yaml); none on-prem
     priced_here = est is not None and est.price_cloud == target.id  # the estimate's region is its own cloud's
@@ -116,7 +115,8 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         "hosts": "1",
     }
     if acc is not None:
-        zones = acc.deploy.zones if gcp else []  # the catalog's zones are Google Cloud zones
+        native = target.id == acc.deploy.cloud  # the cloud the catalog's deploy names are for
+        zones = acc.deploy.zones if native else []
         local = [z for z in zones if z.rsplit("-", 1)[0] == region]
         if priced_here and est is not None and est.zone:
             values["zone"] = est.zone
@@ -127,11 +127,11 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         values["gke_accelerator"] = acc.deploy.gke_accelerator or ""
         count = est.count if est else acc.counts()[0]
         values.update(families.family(acc.device).shapes.host_layout(acc, count))
-        named = acc.shapes.machine_types_cloud or "gcp"
+        named = acc.shapes.machine_types_cloud or acc.deploy.cloud
         if values["machine_type"] and named != target.id:  # each cloud its own instance names
             per = next((types for c, types in acc.deploy.instance_types.items() if c == target.id), {})
             values["machine_type"] = per.get(int(values["chips_per_host"] or count), "")
-        if not gcp:  # a GKE node label: Google Cloud only
+        if not native:  # a node label of that cloud's Kubernetes service (GKE)
             values["gke_accelerator"] = ""
     values.update(_layout(profile, est, int(values["hosts"]), int(values["chips_per_host"] or values["count"])))
     return values

@@ -199,7 +199,7 @@ def collect_warnings(spec: Spec) -> None:
         )
     if spec.acc is not None:
         used = {m for c in commands(spec.path) for m in PLACEHOLDER.findall(c)} | (
-            {"gke_accelerator"} if spec.serving and spec.plan.cloud == "gcp" else set()
+            {"gke_accelerator"} if spec.serving and spec.plan.cloud == spec.acc.deploy.cloud else set()
         )
         missing = [
             k
