@@ -340,7 +340,8 @@ TEMPLATE_CASES: dict[str, tuple[Callable[[Path], str], str]] = {
 @pytest.mark.parametrize("name", sorted(TEMPLATE_CASES))
 def test_hostile_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """A hostile ``report --template``: exit 2, one ``path:line:col: error:`` line, no output
-    file, no secret, in well under 5 s (the time and memory limits start before Jinja2 does)."""
+    file, no secret; refused for what it does, never by running into the sandbox's time limit
+    (which starts before Jinja2 does), so well within that limit however loaded the machine."""
     monkeypatch.setenv("ADVISOR_SECRET", SECRET)
     monkeypatch.chdir(tmp_path)
     git = tmp_path / ".git"
@@ -354,7 +355,10 @@ def test_hostile_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name
     start = time.perf_counter()
     r = run_cli("report", PROFILE, "--template", path, "-o", str(out))
     elapsed = time.perf_counter() - start
-    assert elapsed < TIME_LIMIT_S, f"{name} took {elapsed:.1f}s"
+    from advisor.report import TEMPLATE_SECONDS  # the sandbox stops a template there
+
+    assert elapsed < TEMPLATE_SECONDS, f"{name} took {elapsed:.1f}s"
+    assert "took longer than" not in r.err, r.err
     assert r.code == 2, (r.code, r.err[:500])
     assert SECRET not in r.out + r.err
     assert len(r.err.splitlines()) == 1 and ": error: " in r.err and "Traceback" not in r.err, r.err
