@@ -225,6 +225,18 @@ def test_kv_cache_approximation_when_shape_absent() -> None:
     assert set(s.approximated) == {"layers", "hidden_size", "kv_heads"}
 
 
+def test_a_mixture_of_experts_shape_comes_from_its_active_weights() -> None:
+    """DeepSeek-V3 (61 layers x 7,168; 37B of 671B active): a token passes one attention and its
+    experts per layer, so 12 x layers x hidden^2 is the active count, not the total."""
+    def shape(**model):  # type: ignore[no-untyped-def]
+        return model_shape(Profile.model_validate({"name": "x", "task": "inference", "model": {"params_b": 671, "active_params_b": 37,
+                                                   "architecture": "moe", **model}, "inference": {}}))
+
+    s = shape()
+    assert 50 <= s.layers <= 70 and 6000 <= s.hidden <= 8500
+    assert 50 <= shape(hidden_size=7168).layers <= 70 and 6000 <= shape(layers=61).hidden <= 8500
+
+
 def test_weights_that_do_not_fit_are_infeasible() -> None:
     e = estimate(serve(model={"params_b": 405}), CAT.get("l4"), 1, C)
     assert not e.fits_memory and not e.feasible and "do not fit" in e.why_not
