@@ -172,3 +172,42 @@ def test_document_kinds(text: str, kind: str) -> None:
     from advisor.check.infra.sniff import doc_kind, has_profile_modeline
 
     assert doc_kind(_yaml.safe_load(text), modeline=has_profile_modeline(text)).split(":")[0] == kind
+
+
+TRAIN_TF = (
+    'resource "google_compute_instance" "{name}" {{\n  name = "{name}"\n  machine_type = "a3-highgpu-8g"\n'
+    '  zone = "us-central1-a"\n}}\n'
+)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_tracked_file_is_read_whatever_the_pull_request_ignores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pull request writes the .gitignore files too: a file committed with `git add -f`, or
+    under a hidden directory, is still infrastructure to judge. Untracked ignored files and
+    hidden directories (.terraform) stay out; a hidden CI file without accelerators is not
+    listed as skipped; --exclude (the workflow's) still leaves out a tracked file."""
+    import subprocess
+
+    root = tmp_path / "pr"
+    (root / ".infra").mkdir(parents=True)
+    (root / ".terraform").mkdir()
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / "gpu.tf").write_text(TRAIN_TF.format(name="ignored"))
+    (root / ".infra" / "hidden.tf").write_text(TRAIN_TF.format(name="hidden"))
+    (root / ".terraform" / "module.tf").write_text(TRAIN_TF.format(name="untracked"))
+    (root / "scratch.tf").write_text(TRAIN_TF.format(name="scratch"))
+    (root / ".github" / "workflows" / "ci.yml").write_text("name: ci\non: [push]\njobs: {t: {runs-on: x, steps: [{run: echo}]}}\n")
+    (root / ".gitignore").write_text("gpu.tf\nscratch.tf\n")
+    git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=t", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-f", "gpu.tf", ".infra", ".github", ".gitignore"], check=True)
+    subprocess.run([*git, "commit", "-qm", "pr"], check=True)
+    monkeypatch.chdir(root)
+
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", ".")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert sorted(x["source"]["address"] for x in out["results"]) == ["google_compute_instance.hidden", "google_compute_instance.ignored"]
+    assert out["skipped_files"] == []
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", "--exclude", ".infra", ".")
+    assert [x["source"]["address"] for x in json.loads(r.out)["results"]] == ["google_compute_instance.ignored"]

@@ -143,6 +143,7 @@ def run_check(
                         ],
                     )
                 )
+    batch.skipped = [(p, why) for p, why in batch.skipped if p not in sel.quiet]
     invalid = batch.invalid
     if invalid and not results and not batch.skipped:  # nothing could be judged: a plain input error, nothing to report
         raise InputError([p for bad in invalid for p in bad.problems])

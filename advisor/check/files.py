@@ -3,6 +3,12 @@ globs, the policy's ``exclude`` and ``.gitignore`` files honoured; virtual envir
 Helm charts skipped with the reason (a chart is rendered with ``helm template`` when ``helm`` is
 on PATH).
 
+A file git tracks is always read, whatever a ``.gitignore`` says or however its name starts: the
+pull request under review writes the ``.gitignore`` files too, and ``git add -f`` commits an
+ignored file (git itself applies ``.gitignore`` to untracked files only). Only ``--exclude`` and
+the policy's ``exclude``, which the workflow owns, leave out a tracked file. Where git is not
+installed or the directory is not a work tree, the ``.gitignore`` files alone decide.
+
 Glob semantics (``--exclude``, ``exclude:`` and ``.gitignore``), deliberately simple and tested:
 a pattern without ``/`` matches any single path component (``venv`` excludes every ``venv``
 directory and what it holds, ``*.tf`` every Terraform file); a pattern with ``/`` matches the
@@ -18,6 +24,7 @@ import glob
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -36,6 +43,9 @@ class Selection:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     excluded: int = 0  # files left out by --exclude, the policy's exclude or .gitignore
     charts: list[str] = field(default_factory=list)  # Helm chart directories to render
+    # tracked files under a hidden name (.github/, .ci.yaml): read, and not listed as skipped when
+    # they hold no accelerator request (CI configuration, linters' settings)
+    quiet: set[str] = field(default_factory=set)
 
 
 @lru_cache(maxsize=512)
@@ -167,6 +177,45 @@ def _git_root(start: str) -> str | None:
     return _upward(start, ".git")
 
 
+@dataclass(frozen=True)
+class Tracked:
+    """What git tracks in the repository around a directory (absolute paths)."""
+
+    files: frozenset[str]
+    dirs: frozenset[str]  # every directory holding a tracked file, the root excluded
+
+    def has(self, path: str, is_dir: bool) -> bool:
+        return path in (self.dirs if is_dir else self.files)
+
+
+def tracked(top: str) -> Tracked | None:
+    """The files ``git ls-files`` lists for the repository holding ``top``; None outside one, without
+    git, or when git fails (the repository's hooks and fsmonitor are not run)."""
+    root = _git_root(top)
+    git = shutil.which("git")
+    if root is None or git is None:
+        return None
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    try:
+        run = subprocess.run(
+            [git, "-c", "core.fsmonitor=false", "-C", root, "ls-files", "-z", "--cached"],
+            capture_output=True, timeout=60, env=env, stdin=subprocess.DEVNULL, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if run.returncode != 0:
+        return None
+    files = frozenset(os.path.join(root, *p.split("/")) for p in run.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
+    dirs: set[str] = set()
+    for f in files:
+        d = os.path.dirname(f)
+        while len(d) > len(root) and d not in dirs:
+            dirs.add(d)
+            d = os.path.dirname(d)
+    return Tracked(files, frozenset(dirs))
+
+
 def _inherited_gitignores(top: str) -> list[Pattern]:
     """``.gitignore`` files of the directories above ``top`` inside its repository."""
     root = _git_root(top)
@@ -256,10 +305,13 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
 
 def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], None]) -> None:
     inherited = _inherited_gitignores(top)
-    stack: list[tuple[str, list[Pattern]]] = [(top, inherited)]
+    git = tracked(top)
+    # (directory, the .gitignore rules on the way down, whether a .gitignore ignores it: then only
+    # its tracked files are read)
+    stack: list[tuple[str, list[Pattern], bool]] = [(top, inherited, False)]
     found: list[str] = []
     while stack:
-        d, rules = stack.pop()
+        d, rules, ignored_dir = stack.pop()
         rules = rules + _gitignore(d)
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
@@ -276,23 +328,26 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
         if "pyvenv.cfg" in names or ("conda-meta" in names and os.path.isdir(os.path.join(d, "conda-meta"))):
             sel.skipped.append((d, "a Python virtual environment (installed packages, not infrastructure)"))
             continue
-        def excluded(path: str, is_dir: bool, rules: list[Pattern] = rules) -> bool:
-            """Ignored by a .gitignore on the way down or by the user's --exclude / policy exclude (counted)."""
+        def excluded(path: str, is_dir: bool, rules: list[Pattern] = rules, ignored_dir: bool = ignored_dir) -> bool:
+            """Left out by the user's --exclude / policy exclude, or by a .gitignore on the way down
+            unless git tracks it (counted)."""
             ab = os.path.abspath(path)
-            if _ignored(ab, is_dir, rules) or (user and _ignored(ab, is_dir, user)):
+            if (user and _ignored(ab, is_dir, user)) or (
+                (ignored_dir or _ignored(ab, is_dir, rules)) and not (git is not None and git.has(ab, is_dir))
+            ):
                 sel.excluded += 1
                 return True
             return False
 
         subdirs = []
         for e in entries:
-            if e.name.startswith("."):
-                continue
             path = os.path.join(d, e.name) if d not in (".",) else e.name
             try:
                 is_dir = e.is_dir(follow_symlinks=False)
             except OSError:
                 continue
+            if e.name.startswith(".") and not (git is not None and git.has(os.path.abspath(path), is_dir)):
+                continue  # hidden and untracked: .git, .terraform, .venv
             if is_dir:
                 if e.name in PRUNED_DIRS:
                     sel.skipped.append((path, PRUNED_DIRS[e.name]))
@@ -306,9 +361,11 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
             if excluded(path, False):
                 continue
             found.append(path)
+            if any(part.startswith(".") for part in Path(os.path.relpath(path, top)).parts if part not in (".", "..")):
+                sel.quiet.add(path)
             if len(found) > MAX_FILES:
                 raise InputError.single(top, 1, 1, f"more than {MAX_FILES} files to check under this directory; narrow it with --exclude")
-        stack.extend((s, rules) for s in reversed(subdirs))
+        stack.extend((s, rules, ignored_dir or _ignored(os.path.abspath(s), True, rules)) for s in reversed(subdirs))
     for f in sorted(found):
         add(f)
 
