@@ -211,3 +211,26 @@ def test_a_tracked_file_is_read_whatever_the_pull_request_ignores(tmp_path: Path
     assert out["skipped_files"] == []
     r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", "--exclude", ".infra", ".")
     assert [x["source"]["address"] for x in json.loads(r.out)["results"]] == ["google_compute_instance.ignored"]
+
+
+def test_a_link_out_of_the_repository_is_refused_and_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pull request can commit a symbolic link named like infrastructure that points at the
+    runner's credentials: an input error naming the link, and nothing of the target in any output."""
+    secret = "TOPSECRET-4f9a"
+    (tmp_path / "credentials").write_text(f"[default]\naws_secret_access_key = {secret}\n")
+    repo_dir = tmp_path / "repo"
+    (repo_dir / "infra").mkdir(parents=True)
+    (repo_dir / "infra" / "main.tf").symlink_to(tmp_path / "credentials")
+    (repo_dir / "infra" / "env.yaml").symlink_to("/proc/self/environ")
+    (repo_dir / "infra" / "ok.yaml").write_text("kind: ConfigMap\napiVersion: v1\nmetadata: {name: x}\n")
+    (repo_dir / "same.yaml").symlink_to(repo_dir / "infra" / "ok.yaml")  # inside: read as usual
+    monkeypatch.chdir(repo_dir)
+    monkeypatch.setenv("ADVISOR_TEST_SECRET", secret)
+    for args in ((".",), ("infra/main.tf", "infra/env.yaml"), ("infra/*",)):
+        for fmt in ("text", "json", "sarif", "markdown"):
+            r = run_cli("check", "--no-config", "--format", fmt, *args)
+            assert r.code == 2, (args, fmt, r.code, r.err)
+            assert secret not in r.out + r.err
+            assert "symbolic link to a file outside the repository" in r.out + r.err
+    r = run_cli("check", "--no-config", "--format", "json", "same.yaml")
+    assert r.code == 0 and json.loads(r.out)["skipped_files"], r.err

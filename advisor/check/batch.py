@@ -92,11 +92,11 @@ def run_check(
     base = os.path.dirname(os.path.abspath(policy_path)) if policy_path else None
     sel = files.select(paths, exclude, policy.exclude, base)
     todo = sel.files
-    if not todo and not sel.charts and not sel.skipped:
+    if not todo and not sel.charts and not sel.skipped and not sel.refused:
         raise InputError([Problem(".", 1, 1, "no YAML, JSON or Terraform files to check")])
     day = today or dt.date.today()
     workers = _workers(len(todo))
-    batch = _Batch(skipped=list(sel.skipped))
+    batch = _Batch(skipped=list(sel.skipped), invalid=[InvalidFile(p.path, [p]) for p in sel.refused])
     if workers == 1:
         batch.extend(_check_files(todo, ctx, policy, day, progress))
     else:

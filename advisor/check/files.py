@@ -46,6 +46,7 @@ class Selection:
     # tracked files under a hidden name (.github/, .ci.yaml): read, and not listed as skipped when
     # they hold no accelerator request (CI configuration, linters' settings)
     quiet: set[str] = field(default_factory=set)
+    refused: list[Problem] = field(default_factory=list)  # files that must not be read (input errors)
 
 
 @lru_cache(maxsize=512)
@@ -236,6 +237,24 @@ def _inherited_gitignores(top: str) -> list[Pattern]:
     return out
 
 
+OUTSIDE = (
+    "a symbolic link to a file outside the repository (or the directory checked): not read; a pull request must not point "
+    "the gate at the runner's files"
+)
+
+
+def _boundary(path: str) -> str:
+    """What a file may resolve into: its repository's work tree, else the working directory."""
+    return os.path.realpath(_git_root(os.path.dirname(os.path.abspath(path))) or os.getcwd())
+
+
+def _escapes(path: str, boundary: str) -> bool:
+    """Whether ``path`` resolves, through symbolic links, outside ``boundary`` (a checked-in link to
+    ~/.aws/credentials or /proc/self/environ must not be read into a report)."""
+    real = os.path.realpath(path)
+    return real != boundary and not real.startswith(boundary.rstrip(os.sep) + os.sep)
+
+
 def helm() -> str | None:
     return shutil.which("helm")
 
@@ -292,6 +311,9 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
     if user and _ignored(os.path.abspath(path), False, user):
         sel.excluded += 1
         return
+    if os.path.realpath(path) != os.path.abspath(path) and _escapes(path, _boundary(path)):
+        sel.refused.append(Problem(path, 1, 1, OUTSIDE))
+        return
     chart = chart_of(path) if path.endswith((".yaml", ".yml")) else None
     if chart is not None:
         if helm() is not None:
@@ -306,6 +328,7 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
 def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], None]) -> None:
     inherited = _inherited_gitignores(top)
     git = tracked(top)
+    boundary = os.path.realpath(_git_root(top) or top)
     # (directory, the .gitignore rules on the way down, whether a .gitignore ignores it: then only
     # its tracked files are read)
     stack: list[tuple[str, list[Pattern], bool]] = [(top, inherited, False)]
@@ -359,6 +382,9 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
             if not e.name.endswith(SUFFIXES) or not e.is_file():
                 continue
             if excluded(path, False):
+                continue
+            if e.is_symlink() and _escapes(path, boundary):
+                sel.refused.append(Problem(path, 1, 1, OUTSIDE))
                 continue
             found.append(path)
             if any(part.startswith(".") for part in Path(os.path.relpath(path, top)).parts if part not in (".", "..")):
