@@ -234,3 +234,22 @@ def test_a_link_out_of_the_repository_is_refused_and_never_read(tmp_path: Path, 
             assert "symbolic link to a file outside the repository" in r.out + r.err
     r = run_cli("check", "--no-config", "--format", "json", "same.yaml")
     assert r.code == 0 and json.loads(r.out)["skipped_files"], r.err
+
+
+def test_a_chart_that_links_out_of_the_repository_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``{{ .Files.Get "files/creds" }}`` would render a linked credentials file into a manifest:
+    the chart is refused before helm runs, whether helm is installed or not."""
+    (tmp_path / "credentials").write_text("aws_secret_access_key = TOPSECRET\n")
+    chart = tmp_path / "repo" / "charts" / "serve"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "files").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serve\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text('apiVersion: v1\nkind: ConfigMap\ndata: {x: {{ .Files.Get "files/creds" | quote }}}\n')
+    (chart / "files" / "creds").symlink_to(tmp_path / "credentials")
+    monkeypatch.chdir(tmp_path / "repo")
+    for args in ((".",), ("charts/serve/templates/cm.yaml",)):
+        r = run_cli("check", "--no-config", "--format", "json", *args)
+        if shutil.which("helm") is None and args != (".",):
+            assert r.code == 0 and "TOPSECRET" not in r.out + r.err  # not rendered: skipped, nothing read
+            continue
+        assert r.code == 2 and "charts/serve/files/creds" in r.out + r.err and "TOPSECRET" not in r.out + r.err, (args, r.err)

@@ -255,6 +255,32 @@ def _escapes(path: str, boundary: str) -> bool:
     return real != boundary and not real.startswith(boundary.rstrip(os.sep) + os.sep)
 
 
+def escaping_link(directory: str, boundary: str, limit: int = 20_000) -> str | None:
+    """A symbolic link under ``directory`` that resolves outside ``boundary`` (a Helm chart's
+    ``.Files.Get`` would read it into the rendered manifests), else None; the first ``limit``
+    entries are looked at and a larger chart counts as one."""
+    seen = 0
+    for d, dirs, names in os.walk(directory, followlinks=False):
+        for name in dirs + names:
+            seen += 1
+            path = os.path.join(d, name)
+            if seen > limit or (os.path.islink(path) and _escapes(path, boundary)):
+                return path
+    return None
+
+
+def _chart(chart: str, sel: Selection) -> None:
+    """A Helm chart directory: rendered when helm is on PATH, else skipped with the reason; refused
+    when it links outside the repository."""
+    link = escaping_link(chart, _boundary(os.path.join(chart, "Chart.yaml")))
+    if link is not None:
+        sel.refused.append(Problem(link, 1, 1, OUTSIDE))
+    elif helm() is None:
+        sel.skipped.append((chart, _chart_reason()))
+    elif chart not in sel.charts:
+        sel.charts.append(chart)
+
+
 def helm() -> str | None:
     return shutil.which("helm")
 
@@ -316,11 +342,10 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
         return
     chart = chart_of(path) if path.endswith((".yaml", ".yml")) else None
     if chart is not None:
-        if helm() is not None:
-            if chart not in sel.charts:
-                sel.charts.append(chart)
-        else:
+        if helm() is None:
             sel.skipped.append((path, _chart_reason()))
+        else:
+            _chart(chart, sel)
         return
     add(path)
 
@@ -343,10 +368,7 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
             continue
         names = {e.name for e in entries}
         if "Chart.yaml" in names:
-            if helm() is not None:
-                sel.charts.append(d)
-            else:
-                sel.skipped.append((d, _chart_reason()))
+            _chart(d, sel)
             continue
         if "pyvenv.cfg" in names or ("conda-meta" in names and os.path.isdir(os.path.join(d, "conda-meta"))):
             sel.skipped.append((d, "a Python virtual environment (installed packages, not infrastructure)"))
