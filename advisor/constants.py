@@ -123,6 +123,7 @@ class InferenceConstants(Strict):
     cpu_decode_bandwidth_utilisation: Range | None = None
     tpu_prefill_mfu: Range | None = None
     tpu_kv_read_factor: StackFactor | None = None
+    moe_routed_share: Value
     decode_mfu: Range | None = None
     gpu_step_overhead_per_layer_us: Value
     tpu_step_overhead_ms: Value

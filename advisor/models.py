@@ -122,6 +122,7 @@ class Model(Strict):
     kv_heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
     attention: Attention | None = None
     experts_per_token: Annotated[int, Field(strict=True, gt=0, le=1_000)] | None = None  # MoE top-k routing
+    experts: Annotated[int, Field(strict=True, gt=1, le=100_000)] | None = None  # MoE routed experts per MoE layer
     context_tokens: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
     # FLOPs of one forward pass over one sample (a 224x224 image for ResNet-152: ~23e9); training
     # counts 3x (forward and backward), serving 1x per request.
@@ -138,6 +139,8 @@ class Model(Strict):
 
     @model_validator(mode="after")
     def _active_not_above_total(self) -> "Model":
+        if self.experts is not None and self.experts_per_token is not None and self.experts_per_token > self.experts:
+            raise ValueError(f"experts_per_token ({self.experts_per_token}) cannot exceed experts ({self.experts})")
         if self.active_params_b is not None and self.active_params_b > self.params_b:
             raise ValueError(
                 f"active_params_b ({self.active_params_b:g}) cannot exceed params_b "

@@ -215,7 +215,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     )
     moe = profile.model.architecture == "moe"
     # MaxText's convention: a dense model is one expert, each token routed to it
-    out["num_experts"] = str(DEFAULT_EXPERTS if moe else 1)
+    out["num_experts"] = str((profile.model.experts or DEFAULT_EXPERTS) if moe else 1)
     out["experts_per_token"] = str((profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN) if moe else 1)
     out["weight_dtype"] = WEIGHT_DTYPE.get(profile.model.precision, "bfloat16")
     out["mlx_quant"] = MLX_QUANT.get(profile.model.precision, "--dtype bfloat16")

@@ -14,8 +14,9 @@ rows, the training levels refitted at each). The constants are fitted in order, 
    the prefill MFU that other requests' prompt chunks reach inside a decode step; not a ratio of throughputs
    (memory-bound steps do not read it), so it is solved: the factor at which the group's median speed ratio is 1
    (bisection in SOLVE_RANGE, 0.05-4; a factor at its edge fails), spread by the group's smallest and largest ratio there (dense models);
-5. moe_serving_factor: the same for a mixture of experts' compute efficiency in a loaded step (grouped GEMMs
-   of small per-expert batches, routing), solved on the MoE serving rows under load.
+5. moe_serving_factor: the same for the efficiency of a mixture of experts' routed-expert GEMMs relative to a
+   dense GEMM's (grouped GEMMs of small per-expert batches, routing; attention and the dense parts compute like a
+   dense model's), solved on the MoE serving rows under load.
 """
 
 from __future__ import annotations

@@ -36,6 +36,9 @@ FIELD_DOCS: dict[str, str] = {
     "model.experts_per_token": "Mixture of experts: routed experts each token goes to (top-k), which sizes the expert-parallel "
                                "all-to-all of a serving replica spread over several chips. Default 2 (Mixtral); DeepSeek-V3 and "
                                "Qwen3-MoE route to 8.",
+    "model.experts": "Mixture of experts: routed experts per MoE layer (Mixtral 8, Qwen3-MoE 128, DeepSeek-V3 256). With "
+                     "experts_per_token it splits the active parameters into the routed experts (a grouped GEMM of its own) and "
+                     "the rest (attention, shared experts, dense layers), which computes like a dense model.",
     "model.attention": "Attention format, which sets the KV cache per token (optional; absent: grouped-query attention with "
                        "model.kv_heads).",
     "model.attention.kind": "gqa (default) or mha: 2 x layers x kv_heads x head_dim values per token; mla (DeepSeek-V2/V3 multi-head "

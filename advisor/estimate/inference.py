@@ -195,6 +195,8 @@ def estimate_inference(
     }
     if target_note:
         e.assumptions["latency_target_note"] = target_note
+    if isinstance(replica, serving.LlmReplica) and replica.routed_active:
+        e.assumptions["moe_routing"] = _moe_note(profile, replica, c)
     if engine_seqs is not None:
         e.assumptions["operating_point"]["engine_max_num_seqs"] = engine_seqs
     if llm:
@@ -228,6 +230,24 @@ def _operating_fields(
     e.capacity_rps = mid.at_capacity.requests_per_second
     assert e.parallelism is not None
     e.parallelism["data"] = mid.replicas
+
+
+def _moe_note(profile: Profile, replica: serving.LlmReplica, c: Constants) -> dict[str, Any]:
+    """How a mixture of experts' active parameters split between its routed experts (a grouped GEMM at
+    moe_serving_factor of a dense GEMM's efficiency) and the rest (computed like a dense model)."""
+    m = profile.model
+    given = bool(m.experts and m.experts_per_token)
+    return {
+        "routed_active_params_b": rounded(replica.routed_active / 1e9, 3),
+        "other_active_params_b": rounded((replica.n_active - replica.routed_active) / 1e9, 3),
+        "routed_gemm_efficiency": replica.routed_efficiency,
+        "basis": (
+            f"{m.experts} routed experts, top-{m.experts_per_token}: routed parameters (params - active) / (1 - k / E)"
+            if given else
+            f"no model.experts / model.experts_per_token: {c.estimator.inference.moe_routed_share.value:g} of the active "
+            "parameters taken as routed (moe_routed_share)"
+        ),
+    }
 
 
 def _unit_cost(e: Estimate, profile: Profile, served_per_s: float, llm: bool) -> None:

@@ -48,7 +48,8 @@ def unused_fields(profile: Profile) -> list[str]:
             )
     if not (llm_serving and m.architecture == "moe"):
         notes.append(
-            (["model.experts_per_token"] if m.experts_per_token else [], "only a mixture of experts' serving reads the routing top-k")
+            (["model.experts_per_token"] * bool(m.experts_per_token) + ["model.experts"] * bool(m.experts),
+             "only a mixture of experts' serving reads the routing (experts, top-k)")
         )
     if m.flops_per_sample and (token_training or llm_serving):
         notes.append((["model.flops_per_sample"], "token workloads take 6 x params per token (training) or the step model (serving)"))

@@ -150,12 +150,13 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
     att = profile.model.attention
     sliding = att is not None and att.kind == "sliding"
     s_matmul, s_memory = sizing.attained_scale(acc, c, acc.compute_precision(profile.model.precision)[0])
+    routed_active, routed_all = routed_params(profile, c)
     return serving.LlmReplica(
         profile.model.params_b * 1e9 * wbytes, n_active * wbytes, n_active,
         kv_bytes_per_token(profile), shape.layers, shape.hidden,
         inf.input_tokens, inf.output_tokens,
         acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory,
-        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * s_matmul * moe_serving_value(profile, acc, c),
+        (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * s_matmul,
         step_overhead(profile, acc, count, c),
         replica_comm_s_per_token(profile, acc, count, c),
         stages=replica_layout(acc, count)[1],
@@ -163,7 +164,30 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
         kv_read_factor=c.estimator.inference.kv_read_factor(family(acc.device).decode_utilisation, profile.software.serving_stack),
         loaded_prefill=loaded_prefill_value(profile, acc, c),
+        routed_active=routed_active, routed_weights=routed_all * wbytes, routed_efficiency=moe_serving_value(profile, acc, c),
     )
+
+
+def routed_params(profile: Profile, c: Constants) -> tuple[float, float]:
+    """(parameters one token activates in a mixture of experts' routed experts, parameters of all of them);
+    (0, 0) for a dense model. With P parameters in all, A active, E routed experts and top-k routing, every
+    parameter outside the routed experts is active, so the experts hold R = (P - A) / (1 - k / E) and a token
+    activates R k / E of them; the rest of A (attention, shared experts, dense layers, embeddings) computes like a
+    dense model's (Llama 4 Maverick: 400 B / 17 B, 128 experts, top-1: 3.0 B routed of 17 B active; Qwen3-235B-A22B,
+    128 experts, top-8: 14.2 B of 22 B). Without model.experts and model.experts_per_token: the routed share of
+    the active parameters of open mixtures of experts (rules/estimator.yaml moe_routed_share)."""
+    m = profile.model
+    if m.architecture != "moe":
+        return 0.0, 0.0
+    total, active = m.params_b * 1e9, profile.active_params_b * 1e9
+    if total <= active:
+        return 0.0, 0.0
+    e, k = m.experts, m.experts_per_token
+    if e and k and k < e:
+        routed = min(total, (total - active) / (1.0 - k / e))
+        return min(active, routed * k / e), routed
+    share = c.estimator.inference.moe_routed_share.value
+    return share * active, total - (1.0 - share) * active
 
 
 def serving_attrs(profile: Profile, acc: Accelerator) -> dict[str, str]:
@@ -173,7 +197,7 @@ def serving_attrs(profile: Profile, acc: Accelerator) -> dict[str, str]:
 
 
 def moe_serving(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow | None:
-    """A mixture of experts' compute efficiency in a loaded step relative to a dense model's (grouped
+    """A mixture of experts' routed-expert GEMMs' compute efficiency relative to a dense model's GEMMs (grouped
     GEMMs of small per-expert batches, routing imbalance), at its level; None for a dense model."""
     if profile.model.architecture != "moe":
         return None
@@ -235,7 +259,8 @@ def replica_comm_s_per_token(profile: Profile, acc: Accelerator, count: int, c: 
 
 
 def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
-    """Dispatch and combine of one token: top-k x hidden x 2 bytes each way per layer, the share
+    """Dispatch and combine of one token: hidden x 2 bytes each way per layer to each chip its top-k experts sit on
+    (n (1 - (1 - 1/n)^k) of the n chips, experts spread evenly: a chip holding several of them gets it once), the share
     bound for another chip of the fast domain over its interconnect (one direction) and the share
     bound for another node or slice over the scale-out network. A step's tokens are dispatched by
     every chip of the replica at once, each sending its own share (expert parallelism spreads the
@@ -243,7 +268,10 @@ def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int
     token costs its bytes over ``count`` links, not over one."""
     shape = model_shape(profile)
     k = profile.model.experts_per_token or DEFAULT_EXPERTS_PER_TOKEN
-    per_layer = 2.0 * k * shape.hidden * 2.0
+    # the chips a token's k experts sit on (experts spread evenly over the replica's chips): a token goes to
+    # each of them once, however many of its experts one holds
+    copies = count * (1.0 - (1.0 - 1.0 / count) ** k)
+    per_layer = 2.0 * copies * shape.hidden * 2.0
     fast = min(count, sizing.fast_domain(acc, count))
     link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
     out = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value

@@ -77,6 +77,13 @@ class LlmReplica:
     # the share of the prefill MFU that other requests' prompt chunks reach inside a loaded decode step
     # (small chunks next to the batch's decode tokens; rules/estimator.yaml loaded_prefill_factor)
     loaded_prefill: float = 1.0
+    # a mixture of experts: the routed experts' parameters one token activates (part of n_active) and the bytes
+    # of all of them (part of weights); their grouped GEMMs are a kernel of their own at routed_efficiency of the
+    # compute the dense GEMMs reach (small per-expert batches, routing; rules/estimator.yaml moe_serving_factor),
+    # while attention, shared experts, dense layers and embeddings compute like a dense model's
+    routed_active: float = 0.0
+    routed_weights: float = 0.0
+    routed_efficiency: float = 1.0
 
     def kv_bytes(self, context: float) -> float:
         """Bytes of KV cache one request holds at ``context`` tokens."""
@@ -100,16 +107,23 @@ class LlmReplica:
         share = self.kv_windowed_share
         return (1.0 - share) * context + share * min(context, float(self.kv_window))
 
+    @property
+    def _gemm_params(self) -> float:
+        """Active parameters weighted by the time their GEMMs take at the replica's compute: a routed
+        expert's count 1 / routed_efficiency times (all of them 1 for a dense model)."""
+        return self.n_active - self.routed_active + self.routed_active / self.routed_efficiency
+
     def _prefill_flops(self, tokens: float) -> float:
-        # weights: 2 N per token; attention: QK^T and AV, 2 x 2 x hidden per query-key pair per layer
-        return 2.0 * self.n_active * tokens + 4.0 * self.layers * self.hidden * self._attended(tokens)
+        # weights: 2 N per token (routed experts weighted by their efficiency); attention: QK^T and AV,
+        # 2 x 2 x hidden per query-key pair per layer
+        return 2.0 * self._gemm_params * tokens + 4.0 * self.layers * self.hidden * self._attended(tokens)
 
     @cached_property
     def _fixed(self) -> tuple[float, float, float, float, float, float]:
         """Per-replica constants of the step model (computed once; points are asked for often)."""
         out = max(self.output_tokens, 1)
         ctx = self.input_tokens + self.output_tokens / 2.0
-        decode_flops = 2.0 * self.n_active  # per decoding request, in the weight GEMMs
+        decode_flops = 2.0 * self._gemm_params  # per decoding request, in the weight GEMMs (routed experts weighted)
         prefill_per_token = self._prefill_flops(self.input_tokens) / max(self.input_tokens, 1)
         prompt_chunk = prefill_per_token * self.input_tokens / out  # per other request, per step
         prefill = self._prefill_flops(max(self.input_tokens, 1))
@@ -124,13 +138,20 @@ class LlmReplica:
         # stages in turn, each holding 1/s of the weights on 1/s of the chips: s x the step of m
         s = max(self.stages, 1)
         m = math.ceil(b / s)
-        weight_read = min(self.weights, self.active_bytes * m)  # a small MoE batch touches only its experts
+        others = m - 1 if s == 1 else m
         # other requests' prompts, spread over their lifetime, ride along in each step; every
         # token of the step, generated or prompt, goes through the tensor-parallel all-reduces
-        flops = decode_flops * m + prompt_chunk * (m - 1 if s == 1 else m) / self.loaded_prefill
-        comm = self.comm_per_token * (m + self.input_tokens / out * (m - 1 if s == 1 else m))
-        # the weight GEMMs and the decode attention are separate kernels, each at its own bound
-        t_gemm = max(weight_read / bw, flops / compute + comm)
+        flops = decode_flops * m + prompt_chunk * others / self.loaded_prefill
+        comm = self.comm_per_token * (m + self.input_tokens / out * others)
+        # the weight GEMMs and the decode attention are separate kernels, each at its own bound; a
+        # mixture of experts' routed experts are one more (a grouped GEMM): its FLOPs are those of the
+        # step's tokens through the experts, its read the experts they touch (a small batch: only its own)
+        routed_bytes = self.active_bytes * self.routed_active / self.n_active if self.routed_active else 0.0
+        routed_flops = 2.0 * self.routed_active / self.routed_efficiency * (m + self.input_tokens / out * others / self.loaded_prefill)
+        weight_read = min(self.weights - self.routed_weights, (self.active_bytes - routed_bytes) * m)
+        t_gemm = max(weight_read / bw, (flops - routed_flops) / compute + comm)
+        if self.routed_active:
+            t_gemm += max(min(self.routed_weights, routed_bytes * m) / bw, routed_flops / compute)
         t_att = m * max(kv_per_request * self.kv_read_factor / bw, attention_flops / compute)
         tpot = s * (t_gemm + t_att) + self.overhead
         t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
