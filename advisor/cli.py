@@ -14,6 +14,7 @@ import contextlib
 import copy
 import os
 import sys
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -254,22 +255,10 @@ def check(
     ] = None,
 ) -> None:
     """CI gate: judge each proposal against the recommendation and the team's policy."""
-    from advisor.api import run_check, write_output
+    from advisor.api import run_check
 
     show_progress = fmt == "text" and output is None and sys.stderr.isatty() and not _STATE["quiet"]
-    progress = None
-    bar: Any = None
-    if show_progress:
-        from rich.progress import Progress
-
-        bar = Progress(transient=True, console=_console(stderr=True))
-        bar.start()
-        task = bar.add_task("checking proposals", total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-    try:
+    with _progress_bar("checking proposals", show=show_progress) as progress:
         report = run_check(
             paths,
             rules=[str(r) for r in rules or []],
@@ -285,9 +274,35 @@ def check(
             progress=progress,
             exclude=exclude or [],
         )
+    _write_check(report, fmt, output)
+    raise typer.Exit(report.exit_code)
+
+
+@contextlib.contextmanager
+def _progress_bar(label: str, *, show: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A transient progress bar on stderr for the block, when ``show``; yields its (done, total) hook, else None."""
+    if not show:
+        yield None
+        return
+    from rich.progress import Progress
+
+    bar = Progress(transient=True, console=_console(stderr=True))
+    bar.start()
+    task = bar.add_task(label, total=None)
+
+    def progress(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    try:
+        yield progress
     finally:
-        if bar is not None:
-            bar.stop()
+        bar.stop()
+
+
+def _write_check(report: Any, fmt: str, output: Path | None) -> None:
+    """The check report to ``output`` or stdout; with a machine format or a file, the invalid files' problems also to stderr."""
+    from advisor.api import write_output
+
     text = _render("check", fmt, report, terminal=output is None and _is_terminal(sys.stdout))
     if output is not None:
         write_output(output, text)
@@ -297,7 +312,6 @@ def check(
         # The good files were judged and reported; the bad ones also go to stderr (the text
         # report on stdout already carries these very lines).
         _note("".join(f"{p}\n" for p in report.problems))
-    raise typer.Exit(report.exit_code)
 
 
 def _read_stdin() -> bytes:

@@ -39,6 +39,7 @@ import io
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import yaml
 
@@ -197,109 +198,147 @@ def _cheapest(found: Found, key: tuple[str, str, str, int], usd: float, how: str
         found[key] = (usd, how, row, column)
 
 
+class Candidate(NamedTuple):
+    """A file row as a price of one accelerator and chip count, before the second-level and region filters."""
+
+    row: Row
+    acc: Accelerator
+    chips: int
+    host: tuple[float | None, float | None]  # the host VM's (on-demand, spot) price; (0, 0) when the row is all-in
+    where: str
+    gpu_only: bool  # a GPU-only row priced with its host VM
+
+
 def _collect(
     rows: list[Row], catalog: Catalog, result: ImportResult, *, regions: Iterable[str] = (), instance_chips: InstanceChips | None = None
 ) -> Found:
     """The cheapest all-in price per chip for each (chip, kind, region, chips) of the file. The
     second price level is found over the whole file; ``regions`` then keeps the regions asked for."""
-    def real(usd: float | None) -> float | None:
-        return usd if usd is not None and usd > 0 and usd not in SENTINELS else None
-
-    # host VM prices; a sentinel (GCP's a4-highgpu-8g is listed at 0.0) is no price, so its GPU row
-    # has no all-in price rather than the GPU's alone
-    hosts: dict[tuple[str, str], tuple[float | None, float | None]] = {}
-    for r in rows:
-        price = real(r.price)
-        if not r.accelerator and r.instance and price is not None:
-            old = hosts.get((r.instance, r.region))
-            if old is None or (old[0] or 1e18) > price:
-                hosts[(r.instance, r.region)] = (price, real(r.spot))
-    found: Found = {}
-
-    def drop(reason: str) -> None:
-        result.dropped[reason] = result.dropped.get(reason, 0) + 1
-
-    # (row, accelerator, chips, host (on-demand, spot), where, GPU-only row priced with its host VM)
-    candidates: list[tuple[Row, Accelerator, int, tuple[float | None, float | None], str, bool]] = []
-    for r in rows:
-        if not r.accelerator:
-            continue
-        if LOCAL_ZONE.fullmatch(r.zone):
-            drop("AWS Local Zone row (another location than the region)")
-            continue
-        known = instance_chips(r.instance) if instance_chips and r.instance else None
-        where = f"{r.instance or r.accelerator} ({r.zone or r.region}, line {r.line})"
-        if known is not None and not known[0]:  # e.g. Azure's NC A100 v4 (A100 80GB PCIe), never priced as the SXM part
-            result.unknown.add(f"{r.accelerator} ({r.instance})")
-            continue
-        if known is not None and known[0] in catalog.accelerators:
-            # the instance's real accelerator and GPUs (rules/names.yaml, the catalog's machine types),
-            # not the file's AcceleratorName and count (Azure lists the 8-GPU ND96isr_H100_v5 as 12)
-            acc, chips = catalog.accelerators[known[0]], known[1]
-            if r.count != chips:
-                where = f"{r.instance} ({r.zone or r.region}, line {r.line}; {chips} GPUs, the file says {r.count:g})"
-                result.corrected[r.instance] = result.corrected.get(r.instance, 0) + 1
-            candidates.append((r, acc, chips, (0.0, 0.0), where, False))
-            continue
-        hit = _resolve(catalog, r.accelerator)
-        if hit is None:
-            result.unknown.add(r.accelerator)
-            continue
-        acc, slice_chips = hit
-        chips = slice_chips or (int(r.count) if r.count and r.count >= 1 and r.count == int(r.count) else 0)
-        if chips <= 0:
-            drop("no whole AcceleratorCount")
-            continue
-        if slice_chips is None and not acc.is_shape(chips):
-            drop("AcceleratorCount not a shape the catalog knows for the chip")  # e.g. a GPU count no VM has
-            continue
-        if r.instance or slice_chips is not None:
-            candidates.append((r, acc, chips, (0.0, 0.0), where, False))
-            continue
-        vm = (acc.shapes.machine_types or {}).get(chips)
-        got = hosts.get((vm, r.region)) if vm else None
-        if got is None:
-            drop("GPU-only price without its host VM in the file")
-            continue
-        where = f"{r.accelerator} x {chips} + host {vm} ({r.zone or r.region}, line {r.line})"
-        candidates.append((r, acc, chips, got, where, True))
-
-    # GPU-to-host price ratio of GPU-only on-demand rows; the highest per (chip, file name, chips)
-    def ratio(r: Row, host: tuple[float | None, float | None]) -> float | None:
-        return r.price / host[0] if r.price and host[0] and r.price > 0 and r.price not in SENTINELS else None
-
-    top: dict[tuple[str, str, int], float] = {}
-    for r, acc, chips, host, _, gpu_only in candidates:
-        x = ratio(r, host) if gpu_only else None
-        if x is not None:
-            key = (acc.id, r.accelerator, chips)
-            top[key] = max(top.get(key, 0.0), x)
-
+    hosts = _host_prices(rows)
+    candidates = [
+        c for r in rows if r.accelerator and (c := _candidate(r, catalog, result, hosts, instance_chips)) is not None
+    ]
+    top = _top_ratios(candidates)
     wanted = set(regions)
-    for r, acc, chips, host, where, gpu_only in candidates:
+    found: Found = {}
+    for c in candidates:
+        r, acc, chips, host, where, _ = c
         if wanted and r.region not in wanted:
             continue
         for kind, column, usd, extra in (("on-demand", "Price", r.price, host[0]), ("spot", "SpotPrice", r.spot, host[1])):
-            if usd is None:
-                continue
-            if usd <= 0 or usd in SENTINELS:
-                drop(f"sentinel price {usd:g}")
-                continue
-            if kind == "spot" and usd == r.price:
-                drop("SpotPrice equal to Price (no spot price)")
-                continue
-            x = ratio(r, host) if gpu_only and kind == "on-demand" else None
-            if x is not None and x < OFF_LEVEL * top[(acc.id, r.accelerator, chips)]:
-                drop("GPU-only on-demand price at a second, lower price level (GPU-to-host ratio below "
-                     f"{OFF_LEVEL:g} x the file's highest for that GPU)")
-                continue
-            if extra is None:
-                drop("host VM without a spot price")
-                continue
-            total = usd + extra
-            _cheapest(found, (acc.id, kind, r.region, chips), total / chips,
-                      f"{where}: ${total:.6g}/h / {chips} chips", r, column)
+            total = _all_in(c, kind, usd, extra, top, result)
+            if total is not None:
+                _cheapest(found, (acc.id, kind, r.region, chips), total / chips,
+                          f"{where}: ${total:.6g}/h / {chips} chips", r, column)
     return found
+
+
+def _real(usd: float | None) -> float | None:
+    return usd if usd is not None and usd > 0 and usd not in SENTINELS else None
+
+
+def _host_prices(rows: list[Row]) -> dict[tuple[str, str], tuple[float | None, float | None]]:
+    """(instance, region) -> the cheapest host VM's (on-demand, spot) price. A sentinel (GCP's
+    a4-highgpu-8g is listed at 0.0) is no price, so its GPU row has no all-in price rather than the GPU's alone."""
+    hosts: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+    for r in rows:
+        price = _real(r.price)
+        if not r.accelerator and r.instance and price is not None:
+            old = hosts.get((r.instance, r.region))
+            if old is None or (old[0] or 1e18) > price:
+                hosts[(r.instance, r.region)] = (price, _real(r.spot))
+    return hosts
+
+
+def _drop(result: ImportResult, reason: str) -> None:
+    result.dropped[reason] = result.dropped.get(reason, 0) + 1
+
+
+def _candidate(
+    r: Row,
+    catalog: Catalog,
+    result: ImportResult,
+    hosts: dict[tuple[str, str], tuple[float | None, float | None]],
+    instance_chips: InstanceChips | None,
+) -> Candidate | None:
+    """An accelerator row as a candidate price; None when it is dropped or names hardware the catalog lacks."""
+    if LOCAL_ZONE.fullmatch(r.zone):
+        _drop(result, "AWS Local Zone row (another location than the region)")
+        return None
+    known = instance_chips(r.instance) if instance_chips and r.instance else None
+    where = f"{r.instance or r.accelerator} ({r.zone or r.region}, line {r.line})"
+    if known is not None and not known[0]:  # e.g. Azure's NC A100 v4 (A100 80GB PCIe), never priced as the SXM part
+        result.unknown.add(f"{r.accelerator} ({r.instance})")
+        return None
+    if known is not None and known[0] in catalog.accelerators:
+        # the instance's real accelerator and GPUs (rules/names.yaml, the catalog's machine types),
+        # not the file's AcceleratorName and count (Azure lists the 8-GPU ND96isr_H100_v5 as 12)
+        acc, chips = catalog.accelerators[known[0]], known[1]
+        if r.count != chips:
+            where = f"{r.instance} ({r.zone or r.region}, line {r.line}; {chips} GPUs, the file says {r.count:g})"
+            result.corrected[r.instance] = result.corrected.get(r.instance, 0) + 1
+        return Candidate(r, acc, chips, (0.0, 0.0), where, False)
+    hit = _resolve(catalog, r.accelerator)
+    if hit is None:
+        result.unknown.add(r.accelerator)
+        return None
+    acc, slice_chips = hit
+    chips = slice_chips or (int(r.count) if r.count and r.count >= 1 and r.count == int(r.count) else 0)
+    if chips <= 0:
+        _drop(result, "no whole AcceleratorCount")
+        return None
+    if slice_chips is None and not acc.is_shape(chips):
+        _drop(result, "AcceleratorCount not a shape the catalog knows for the chip")  # e.g. a GPU count no VM has
+        return None
+    if r.instance or slice_chips is not None:
+        return Candidate(r, acc, chips, (0.0, 0.0), where, False)
+    vm = (acc.shapes.machine_types or {}).get(chips)
+    got = hosts.get((vm, r.region)) if vm else None
+    if got is None:
+        _drop(result, "GPU-only price without its host VM in the file")
+        return None
+    return Candidate(r, acc, chips, got, f"{r.accelerator} x {chips} + host {vm} ({r.zone or r.region}, line {r.line})", True)
+
+
+def _ratio(r: Row, host: tuple[float | None, float | None]) -> float | None:
+    """A GPU-only row's GPU-to-host price ratio."""
+    return r.price / host[0] if r.price and host[0] and r.price > 0 and r.price not in SENTINELS else None
+
+
+def _top_ratios(candidates: list[Candidate]) -> dict[tuple[str, str, int], float]:
+    """The highest GPU-to-host price ratio of GPU-only on-demand rows per (chip, file name, chips)."""
+    top: dict[tuple[str, str, int], float] = {}
+    for r, acc, chips, host, _, gpu_only in candidates:
+        x = _ratio(r, host) if gpu_only else None
+        if x is not None:
+            key = (acc.id, r.accelerator, chips)
+            top[key] = max(top.get(key, 0.0), x)
+    return top
+
+
+def _all_in(
+    c: Candidate, kind: str, usd: float | None, extra: float | None, top: dict[tuple[str, str, int], float], result: ImportResult
+) -> float | None:
+    """The candidate's all-in price of one kind (its own plus its host VM's); None, and counted as dropped where
+    the file has one, when it is no usable price."""
+    r = c.row
+    if usd is None:
+        return None
+    if usd <= 0 or usd in SENTINELS:
+        _drop(result, f"sentinel price {usd:g}")
+        return None
+    if kind == "spot" and usd == r.price:
+        _drop(result, "SpotPrice equal to Price (no spot price)")
+        return None
+    x = _ratio(r, c.host) if c.gpu_only and kind == "on-demand" else None
+    if x is not None and x < OFF_LEVEL * top[(c.acc.id, r.accelerator, c.chips)]:
+        _drop(result, "GPU-only on-demand price at a second, lower price level (GPU-to-host ratio below "
+                      f"{OFF_LEVEL:g} x the file's highest for that GPU)")
+        return None
+    if extra is None:
+        _drop(result, "host VM without a spot price")
+        return None
+    return usd + extra
 
 
 def _drift(acc: Accelerator, row: dict[str, object], origin: Row, column: str, path: str) -> Problem | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor import __version__, capacity, families, whatif
-from advisor.catalog import Catalog
+from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants
 from advisor.decide import ESTIMATOR_SOURCE, Contribution, Decision, Exclusion, closest, decide, describe
 from advisor.estimate.result import Estimate, rebudgeted
@@ -227,13 +227,39 @@ def recommend(
     that reads the verdict and not the candidates (``candidates`` and ``table`` are left empty)."""
     if decision is None or cands is None:
         decision, cands = decide(profile, kb, catalog, c, cands)
+    warnings = _warnings(profile, decision, cands)
+    acc = catalog.accelerators.get(decision.chosen.accelerator) if decision.chosen else None
+    setup = _setup_plan(profile, kb, decision, acc)
+    flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
+    if not decision.feasible and decision.chosen is not None:
+        flip = feasibility_changes(profile, decision.chosen) + flip
+    cands_sorted = sorted(
+        cands,
+        key=lambda x: (not x.feasible, not x.priced, x.cost_usd if x.cost_usd is not None else math.inf, x.accelerator, x.count),
+    ) if with_table else []
+    return Recommendation(
+        label=label,
+        profile=profile,
+        decision=decision,
+        confidence=decision.confidence,
+        candidates=cands_sorted,
+        setup=setup,
+        flip=flip,
+        warnings=warnings,
+        catalog_as_of=catalog.as_of.isoformat(),
+        table=per_accelerator(cands, decision.chosen, profile.goal.optimize, c) if with_table else [],
+    )
+
+
+def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> list[str]:
+    """What the verdict needs said with it: every family excluded, nothing feasible, the chosen
+    configuration's own warnings, owned chips not enough, unpriced accelerators, an approximated model."""
     warnings: list[str] = []
     if {x.device for x in decision.excluded} >= set(families.ids()):
         warnings.append(
             "every device family is excluded by a hard constraint; the verdict shows the best-scoring "
             "one regardless: resolve the conflicting constraints (see 'excluded')"
         )
-    acc = catalog.accelerators.get(decision.chosen.accelerator) if decision.chosen else None
     if not decision.feasible:
         near = decision.chosen
         warnings.append(
@@ -262,6 +288,11 @@ def recommend(
         ).get("model_shape", {}).get("approximated")
         if approx:
             warnings.append(f"model {', '.join(approx)} not given: approximated from params_b (see assumptions)")
+    return warnings
+
+
+def _setup_plan(profile: Profile, kb: KnowledgeBase, decision: Decision, acc: Accelerator | None) -> SetupPlan | None:
+    """The setup path for the verdict, led by the step that obtains a count beyond on-demand quota."""
     cloud = setup_cloud(profile, decision.chosen)
     path = choose_setup(profile, kb, decision.device, cloud, acc)
     setup = (
@@ -274,23 +305,4 @@ def recommend(
         chosen = decision.chosen
         title, text = capacity.setup_step(chosen.procurement or "", chosen.count * (chosen.replicas or 1), chosen.accelerator)
         setup.steps.insert(0, (title, [], text))
-    conf = decision.confidence
-    flip = flips(profile, decision, kb, catalog, c, cands) if with_flip else []
-    if not decision.feasible and decision.chosen is not None:
-        flip = feasibility_changes(profile, decision.chosen) + flip
-    cands_sorted = sorted(
-        cands,
-        key=lambda x: (not x.feasible, not x.priced, x.cost_usd if x.cost_usd is not None else math.inf, x.accelerator, x.count),
-    ) if with_table else []
-    return Recommendation(
-        label=label,
-        profile=profile,
-        decision=decision,
-        confidence=conf,
-        candidates=cands_sorted,
-        setup=setup,
-        flip=flip,
-        warnings=warnings,
-        catalog_as_of=catalog.as_of.isoformat(),
-        table=per_accelerator(cands, decision.chosen, profile.goal.optimize, c) if with_table else [],
-    )
+    return setup

@@ -205,9 +205,19 @@ def _bounded_join(sep: str, items: Iterable[Any]) -> None:
 def environment(files: TemplateFiles) -> Any:
     """The sandboxed Jinja2 environment for a user template (call in the render child)."""
     import jinja2
-    from jinja2 import filters as jf
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+    env = _limited_sandbox()(
+        loader=_loader(files), autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters = _bounded_filters(env.filters)
+    env.globals = {k: env.globals[k] for k in ALLOWED_GLOBALS if k in env.globals}
+    env.globals["range"] = _counted_range()
+    return env
+
+
+def _counted_range() -> Callable[..., range]:
+    """``range`` counted against one budget of MAX_RANGE_ITEMS items for everything one environment renders."""
     budget = [MAX_RANGE_ITEMS]
 
     def counted_range(*args: int) -> range:
@@ -217,45 +227,100 @@ def environment(files: TemplateFiles) -> Any:
             raise ValueError(f"range: more than {MAX_RANGE_ITEMS} items in all in one template")
         return r
 
-    def bounded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            _int_args(name, [*args[1:], *kwargs.values()])
-            return fn(*args, **kwargs)
+    return counted_range
 
-        return wrapper
 
-    def format_filter(value: Any, *args: Any, **kwargs: Any) -> str:
-        _check_percent(str(value))
-        return str(jf.do_format(str(value), *args, **kwargs))
+def _bounded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The filter ``fn`` refusing numbers above MAX_WIDTH in its arguments."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _int_args(name, [*args[1:], *kwargs.values()])
+        return fn(*args, **kwargs)
 
-    def join_filter(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
-        items = list(value)
-        _bounded_join(str(d), items if attribute is None else [jf.make_attrgetter(eval_ctx.environment, attribute)(x) for x in items])
-        return str(jf.do_join(eval_ctx, items, d, attribute))
+    return wrapper
 
-    def replace_filter(eval_ctx: Any, s: Any, old: str, new: str, count: int | None = None) -> str:
-        text = str(s)
-        hits = text.count(str(old)) if count is None else min(count, text.count(str(old)))
-        if len(text) + hits * max(0, len(str(new)) - len(str(old))) > MAX_OUTPUT_CHARS:
-            raise ValueError(f"replace: the result would exceed {MAX_OUTPUT_CHARS} characters")
-        return str(jf.do_replace(eval_ctx, s, old, new, count))
+
+def _format_filter(value: Any, *args: Any, **kwargs: Any) -> str:
+    from jinja2 import filters as jf
+
+    _check_percent(str(value))
+    return str(jf.do_format(str(value), *args, **kwargs))
+
+
+def _join_filter(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
+    from jinja2 import filters as jf
+
+    items = list(value)
+    _bounded_join(str(d), items if attribute is None else [jf.make_attrgetter(eval_ctx.environment, attribute)(x) for x in items])
+    return str(jf.do_join(eval_ctx, items, d, attribute))
+
+
+def _replace_filter(eval_ctx: Any, s: Any, old: str, new: str, count: int | None = None) -> str:
+    from jinja2 import filters as jf
+
+    text = str(s)
+    hits = text.count(str(old)) if count is None else min(count, text.count(str(old)))
+    if len(text) + hits * max(0, len(str(new)) - len(str(old))) > MAX_OUTPUT_CHARS:
+        raise ValueError(f"replace: the result would exceed {MAX_OUTPUT_CHARS} characters")
+    return str(jf.do_replace(eval_ctx, s, old, new, count))
+
+
+def _bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
+    """The allowlisted filters, those that allocate from a number or build long strings bounded."""
+    import jinja2
+
+    kept = {k: v for k, v in filters.items() if k in ALLOWED_FILTERS}
+    for name in ("center", "indent", "batch", "slice", "truncate", "wordwrap"):
+        kept[name] = _bounded(name, filters[name])
+    kept["format"] = _format_filter
+    kept["join"] = jinja2.pass_eval_context(_join_filter)
+    kept["replace"] = jinja2.pass_eval_context(_replace_filter)
+    return kept
+
+
+def _check_binop(operator: str, left: Any, right: Any) -> None:
+    """Refuses a ``**`` exponent, a ``%`` width or a ``*`` repetition too large for a template."""
+    if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
+        raise ValueError("exponent too large in a template")
+    if operator == "%" and isinstance(left, str):
+        _check_percent(left)
+    if operator == "*":
+        size = max(
+            len(left) if isinstance(left, (str, list, tuple)) else 0, len(right) if isinstance(right, (str, list, tuple)) else 0
+        )
+        count = right if isinstance(right, int) else left if isinstance(left, int) else 1
+        limit = MAX_OUTPUT_CHARS if isinstance(left, str) or isinstance(right, str) else MAX_RANGE_ITEMS
+        if size and isinstance(count, int) and size * count > limit:
+            raise ValueError("repetition too large in a template")
+
+
+def _check_str_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """Refuses a str method call whose width or result is too large; the arguments to call it with
+    (a ``join``'s items read once)."""
+    owner = getattr(obj, "__self__", None)
+    name = getattr(obj, "__name__", "")
+    if isinstance(owner, str):
+        if name in _WIDTH_METHODS:
+            _int_args(f"str.{name}", [*args, *kwargs.values()])
+        elif name == "join" and args:
+            items = list(args[0])
+            _bounded_join(owner, items)
+            args = (items, *args[1:])
+        elif name == "replace" and len(args) >= 2:
+            hits = owner.count(str(args[0]))
+            if len(owner) + hits * max(0, len(str(args[1])) - len(str(args[0]))) > MAX_OUTPUT_CHARS:
+                raise ValueError(f"str.replace: the result would exceed {MAX_OUTPUT_CHARS} characters")
+    return args
+
+
+def _limited_sandbox() -> type[Any]:
+    """Jinja2's immutable sandbox with ``*``, ``**``, ``%``, ``str.format`` and str method calls bounded."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     class LimitedSandbox(ImmutableSandboxedEnvironment):
         intercepted_binops = frozenset({"*", "**", "%"})
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-            if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
-                raise ValueError("exponent too large in a template")
-            if operator == "%" and isinstance(left, str):
-                _check_percent(left)
-            if operator == "*":
-                size = max(
-                    len(left) if isinstance(left, (str, list, tuple)) else 0, len(right) if isinstance(right, (str, list, tuple)) else 0
-                )
-                count = right if isinstance(right, int) else left if isinstance(left, int) else 1
-                limit = MAX_OUTPUT_CHARS if isinstance(left, str) or isinstance(right, str) else MAX_RANGE_ITEMS
-                if size and isinstance(count, int) and size * count > limit:
-                    raise ValueError("repetition too large in a template")
+            _check_binop(operator, left, right)
             return super().call_binop(context, operator, left, right)
 
         def wrap_str_format(self, value: Any) -> Any:
@@ -265,35 +330,10 @@ def environment(files: TemplateFiles) -> Any:
             return super().wrap_str_format(value)
 
         def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-            owner = getattr(__obj, "__self__", None)
-            name = getattr(__obj, "__name__", "")
-            if isinstance(owner, str):
-                if name in _WIDTH_METHODS:
-                    _int_args(f"str.{name}", [*args, *kwargs.values()])
-                elif name == "join" and args:
-                    items = list(args[0])
-                    _bounded_join(owner, items)
-                    args = (items, *args[1:])
-                elif name == "replace" and len(args) >= 2:
-                    hits = owner.count(str(args[0]))
-                    if len(owner) + hits * max(0, len(str(args[1])) - len(str(args[0]))) > MAX_OUTPUT_CHARS:
-                        raise ValueError(f"str.replace: the result would exceed {MAX_OUTPUT_CHARS} characters")
+            args = _check_str_call(__obj, args, kwargs)
             return super().call(__context, __obj, *args, **kwargs)
 
-    env = LimitedSandbox(
-        loader=_loader(files), autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    kept = {k: v for k, v in env.filters.items() if k in ALLOWED_FILTERS}
-    for name in ("center", "indent", "batch", "slice", "truncate", "wordwrap"):
-        kept[name] = bounded(name, env.filters[name])
-    kept["format"] = format_filter
-    kept["join"] = jinja2.pass_eval_context(join_filter)
-    kept["replace"] = jinja2.pass_eval_context(replace_filter)
-    env.filters = kept
-    env.globals = {k: env.globals[k] for k in ALLOWED_GLOBALS if k in env.globals}
-    env.globals["range"] = counted_range
-    return env
+    return LimitedSandbox
 
 
 # --------------------------------------------------------------------------- the child process

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from advisor.check.results import CheckReport, Finding, _r
+from advisor.check.results import CheckReport, Finding, ProposalResult, _r
 from advisor.fmt import money
 from advisor.policy import Policy
 
@@ -157,13 +157,46 @@ def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[s
 
     The baseline is untrusted input: entries of the wrong shape are ignored, never trusted.
     """
+    old = _baseline_entries(baseline)
+    current = [r for r in report.results if r.status != "skipped"]
+    pairs, used = _match_by_key(current, old)
+    _match_by_alt_key(current, old, pairs, used)
+    changes: list[dict[str, Any]] = []
+    for i, r in enumerate(current):
+        before = (old.get(pairs[i]) if i in pairs else None) if baseline is not None else _plan_prior_state(r)
+        changes.append(_change(r, before, pairs.get(i), from_file=baseline is not None))
+    removed = sorted(k for k in old if k not in used)
+    return {
+        "baseline": "file" if baseline is not None else "plan-prior-state",
+        "new_findings": sum(len(c["new"]) for c in changes),
+        "fixed_findings": sum(len(c["fixed"]) for c in changes),
+        "removed_profiles": removed,
+        **_totals(changes, [old[k] for k in removed], "monthly", "cost"),
+        **_totals(changes, [old[k] for k in removed], "one-off", "one_off"),
+        "chips_before": sum(c["chips_before"] or 0 for c in changes) + sum(_old_chips(old[k]) or 0 for k in removed),
+        "chips_after": sum(c["chips_after"] or 0 for c in changes),
+        "unpriced": sorted(c["key"] for c in changes if c["cost_delta_usd"] is None),
+        "changes": [
+            c
+            for c in changes
+            if c["new"] or c["fixed"] or c["added"] or c["what"] or c["cost_delta_usd"] or c["chips_before"] != c["chips_after"]
+        ],
+    }
+
+
+def _baseline_entries(baseline: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The baseline's results by key (or, written without keys, by profile); the first of a key wins."""
     entries = [e for e in (baseline["results"] if baseline is not None else []) if isinstance(e, dict)]
     old: dict[str, dict[str, Any]] = {}
     for e in entries:
         k = e.get("key") if isinstance(e.get("key"), str) else e.get("profile")
         if isinstance(k, str):
             old.setdefault(k, e)
-    current = [r for r in report.results if r.status != "skipped"]
+    return old
+
+
+def _match_by_key(current: list[ProposalResult], old: dict[str, dict[str, Any]]) -> tuple[dict[int, str], set[str]]:
+    """First pass: each result's baseline key by its own key (or label); and the baseline keys taken."""
     pairs: dict[int, str] = {}
     used: set[str] = set()
     for i, r in enumerate(current):
@@ -172,7 +205,11 @@ def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[s
                 pairs[i] = k
                 used.add(k)
                 break
-    # second pass: kind + address (or profile name), unique on both sides
+    return pairs, used
+
+
+def _match_by_alt_key(current: list[ProposalResult], old: dict[str, dict[str, Any]], pairs: dict[int, str], used: set[str]) -> None:
+    """Second pass: pairs the results left by kind + address (or profile name), where unique on both sides."""
     left_old: dict[str, list[str]] = {}
     for k, e in old.items():
         if k not in used and (a := _alt_key(e)) is not None:
@@ -188,71 +225,48 @@ def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[s
         if len(idx) == 1 and len(ks) == 1:
             pairs[idx[0]] = ks[0]
             used.add(ks[0])
-    changes: list[dict[str, Any]] = []
-    new_total = fixed_total = 0
-    for i, r in enumerate(current):
-        key = r.key or r.label
-        now_json = r.to_json()
-        if baseline is not None:
-            before = old.get(pairs[i]) if i in pairs else None
-        else:
-            before = (
-                {
-                    "proposal": {"request": {"cost_usd": r.before.get("cost_usd")}},
-                    "request": {**(r.before.get("request") or {}), "total_chips": r.before.get("total_chips")},
-                    "cost_kind": r.kind_of_cost,
-                }
-                if r.before is not None
-                else None
-            )
-        now = {(f.rule, f.severity) for f in r.findings if not f.waived}
-        was = _old_findings(before) if before and baseline is not None else (now if baseline is None else set())
-        old_cost = _old_cost(before) if before else None
-        new = sorted(now - was)
-        fixed = sorted(was - now)
-        new_total += len(new)
-        fixed_total += len(fixed)
-        added = before is None
-        if added:
-            old_cost = 0.0
-        kind = r.kind_of_cost
-        delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - old_cost, 2)
-        chips_after = (r.request or {}).get("total_chips")
-        chips_before = 0 if added else _old_chips(before or {})
-        what = ["new"] if added else _what_changed(before or {}, now_json)
-        if baseline is not None and not added and before is not None and _old_kind(before) != kind:
-            what.append(f"cost {_old_kind(before)} -> {kind}")
-        changes.append({
-            "profile": r.label,
-            "key": key,
-            "baseline_key": pairs.get(i),
-            "added": added,
-            "what": what,
-            "cost_kind": kind,
-            "new": [{"rule": a, "severity": b} for a, b in new],
-            "fixed": [{"rule": a, "severity": b} for a, b in fixed],
-            "chips_before": chips_before,
-            "chips_after": chips_after,
-            "cost_before_usd": old_cost,
-            "cost_after_usd": _r(r.proposal_cost),
-            "cost_delta_usd": delta,
-        })
-    removed = sorted(k for k in old if k not in used)
+
+
+def _plan_prior_state(r: ProposalResult) -> dict[str, Any] | None:
+    """A Terraform plan resource's prior state (``change.before``) in the shape of a baseline entry."""
+    if r.before is None:
+        return None
     return {
-        "baseline": "file" if baseline is not None else "plan-prior-state",
-        "new_findings": new_total,
-        "fixed_findings": fixed_total,
-        "removed_profiles": removed,
-        **_totals(changes, [old[k] for k in removed], "monthly", "cost"),
-        **_totals(changes, [old[k] for k in removed], "one-off", "one_off"),
-        "chips_before": sum(c["chips_before"] or 0 for c in changes) + sum(_old_chips(old[k]) or 0 for k in removed),
-        "chips_after": sum(c["chips_after"] or 0 for c in changes),
-        "unpriced": sorted(c["key"] for c in changes if c["cost_delta_usd"] is None),
-        "changes": [
-            c
-            for c in changes
-            if c["new"] or c["fixed"] or c["added"] or c["what"] or c["cost_delta_usd"] or c["chips_before"] != c["chips_after"]
-        ],
+        "proposal": {"request": {"cost_usd": r.before.get("cost_usd")}},
+        "request": {**(r.before.get("request") or {}), "total_chips": r.before.get("total_chips")},
+        "cost_kind": r.kind_of_cost,
+    }
+
+
+def _change(r: ProposalResult, before: dict[str, Any] | None, baseline_key: str | None, *, from_file: bool) -> dict[str, Any]:
+    """One result against what it was: findings new and fixed, what changed, chips and cost before -> after."""
+    now = {(f.rule, f.severity) for f in r.findings if not f.waived}
+    was = _old_findings(before) if before and from_file else (now if not from_file else set())
+    old_cost = _old_cost(before) if before else None
+    new = sorted(now - was)
+    fixed = sorted(was - now)
+    added = before is None
+    if added:
+        old_cost = 0.0
+    kind = r.kind_of_cost
+    delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - old_cost, 2)
+    what = ["new"] if added else _what_changed(before or {}, r.to_json())
+    if from_file and not added and before is not None and _old_kind(before) != kind:
+        what.append(f"cost {_old_kind(before)} -> {kind}")
+    return {
+        "profile": r.label,
+        "key": r.key or r.label,
+        "baseline_key": baseline_key,
+        "added": added,
+        "what": what,
+        "cost_kind": kind,
+        "new": [{"rule": a, "severity": b} for a, b in new],
+        "fixed": [{"rule": a, "severity": b} for a, b in fixed],
+        "chips_before": 0 if added else _old_chips(before or {}),
+        "chips_after": (r.request or {}).get("total_chips"),
+        "cost_before_usd": old_cost,
+        "cost_after_usd": _r(r.proposal_cost),
+        "cost_delta_usd": delta,
     }
 
 

@@ -167,9 +167,22 @@ def starter_profile(a: Answers, label: str = "workload.yaml") -> str:
     """A fully commented profile from the answers; every field shows its value or default."""
     w = _Writer()
     training = a.task in ("training", "fine-tuning")
-    language = a.domain in ("llm", "nlp")
-    arch = {"diffusion": "diffusion", "tabular": "tree"}.get(a.domain, "transformer")
-    target = label if label != "-" else "workload.yaml"
+    _starter_header(w, label if label != "-" else "workload.yaml")
+    w.field("name", a.name)
+    w.field("task", a.task)
+    w.field("domain", a.domain)
+    _starter_model(w, a)
+    if training:
+        _starter_training(w, a)
+    else:
+        _starter_inference(w, a)
+    _starter_setting(w, a, serving_stack="vllm" if a.domain in ("llm", "nlp") and not training else "none")
+    _starter_proposal(w)
+    return "\n".join(w.lines) + "\n"
+
+
+def _starter_header(w: _Writer, target: str) -> None:
+    """The schema line and the comments on how to check the profile and which fields are required."""
     w.lines.append(f"# yaml-language-server: $schema={SCHEMA_URL}")
     w.comment("advisor workload profile, written by `advisor init`.")
     w.comment(f"Check it: advisor validate {target}")
@@ -181,14 +194,13 @@ def starter_profile(a: Answers, label: str = "workload.yaml") -> str:
     )
     w.comment(REFERENCE_URL)
     w.lines.append("")
-    w.field("name", a.name)
-    w.field("task", a.task)
-    w.field("domain", a.domain)
 
+
+def _starter_model(w: _Writer, a: Answers) -> None:
     w.section("model")
     w.field("model.params_b", a.params_b)
     w.field("model.active_params_b", example=w.docgen.number(max(round(a.params_b / 4, 3), 0.001)))
-    w.field("model.architecture", arch)
+    w.field("model.architecture", {"diffusion": "diffusion", "tabular": "tree"}.get(a.domain, "transformer"))
     w.field("model.precision", "bf16")
     w.field("model.layers", example="32")
     w.field("model.hidden_size", example="4096")
@@ -197,37 +209,43 @@ def starter_profile(a: Answers, label: str = "workload.yaml") -> str:
     w.field("model.hf_id", example="meta-llama/Llama-3.1-8B-Instruct")
     w.field("model.traits", [])
 
-    if training:
-        tokens = a.tokens_b if a.tokens_b is not None else default_tokens_b(a.task, a.params_b)
-        w.section("training")
-        w.field("training.tokens_b", tokens)
-        w.field("training.seq_len", 2048)
-        w.field("training.method", "lora" if a.task == "fine-tuning" else "full")
-        w.field("training.deadline_hours", example="72")
-        w.field("training.global_batch", example="512")
-        w.lines.append("")
-        w.comment(
-            "For task: inference, replace the training: block with an inference: block (peak_qps, input_tokens, output_tokens, "
-            "latency_p99_ms)."
-        )
-    else:
-        w.section("inference")
-        w.field("inference.mode", "online")
-        w.field("inference.peak_qps", a.qps if a.qps is not None else 10)
-        w.field("inference.input_tokens", 512)
-        w.field("inference.output_tokens", 256)
-        w.field("inference.latency_p99_ms", example="2000")
-        w.field("inference.hours_per_day", 24)
-        w.field("inference.steps", example="30")
-        w.lines.append("")
-        w.comment(
-            "For task: training or fine-tuning, replace the inference: block with a training: block (tokens_b, seq_len, method, "
-            "deadline_hours)."
-        )
 
+def _starter_training(w: _Writer, a: Answers) -> None:
+    tokens = a.tokens_b if a.tokens_b is not None else default_tokens_b(a.task, a.params_b)
+    w.section("training")
+    w.field("training.tokens_b", tokens)
+    w.field("training.seq_len", 2048)
+    w.field("training.method", "lora" if a.task == "fine-tuning" else "full")
+    w.field("training.deadline_hours", example="72")
+    w.field("training.global_batch", example="512")
+    w.lines.append("")
+    w.comment(
+        "For task: inference, replace the training: block with an inference: block (peak_qps, input_tokens, output_tokens, "
+        "latency_p99_ms)."
+    )
+
+
+def _starter_inference(w: _Writer, a: Answers) -> None:
+    w.section("inference")
+    w.field("inference.mode", "online")
+    w.field("inference.peak_qps", a.qps if a.qps is not None else 10)
+    w.field("inference.input_tokens", 512)
+    w.field("inference.output_tokens", 256)
+    w.field("inference.latency_p99_ms", example="2000")
+    w.field("inference.hours_per_day", 24)
+    w.field("inference.steps", example="30")
+    w.lines.append("")
+    w.comment(
+        "For task: training or fine-tuning, replace the inference: block with a training: block (tokens_b, seq_len, method, "
+        "deadline_hours)."
+    )
+
+
+def _starter_setting(w: _Writer, a: Answers, *, serving_stack: str) -> None:
+    """The software, deployment, team and goal sections."""
     w.section("software")
     w.field("software.framework", a.framework)
-    w.field("software.serving_stack", "vllm" if language and not training else "none")
+    w.field("software.serving_stack", serving_stack)
     w.field("software.custom_cuda_kernels", False)
     w.field("software.dynamic_shapes", False)
     w.field("software.fp64", False)
@@ -247,12 +265,14 @@ def starter_profile(a: Answers, label: str = "workload.yaml") -> str:
     w.field("goal.optimize", "balanced")
     w.field("goal.budget_usd", example="20000")
 
+
+def _starter_proposal(w: _Writer) -> None:
+    """The commented-out ``proposal:`` block that gates a pull request."""
     w.lines.append("")
     w.comment(w.docgen.FIELD_DOCS["proposal"] + " Uncomment to gate a pull request with `advisor check`.")
     w.lines.append("# proposal:")
     for path, example in (("proposal.accelerator", "tpu-v6e"), ("proposal.count", "8"), ("proposal.hours", "720")):
         w.lines.append(f"#   {path.split('.')[1]}: {example}".ljust(28) + f"# {w.docgen.FIELD_DOCS[path]}")
-    return "\n".join(w.lines) + "\n"
 
 
 def _check_starter(text: str, label: str) -> None:

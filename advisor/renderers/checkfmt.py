@@ -14,7 +14,7 @@ from advisor.fmt import cell, hours, html_text, md_code, md_message, md_text, mo
 from advisor.renderers.json import dumps
 
 if TYPE_CHECKING:
-    from advisor.check.results import CheckReport, ProposalResult
+    from advisor.check.results import CheckReport, Finding, ProposalResult
 
 SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
@@ -28,85 +28,17 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]
 
 
 def markdown(report: CheckReport, opts: Any = None) -> str:
-    s = report.summary
     checked = [r for r in report.results if r.status != "skipped"]
     need = report.needs_changes()
-    lines: list[str] = []
-    if need:
-        lines.append(
-            f"### advisor: {need} of {len(checked)} proposal{'s' if len(checked) != 1 else ''} need{'s' if need == 1 else ''} changes"
-        )
-    else:
-        lines.append("### advisor: the proposal passes" if len(checked) == 1 else f"### advisor: all {len(checked)} proposals pass")
-    if report.invalid:
-        lines[0] += f"; {len(report.invalid)} file{'s' if len(report.invalid) != 1 else ''} could not be checked"
-    lines.append("")
-    counts = s["findings"]
-    lines.append(
-        f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)"
-        + (f", {s['waived']} waived" if s["waived"] else "")
-        + (f", {s['skipped']} profile(s) without a proposal skipped" if s["skipped"] else "")
-        + f". Proposed spend {spend(s)}; recommended {money(s['recommended_cost_usd'])}."
-        + (f" {s['unpriced']} unpriced (not counted as $0)." if s.get("unpriced") else "")
-    )
+    lines = [_md_headline(report, len(checked), need), "", _md_totals(report.summary)]
     if report.diff is not None:
-        d = report.diff
-        delta = d["cost_delta_usd"] or 0.0
-        sign = "+" if delta >= 0 else "-"
-        lines.append("")
-        against = "the plan's prior state" if d.get("baseline") == "plan-prior-state" else "the baseline"
-        once = d.get("one_off_delta_usd") or 0.0
-        one_off = ""
-        if d.get("one_off_before_usd") or d.get("one_off_after_usd"):
-            one_off = (f"; one-off cost {money(d.get('one_off_before_usd'))} → {money(d.get('one_off_after_usd'))} "
-                       f"({'+' if once >= 0 else '-'}{money(abs(once))})")
-        lines.append(
-            f"Against {against}: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, monthly cost "
-            f"{money(d.get('cost_before_usd'))} → {money(d.get('cost_after_usd'))} ({sign}{money(abs(delta))}){one_off}, chips "
-            f"{d.get('chips_before', '-')} → {d.get('chips_after', '-')}."
-        )
-        moved = [c for c in d["changes"]
-                 if c.get("cost_delta_usd") or c.get("chips_before") != c.get("chips_after") or c.get("added") or c.get("what")]
-        if moved:
-            lines += ["", "| resource | what changed | chips before → after | cost before → after | change |", "|---|---|---|---|---:|"]
-            for c in moved:
-                dd = c.get("cost_delta_usd")
-                unit = "/month" if c.get("cost_kind", "monthly") == "monthly" else " one-off"
-                change = "unpriced" if dd is None else f"{'+' if dd >= 0 else '-'}{money(abs(dd))}{unit}"
-                what = cell(", ".join(c.get("what") or []).replace(" -> ", " → ")) or "-"
-                lines.append(
-                    f"| {md_code(c['key'], table=True)}{' (new)' if c.get('added') else ''} | {what} | {c.get('chips_before')} → "
-                    f"{c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |"
-                )
-        if d.get("removed_profiles"):
-            lines.append("")
-            lines.append("Removed: " + ", ".join(md_code(k) for k in d["removed_profiles"]))
+        lines += _md_diff(report.diff)
     lines.append("")
     if not checked:
         lines.append("No proposals found.")
     else:
-        lines.append("| | proposal | asks for | cost | recommended | cost | findings |")
-        lines.append("|---|---|---|---:|---|---:|---|")
-        for r in checked:
-            p = r.proposal or {}
-            asks = f"{p.get('accelerator')} × {p.get('count')}, {p.get('hours'):g} h"
-            if r.request is not None and r.source is not None and r.source.get("kind") != "profile":
-                q = r.request
-                asks = (
-                    f"{q.get('accelerator') or q.get('hardware')} × {q.get('count')} × {q.get('replicas')}"
-                    f" = {q.get('total_chips')} chips, {p.get('hours'):g} h"
-                )
-            b = r.chosen
-            recd = (
-                f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip()
-                if b
-                else (UNLINKED if r.unlinked else "none feasible")
-            )
-            found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
-            lines.append(
-                f"| {ICON[r.status]} | {md_code(r.label, table=True)} | {cell(asks)} | {cost_cell(r)} | {recd} | "
-                f"{money(b.cost_usd) if b else '-'} | {found} |"
-            )
+        lines += ["| | proposal | asks for | cost | recommended | cost | findings |", "|---|---|---|---:|---|---:|---|"]
+        lines += [_md_row(r) for r in checked]
         details = [r for r in checked if r.status != "pass" or any(f.severity == "note" for f in r.findings)]
         for r in details if need else []:
             lines += ["", _details(r)]
@@ -117,6 +49,91 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
     lines += ["", f"<sub>advisor {__version__} · catalog as of {report.catalog_as_of} · fail-on: {report.fail_on}"
               + (f" · policy: {md_code(report.policy_path)}" if report.policy_path else "") + "</sub>", ""]
     return "\n".join(lines)
+
+
+def _md_headline(report: CheckReport, checked: int, need: int) -> str:
+    """The comment's heading: how many proposals need changes, and how many files could not be checked."""
+    if need:
+        head = f"### advisor: {need} of {checked} proposal{'s' if checked != 1 else ''} need{'s' if need == 1 else ''} changes"
+    else:
+        head = "### advisor: the proposal passes" if checked == 1 else f"### advisor: all {checked} proposals pass"
+    if report.invalid:
+        head += f"; {len(report.invalid)} file{'s' if len(report.invalid) != 1 else ''} could not be checked"
+    return head
+
+
+def _md_totals(s: dict[str, Any]) -> str:
+    """The findings by severity, the waived and skipped, and the proposed and recommended spend."""
+    counts = s["findings"]
+    return (
+        f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)"
+        + (f", {s['waived']} waived" if s["waived"] else "")
+        + (f", {s['skipped']} profile(s) without a proposal skipped" if s["skipped"] else "")
+        + f". Proposed spend {spend(s)}; recommended {money(s['recommended_cost_usd'])}."
+        + (f" {s['unpriced']} unpriced (not counted as $0)." if s.get("unpriced") else "")
+    )
+
+
+def _md_diff(d: dict[str, Any]) -> list[str]:
+    """The diff against the baseline: its totals, a table of what moved, the removed results."""
+    delta = d["cost_delta_usd"] or 0.0
+    sign = "+" if delta >= 0 else "-"
+    against = "the plan's prior state" if d.get("baseline") == "plan-prior-state" else "the baseline"
+    once = d.get("one_off_delta_usd") or 0.0
+    one_off = ""
+    if d.get("one_off_before_usd") or d.get("one_off_after_usd"):
+        one_off = (f"; one-off cost {money(d.get('one_off_before_usd'))} → {money(d.get('one_off_after_usd'))} "
+                   f"({'+' if once >= 0 else '-'}{money(abs(once))})")
+    lines = [
+        "",
+        f"Against {against}: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, monthly cost "
+        f"{money(d.get('cost_before_usd'))} → {money(d.get('cost_after_usd'))} ({sign}{money(abs(delta))}){one_off}, chips "
+        f"{d.get('chips_before', '-')} → {d.get('chips_after', '-')}.",
+    ]
+    moved = [c for c in d["changes"]
+             if c.get("cost_delta_usd") or c.get("chips_before") != c.get("chips_after") or c.get("added") or c.get("what")]
+    if moved:
+        lines += ["", "| resource | what changed | chips before → after | cost before → after | change |", "|---|---|---|---|---:|"]
+        lines += [_md_change_row(c) for c in moved]
+    if d.get("removed_profiles"):
+        lines.append("")
+        lines.append("Removed: " + ", ".join(md_code(k) for k in d["removed_profiles"]))
+    return lines
+
+
+def _md_change_row(c: dict[str, Any]) -> str:
+    """One changed result of the diff: what changed, chips and cost before → after."""
+    dd = c.get("cost_delta_usd")
+    unit = "/month" if c.get("cost_kind", "monthly") == "monthly" else " one-off"
+    change = "unpriced" if dd is None else f"{'+' if dd >= 0 else '-'}{money(abs(dd))}{unit}"
+    what = cell(", ".join(c.get("what") or []).replace(" -> ", " → ")) or "-"
+    return (
+        f"| {md_code(c['key'], table=True)}{' (new)' if c.get('added') else ''} | {what} | {c.get('chips_before')} → "
+        f"{c.get('chips_after')} | {money(c.get('cost_before_usd'))} → {money(c.get('cost_after_usd'))} | {change} |"
+    )
+
+
+def _md_row(r: ProposalResult) -> str:
+    """One proposal: what it asks for and costs, the recommendation and its cost, the findings."""
+    p = r.proposal or {}
+    asks = f"{p.get('accelerator')} × {p.get('count')}, {p.get('hours'):g} h"
+    if r.request is not None and r.source is not None and r.source.get("kind") != "profile":
+        q = r.request
+        asks = (
+            f"{q.get('accelerator') or q.get('hardware')} × {q.get('count')} × {q.get('replicas')}"
+            f" = {q.get('total_chips')} chips, {p.get('hours'):g} h"
+        )
+    b = r.chosen
+    recd = (
+        f"{r.recommended.device.upper() if r.recommended else ''} {b.accelerator} × {b.count}".strip()
+        if b
+        else (UNLINKED if r.unlinked else "none feasible")
+    )
+    found = ", ".join(f"`{f.rule}`" for f in r.findings if not f.waived and f.severity != "note") or "none"
+    return (
+        f"| {ICON[r.status]} | {md_code(r.label, table=True)} | {cell(asks)} | {cost_cell(r)} | {recd} | "
+        f"{money(b.cost_usd) if b else '-'} | {found} |"
+    )
 
 
 UNLINKED = "no workload linked — link one with `match:` to get a recommendation"
@@ -193,14 +210,8 @@ def sarif(report: CheckReport, opts: Any = None) -> str:
 
     rule_ids = sorted(CHECK_RULES)
     rules = [
-        {
-            "id": rid,
-            "name": "".join(part.capitalize() for part in rid.split("-")),
-            "shortDescription": {"text": CHECK_RULES[rid].title},
-            "fullDescription": {"text": CHECK_RULES[rid].help},
-            "help": {"text": CHECK_RULES[rid].help, "markdown": f"**{CHECK_RULES[rid].title}**\n\n{CHECK_RULES[rid].help}"},
-            "defaultConfiguration": {"level": SARIF_LEVEL[CHECK_RULES[rid].severity]},
-        }
+        _sarif_rule(rid, "".join(part.capitalize() for part in rid.split("-")), CHECK_RULES[rid].title, CHECK_RULES[rid].help,
+                    SARIF_LEVEL[CHECK_RULES[rid].severity])
         for rid in rule_ids
     ]
     results: list[dict[str, Any]] = []
@@ -209,50 +220,18 @@ def sarif(report: CheckReport, opts: Any = None) -> str:
             "The file could not be read or validated as a workload profile, so its proposal was not judged. "
             "Fix the error at the location given."
         )
-        rules.append({
-            "id": INPUT_ERROR, "name": "InputError", "shortDescription": {"text": "File could not be checked"},
-            "fullDescription": {"text": text}, "help": {"text": text, "markdown": f"**File could not be checked**\n\n{text}"},
-            "defaultConfiguration": {"level": "error"},
-        })
-        for p in report.problems:
-            results.append(
-                {
-                    "ruleId": INPUT_ERROR,
-                    "ruleIndex": len(rules) - 1,
-                    "level": "error",
-                    "message": {"text": p.message},
-                    "locations": [
-                        {
-                            "physicalLocation": {
-                                "artifactLocation": {"uri": p.path.lstrip("./") or p.path},
-                                "region": {"startLine": p.line, "startColumn": p.col},
-                            }
-                        }
-                    ],
-                }
-            )
-    for r in report.results:
-        for f in r.findings:
-            res: dict[str, Any] = {
-                "ruleId": f.rule,
-                "ruleIndex": rule_ids.index(f.rule),
-                "level": SARIF_LEVEL[f.severity],
-                "message": {"text": f.message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": r.path.lstrip("./") or r.path},
-                            "region": {"startLine": f.line, "startColumn": f.col},
-                        }
-                    }
-                ],
+        rules.append(_sarif_rule(INPUT_ERROR, "InputError", "File could not be checked", text, "error"))
+        results += [
+            {
+                "ruleId": INPUT_ERROR,
+                "ruleIndex": len(rules) - 1,
+                "level": "error",
+                "message": {"text": p.message},
+                "locations": [_sarif_location(p.path, p.line, p.col)],
             }
-            address = (r.source or {}).get("address")
-            if address:
-                res["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": address, "kind": "resource"}]
-            if f.waived:
-                res["suppressions"] = [{"kind": "external", "justification": str((f.waiver or {}).get("reason", ""))}]
-            results.append(res)
+            for p in report.problems
+        ]
+    results += [_sarif_finding(r, f, rule_ids.index(f.rule)) for r in report.results for f in r.findings]
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -274,6 +253,45 @@ def sarif(report: CheckReport, opts: Any = None) -> str:
         ]}]
     doc = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return dumps(doc)
+
+
+def _sarif_rule(rid: str, name: str, title: str, help_text: str, level: str) -> dict[str, Any]:
+    """A ``reportingDescriptor`` of the tool's rules."""
+    return {
+        "id": rid,
+        "name": name,
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": help_text},
+        "help": {"text": help_text, "markdown": f"**{title}**\n\n{help_text}"},
+        "defaultConfiguration": {"level": level},
+    }
+
+
+def _sarif_location(path: str, line: int, col: int) -> dict[str, Any]:
+    """A SARIF location: the file (relative, without a leading ``./``), line and column."""
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": path.lstrip("./") or path},
+            "region": {"startLine": line, "startColumn": col},
+        }
+    }
+
+
+def _sarif_finding(r: ProposalResult, f: Finding, rule_index: int) -> dict[str, Any]:
+    """A SARIF result of one finding: where it is (and the resource it is about) and its waiver."""
+    res: dict[str, Any] = {
+        "ruleId": f.rule,
+        "ruleIndex": rule_index,
+        "level": SARIF_LEVEL[f.severity],
+        "message": {"text": f.message},
+        "locations": [_sarif_location(r.path, f.line, f.col)],
+    }
+    address = (r.source or {}).get("address")
+    if address:
+        res["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": address, "kind": "resource"}]
+    if f.waived:
+        res["suppressions"] = [{"kind": "external", "justification": str((f.waiver or {}).get("reason", ""))}]
+    return res
 
 
 # --------------------------------------------------------------------------- JUnit

@@ -356,6 +356,30 @@ _SCOPES: dict[str, tuple[dict[str, Any], dict[str, Any], str | None]] = {}
 
 
 def parse(path: str, text: str, index: NameIndex) -> Parsed:
+    data = _read_tree(text)
+    if isinstance(data, Parsed):
+        return data
+    if len(_SCOPES) > 64:
+        _SCOPES.clear()
+    variables, locals_, region = _module_scope(os.path.abspath(os.path.dirname(path)) if path != "-" else "", _SCOPES)
+    blocks = {f"{m.group(1)}.{m.group(2)}": text.count("\n", 0, m.start()) + 1 for m in tfconfig.RESOURCE.finditer(text)}
+    resources = _resource_blocks(data)
+    ctx = _HclCtx(path, text, index, blocks, _resource_refs(resources), region)
+    out = Parsed("terraform-hcl")
+    by_addr, unresolved = _evaluate(ctx, _Scope(variables, locals_), resources)
+    tfplan.read_resources(ctx, by_addr, out)
+    _report_unresolved(out, unresolved)
+    for req in out.requests:
+        req.waivers += tf_waivers(text, req.line)
+        req.kind = "terraform-hcl"
+        req.notes.append("read from HCL source (literals, variable defaults, locals); the plan JSON is the authority")
+    if not out.requests and not out.notes:
+        out.notes.append("Terraform HCL without accelerator resources")
+    return out
+
+
+def _read_tree(text: str) -> dict[str, Any] | Parsed:
+    """The parsed HCL; or, when it is not read (no python-hcl2, too large, not HCL, no blocks), the note saying why."""
     try:
         import hcl2  # noqa: F401
     except ImportError:
@@ -381,10 +405,11 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         return Parsed("terraform-hcl", notes=[f"Terraform HCL that python-hcl2 cannot parse ({first}); give the plan JSON: {PLAN_HINT}"])
     if not isinstance(data, dict):
         return Parsed("terraform-hcl", notes=["Terraform HCL without resources"])
-    if len(_SCOPES) > 64:
-        _SCOPES.clear()
-    variables, locals_, region = _module_scope(os.path.abspath(os.path.dirname(path)) if path != "-" else "", _SCOPES)
-    blocks = {f"{m.group(1)}.{m.group(2)}": text.count("\n", 0, m.start()) + 1 for m in tfconfig.RESOURCE.finditer(text)}
+    return data
+
+
+def _resource_blocks(data: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(type, name, body) of every ``resource`` block."""
     resources: list[tuple[str, str, dict[str, Any]]] = []
     for block in data.get("resource", []):
         if not isinstance(block, dict):
@@ -395,15 +420,25 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
             for name, body in named.items():
                 if isinstance(body, dict):
                     resources.append((rtype, name, body))
+    return resources
+
+
+def _resource_refs(resources: list[tuple[str, str, dict[str, Any]]]) -> dict[str, set[str]]:
+    """The other resources each resource's body names (``google_tpu_v2_vm.x``, ...)."""
     refs: dict[str, set[str]] = {}
     for rtype, name, body in resources:
         found = {f"{m.group(1)}.{m.group(2)}" for m in _RESOURCE_REF.finditer(str(body))}
         refs[f"{rtype}.{name}"] = found - {f"{rtype}.{name}"}
-    ctx = _HclCtx(path, text, index, blocks, refs, region)
-    out = Parsed("terraform-hcl")
+    return refs
+
+
+def _evaluate(
+    ctx: _HclCtx, scope: _Scope, resources: list[tuple[str, str, dict[str, Any]]]
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[tuple[str, str]]]]:
+    """Every instance of the resources the plan readers read, as a plan ``resource_changes`` entry by
+    address; and per address the hardware fields that cannot be evaluated. At most MAX_INSTANCES."""
     by_addr: dict[str, dict[str, Any]] = {}
     unresolved: dict[str, list[tuple[str, str]]] = {}
-    scope = _Scope(variables, locals_)
     total = 0
     for rtype, name, body in resources:
         if rtype not in tfplan.READ:
@@ -433,8 +468,14 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
             if total > MAX_INSTANCES:
                 from advisor.errors import InputError
 
-                raise InputError.single(path, blocks.get(base, 1), 1, f"more than {MAX_INSTANCES} resource instances (count / for_each)")
-    tfplan.read_resources(ctx, by_addr, out)
+                raise InputError.single(
+                    ctx.path, ctx.blocks.get(base, 1), 1, f"more than {MAX_INSTANCES} resource instances (count / for_each)"
+                )
+    return by_addr, unresolved
+
+
+def _report_unresolved(out: Parsed, unresolved: dict[str, list[tuple[str, str]]]) -> None:
+    """What could not be evaluated: on the request read from that resource, else a note naming it."""
     seen = {r.address for r in out.requests}
     for req in out.requests:
         for field, expr in unresolved.get(req.address, []):
@@ -445,13 +486,6 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
             out.notes.append(
                 f"{address}: {fields} cannot be evaluated from the source ({items[0][1][:60]}); give the plan JSON: {PLAN_HINT}"
             )
-    for req in out.requests:
-        req.waivers += tf_waivers(text, req.line)
-        req.kind = "terraform-hcl"
-        req.notes.append("read from HCL source (literals, variable defaults, locals); the plan JSON is the authority")
-    if not out.requests and not out.notes:
-        out.notes.append("Terraform HCL without accelerator resources")
-    return out
 
 
 def _instances(scope: _Scope, body: dict[str, Any]) -> list[tuple[str, tuple[Any, Any] | None, int | None, tuple[str, str] | None]]:

@@ -18,7 +18,7 @@ from advisor.check.infra.model import (
     is_placeholder,
     waiver_lines,
 )
-from advisor.check.infra.names import NameIndex
+from advisor.check.infra.names import Hardware, NameIndex
 from advisor.errors import InputError
 from advisor.families import family
 from advisor.yamlsrc import Document, KeyPath
@@ -26,6 +26,7 @@ from advisor.yamlsrc import Document, KeyPath
 TASK_KEYS = {"resources", "run", "setup", "num_nodes", "service", "file_mounts", "workdir", "envs", "secrets", "config", "volumes"}
 PROFILE_KEYS = {"task", "model", "training", "inference", "proposal", "match", "domain", "software", "goal", "team", "deployment"}
 _NUMBER = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?")
+Option = tuple[dict[str, Any], str, int | None, KeyPath]  # (resources, accelerator name, count, where)
 
 
 def is_task(data: Any) -> bool:
@@ -104,113 +105,155 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
     out = Parsed("skypilot")
     tasks = [d for d in docs if isinstance(d.data, dict)]
     for doc in tasks:
-        data = doc.data
-        res_loc: KeyPath = ("resources",)
-        res = data.get("resources")
-        if res is None:
-            continue
-        if isinstance(res, list):  # a list of resources is an ordered choice
-            res, res_loc = (res[0] if res else None), ("resources", 0)
-        if not isinstance(res, dict):
-            raise _fail(doc, res_loc, "expected a mapping")
-        for typo in ("accelerator", "gpus", "gpu", "accelerator_type"):
-            if typo in res:
-                raise _fail(doc, (*res_loc, typo), "unknown resources field; did you mean 'accelerators'?")
-        name = data.get("name") if isinstance(data.get("name"), str) else doc.path.rsplit("/", 1)[-1]
-        address = name if len(tasks) == 1 else f"{name}#{doc.index + 1}"
-        line, col = doc.where(res_loc, key=True)
-        req = Request(doc.path, "skypilot", address, line, col)
-        # every option: (resources dict, its location, accelerators options, set?)
-        choices: list[tuple[dict[str, Any], KeyPath]] = []
-        for key in ("any_of", "ordered"):
-            alts = res.get(key)
-            if alts is None:
-                continue
-            if not isinstance(alts, list):
-                raise _fail(doc, (*res_loc, key), "expected a list of resources")
-            for i, alt in enumerate(alts):
-                if not isinstance(alt, dict):
-                    raise _fail(doc, (*res_loc, key, i), "expected a mapping")
-                choices.append(({**res, **alt}, (*res_loc, key, i)))
-            cheapest = key == "any_of"
-            break
-        else:
-            choices.append((res, res_loc))
-            cheapest = False
-        options: list[tuple[dict[str, Any], str, int | None, KeyPath]] = []
-        for r, loc in choices:
-            opts, is_set = _options(doc, (*loc, "accelerators"), r.get("accelerators"))
-            cheapest = cheapest or is_set
-            for name_, n, where in opts:
-                options.append((r, name_, n, where))
-            itype = r.get("instance_type")
-            if not opts and isinstance(itype, str):
-                hw = index.lookup(itype)
-                if hw.known or itype.lower() in index.unsupported:
-                    options.append((r, itype, hw.chips, (*loc, "instance_type")))
-        if not options:
-            continue
-        picked = _pick(options, cheapest, index)
-        r, hwname, n, where = picked
-        if is_placeholder(hwname):
-            req.unresolved.append(("resources.accelerators", hwname[:80], doc.where(where)))
-        hw = index.lookup(hwname)
-        req.set_hardware(hwname, hw)
-        req.where["accelerator"] = req.where["count"] = doc.where(where)
-        if hw.known and hw.hosts is not None and hw.chips:  # a TPU slice name: the whole slice
-            req.count, req.hosts = hw.chips, hw.hosts
-            req.topology = hw.topology
-        else:
-            req.count = n if n is not None else None
-            if n is None:
-                req.unresolved.append(("resources.accelerators", f"{hwname} (fractional share)", doc.where(where)))
-        req.alternatives = [f"{o[1]}:{o[2]}" for o in options if o is not picked]
-        if req.alternatives:
-            req.notes.append(("cheapest of" if cheapest else "first choice of") + f" {len(options)} options")
-        req.cloud, req.region = _cloud(r)
-        if req.cloud is None and hw.known and req.accelerator:
-            req.cloud = _only_cloud(index, req.accelerator)
-        if r.get("use_spot") is True:
-            req.pricing = "spot"
-        nodes = _int(doc, ("num_nodes",), data.get("num_nodes"), req)
-        nodes = 1 if nodes is None else nodes
-        if nodes > 1 and hw.hosts is not None and hw.known:
-            req.notes.append(f"num_nodes {nodes} with a TPU slice: {nodes} slices counted; check the task really launches that many")
-        service = data.get("service")
-        lo = hi = 1
-        if isinstance(service, dict):
-            req.always_on = True
-            pol = service.get("replica_policy")
-            if isinstance(pol, dict):
-                got_lo = _int(doc, ("service", "replica_policy", "min_replicas"), pol.get("min_replicas"), req)
-                got_hi = _int(doc, ("service", "replica_policy", "max_replicas"), pol.get("max_replicas"), req)
-                lo = 1 if got_lo is None else got_lo  # min_replicas: 0 scales to zero: reported as 0
-                hi = max(lo, 1) if got_hi is None else got_hi
-                req.where["replicas"] = doc.where(("service", "replica_policy"))
-            elif "replicas" in service:
-                got = _int(doc, ("service", "replicas"), service.get("replicas"), req)
-                lo = hi = 1 if got is None else got
-                req.where["replicas"] = doc.where(("service", "replicas"))
-        elif service is not None:
-            raise _fail(doc, ("service",), "expected a mapping")
-        else:
-            req.always_on = False
-        pool = data.get("pool")
-        if isinstance(pool, dict):  # a pool of workers, each the resources above, kept up between jobs
-            workers = _int(doc, ("pool", "workers"), pool.get("workers"), req)
-            lo = hi = 1 if workers is None else workers
-            req.always_on = True
-            req.where["replicas"] = doc.where(("pool", "workers"))
-            req.notes.append(f"pool of {lo} worker(s), each the resources above")
-        elif pool is not None:
-            raise _fail(doc, ("pool",), "expected a mapping")
-        req.replicas_min, req.replicas_max = lo * nodes, hi * nodes
-        envs = data.get("envs")
-        if isinstance(envs, dict) and isinstance(envs.get(WAIVE_ENV), str):
-            at = doc.where(("envs", WAIVE_ENV))
-            req.waivers += [(w, at) for w in waiver_lines(envs[WAIVE_ENV])]
-        out.requests.append(req)
+        req = _task(doc, index, numbered=len(tasks) != 1)
+        if req is not None:
+            out.requests.append(req)
     return out
+
+
+def _task(doc: Document, index: NameIndex, *, numbered: bool) -> Request | None:
+    """The request of one task document; None when it asks for no accelerator."""
+    data = doc.data
+    found = _resources(doc)
+    if found is None:
+        return None
+    res, res_loc = found
+    name = data.get("name") if isinstance(data.get("name"), str) else doc.path.rsplit("/", 1)[-1]
+    address = f"{name}#{doc.index + 1}" if numbered else name
+    line, col = doc.where(res_loc, key=True)
+    req = Request(doc.path, "skypilot", address, line, col)
+    choices, cheapest = _choices(doc, res, res_loc)
+    options, cheapest = _hardware_options(doc, choices, cheapest, index)
+    if not options:
+        return None
+    hw = _set_choice(doc, req, options, cheapest, index)
+    nodes = _int(doc, ("num_nodes",), data.get("num_nodes"), req)
+    nodes = 1 if nodes is None else nodes
+    if nodes > 1 and hw.hosts is not None and hw.known:
+        req.notes.append(f"num_nodes {nodes} with a TPU slice: {nodes} slices counted; check the task really launches that many")
+    lo, hi = _service_replicas(doc, data.get("service"), req)
+    pool = data.get("pool")
+    if isinstance(pool, dict):  # a pool of workers, each the resources above, kept up between jobs
+        lo = hi = _pool_workers(doc, pool, req)
+    elif pool is not None:
+        raise _fail(doc, ("pool",), "expected a mapping")
+    req.replicas_min, req.replicas_max = lo * nodes, hi * nodes
+    envs = data.get("envs")
+    if isinstance(envs, dict) and isinstance(envs.get(WAIVE_ENV), str):
+        at = doc.where(("envs", WAIVE_ENV))
+        req.waivers += [(w, at) for w in waiver_lines(envs[WAIVE_ENV])]
+    return req
+
+
+def _resources(doc: Document) -> tuple[dict[str, Any], KeyPath] | None:
+    """The task's ``resources`` mapping (the first of a list) and where it is; None when there is none."""
+    res_loc: KeyPath = ("resources",)
+    res = doc.data.get("resources")
+    if res is None:
+        return None
+    if isinstance(res, list):  # a list of resources is an ordered choice
+        res, res_loc = (res[0] if res else None), ("resources", 0)
+    if not isinstance(res, dict):
+        raise _fail(doc, res_loc, "expected a mapping")
+    for typo in ("accelerator", "gpus", "gpu", "accelerator_type"):
+        if typo in res:
+            raise _fail(doc, (*res_loc, typo), "unknown resources field; did you mean 'accelerators'?")
+    return res, res_loc
+
+
+def _choices(doc: Document, res: dict[str, Any], res_loc: KeyPath) -> tuple[list[tuple[dict[str, Any], KeyPath]], bool]:
+    """Every resources option (``any_of`` / ``ordered`` merged over the base) and where; True when the cheapest is launched."""
+    choices: list[tuple[dict[str, Any], KeyPath]] = []
+    for key in ("any_of", "ordered"):
+        alts = res.get(key)
+        if alts is None:
+            continue
+        if not isinstance(alts, list):
+            raise _fail(doc, (*res_loc, key), "expected a list of resources")
+        for i, alt in enumerate(alts):
+            if not isinstance(alt, dict):
+                raise _fail(doc, (*res_loc, key, i), "expected a mapping")
+            choices.append(({**res, **alt}, (*res_loc, key, i)))
+        return choices, key == "any_of"
+    return [(res, res_loc)], False
+
+
+def _hardware_options(
+    doc: Document, choices: list[tuple[dict[str, Any], KeyPath]], cheapest: bool, index: NameIndex
+) -> tuple[list[Option], bool]:
+    """The accelerator options of every choice (an ``instance_type`` when it names no accelerators); True when the cheapest is launched."""
+    options: list[Option] = []
+    for r, loc in choices:
+        opts, is_set = _options(doc, (*loc, "accelerators"), r.get("accelerators"))
+        cheapest = cheapest or is_set
+        for name_, n, where in opts:
+            options.append((r, name_, n, where))
+        itype = r.get("instance_type")
+        if not opts and isinstance(itype, str):
+            hw = index.lookup(itype)
+            if hw.known or itype.lower() in index.unsupported:
+                options.append((r, itype, hw.chips, (*loc, "instance_type")))
+    return options, cheapest
+
+
+def _set_choice(doc: Document, req: Request, options: list[Option], cheapest: bool, index: NameIndex) -> Hardware:
+    """Fills in the option SkyPilot launches: its hardware, count, alternatives, cloud and pricing."""
+    picked = _pick(options, cheapest, index)
+    r, hwname, n, where = picked
+    if is_placeholder(hwname):
+        req.unresolved.append(("resources.accelerators", hwname[:80], doc.where(where)))
+    hw = index.lookup(hwname)
+    req.set_hardware(hwname, hw)
+    req.where["accelerator"] = req.where["count"] = doc.where(where)
+    if hw.known and hw.hosts is not None and hw.chips:  # a TPU slice name: the whole slice
+        req.count, req.hosts = hw.chips, hw.hosts
+        req.topology = hw.topology
+    else:
+        req.count = n if n is not None else None
+        if n is None:
+            req.unresolved.append(("resources.accelerators", f"{hwname} (fractional share)", doc.where(where)))
+    req.alternatives = [f"{o[1]}:{o[2]}" for o in options if o is not picked]
+    if req.alternatives:
+        req.notes.append(("cheapest of" if cheapest else "first choice of") + f" {len(options)} options")
+    req.cloud, req.region = _cloud(r)
+    if req.cloud is None and hw.known and req.accelerator:
+        req.cloud = _only_cloud(index, req.accelerator)
+    if r.get("use_spot") is True:
+        req.pricing = "spot"
+    return hw
+
+
+def _service_replicas(doc: Document, service: Any, req: Request) -> tuple[int, int]:
+    """(min, max) replicas of a ``service`` (1, 1 without one); sets whether the task stays up."""
+    lo = hi = 1
+    if isinstance(service, dict):
+        req.always_on = True
+        pol = service.get("replica_policy")
+        if isinstance(pol, dict):
+            got_lo = _int(doc, ("service", "replica_policy", "min_replicas"), pol.get("min_replicas"), req)
+            got_hi = _int(doc, ("service", "replica_policy", "max_replicas"), pol.get("max_replicas"), req)
+            lo = 1 if got_lo is None else got_lo  # min_replicas: 0 scales to zero: reported as 0
+            hi = max(lo, 1) if got_hi is None else got_hi
+            req.where["replicas"] = doc.where(("service", "replica_policy"))
+        elif "replicas" in service:
+            got = _int(doc, ("service", "replicas"), service.get("replicas"), req)
+            lo = hi = 1 if got is None else got
+            req.where["replicas"] = doc.where(("service", "replicas"))
+    elif service is not None:
+        raise _fail(doc, ("service",), "expected a mapping")
+    else:
+        req.always_on = False
+    return lo, hi
+
+
+def _pool_workers(doc: Document, pool: dict[str, Any], req: Request) -> int:
+    """The worker count of a ``pool`` (1 when unset); a pool stays up between jobs."""
+    workers = _int(doc, ("pool", "workers"), pool.get("workers"), req)
+    n = 1 if workers is None else workers
+    req.always_on = True
+    req.where["replicas"] = doc.where(("pool", "workers"))
+    req.notes.append(f"pool of {n} worker(s), each the resources above")
+    return n
 
 
 def _only_cloud(index: NameIndex, accelerator: str) -> str | None:
