@@ -40,6 +40,8 @@ INFRA_READERS = (
     "advisor.check.infra.read",
     "advisor.check.infra.tfplan",
     "advisor.check.infra.k8s",
+    "advisor.check.infra.k8s_pod",
+    "advisor.check.infra.k8s_workloads",
     "advisor.check.infra.skypilot",
     "advisor.check.infra.judge",
 )

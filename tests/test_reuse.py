@@ -181,18 +181,18 @@ def test_a_batch_decides_each_workload_once_unless_a_rule_reads_the_name(ctx: An
 def test_proposals_of_one_workload_share_the_estimates_their_rules_read(ctx: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The proposal's own configuration and the smallest count that would do are estimated once per
     workload, entry and count, and are what estimating them again gives; the memo is bounded."""
-    from advisor.check import rules as check_rules
+    from advisor.check import judging as check_judging
 
     p = _profile(next(x for x in PROPOSALS if x.stem == "oversized-h100-finetune"))
     acc = ctx.catalog.get("h100-80gb")
-    check_rules._ESTIMATES.clear()
-    a = check_rules._estimate(p, acc, 8, ctx.constants)
-    assert check_rules._estimate(p.model_copy(update={"name": "other"}), acc, 8, ctx.constants) is a
-    assert a.to_json() == check_rules.estimate(p, acc, 8, ctx.constants).to_json()
-    assert check_rules._estimate(_with(p, "model", params_b=p.model.params_b * 2), acc, 8, ctx.constants) is not a
-    monkeypatch.setattr(check_rules, "KEPT_PROPOSAL_ESTIMATES", 2)
-    check_rules._estimate(p, acc, 16, ctx.constants)
-    assert len(check_rules._ESTIMATES) <= 2
+    check_judging._ESTIMATES.clear()
+    a = check_judging._estimate(p, acc, 8, ctx.constants)
+    assert check_judging._estimate(p.model_copy(update={"name": "other"}), acc, 8, ctx.constants) is a
+    assert a.to_json() == check_judging.estimate(p, acc, 8, ctx.constants).to_json()
+    assert check_judging._estimate(_with(p, "model", params_b=p.model.params_b * 2), acc, 8, ctx.constants) is not a
+    monkeypatch.setattr(check_judging, "KEPT_PROPOSAL_ESTIMATES", 2)
+    check_judging._estimate(p, acc, 16, ctx.constants)
+    assert len(check_judging._ESTIMATES) <= 2
 
 
 def _grown(ctx: Any) -> Any:

@@ -9,252 +9,62 @@ rule may have a request check too. The waiver rules and ``policy-monthly-increas
 registered with their docs and checked where their input is read (``check_judge``,
 ``check_diff``). ``python -m advisor.docgen`` writes the reference page
 ``docs/reference/check-rules.md`` from this registry.
+
+This module is the rule table: the rules register in the order of its source when it is
+imported, and that order is the order of the output. The registry and the decorators are in
+``advisor.check.registry``, what a rule reads in ``advisor.check.judging``; both are re-exported
+here, and :data:`CHECK_RULES` is read from here so that every rule is registered.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
 
-from advisor.catalog import Accelerator
-from advisor.check.results import RANK
-from advisor.constants import Constants
-from advisor.context import Context
-from advisor.estimate.result import HOURS_PER_MONTH, Estimate
-from advisor.estimate.search import candidate_counts, estimate, workload_key
+from advisor.check.judging import (
+    KEPT_PROPOSAL_ESTIMATES,
+    Judging,
+    RequestJudging,
+    min_feasible_count,
+    proposal_estimate,
+)
+from advisor.check.registry import (
+    CHECK_RULES,
+    SCOPES,
+    CheckRule,
+    Hit,
+    Where,
+    declared_rule,
+    proposal_rule,
+    proposal_rules,
+    request_rule,
+    request_rules,
+)
+from advisor.estimate.result import HOURS_PER_MONTH
 from advisor.families import family
 from advisor.fmt import money
-from advisor.loading import LoadedProfile
-from advisor.memo import IdentityMemo
-from advisor.models import Profile, Proposal
-from advisor.policy import Policy
-from advisor.recommend import Recommendation, describe
+from advisor.recommend import describe
 from advisor.setuppath import choose_setup, setup_cloud
 
-if TYPE_CHECKING:
-    from advisor.check.infra.model import Request
-
-# What a rule reads, in the order of the reference page.
-SCOPES = {
-    "proposal": "a profile's `proposal:` (and an infrastructure request linked to a workload profile)",
-    "waiver": "the proposal's `waivers:`",
-    "request": "an infrastructure request (Terraform plan, Kubernetes manifest, SkyPilot task)",
-    "policy": "an infrastructure request against the policy's `limits:`",
-}
-
-Where = tuple[int, int]
-Hit = tuple[str, Where]  # (message, (line, column))
-
-
-@dataclass(frozen=True)
-class CheckRule:
-    """A check rule: its id, severity, title and docs, and its checks: of a profile proposal
-    (``check``), of an infrastructure request (``request_check``), or neither when the rule is
-    checked where its input is read (``checked_in``: waivers)."""
-
-    id: str
-    severity: str
-    title: str
-    help: str
-    scope: str = "proposal"
-    check: Callable[[Judging], Iterator[Hit]] | None = field(default=None, compare=False, repr=False)
-    checked_in: str = "advisor/check/rules.py"
-    request_check: Callable[[RequestJudging], Iterator[Hit]] | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def where(self) -> str:
-        """Where the check is: the rule's functions, or the module that checks it."""
-        fns = [f"{fn.__name__}()" for fn in (self.check, self.request_check) if fn is not None]
-        return f"{self.checked_in}: {', '.join(fns)}" if fns else self.checked_in
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "scope": self.scope,
-            "title": self.title,
-            "help": self.help,
-            "checked_in": self.where,
-        }
-
-
-CHECK_RULES: dict[str, CheckRule] = {}
-
-
-def _register(rule: CheckRule) -> None:
-    assert rule.id not in CHECK_RULES, rule.id
-    assert rule.severity in RANK and rule.scope in SCOPES, rule
-    CHECK_RULES[rule.id] = rule
-
-
-def proposal_rule(
-    id: str, severity: str, title: str, help: str
-) -> Callable[[Callable[[Judging], Iterator[Hit]]], Callable[[Judging], Iterator[Hit]]]:
-    """Register the decorated function as the check of a proposal rule."""
-
-    def wrap(fn: Callable[[Judging], Iterator[Hit]]) -> Callable[[Judging], Iterator[Hit]]:
-        _register(CheckRule(id, severity, title, help, "proposal", fn))
-        return fn
-
-    return wrap
-
-
-def declared_rule(id: str, severity: str, title: str, help: str, scope: str, checked_in: str) -> None:
-    """Register a rule whose check runs where its input is read (waivers, infrastructure)."""
-    _register(CheckRule(id, severity, title, help, scope, None, checked_in))
-
-
-def request_rule(
-    id: str, severity: str = "", title: str = "", help: str = "", scope: str = "request"
-) -> Callable[[Callable[[RequestJudging], Iterator[Hit]]], Callable[[RequestJudging], Iterator[Hit]]]:
-    """Register the decorated function as the check of a rule on infrastructure requests; with
-    only an id, as the request check of a proposal rule registered before."""
-
-    def wrap(fn: Callable[[RequestJudging], Iterator[Hit]]) -> Callable[[RequestJudging], Iterator[Hit]]:
-        if not severity:
-            CHECK_RULES[id] = replace(CHECK_RULES[id], request_check=fn)
-        else:
-            _register(CheckRule(id, severity, title, help, scope, None, request_check=fn))
-        return fn
-
-    return wrap
-
-
-def proposal_rules() -> list[CheckRule]:
-    return [r for r in CHECK_RULES.values() if r.check is not None]
-
-
-def request_rules() -> list[CheckRule]:
-    return [r for r in CHECK_RULES.values() if r.request_check is not None]
-
-
-# --------------------------------------------------------------------------- what a rule reads
-
-
-@dataclass
-class Judging:
-    """One proposal under judgement: what every proposal rule reads, each fact computed once."""
-
-    lp: LoadedProfile
-    ctx: Context
-    policy: Policy
-    rec: Recommendation
-
-    @property
-    def profile(self) -> Profile:
-        return self.lp.profile
-
-    @cached_property
-    def prop(self) -> Proposal:
-        prop = self.lp.profile.proposal
-        assert prop is not None
-        return prop
-
-    @cached_property
-    def acc(self) -> Accelerator:
-        return self.ctx.catalog.get(self.prop.accelerator)
-
-    def line_of(self, key: str) -> Where:
-        return self.lp.doc.where(("proposal", key))
-
-    @cached_property
-    def _sized(self) -> tuple[Estimate, int | None, float | None]:
-        return proposal_estimate(self.lp, self.ctx)
-
-    @property
-    def est(self) -> Estimate:
-        return self._sized[0]
-
-    @property
-    def replicas(self) -> int | None:
-        return self._sized[1]
-
-    @property
-    def capacity(self) -> float | None:
-        return self._sized[2]
-
-    @property
-    def price(self) -> float | None:
-        return self.est.usd_per_chip_hour
-
-    @cached_property
-    def cost(self) -> float | None:
-        price = self.price
-        return self.prop.count * self.prop.hours * price if price is not None else None
-
-    @cached_property
-    def excluded(self) -> dict[str, Any]:
-        return {x.device: x for x in self.rec.decision.excluded}
-
-    @cached_property
-    def best(self) -> Estimate | None:
-        """The cheapest feasible configuration of any family the recommender allows."""
-        pool = [b for d, b in self.rec.decision.best_by_device.items() if b is not None and d not in self.excluded]
-        return min(pool, key=lambda b: (b.cost_usd or math.inf, b.accelerator)) if pool else None
-
-    @cached_property
-    def min_feasible_count(self) -> int | None:
-        return min_feasible_count(self.lp, self.ctx)
-
-
-# The estimates a proposal's rules read (its own configuration, the counts that would do) are a pure
-# function of the workload, the catalog entry and the count: the proposals of one workload share
-# them, as they share its candidates (check_judge). Bounded: cleared when full.
-KEPT_PROPOSAL_ESTIMATES = 4096
-_ESTIMATES: IdentityMemo[Estimate] = IdentityMemo(KEPT_PROPOSAL_ESTIMATES)
-
-
-def _estimate(profile: Profile, acc: Accelerator, count: int, c: Constants) -> Estimate:
-    return _ESTIMATES.get(
-        (acc, c), (workload_key(profile), count), lambda: estimate(profile, acc, count, c), limit=KEPT_PROPOSAL_ESTIMATES,
-    )
-
-
-def proposal_estimate(lp: LoadedProfile, ctx: Context) -> tuple[Estimate, int | None, float | None]:
-    """(estimate of the proposed configuration, replicas it allows, its QPS capacity)."""
-    profile = lp.profile
-    prop = profile.proposal
-    assert prop is not None
-    acc = ctx.catalog.get(prop.accelerator)
-    if profile.is_training:
-        return _estimate(profile, acc, prop.count, ctx.constants), None, None
-    # Serving: the proposed chips are split into replicas of a real single-host shape.
-    best: tuple[float, Estimate, int] | None = None
-    for per in sorted(set(candidate_counts(profile, acc, ctx.constants)) | {prop.count}):
-        if per > prop.count or prop.count % per:
-            continue
-        e = _estimate(profile, acc, per, ctx.constants)
-        if not e.fits_memory or not e.capacity_rps:
-            continue
-        replicas = prop.count // per
-        capacity = replicas * e.capacity_rps
-        # prefer shapes the cloud sells at this price kind, then those that meet the latency target
-        key = capacity * (1.0 if "chips not offered" not in (e.why_not or "") else 1e-3) * (1.0 if e.meets_latency is not False else 1e-6)
-        if best is None or key > best[0]:
-            best = (key, e, replicas)
-    if best is None:
-        return _estimate(profile, acc, prop.count, ctx.constants), 0, 0.0
-    e, replicas = best[1], best[2]
-    return e, replicas, replicas * (e.capacity_rps or 0.0)
-
-
-def min_feasible_count(lp: LoadedProfile, ctx: Context) -> int | None:
-    profile = lp.profile
-    assert profile.proposal is not None
-    acc = ctx.catalog.get(profile.proposal.accelerator)
-    for n in candidate_counts(profile, acc, ctx.constants):
-        e = _estimate(profile, acc, n, ctx.constants)
-        ok = e.fits_memory and e.meets_deadline is not False and e.meets_latency is not False
-        if ok and profile.inference is not None and profile.task == "inference":
-            needed = (e.replicas or 1) * n
-            return needed
-        if ok:
-            return n
-    return None
+__all__ = [
+    "CHECK_RULES",
+    "KEPT_PROPOSAL_ESTIMATES",
+    "SCOPES",
+    "CheckRule",
+    "Hit",
+    "Judging",
+    "RequestJudging",
+    "Where",
+    "declared_rule",
+    "min_feasible_count",
+    "proposal_estimate",
+    "proposal_rule",
+    "proposal_rules",
+    "request_rule",
+    "request_rules",
+    "visible_text",
+]
 
 
 # --------------------------------------------------------------------------- proposal rules
@@ -516,30 +326,6 @@ declared_rule("waiver-unknown-rule", "warning", "Waiver names an unknown rule",
 
 
 # --------------------------------------------------------------------------- request rules
-
-
-@dataclass
-class RequestJudging:
-    """One infrastructure request under judgement (``advisor.check.infra.judge``)."""
-
-    req: Request
-    policy: Policy
-    end: str  # which end of an autoscaling range is judged: min | max
-    acc: Accelerator | None  # the catalog accelerator, None when unknown or unread
-    linked: LoadedProfile | None  # the workload profile linked to the request
-    broken: str | None  # why a named link cannot be followed
-    judged: bool  # judged as a proposal of its linked workload (the proposal rules ran)
-    cost: float | None  # monthly cost, None when unpriced
-    clouds: str  # the clouds it is priced on, in words
-
-    @property
-    def total(self) -> int | None:
-        return self.req.total(self.end)
-
-    @property
-    def unlinked_shape_price(self) -> bool:
-        """Known hardware not judged as a proposal: shape and price are checked here."""
-        return not self.req.unknown and self.acc is not None and not self.judged
 
 
 @request_rule(

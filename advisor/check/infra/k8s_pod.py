@@ -1,0 +1,239 @@
+"""One pod spec of a Kubernetes manifest: the accelerator chips its containers ask for (limits,
+else requests; sidecars and init containers counted as Kubernetes counts them), the hardware its
+node selectors and required node affinity name, Spot or reservation pricing, the region, and the
+link to a workload profile. Read through :class:`ManifestDoc`, a manifest's values by key path
+with their positions: whole numbers are checked, and a leftover template placeholder is reported
+as unresolved, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from advisor import clouds
+from advisor.check.infra.model import Request, is_placeholder
+from advisor.check.infra.names import Hardware, NameIndex, topology_chips
+from advisor.errors import InputError
+from advisor.yamlsrc import Document, KeyPath
+
+LINK_KEYS = ("advisor.dev/workload", "advisor-workload")
+CHIP_RESOURCES = ("nvidia.com/gpu", "google.com/tpu", "amd.com/gpu")
+TYPE_LABELS = (
+    "cloud.google.com/gke-tpu-accelerator", "cloud.google.com/gke-accelerator", "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-gpu-name", "nvidia.com/gpu.product",
+)
+SPOT_LABELS = {
+    "cloud.google.com/gke-spot": "true",
+    "cloud.google.com/gke-provisioning": "spot",
+    "karpenter.sh/capacity-type": "spot",
+    "eks.amazonaws.com/capacityType": "SPOT",
+    "kubernetes.azure.com/scalesetpriority": "spot",
+}
+CHIP_LIKE = re.compile(r"(?:^|[./-])(?:gpu|tpu|neuron(?:core|device)?|mig-\d)", re.I)
+_DIGITS = re.compile(r"[0-9]{1,9}")  # ASCII only: str.isdigit() accepts '²' and other scripts' digits
+
+
+class ManifestDoc:
+    """One manifest and the name index: its values by key path, typed, a wrong one an input error at
+    its position."""
+
+    def __init__(self, doc: Document, index: NameIndex) -> None:
+        self.doc, self.index = doc, index
+
+    def at(self, loc: KeyPath) -> Any:
+        node: Any = self.doc.data
+        for part in loc:
+            if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+                node = node[part]
+            else:
+                return None
+        return node
+
+    def fail(self, loc: KeyPath, message: str) -> InputError:
+        return InputError([self.doc.problem(loc, f"{'.'.join(str(p) for p in loc)}: {message}")])
+
+    def mapping(self, loc: KeyPath) -> dict[str, Any]:
+        v = self.at(loc)
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            raise self.fail(loc, "expected a mapping")
+        return v
+
+    def seq(self, loc: KeyPath) -> list[Any]:
+        v = self.at(loc)
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise self.fail(loc, "expected a list")
+        return v
+
+    def count(self, loc: KeyPath, req: Request | None = None, default: int | None = None) -> int | None:
+        """A whole number (Kubernetes quantities may be strings such as "8"); a leftover
+        template placeholder is unresolved, anything else of the wrong type is an input error."""
+        v = self.at(loc)
+        if v is None:
+            return default
+        if isinstance(v, str) and is_placeholder(v):
+            if req is not None:
+                req.unresolved.append((".".join(str(p) for p in loc), v[:80], self.doc.where(loc)))
+            return None
+        if isinstance(v, str) and _DIGITS.fullmatch(v.strip()):
+            v = int(v.strip())
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.fail(loc, f"expected a whole number, got {v!r}"[:200])
+        if v < 0 or v > 10_000_000:
+            raise self.fail(loc, f"{v} is out of range (0..10000000)")
+        return v
+
+
+def _selectors(d: ManifestDoc, pod: KeyPath) -> dict[str, tuple[str, KeyPath]]:
+    """nodeSelector labels and required node-affinity ``In`` terms: label -> (value, where)."""
+    out: dict[str, tuple[str, KeyPath]] = {}
+    sel = d.mapping((*pod, "nodeSelector"))
+    for k, v in sel.items():
+        if isinstance(k, str) and isinstance(v, (str, int, bool)):
+            out[k] = (str(v).lower() if isinstance(v, bool) else str(v), (*pod, "nodeSelector", k))
+    req_loc = (*pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    terms = d.at(req_loc)
+    if isinstance(terms, list):
+        for ti, term in enumerate(terms[:1]):
+            exprs = term.get("matchExpressions") if isinstance(term, dict) else None
+            for ei, e in enumerate(exprs if isinstance(exprs, list) else []):
+                if (
+                    isinstance(e, dict)
+                    and e.get("operator") == "In"
+                    and isinstance(e.get("key"), str)
+                    and isinstance(e.get("values"), list)
+                    and e["values"]
+                ):
+                    out.setdefault(e["key"], (str(e["values"][0]), (*req_loc, ti, "matchExpressions", ei, "values", 0)))
+    return out
+
+
+def _container_chips(d: ManifestDoc, loc: KeyPath, req: Request, res_key: str = "resources") -> tuple[int, str | None, KeyPath | None]:
+    """Chips one container asks for (limits, else requests); -1 when a placeholder leaves it unknown."""
+    for section in ("limits", "requests"):
+        sec = (*loc, res_key, section)
+        res = d.mapping(sec)
+        names = [n for n in CHIP_RESOURCES if n in res] + sorted(
+            k for k in res if isinstance(k, str) and k not in CHIP_RESOURCES and CHIP_LIKE.search(k)
+        )
+        if not names:
+            continue
+        total, where = 0, None
+        for name in names:
+            n = d.count((*sec, name), req)
+            if n is None and req.unresolved:
+                return -1, name, (*sec, name)
+            total += n or 0
+            where = where or (*sec, name)
+        return total, names[0], where
+    d.mapping((*loc, res_key))
+    return 0, None, None
+
+
+def _pod_chips(
+    d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tuple[KeyPath, str]] | None = None
+) -> tuple[int, str | None, KeyPath | None]:
+    """Accelerator chips one pod asks for: its containers and sidecars (init containers with
+    ``restartPolicy: Always``) summed, or its largest init container if that is more (the
+    Kubernetes effective request). ``containers``: container-like blocks of a custom resource
+    (KServe's model, NIMService's spec, TrainJob's trainer) instead of the pod's containers."""
+    total, resource, where = 0, None, None
+    init_max, nonzero = 0, False
+    if containers is not None:
+        for loc, res_key in containers:
+            d.mapping(loc)
+            n, name, at = _container_chips(d, loc, req, res_key)
+            if n < 0:
+                return -1, name, at
+            if name is not None:
+                total += n
+                if resource is None or (n > 0 and not nonzero):
+                    resource, where, nonzero = name, at, n > 0
+        return total, resource, where
+    for key in ("containers", "initContainers"):
+        for ci, c in enumerate(d.seq((*pod, key))):
+            if not isinstance(c, dict):
+                raise d.fail((*pod, key, ci), "expected a mapping")
+            n, name, at = _container_chips(d, (*pod, key, ci), req)
+            if n < 0:
+                return -1, name, at
+            if name is None:
+                continue
+            if key == "initContainers" and c.get("restartPolicy") != "Always":
+                init_max = max(init_max, n)
+            else:
+                total += n
+            if resource is None or (n > 0 and not nonzero):
+                resource, where, nonzero = name, at, n > 0
+    if init_max > total:
+        total = init_max
+    return total, resource, where
+
+
+def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tuple[KeyPath, str]] | None = None) -> bool:
+    """Fill accelerator, chips per pod, pricing and region from one pod spec; False if it asks for none."""
+    if d.at(pod) is None:
+        return False
+    d.mapping(pod)
+    chips, resource, where = _pod_chips(d, pod, req, containers)
+    if not resource:
+        return False
+    if where is not None:
+        req.where["count"] = d.doc.where(where)
+    sels = _selectors(d, pod)
+    hw: Hardware | None = None
+    for label in TYPE_LABELS:
+        if label in sels:
+            value, loc = sels[label]
+            if is_placeholder(value):
+                req.unresolved.append((label, value[:80], d.doc.where(loc)))
+                break
+            hw = d.index.lookup(value)
+            req.set_hardware(value, hw)
+            req.where["accelerator"] = d.doc.where(loc)
+            req.cloud = clouds.by_kubernetes_label(label) or req.cloud
+            break
+    if hw is None and not req.unresolved:
+        req.unknown = (
+            f"the pod asks for {resource} but names no accelerator type "
+            f"(no {TYPE_LABELS[1]}, gke-tpu-accelerator or instance-type selector)"
+        )
+        req.hardware = resource
+    if chips >= 0:
+        req.count = chips
+    topo = sels.get("cloud.google.com/gke-tpu-topology")
+    if topo is not None and not is_placeholder(topo[0]):
+        req.topology_chips = topology_chips(topo[0])
+        req.topology = topo[0]
+        if req.topology_chips is None:
+            raise d.fail(topo[1], f"{topo[0][:40]!r} is not a TPU topology such as 2x4 or 4x4x4")
+    for label, value in SPOT_LABELS.items():
+        if label in sels and sels[label][0].lower() == value.lower():
+            req.pricing = "spot"
+    if "cloud.google.com/reservation-name" in sels:
+        req.pricing = "reservation"
+    if "cloud.google.com/compute-class" in sels:
+        req.notes.append(
+            f"compute class {sels['cloud.google.com/compute-class'][0]!r}: its priorities decide spot / on-demand; read as on-demand"
+        )
+    for label in ("topology.kubernetes.io/region", "topology.kubernetes.io/zone"):
+        if label in sels:
+            zone = sels[label][0]
+            req.region = zone if label.endswith("region") else "-".join(zone.split("-")[:2])
+            break
+    return True
+
+
+def workload_link(d: ManifestDoc, *metas: KeyPath) -> str | None:
+    for meta in metas:
+        for section in ("annotations", "labels"):
+            m = d.at((*meta, section))
+            if isinstance(m, dict):
+                for k in LINK_KEYS:
+                    if isinstance(m.get(k), str):
+                        return str(m[k])
+    return None
