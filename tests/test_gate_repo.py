@@ -253,3 +253,12 @@ def test_a_chart_that_links_out_of_the_repository_is_refused(tmp_path: Path, mon
             assert r.code == 0 and "TOPSECRET" not in r.out + r.err  # not rendered: skipped, nothing read
             continue
         assert r.code == 2 and "charts/serve/files/creds" in r.out + r.err and "TOPSECRET" not in r.out + r.err, (args, r.err)
+
+
+def test_an_unreadable_terraform_file_is_described_by_position_not_content(tmp_path: Path) -> None:
+    f = tmp_path / "main.tf"
+    f.write_text("[default]\naws_secret_access_key = TOPSECRET\n")
+    r = run_cli("check", "--no-config", "--format", "json", str(f))
+    assert r.code == 0 and "TOPSECRET" not in r.out + r.err, r.out
+    [why] = [x["reason"] for x in json.loads(r.out)["skipped_files"]]
+    assert "cannot parse" in why and "line 1, column 1" in why

@@ -401,8 +401,13 @@ def _read_tree(text: str) -> dict[str, Any] | Parsed:
     try:
         data = _load(text)
     except Exception as exc:  # the HCL reader's own errors: skipped with the reason, the plan is the authority
-        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        return Parsed("terraform-hcl", notes=[f"Terraform HCL that python-hcl2 cannot parse ({first}); give the plan JSON: {PLAN_HINT}"])
+        # where, never what: the parser's message quotes the offending text, which is the file's own
+        # content (and a file's content is not the reader's to repeat into a report)
+        line, col = getattr(exc, "line", None), getattr(exc, "column", None)
+        where = type(exc).__name__
+        if isinstance(line, int) and isinstance(col, int):
+            where += f" at line {line}, column {col}"
+        return Parsed("terraform-hcl", notes=[f"Terraform HCL that python-hcl2 cannot parse ({where}); give the plan JSON: {PLAN_HINT}"])
     if not isinstance(data, dict):
         return Parsed("terraform-hcl", notes=["Terraform HCL without resources"])
     return data
