@@ -231,9 +231,16 @@ def _counted_range() -> Callable[..., range]:
 
 
 def _bounded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The filter ``fn`` refusing numbers above MAX_WIDTH in its arguments."""
+    """The filter ``fn`` refusing numbers above MAX_WIDTH in its arguments. The wrapper keeps the
+    filter's ``@pass_environment`` / ``@pass_context`` mark (``functools.wraps`` copies it), without
+    which Jinja2 would not pass ``truncate`` and ``wordwrap`` their environment."""
+    import functools
+
+    skip = 2 if getattr(fn, "jinja_pass_arg", None) is not None else 1  # (environment,) value, then arguments
+
+    @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        _int_args(name, [*args[1:], *kwargs.values()])
+        _int_args(name, [*args[skip:], *kwargs.values()])
         return fn(*args, **kwargs)
 
     return wrapper

@@ -116,6 +116,22 @@ def test_custom_template(tmp_path: Path) -> None:
     assert r.code == 2 and f"{tpl}:1:1: error: template error" in r.err
 
 
+def test_every_bounded_filter_works_in_a_template(tmp_path: Path) -> None:
+    """The filters wrapped to bound their numbers still work (truncate and wordwrap need their
+    environment passed through the wrapper), and still refuse a width beyond the bound."""
+    tpl = tmp_path / "f.md.j2"
+    tpl.write_text(
+        "{% set n = reports[0].name %}{{ n|truncate(9, True, '') }}|{{ 'aa bb cc'|wordwrap(5) }}|{{ 'x'|center(5) }}|"
+        "{{ 'a\nb'|indent(2) }}|{{ [1,2,3]|batch(2)|list|length }}|{{ [1,2,3]|slice(2)|list|length }}\n"
+    )
+    r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
+    assert r.code == 0, r.err
+    assert r.out == "llama3-8b|aa bb\ncc|  x  |a\n  b|2|2\n"
+    tpl.write_text("{{ 'x'|truncate(10**9) }}")
+    r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
+    assert r.code == 2 and "too large" in r.err
+
+
 @pytest.mark.slow
 def test_runaway_template_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import advisor.report
