@@ -15,7 +15,7 @@ skeleton for a serving profile, no SkyPilot task without an accelerator).
 | skeleton | ``skeleton`` | ``train.py`` for training and fine-tuning, in the team's stack |
 | kubernetes | ``kubernetes`` | ``k8s/``: vLLM Deployment, Service, HPA and PodMonitoring |
 | dockerfile | ``skeleton`` | ``Dockerfile`` for paths that build a container (Vertex AI) |
-| shell | ``shell`` | ``setup.sh``: the path's steps as bash functions |
+| shell | ``shell``, ``setup_script`` | ``setup.sh``: the path's steps (``shell``) as bash functions (``setup_script``) |
 | skypilot | ``skypilot`` | ``sky.yaml`` with ordered fallbacks |
 | readme | ``readme`` | ``README.md``: steps, cost and time, assumptions |
 """
@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 
 from advisor.context import Context
 from advisor.recommend import Recommendation
-from advisor.scaffold import kubernetes, readme, shell, skeleton, skypilot
-from advisor.scaffold.shell import Step, fill_command
+from advisor.scaffold import kubernetes, readme, setup_script, shell, skeleton, skypilot
+from advisor.scaffold.fill import fill_command
+from advisor.scaffold.shell import Step
 from advisor.scaffold.skypilot import SkyEntry
 from advisor.scaffold.spec import Spec, resolve
 from advisor.scaffold.write import write_scaffold
@@ -64,7 +65,7 @@ def _dockerfile(b: Build) -> None:
 
 def _shell(b: Build) -> None:
     b.steps = shell.build_steps(b.spec, b.files)
-    b.files["setup.sh"] = shell.setup_sh(b.spec, b.steps)
+    b.files["setup.sh"] = setup_script.setup_sh(b.spec, b.steps)
 
 
 def _skypilot(b: Build) -> None:

@@ -1,4 +1,4 @@
-"""``setup.sh``: the setup path's steps as bash functions, filled for the configuration.
+"""The steps of ``setup.sh``: the setup path's commands, filled for the configuration.
 
 The commands come from the setup path's data (``rules/setup``); a few
 documented rewrites make them run as one script: a quoted ``kubectl apply``
@@ -8,23 +8,23 @@ gets autoscaling bounds; ``queued-resources describe`` becomes a wait until the
 slice is ACTIVE; an SSH port forward followed by ``tensorboard`` becomes one SSH
 command that runs TensorBoard remotely; copying the (possibly still empty)
 ``data/`` folder of the bucket does not stop the script; and a TPU VM path that
-never runs ``train.py`` gets a step that does.
+never runs ``train.py`` gets a step that does. Placeholders are filled by ``fill``; the
+script around the steps is written by ``setup_script``.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import shlex
-import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from advisor.families import family
 from advisor.knowledge import PLACEHOLDER, bundled_data
-from advisor.scaffold.plan import Plan, statement
-from advisor.scaffold.spec import Spec, commands, one_line, train_model_id, verdict_line
+from advisor.scaffold.fill import fill_command
+from advisor.scaffold.plan import Plan
+from advisor.scaffold.spec import Spec, commands, train_model_id
 from advisor.scaffold.stacks import training_stack
 
 # Placeholders that become shell variables in setup.sh (overridable from the environment).
@@ -36,118 +36,8 @@ SHELL_VARS = {
     "cluster": "CLUSTER",
     "model": "MODEL_ID",
 }
-_VAR_COMMENTS = {
-    "PROJECT_ID": "your Google Cloud project id (required)",
-    "REGION": "region of the bucket, cluster and image repository",
-    "ZONE": "zone of the VM, TPU slice or node pool",
-    "NAME": "prefix of every resource name",
-    "CLUSTER": "Kubernetes cluster name",
-    "MODEL_ID": "Hugging Face model id",
-    "HF_TOKEN": "a Hugging Face access token (gated models such as Llama need one)",
-    "KEY_NAME": "the name of an EC2 key pair of yours (to SSH into the instance)",
-    "RESERVATION": "the Compute Engine reservation the configuration's capacity is held in (reserved or calendar mode)",
-    "CAPACITY_RESERVATION_ID": "the EC2 Capacity Reservation or Capacity Block id (cr-...) holding the instances",
-    "CAPACITY_RESERVATION_GROUP": "the resource id of the Azure capacity reservation group holding the VMs",
-}
 # Environment variables setup.sh may read without defining them.
 _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
-
-
-_PH = PLACEHOLDER
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
-_SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]*")
-
-
-# Placeholders whose value is several shell words (flags), each quoted on its own.
-WORD_LISTS = frozenset({"mlx_quant"})
-
-
-def _sh_word(value: str) -> str:
-    return value if _SAFE_WORD.fullmatch(value) else shlex.quote(value)
-
-
-def fill_command(cmd: str, literal: Mapping[str, str], shell: Mapping[str, str]) -> str:
-    """Fill ``{placeholders}`` in a shell command, aware of its quoting.
-
-    Placeholders named in ``shell`` become ``${VAR}`` where bash expands them
-    (unquoted, in double quotes, in unquoted heredocs; inside single quotes the
-    quote is closed around ``"${VAR}"``); the others get their literal value,
-    quoted for the context they stand in. Unknown placeholders stay as they are.
-    """
-    out: list[str] = []
-    state = ""  # "", "'" or '"'
-    pending: list[tuple[str, bool]] = []
-    i, n = 0, len(cmd)
-
-    def sub(name: str, ctx: str) -> str:
-        if name in shell and ctx != "heredoc-literal":
-            var = "${" + shell[name] + "}"
-            return f"'\"{var}\"'" if ctx == "'" else var
-        value = literal[name]
-        if ctx == "'":
-            return value.replace("'", "'\"'\"'")
-        if ctx == '"':
-            return re.sub(r'([\\"$`])', r"\\\1", value)
-        if ctx == "heredoc":
-            return re.sub(r"([\\$`])", r"\\\1", value)
-        if ctx == "heredoc-literal":
-            return value
-        if name in WORD_LISTS:
-            return " ".join(_sh_word(w) for w in value.split())
-        return _sh_word(value)
-
-    def body_sub(m: re.Match[str], ctx: str) -> str:
-        known = m.group(1) in literal or m.group(1) in shell
-        return sub(m.group(1), ctx) if known else m.group(0)
-
-    while i < n:
-        m = _PH.match(cmd, i)
-        if m and (m.group(1) in literal or m.group(1) in shell):
-            out.append(sub(m.group(1), state))
-            i = m.end()
-            continue
-        c = cmd[i]
-        if state == "'":
-            if c == "'":
-                state = ""
-            out.append(c)
-            i += 1
-            continue
-        if c == "\\" and i + 1 < n:
-            out.append(cmd[i : i + 2])
-            i += 2
-            continue
-        if state == '"':
-            if c == '"':
-                state = ""
-            out.append(c)
-            i += 1
-            continue
-        if c in "'\"":
-            state = c
-        elif c == "<" and (h := _HEREDOC.match(cmd, i)):
-            pending.append((h.group(2), bool(h.group(1))))
-            out.append(h.group(0))
-            i = h.end()
-            continue
-        elif c == "\n" and pending:
-            out.append(c)
-            i += 1
-            for delim, quoted in pending:
-                ctx = "heredoc-literal" if quoted else "heredoc"
-                while i < n:
-                    end = cmd.find("\n", i)
-                    line = cmd[i:] if end < 0 else cmd[i : end + 1]
-                    i += len(line)
-                    if line.rstrip("\n").strip("\t") == delim:
-                        out.append(line)
-                        break
-                    out.append(_PH.sub(functools.partial(body_sub, ctx=ctx), line))
-            pending = []
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
 
 
 @dataclass
@@ -416,187 +306,3 @@ def auto_steps(steps: list[Step]) -> list[Step]:
             break
         out.append(s)
     return out
-
-
-def _comment(text: str, indent: str = "") -> list[str]:
-    lines = textwrap.wrap(" ".join(text.split()), 76, break_on_hyphens=False, break_long_words=False)
-    return [f"{indent}# {line}".rstrip() for line in lines]
-
-
-def _indent_command(cmd: str) -> str:
-    lines = cmd.split("\n")
-    return "\n".join(["  " + lines[0], *lines[1:]])
-
-
-def _hardware_line(spec: Spec) -> str | None:
-    v = spec.values
-    if spec.acc is None:
-        return None
-    parts = [f"{k} {v[key]}" for k, key in (
-        ("accelerator type", "accelerator_type"),
-        ("topology", "topology"),
-        ("runtime version", "runtime_version"),
-        ("machine type", "machine_type"),
-        ("GKE accelerator", "gke_accelerator"),
-    ) if v.get(key)]
-    return ", ".join(parts) if parts else None
-
-
-def _sh_header(spec: Spec) -> list[str]:
-    """The comment block: the path, the verdict, the hardware, the plan, usage and the notes."""
-    L: list[str] = ["#!/usr/bin/env bash"]
-    L.append(f"# {spec.path.title}")
-    L.append(f'# Generated by `advisor scaffold` for "{one_line(spec.profile.name)}" from setup path {spec.path.id}')
-    L.append(f"# (catalog as of {spec.rec.catalog_as_of}). Configuration: {verdict_line(spec)}.")
-    hw = _hardware_line(spec)
-    if hw:
-        L.extend(_comment(f"Hardware: {hw}."))
-    L.extend(f"# {line}" for line in statement(spec.plan))
-    L.append("#")
-    L.append("# Usage:")
-    L.append("#   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order")
-    L.append("#   ./setup.sh STEP...                  run the named steps (a number or a name)")
-    L.append("#   ./setup.sh --list                   list the steps")
-    L.append("# Steps are not idempotent: after a failure, fix it and rerun from that step by name.")
-    for w in spec.warnings:
-        L.extend(_comment(f"Note: {w}"))
-    L.append("set -euo pipefail")
-    L.append("")
-    return L
-
-
-def _sh_settings(spec: Spec, used: list[str], externals: list[str]) -> list[str]:
-    """The settings block: every variable the steps use, overridable from the environment."""
-    L: list[str] = []
-    v = spec.values
-    defaults = {
-        "PROJECT_ID": "",
-        "REGION": v["region"],
-        "ZONE": v["zone"],
-        "NAME": spec.name,
-        "CLUSTER": "${NAME}-cluster",
-        "MODEL_ID": v["model"],
-    }
-    if used or externals:
-        L.append("# ---- settings: override any of them from the environment ---------------------")
-        for var in used:
-            default = defaults[var]
-            value = "${NAME}-cluster" if var == "CLUSTER" else _sh_word(default)
-            line = f"{var}=${{{var}:-{value}}}"
-            comment = _VAR_COMMENTS.get(var, "")
-            if var == "ZONE" and spec.acc is not None and spec.acc.deploy.zones:
-                comment = f"{spec.acc.id} zones in the catalog: {', '.join(spec.acc.deploy.zones)}"
-            L.append(f"{line}  # {comment}" if comment else line)
-        for var in externals:
-            comment = _VAR_COMMENTS.get(var, "needed by the steps that use it")
-            L.append(f"{var}=${{{var}:-}}  # {comment}")
-        L.append("")
-    return L
-
-
-def _sh_helpers(body: str) -> list[str]:
-    """The shell functions the steps call (step, need, and wait_active where a step polls a queued resource)."""
-    L: list[str] = []
-    L += [
-        "step() { printf '\\n==> %s\\n' \"$*\" >&2; }",
-        "",
-        "need() {  # need VAR...: stop with a message when a setting is empty",
-        "  local var",
-        '  for var in "$@"; do',
-        '    if [[ -z "${!var:-}" ]]; then',
-        '      echo "setup.sh: set $var first (export $var=...)" >&2',
-        "      exit 2",
-        "    fi",
-        "  done",
-        "}",
-        "",
-    ]
-    if "wait_active " in body:
-        L += [
-            "wait_active() {  # wait_active DESCRIBE-COMMAND...: poll a queued resource until it is ACTIVE",
-            "  local state",
-            "  while :; do",
-            "    state=$(\"$@\" --format='value(state.state)')",
-            '    case "$state" in',
-            "      ACTIVE) return 0 ;;",
-            '      FAILED | SUSPENDED) echo "setup.sh: the queued resource is $state" >&2; return 1 ;;',
-            "    esac",
-            '    echo "    waiting for TPU capacity (state: ${state:-unknown}); Ctrl-C stops waiting, not the request" >&2',
-            "    sleep 30",
-            "  done",
-            "}",
-            "",
-        ]
-    return L
-
-
-def _sh_steps(steps: list[Step]) -> list[str]:
-    """One shell function per step, with its title, note and the settings it needs."""
-    L: list[str] = []
-    for n, s in enumerate(steps, 1):
-        L.append(f"# {n}. {s.title}")
-        if s.note:
-            L.extend(_comment(s.note))
-        L.append(f"step_{s.key}() {{")
-        L.append(f"  step {shlex.quote(f'{n}/{len(steps)} {s.title}')}")
-        if s.needs:
-            L.append("  need " + " ".join(s.needs))
-        for c in s.commands:
-            L.append(_indent_command(c))
-        L.append("}")
-        L.append("")
-    return L
-
-
-def _sh_main(steps: list[Step], auto: list[Step]) -> list[str]:
-    """list_steps and main: the default steps, any step by name or number, --list."""
-    L: list[str] = []
-    L.append("list_steps() {")
-    L.append("  cat <<'STEPS'")
-    L.append("steps (* = run by ./setup.sh without arguments):")
-    width = max(len(s.key) for s in steps)
-    auto_keys = {s.key for s in auto}
-    for n, s in enumerate(steps, 1):
-        mark = "*" if s.key in auto_keys else " "
-        tag = {
-            "interactive": " [interactive]",
-            "device": " [needs the device]",
-            "provision": " [provisions cloud resources]",
-            "training": " [trains; not needed to serve]",
-            "cleanup": " [deletes resources]",
-            "schedule": " [service hours: run from cron]",
-        }.get(s.kind, "")
-        L.append(f"  {mark} {n:>2} {s.key:<{width}}  {one_line(s.title)}{tag}")
-    L.append("STEPS")
-    L.append("}")
-    L.append("")
-    L.append("main() {")
-    L.append('  cd "$(dirname "${BASH_SOURCE[0]}")"')
-    L.append("  if [[ $# -eq 0 ]]; then")
-    L.append("    set -- " + (" ".join(s.key for s in auto) if auto else "--list"))
-    L.append("  fi")
-    L.append("  local s")
-    L.append('  for s in "$@"; do')
-    L.append('    case "$s" in')
-    for n, s in enumerate(steps, 1):
-        L.append(f"      {n} | {s.key}) step_{s.key} ;;")
-    L.append("      -l | --list | -h | --help) list_steps ;;")
-    L.append('      *) echo "setup.sh: unknown step \'$s\'" >&2; list_steps >&2; exit 2 ;;')
-    L.append("    esac")
-    L.append("  done")
-    L.append("}")
-    L.append("")
-    L.append('main "$@"')
-    return L
-
-
-def setup_sh(spec: Spec, steps: list[Step]) -> str:
-    """setup.sh: the header, the settings, the helpers, one function per step and main."""
-    body = "\n".join(c for s in steps for c in s.commands)
-    used = [var for var in SHELL_VARS.values() if "${" + var + "}" in body]
-    if "CLUSTER" in used and "NAME" not in used:
-        used.insert(used.index("CLUSTER"), "NAME")
-    externals = sorted({v for s in steps for v in s.needs if v not in SHELL_VARS.values()})
-    auto = auto_steps(steps)
-    lines = _sh_header(spec) + _sh_settings(spec, used, externals) + _sh_helpers(body) + _sh_steps(steps) + _sh_main(steps, auto)
-    return "\n".join(lines) + "\n"
