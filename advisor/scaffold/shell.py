@@ -150,7 +150,7 @@ def provision(plan: Plan, cmd: str) -> str:
     calendar or flex-start flags when its capacity comes from that kind, the boot disk sized for
     the weights and checkpoints."""
     stripped = cmd.strip()
-    row = next((r for head, r in provisioning().items() if stripped.startswith(head + " ")), None)
+    key, row = next(((head, r) for head, r in provisioning().items() if stripped.startswith(head + " ")), ("", None))
     if row is None or "\n" in cmd:
         return cmd
     kind = "spot" if plan.spot else plan.reservation_kind
@@ -170,6 +170,9 @@ def provision(plan: Plan, cmd: str) -> str:
             cmd = re.sub(rf"(^|\s){re.escape(replaced)}(?=\s|$)", lambda m: m.group(1) + new, cmd)
         elif new:
             cmd = f"{cmd} {new}"
+        head = row.get("command", {}).get(kind)
+        if head:  # the kind's flags belong to another release track of the command
+            cmd = cmd.replace(key, head, 1)
     if row.get("disk") and plan.disk_gb:
         disk = row["disk"].format(disk_gb=plan.disk_gb)
         flag = row["disk_flag"]
