@@ -39,19 +39,35 @@ from advisor.families import family
 from advisor.models import Profile
 
 
-def estimate_inference(
-    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None,
-    ranges: bool = True,
-) -> Estimate:
-    """One serving configuration. ``ranges=False`` (the what-ifs, which read the verdict, its
-    configuration and its feasibility): no cost range (the low / high utilisation searches that only
-    the confidence's scenarios and the shown ranges read); everything else as in the full estimate."""
-    assert profile.inference is not None
-    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference", owned_chips=owned_chips)
+@dataclasses.dataclass
+class _Rates:
+    """What one serving configuration works with: the resolved profile and its software, the
+    family's utilisation ranges, the chips' attained rates, the weights and the memory."""
+
+    profile: Profile
+    sw: software.Resolution
+    mbu: Range
+    pre: Range
+    peak: float
+    bw: float
+    compute: float
+    weights: float
+    tables: float
+    cap: float
+    reserve: float
+    llm: bool
+    overhead: float
+
+    @property
+    def usable(self) -> float:
+        return self.cap * self.reserve
+
+
+def _rates(e: Estimate, profile: Profile, acc: Accelerator, count: int, c: Constants) -> _Rates:
+    """The configuration's rates and memory, and the warnings that come with them (software,
+    unread fields, a missing formula, a precision computed at another one's rate)."""
     sw = software.resolve(profile, acc)
     profile = sw.profile
-    inf = profile.inference
-    assert inf is not None
     e.warnings.extend(sw.warnings)
     e.warnings.extend(unused_fields(profile))
     no_formula = workloads.formula_warning(profile)
@@ -59,30 +75,28 @@ def estimate_inference(
         e.warnings.append(no_formula)
     ic = c.estimator.inference
     fam_key = family(acc.device).decode_utilisation  # the family's own constants (tpu_..., cpu_...)
-    mbu = decode_mbu(c, acc)
     # LLM prefill has a per-family figure (fitted on LLM serving stacks); other request models keep
     # the shared one
     pre = ic.prefill_utilisation(fam_key) if is_llm_inference(profile) else ic.prefill_mfu
-    reserve = 1.0 - c.estimator.memory.serving_memory_reserve_fraction.value
     used, peak, fallback = acc.compute_precision(profile.model.precision)
     if fallback:
         e.warnings.append(fallback)
     peak = peak or acc.peak_bf16_flops  # no FP64 rate: flagged below
     s_matmul, s_memory = sizing.attained_scale(acc, c, used)
-    bw = acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory
-    compute = peak * count * s_matmul
-    wbytes = BYTES.get(profile.model.precision, 2.0)
     tables = workloads.embedding_serving_bytes(profile)
-    weights = profile.model.dense_params_b * 1e9 * wbytes + tables
-    cap = acc.specs.memory_gib * GIB * count
-    usable = cap * reserve
-    e.memory_capacity_gb = acc.specs.memory_gib * GIB / 1e9
-    e.hosts_per_replica = hosts_for(acc, count)
-    tp, stages = replica_layout(acc, count)
-    e.parallelism = {"data": 1, "tensor": tp, "pipeline": stages, "expert": count if profile.model.architecture == "moe" else 1}
+    return _Rates(
+        profile=profile, sw=sw, mbu=decode_mbu(c, acc), pre=pre, peak=peak,
+        bw=acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory, compute=peak * count * s_matmul,
+        weights=profile.model.dense_params_b * 1e9 * BYTES.get(profile.model.precision, 2.0) + tables, tables=tables,
+        cap=acc.specs.memory_gib * GIB * count, reserve=1.0 - c.estimator.memory.serving_memory_reserve_fraction.value,
+        llm=is_llm_inference(profile), overhead=step_overhead(profile, acc, count, c),
+    )
 
-    llm = is_llm_inference(profile)
-    fam_overhead = step_overhead(profile, acc, count, c)
+
+def _placement(e: Estimate, profile: Profile, acc: Accelerator, c: Constants) -> None:
+    """Why a replica cannot be laid out: over hosts its stack cannot span, or over more hosts than
+    any published multi-host replica."""
+    ic = c.estimator.inference
     if e.hosts_per_replica > 1 and not multi_host_ok(profile, acc, c):
         stacks = ", ".join(ic.multi_host_serving.stacks(acc.device))
         e.why_not = (
@@ -94,8 +108,9 @@ def estimate_inference(
             f"a replica over {e.hosts_per_replica} hosts: beyond the largest published multi-host serving replica "
             f"({ic.multi_host_serving.max_hosts_per_replica} hosts); use a chip with more memory per host or a smaller precision"
         )
-    replica, max_batch_mem, mem_notes = _replica(profile, acc, count, c, (weights, tables), usable - weights, (bw, compute, fam_overhead))
-    e.fits_memory = max_batch_mem >= 1
+
+
+def _precision_notes(e: Estimate, profile: Profile, acc: Accelerator) -> None:
     if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
         e.why_not = "no FP64 arithmetic on this accelerator"
     if profile.model.precision == "fp8" and "fp8" not in acc.specs.peak_tflops:
@@ -104,78 +119,104 @@ def estimate_inference(
             f"no FP8 arithmetic on {acc.id}: FP8 weights are served weight-only (dequantised to 16-bit "
             "in the matmuls, as vLLM's FP8 Marlin kernels do), prefill at the 16-bit rate"
         )
-    e.memory_per_chip_gb = weights / count / 1e9
-    if not e.fits_memory:
-        e.batch = 0
-        e.feasible, e.why_not = False, f"weights ({weights / 1e9:.0f} GB) do not fit in {cap * reserve / 1e9:.0f} GB usable"
-        e.assumptions = {"memory": mem_notes}
-        software_notes(e, sw)
-        apply_price(e, profile, acc, 0.0)
-        e.cost_usd = e.cost_low = e.cost_high = None
-        return e
 
+
+def _does_not_fit(e: Estimate, r: _Rates, acc: Accelerator, mem_notes: Any) -> Estimate:
+    e.batch = 0
+    e.feasible, e.why_not = False, f"weights ({r.weights / 1e9:.0f} GB) do not fit in {r.usable / 1e9:.0f} GB usable"
+    e.assumptions = {"memory": mem_notes}
+    software_notes(e, r.sw)
+    apply_price(e, r.profile, acc, 0.0)
+    e.cost_usd = e.cost_low = e.cost_high = None
+    return e
+
+
+@dataclasses.dataclass
+class _Load:
+    """How the replica is loaded: the searches over batch sizes at a pair of utilisations."""
+
+    replica: serving.LlmReplica | serving.RequestReplica
+    load: dict[str, Any]
+    top: int
+    qps: float
+    batch: int | None
+    target_ms: float | None
+    offline: bool
+    min_replicas: int
+
+    def at(self, u_bw: float, u_mfu: float) -> Any:
+        return lambda b: self.replica.point(b, u_bw, u_mfu)
+
+    def op(self, u_bw: float, u_mfu: float) -> serving.OperatingPoint:
+        """The operating point at these utilisations (at a measured concurrency: exactly there)."""
+        at = self.at(u_bw, u_mfu)
+        if self.batch is not None:
+            pt = at(self.top)
+            reps = serving.replicas_for(pt, qps=self.qps, utilisation=1.0, min_replicas=self.min_replicas)
+            return serving.OperatingPoint(reps, pt, pt, at(1), None if self.target_ms is None else pt.latency * 1000 <= self.target_ms)
+        found = serving.operating_point(at, guess=search_guess(self.replica, u_bw, u_mfu), **self.load)
+        if self.offline:  # a batch job keeps every replica saturated until its volume is done
+            return serving.OperatingPoint(found.replicas, found.at_capacity, found.at_capacity, found.at_one, found.meets_latency)
+        return found
+
+    def replicas(self, u_bw: float, u_mfu: float) -> int:
+        if self.batch is not None:
+            return self.op(u_bw, u_mfu).replicas
+        return serving.replicas_needed(self.at(u_bw, u_mfu), guess=search_guess(self.replica, u_bw, u_mfu), **self.load)
+
+
+def _loaded(
+    profile: Profile, acc: Accelerator, c: Constants, replica: serving.LlmReplica | serving.RequestReplica, max_batch_mem: int,
+    batch: int | None, llm: bool,
+) -> tuple[_Load, Any, int | None]:
+    """The load the replica is searched under, the latency target's note and the engine's cap."""
+    inf = profile.inference
+    assert inf is not None
+    ic = c.estimator.inference
     target_ms, target_note = latency_target(profile, c)
     engine_seqs = engine_max_seqs(profile, acc, c) if llm else None
     top = min(max_batch_mem, int(ic.max_concurrency.value), engine_seqs or max_batch_mem)
     if batch is not None:
         top = max(1, min(batch, max(max_batch_mem, 1), engine_seqs or batch))  # the engine never runs more
-
     offline = inf.mode == "batch"
     qps, rate_note = request_rate(profile)
-    utilisation = 1.0 if offline else ic.target_utilisation.value  # offline batch jobs run full
     load: dict[str, Any] = {
         "qps": qps, "max_concurrency": top, "target_s": None if target_ms is None else target_ms / 1000.0,
-        "utilisation": utilisation, "min_replicas": inf.min_replicas, "slack": ic.unattainable_latency_slack.value,
+        "utilisation": 1.0 if offline else ic.target_utilisation.value,  # offline batch jobs run full
+        "min_replicas": inf.min_replicas, "slack": ic.unattainable_latency_slack.value,
     }
+    return _Load(replica, load, top, qps, batch, target_ms, offline, inf.min_replicas), (target_note, rate_note), engine_seqs
 
-    def op(u_bw: float, u_mfu: float) -> serving.OperatingPoint:
-        def at(b: int) -> serving.Point:
-            return replica.point(b, u_bw, u_mfu)
 
-        if batch is not None:  # a measured concurrency: report exactly there
-            pt = at(top)
-            reps = serving.replicas_for(pt, qps=qps, utilisation=1.0, min_replicas=inf.min_replicas)
-            return serving.OperatingPoint(reps, pt, pt, at(1), None if target_ms is None else pt.latency * 1000 <= target_ms)
-        found = serving.operating_point(at, guess=search_guess(replica, u_bw, u_mfu), **load)
-        if offline:  # a batch job keeps every replica saturated until its volume is done
-            return serving.OperatingPoint(found.replicas, found.at_capacity, found.at_capacity, found.at_one, found.meets_latency)
-        return found
+def _chip_hours_range(
+    e: Estimate, profile: Profile, acc: Accelerator, c: Constants, r: _Rates, ld: _Load, mid: serving.OperatingPoint, chip_hours: float,
+) -> tuple[float, float]:
+    """The serving ranges (the same operating point at each constant's low and high utilisation)
+    and the chip-hours at the fewest and the most replicas they need."""
+    inf = profile.inference
+    assert inf is not None
+    spread = spread_bounds(serving_spread(profile, acc, c) if r.llm else None)
+    e.ranges = _ranges(ld.replica, mid.at_peak, r.mbu, r.pre, loaded_prefill(profile, acc, c) if r.llm else None, spread)
+    slow, fast = ld.replicas(r.mbu.low, r.pre.low), ld.replicas(r.mbu.high, r.pre.high)
+    lo, hi = spread
+    floor = max(inf.min_replicas, 1)  # replicas scale with 1 / throughput, never below the minimum
+    fast = min(fast, max(floor, math.ceil(mid.replicas / hi - 1e-9)))
+    slow = max(slow, math.ceil(mid.replicas / lo - 1e-9))
+    return chip_hours * fast, chip_hours * slow
 
-    mid = op(mbu.expected, pre.expected)
-    if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and inf.latency_p99_ms is not None and batch is None:
-        mid = _sized_for_p99(mid, inf, load, lambda: op(mbu.expected, pre.expected))
-    pt = mid.at_peak
-    _operating_fields(e, mid, replica, weights)
-    hours_month = (inf.window_hours or inf.hours_per_day if offline else inf.hours_per_day) * HOURS_PER_MONTH / 24
-    e.hours = hours_month
-    def reps(u_bw: float, u_mfu: float) -> int:
-        if batch is not None:
-            return op(u_bw, u_mfu).replicas
-        return serving.replicas_needed(lambda b: replica.point(b, u_bw, u_mfu), guess=search_guess(replica, u_bw, u_mfu), **load)
 
-    chip_range = None
-    if ranges:  # the same operating point at the low and the high utilisation of each constant's level
-        spread = spread_bounds(serving_spread(profile, acc, c) if llm else None)
-        e.ranges = _ranges(replica, pt, mbu, pre, loaded_prefill(profile, acc, c) if llm else None, spread)
-        slow, fast = reps(mbu.low, pre.low), reps(mbu.high, pre.high)
-        lo, hi = spread
-        floor = max(inf.min_replicas, 1)  # replicas scale with 1 / throughput, never below the minimum
-        fast = min(fast, max(floor, math.ceil(mid.replicas / hi - 1e-9)))
-        slow = max(slow, math.ceil(mid.replicas / lo - 1e-9))
-        chip_range = (hours_month * count * fast, hours_month * count * slow)
-    apply_price(e, profile, acc, hours_month * count * mid.replicas, chip_hours_range=chip_range)
-    e.hours_low = e.hours_high = hours_month
-    _unit_cost(e, profile, mid.at_capacity.requests_per_second * load["utilisation"], llm)
-    if profile.goal.budget_usd is not None and e.cost_usd is not None:
-        e.within_budget = e.cost_usd <= profile.goal.budget_usd
-    e.assumptions = {
+def _serving_assumptions(
+    parallelism: dict[str, int], r: _Rates, ld: _Load, mid: serving.OperatingPoint, hours_month: float, mem_notes: Any,
+) -> dict[str, Any]:
+    mbu, pre = r.mbu, r.pre
+    return {
         "decode_bandwidth_utilisation": {"low": mbu.low, "expected": mbu.expected, "high": mbu.high, "source": mbu.source},
         "prefill_mfu": {"low": pre.low, "expected": pre.expected, "high": pre.high, "source": pre.source},
-        "step_overhead_ms": round(fam_overhead * 1000, 3),
-        "peak_tflops_per_chip": round(peak / 1e12, 1),
-        "tensor_parallel": e.parallelism["tensor"], "pipeline_parallel": e.parallelism["pipeline"],
+        "step_overhead_ms": round(r.overhead * 1000, 3),
+        "peak_tflops_per_chip": round(r.peak / 1e12, 1),
+        "tensor_parallel": parallelism["tensor"], "pipeline_parallel": parallelism["pipeline"],
         "hours_per_month": round(hours_month, 1),
-        "latency_target_ms": target_ms,
+        "latency_target_ms": ld.target_ms,
         "latency_model": (
             "continuous batching with chunked prefill: a step runs the weight GEMMs, max(weight read, FLOPs of the batch's "
             "tokens and the other requests' prompt chunks), then the decode attention, max(KV read, attention FLOPs), "
@@ -184,27 +225,71 @@ def estimate_inference(
         ),
         "operating_point": {
             "replicas": mid.replicas,
-            "concurrency_at_peak": pt.concurrency,
+            "concurrency_at_peak": mid.at_peak.concurrency,
             "concurrency_at_capacity": mid.at_capacity.concurrency,
-            "target_utilisation": load["utilisation"],
-            "min_replicas": inf.min_replicas,
+            "target_utilisation": ld.load["utilisation"],
+            "min_replicas": ld.min_replicas,
         },
         "memory": mem_notes,
-        "serving_memory_fraction": reserve,
+        "serving_memory_fraction": r.reserve,
         "usd_per_million_tokens_basis": "generated (output) tokens at the provisioned capacity",
     }
+
+
+def estimate_inference(
+    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None = None, owned_chips: int | None = None,
+    ranges: bool = True,
+) -> Estimate:
+    """One serving configuration. ``ranges=False`` (the what-ifs, which read the verdict, its
+    configuration and its feasibility): no cost range (the low / high utilisation searches that only
+    the confidence's scenarios and the shown ranges read); everything else as in the full estimate."""
+    assert profile.inference is not None
+    e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference", owned_chips=owned_chips)
+    r = _rates(e, profile, acc, count, c)
+    profile = r.profile
+    inf = profile.inference
+    assert inf is not None
+    e.memory_capacity_gb = acc.specs.memory_gib * GIB / 1e9
+    e.hosts_per_replica = hosts_for(acc, count)
+    tp, stages = replica_layout(acc, count)
+    e.parallelism = {"data": 1, "tensor": tp, "pipeline": stages, "expert": count if profile.model.architecture == "moe" else 1}
+    _placement(e, profile, acc, c)
+    replica, max_batch_mem, mem_notes = _replica(
+        profile, acc, count, c, (r.weights, r.tables), r.usable - r.weights, (r.bw, r.compute, r.overhead)
+    )
+    e.fits_memory = max_batch_mem >= 1
+    _precision_notes(e, profile, acc)
+    e.memory_per_chip_gb = r.weights / count / 1e9
+    if not e.fits_memory:
+        return _does_not_fit(e, r, acc, mem_notes)
+
+    ld, (target_note, rate_note), engine_seqs = _loaded(profile, acc, c, replica, max_batch_mem, batch, r.llm)
+    mid = ld.op(r.mbu.expected, r.pre.expected)
+    if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and inf.latency_p99_ms is not None and batch is None:
+        mid = _sized_for_p99(mid, inf, ld.load, lambda: ld.op(r.mbu.expected, r.pre.expected))
+    _operating_fields(e, mid, replica, r.weights)
+    hours_month = (inf.window_hours or inf.hours_per_day if ld.offline else inf.hours_per_day) * HOURS_PER_MONTH / 24
+    e.hours = hours_month
+    chip_range = _chip_hours_range(e, profile, acc, c, r, ld, mid, hours_month * count) if ranges else None
+    apply_price(e, profile, acc, hours_month * count * mid.replicas, chip_hours_range=chip_range)
+    e.hours_low = e.hours_high = hours_month
+    _unit_cost(e, profile, mid.at_capacity.requests_per_second * ld.load["utilisation"], r.llm)
+    if profile.goal.budget_usd is not None and e.cost_usd is not None:
+        e.within_budget = e.cost_usd <= profile.goal.budget_usd
+    e.assumptions = _serving_assumptions(e.parallelism, r, ld, mid, hours_month, mem_notes)
     if target_note:
         e.assumptions["latency_target_note"] = target_note
     if isinstance(replica, serving.LlmReplica) and replica.routed_active:
         e.assumptions["moe_routing"] = _moe_note(profile, replica, c)
     if engine_seqs is not None:
         e.assumptions["operating_point"]["engine_max_num_seqs"] = engine_seqs
-    if llm:
-        _level_notes(e, profile, acc, c, mbu)
-    _load_notes(e, inf, mid, qps if offline else None, rate_note, target_ms, ic.unattainable_latency_slack.value)
+    if r.llm:
+        _level_notes(e, profile, acc, c, r.mbu)
+    slack = c.estimator.inference.unattainable_latency_slack.value
+    _load_notes(e, inf, mid, ld.qps if ld.offline else None, rate_note, ld.target_ms, slack)
     if isinstance(replica, serving.LlmReplica) and inf.mode == "online":
         _tail(e, inf, mid)
-    software_notes(e, sw)
+    software_notes(e, r.sw)
     set_feasibility(e, profile, acc)
     return e
 
