@@ -170,6 +170,62 @@ def training_cost_floor(profile: Profile, acc: Accelerator, c: Constants) -> flo
     return r.flops / (r.peak * r.mfu.expected * r.size_factor) / 3600.0 * min(usd)
 
 
+def _warnings(e: Estimate, profile: Profile, rate: _TrainingRate) -> None:
+    """The software's warnings, fields the estimate does not read, a missing or assumed FLOPs
+    formula, a precision computed at another one's rate."""
+    e.warnings.extend(rate.sw.warnings)
+    e.warnings.extend(unused_fields(profile))
+    no_formula = workloads.formula_warning(profile)
+    if no_formula:
+        e.warnings.append(no_formula)
+    elif rate.assumed:
+        e.warnings.append(f"no FLOPs per sample for a {profile.model.architecture} model: {rate.formula}")
+    if rate.fallback:
+        e.warnings.append(rate.fallback)
+
+
+def _times(
+    e: Estimate, rate: _TrainingRate, count: int, eff: float, floor: _StepFloor, compile_h: float, emb_s: tuple[float, ...], tokens: float,
+) -> None:
+    """Hours (expected, low, high) and tokens per second with their range: the stack's MFU range
+    and each fitted factor's spread at the level it came from, never below the serial-step floor."""
+    mfu, flops, peak = rate.mfu, rate.flops, rate.peak
+
+    def hours(util: float, extra_s: float) -> float:
+        run_h = flops / (count * peak * util * eff) / 3600
+        return max(run_h, floor.hours(util)) + extra_s / 3600 + compile_h
+
+    spread_fast = math.prod(r.high / r.value for r in rate.levels)
+    spread_slow = math.prod(r.low / r.value for r in rate.levels)
+    e.hours = hours(mfu.expected, emb_s[1])
+    e.hours_low = hours(mfu.high * spread_fast, emb_s[0])
+    e.hours_high = hours(mfu.low * spread_slow, emb_s[2])
+    e.tokens_per_second = tokens / max((e.hours - compile_h) * 3600, 1e-9)
+    e.ranges = {
+        "hours": (e.hours_low, e.hours_high),
+        "tokens_per_second": (tokens / max((e.hours_high - compile_h) * 3600, 1e-9), tokens / max((e.hours_low - compile_h) * 3600, 1e-9)),
+    }
+
+
+def _training_assumptions(
+    profile: Profile, acc: Accelerator, c: Constants, rate: _TrainingRate, scale: float, mem_notes: Any, shape: Shape,
+) -> dict[str, Any]:
+    mfu, peak = rate.mfu, rate.peak
+    return {
+        "flops": f"{rate.flops:.3e}",
+        "flops_formula": rate.formula,
+        "stack": rate.stack,
+        "mfu": {"low": mfu.low, "expected": mfu.expected, "high": mfu.high, "source": mfu.source},
+        "peak_tflops_per_chip": round(peak / 1e12, 1),
+        "scaling_efficiency": round(scale, 3),
+        "global_batch_tokens": round(sizing.global_batch_tokens(profile, c)),
+        "small_model_factor": rate.size_factor,
+        "intensity_factor": round(intensity_factor(acc, peak, c), 4),
+        "memory": mem_notes,
+        "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "approximated": list(shape.approximated)},
+    }
+
+
 def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constants, *, owned_chips: int | None = None) -> Estimate:
     assert profile.training is not None
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "training", owned_chips=owned_chips)
@@ -178,25 +234,14 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     profile = sw.profile
     t = profile.training
     assert t is not None
-    e.warnings.extend(sw.warnings)
-    e.warnings.extend(unused_fields(profile))
+    _warnings(e, profile, rate)
     shape = model_shape(profile)
-    tokens = t.tokens_b * 1e9
-    method = t.method
-    flops, formula, assumed = rate.flops, rate.formula, rate.assumed
-    no_formula = workloads.formula_warning(profile)
-    if no_formula:
-        e.warnings.append(no_formula)
-    elif assumed:
-        e.warnings.append(f"no FLOPs per sample for a {profile.model.architecture} model: {formula}")
-    if rate.fallback:
-        e.warnings.append(rate.fallback)
-    peak, stack, mfu, size_factor = rate.peak, rate.stack, rate.mfu, rate.size_factor
+    flops, peak, mfu, size_factor = rate.flops, rate.peak, rate.mfu, rate.size_factor
     ov = c.estimator.overheads
     compile_h = ov.startup_minutes.expected / 60 + (ov.xla_compile_minutes.expected / 60 if family(acc.device).compiles else 0.0)
     emb = workloads.embedding_training(profile, acc, count, c, decode_mbu(c, acc))
 
-    state, activations, overhead, mem_notes = _training_memory(profile, c, shape, method)
+    state, activations, overhead, mem_notes = _training_memory(profile, c, shape, t.method)
     plan, per_chip = sizing.plans(
         profile, acc, count, c, mfu=mfu.expected * size_factor, layers=shape.layers, hidden=shape.hidden,
         activation_bytes=activations, state_bytes=state, overhead=overhead, flops=flops,
@@ -213,43 +258,16 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         e.why_not = f"more chips than the batch can use ({seqs} sequences per step; set training.global_batch if yours is larger)"
 
     floor = _step_floor(profile, c, plan, flops, peak * size_factor, mfu.expected)
-
-    def hours(util: float, extra_s: float) -> float:
-        run_h = flops / (count * peak * util * eff) / 3600
-        return max(run_h, floor.hours(util)) + extra_s / 3600 + compile_h
-
-    # the range: the stack's MFU range and each fitted factor's spread at the level it came from
-    spread_fast = math.prod(r.high / r.value for r in rate.levels)
-    spread_slow = math.prod(r.low / r.value for r in rate.levels)
-    e.hours = hours(mfu.expected, emb.seconds[1])
-    e.hours_low = hours(mfu.high * spread_fast, emb.seconds[0])
-    e.hours_high = hours(mfu.low * spread_slow, emb.seconds[2])
-    e.tokens_per_second = tokens / max((e.hours - compile_h) * 3600, 1e-9)
-    e.ranges = {
-        "hours": (e.hours_low, e.hours_high),
-        "tokens_per_second": (tokens / max((e.hours_high - compile_h) * 3600, 1e-9), tokens / max((e.hours_low - compile_h) * 3600, 1e-9)),
-    }
+    _times(e, rate, count, eff, floor, compile_h, emb.seconds, t.tokens_b * 1e9)
     e.parallelism = plan.to_json() if plan is not None else None
 
     apply_price(e, profile, acc, (e.hours or 0.0) * count)
-    if t.deadline_hours is not None:
+    if t.deadline_hours is not None and e.hours is not None:
         e.meets_deadline = e.hours <= t.deadline_hours
     if profile.goal.budget_usd is not None and e.cost_usd is not None:
         e.within_budget = e.cost_usd <= profile.goal.budget_usd
 
-    e.assumptions = {
-        "flops": f"{flops:.3e}",
-        "flops_formula": formula,
-        "stack": stack,
-        "mfu": {"low": mfu.low, "expected": mfu.expected, "high": mfu.high, "source": mfu.source},
-        "peak_tflops_per_chip": round(peak / 1e12, 1),
-        "scaling_efficiency": round(scale, 3),
-        "global_batch_tokens": round(sizing.global_batch_tokens(profile, c)),
-        "small_model_factor": size_factor,
-        "intensity_factor": round(intensity_factor(acc, peak, c), 4),
-        "memory": mem_notes,
-        "model_shape": {"layers": shape.layers, "hidden_size": shape.hidden, "approximated": list(shape.approximated)},
-    }
+    e.assumptions = _training_assumptions(profile, acc, c, rate, scale, mem_notes, shape)
     e.assumptions["startup_hours"] = round(compile_h, 3)
     if floor.steps:
         e.assumptions["step_floor"] = floor.to_json(mfu.expected, flops / (count * peak * mfu.expected * eff) / 3600)
