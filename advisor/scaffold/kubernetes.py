@@ -47,9 +47,9 @@ def _container(spec: Spec) -> dict[str, Any]:
 
 
 @functools.cache
-def _targets() -> dict[str, dict[str, Any]]:
-    """rules/kubernetes-targets.yaml: GPU node selection per cloud."""
-    data: dict[str, dict[str, Any]] = bundled_data("kubernetes-targets.yaml")["gpu"]
+def _targets(device: str) -> dict[str, dict[str, Any]]:
+    """rules/kubernetes-targets.yaml: the family's node selection per cloud (none: no section)."""
+    data: dict[str, dict[str, Any]] = bundled_data("kubernetes-targets.yaml").get(device) or {}
     return data
 
 
@@ -62,34 +62,30 @@ def target_cloud(spec: Spec) -> str:
     return clouds[0] if len(clouds) == 1 else "on-prem"
 
 
-def gpu_node_selection(spec: Spec) -> dict[str, Any]:
-    """nodeSelector and tolerations of a GPU pod on the cluster's cloud (filled from the plan)."""
-    row = _targets().get(target_cloud(spec), _targets()["on-prem"])
+def node_selection(spec: Spec) -> dict[str, Any]:
+    """nodeSelector, tolerations and the /dev/shm mount of a pod of the configuration's family on
+    the cluster's cloud (filled from the plan)."""
+    rows = _targets(spec.device)
+    row = rows.get(target_cloud(spec)) or rows.get("on-prem") or next(iter(rows.values()), {})
 
     def fill(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: str(spec.values.get(m.group(1), m.group(0))), text)
 
     return {
-        "nodeSelector": {k: fill(v) for k, v in row["nodeSelector"].items()},
-        "tolerations": [dict(t) for t in row["tolerations"]],
+        "nodeSelector": {k: fill(v) for k, v in (row.get("nodeSelector") or {}).items()},
+        "tolerations": [dict(t) for t in row.get("tolerations") or []],
+        "shm": bool(row.get("shm")),
     }
 
 
 def _pod(spec: Spec, container: dict[str, Any]) -> dict[str, Any]:
-    plan, tpu = spec.plan, family(spec.device).sliced
     pod: dict[str, Any] = {}
-    if tpu:
-        pod["nodeSelector"] = {
-            "cloud.google.com/gke-tpu-accelerator": plan.gke_accelerator,
-            "cloud.google.com/gke-tpu-topology": plan.topology,
-        }
-        pod["tolerations"] = [{"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}]
-    else:
-        sel = gpu_node_selection(spec)
-        if sel["nodeSelector"]:
-            pod["nodeSelector"] = sel["nodeSelector"]
-        if sel["tolerations"]:
-            pod["tolerations"] = sel["tolerations"]
+    sel = node_selection(spec)
+    if sel["nodeSelector"]:
+        pod["nodeSelector"] = sel["nodeSelector"]
+    if sel["tolerations"]:
+        pod["tolerations"] = sel["tolerations"]
+    if sel["shm"]:
         container["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
         pod["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
     pod["containers"] = [container]
@@ -131,7 +127,7 @@ def _leader_worker_set(spec: Spec, labels: dict[str, str]) -> dict[str, Any]:
 def manifests(spec: Spec) -> dict[str, str]:
     est, name, plan = spec.est, spec.name, spec.plan
     assert est is not None
-    tpu = family(spec.device).sliced
+    sliced = family(spec.device).sliced
     per_node, tp = plan.chips_per_host, plan.tensor
     server = servers()[plan.server]
     labels = {"app": name}
@@ -161,7 +157,7 @@ def manifests(spec: Spec) -> dict[str, str]:
             "ports": [{"name": "http", "port": VLLM_PORT, "targetPort": VLLM_PORT, "protocol": "TCP"}],
         },
     }
-    chips = "TPU chips" if tpu else "GPUs"
+    chips = "TPU chips" if sliced else "GPUs"
     layout = (
         f"{plan.replicas} replica(s) of {tp}-way tensor parallelism on {per_node} {chips} each; the model"
         if not multi

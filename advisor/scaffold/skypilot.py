@@ -30,14 +30,14 @@ SKY_MULTI_HOST = {
 MAX_FALLBACKS = 3
 
 
-def _serve_scripts(spec: Spec, tpu: bool) -> tuple[str, str]:
+def _serve_scripts(spec: Spec, sliced: bool) -> tuple[str, str]:
     """The plan's LLM server (serving-stacks.yaml), laid out as the estimate costed the replica:
     tensor parallelism over a node's chips (counted on the node, so the ordered fallbacks fit); a
     replica over several hosts in the server's multi-host form with SkyPilot's rank and head
     address: one mesh over the slice (TPU) or pipeline stages across nodes (GPU)."""
     plan = spec.plan
     server = servers()[plan.server]
-    per_host = "$(python3 -c 'import jax; print(jax.local_device_count())')" if tpu else "$SKYPILOT_NUM_GPUS_PER_NODE"
+    per_host = "$(python3 -c 'import jax; print(jax.local_device_count())')" if sliced else "$SKYPILOT_NUM_GPUS_PER_NODE"
     multi = plan.hosts > 1 and server.serves_multi_host(spec.device)
     tp: int | str = plan.tensor if multi and plan.pipeline == 1 else per_host
     pp: int | str = plan.pipeline if multi else 1
@@ -135,13 +135,13 @@ def _fallbacks(spec: Spec, ctx: Context, first: SkyEntry) -> list[SkyEntry]:
 def _sky_scripts(spec: Spec) -> tuple[str, str]:
     """setup and run: the skeleton's stack (rules/training-stacks.yaml: its install line, and its
     multi-node launcher where it has one), the plan's LLM server, or the stack's accelerator probe."""
-    tpu = family(spec.device).sliced
+    sliced = family(spec.device).sliced
     if spec.training:
         row = training_stack(spec.stack) if spec.stack else {}
         run = row.get("multi_node") if row.get("multi_node_always") else None
         return pip(spec) + "\n", (run or launch(spec)) + "\n"
     if spec.plan.server:
-        return _serve_scripts(spec, tpu)
+        return _serve_scripts(spec, sliced)
     stack = stack_for(spec.profile, spec.device) or "cuda"
     probe = training_stack(stack).get("probe") or training_stack("cuda")["probe"]
     runtime = family(spec.device).setup.runtime or ""
