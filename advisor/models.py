@@ -349,6 +349,12 @@ class Profile(Strict):
     def active_params_b(self) -> float:
         return self.model.active_params_b or self.model.params_b
 
+    @property
+    def active_dense_params(self) -> float:
+        """Parameters one token passes through, outside the embedding tables (the 6 N D of training,
+        the 12 x layers x hidden^2 of a transformer's shape)."""
+        return min(self.active_params_b, self.model.dense_params_b) * 1e9
+
     def training_flops(
         self, method_factor: float, flops_per_param_per_sample: float, family_flops: float | None = None,
     ) -> tuple[float, str, bool]:
@@ -363,7 +369,7 @@ class Profile(Strict):
         t = self.training
         assert t is not None
         m = self.model
-        dense = min(self.active_params_b, m.dense_params_b) * 1e9
+        dense = self.active_dense_params
         if not t.sample_based:
             flops = 6.0 * dense * t.tokens_b * 1e9 * method_factor
             what = "active params" if m.embeddings is None else "dense (non-embedding) params"

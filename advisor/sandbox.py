@@ -24,6 +24,7 @@ The threat: in CI, whoever opens a pull request controls the files in the checko
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -234,8 +235,6 @@ def _bounded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """The filter ``fn`` refusing numbers above MAX_WIDTH in its arguments. The wrapper keeps the
     filter's ``@pass_environment`` / ``@pass_context`` mark (``functools.wraps`` copies it), without
     which Jinja2 would not pass ``truncate`` and ``wordwrap`` their environment."""
-    import functools
-
     skip = 2 if getattr(fn, "jinja_pass_arg", None) is not None else 1  # (environment,) value, then arguments
 
     @functools.wraps(fn)

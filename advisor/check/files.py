@@ -352,7 +352,14 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
 
 def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], None]) -> None:
     inherited = _inherited_gitignores(top)
-    git = tracked(top)
+    git: list[Tracked | None] = []  # `git ls-files`, asked the first time a .gitignore or a hidden name would leave a file out
+
+    def kept(path: str, is_dir: bool) -> bool:
+        """Whether git tracks ``path`` (then no .gitignore or hidden name leaves it out)."""
+        if not git:
+            git.append(tracked(top))
+        return git[0] is not None and git[0].has(os.path.abspath(path), is_dir)
+
     boundary = os.path.realpath(_git_root(top) or top)
     # (directory, the .gitignore rules on the way down, whether a .gitignore ignores it: then only
     # its tracked files are read)
@@ -378,7 +385,7 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
             unless git tracks it (counted)."""
             ab = os.path.abspath(path)
             if (user and _ignored(ab, is_dir, user)) or (
-                (ignored_dir or _ignored(ab, is_dir, rules)) and not (git is not None and git.has(ab, is_dir))
+                (ignored_dir or _ignored(ab, is_dir, rules)) and not kept(ab, is_dir)
             ):
                 sel.excluded += 1
                 return True
@@ -391,7 +398,7 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
                 is_dir = e.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if e.name.startswith(".") and not (git is not None and git.has(os.path.abspath(path), is_dir)):
+            if e.name == ".git" or (e.name.startswith(".") and not kept(path, is_dir)):  # git never tracks a .git
                 continue  # hidden and untracked: .git, .terraform, .venv
             if is_dir:
                 if e.name in PRUNED_DIRS:

@@ -135,8 +135,8 @@ def run_rules(rules: Iterable[CheckRule], hook: str, subject: Any, policy: Polic
     return [
         Finding(rule.id, rule.severity, message, line, col)
         for rule in rules
-        if rule.id not in policy.disabled_rules and getattr(rule, hook) is not None
-        for message, (line, col) in getattr(rule, hook)(subject)
+        if rule.id not in policy.disabled_rules and (check := getattr(rule, hook)) is not None
+        for message, (line, col) in check(subject)
     ]
 
 

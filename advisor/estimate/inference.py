@@ -143,6 +143,9 @@ class _Load:
     target_ms: float | None
     offline: bool
     min_replicas: int
+    target_note: str | None  # how the latency target was read
+    rate_note: str | None  # how the request rate was read
+    engine_seqs: int | None  # the serving engine's cap on sequences at once (LLMs)
 
     def at(self, u_bw: float, u_mfu: float) -> Any:
         return lambda b: self.replica.point(b, u_bw, u_mfu)
@@ -168,8 +171,8 @@ class _Load:
 def _loaded(
     profile: Profile, acc: Accelerator, c: Constants, replica: serving.LlmReplica | serving.RequestReplica, max_batch_mem: int,
     batch: int | None, llm: bool,
-) -> tuple[_Load, Any, int | None]:
-    """The load the replica is searched under, the latency target's note and the engine's cap."""
+) -> _Load:
+    """The load the replica is searched under."""
     inf = profile.inference
     assert inf is not None
     ic = c.estimator.inference
@@ -185,7 +188,7 @@ def _loaded(
         "utilisation": 1.0 if offline else ic.target_utilisation.value,  # offline batch jobs run full
         "min_replicas": inf.min_replicas, "slack": ic.unattainable_latency_slack.value,
     }
-    return _Load(replica, load, top, qps, batch, target_ms, offline, inf.min_replicas), (target_note, rate_note), engine_seqs
+    return _Load(replica, load, top, qps, batch, target_ms, offline, inf.min_replicas, target_note, rate_note, engine_seqs)
 
 
 def _chip_hours_range(
@@ -263,7 +266,7 @@ def estimate_inference(
     if not e.fits_memory:
         return _does_not_fit(e, r, acc, mem_notes)
 
-    ld, (target_note, rate_note), engine_seqs = _loaded(profile, acc, c, replica, max_batch_mem, batch, r.llm)
+    ld = _loaded(profile, acc, c, replica, max_batch_mem, batch, r.llm)
     mid = ld.op(r.mbu.expected, r.pre.expected)
     if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and inf.latency_p99_ms is not None and batch is None:
         mid = _sized_for_p99(mid, inf, ld.load, lambda: ld.op(r.mbu.expected, r.pre.expected))
@@ -277,16 +280,16 @@ def estimate_inference(
     if profile.goal.budget_usd is not None and e.cost_usd is not None:
         e.within_budget = e.cost_usd <= profile.goal.budget_usd
     e.assumptions = _serving_assumptions(e.parallelism, r, ld, mid, hours_month, mem_notes)
-    if target_note:
-        e.assumptions["latency_target_note"] = target_note
+    if ld.target_note:
+        e.assumptions["latency_target_note"] = ld.target_note
     if isinstance(replica, serving.LlmReplica) and replica.routed_active:
         e.assumptions["moe_routing"] = _moe_note(profile, replica, c)
-    if engine_seqs is not None:
-        e.assumptions["operating_point"]["engine_max_num_seqs"] = engine_seqs
+    if ld.engine_seqs is not None:
+        e.assumptions["operating_point"]["engine_max_num_seqs"] = ld.engine_seqs
     if r.llm:
         _level_notes(e, profile, acc, c, r.mbu)
     slack = c.estimator.inference.unattainable_latency_slack.value
-    _load_notes(e, inf, mid, ld.qps if ld.offline else None, rate_note, ld.target_ms, slack)
+    _load_notes(e, inf, mid, ld.qps if ld.offline else None, ld.rate_note, ld.target_ms, slack)
     if isinstance(replica, serving.LlmReplica) and inf.mode == "online":
         _tail(e, inf, mid)
     software_notes(e, r.sw)

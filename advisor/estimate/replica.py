@@ -64,7 +64,7 @@ def _model_shape(profile: Profile) -> Shape:
     # The 12 x layers x hidden^2 relation holds for the weights one token passes through: a
     # mixture of experts' attention and active experts (DeepSeek-V3: 37B active of 671B gives
     # ~57 x 7,300 against the real 61 x 7,168; its total would give ~150 x 19,000).
-    dense = min(profile.active_params_b, m.dense_params_b) * 1e9
+    dense = profile.active_dense_params
     if m.layers and m.hidden_size:
         layers, hidden = m.layers, m.hidden_size
     elif m.hidden_size:
