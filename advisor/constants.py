@@ -89,6 +89,21 @@ class PrefillBudget(Strict):
         return self.tokens.get(family, {}).get(stack)
 
 
+class KvReservation(Strict):
+    """The share of a request's output tokens whose KV cache its serving stack holds for it on average
+    while it runs, per stack: a paged engine that allocates on demand holds the context reached so far
+    (over a request's life, input + half the output); one that reserves the longest request up front holds
+    all of it. ``default`` for stacks without a row."""
+
+    share: dict[str, Annotated[float, Field(ge=0, le=1)]]
+    default: Annotated[float, Field(ge=0, le=1)] = 1.0
+    source: SourceIds
+    note: str | None = None
+
+    def get(self, stack: str) -> float:
+        return self.share.get(stack, self.default)
+
+
 class EngineLimit(Strict):
     """One default of a serving engine: the most sequences it runs at once, on a family (and, where
     the default depends on the chip, from a memory size up, except named chips)."""
@@ -136,6 +151,7 @@ class InferenceConstants(Strict):
     multi_host_serving: MultiHostServing
     prefill_token_budget: PrefillBudget | None = None
     engine_max_num_seqs: EngineLimits | None = None
+    kv_reserved_output: KvReservation | None = None
 
     def _own(self, key: str | None, name: str) -> Any:
         """A family's own figure, ``<key>_<name>`` (key: rules/families.yaml decode_utilisation), or None."""

@@ -19,6 +19,8 @@ Domain = Literal[
 ]
 Architecture = Literal["transformer", "moe", "cnn", "diffusion", "rnn", "gnn", "tree", "other"]
 Precision = Literal["fp64", "fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+# Bytes one value takes at each precision (weights, KV cache, gradients).
+PRECISION_BYTES: dict[str, float] = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 Trait = Literal[
     "branch-heavy",
     "elementwise-heavy",
@@ -96,6 +98,9 @@ class Attention(Strict):
     kind: AttentionKind = "gqa"
     kv_heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
     head_dim: Annotated[int, Field(strict=True, gt=0, le=100_000)] | None = None
+    # query heads: with head_dim, the width attention computes at (heads x head_dim), which need not be
+    # hidden_size (Qwen3-32B: 64 x 128 = 8,192 on a 5,120 model; gpt-oss-120b: 64 x 64 = 4,096 on 2,880)
+    heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
     # MLA (DeepSeek-V2/V3): the cached latent and the decoupled RoPE key per token per layer
     kv_lora_rank: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] | None = None
     rope_dim: Annotated[int, Field(strict=True, gt=0, le=100_000)] | None = None
@@ -117,6 +122,10 @@ class Model(Strict):
     active_params_b: Annotated[float, Field(strict=True, gt=0, le=100_000, allow_inf_nan=False)] | None = None
     architecture: Architecture = "transformer"
     precision: Precision = "bf16"
+    # Weight-only quantisation: the stored weights' precision where it differs from the compute precision
+    # (AWQ/GPTQ int4 weights with bf16 activations; gpt-oss's MXFP4 experts served with fp8 or bf16 activations).
+    # Sets the weights' memory and the bytes each decode step reads; FLOPs run at model.precision.
+    weights_precision: Precision | None = None
     layers: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
     hidden_size: Annotated[int, Field(strict=True, gt=0, le=1_000_000)] | None = None
     kv_heads: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None
@@ -152,6 +161,11 @@ class Model(Strict):
                 f"({self.embeddings.params / 1e9:g} B parameters: rows x dim)"
             )
         return self
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes per stored weight: model.weights_precision, else model.precision."""
+        return PRECISION_BYTES[self.weights_precision or self.precision]
 
     @property
     def dense_params_b(self) -> float:

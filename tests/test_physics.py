@@ -89,7 +89,7 @@ def test_a_decode_step_is_two_kernels_each_at_its_own_bound() -> None:
     """The weight GEMMs and the decode attention run one after the other: at a batch where the GEMMs are
     compute-bound the KV read is added to them, not hidden under them (a whole-step max was 1.4-2x fast)."""
     r = serving.LlmReplica(
-        weights=16e9, active_bytes=16e9, n_active=8e9, kv_per_token=131072, layers=32, hidden=4096,
+        weights=16e9, active_bytes=16e9, n_active=8e9, kv_per_token=131072, layers=32, attn_dim=4096,
         input_tokens=1024, output_tokens=1024, bandwidth=3.35e12, compute=989e12, overhead=0.0,
     )
     b = 1024
@@ -146,3 +146,57 @@ def test_held_out_publications_stay_within_their_bounds() -> None:
     assert s.outside_2x <= 10
     assert 0.87 <= s.signed["tpu"] / s.signed["gpu"] <= 1.15
     assert s.covered / s.with_range >= 0.80
+
+
+def _serve(model: dict[str, Any], stack: str = "vllm", acc: str = "h100", count: int = 1, output: int = 4096) -> Any:
+    p = Profile.model_validate({
+        "name": "s", "task": "inference", "domain": "llm", "software": {"serving_stack": stack},
+        "model": model, "inference": {"mode": "batch", "input_tokens": 1024, "output_tokens": output, "peak_qps": 1},
+    })
+    return estimate(p, CAT.get(acc), count, C)
+
+
+def _train(model: dict[str, Any], seq_len: int = 32768) -> Any:
+    p = Profile.model_validate({"name": "t", "task": "training", "domain": "llm", "model": model,
+                                "training": {"tokens_b": 100, "seq_len": seq_len}})
+    return estimate(p, CAT.get("h100"), 64, C)
+
+
+GEMMA3_12B = {"params_b": 12.2, "layers": 48, "hidden_size": 3840, "kv_heads": 8}
+
+
+def test_weight_only_quantisation_sets_the_weights_memory_not_the_compute_rate() -> None:
+    """gpt-oss-120b's MXFP4 experts served with fp8 activations: 4-bit weights (58 GB, not 117) leave the KV cache room
+    for several times the requests, while the FLOPs still run at the fp8 rate."""
+    oss = {"params_b": 116.8, "active_params_b": 5.1, "architecture": "moe", "experts": 128, "experts_per_token": 4,
+           "layers": 36, "hidden_size": 2880, "kv_heads": 8, "precision": "fp8"}
+    fp8, w4 = _serve(oss, "tensorrt-llm", "h200"), _serve({**oss, "weights_precision": "int4"}, "tensorrt-llm", "h200")
+    assert fp8.assumptions["memory"]["weights_gb"] == pytest.approx(116.8)
+    assert w4.assumptions["memory"]["weights_gb"] == pytest.approx(58.4)
+    assert w4.assumptions["memory"]["max_batch_by_memory"] > 3 * fp8.assumptions["memory"]["max_batch_by_memory"]
+    assert w4.assumptions["peak_tflops_per_chip"] == fp8.assumptions["peak_tflops_per_chip"]
+
+
+def test_attention_flops_use_heads_times_head_dim_and_the_window() -> None:
+    """Training attention computes at heads x head_dim (Gemma 3 12B: 16 x 256 = 4,096 on a 3,840 model), and a sliding
+    window bounds the keys of its layers (5 of 6 at 1,024 tokens): at 32k tokens the run is well over 1.2x faster than
+    with full attention on every layer, and wider heads cost more than hidden_size would."""
+    full = _train(GEMMA3_12B)
+    wide = _train({**GEMMA3_12B, "attention": {"heads": 16, "head_dim": 256}})
+    gemma = _train({**GEMMA3_12B, "attention": {"kind": "sliding", "heads": 16, "head_dim": 256, "window": 1024,
+                                                 "sliding_fraction": 0.8333}})
+    assert wide.hours > full.hours
+    assert full.hours / gemma.hours > 1.2
+    # a window longer than the sequence changes nothing
+    long_window = _train({**GEMMA3_12B, "attention": {"kind": "sliding", "heads": 16, "head_dim": 256, "window": 65536}})
+    assert long_window.hours == pytest.approx(wide.hours)
+
+
+def test_a_paged_engine_holds_the_context_reached_a_reserving_one_the_whole_request() -> None:
+    """vLLM allocates KV blocks as tokens are generated (a request holds input + half its output over its life);
+    TensorRT-LLM's default GUARANTEED_NO_EVICT reserves prompt + maximum output: the same memory holds more vLLM
+    requests, by (1024 + 4096) / (1024 + 2048), less what vLLM keeps out of the cache for its prefill activations."""
+    llama = {"params_b": 8, "layers": 32, "hidden_size": 4096, "kv_heads": 8}
+    vllm, trt = _serve(llama, "vllm"), _serve(llama, "tensorrt-llm")
+    ratio = vllm.assumptions["memory"]["max_batch_by_memory"] / trt.assumptions["memory"]["max_batch_by_memory"]
+    assert 1.55 < ratio <= 5120 / 3072

@@ -30,6 +30,11 @@ FIELD_DOCS: dict[str, str] = {
     "model.active_params_b": "Mixture-of-experts: parameters active per token, billions (at most params_b).",
     "model.architecture": "Model family; matrix-dominated families (transformer, moe, cnn, diffusion) suit TPUs.",
     "model.precision": "Numeric precision of weights and compute.",
+    "model.weights_precision": (
+        "Precision the weights are stored at where it differs from model.precision (weight-only quantisation: AWQ/GPTQ "
+        "int4 weights with bf16 activations, gpt-oss's MXFP4 experts with fp8 activations). Sets the serving memory and "
+        "the bytes each decode step reads, and LoRA's frozen base; FLOPs run at model.precision. Default: model.precision."
+    ),
     "model.layers": "Number of layers; estimated from params_b when absent.",
     "model.hidden_size": "Hidden (model) dimension; estimated from params_b when absent.",
     "model.kv_heads": "Key/value heads (grouped-query attention); sizes the KV cache.",
@@ -47,6 +52,10 @@ FIELD_DOCS: dict[str, str] = {
     "model.attention.kv_heads": "Key/value heads (overrides model.kv_heads). Default: 8 for models of 7B parameters or more, else one "
                                 "per 128 of hidden size (full attention).",
     "model.attention.head_dim": "Dimension of one attention head. Default 128 (Llama, Mistral, Qwen, Gemma-2).",
+    "model.attention.heads": (
+        "Query heads. With head_dim, attention computes at heads x head_dim, which need not be hidden_size "
+        "(Qwen3-32B: 64 x 128 = 8,192 on a 5,120 model): the attention FLOPs of training and prefill. Default: hidden_size."
+    ),
     "model.attention.kv_lora_rank": "MLA: dimension of the cached key/value latent. Default 512 (DeepSeek-V2 and V3).",
     "model.attention.rope_dim": "MLA: dimension of the decoupled RoPE key cached beside the latent. Default 64 (DeepSeek-V2 and V3).",
     "model.attention.window": "Sliding window: tokens each windowed layer attends to and caches (Mistral 7B v0.1: 4096; Gemma 3 local "

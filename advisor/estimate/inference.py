@@ -15,7 +15,6 @@ from advisor.estimate.efficiency import decode_mbu, software_notes
 from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
 from advisor.estimate.readset import unused_fields
 from advisor.estimate.replica import (
-    BYTES,
     engine_max_seqs,
     is_llm_inference,
     kv_note,
@@ -87,7 +86,7 @@ def _rates(e: Estimate, profile: Profile, acc: Accelerator, count: int, c: Const
     return _Rates(
         profile=profile, sw=sw, mbu=decode_mbu(c, acc), pre=pre, peak=peak,
         bw=acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory, compute=peak * count * s_matmul,
-        weights=profile.model.dense_params_b * 1e9 * BYTES.get(profile.model.precision, 2.0) + tables, tables=tables,
+        weights=profile.model.dense_params_b * 1e9 * profile.model.weight_bytes + tables, tables=tables,
         cap=acc.specs.memory_gib * GIB * count, reserve=1.0 - c.estimator.memory.serving_memory_reserve_fraction.value,
         llm=is_llm_inference(profile), overhead=step_overhead(profile, acc, count, c),
     )
@@ -400,7 +399,10 @@ def _replica(
     ic = c.estimator.inference
     shape = model_shape(profile)
     replica = llm_replica(profile, acc, count, c)
-    ctx = inf.input_tokens + inf.output_tokens
+    # the context whose KV cache a running request holds on average: a paged engine allocating on demand holds
+    # what it has reached (input + half the output over its life), one that reserves up front the whole request
+    share = ic.kv_reserved_output.get(profile.software.serving_stack) if ic.kv_reserved_output else 1.0
+    ctx = inf.input_tokens + share * inf.output_tokens
     # the engine's activation peak is kept out of the KV cache: a forward of its prefill token budget,
     # one layer's working set live at a time (34 x hidden bytes per token, Korthikanti et al. 2022)
     budget = ic.prefill_token_budget.get(acc.device, profile.software.serving_stack) if ic.prefill_token_budget else None

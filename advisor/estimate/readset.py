@@ -51,6 +51,9 @@ def unused_fields(profile: Profile) -> list[str]:
             (["model.experts_per_token"] * bool(m.experts_per_token) + ["model.experts"] * bool(m.experts),
              "only a mixture of experts' serving reads the routing (experts, top-k)")
         )
+    if m.weights_precision is not None and profile.is_training and (t is None or t.method != "lora"):
+        notes.append((["model.weights_precision"], "full training keeps its weights at model.precision and QLoRA its base at 4 bits;"
+                      " only serving and LoRA's frozen base store weights apart"))
     if m.flops_per_sample and (token_training or llm_serving):
         notes.append((["model.flops_per_sample"], "token workloads take 6 x params per token (training) or the step model (serving)"))
     if m.family and (token_training or llm_serving or family_of(profile) is None):

@@ -16,9 +16,9 @@ from advisor.catalog import Accelerator
 from advisor.constants import Constants, LevelRow
 from advisor.estimate import serving, sizing, workloads
 from advisor.families import family
-from advisor.models import Profile
+from advisor.models import PRECISION_BYTES, Profile
 
-BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+BYTES = PRECISION_BYTES
 # Head dimension assumed when only kv_heads is known (Llama, Mistral, Qwen, Gemma-2 use 128).
 HEAD_DIM = 128
 # Multi-head latent attention (DeepSeek-V2/V3 config.json: kv_lora_rank 512, qk_rope_head_dim 64): a
@@ -45,6 +45,8 @@ class Shape:
     hidden: int
     kv_dim: int
     approximated: tuple[str, ...]
+    # the width of the query-key and attention-value products: heads x head_dim where both are given, else hidden
+    attn_dim: int = 0
 
 
 _SHAPE_MEMO: list[Any] = [None, None]  # (profile, shape): candidates share one profile
@@ -93,7 +95,8 @@ def _model_shape(profile: Profile) -> Shape:
         # LLMs (Llama-3, Mistral, Qwen-2.5); small models keep full attention.
         kv_dim = min(hidden, 8 * HEAD_DIM) if m.params_b >= 7 else hidden
         approx.append("kv_heads")
-    return Shape(layers, hidden, kv_dim, tuple(approx))
+    attn_dim = att.heads * att.head_dim if att is not None and att.heads and att.head_dim and att.kind != "mla" else hidden
+    return Shape(layers, hidden, kv_dim, tuple(approx), attn_dim)
 
 
 def is_llm_inference(profile: Profile) -> bool:
@@ -145,7 +148,7 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
     assert profile.inference is not None
     inf = profile.inference
     shape = model_shape(profile)
-    wbytes = BYTES.get(profile.model.precision, 2.0)
+    wbytes = profile.model.weight_bytes
     n_active = profile.active_params_b * 1e9
     att = profile.model.attention
     sliding = att is not None and att.kind == "sliding"
@@ -153,7 +156,7 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
     routed_active, routed_all = routed_params(profile, c)
     return serving.LlmReplica(
         profile.model.params_b * 1e9 * wbytes, n_active * wbytes, n_active,
-        kv_bytes_per_token(profile), shape.layers, shape.hidden,
+        kv_bytes_per_token(profile), shape.layers, shape.attn_dim,
         inf.input_tokens, inf.output_tokens,
         acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory,
         (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * s_matmul,

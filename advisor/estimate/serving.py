@@ -8,7 +8,7 @@ docs/estimator.md "Inference" explains the model and its sources:
   chunked prefill, prefill shares the GEMMs) and the decode attention (the
   batch's KV cache, or its attention FLOPs), plus a fixed per-step overhead of
   the serving stack;
-* attention FLOPs grow with the context (4 x layers x hidden per token per
+* attention FLOPs grow with the context (4 x layers x heads x head_dim per token per
   token of context; a sliding window bounds the keys of its layers), so long
   prompts cost what they cost;
 * every token pays the replica's activation traffic (tensor-parallel
@@ -55,7 +55,7 @@ class LlmReplica:
     n_active: float  # active parameters
     kv_per_token: float  # bytes of KV cache per token of context
     layers: int
-    hidden: int
+    attn_dim: int  # heads x head_dim: the width of QK^T and AV (hidden for Llama-class models)
     input_tokens: int
     output_tokens: int
     bandwidth: float  # bytes/s of the replica
@@ -115,8 +115,8 @@ class LlmReplica:
 
     def _prefill_flops(self, tokens: float) -> float:
         # weights: 2 N per token (routed experts weighted by their efficiency); attention: QK^T and AV,
-        # 2 x 2 x hidden per query-key pair per layer
-        return 2.0 * self._gemm_params * tokens + 4.0 * self.layers * self.hidden * self._attended(tokens)
+        # 2 x 2 x attn_dim per query-key pair per layer
+        return 2.0 * self._gemm_params * tokens + 4.0 * self.layers * self.attn_dim * self._attended(tokens)
 
     @cached_property
     def _fixed(self) -> tuple[float, float, float, float, float, float]:
@@ -127,7 +127,7 @@ class LlmReplica:
         prefill_per_token = self._prefill_flops(self.input_tokens) / max(self.input_tokens, 1)
         prompt_chunk = prefill_per_token * self.input_tokens / out  # per other request, per step
         prefill = self._prefill_flops(max(self.input_tokens, 1))
-        attention_flops = 4.0 * self.layers * self.hidden * self._context_read(ctx)  # per decoding request
+        attention_flops = 4.0 * self.layers * self.attn_dim * self._context_read(ctx)  # per decoding request
         return float(out), decode_flops, prompt_chunk, prefill, self.kv_bytes(ctx), attention_flops
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:

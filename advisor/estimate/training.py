@@ -18,6 +18,7 @@ from advisor.estimate.price import apply_price, set_feasibility, shape_name
 from advisor.estimate.readset import unused_fields
 from advisor.estimate.replica import (
     BYTES,
+    DEFAULT_WINDOW,
     Shape,
     model_shape,
 )
@@ -43,7 +44,7 @@ def _training_memory(profile: Profile, c: Constants, shape: Shape, method: str) 
         state = n * (2.0 * wbytes + m.optimizer_bytes_per_param_full.value)
         sharding = "weights, gradients and Adam state fully sharded over all chips (ZeRO-3 / FSDP)"
     else:
-        base_bytes = 0.5 if method == "qlora" else wbytes
+        base_bytes = 0.5 if method == "qlora" else profile.model.weight_bytes
         trainable = n * c.estimator.fine_tuning.lora_trainable_fraction.value
         state = n * base_bytes + trainable * (2.0 * 2 + m.optimizer_bytes_per_param_full.value)
         sharding = f"frozen base weights ({base_bytes:g} B/param) and adapter state sharded over all chips"
@@ -144,14 +145,24 @@ def attention_flops(profile: Profile) -> float:
     """Attention FLOPs of a token-based transformer run, which 6 x N x D leaves out: per token,
     QK^T and AV of every layer over the causal context, forward and backward, 6 x layers x seq_len
     x d_attn (PaLM, arXiv 2204.02311 appendix B: 12 x L x H x Q x T for full attention; MaxText and
-    Megatron-LM count the causal half, MaxText PR #1988). d_attn = hidden (heads x head_dim of
-    Llama-class models), from model.layers / hidden_size or the shape derived from the parameters.
+    Megatron-LM count the causal half, MaxText PR #1988). d_attn = heads x head_dim where
+    model.attention gives both (Qwen3, Gemma 3, gpt-oss attend wider than hidden), else hidden (Llama-class
+    models), from model.layers / hidden_size or the shape derived from the parameters. A sliding window W
+    bounds a windowed layer's keys: a sequence of T tokens attends T W - W^2 / 2 query-key pairs there
+    instead of T^2 / 2 (Gemma 3: 5 of 6 layers at 1,024 tokens; gpt-oss: every other layer at 128).
     Not LoRA-scaled: attention has no frozen weights, its backward runs in full."""
     t = profile.training
     if t is None or t.sample_based or profile.model.architecture not in ("transformer", "moe"):
         return 0.0
     shape = model_shape(profile)
-    return 6.0 * shape.layers * float(t.seq_len) * shape.hidden * t.tokens_b * 1e9
+    seq = float(t.seq_len)
+    att = profile.model.attention
+    effective = seq  # 2 x the mean causal context: seq on full-attention layers
+    if att is not None and att.kind == "sliding":
+        w = float(att.window or DEFAULT_WINDOW)
+        windowed = seq if seq <= w else 2.0 * (w - w * w / (2.0 * seq))
+        effective = (1.0 - att.sliding_fraction) * seq + att.sliding_fraction * windowed
+    return 6.0 * shape.layers * effective * shape.attn_dim * t.tokens_b * 1e9
 
 
 def training_cost_floor(profile: Profile, acc: Accelerator, c: Constants) -> float | None:

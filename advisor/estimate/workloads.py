@@ -19,12 +19,12 @@ from advisor.catalog import Accelerator
 from advisor.constants import Constants
 from advisor.estimate import sizing
 from advisor.model_families import Family, family_of
-from advisor.models import Profile
+from advisor.models import PRECISION_BYTES, Profile
 
 # Architectures whose compute the estimator models: transformers and MoE from active params,
 # CNNs from the family table (else FLOPs per parameter), diffusion per denoising step.
 WITH_FORMULA = ("transformer", "moe", "cnn", "diffusion")
-BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+BYTES = PRECISION_BYTES
 
 
 def formula_warning(profile: Profile) -> str | None:
