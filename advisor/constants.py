@@ -241,14 +241,21 @@ class ReferenceChip(Strict):
     flop_per_byte: Annotated[float, Field(gt=0)]  # its dense 16-bit peak FLOP/s over its HBM bytes/s
     matmul: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(default_factory=dict)  # its specs.attained
     memory: Annotated[float, Field(gt=0, le=1)] | None = None
+    # the family's own memory-bound share (training_intensity.value where absent): fitted on its own fit rows
+    k: Annotated[float, Field(ge=0, lt=1)] | None = None
 
 
 class TrainingIntensity(Value):
     """The memory-bound share of a training step: MFU falls with the chip's FLOP-to-byte ratio
-    (peak FLOP/s at the training precision over HBM bytes/s) as 1 / (1 + value x ratio), relative
-    to the family's reference chip, on which the stack's MFU rows were measured."""
+    (peak FLOP/s at the training precision over HBM bytes/s) as 1 / (1 + k x ratio), relative
+    to the family's reference chip, on which the stack's MFU rows were measured; k is the family's
+    own (reference.k) where fitted, else ``value``."""
 
     reference: dict[str, ReferenceChip]  # family -> the chip its MFU rows describe
+
+    def k(self, family: str) -> float:
+        ref = self.reference.get(family)
+        return ref.k if ref is not None and ref.k is not None else self.value
 
 
 # The levels a fitted constant can be set at, from the most general to the most specific; a

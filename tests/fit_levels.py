@@ -206,26 +206,48 @@ def fit_all(ctx: Context | None = None) -> list[LevelRow]:
     return done
 
 
-# the grid training_intensity.value is chosen on: 0 (one MFU per stack, whatever the chip) to 0.006 in steps of 0.0002
+# the grid each family's k is chosen on: 0 (one MFU per stack, whatever the chip) to 0.006 in steps of 0.0002
 INTENSITY_GRID = [round(i * 0.0002, 4) for i in range(31)]
+FAMILIES = ("tpu", "gpu")
 
 
-def _with_intensity(ctx: Context, k: float) -> Context:
+def _with_intensity(ctx: Context, k: float, family: str | None = None) -> Context:
+    """``ctx`` with k set for ``family`` (training_intensity.reference[family].k), or as the global value."""
     est = ctx.constants.estimator
-    est = est.model_copy(update={"training_intensity": est.training_intensity.model_copy(update={"value": k})})
+    ti = est.training_intensity
+    if family is None:
+        ti = ti.model_copy(update={"value": k})
+    else:
+        ref = ti.reference[family].model_copy(update={"k": k})
+        ti = ti.model_copy(update={"reference": {**ti.reference, family: ref}})
+    est = est.model_copy(update={"training_intensity": ti})
     return dataclasses.replace(ctx, constants=dataclasses.replace(ctx.constants, estimator=est))
 
 
-def intensity_errors(ctx: Context | None = None) -> list[tuple[float, float]]:
-    """(k, mean |log error|) of the fit training rows for each k of the grid, with the training levels refitted
-    at each k (held-out rows are never read). The mean, not the median: with one continuous parameter the median
-    jumps from row to row (the levels absorb k on the chips that have one), the mean (least absolute deviation
-    in log space) is smooth, with its minimum where the chips without a level of their own put it."""
+def intensity_bound(ctx: Context, family: str) -> float:
+    """The largest k a family's MFU rows allow: with the memory-bound share removed (a chip of infinite bandwidth)
+    a step would reach MFU_ref x (1 + k x ref) of its peak, which cannot exceed what its matmuls attain (the reference
+    chip's specs.attained.matmul bf16, 1 where no microbenchmark was read); MFU_ref the family's highest training_mfu
+    expected (its best-tuned stack)."""
+    est = ctx.constants.estimator
+    ref = est.training_intensity.reference[family]
+    top = max(row.expected for row in est.training_mfu if row.device == family)
+    attained = ref.matmul.get("bf16", 1.0)
+    return (attained / top - 1.0) / ref.flop_per_byte
+
+
+def intensity_errors(family: str, ctx: Context | None = None) -> list[tuple[float, float]]:
+    """(k, mean |log error|) of ``family``'s fit training rows for each k of the grid up to intensity_bound, with the
+    training levels refitted at each k (held-out rows are never read). The mean, not the median: with one continuous
+    parameter the median jumps from row to row (the levels absorb k on the chips that have one), the mean (least
+    absolute deviation in log space) is smooth, with its minimum where the chips without a level of their own put it."""
     ctx = ctx or Context.load()
-    train = [r for r in cp.rows() if r["split"] == "fit" and r["kind"] == "training" and not cp.not_evaluable(r)]
+    train = [r for r in cp.rows() if r["split"] == "fit" and r["kind"] == "training" and not cp.not_evaluable(r)
+             and ctx.catalog.get(r["accelerator"]).device == family]
+    bound = intensity_bound(ctx, family)
     out = []
-    for k in INTENSITY_GRID:
-        c = _with_intensity(ctx, k)
+    for k in [k for k in INTENSITY_GRID if k <= bound]:
+        c = _with_intensity(ctx, k, family)
         done: list[LevelRow] = []
         for constant, select, levels in ORDER[:3]:  # the training constants
             done += fit(constant, select, levels, _with_levels(c, done))
@@ -234,9 +256,11 @@ def intensity_errors(ctx: Context | None = None) -> list[tuple[float, float]]:
     return out
 
 
-def fit_intensity(ctx: Context | None = None) -> float:
-    """training_intensity.value: the k of the grid with the smallest mean |log error| on the fit training rows."""
-    return best_intensity(intensity_errors(ctx))
+def fit_intensity(ctx: Context | None = None) -> dict[str, float]:
+    """Each family's k (training_intensity.reference[family].k): the k of the grid, within its bound, with the
+    smallest mean |log error| on the family's fit training rows."""
+    ctx = ctx or Context.load()
+    return {fam: best_intensity(intensity_errors(fam, ctx)) for fam in FAMILIES}
 
 
 def best_intensity(errors: list[tuple[float, float]]) -> float:
@@ -245,10 +269,13 @@ def best_intensity(errors: list[tuple[float, float]]) -> float:
 
 def main() -> None:
     if "--intensity" in sys.argv:
-        errors = intensity_errors()
-        for k, err in errors:
-            print(f"k = {k:.4f}: mean |log error| of the fit training rows {err:.4f}")
-        print(f"training_intensity.value: {best_intensity(errors)}")
+        ctx = Context.load()
+        for fam in FAMILIES:
+            errors = intensity_errors(fam, ctx)
+            print(f"{fam}: bound k <= {intensity_bound(ctx, fam):.5f}")
+            for k, err in errors:
+                print(f"  k = {k:.4f}: mean |log error| of the {fam} fit training rows {err:.4f}")
+            print(f"training_intensity.reference.{fam}.k: {best_intensity(errors)}")
         return
     for x in fit_all():
         match = ", ".join(f"{k}: {v}" for k, v in x.match.items())

@@ -131,14 +131,15 @@ def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _Trainin
 def intensity_factor(acc: Accelerator, peak: float, c: Constants) -> float:
     """What a step reaches of the stack's MFU on this chip at this precision, relative to the family's
     reference chip in 16 bits: the step's memory-bound share (normalisation, activations, softmax,
-    optimiser state) runs at HBM speed, so MFU goes as 1 / (1 + k x peak / bandwidth). 1 for a family
-    without a reference chip."""
+    optimiser state) runs at HBM speed, so MFU goes as 1 / (1 + k x peak / bandwidth), k the family's
+    own (a compiler that fuses more streams fewer bytes per FLOP). 1 for a family without a reference chip."""
     ti = c.estimator.training_intensity
     ref = ti.reference.get(acc.device)
     if ref is None or not peak or not acc.specs.memory_bandwidth_gbps:
         return 1.0
     ratio = peak / (acc.specs.memory_bandwidth_gbps * 1e9)
-    return (1.0 + ti.value * ref.flop_per_byte) / (1.0 + ti.value * ratio)
+    k = ti.k(acc.device)
+    return (1.0 + k * ref.flop_per_byte) / (1.0 + k * ratio)
 
 
 def attention_flops(profile: Profile) -> float:
