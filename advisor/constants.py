@@ -260,21 +260,26 @@ class TrainingIntensity(Value):
 
 # The levels a fitted constant can be set at, from the most general to the most specific; a
 # configuration takes the most specific row that matches it (docs/estimator.md "Levels").
-LEVELS = ("global", "family", "generation", "stack", "vendor", "precision")
-LevelName = Literal["global", "family", "generation", "stack", "vendor", "precision"]
+LEVELS = ("global", "family", "generation", "stack", "vendor", "routing", "precision")
+LevelName = Literal["global", "family", "generation", "stack", "vendor", "routing", "precision"]
 # Which of two matching rows a configuration takes, the most specific last: a vendor spans its generations
 # (an NVIDIA row covers H100 and B200), so a generation's own row outranks it, and a stack's (Megatron on
-# whatever chip) outranks both.
-PRECEDENCE = ("global", "family", "vendor", "generation", "stack", "precision")
+# whatever chip) outranks both; a mixture of experts' routing (coarse: a few large experts) says more about its
+# efficiency than the chip it runs on, so it outranks those.
+PRECEDENCE = ("global", "family", "vendor", "generation", "stack", "routing", "precision")
 # the attribute each level adds to the match (a row may also narrow by the levels above it)
-LEVEL_KEY = {"family": "device", "generation": "accelerator", "stack": "stack", "vendor": "vendor", "precision": "precision"}
+LEVEL_KEY = {"family": "device", "generation": "accelerator", "stack": "stack", "vendor": "vendor", "routing": "routing",
+             "precision": "precision"}
+# A mixture of experts with at most this many routed experts is coarse (Mixtral 8x7B / 8x22B, Grok-1: eight large
+# experts, top-2, each GEMM as wide as a dense model's); more, fine-grained (DeepSeek-V3 256, Qwen3 128, gpt-oss 128).
+COARSE_EXPERTS = 8
 MIN_FIT_ROWS = 3
 MIN_FIT_SOURCES = 2
 
 
 class LevelRow(Strict):
     """One fitted value of a constant at one level: global, or for a family, a generation (catalog
-    id), a stack, a vendor or a precision. Below global it needs >= 3 fit rows of
+    id), a stack, a vendor, a mixture of experts' routing (coarse / fine) or a precision. Below global it needs >= 3 fit rows of
     tests/data/published.yaml from >= 2 independent publications; otherwise the configuration
     inherits the level above. low / high: the spread of the fit rows at that level."""
 

@@ -53,7 +53,7 @@ ORDER: list[tuple[str, Any, tuple[str, ...]]] = [
     (
         "moe_training_factor",
         lambda r, prec: r["kind"] == "training" and bool(r["model"].get("active_params_b")),
-        ("family", "generation", "stack", "vendor"),
+        ("family", "generation", "stack", "vendor", "routing"),
     ),
     ("loaded_prefill_factor", lambda r, prec: _loaded(r) and not r["model"].get("active_params_b"), SERVING_LEVELS),
     ("moe_serving_factor", lambda r, prec: _loaded(r) and bool(r["model"].get("active_params_b")), SERVING_LEVELS),
@@ -80,7 +80,7 @@ SPREADS = {"serving_spread"}
 MIN_SPREAD_ROWS = 9
 # the groups a level is fitted for: the attributes it matches (the level's own key, with the family above it)
 GROUPS = {"family": ("device",), "generation": ("device", "accelerator"), "stack": ("device", "stack"),
-          "vendor": ("device", "vendor"), "precision": ("device", "precision")}
+          "vendor": ("device", "vendor"), "routing": ("device", "routing"), "precision": ("device", "precision")}
 
 
 def _with_levels(ctx: Context, levels: list[LevelRow]) -> Context:
@@ -134,11 +134,19 @@ def fit(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> li
         for m in data:
             groups[tuple(m[0][k] for k in keys)].append(m)
         for key, members in sorted(groups.items()):
+            if "" in key:
+                continue  # rows that do not say (a mixture of experts without its routing): they inherit
             parent = [m for m in data if m[0]["device"] == dict(zip(keys, key, strict=True)).get("device", m[0]["device"])]
             same = level != "family" and {m[2] for m in members} == {m[2] for m in parent}
             enough = MIN_SPREAD_ROWS if constant in SPREADS else MIN_FIT_ROWS
             if len(members) >= enough and len({m[3] for m in members}) >= MIN_FIT_SOURCES and not same:
-                row(level, dict(zip(keys, key, strict=True)), members)  # (a level that only repeats its family adds nothing)
+                match = dict(zip(keys, key, strict=True))
+                # a group whose rows all share a mixture of experts' routing describes that routing only (v6e's
+                # MoE rows are all coarse Mixtral: a fine-grained MoE on v6e inherits the family's, not theirs)
+                shared = {m[0].get("routing", "") for m in members}
+                if len(shared) == 1 and "" not in shared:
+                    match["routing"] = shared.pop()
+                row(level, match, members)  # (a level that only repeats its family adds nothing)
     assert all(LEVEL_KEY[x.level] in x.match for x in out if x.level != "global")
     return out
 

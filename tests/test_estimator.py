@@ -314,8 +314,12 @@ def test_moe_and_8_bit_training_take_their_fitted_levels() -> None:
     assert (moe.hours or 0) > 1.5 * (dense.hours or 0)
     lv = moe.assumptions["levels"]["moe_training_factor"]
     assert lv["level"] == "global" and lv["fit_rows"] >= 3 and len(lv["fit_sources"]) >= 2
+    # v6e's own MoE rows are coarse (Mixtral): a coarse MoE on v6e takes them, one without its routing the TPU family's
+    mixtral_like = _train(params_b=30, active_params_b=30, architecture="moe", experts=8, experts_per_token=2)
+    coarse = estimate(mixtral_like, CAT.get("tpu-v6e"), 64, C)
+    assert coarse.assumptions["levels"]["moe_training_factor"]["level"].startswith("generation")
     tpu = estimate(_train(params_b=30, active_params_b=30, architecture="moe"), CAT.get("tpu-v6e"), 64, C)
-    assert tpu.assumptions["levels"]["moe_training_factor"]["level"].startswith("generation")
+    assert tpu.assumptions["levels"]["moe_training_factor"]["level"].startswith("family")
     fp8 = estimate(_train(precision="fp8"), CAT.get("h100"), 8, C)
     bf16 = estimate(_train(), CAT.get("h100"), 8, C)
     speedup = ((bf16.hours or 0) - 0.17) / ((fp8.hours or 0) - 0.17)

@@ -1452,7 +1452,8 @@ def test_every_edge_route_is_an_edge_setup_path(ctx) -> None:  # type: ignore[no
          "--accelerator-type=v5p-128 --reserved"),
         ("calendar", "gcloud compute tpus queued-resources create q --zone=z --accelerator-type=v6e-256",
          "--accelerator-type=v6e-256 --reservation=${RESERVATION} --provisioning-model=reservation-bound"),
-        ("reserved", "gcloud compute tpus tpu-vm create t --zone=z --accelerator-type=v5p-8", "--accelerator-type=v5p-8 --reservation=${RESERVATION}"),
+        ("reserved", "gcloud compute tpus tpu-vm create t --zone=z --accelerator-type=v5p-8",
+         "--accelerator-type=v5p-8 --reservation=${RESERVATION}"),
         ("calendar", "gcloud compute tpus tpu-vm create t --zone=z --accelerator-type=v6e-8",
          "--accelerator-type=v6e-8 --reservation=${RESERVATION} --provisioning-model=reservation-bound"),
         ("on-demand", "gcloud compute instances create vm --zone=z", "--zone=z"),
@@ -1470,6 +1471,6 @@ def test_a_reservation_kind_is_named_in_the_provisioning_command(kind: str, cmd:
     out = provision(plan, cmd)
     assert out.endswith(expect) and "--on-demand" not in out.split()
     # the calendar flags' release track (and the TPU VM's reservation by name)
-    assert out.startswith("gcloud alpha ") == ("provisioning-model" in expect or "tpu-vm" in cmd and kind == "reserved")
+    assert out.startswith("gcloud alpha ") == ("provisioning-model" in expect or ("tpu-vm" in cmd and kind == "reserved"))
     assert out.count("--enable-autoscaling") <= 1 and out.count("--num-nodes") <= 1
     assert not {"--total-max-nodes", "--max-nodes"} <= {w.split("=", 1)[0] for w in out.split()}

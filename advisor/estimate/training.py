@@ -11,7 +11,7 @@ from typing import Any
 
 from advisor import model_families, software
 from advisor.catalog import Accelerator
-from advisor.constants import Constants, LevelRow, Range
+from advisor.constants import COARSE_EXPERTS, Constants, LevelRow, Range
 from advisor.estimate import onprem, sizing, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes, stack_for, training_mfu
 from advisor.estimate.price import apply_price, set_feasibility, shape_name
@@ -80,8 +80,13 @@ LOW_PRECISION = ("fp8", "int8", "int4", "fp4")
 
 
 def level_attrs(profile: Profile, acc: Accelerator, stack: str, precision: str | None) -> dict[str, str]:
-    """What a fitted constant's levels can match on (rules/estimator.yaml ``levels``)."""
-    return {"device": acc.device, "accelerator": acc.id, "stack": stack, "vendor": acc.vendor, "precision": precision or ""}
+    """What a fitted constant's levels can match on (rules/estimator.yaml ``levels``): the chip, its family and vendor,
+    the stack, the precision computed in and a mixture of experts' routing (coarse: at most COARSE_EXPERTS routed
+    experts; fine: more; empty where model.experts is not given or the model is dense)."""
+    experts = profile.model.experts if profile.model.architecture == "moe" else None
+    routing = "" if experts is None else ("coarse" if experts <= COARSE_EXPERTS else "fine")
+    return {"device": acc.device, "accelerator": acc.id, "stack": stack, "vendor": acc.vendor, "routing": routing,
+            "precision": precision or ""}
 
 
 def training_levels(profile: Profile, acc: Accelerator, c: Constants, stack: str, precision: str | None) -> list[LevelRow]:
