@@ -341,15 +341,19 @@ def _precision(case: Case) -> None:
     from advisor.scaffold.stacks import servers
 
     p = case.plan
-    assert p.quantization == (p.precision if p.precision in QUANTIZED else "none")
+    weights = case.spec.profile.model.weights_precision or p.precision
+    assert p.quantization == (weights if weights in QUANTIZED else "none")
     if p.server:
         server = servers()[p.server]
-        want = server.precision.get(p.precision)
+        want = server.precision.get(p.server_precision)
         for cmd in case.commands():
             if want:
                 assert " ".join(want) in cmd, (want, cmd)
-        if want is None and case.commands():
-            assert p.precision in case.files["README.md"] and "quantized" in case.files["README.md"]
+            for other in server.precision.values():  # never another precision's flags (an fp8 flag on int4 weights)
+                if other != want and not (want and set(other) <= set(want)):
+                    assert " ".join(other) not in cmd, (other, cmd)
+        if p.quantization != "none" and server.precision.get(p.quantization) is None and case.commands():
+            assert p.quantization in case.files["README.md"] and "quantized" in case.files["README.md"]
     train = case.files.get("train.py")
     if train and "DTYPE = torch." in train:
         from advisor.scaffold.skeleton import TORCH_DTYPE

@@ -48,7 +48,9 @@ class Plan:
     pipeline: int
     data: int
     precision: str
-    quantization: str  # "none", or the profile precision the weights are quantized to (fp8, int8, int4)
+    # "none", or the precision the weights are quantized to (fp8, int8, int4): model.weights_precision where given,
+    # else model.precision
+    quantization: str
     framework: str
     serving_stack: str  # what the profile asked for
     server: str  # the LLM server the artefacts run (serving-stacks.yaml id); "" when not serving
@@ -76,6 +78,15 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    @property
+    def server_precision(self) -> str:
+        """The precision whose server flags apply: the compute precision, except where the weights are stored
+        quantized at another precision and the computation is not 16-bit (gpt-oss's MXFP4 experts with fp8
+        activations): that checkpoint names its own method, and an on-the-fly fp8 flag would fight it."""
+        if self.quantization not in ("none", self.precision) and self.precision not in ("bf16", "fp16", "fp32"):
+            return self.quantization
+        return self.precision
 
     @property
     def spot(self) -> bool:
@@ -161,7 +172,7 @@ def make_plan(
         pipeline=pipeline,
         data=data,
         precision=profile.model.precision,
-        quantization=profile.model.precision if profile.model.precision in QUANTIZED else "none",
+        quantization=weights if (weights := profile.model.weights_precision or profile.model.precision) in QUANTIZED else "none",
         framework=profile.software.framework,
         serving_stack=profile.software.serving_stack,
         server=server,

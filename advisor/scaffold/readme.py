@@ -383,8 +383,8 @@ def _plan_section(spec: Spec, steps: list[Step], files: Mapping[str, str], fallb
             L.append(f"| {key} | {value} |")
     L.append("")
     if spec.plan.server and spec.plan.quantization != "none":
-        note = servers()[spec.plan.server].precision_note(spec.plan.precision)
-        L.append(f"Precision: {note or f'{spec.plan.precision} (on-the-fly quantization; the server flags say so)'}.")
+        note = servers()[spec.plan.server].precision_note(spec.plan.quantization)
+        L.append(f"Precision: {note or f'{spec.plan.quantization} (on-the-fly quantization; the server flags say so)'}.")
         L.append("")
     return L
 
