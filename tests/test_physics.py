@@ -205,6 +205,9 @@ def test_a_paged_engine_holds_the_context_reached_a_reserving_one_the_whole_requ
     vllm, trt = _serve(llama, "vllm"), _serve(llama, "tensorrt-llm")
     ratio = vllm.assumptions["memory"]["max_batch_by_memory"] / trt.assumptions["memory"]["max_batch_by_memory"]
     assert 1.55 < ratio <= 5120 / 3072
+    # no stack named: the setup paths serve it with vLLM, so it is sized as vLLM holds its requests
+    unnamed = _serve(llama, "none")
+    assert unnamed.assumptions["memory"]["max_batch_by_memory"] > 1.55 * trt.assumptions["memory"]["max_batch_by_memory"]
 
 
 def test_a_fine_grained_mixture_of_experts_does_not_take_coarse_experts_efficiency() -> None:
