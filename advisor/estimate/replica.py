@@ -46,7 +46,7 @@ class Shape:
     kv_dim: int
     approximated: tuple[str, ...]
     # the width of the query-key and attention-value products: heads x head_dim where both are given, else hidden
-    attn_dim: int = 0
+    attn_dim: int
 
 
 _SHAPE_MEMO: list[Any] = [None, None]  # (profile, shape): candidates share one profile

@@ -24,7 +24,6 @@ from advisor.models import PRECISION_BYTES, Profile
 # Architectures whose compute the estimator models: transformers and MoE from active params,
 # CNNs from the family table (else FLOPs per parameter), diffusion per denoising step.
 WITH_FORMULA = ("transformer", "moe", "cnn", "diffusion")
-BYTES = PRECISION_BYTES
 
 
 def formula_warning(profile: Profile) -> str | None:
@@ -91,7 +90,7 @@ def embedding_training(profile: Profile, acc: Accelerator, count: int, c: Consta
     t = profile.training
     if emb is None or t is None:
         return Embedding()
-    wbytes = BYTES[emb.precision or profile.model.precision]
+    wbytes = PRECISION_BYTES[emb.precision or profile.model.precision]
     act = min(wbytes, 2.0) if (emb.precision or profile.model.precision) != "fp32" else 4.0
     samples = t.total_samples if t.sample_based else t.tokens_b * 1e9
     table_bytes = emb.params * wbytes
@@ -132,4 +131,4 @@ def embedding_serving_bytes(profile: Profile) -> float:
     emb = profile.model.embeddings
     if emb is None:
         return 0.0
-    return emb.params * BYTES[emb.precision or profile.model.precision]
+    return emb.params * PRECISION_BYTES[emb.precision or profile.model.precision]
