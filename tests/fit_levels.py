@@ -216,18 +216,19 @@ def fit_all(ctx: Context | None = None) -> list[LevelRow]:
 
 # the grid each family's k is chosen on: 0 (one MFU per stack, whatever the chip) to 0.006 in steps of 0.0002
 INTENSITY_GRID = [round(i * 0.0002, 4) for i in range(31)]
-FAMILIES = ("tpu", "gpu")
 
 
-def _with_intensity(ctx: Context, k: float, family: str | None = None) -> Context:
-    """``ctx`` with k set for ``family`` (training_intensity.reference[family].k), or as the global value."""
+def families(ctx: Context) -> tuple[str, ...]:
+    """The families with a reference chip, each fitting its own k (training_intensity.reference)."""
+    return tuple(ctx.constants.estimator.training_intensity.reference)
+
+
+def _with_intensity(ctx: Context, k: float, family: str) -> Context:
+    """``ctx`` with ``family``'s k (training_intensity.reference[family].k) set to ``k``."""
     est = ctx.constants.estimator
     ti = est.training_intensity
-    if family is None:
-        ti = ti.model_copy(update={"value": k})
-    else:
-        ref = ti.reference[family].model_copy(update={"k": k})
-        ti = ti.model_copy(update={"reference": {**ti.reference, family: ref}})
+    ref = ti.reference[family].model_copy(update={"k": k})
+    ti = ti.model_copy(update={"reference": {**ti.reference, family: ref}})
     est = est.model_copy(update={"training_intensity": ti})
     return dataclasses.replace(ctx, constants=dataclasses.replace(ctx.constants, estimator=est))
 
@@ -268,7 +269,7 @@ def fit_intensity(ctx: Context | None = None) -> dict[str, float]:
     """Each family's k (training_intensity.reference[family].k): the k of the grid, within its bound, with the
     smallest mean |log error| on the family's fit training rows."""
     ctx = ctx or Context.load()
-    return {fam: best_intensity(intensity_errors(fam, ctx)) for fam in FAMILIES}
+    return {fam: best_intensity(intensity_errors(fam, ctx)) for fam in families(ctx)}
 
 
 def best_intensity(errors: list[tuple[float, float]]) -> float:
@@ -278,7 +279,7 @@ def best_intensity(errors: list[tuple[float, float]]) -> float:
 def main() -> None:
     if "--intensity" in sys.argv:
         ctx = Context.load()
-        for fam in FAMILIES:
+        for fam in families(ctx):
             errors = intensity_errors(fam, ctx)
             print(f"{fam}: bound k <= {intensity_bound(ctx, fam):.5f}")
             for k, err in errors:

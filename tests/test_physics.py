@@ -130,10 +130,10 @@ def test_training_intensity_is_what_the_fit_rows_give() -> None:
     from . import fit_levels
 
     ti = C.estimator.training_intensity
-    assert fit_levels.fit_intensity() == {fam: ti.k(fam) for fam in fit_levels.FAMILIES}
-    # each k within its physical bound: the step without its memory-bound share reaches at most what the matmuls attain
     ctx = Context.load()
-    for fam in fit_levels.FAMILIES:
+    assert fit_levels.fit_intensity() == {fam: ti.k(fam) for fam in fit_levels.families(ctx)}
+    # each k within its physical bound: the step without its memory-bound share reaches at most what the matmuls attain
+    for fam in fit_levels.families(ctx):
         assert ti.k(fam) <= fit_levels.intensity_bound(ctx, fam)
 
 

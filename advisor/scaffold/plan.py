@@ -82,9 +82,9 @@ class Plan:
     @property
     def server_precision(self) -> str:
         """The precision whose server flags apply: the compute precision, except where the weights are stored
-        quantized at another precision and the computation is not 16-bit (gpt-oss's MXFP4 experts with fp8
+        quantized at another precision and the computation is itself quantized (gpt-oss's MXFP4 experts with fp8
         activations): that checkpoint names its own method, and an on-the-fly fp8 flag would fight it."""
-        if self.quantization not in ("none", self.precision) and self.precision not in ("bf16", "fp16", "fp32"):
+        if self.quantization not in ("none", self.precision) and self.precision in QUANTIZED:
             return self.quantization
         return self.precision
 
