@@ -597,6 +597,8 @@ def _procurement(case: Case) -> None:
     if case.spec.est is not None:
         assert p.procurement == (case.spec.est.procurement or "")
     for line, row in _provisioning_lines(case):
+        # a kind the command states in a config file (eksctl's ClusterConfig on stdin), not in flags
+        assert ("-f - <<EOF" in line) == bool(p.procurement in row.get("config", {})), (p.procurement, line)
         for kind in RESERVATION_KINDS:
             flags = row.get(kind)
             if not flags:
@@ -1451,7 +1453,7 @@ def test_every_edge_route_is_an_edge_setup_path(ctx) -> None:  # type: ignore[no
          "--reservation-affinity=none --no-enable-autorepair"),
         ("calendar", "aws ec2 run-instances --image-id ami-1 --instance-type p5.48xlarge --count 4",
          "--instance-market-options MarketType=capacity-block --capacity-reservation-specification "
-         "CapacityReservationTarget={CapacityReservationId=${CAPACITY_RESERVATION_ID}}"),
+         '"CapacityReservationTarget={CapacityReservationId=${CAPACITY_RESERVATION_ID}}"'),
         ("reserved", "gcloud compute tpus queued-resources create q --zone=z --accelerator-type=v5p-128",
          "--accelerator-type=v5p-128 --reserved"),
         ("calendar", "gcloud compute tpus queued-resources create q --zone=z --accelerator-type=v6e-256",
@@ -1478,3 +1480,38 @@ def test_a_reservation_kind_is_named_in_the_provisioning_command(kind: str, cmd:
     assert out.startswith("gcloud alpha ") == ("provisioning-model" in expect or ("tpu-vm" in cmd and kind == "reserved"))
     assert out.count("--enable-autoscaling") <= 1 and out.count("--num-nodes") <= 1
     assert not {"--total-max-nodes", "--max-nodes"} <= {w.split("=", 1)[0] for w in out.split()}
+
+
+@pytest.mark.parametrize("kind", ["reserved", "calendar", "on-demand", "spot"])
+def test_eksctl_takes_a_reservation_from_its_cluster_config(kind: str) -> None:
+    """eksctl has no flag that targets a capacity reservation: a reservation kind turns the command into a
+    ClusterConfig on stdin whose managed node group launches into it (a Capacity Block with its market type), pinned
+    to the reservation's zone, with the command's cluster, region, node group, instance type, count and the plan's
+    disk; other kinds keep the flags."""
+    import dataclasses
+
+    from advisor.scaffold.shell import provision
+
+    [(_, case)] = [c for c in _cases_for(str(FIXTURES / "spot-moe-multislice.yaml")) if c[0] == "maxtext-tpu"]
+    plan = dataclasses.replace(case.plan, pricing="spot" if kind == "spot" else "on-demand",
+                               procurement="" if kind == "spot" else kind, disk_gb=300)
+    cmd = "eksctl create cluster --name=c1 --region=us-east-1 --nodegroup-name=ng --node-type=p5.48xlarge --nodes=18"
+    out = provision(plan, cmd)
+    if kind not in ("reserved", "calendar"):
+        assert out.startswith(cmd) and "-f -" not in out and "--node-volume-size=300" in out
+        assert ("--spot" in out.split()) == (kind == "spot")
+        return
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("eksctl create cluster"))
+    assert lines[head] == "eksctl create cluster -f - <<EOF" and lines[-1] == "EOF"  # unquoted: the id expands
+    assert all(re.match(r"(CR_AZ|OTHER_AZ)=\$\(aws ec2 ", line) for line in lines[:head])
+    body = "\n".join(lines[head + 1:-1]).replace("${CR_AZ}", "us-east-1a").replace("${OTHER_AZ}", "us-east-1b")
+    config = yaml.safe_load(body.replace("${CAPACITY_RESERVATION_ID}", "cr-0123"))
+    assert config["apiVersion"] == "eksctl.io/v1alpha5" and config["kind"] == "ClusterConfig"
+    assert config["metadata"] == {"name": "c1", "region": "us-east-1"}
+    assert config["availabilityZones"] == ["us-east-1a", "us-east-1b"]
+    [ng] = config["managedNodeGroups"]
+    assert (ng["name"], ng["instanceType"], ng["desiredCapacity"], ng["volumeSize"]) == ("ng", "p5.48xlarge", 18, 300)
+    assert ng["availabilityZones"] == ["us-east-1a"]
+    assert ng["capacityReservation"] == {"capacityReservationTarget": {"capacityReservationID": "cr-0123"}}
+    assert ng.get("instanceMarketOptions") == ({"marketType": "capacity-block"} if kind == "calendar" else None)
