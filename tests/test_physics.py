@@ -147,10 +147,13 @@ def test_held_out_publications_stay_within_their_bounds() -> None:
     held = [x for x in cp.run() if x.split == "held-out"]
     s = cp.summarise(held)
     assert s.n >= 140
-    assert s.median_abs_error is not None and s.median_abs_error <= 0.17
-    assert s.outside_2x <= 6
+    assert s.median_abs_error is not None and s.median_abs_error <= 0.15
+    assert s.outside_2x <= 5
     assert 0.87 <= s.signed["tpu"] / s.signed["gpu"] <= 1.15
-    assert s.covered / s.with_range >= 0.85
+    assert s.covered / s.with_range >= 0.88
+    # offline batch: within 2x of the saturated published figures (issue #28's bar), every row
+    batch = cp.summarise([x for x in held if x.regime == "serve batch"])
+    assert batch.n >= 40 and batch.outside_2x == 0
 
 
 def _serve(model: dict[str, Any], stack: str = "vllm", acc: str = "h100", count: int = 1, output: int = 4096) -> Any:
