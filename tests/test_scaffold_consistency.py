@@ -1515,3 +1515,5 @@ def test_eksctl_takes_a_reservation_from_its_cluster_config(kind: str) -> None:
     assert ng["availabilityZones"] == ["us-east-1a"]
     assert ng["capacityReservation"] == {"capacityReservationTarget": {"capacityReservationID": "cr-0123"}}
     assert ng.get("instanceMarketOptions") == ({"marketType": "capacity-block"} if kind == "calendar" else None)
+    # a plan without a disk size gets eksctl's own default volume, never a volumeSize of 0
+    assert "    volumeSize: 80\n" in provision(dataclasses.replace(plan, disk_gb=0), cmd)

@@ -156,7 +156,7 @@ def provision(plan: Plan, cmd: str) -> str:
     kind = "spot" if plan.spot else plan.reservation_kind
     config = row.get("config", {}).get(kind) if kind else None
     if config:  # the kind is stated in the command's config file, not its flags (eksctl's ClusterConfig)
-        return _with_config(config, cmd, plan.disk_gb)
+        return _with_config(config, cmd, plan.disk_gb or int(row["config"]["default_disk_gb"]))
     flags: list[str] = row.get(kind, []) if kind else []
     if flags:
         replaced = row.get("replaces")
@@ -184,15 +184,12 @@ def provision(plan: Plan, cmd: str) -> str:
     return cmd
 
 
-_DEFAULT_DISK_GB = 80  # eksctl's node volume size where the plan gives none (eksctl.io/usage/schema)
-
-
 def _with_config(template: str, cmd: str, disk_gb: int) -> str:
     """The command as ``template`` (rules/provisioning.yaml ``config``): a config file on stdin made from the command's
-    own flags (``--node-type=X`` is {node_type}) and the plan's disk; a flag the template names that the command
-    lacks stays a placeholder of that name."""
+    own flags (``--node-type=X`` is {node_type}) and the disk (the plan's, else the tool's default); a flag the
+    template names that the command lacks stays a placeholder of that name."""
     given = {w[2:].split("=", 1)[0].replace("-", "_"): w.split("=", 1)[1] for w in cmd.split() if w.startswith("--") and "=" in w}
-    return template.format_map(_Keep(given, disk_gb=str(disk_gb or _DEFAULT_DISK_GB)))
+    return template.format_map(_Keep(given, disk_gb=str(disk_gb)))
 
 
 class _Keep(dict[str, str]):
