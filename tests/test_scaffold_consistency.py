@@ -598,7 +598,7 @@ def _procurement(case: Case) -> None:
         assert p.procurement == (case.spec.est.procurement or "")
     for line, row in _provisioning_lines(case):
         # a kind the command states in a config file (eksctl's ClusterConfig on stdin), not in flags
-        assert ("-f - <<EOF" in line) == bool(p.procurement in row.get("config", {})), (p.procurement, line)
+        assert ("-f - <<EOF" in line) == bool(p.procurement in row.get("config", {}).get("kinds", {})), (p.procurement, line)
         for kind in RESERVATION_KINDS:
             flags = row.get(kind)
             if not flags:

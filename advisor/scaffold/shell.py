@@ -154,9 +154,9 @@ def provision(plan: Plan, cmd: str) -> str:
     if row is None or "\n" in cmd:
         return cmd
     kind = "spot" if plan.spot else plan.reservation_kind
-    config = row.get("config", {}).get(kind) if kind else None
-    if config:  # the kind is stated in the command's config file, not its flags (eksctl's ClusterConfig)
-        return _with_config(config, cmd, plan.disk_gb or int(row["config"]["default_disk_gb"]))
+    config = row.get("config")
+    if config and kind in config["kinds"]:  # the kind is stated in the command's config file, not its flags (eksctl)
+        return _with_config(config["template"], cmd, plan.disk_gb or int(config["default_disk_gb"]), config["kinds"][kind])
     flags: list[str] = row.get(kind, []) if kind else []
     if flags:
         replaced = row.get("replaces")
@@ -184,12 +184,12 @@ def provision(plan: Plan, cmd: str) -> str:
     return cmd
 
 
-def _with_config(template: str, cmd: str, disk_gb: int) -> str:
+def _with_config(template: str, cmd: str, disk_gb: int, market: str) -> str:
     """The command as ``template`` (rules/provisioning.yaml ``config``): a config file on stdin made from the command's
-    own flags (``--node-type=X`` is {node_type}) and the disk (the plan's, else the tool's default); a flag the
-    template names that the command lacks stays a placeholder of that name."""
+    own flags (``--node-type=X`` is {node_type}), the disk (the plan's, else the tool's default) and the kind's
+    ``market`` lines; a flag the template names that the command lacks stays a placeholder of that name."""
     given = {w[2:].split("=", 1)[0].replace("-", "_"): w.split("=", 1)[1] for w in cmd.split() if w.startswith("--") and "=" in w}
-    return template.format_map(_Keep(given, disk_gb=str(disk_gb)))
+    return template.format_map(_Keep(given, disk_gb=str(disk_gb), market=market))
 
 
 class _Keep(dict[str, str]):
