@@ -149,8 +149,8 @@ def test_held_out_publications_stay_within_their_bounds() -> None:
     assert s.n >= 180
     assert s.median_abs_error is not None and s.median_abs_error <= 0.18
     # 5 rows outside 2x before the GPUStack performance lab was added (held out, 2026-12-05); its vLLM baselines add 8
-    # offline rows outside 2x (gpt-oss pessimistic 0.26-0.50 on A100 and H100, 128/4-token runs of DeepSeek-R1 and
-    # Qwen3-14B and 4000/200 of Qwen3-32B on H100 optimistic 2.6-5.1): the bar is where the base stands, not issue #28's
+    # offline rows outside 2x (gpt-oss pessimistic 0.26-0.50 on A100 and H100; optimistic 2.6-5.1: the 128/4-token runs of
+    # DeepSeek-R1 on H200 and Qwen3-14B on H100, Qwen3-32B 4000/200 on H100): the bar is where the base stands, not #28's
     assert s.outside_2x <= 13
     assert 0.87 <= s.signed["tpu"] / s.signed["gpu"] <= 1.15
     assert s.covered / s.with_range >= 0.85
