@@ -78,17 +78,6 @@ class MultiHostServing(Strict):
         return found
 
 
-class PrefillBudget(Strict):
-    """Prompt tokens one prefill forward takes, per family and serving stack (the stack's default)."""
-
-    tokens: dict[str, dict[str, Annotated[int, Field(ge=1)]]]
-    source: SourceIds
-    note: str | None = None
-
-    def get(self, family: str, stack: str) -> int | None:
-        return self.tokens.get(family, {}).get(stack)
-
-
 class KvReservation(Strict):
     """The share of a request's output tokens whose KV cache its serving stack holds for it on average
     while it runs, per stack: a paged engine that allocates on demand holds the context reached so far
@@ -105,12 +94,14 @@ class KvReservation(Strict):
 
 
 class EngineLimit(Strict):
-    """One default of a serving engine: the most sequences it runs at once, on a family (and, where
-    the default depends on the chip, from a memory size up, except named chips)."""
+    """One default of a serving engine (the most sequences it runs at once, the prompt tokens one forward
+    takes) on a family: where the default depends on the chip, only on named chips (``accelerators``), from
+    a memory size up, or except named chips."""
 
     device: Literal["tpu", "gpu", "cpu"]
     stack: str
     value: Annotated[int, Field(ge=1)]
+    accelerators: list[str] = Field(default_factory=list)
     min_memory_gib: float | None = None
     except_accelerators: list[str] = Field(default_factory=list)
 
@@ -124,6 +115,8 @@ class EngineLimits(Strict):
         """The first row for the chip's family and the stack that applies to the chip."""
         for row in self.rows:
             if row.device != acc.device or row.stack != stack or acc.id in row.except_accelerators:
+                continue
+            if row.accelerators and acc.id not in row.accelerators:
                 continue
             if row.min_memory_gib is not None and acc.specs.memory_gib < row.min_memory_gib:
                 continue
@@ -149,7 +142,7 @@ class InferenceConstants(Strict):
     default_tpot_ms: Value
     max_concurrency: Value
     multi_host_serving: MultiHostServing
-    prefill_token_budget: PrefillBudget | None = None
+    prefill_token_budget: EngineLimits | None = None  # prompt tokens one prefill forward takes by default
     engine_max_num_seqs: EngineLimits | None = None
     kv_reserved_output: KvReservation | None = None
 

@@ -69,7 +69,7 @@ def ttft_ms(r: dict[str, Any], ctx: Context, steady_ms: float, mfu: float | None
     acc = ctx.catalog.get(r["accelerator"])
     ic = ctx.constants.estimator.inference
     assert ic.prefill_token_budget is not None
-    budget = ic.prefill_token_budget.get(acc.device, r["stack"].removesuffix("-tpu"))
+    budget = ic.prefill_token_budget.get(acc, r["stack"].removesuffix("-tpu"))
     assert budget is not None, f"{r['id']}: no prefill_token_budget for {acc.device}/{r['stack']}"
     p = profile_for(r)
     if arrival == "prefill-only":

@@ -405,7 +405,7 @@ def _replica(
     ctx = inf.input_tokens + share * inf.output_tokens
     # the engine's activation peak is kept out of the KV cache: a forward of its prefill token budget,
     # one layer's working set live at a time (34 x hidden bytes per token, Korthikanti et al. 2022)
-    budget = ic.prefill_token_budget.get(acc.device, profile.software.serving_stack) if ic.prefill_token_budget else None
+    budget = ic.prefill_token_budget.get(acc, profile.software.serving_stack) if ic.prefill_token_budget else None
     act_reserve = float(budget or 0) * 34.0 * shape.hidden
     kv_room = room - act_reserve
     max_batch_mem = int(kv_room // max(replica.kv_bytes(ctx), 1.0)) if kv_room > 0 and room > 0 else 0
