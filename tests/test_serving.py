@@ -370,6 +370,19 @@ def test_fp8_on_a_chip_without_fp8_is_served_weight_only() -> None:
     assert not any("no FP8 arithmetic" in w for w in estimate(p, CAT.get("h100"), 1, C).warnings)
 
 
+def test_fp8_arithmetic_with_4_bit_weights_warns_where_there_are_no_fp4_tensor_cores() -> None:
+    """gpt-oss-style MXFP4 weights with FP8 activations need FP4 tensor cores (Blackwell); on Hopper only integer
+    W4A8 kernels compute 4-bit weights at the FP8 rate, so the estimate says which checkpoints it holds for."""
+    w4a8 = chat(model={"params_b": 20, "precision": "fp8", "weights_precision": "int4"})
+    hopper = estimate(w4a8, CAT.get("h100"), 1, C)
+    assert any("4-bit weights with FP8 arithmetic on h100" in w for w in hopper.warnings)
+    assert not any("4-bit weights with FP8" in w for w in estimate(w4a8, CAT.get("b200"), 1, C).warnings)  # FP4 cores
+    w4a16 = chat(model={"params_b": 20, "precision": "bf16", "weights_precision": "int4"})
+    assert not any("4-bit weights with FP8" in w for w in estimate(w4a16, CAT.get("h100"), 1, C).warnings)
+    fp8 = chat(model={"params_b": 20, "precision": "fp8"})
+    assert not any("4-bit weights with FP8" in w for w in estimate(fp8, CAT.get("h100"), 1, C).warnings)
+
+
 def test_deepseek_v3_serving_pays_the_expert_all_to_all() -> None:
     from advisor.estimate.replica import (
         expert_all_to_all_s_per_token,

@@ -118,6 +118,17 @@ def _precision_notes(e: Estimate, profile: Profile, acc: Accelerator) -> None:
             f"no FP8 arithmetic on {acc.id}: FP8 weights are served weight-only (dequantised to 16-bit "
             "in the matmuls, as vLLM's FP8 Marlin kernels do), prefill at the 16-bit rate"
         )
+    tf = acc.specs.peak_tflops
+    if profile.model.precision == "fp8" and profile.model.weights_precision == "int4" and "fp8" in tf and "fp4" not in tf:
+        # 4-bit weights with 8-bit activations: integer W4A8 kernels exist for FP8 chips (vLLM's CUTLASS W4A8 on
+        # Hopper), but FP4 weights (MXFP4, NVFP4) need FP4 tensor cores for FP8 activations; without them vLLM's
+        # MXFP4 MoE computes in 16 bits (its gpt-oss recipe: the Triton MXFP4 backend on Hopper, MXFP4 x MXFP8 on Blackwell)
+        e.warnings.append(
+            f"4-bit weights with FP8 arithmetic on {acc.id}: only integer int4 (W4A8) kernels compute so here; "
+            "FP4 weights (MXFP4 as gpt-oss ships, NVFP4) need FP4 tensor cores for that (the catalog lists no FP4 rate "
+            "for this chip) and otherwise run their matmuls in 16 bits, at half the FP8 rate this estimate uses: set "
+            "model.precision bf16 for such a checkpoint"
+        )
 
 
 def _does_not_fit(e: Estimate, r: _Rates, acc: Accelerator, mem_notes: Any) -> Estimate:
