@@ -18,6 +18,7 @@ from advisor.estimate.replica import (
     engine_max_seqs,
     is_llm_inference,
     kv_note,
+    kv_replication,
     latency_target,
     llm_replica,
     loaded_prefill,
@@ -423,7 +424,7 @@ def _replica(
     notes = {
         "weights_gb": round(weights / 1e9, 2),
         "kv_cache_mb_per_token": round(replica.kv_per_token / 1e6, 4),
-        "kv_cache": kv_note(profile, replica),
+        "kv_cache": kv_note(profile, replica, kv_replication(profile, acc, count)),
         "max_batch_by_memory": max_batch_mem,
         "activation_reserve_gb": round(act_reserve / 1e9, 3),
         "model_shape": {

@@ -156,7 +156,7 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
     routed_active, routed_all = routed_params(profile, c)
     return serving.LlmReplica(
         profile.model.params_b * 1e9 * wbytes, n_active * wbytes, n_active,
-        kv_bytes_per_token(profile), shape.layers, shape.attn_dim,
+        kv_bytes_per_token(profile) * kv_replication(profile, acc, count), shape.layers, shape.attn_dim,
         inf.input_tokens, inf.output_tokens,
         acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory,
         (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * s_matmul,
@@ -228,10 +228,12 @@ def serving_spread(profile: Profile, acc: Accelerator, c: Constants) -> LevelRow
     return c.estimator.level("serving_spread", serving_attrs(profile, acc))
 
 
-def kv_note(profile: Profile, replica: serving.LlmReplica) -> dict[str, Any]:
+def kv_note(profile: Profile, replica: serving.LlmReplica, copies: float = 1.0) -> dict[str, Any]:
     att = profile.model.attention
     inf = profile.inference
     note: dict[str, Any] = {"kind": att.kind if att else "gqa", "dtype": inf.kv_cache_dtype if inf else "auto"}
+    if copies > 1:
+        note["copies_per_replica"] = round(copies, 2)  # KV heads replicated over the tensor-parallel chips
     if replica.kv_window:
         note.update(window=replica.kv_window, sliding_fraction=replica.kv_windowed_share)
     return note
@@ -247,6 +249,25 @@ def kv_bytes_per_token(profile: Profile) -> float:
     att = profile.model.attention
     per_layer = shape.kv_dim if att is not None and att.kind == "mla" else 2.0 * shape.kv_dim
     return shape.layers * per_layer * kv_bytes
+
+
+def kv_replication(profile: Profile, acc: Accelerator, count: int) -> float:
+    """How many copies of each KV head a replica keeps: tensor parallelism splits the attention by KV head, so
+    with fewer KV heads than chips in the tensor-parallel group each head is replicated on tp / kv_heads of them
+    (vLLM's attention layers: 'Number of KV heads is less than TP size, so we replicate the KV heads across
+    multiple tensor parallel GPUs'); MLA caches one latent per token with no head to split (vLLM's cache
+    shape [blocks, block_size, 1, kv_lora_rank + rope_dim] on every rank), so each of the tp chips holds all of it.
+    The copies take memory and each chip reads its own in every decode step. 1 on one chip, and where the KV
+    heads are at least the tensor-parallel degree (Llama-3-70B's 8 on 8 GPUs)."""
+    tp = replica_layout(acc, count)[0]
+    if tp <= 1:
+        return 1.0
+    att = profile.model.attention
+    if att is not None and att.kind == "mla":
+        heads = 1.0
+    else:
+        heads = max(1.0, model_shape(profile).kv_dim / ((att.head_dim if att and att.head_dim else None) or HEAD_DIM))
+    return max(1.0, tp / heads)
 
 
 def replica_comm_s_per_token(profile: Profile, acc: Accelerator, count: int, c: Constants) -> float:
