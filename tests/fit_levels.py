@@ -9,7 +9,8 @@ rows, the training levels refitted at each). The constants are fitted in order, 
 
 1. dense_training_factor: dense training rows computed in 16 bits (what they reach of the stack's MFU table);
 2. low_precision_training_factor: dense training rows computed in 8 bits (fp8, mxfp8, int8);
-3. moe_training_factor: mixture-of-experts training rows;
+3. moe_training_factor: mixture-of-experts training rows, solved like the two below: the MoE's own time (1 / factor - 1
+   of its 16-bit matmul time) does not shrink with an 8-bit peak, so the factor is no ratio of throughputs on FP8 rows;
 4. loaded_prefill_factor: serving rows under load (concurrency above 1: throughput, TPOT, latency), the share of
    the prefill MFU that other requests' prompt chunks reach inside a decode step; not a ratio of throughputs
    (memory-bound steps do not read it), so it is solved: the factor at which the group's median speed ratio is 1
@@ -72,7 +73,7 @@ def _loaded(r: dict[str, Any]) -> bool:
 
 
 LOADED_METRICS = ("output_tokens_per_s", "output_tokens_per_s_per_chip", "throughput_tokens_per_s", "tpot_ms", "latency_s")
-SOLVED = {"loaded_prefill_factor", "moe_serving_factor"}
+SOLVED = {"loaded_prefill_factor", "moe_serving_factor", "moe_training_factor"}
 SOLVE_RANGE = (0.05, 4.0)  # where a solved factor is searched (bisection); a factor at its edge is an error, not a fit
 # constants that are only a range: the smallest..largest of n fit rows holds a new row with probability (n - 1) / (n + 1)
 # (order statistics of n exchangeable draws), so a level of its own needs n >= 9 for 80%; with fewer it inherits
@@ -198,10 +199,16 @@ def solve(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> 
         for m in members:
             groups[tuple(m[0][k] for k in keys)].append(m)
         for key, group in sorted(groups.items()):
+            if "" in key:
+                continue  # rows that do not say (a mixture of experts without its routing): they inherit
             match = dict(zip(keys, key, strict=True))
             parent = [m for m in members if m[0]["device"] == match.get("device")]
             same = level != "family" and {m[1]["id"] for m in group} == {m[1]["id"] for m in parent}
             if len(group) >= MIN_FIT_ROWS and len({m[1]["source_id"] for m in group}) >= MIN_FIT_SOURCES and not same:
+                # as fit(): a group whose rows all share a mixture of experts' routing describes that routing only
+                shared = {m[0].get("routing", "") for m in group}
+                if len(shared) == 1 and "" not in shared:
+                    match["routing"] = shared.pop()
                 one(level, match, group)
     return out
 

@@ -105,6 +105,29 @@ def training_levels(profile: Profile, acc: Accelerator, c: Constants, stack: str
     return [r for r in found if r is not None]
 
 
+def _moe_rate(
+    dense: float, moe: float, acc: Accelerator, c: Constants, used: str | None, peak: float, common: float, levels: list[LevelRow],
+) -> float:
+    """A mixture of experts' share of the peak it computes in: its dense-equivalent matmuls at ``dense`` (the run's own
+    precision, its low-precision factor included) plus what the MoE adds (token dispatch and combine, permutation,
+    routing imbalance, small grouped GEMMs), which moe_training_factor sizes as (1 / factor - 1) x the 16-bit matmul time
+    and which does not get faster with the matmuls' precision (Amdahl): an FP8 step halves its matmuls, not its
+    all-to-all. In 16 bits this is dense x factor. Ironwood's MaxText recipes, one chip and stack at both precisions:
+    dense Llama-3 70B / 405B gain 1.53-1.54x from FP8, DeepSeek-V3 1.20-1.21x and Qwen3-235B 1.12x; the law gives a MoE
+    1 / (f / s + 1 - f) of a dense model's gain s: 1.19x at the TPU factor 0.47 and s 1.5, where one factor on the
+    whole step gave it the dense 1.47x."""
+    if used not in LOW_PRECISION:
+        return dense * moe
+    bf16, peak16, _ = acc.compute_precision("bf16")
+    if not peak16 or not peak:
+        return dense * moe
+    dense16 = common * intensity_factor(acc, peak16, c) * sizing.attained_scale(acc, c, bf16)[0]
+    for row in levels:
+        if row.constant not in ("moe_training_factor", "low_precision_training_factor"):
+            dense16 *= row.value
+    return 1.0 / (1.0 / dense + (peak / peak16) * (1.0 / moe - 1.0) / dense16)
+
+
 def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _TrainingRate:
     sw = software.resolve(profile, acc)  # where a library does not run: its equivalent (QLoRA -> bf16 LoRA on TPU)
     profile = sw.profile
@@ -123,10 +146,15 @@ def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _Trainin
     small = c.estimator.small_model_factor
     size_factor = small.value if min(profile.active_params_b, profile.model.dense_params_b) < small.applies_below_params_b else 1.0
     size_factor *= workloads.mfu_factor(profile, acc, c)
+    common = size_factor
     size_factor *= intensity_factor(acc, peak, c) * sizing.attained_scale(acc, c, used)[0]
     levels = training_levels(profile, acc, c, stack, used)
+    moe = next((row for row in levels if row.constant == "moe_training_factor"), None)
     for row in levels:
-        size_factor *= row.value
+        if row is not moe:
+            size_factor *= row.value
+    if moe is not None:
+        size_factor = _moe_rate(size_factor, moe.value, acc, c, used, peak, common, levels)
     return _TrainingRate(
         sw, flops, formula, assumed, peak or acc.peak_bf16_flops,  # no FP64 rate: flagged by the estimate
         fallback, stack, training_mfu(c, acc, stack), size_factor, levels,
