@@ -141,15 +141,19 @@ def fit(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> li
             same = level != "family" and {m[2] for m in members} == {m[2] for m in parent}
             enough = MIN_SPREAD_ROWS if constant in SPREADS else MIN_FIT_ROWS
             if len(members) >= enough and len({m[3] for m in members}) >= MIN_FIT_SOURCES and not same:
-                match = dict(zip(keys, key, strict=True))
-                # a group whose rows all share a mixture of experts' routing describes that routing only (v6e's
-                # MoE rows are all coarse Mixtral: a fine-grained MoE on v6e inherits the family's, not theirs)
-                shared = {m[0].get("routing", "") for m in members}
-                if len(shared) == 1 and "" not in shared:
-                    match["routing"] = shared.pop()
-                row(level, match, members)  # (a level that only repeats its family adds nothing)
+                row(level, _match(keys, key, [m[0] for m in members]), members)  # (a level that only repeats its family adds nothing)
     assert all(LEVEL_KEY[x.level] in x.match for x in out if x.level != "global")
     return out
+
+
+def _match(keys: tuple[str, ...], key: tuple[str, ...], attrs: list[dict[str, str]]) -> dict[str, str]:
+    """What a level's group matches: its attributes, and the routing of a mixture of experts where all its rows share
+    one (v6e's MoE rows are all coarse Mixtral: a fine-grained MoE on v6e inherits the family's, not theirs)."""
+    match = dict(zip(keys, key, strict=True))
+    shared = {a.get("routing", "") for a in attrs}
+    if len(shared) == 1 and "" not in shared:
+        match["routing"] = shared.pop()
+    return match
 
 
 def _members(select: Any, ctx: Context) -> list[tuple[dict[str, str], dict[str, Any]]]:
@@ -205,11 +209,7 @@ def solve(constant: str, select: Any, levels: tuple[str, ...], ctx: Context) -> 
             parent = [m for m in members if m[0]["device"] == match.get("device")]
             same = level != "family" and {m[1]["id"] for m in group} == {m[1]["id"] for m in parent}
             if len(group) >= MIN_FIT_ROWS and len({m[1]["source_id"] for m in group}) >= MIN_FIT_SOURCES and not same:
-                # as fit(): a group whose rows all share a mixture of experts' routing describes that routing only
-                shared = {m[0].get("routing", "") for m in group}
-                if len(shared) == 1 and "" not in shared:
-                    match["routing"] = shared.pop()
-                one(level, match, group)
+                one(level, _match(keys, key, [m[0] for m in group]), group)
     return out
 
 
