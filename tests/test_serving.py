@@ -392,6 +392,21 @@ def test_fp8_on_a_chip_without_fp8_is_served_weight_only() -> None:
     assert not any("no FP8 arithmetic" in w for w in estimate(p, CAT.get("h100"), 1, C).warnings)
 
 
+def test_the_prefill_token_budget_is_vllms_default_on_each_chip() -> None:
+    """vLLM's get_batch_defaults: max_num_batched_tokens 8192 for the OpenAI server on GPUs of 70 GiB or more except
+    A100, 2048 on A100 and smaller GPUs; on TPU v6e 1024, v5e 512, v5p 256. The engine's activation peak (a forward of
+    that budget) is kept out of the KV cache, so the same model on A100 keeps a quarter of H100's reserve."""
+    budget = C.estimator.inference.prefill_token_budget
+    assert budget is not None
+    expected = {"h100": 8192, "h200": 8192, "b200": 8192, "mi300x": 8192, "a100-80gb": 2048, "a100-40gb": 2048, "l4": 2048,
+                "tpu-v6e": 1024, "tpu-v5e": 512, "tpu-v5p": 256}
+    assert {acc: budget.get(CAT.get(acc), "vllm") for acc in expected} == expected
+    p = chat(model={"params_b": 8, "layers": 32, "hidden_size": 4096, "kv_heads": 8})
+    h100, a100 = estimate(p, CAT.get("h100"), 1, C), estimate(p, CAT.get("a100-80gb"), 1, C)
+    reserve = {e.accelerator: e.assumptions["memory"]["activation_reserve_gb"] for e in (h100, a100)}
+    assert reserve["a100-80gb"] == pytest.approx(reserve["h100"] / 4, rel=1e-2)
+
+
 def test_fp8_arithmetic_with_4_bit_weights_warns_where_there_are_no_fp4_tensor_cores() -> None:
     """gpt-oss-style MXFP4 weights with FP8 activations need FP4 tensor cores (Blackwell); on Hopper only integer
     W4A8 kernels compute 4-bit weights at the FP8 rate, so the estimate says which checkpoints it holds for."""
