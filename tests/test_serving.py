@@ -275,6 +275,10 @@ def test_tensor_parallel_replicates_kv_heads_it_cannot_split() -> None:
     # the copies cost concurrency: DeepSeek-V3 on 8 H200 holds fewer requests than one latent per token would
     e = estimate(chat(model=DEEPSEEK_V3, inference={"input_tokens": 4096, "output_tokens": 512, "peak_qps": 1}), h200, 8, C)
     assert e.assumptions["memory"]["kv_cache"]["copies_per_replica"] == 8
+    # and the estimate says so, with the layout that keeps one copy; a GQA model's copies draw no such note
+    assert any("8 copies" in w and "--enable-dp-attention" in w for w in e.warnings)
+    q = estimate(qwen3_235b, h200, 8, C)
+    assert q.assumptions["memory"]["kv_cache"]["copies_per_replica"] == 2 and not any("latent KV" in w for w in q.warnings)
 
 
 def test_deepseek_v3_fp8_fits_eight_h200_not_eight_h100() -> None:
