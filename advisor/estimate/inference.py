@@ -132,14 +132,14 @@ def _precision_notes(e: Estimate, profile: Profile, acc: Accelerator) -> None:
         )
 
 
-def _kv_copies_note(e: Estimate, profile: Profile, mem_notes: dict[str, Any]) -> None:
+def _kv_copies_note(e: Estimate, profile: Profile, acc: Accelerator, count: int) -> None:
     """MLA's latent cache is held whole by every tensor-parallel chip: say what the estimate (and the setup, which
     serves with tensor-parallel attention) pays for it, and the layout that does not (vLLM's data-parallel deployment
     guide: 'For MoE models, particularly those like DeepSeek that employ MLA ... it can be advantageous to use data
     parallel for the attention layers and expert or tensor parallel (EP or TP) for the expert layers')."""
-    kv = mem_notes.get("kv_cache") or {}
-    copies = kv.get("copies_per_replica")
-    if kv.get("kind") == "mla" and copies:
+    att = profile.model.attention
+    copies = kv_replication(profile, acc, count)
+    if is_llm_inference(profile) and att is not None and att.kind == "mla" and copies > 1:
         e.warnings.append(
             f"MLA's latent KV cache is held whole by each of the {copies:g} tensor-parallel chips ({copies:g} copies), as "
             "tensor-parallel attention serves it (this estimate and the setup): data-parallel attention with expert "
@@ -289,7 +289,7 @@ def estimate_inference(
     )
     e.fits_memory = max_batch_mem >= 1
     _precision_notes(e, profile, acc)
-    _kv_copies_note(e, profile, mem_notes)
+    _kv_copies_note(e, profile, acc, count)
     e.memory_per_chip_gb = r.weights / count / 1e9
     if not e.fits_memory:
         return _does_not_fit(e, r, acc, mem_notes)
