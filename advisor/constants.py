@@ -62,20 +62,25 @@ class StackFactor(Strict):
     note: str | None = None
 
 
-class MultiHostServing(Strict):
-    # per device family: the serving stacks that serve one replica from several hosts
-    tpu: list[str]
-    gpu: list[str]
+class FamilyStacks(Strict):
+    """Per device family: the serving stacks that offer a feature."""
+
+    tpu: list[str] = Field(default_factory=list)
+    gpu: list[str] = Field(default_factory=list)
     cpu: list[str] = Field(default_factory=list)
-    max_hosts_per_replica: Annotated[int, Field(ge=1)]
-    cross_host_collective_us: Annotated[float, Field(gt=0)]
     source: SourceIds
     note: str | None = None
 
     def stacks(self, device: str) -> list[str]:
-        """Stacks that serve a multi-host replica on ``device``'s family."""
+        """Stacks that offer it on ``device``'s family."""
         found: list[str] = getattr(self, device, [])
         return found
+
+
+class MultiHostServing(FamilyStacks):
+    # per device family: the serving stacks that serve one replica from several hosts
+    max_hosts_per_replica: Annotated[int, Field(ge=1)]
+    cross_host_collective_us: Annotated[float, Field(gt=0)]
 
 
 class KvReservation(Strict):
@@ -142,6 +147,8 @@ class InferenceConstants(Strict):
     default_tpot_ms: Value
     max_concurrency: Value
     multi_host_serving: MultiHostServing
+    # per device family: the stacks that serve a mixture of experts with data-parallel attention
+    data_parallel_attention: FamilyStacks | None = None
     prefill_token_budget: EngineLimits | None = None  # prompt tokens one prefill forward takes by default
     engine_max_num_seqs: EngineLimits | None = None
     kv_reserved_output: KvReservation | None = None

@@ -34,7 +34,7 @@ PLACEHOLDERS = frozenset(
         "max_model_len", "pp", "min_nodes", "max_nodes", "workload", "slices", "seq_len",
         "global_batch", "steps", "layers", "emb_dim", "vertex_accelerator",
         "max_seqs", "max_input_len", "per_device_batch", "num_experts", "experts_per_token",
-        "weight_dtype", "disk_gb", "checkpoint_every", "mlx_quant", "gguf_quant",
+        "weight_dtype", "disk_gb", "checkpoint_every", "mlx_quant", "gguf_quant", "vllm_dp_items", "vllm_dp_args", "engine_seqs",
     }
 )
 # The one placeholder syntax of setup-path text: ``{name}``.

@@ -240,6 +240,13 @@ class Inference(Strict):
     steps: Annotated[int, Field(strict=True, gt=0, le=10_000)] | None = None  # diffusion denoising steps
     min_replicas: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 1  # kept running whatever the load
     kv_cache_dtype: KvCacheDtype = "auto"  # auto: 1 byte for fp8/int8/int4 weights, else 2
+    # Share of the input tokens whose KV cache the server already holds (prefix caching: a shared system
+    # prompt, the earlier turns of a conversation); their prefill is not computed again (LLM serving).
+    prefix_cache_hit_rate: Annotated[float, Field(strict=True, ge=0, lt=1, allow_inf_nan=False)] = 0.0
+    # How a mixture of experts' replica splits its attention over its chips: tensor (by head, as plain
+    # tensor parallelism), data (each chip attends for its own requests, the experts split over all: vLLM
+    # --data-parallel-size with --enable-expert-parallel, SGLang --enable-dp-attention) or auto (the cheaper).
+    attention_parallel: Literal["auto", "tensor", "data"] = "auto"
     # An offline batch job (mode: batch) has a volume and a window, not a peak rate: requests it must
     # finish per day, within window_hours of each day (default hours_per_day). Replicas run at saturation.
     requests_per_day: Annotated[float, Field(strict=True, gt=0, le=1e13, allow_inf_nan=False)] | None = None

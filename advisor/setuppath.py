@@ -181,9 +181,14 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         tp, pp = (min(count, per_host), max(1, count // max(1, min(count, per_host)))) if hosts > 1 else (count, 1)
     else:
         tp, pp = int(par.get("tensor") or 1), int(par.get("pipeline") or 1)
+    # a mixture of experts the estimate serves with data-parallel attention: vLLM's form of it (serving-stacks.yaml)
+    dp = int(par.get("attention_data") or 1) if profile.task == "inference" else 1
+    dp_flags = [f"--data-parallel-size={dp}", "--enable-expert-parallel"] if dp > 1 else []
     out = {
         "tp": str(tp),
         "pp": str(pp),
+        "vllm_dp_items": "".join(f', "{f}"' for f in dp_flags),
+        "vllm_dp_args": "".join(f" {f}" for f in dp_flags),
         "min_nodes": str(hosts),
         "max_nodes": str(hosts * replicas),
         "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",
@@ -209,6 +214,8 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         out["checkpoint_every"] = "0"
     inf = profile.inference
     out["max_seqs"] = str(est.batch or 1) if est is not None and est.mode == "inference" else "1"
+    # one engine per data-parallel rank (vLLM --max-num-seqs is per engine): its share of the replica's batch
+    out["engine_seqs"] = str(-(-int(out["max_seqs"]) // max(dp, 1)))
     # the longest prompt (a training profile on a serving path: half the context)
     out["max_input_len"] = str(
         min(max_model_len(profile), inf.max_input_tokens or inf.input_tokens) if inf else max_model_len(profile) // 2

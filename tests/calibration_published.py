@@ -129,7 +129,9 @@ def profile_for(r: dict[str, Any]) -> Profile:
         # (at 1 request/s, a concurrency-1 row of 2,000 output tokens would need 38 replicas and read as infeasible on
         # the publisher's 2 chips)
         qps = 1e-3 if r.get("concurrency") else 1.0
-        data["inference"] = {"mode": "batch", "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "peak_qps": qps}
+        data["inference"] = {"mode": "batch", "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "peak_qps": qps,
+                             # the layout the publisher ran: attention split by head unless the row says data-parallel
+                             "attention_parallel": r.get("attention_parallel", "tensor")}
     return Profile.model_validate(data)
 
 

@@ -55,7 +55,8 @@ def profile_for(r: dict[str, Any]) -> Profile:
     model["precision"] = r["precision"]
     return Profile.model_validate({
         "name": r["id"], "task": "inference", "domain": "llm", "model": model,
-        "inference": {"mode": "batch", "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "peak_qps": 1.0},
+        "inference": {"mode": "batch", "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "peak_qps": 1.0,
+                      "attention_parallel": "tensor"},  # the publishers' layout: attention split by head
         "software": {"serving_stack": STACKS[r["stack"]]},
         "deployment": {"clouds": ["gcp", "aws", "azure", "on-prem"]},
     })

@@ -24,6 +24,7 @@ VERDICTS = {
     "llm-chatbot.yaml": "tpu",
     "llm-pretrain-70b.yaml": "tpu",
     "moe-serving.yaml": "gpu",
+    "deepseek-v3-serving.yaml": "gpu",  # MLA + 256 experts at DeepSeek's published load: B200 with data-parallel attention
     "recsys-api.yaml": "tpu",
     "recsys-training.yaml": "tpu",  # embeddings sharded over a v5e slice: the all-to-all stays on ICI
     "speech-asr.yaml": "tpu",

@@ -322,13 +322,16 @@ def _parallelism(case: Case) -> None:
     if case.spec.profile.task == "inference":
         assert p.data == p.replicas
     if p.server:
-        assert p.tensor * p.pipeline == p.chips_per_replica
+        # data-parallel attention: one rank per chip, the server's tensor-parallel size per rank (vLLM) or over all (SGLang)
+        assert p.tensor * p.pipeline * p.attention_data == p.chips_per_replica
         assert p.data == p.replicas
+        tp = {str(p.tensor)} if p.attention_data == 1 else {"1", str(p.attention_data)}
         for d in case.k8s:
             for pod in _pods(d):
                 for c in pod["containers"]:
                     cmd = " ".join(c["command"])
-                    assert _flag(cmd, "--tensor-parallel-size", "--tp-size", "--tp", "--num-shard") == {str(p.tensor)}
+                    assert _flag(cmd, "--tensor-parallel-size", "--tp-size", "--tp", "--num-shard") <= tp
+                    assert len(_flag(cmd, "--tensor-parallel-size", "--tp-size", "--tp", "--num-shard")) == 1
                     assert _flag(cmd, "--pipeline-parallel-size") <= {str(p.pipeline)}
     _flags_are(case.sh, ("--tensor-parallel-size",), p.tensor)
     if par and p.server:  # the manifests lay a replica out as the estimate costed it
@@ -433,16 +436,36 @@ def _context(case: Case) -> None:
             assert p.context_len == (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
 
 
+@check("attention_data")
+def _attention_data(case: Case) -> None:
+    """A mixture of experts the estimate serves with data-parallel attention is served so, over the replica's chips,
+    in the server's own flags; nothing else carries them."""
+    p = case.plan
+    par = (case.spec.est.parallelism or {}) if case.spec.est is not None else {}
+    want = int(par.get("attention_data") or 1) if case.spec.profile.task == "inference" else 1
+    assert p.attention_data == want, (p.attention_data, want)
+    if p.attention_data > 1:
+        assert p.attention_data == p.chips_per_replica
+    for cmd in case.commands():
+        if p.attention_data > 1:
+            assert _flag(cmd, "--data-parallel-size", "--dp-size") == {str(p.attention_data)}, cmd
+            assert "--enable-expert-parallel" in cmd or "--enable-dp-attention" in cmd, cmd
+        else:
+            assert not _flag(cmd, "--data-parallel-size", "--dp-size"), cmd
+            assert "--enable-dp-attention" not in cmd, cmd
+
+
 @check("max_seqs")
 def _max_seqs(case: Case) -> None:
     p = case.plan
     if case.spec.est is not None and case.spec.est.mode == "inference":
         assert p.max_seqs == (case.spec.est.batch or 1)
-    _server_flags(case, ("--max-num-seqs", "--max-running-requests", "--max-concurrent-requests"), p.max_seqs)
+    per_rank = -(-p.max_seqs // p.attention_data)  # data-parallel attention: one scheduler per rank
+    _server_flags(case, ("--max-num-seqs", "--max-running-requests", "--max-concurrent-requests"), per_rank)
     if p.server:
         for cmd in case.commands():
-            assert _flag(cmd, "--max-num-seqs", "--max-running-requests", "--max-concurrent-requests") == {str(p.max_seqs)}
-    _flags_are(case.sh, ("--max-num-seqs",), p.max_seqs)
+            assert _flag(cmd, "--max-num-seqs", "--max-running-requests", "--max-concurrent-requests") == {str(per_rank)}
+    _flags_are(case.sh, ("--max-num-seqs",), per_rank)
     for d in case.k8s:
         if d["kind"] == "HorizontalPodAutoscaler":
             assert d["spec"]["metrics"][0]["pods"]["target"]["averageValue"] == str(p.max_seqs)

@@ -109,6 +109,16 @@ FIELD_DOCS: dict[str, str] = {
     "inference.kv_cache_dtype": "Precision of the KV cache, a serving flag independent of the weights (vLLM/SGLang --kv-cache-dtype): "
                                 "auto (default) stores it in 1 byte for fp8/int8/int4 weights and 2 otherwise; fp8 or int8 halve a bf16 "
                                 "cache.",
+    "inference.prefix_cache_hit_rate": "Share of the input tokens whose KV cache the server already holds (0 to below 1; default 0): "
+                                       "a shared system prompt, earlier turns of a conversation (vLLM automatic prefix caching, "
+                                       "SGLang's radix cache, both on by default). Their prefill is not computed again; the "
+                                       "request still holds their KV cache. DeepSeek reports 56.3% of its input tokens hitting its cache.",
+    "inference.attention_parallel": "How a mixture of experts' replica splits its attention (LLM serving): tensor (by head, with "
+                                    "the experts; MLA's single latent and KV heads fewer than the chips are copied on every chip), "
+                                    "data (each chip attends for its own requests with a whole copy of the attention weights, the "
+                                    "experts split over all chips: vLLM --data-parallel-size with --enable-expert-parallel, SGLang "
+                                    "--enable-dp-attention) or auto (default: both estimated where tensor would copy the KV cache, "
+                                    "the one needing fewer chips kept). The setup files use the layout estimated.",
     "inference.min_replicas": "Replicas kept running whatever the load (availability, zones); priced even when the peak needs fewer.",
     "software": "Framework, serving stack and CUDA dependencies.",
     "software.framework": "Training or model framework.",

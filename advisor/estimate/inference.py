@@ -15,6 +15,9 @@ from advisor.estimate.efficiency import decode_mbu, software_notes
 from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
 from advisor.estimate.readset import unused_fields
 from advisor.estimate.replica import (
+    attention_dp,
+    attention_params,
+    data_attention_possible,
     engine_max_seqs,
     is_llm_inference,
     kv_note,
@@ -84,10 +87,12 @@ def _rates(e: Estimate, profile: Profile, acc: Accelerator, count: int, c: Const
     peak = peak or acc.peak_bf16_flops  # no FP64 rate: flagged below
     s_matmul, s_memory = sizing.attained_scale(acc, c, used)
     tables = workloads.embedding_serving_bytes(profile)
+    # data-parallel attention: every chip of the replica holds the attention projections whole
+    replicated = (attention_dp(profile, acc, count) - 1) * attention_params(profile, c) * profile.model.weight_bytes
     return _Rates(
         profile=profile, sw=sw, mbu=decode_mbu(c, acc), pre=pre, peak=peak,
         bw=acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory, compute=peak * count * s_matmul,
-        weights=profile.model.dense_params_b * 1e9 * profile.model.weight_bytes + tables, tables=tables,
+        weights=profile.model.dense_params_b * 1e9 * profile.model.weight_bytes + tables + replicated, tables=tables,
         cap=acc.specs.memory_gib * GIB * count, reserve=1.0 - c.estimator.memory.serving_memory_reserve_fraction.value,
         llm=is_llm_inference(profile), overhead=step_overhead(profile, acc, count, c),
     )
@@ -196,7 +201,7 @@ class _Load:
 
 
 def _loaded(
-    profile: Profile, acc: Accelerator, c: Constants, replica: serving.LlmReplica | serving.RequestReplica, max_batch_mem: int,
+    profile: Profile, acc: Accelerator, count: int, c: Constants, replica: serving.LlmReplica | serving.RequestReplica, max_batch_mem: int,
     batch: int | None, llm: bool,
 ) -> _Load:
     """The load the replica is searched under."""
@@ -205,6 +210,8 @@ def _loaded(
     ic = c.estimator.inference
     target_ms, target_note = latency_target(profile, c)
     engine_seqs = engine_max_seqs(profile, acc, c) if llm else None
+    if engine_seqs is not None:  # data-parallel attention: one engine (scheduler) per rank
+        engine_seqs *= attention_dp(profile, acc, count)
     top = min(max_batch_mem, int(ic.max_concurrency.value), engine_seqs or max_batch_mem)
     if batch is not None:
         top = max(1, min(batch, max(max_batch_mem, 1), engine_seqs or batch))  # the engine never runs more
@@ -272,7 +279,51 @@ def estimate_inference(
 ) -> Estimate:
     """One serving configuration. ``ranges=False`` (the what-ifs, which read the verdict, its
     configuration and its feasibility): no cost range (the low / high utilisation searches that only
-    the confidence's scenarios and the shown ranges read); everything else as in the full estimate."""
+    the confidence's scenarios and the shown ranges read); everything else as in the full estimate.
+
+    A mixture of experts' attention is split by head (tensor) or by request (data) as inference.attention_parallel
+    says; auto estimates both where tensor-parallel attention would copy the KV cache over chips (MLA, fewer KV heads
+    than chips) and keeps the one that needs fewer chips (on a tie, or where neither meets its targets, tensor)."""
+    assert profile.inference is not None
+    wanted = profile.inference.attention_parallel
+    possible = data_attention_possible(software.resolve(profile, acc).profile, acc, count, c)
+
+    def laid(layout: str) -> Profile:
+        assert profile.inference is not None
+        return profile.model_copy(update={"inference": profile.inference.model_copy(update={"attention_parallel": layout})})
+
+    def one(layout: str) -> Estimate:
+        return _estimate_inference(laid(layout), acc, count, c, batch=batch, owned_chips=owned_chips, ranges=ranges)
+
+    if not possible:  # the profile as given (attention_dp reads 'data' only where the layout applies), or pinned back
+        e = one("tensor") if wanted == "data" else _estimate_inference(
+            profile, acc, count, c, batch=batch, owned_chips=owned_chips, ranges=ranges
+        )
+        if wanted == "data":
+            e.warnings.append(
+                f"inference.attention_parallel: data not used on {acc.id} x {count}: data-parallel attention serves a "
+                "mixture of experts on one tensor-parallel domain of several chips, on a stack that offers it "
+                "(rules/estimator.yaml inference.data_parallel_attention); estimated with tensor-parallel attention"
+            )
+        return e
+    if wanted != "auto":
+        return one(wanted)
+    tensor = one("tensor")
+    if kv_replication(laid("tensor"), acc, count) <= 1:
+        return tensor  # nothing copied: data-parallel attention would only add attention reads
+    data = one("data")
+    return data if _layout_key(data) < _layout_key(tensor) else tensor
+
+
+def _layout_key(e: Estimate) -> tuple[bool, bool, int]:
+    """How a serving estimate ranks when its attention layout is chosen: fitting in memory first, then meeting its
+    latency target, then the fewest chips."""
+    return (not e.fits_memory, e.meets_latency is False, e.count * (e.replicas or 1))
+
+
+def _estimate_inference(
+    profile: Profile, acc: Accelerator, count: int, c: Constants, *, batch: int | None, owned_chips: int | None, ranges: bool,
+) -> Estimate:
     assert profile.inference is not None
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "inference", owned_chips=owned_chips)
     r = _rates(e, profile, acc, count, c)
@@ -283,18 +334,25 @@ def estimate_inference(
     e.hosts_per_replica = hosts_for(acc, count)
     tp, stages = replica_layout(acc, count)
     e.parallelism = {"data": 1, "tensor": tp, "pipeline": stages, "expert": count if profile.model.architecture == "moe" else 1}
+    if attention_dp(profile, acc, count) > 1:  # every chip attends for its own requests; the experts split over all
+        e.parallelism.update(tensor=1, pipeline=1, attention_data=count)
     _placement(e, profile, acc, c)
     replica, max_batch_mem, mem_notes = _replica(
         profile, acc, count, c, (r.weights, r.tables), r.usable - r.weights, (r.bw, r.compute, r.overhead)
     )
     e.fits_memory = max_batch_mem >= 1
+    if attention_dp(profile, acc, count) > 1:
+        mem_notes["attention"] = {
+            "parallel": "data", "ranks": count,
+            "replicated_attention_gb": round((count - 1) * attention_params(profile, c) * profile.model.weight_bytes / 1e9, 2),
+        }
     _precision_notes(e, profile, acc)
     _kv_copies_note(e, profile, acc, count)
     e.memory_per_chip_gb = r.weights / count / 1e9
     if not e.fits_memory:
         return _does_not_fit(e, r, acc, mem_notes)
 
-    ld = _loaded(profile, acc, c, replica, max_batch_mem, batch, r.llm)
+    ld = _loaded(profile, acc, count, c, replica, max_batch_mem, batch, r.llm)
     mid = ld.op(r.mbu.expected, r.pre.expected)
     if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and inf.latency_p99_ms is not None and batch is None:
         mid = _sized_for_p99(mid, inf, ld.load, lambda: ld.op(r.mbu.expected, r.pre.expected))

@@ -44,13 +44,18 @@ def unused_fields(profile: Profile) -> list[str]:
         notes.append((cache, "only an LLM's serving reads the KV-cache shape"))
         if inf is not None and not profile.is_training:
             notes.append(
-                (["inference.kv_cache_dtype"] if "kv_cache_dtype" in inf.model_fields_set else [], "no KV cache in one-pass serving")
+                ([f"inference.{n}" for n in ("kv_cache_dtype", "prefix_cache_hit_rate") if n in inf.model_fields_set],
+                 "no KV cache in one-pass serving")
             )
     if not (llm_serving and m.architecture == "moe"):
         notes.append(
             (["model.experts_per_token"] * bool(m.experts_per_token) + ["model.experts"] * bool(m.experts),
              "only a mixture of experts' serving reads the routing (experts, top-k)")
         )
+        if inf is not None and "attention_parallel" in inf.model_fields_set:
+            notes.append(
+                (["inference.attention_parallel"], "only a mixture of experts' LLM serving splits its attention apart from its experts")
+            )
     if m.weights_precision is not None and profile.is_training and (t is None or t.method != "lora"):
         notes.append((["model.weights_precision"], "full training keeps its weights at model.precision and QLoRA its base at 4 bits;"
                       " only serving and LoRA's frozen base store weights apart"))

@@ -136,6 +136,11 @@ def step_overhead(profile: Profile, acc: Accelerator, count: int, c: Constants) 
     else:
         t = layers * ic.gpu_step_overhead_per_layer_us.value / 1e6
     tp, stages = replica_layout(acc, count)
+    if attention_dp(profile, acc, count) > 1:
+        # data-parallel attention: each layer's expert dispatch and combine are the step's two collectives, at the
+        # scale-out network's floor once the replica spans domains; no pipeline stages
+        per = ic.tp_allreduce_us.value if count <= sizing.fast_domain(acc, count) else ic.multi_host_serving.cross_host_collective_us
+        return t + 2.0 * layers * per / 1e6
     if tp > 1:
         t += 2.0 * layers * ic.tp_allreduce_us.value / 1e6
     if stages > 1:  # one activation hand-off per stage boundary per step, over the scale-out network
@@ -162,13 +167,52 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * s_matmul,
         step_overhead(profile, acc, count, c),
         replica_comm_s_per_token(profile, acc, count, c),
-        stages=replica_layout(acc, count)[1],
+        stages=1 if attention_dp(profile, acc, count) > 1 else replica_layout(acc, count)[1],
         kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
         kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
         kv_read_factor=c.estimator.inference.kv_read_factor(family(acc.device).decode_utilisation, profile.software.serving_stack),
         loaded_prefill=loaded_prefill_value(profile, acc, c),
         routed_active=routed_active, routed_weights=routed_all * wbytes, routed_efficiency=moe_serving_value(profile, acc, c),
+        cached_input=inf.input_tokens * inf.prefix_cache_hit_rate,
+        attention_dp=attention_dp(profile, acc, count), attention_params=attention_params(profile, c),
+        attention_bytes=attention_params(profile, c) * wbytes,
     )
+
+
+def data_attention_possible(profile: Profile, acc: Accelerator, count: int, c: Constants) -> bool:
+    """Whether this replica could serve with data-parallel attention: a mixture of experts' LLM serving over several
+    chips, on a stack that offers it on this family (rules/estimator.yaml inference.data_parallel_attention); over
+    several hosts the experts are split across them (expert parallelism), with no pipeline stages."""
+    dpa = c.estimator.inference.data_parallel_attention
+    return (
+        dpa is not None and count > 1 and profile.model.architecture == "moe" and is_llm_inference(profile)
+        and profile.software.serving_stack in dpa.stacks(acc.device)
+    )
+
+
+def attention_dp(profile: Profile, acc: Accelerator, count: int) -> int:
+    """The data-parallel degree of a replica's attention: all its chips where a mixture of experts is served with
+    data-parallel attention (inference.attention_parallel data, as advisor.estimate.inference resolves it), else 1
+    (attention split by head over the tensor-parallel chips)."""
+    inf = profile.inference
+    if inf is None or inf.attention_parallel != "data" or profile.model.architecture != "moe":
+        return 1
+    return count
+
+
+def attention_params(profile: Profile, c: Constants) -> float:
+    """Parameters of the attention projections, all layers: query and output hidden x attn_dim each, key and value
+    hidden x kv_dim each; MLA's down- and up-projections of queries and of the latent about 4 x hidden^2 per layer
+    (DeepSeek-V3: 187 M per layer from its config, 4 x 7168^2 = 206 M). At most the active parameters outside the
+    routed experts."""
+    shape = model_shape(profile)
+    att = profile.model.attention
+    if att is not None and att.kind == "mla":
+        per_layer = 4.0 * shape.hidden * shape.hidden
+    else:
+        per_layer = 2.0 * shape.hidden * shape.attn_dim + 2.0 * shape.hidden * shape.kv_dim
+    routed_active, _ = routed_params(profile, c)
+    return min(shape.layers * per_layer, profile.active_params_b * 1e9 - routed_active)
 
 
 def routed_params(profile: Profile, c: Constants) -> tuple[float, float]:
@@ -260,7 +304,7 @@ def kv_replication(profile: Profile, acc: Accelerator, count: int) -> float:
     The copies take memory and each chip reads its own in every decode step. 1 on one chip, and where the KV
     heads are at least the tensor-parallel degree (Llama-3-70B's 8 on 8 GPUs)."""
     tp = replica_layout(acc, count)[0]
-    if tp <= 1:
+    if tp <= 1 or attention_dp(profile, acc, count) > 1:  # data-parallel attention: each chip its own requests' cache
         return 1.0
     att = profile.model.attention
     if att is not None and att.kind == "mla":
@@ -279,6 +323,8 @@ def replica_comm_s_per_token(profile: Profile, acc: Accelerator, count: int, c: 
     allreduce = prefill_allreduce_s_per_token(acc, count, shape, c)
     if profile.model.architecture != "moe" or count <= 1:
         return allreduce
+    if attention_dp(profile, acc, count) > 1:  # data-parallel attention: no attention all-reduce, only the dispatch
+        return expert_all_to_all_s_per_token(profile, acc, count, c)
     return allreduce / 2.0 + expert_all_to_all_s_per_token(profile, acc, count, c)
 
 

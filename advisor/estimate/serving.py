@@ -84,6 +84,20 @@ class LlmReplica:
     routed_active: float = 0.0
     routed_weights: float = 0.0
     routed_efficiency: float = 1.0
+    # tokens of each prompt whose KV cache the server already holds (a prefix cache hit: a shared system prompt,
+    # the earlier turns of a conversation): kept in the request's KV cache, never computed again
+    cached_input: float = 0.0
+    # data-parallel attention (a mixture of experts' replica, attention_dp > 1 chips): each chip attends for its own
+    # requests with a whole copy of the attention projections (attention_params, attention_bytes), so every step
+    # reads them on every chip, the busiest chip sets the attention's time, and a lone prompt is prefilled on one chip
+    attention_dp: int = 1
+    attention_params: float = 0.0
+    attention_bytes: float = 0.0
+
+    @property
+    def computed_input(self) -> float:
+        """Prompt tokens a prefill computes: the input less its cached prefix."""
+        return max(self.input_tokens - self.cached_input, 0.0)
 
     def kv_bytes(self, context: float) -> float:
         """Bytes of KV cache one request holds at ``context`` tokens."""
@@ -115,8 +129,22 @@ class LlmReplica:
 
     def _prefill_flops(self, tokens: float) -> float:
         # weights: 2 N per token (routed experts weighted by their efficiency); attention: QK^T and AV,
-        # 2 x 2 x attn_dim per query-key pair per layer
-        return 2.0 * self._gemm_params * tokens + 4.0 * self.layers * self.attn_dim * self._attended(tokens)
+        # 2 x 2 x attn_dim per query-key pair per layer. A cached prefix is neither multiplied through the
+        # weights again nor attended again: its tokens' own query-key pairs are dropped, the new tokens
+        # still attend to it
+        cached = min(self.cached_input, tokens)
+        attended = self._attended(tokens) - self._attended(cached)
+        return 2.0 * self._gemm_params * (tokens - cached) + 4.0 * self.layers * self.attn_dim * attended
+
+    @cached_property
+    def _lone_prefill(self) -> tuple[float, float]:
+        """(FLOPs, bytes) one prompt's prefill adds beyond its share of the replica under data-parallel attention:
+        its attention (projections and scores) and the attention weights' read run on one chip of attention_dp."""
+        if self.attention_dp <= 1:
+            return 0.0, 0.0
+        attended = self._attended(self.input_tokens) - self._attended(min(self.cached_input, self.input_tokens))
+        flops = 2.0 * self.attention_params * self.computed_input + 4.0 * self.layers * self.attn_dim * attended
+        return (self.attention_dp - 1) * flops, (self.attention_dp - 1) * self.attention_bytes
 
     @cached_property
     def _fixed(self) -> tuple[float, float, float, float, float, float]:
@@ -142,19 +170,23 @@ class LlmReplica:
         # other requests' prompts, spread over their lifetime, ride along in each step; every
         # token of the step, generated or prompt, goes through the tensor-parallel all-reduces
         flops = decode_flops * m + prompt_chunk * others / self.loaded_prefill
-        comm = self.comm_per_token * (m + self.input_tokens / out * others)
+        comm = self.comm_per_token * (m + self.computed_input / out * others)
         # the weight GEMMs and the decode attention are separate kernels, each at its own bound; a
         # mixture of experts' routed experts are one more (a grouped GEMM): its FLOPs are those of the
         # step's tokens through the experts, its read the experts they touch (a small batch: only its own)
         routed_bytes = self.active_bytes * self.routed_active / self.n_active if self.routed_active else 0.0
-        routed_flops = 2.0 * self.routed_active / self.routed_efficiency * (m + self.input_tokens / out * others / self.loaded_prefill)
-        weight_read = min(self.weights - self.routed_weights, (self.active_bytes - routed_bytes) * m)
+        routed_flops = 2.0 * self.routed_active / self.routed_efficiency * (m + self.computed_input / out * others / self.loaded_prefill)
+        # data-parallel attention: every chip reads its own copy of the attention projections, and the busiest chip
+        # (ceil(m / dp) requests) sets the attention's time
+        dp = max(self.attention_dp, 1)
+        weight_read = min(self.weights - self.routed_weights, (self.active_bytes - routed_bytes) * m) + self.attention_bytes * (dp - 1)
         t_gemm = max(weight_read / bw, (flops - routed_flops) / compute + comm)
         if self.routed_active:
             t_gemm += max(min(self.routed_weights, routed_bytes * m) / bw, routed_flops / compute)
-        t_att = m * max(kv_per_request * self.kv_read_factor / bw, attention_flops / compute)
+        t_att = math.ceil(m / dp) * dp * max(kv_per_request * self.kv_read_factor / bw, attention_flops / compute)
         tpot = s * (t_gemm + t_att) + self.overhead
-        t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
+        lone_flops, lone_bytes = self._lone_prefill
+        t_pre = max((prefill + lone_flops) / compute + self.comm_per_token * self.computed_input, (self.active_bytes + lone_bytes) / bw)
         ttft = t_pre + (tpot if b > 1 else self.overhead)
         latency = ttft + (out - 1) * tpot
         return Point(b, ttft, tpot, latency, b * out / latency)
@@ -167,13 +199,13 @@ class LlmReplica:
         every weight read, one stage; a guess for the search, which checks it."""
         out, decode_flops, prompt_chunk, prefill, kv_per_request, attention_flops = self._fixed
         bw, compute = self.bandwidth * u_bw, self.compute * u_mfu
-        t_pre = max(prefill / compute + self.comm_per_token * self.input_tokens, self.active_bytes / bw)
+        t_pre = max(prefill / compute + self.comm_per_token * self.computed_input, self.active_bytes / bw)
         step = (latency_s - t_pre) / out - self.overhead  # the step time the target leaves
         if step <= 0:
             return 1
         att = max(kv_per_request * self.kv_read_factor / bw, attention_flops / compute)  # per request
         by_memory = (step - self.weights / bw) / att if att > 0 else math.inf
-        ratio = self.input_tokens / out
+        ratio = self.computed_input / out
         chunk = prompt_chunk / self.loaded_prefill
         per_b = (decode_flops + chunk) / compute + self.comm_per_token * (1.0 + ratio) + att
         by_compute = (step + chunk / compute + self.comm_per_token * ratio) / per_b
@@ -181,9 +213,9 @@ class LlmReplica:
         return max(1, int(b)) if math.isfinite(b) else None
 
     def forward_time(self, tokens: int, u_bw: float, u_mfu: float) -> float:
-        """One prefill forward of ``tokens`` prompt tokens (of prompts of ``input_tokens``): its
-        FLOPs and all-reduces, at least one weight read, plus the step overhead."""
-        per_token = self._fixed[3] / max(self.input_tokens, 1)
+        """One prefill forward of ``tokens`` computed prompt tokens (of prompts of ``input_tokens``, less a cached
+        prefix): their FLOPs and all-reduces, at least one weight read, plus the step overhead."""
+        per_token = self._fixed[3] / max(self.computed_input, 1)
         t = tokens * (per_token / (self.compute * u_mfu) + self.comm_per_token)
         return max(t, self.active_bytes / (self.bandwidth * u_bw)) + self.overhead
 

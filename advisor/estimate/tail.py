@@ -68,7 +68,8 @@ def p99(ttft: float, tpot: float, inf: Inference, prefill_s: float, qps_per_repl
     wait = queue_p99_s(slots, service_s, qps_per_replica)
     wait = wait if math.isfinite(wait) else 3600.0
     busy = qps_per_replica * prefill_s  # share of steps that carry a prompt chunk
-    chunk = prefill_s * min(1.0, PREFILL_CHUNK_TOKENS / max(inf.input_tokens, 1)) if busy >= 0.01 else 0.0
+    computed = inf.input_tokens * (1.0 - inf.prefix_cache_hit_rate)  # a cached prefix is not prefilled again
+    chunk = prefill_s * min(1.0, PREFILL_CHUNK_TOKENS / max(computed, 1.0)) if busy >= 0.01 else 0.0
     out_p99 = max(inf.max_output_tokens or 0, inf.output_tokens)
     ttft99, tpot99 = ttft + wait, tpot + chunk
     steps = max(out_p99 - 1, 0)

@@ -24,7 +24,7 @@ def server_argv(spec: Spec, model: str, tp: int | str, pp: int | str) -> list[st
     """The plan's server command: its model, parallelism, max model length, max sequences and precision."""
     plan = spec.plan
     return servers()[plan.server].argv(
-        spec.device, model, tp, pp, plan.context_len, VLLM_PORT, plan.max_seqs, plan.server_precision
+        spec.device, model, tp, pp, plan.context_len, VLLM_PORT, plan.max_seqs, plan.server_precision, plan.attention_data
     )
 
 
@@ -99,7 +99,7 @@ def _leader_worker_set(spec: Spec, labels: dict[str, str]) -> dict[str, Any]:
     over its hosts, every rank the same command)."""
     plan = spec.plan
     server = servers()[plan.server]
-    flags, worker = server.multi_host[spec.device]
+    flags, worker = server.host_flags(spec.device, plan.attention_data, plan.chips_per_host)
     argv = server_argv(spec, plan.model_id, plan.tensor, plan.pipeline)
     base = server.shell(spec.device, argv, flags)
     lead = _container(spec)

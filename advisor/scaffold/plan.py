@@ -75,6 +75,9 @@ class Plan:
     procurement: str
     price_cloud: str
     cloud: str  # where the setup runs (setuppath.setup_cloud): priced cloud, on-prem for owned chips
+    # a mixture of experts served with data-parallel attention: the replica's chips, one rank each (the estimate's
+    # parallelism.attention_data); 1 otherwise
+    attention_data: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -195,4 +198,5 @@ def make_plan(
         procurement=(est.procurement or "") if est else "",
         price_cloud=(est.price_cloud or "") if est else "",
         cloud=cloud,
+        attention_data=int(par.get("attention_data") or 1) if inference else 1,
     )

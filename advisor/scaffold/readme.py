@@ -272,8 +272,14 @@ def _kubernetes_section(spec: Spec, steps: list[Step], files: Mapping[str, str],
         plan = spec.plan
         server = servers()[plan.server]
         argv = " ".join(server_argv(spec, plan.model_id, plan.tensor, plan.pipeline))
+        dpa = (
+            f"data-parallel attention over {plan.attention_data} chips (each attends for its own requests with a whole copy "
+            "of the attention weights, one KV cache) and the experts split over all of them (expert parallelism, the "
+            "layout the estimate costed)"
+        ) if plan.attention_data > 1 else ""
         if plan.hosts > 1:
             layout = (
+                dpa if dpa else
                 f"{plan.tensor}-way tensor parallelism inside a host and {plan.pipeline} pipeline stages across hosts "
                 "(vLLM's documented multi-node layout, https://docs.vllm.ai/en/stable/serving/parallelism_scaling.html)"
                 if plan.pipeline > 1
@@ -287,8 +293,8 @@ def _kubernetes_section(spec: Spec, steps: list[Step], files: Mapping[str, str],
             )
         else:
             L.append(
-                f"`k8s/deployment.yaml` runs `{argv}` with tensor parallelism over "
-                f"{e.count} chip(s) per replica and {plan.replicas} replica(s) (the estimate's count for "
+                f"`k8s/deployment.yaml` runs `{argv}` with {dpa or f'tensor parallelism over {e.count} chip(s)'} "
+                f"per replica and {plan.replicas} replica(s) (the estimate's count for "
                 f"{p.inference.peak_qps if p.inference else 0:g} requests/s at peak). `setup.sh` applies the whole "
                 "`k8s/` folder with `kubectl apply -f k8s/`."
             )

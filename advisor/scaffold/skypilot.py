@@ -43,10 +43,11 @@ def _serve_scripts(spec: Spec, sliced: bool) -> tuple[str, str]:
     pp: int | str = plan.pipeline if multi else 1
     words = server_argv(spec, '"$MODEL_ID"', tp, pp)
     if multi:
-        flags, worker = server.multi_host[spec.device]
+        flags, worker = server.host_flags(spec.device, plan.attention_data, plan.chips_per_host)
         sky = {**SKY_MULTI_HOST, "$(LWS_GROUP_SIZE)": str(plan.hosts)}
         for lws, value in sky.items():
             flags = tuple(f.replace(lws, value) for f in flags)
+            worker = tuple(w.replace(lws, value) for w in worker)
         words += list(flags)
         if worker:
             words.append(f'$([ "$SKYPILOT_NODE_RANK" != 0 ] && echo {" ".join(worker)})')

@@ -16,6 +16,17 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class DataAttention:
+    """How a server runs a mixture of experts with data-parallel attention on one device family (serving-stacks.yaml
+    data_parallel_attention): its tensor-parallel size then (1 per data-parallel rank, or all the replica's chips),
+    the flags it adds, and the flags of a replica over several hosts (its own multi-node form) with the workers' own."""
+
+    tensor: str  # "1" or "all"
+    flags: tuple[str, ...]
+    multi_host: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+
+
+@dataclass(frozen=True)
 class Server:
     id: str
     title: str
@@ -34,18 +45,37 @@ class Server:
     # profile precision -> the server's flags (dtype, on-the-fly quantization); a precision missing
     # here is a quantized checkpoint the server reads its method from
     precision: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    # per device family: the mixture-of-experts layout with data-parallel attention (absent: the server has none)
+    data_attention: dict[str, DataAttention] = dataclasses.field(default_factory=dict)
 
     def argv(
         self, device: str, model: str, tp: int | str, pp: int | str, context_len: int, port: int,
-        max_seqs: int = 1, precision: str = "",
+        max_seqs: int = 1, precision: str = "", attention_dp: int = 1,
     ) -> list[str]:
         """The server's command words; ``tp`` and ``pp`` may be shell expressions (sky.yaml).
-        ``precision`` (a profile precision) adds the server's flags for it (``precision:``)."""
+        ``precision`` (a profile precision) adds the server's flags for it (``precision:``); ``attention_dp`` > 1
+        (the estimate's parallelism.attention_data) serves a mixture of experts with data-parallel attention over that
+        many chips, in the server's own form (``data_parallel_attention:``)."""
         words = list(self.command[device]) + (list(self.pipeline) if str(pp) != "1" and self.pipeline else [])
         words += list(self.precision.get(precision, ()))
+        dpa = self.data_attention.get(device) if attention_dp > 1 else None
+        if dpa is not None:  # one scheduler per data-parallel rank, each with its share of the sequences
+            tp = attention_dp if dpa.tensor == "all" else 1
+            words += list(dpa.flags)
+            max_seqs = -(-max_seqs // attention_dp)
         vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port),
-                "max_seqs": str(max(1, max_seqs))}
+                "max_seqs": str(max(1, max_seqs)), "dp": str(attention_dp)}
         return [w.format(**vals) for w in words]
+
+    def host_flags(self, device: str, attention_dp: int = 1, per_host: int = 1) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(flags every pod of a replica over several hosts adds, the workers' extra flags): the server's multi-host
+        form, or its data-parallel attention's own (``per_host``: the data-parallel ranks on one host)."""
+        dpa = self.data_attention.get(device) if attention_dp > 1 else None
+        if dpa is not None and dpa.multi_host is not None:
+            flags, worker = dpa.multi_host
+            fill = {"dp": str(attention_dp), "dp_local": str(per_host)}
+            return tuple(f.format(**fill) for f in flags), tuple(w.format(**fill) for w in worker)
+        return self.multi_host[device]
 
     def precision_note(self, precision: str) -> str | None:
         """Why the server gets no precision flag (a quantized checkpoint carries its own), or None."""
@@ -92,6 +122,13 @@ def servers() -> dict[str, Server]:
             multi_host={d: (tuple(m["flags"]), tuple(m.get("worker") or ())) for d, m in (v.get("multi_host") or {}).items()},
             prepare=dict(v.get("prepare") or {}),
             precision={k: tuple(f) for k, f in (v.get("precision") or {}).items()},
+            data_attention={
+                d: DataAttention(
+                    str(a["tensor"]), tuple(a["flags"]),
+                    (tuple(a["multi_host"]["flags"]), tuple(a["multi_host"].get("worker") or ())) if a.get("multi_host") else None,
+                )
+                for d, a in (v.get("data_parallel_attention") or {}).items()
+            },
         )
     return out
 
