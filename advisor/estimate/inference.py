@@ -302,7 +302,7 @@ def estimate_inference(
         if wanted == "data":
             e.warnings.append(
                 f"inference.attention_parallel: data not used on {acc.id} x {count}: data-parallel attention serves a "
-                "mixture of experts on one tensor-parallel domain of several chips, on a stack that offers it "
+                "mixture of experts' LLM over several chips, on a stack that offers it on this family "
                 "(rules/estimator.yaml inference.data_parallel_attention); estimated with tensor-parallel attention"
             )
         return e
