@@ -60,6 +60,8 @@ class _Rates:
     reserve: float
     llm: bool
     overhead: float
+    replicated: float = 0.0  # bytes of attention projections data-parallel attention copies beyond the one set
+
 
     @property
     def usable(self) -> float:
@@ -94,7 +96,7 @@ def _rates(e: Estimate, profile: Profile, acc: Accelerator, count: int, c: Const
         bw=acc.specs.memory_bandwidth_gbps * 1e9 * count * s_memory, compute=peak * count * s_matmul,
         weights=profile.model.dense_params_b * 1e9 * profile.model.weight_bytes + tables + replicated, tables=tables,
         cap=acc.specs.memory_gib * GIB * count, reserve=1.0 - c.estimator.memory.serving_memory_reserve_fraction.value,
-        llm=is_llm_inference(profile), overhead=step_overhead(profile, acc, count, c),
+        llm=is_llm_inference(profile), overhead=step_overhead(profile, acc, count, c), replicated=replicated,
     )
 
 
@@ -344,7 +346,7 @@ def _estimate_inference(
     if attention_dp(profile, acc, count) > 1:
         mem_notes["attention"] = {
             "parallel": "data", "ranks": count,
-            "replicated_attention_gb": round((count - 1) * attention_params(profile, c) * profile.model.weight_bytes / 1e9, 2),
+            "replicated_attention_gb": round(r.replicated / 1e9, 2),
         }
     _precision_notes(e, profile, acc)
     _kv_copies_note(e, profile, acc, count)
