@@ -129,6 +129,16 @@ class EngineLimits(Strict):
         return None
 
 
+class LatencyBudgets(Strict):
+    """The prompt-token budgets per step a latency target may set below the stack's default (smaller budgets: shorter
+    decode steps where a prompt chunk shares them), and the stacks whose setup writes the budget."""
+
+    values: list[Annotated[int, Field(ge=1)]]
+    stacks: list[str]
+    source: SourceIds
+    note: str | None = None
+
+
 class InferenceConstants(Strict):
     decode_bandwidth_utilisation: Range
     prefill_mfu: Range
@@ -150,6 +160,7 @@ class InferenceConstants(Strict):
     # per device family: the stacks that serve a mixture of experts with data-parallel attention
     data_parallel_attention: FamilyStacks | None = None
     prefill_token_budget: EngineLimits | None = None  # prompt tokens one prefill forward takes by default
+    latency_prefill_budget: LatencyBudgets | None = None  # smaller budgets a p99 latency or TPOT target may set
     engine_max_num_seqs: EngineLimits | None = None
     kv_reserved_output: KvReservation | None = None
 

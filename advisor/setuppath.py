@@ -184,11 +184,16 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     # a mixture of experts the estimate serves with data-parallel attention: vLLM's form of it (serving-stacks.yaml)
     dp = int(par.get("attention_data") or 1) if profile.task == "inference" else 1
     dp_flags = [f"--data-parallel-size={dp}", "--enable-expert-parallel"] if dp > 1 else []
+    budget = est.prefill_budget if est is not None and profile.task == "inference" else 0
     out = {
         "tp": str(tp),
         "pp": str(pp),
         "vllm_dp_items": "".join(f', "{f}"' for f in dp_flags),
         "vllm_dp_args": "".join(f" {f}" for f in dp_flags),
+        # a p99 target's prompt-token budget per step, where smaller than the stack's default (estimate p99.prefill_budget)
+        "vllm_budget_items": f', "--max-num-batched-tokens={budget}"' if budget else "",
+        "vllm_budget_args": f" --max-num-batched-tokens {budget}" if budget else "",
+        "sglang_budget_args": f" --chunked-prefill-size {budget}" if budget else "",
         "min_nodes": str(hosts),
         "max_nodes": str(hosts * replicas),
         "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",

@@ -455,6 +455,21 @@ def _attention_data(case: Case) -> None:
             assert "--enable-dp-attention" not in cmd, cmd
 
 
+@check("prefill_budget")
+def _prefill_budget(case: Case) -> None:
+    """The prompt-token budget per step a p99 target set (the estimate's p99.prefill_budget) is the one every server
+    command runs with, in the server's own flag; without one no command sets a budget (the server's default)."""
+    p = case.plan
+    est = case.spec.est
+    inference = est is not None and case.spec.profile.task == "inference"
+    assert p.prefill_budget == (est.prefill_budget if inference and est is not None else 0), (p.prefill_budget, est and est.p99)
+    flags = ("--max-num-batched-tokens", "--chunked-prefill-size")
+    want = {str(p.prefill_budget)} if p.prefill_budget else set()
+    for cmd in case.commands():
+        assert _flag(cmd, *flags) == want, cmd
+    assert _flag(case.sh, *flags) <= want, _flag(case.sh, *flags)
+
+
 @check("max_seqs")
 def _max_seqs(case: Case) -> None:
     p = case.plan

@@ -364,8 +364,16 @@ def test_70b_chat_at_2s_p99_is_bounded_by_the_per_step_floor() -> None:
     assert t.hosts_per_replica == 4 and t.assumptions["step_overhead_ms"] == pytest.approx(tpu_floor, rel=1e-6)
     assert (t.at_concurrency_1 or {})["tpot_ms"] == pytest.approx(v7_tpot, rel=0.01) and v7_tpot < 9.9
     assert t.feasible and t.meets_latency
-    # FP8 weights halve the read: H200 x 8 then meets it too
-    fp8 = estimate(p.model_copy(update={"model": p.model.model_copy(update={"precision": "fp8"})}), h200, 8, C)
+    # FP8 weights halve the read: H200 x 8 then clears the per-step floor (8.8 ms); its p99 (an upper bound) sits at
+    # the 2 s target itself, the 1,000-token prompts prefilled in two 512-token steps (the budget the target sets), so
+    # a 2.05 s target is met
+    fp8_model = p.model.model_copy(update={"precision": "fp8"})
+    fp8 = estimate(p.model_copy(update={"model": fp8_model}), h200, 8, C)
+    assert (fp8.at_concurrency_1 or {})["tpot_ms"] < 9.9
+    assert fp8.p99 is not None and fp8.p99["latency_ms"] <= 2000 * 1.02
+    assert fp8.p99["prefill_budget"]["tokens"] == 512
+    looser = p.inference.model_copy(update={"latency_p99_ms": 2050})  # type: ignore[union-attr]
+    fp8 = estimate(p.model_copy(update={"model": fp8_model, "inference": looser}), h200, 8, C)
     assert fp8.feasible and fp8.meets_latency
 
 

@@ -356,8 +356,10 @@ def _estimate_inference(
 
     ld = _loaded(profile, acc, count, c, replica, max_batch_mem, batch, r.llm)
     mid = ld.op(r.mbu.expected, r.pre.expected)
-    if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and inf.latency_p99_ms is not None and batch is None:
-        mid = _sized_for_p99(mid, inf, ld.load, lambda: ld.op(r.mbu.expected, r.pre.expected))
+    budgets = prefill_budgets(profile, acc, c)[1]
+    targets = (inf.latency_p99_ms, inf.ttft_p99_ms, inf.tpot_p99_ms)
+    if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and any(t is not None for t in targets) and batch is None:
+        mid = _sized_for_p99(mid, inf, ld.load, lambda: ld.op(r.mbu.expected, r.pre.expected), budgets)
     _operating_fields(e, mid, replica, r.weights)
     hours_month = (inf.window_hours or inf.hours_per_day if ld.offline else inf.hours_per_day) * HOURS_PER_MONTH / 24
     e.hours = hours_month
@@ -379,7 +381,7 @@ def _estimate_inference(
     slack = c.estimator.inference.unattainable_latency_slack.value
     _load_notes(e, inf, mid, ld.qps if ld.offline else None, ld.rate_note, ld.target_ms, slack)
     if isinstance(replica, serving.LlmReplica) and inf.mode == "online":
-        _tail(e, inf, mid)
+        _tail(e, inf, mid, budgets)
     software_notes(e, r.sw)
     set_feasibility(e, profile, acc)
     return e
@@ -553,11 +555,58 @@ def _level_notes(e: Estimate, profile: Profile, acc: Accelerator, c: Constants, 
         e.assumptions["levels"] = levels
 
 
-def _p99_of(mid: serving.OperatingPoint, inf: Any) -> dict[str, Any]:
+def _p99_of(mid: serving.OperatingPoint, inf: Any, budget: int | None) -> dict[str, Any]:
     cap = mid.at_capacity
     return tail.p99(
-        mid.at_peak.ttft, mid.at_peak.tpot, inf, mid.at_one.ttft, inf.peak_qps / max(mid.replicas, 1), cap.concurrency, cap.latency
+        mid.at_peak.ttft, mid.at_peak.tpot, inf, mid.at_one.ttft, inf.peak_qps / max(mid.replicas, 1), cap.concurrency, cap.latency,
+        budget,
     )
+
+
+def prefill_budgets(profile: Profile, acc: Accelerator, c: Constants) -> tuple[int | None, tuple[int | None, ...]]:
+    """(the prompt-token budget per step the profile's stack runs with by default on this chip, or None where it is
+    not known; the budgets a p99 target may choose from: that default, then the smaller latency budgets where the
+    stack's setup sets one, rules/estimator.yaml latency_prefill_budget)."""
+    ic = c.estimator.inference
+    stack = profile.software.serving_stack
+    default = ic.prefill_token_budget.get(acc, stack) if ic.prefill_token_budget else None
+    lat = ic.latency_prefill_budget
+    if default is None or lat is None or stack not in lat.stacks:
+        return default, (default,)
+    return default, (default, *sorted((b for b in lat.values if b < default), reverse=True))
+
+
+def _p99_misses(p: dict[str, Any], inf: Any) -> list[str]:
+    """The p99 targets a p99 estimate misses, as text."""
+    return [
+        f"p99 {what} {p[key]:,.0f} ms > {target:g} ms"
+        for what, key, target in (
+            ("latency", "latency_ms", inf.latency_p99_ms),
+            ("TTFT", "ttft_ms", inf.ttft_p99_ms),
+            ("TPOT", "tpot_ms", inf.tpot_p99_ms),
+        )
+        if target is not None and p[key] > target
+    ]
+
+
+def _budget_for(mid: serving.OperatingPoint, inf: Any, budgets: tuple[int | None, ...]) -> int | None:
+    """The budget the server is set to: the default without a p99 target; with one, the largest budget whose
+    p99 meets every target, else the one whose p99 misses least (summed relative excess)."""
+    if len(budgets) == 1 or (inf.latency_p99_ms is None and inf.ttft_p99_ms is None and inf.tpot_p99_ms is None):
+        return budgets[0]
+    best, best_excess = budgets[0], math.inf
+    for b in budgets:
+        p = _p99_of(mid, inf, b)
+        excess = sum(
+            max(0.0, p[key] / target - 1.0)
+            for key, target in (("latency_ms", inf.latency_p99_ms), ("ttft_ms", inf.ttft_p99_ms), ("tpot_ms", inf.tpot_p99_ms))
+            if target is not None
+        )
+        if excess == 0.0:
+            return b
+        if excess < best_excess:
+            best, best_excess = b, excess
+    return best
 
 
 def spread_bounds(row: LevelRow | None) -> tuple[float, float]:
@@ -567,32 +616,34 @@ def spread_bounds(row: LevelRow | None) -> tuple[float, float]:
     return min(row.low, 1.0), max(row.high, 1.0)
 
 
-def _sized_for_p99(mid: serving.OperatingPoint, inf: Any, load: dict[str, Any], again: Any) -> serving.OperatingPoint:
-    """A p99 latency target sizes the replicas for the p99, not the typical request: while the
-    p99 misses it and the typical request meets it, provision more replicas (a lower target
-    utilisation: less waiting for a slot, fewer prompt chunks per decode step), down to 30%.
-    ``load`` is the sizing's, shared with the cost ranges."""
+def _sized_for_p99(
+    mid: serving.OperatingPoint, inf: Any, load: dict[str, Any], again: Any, budgets: tuple[int | None, ...],
+) -> serving.OperatingPoint:
+    """A p99 target (latency, TTFT, TPOT) sizes the replicas for the p99, not the typical request: while the
+    p99 misses one (at the server's best prompt-token budget, which costs nothing) and the typical
+    request meets its target, provision more replicas (a lower target utilisation: less waiting for a slot,
+    fewer prompt chunks per decode step), down to 30%. ``load`` is the sizing's, shared with the cost ranges."""
     for _ in range(6):
-        if _p99_of(mid, inf)["latency_ms"] <= inf.latency_p99_ms or not mid.meets_latency or load["utilisation"] <= 0.3:
+        p = _p99_of(mid, inf, _budget_for(mid, inf, budgets))
+        if not _p99_misses(p, inf) or not mid.meets_latency or load["utilisation"] <= 0.3:
             break
         load["utilisation"] = max(0.3, load["utilisation"] * 0.8)
         mid = again()
     return mid
 
 
-def _tail(e: Estimate, inf: Any, mid: serving.OperatingPoint) -> None:
-    """The p99 estimate (estimate/tail.py), and the p99 targets compared with it: a p99 target
-    is met by the p99, not by the typical request."""
-    e.p99 = _p99_of(mid, inf)
-    misses = [
-        f"p99 {what} {e.p99[key]:,.0f} ms > {target:g} ms"
-        for what, key, target in (
-            ("latency", "latency_ms", inf.latency_p99_ms),
-            ("TTFT", "ttft_ms", inf.ttft_p99_ms),
-            ("TPOT", "tpot_ms", inf.tpot_p99_ms),
-        )
-        if target is not None and e.p99[key] > target
-    ]
+def _tail(e: Estimate, inf: Any, mid: serving.OperatingPoint, budgets: tuple[int | None, ...]) -> None:
+    """The p99 estimate (estimate/tail.py) at the server's prompt-token budget, and the p99 targets compared with
+    it: a p99 target is met by the p99, not by the typical request. A budget below the stack's default is one the
+    setup sets (``prefill_budget``)."""
+    budget = _budget_for(mid, inf, budgets)
+    e.p99 = _p99_of(mid, inf, budget)
+    if budget is not None and budget != budgets[0]:
+        e.p99["prefill_budget"] = {
+            "tokens": budget, "default": budgets[0],
+            "why": f"the p99 targets need prompt chunks of at most {budget:,} tokens per step (the stack's default {budgets[0]:,})",
+        }
+    misses = _p99_misses(e.p99, inf)
     if inf.latency_p99_ms is not None or inf.ttft_p99_ms is not None or inf.tpot_p99_ms is not None:
         e.meets_latency = e.meets_latency is not False and not misses
     if misses:

@@ -65,6 +65,13 @@ class Estimate:
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
+    def prefill_budget(self) -> int:
+        """The prompt tokens per server step a p99 target set below the stack's default (p99.prefill_budget), or 0:
+        the setup then writes it (vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size)."""
+        chosen = (self.p99 or {}).get("prefill_budget") or {}
+        return int(chosen.get("tokens") or 0)
+
+    @property
     def priced(self) -> bool:
         return self.cost_usd is not None
 

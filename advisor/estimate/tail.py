@@ -11,7 +11,10 @@ request. A p99 target is compared with a p99 estimate built from three terms:
 * **Prefill interference**: with chunked prefill a decode step that shares the batch with
   another request's prompt chunk takes that chunk's time too; once more than 1% of steps carry
   one (arrivals per replica x prefill time), the p99 time per output token includes one chunk of
-  ``PREFILL_CHUNK_TOKENS``.
+  the server's prompt-token budget per step (``chunk_tokens``: the stack's default, or the smaller
+  budget a latency target set; ``PREFILL_CHUNK_TOKENS`` where the stack's is not known). A prompt
+  longer than the budget is prefilled over several steps, each also carrying the running batch's
+  decode: the p99 TTFT adds one typical step per extra chunk.
 * **Output-length spread**: the p99 request generates ``inference.max_output_tokens`` when
   given (no distribution is assumed otherwise: the mean).
 
@@ -31,7 +34,8 @@ if TYPE_CHECKING:
     from advisor.models import Inference
 
 # vLLM's chunked-prefill token budget per step in its V0 engine (max_num_batched_tokens 512 with
-# chunked prefill on): a decode step shares its batch with at most this many prompt tokens.
+# chunked prefill on): the chunk a stack without a budget of its own in rules/estimator.yaml
+# (prefill_token_budget) is taken to share its decode steps with.
 PREFILL_CHUNK_TOKENS = 512
 
 
@@ -60,18 +64,27 @@ def queue_p99_s(slots: int, service_s: float, arrivals_per_s: float) -> float:
     return math.log(waits / 0.01) / drain if waits > 0.01 else 0.0
 
 
-def p99(ttft: float, tpot: float, inf: Inference, prefill_s: float, qps_per_replica: float, slots: int, service_s: float) -> dict[str, Any]:
+def p99(
+    ttft: float, tpot: float, inf: Inference, prefill_s: float, qps_per_replica: float, slots: int, service_s: float,
+    chunk_tokens: int | None = None,
+) -> dict[str, Any]:
     """The p99 TTFT, TPOT and request latency (ms) of a replica whose typical request takes
     ``ttft`` and ``tpot`` seconds, and the terms they add. ``slots``, ``service_s``: the replica's
-    concurrency at capacity and its request latency there."""
+    concurrency at capacity and its request latency there; ``chunk_tokens``: the prompt tokens one
+    step takes (the server's budget; None where the stack's is not known: ``PREFILL_CHUNK_TOKENS`` share
+    a decode step, and a prompt is taken to be prefilled in one)."""
     u = qps_per_replica * service_s / slots if slots > 0 else 1.0
     wait = queue_p99_s(slots, service_s, qps_per_replica)
     wait = wait if math.isfinite(wait) else 3600.0
     busy = qps_per_replica * prefill_s  # share of steps that carry a prompt chunk
     computed = inf.input_tokens * (1.0 - inf.prefix_cache_hit_rate)  # a cached prefix is not prefilled again
-    chunk = prefill_s * min(1.0, PREFILL_CHUNK_TOKENS / max(computed, 1.0)) if busy >= 0.01 else 0.0
+    budget = chunk_tokens or PREFILL_CHUNK_TOKENS
+    chunk = prefill_s * min(1.0, budget / max(computed, 1.0)) if busy >= 0.01 else 0.0
+    # the longest prompt's prefill spread over the budget: every step after its first carries the batch's decode too
+    longest = (inf.max_input_tokens or inf.input_tokens) * (1.0 - inf.prefix_cache_hit_rate)
+    chunk_steps = max(math.ceil(longest / chunk_tokens) - 1, 0) if chunk_tokens else 0
     out_p99 = max(inf.max_output_tokens or 0, inf.output_tokens)
-    ttft99, tpot99 = ttft + wait, tpot + chunk
+    ttft99, tpot99 = ttft + wait + chunk_steps * tpot, tpot + chunk
     steps = max(out_p99 - 1, 0)
     shared = steps * min(busy, 1.0)  # decode steps expected to carry another prompt's chunk
     # the typical TPOT already carries the mean share of prompt chunks: the tail adds their spread
@@ -84,6 +97,8 @@ def p99(ttft: float, tpot: float, inf: Inference, prefill_s: float, qps_per_repl
             "slot_utilisation": round(u, 3),
             "queue_wait_p99_ms": round(wait * 1000, 1),
             "prefill_chunk_ms": round(chunk * 1000, 2),
+            "prefill_budget_tokens": budget,
+            "prefill_chunk_steps_ms": round(chunk_steps * tpot * 1000, 1),
             "output_tokens_p99": out_p99,
         },
         "method": "M/M/c wait for a slot (Erlang C) + prompt chunks sharing decode steps + p99 output length (an upper bound)",

@@ -78,6 +78,9 @@ class Plan:
     # a mixture of experts served with data-parallel attention: the replica's chips, one rank each (the estimate's
     # parallelism.attention_data); 1 otherwise
     attention_data: int = 1
+    # the prompt tokens one server step takes where a p99 target set a smaller budget than the server's default (the
+    # estimate's p99.prefill_budget); 0: the server's default, no flag
+    prefill_budget: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -199,4 +202,5 @@ def make_plan(
         price_cloud=(est.price_cloud or "") if est else "",
         cloud=cloud,
         attention_data=int(par.get("attention_data") or 1) if inference else 1,
+        prefill_budget=est.prefill_budget if inference and est is not None else 0,
     )

@@ -306,6 +306,16 @@ def _kubernetes_section(spec: Spec, steps: list[Step], files: Mapping[str, str],
                "`inference.max_output_tokens`, which default to the average `input_tokens` / `output_tokens`); "
                "set them to the longest request you must accept, because longer requests are rejected.")
         )
+        if plan.prefill_budget and server.prefill_budget:
+            chosen = (e.p99 or {}).get("prefill_budget") or {}
+            L.append("")
+            L.append(
+                f"`{' '.join(server.prefill_budget).replace('{budget}', str(plan.prefill_budget))}`: {plan.prefill_budget:,} prompt "
+                f"tokens per step instead of the server's default {int(chosen.get('default') or 0):,}. A decode step that "
+                "shares its batch with another request's prompt chunk takes that chunk's time too, and the profile's p99 "
+                "targets need the smaller chunk (the estimate's p99 figures are at this budget; a long prompt takes more "
+                "steps to its first token)."
+            )
         if plan.server_note:
             L.append("")
             L.append(f"Serving stack: {plan.server_note}.")

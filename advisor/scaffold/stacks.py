@@ -47,17 +47,22 @@ class Server:
     precision: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     # per device family: the mixture-of-experts layout with data-parallel attention (absent: the server has none)
     data_attention: dict[str, DataAttention] = dataclasses.field(default_factory=dict)
+    # the flags that set the prompt tokens one step takes ({budget}); empty: the server's default only
+    prefill_budget: tuple[str, ...] = ()
 
     def argv(
         self, device: str, model: str, tp: int | str, pp: int | str, context_len: int, port: int,
-        max_seqs: int = 1, precision: str = "", attention_dp: int = 1,
+        max_seqs: int = 1, precision: str = "", attention_dp: int = 1, prefill_budget: int = 0,
     ) -> list[str]:
         """The server's command words; ``tp`` and ``pp`` may be shell expressions (sky.yaml).
         ``precision`` (a profile precision) adds the server's flags for it (``precision:``); ``attention_dp`` > 1
         (the estimate's parallelism.attention_data) serves a mixture of experts with data-parallel attention over that
-        many chips, in the server's own form (``data_parallel_attention:``)."""
+        many chips, in the server's own form (``data_parallel_attention:``); ``prefill_budget`` > 0 (a p99 target's
+        prompt tokens per step, the estimate's p99.prefill_budget) sets it (``prefill_budget:``)."""
         words = list(self.command[device]) + (list(self.pipeline) if str(pp) != "1" and self.pipeline else [])
         words += list(self.precision.get(precision, ()))
+        if prefill_budget > 0:
+            words += [w.replace("{budget}", str(prefill_budget)) for w in self.prefill_budget]
         dpa = self.data_attention.get(device) if attention_dp > 1 else None
         if dpa is not None:  # one scheduler per data-parallel rank, each with its share of the sequences
             tp = attention_dp if dpa.tensor == "all" else 1
@@ -129,6 +134,7 @@ def servers() -> dict[str, Server]:
                 )
                 for d, a in (v.get("data_parallel_attention") or {}).items()
             },
+            prefill_budget=tuple(v.get("prefill_budget") or ()),
         )
     return out
 

@@ -14,6 +14,7 @@
 # plan: num_experts=1 experts_per_token=1 seq_len=0 global_batch=0 checkpoint_every=0
 # plan: per_device_batch=0 hours_per_day=24 disk_gb=150 region=us-central1 zone=us-central1-a
 # plan: pricing=on-demand procurement=on-demand price_cloud=gcp cloud=gcp attention_data=1
+# plan: prefill_budget=0
 #
 # Usage:
 #   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order

@@ -11,7 +11,7 @@
 # plan: max_seqs=0 num_experts=1 experts_per_token=1 seq_len=2048 global_batch=512
 # plan: checkpoint_every=4768 per_device_batch=4 hours_per_day=24 disk_gb=150 region=us-central1
 # plan: zone=us-central1-b pricing=dws-flex-start procurement=dws-flex-start price_cloud=gcp
-# plan: cloud=gcp attention_data=1
+# plan: cloud=gcp attention_data=1 prefill_budget=0
 #
 # Usage:
 #   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order
