@@ -94,15 +94,27 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                 continue
             req.always_on = kind not in JOB_KINDS
             per_pod = req.count
-            if per_pod is not None:
-                req.count = per_pod * part.pods
             topo_chips = req.topology_chips
+            pods, reps = part.pods, part.reps
+            if kind in ("Job", "CronJob") and per_pod and topo_chips and topo_chips > per_pod and topo_chips % per_pod == 0:
+                # a multi-host TPU slice run as one Job (GKE's multi-host TPU example): its parallel pods are the
+                # slice's hosts, topology chips / chips per pod of them per slice
+                hosts = topo_chips // per_pod
+                par = reps[0]
+                if pods == 1 and par is not None and par == reps[1] and par % hosts == 0:
+                    pods, reps = hosts, (par // hosts, par // hosts)
+                    req.notes.append(
+                        f"{par} parallel pods of {per_pod} chips on a {req.topology} slice: "
+                        f"{par // hosts} slice(s) of {hosts} hosts (a multi-host TPU Job)"
+                    )
+            if per_pod is not None:
+                req.count = per_pod * pods
             if topo_chips and req.count is not None and req.count != topo_chips:
                 if (
                     per_pod is not None
                     and per_pod
                     and topo_chips % per_pod == 0
-                    and part.pods == 1
+                    and pods == 1
                     and kind in ("Deployment", "StatefulSet", "Pod", "ReplicaSet")
                 ):
                     req.shape_problems.append(
@@ -111,13 +123,13 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                     )
                 else:
                     req.shape_problems.append(
-                        f"{part.pods} pod(s) x {per_pod} chips = {req.count}, but topology {req.topology} has {topo_chips} chips"
+                        f"{pods} pod(s) x {per_pod} chips = {req.count}, but topology {req.topology} has {topo_chips} chips"
                     )
             if topo_chips and per_pod:
                 req.hosts = max(1, topo_chips // per_pod)
-            elif part.pods > 1:
-                req.hosts = part.pods
-            req.replicas_min, req.replicas_max = part.reps
+            elif pods > 1:
+                req.hosts = pods
+            req.replicas_min, req.replicas_max = reps
             if part.where is not None:
                 req.where["replicas"] = doc.where(part.where)
             req.link = workload_link(d, ("metadata",), (*part.pod[:-1], "metadata"))
