@@ -336,3 +336,130 @@ def test_standard_input_is_read_once_as_a_file() -> None:
     assert results and all(r["source"]["path"] == "-" and r["source"]["kind"] == "terraform-plan" for r in results)
     bad = subprocess.run([sys.executable, "-m", "advisor", "check", "-"], input=b"a: [1\n", capture_output=True, timeout=120, cwd=ROOT)
     assert bad.returncode == 2 and bad.stderr.decode().startswith("-:") and "Traceback" not in bad.stderr.decode()
+
+
+_TPU_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: tpu-job-podslice
+spec:
+  backoffLimit: 0
+  completions: {n}
+  parallelism: {n}
+  completionMode: Indexed
+  template:
+    spec:
+      subdomain: headless-svc
+      restartPolicy: Never
+      nodeSelector:
+        cloud.google.com/gke-tpu-accelerator: tpu-v5p-slice
+        cloud.google.com/gke-tpu-topology: 2x2x4
+      containers:
+        - name: tpu-job
+          image: python:3.10
+          resources:
+            limits:
+              google.com/tpu: 4
+"""
+
+
+@pytest.mark.parametrize(("pods", "slices"), [(4, 1), (8, 2)])
+def test_a_multi_host_tpu_job_is_one_slice_per_hosts_pods(tmp_path: Path, pods: int, slices: int) -> None:
+    """GKE's multi-host TPU example: one Indexed Job whose parallel pods (4 chips each) are the hosts of a 2x2x4 v5p
+    slice (16 chips, 4 hosts); it was read as 4 one-pod replicas of 4 chips and flagged as no real shape."""
+    job = tmp_path / "job.yaml"
+    job.write_text(_TPU_JOB.format(n=pods))
+    _, data = check(str(job))
+    res = by_address(data)["Job/default/tpu-job-podslice"]
+    req = res["request"]
+    assert (req["accelerator"], req["count"], req["replicas_min"], req["replicas_max"], req["total_chips"]) == (
+        "tpu-v5p", 16, slices, slices, 16 * slices
+    ), req
+    assert "proposal-not-a-real-shape" not in rules(res)
+
+
+def test_a_tpu_job_with_fewer_pods_than_its_slice_has_hosts_is_no_real_shape(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(_TPU_JOB.format(n=2))
+    _, data = check(str(job))
+    assert "proposal-not-a-real-shape" in rules(by_address(data)["Job/default/tpu-job-podslice"])
+
+
+_RAY_AWS = """cluster_name: training
+provider: {type: aws, region: us-west-2}
+max_workers: 10
+available_node_types:
+  head:
+    node_config: {InstanceType: m5.2xlarge}
+    resources: {}
+  gpu_worker:
+    min_workers: 2
+    max_workers: 8
+    node_config:
+      InstanceType: p4d.24xlarge
+      InstanceMarketOptions: {MarketType: spot}
+    resources: {"GPU": 8}
+  mystery:
+    node_config: {InstanceType: x9.metal}
+    resources: {"GPU": 4}
+head_node_type: head
+"""
+
+_RAY_GCP = """cluster_name: serve
+provider: {type: gcp, region: us-central1, availability_zone: us-central1-a, project_id: null}
+available_node_types:
+  head_gpu:
+    node_config:
+      machineType: g2-standard-8
+  workers:
+    max_workers: 3
+    node_config:
+      machineType: a2-highgpu-1g
+      guestAccelerators:
+        - acceleratorType: projects/my-project/zones/us-central1-a/acceleratorTypes/nvidia-tesla-a100
+          acceleratorCount: 1
+      scheduling: [{preemptible: true}, {onHostMaintenance: TERMINATE}]
+  tpu:
+    min_workers: 1
+    max_workers: 1
+    node_config: {acceleratorType: v6e-8, runtimeVersion: v2-alpha-tpuv6e}
+head_node_type: head_gpu
+"""
+
+
+def test_a_ray_cluster_launcher_config_is_read_node_type_by_node_type(tmp_path: Path) -> None:
+    """ray up configs: one request per node type with accelerators; the head is one node, a worker type
+    min_workers..max_workers (the cluster's max_workers by default); CPU node types ask for nothing; a node that
+    advertises GPUs on hardware nobody names is unknown hardware, not dropped."""
+    (tmp_path / "aws.yaml").write_text(_RAY_AWS)
+    (tmp_path / "gcp.yaml").write_text(_RAY_GCP)
+    _, data = check(str(tmp_path))
+    res = by_address(data)
+    got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"], r["request"]["replicas_max"],
+               r["request"]["pricing"], r["request"]["cloud"], r["request"]["region"]) for a, r in res.items()}
+    assert got == {
+        "training/gpu_worker": ("a100-40gb", 8, 2, 8, "spot", "aws", "us-west-2"),
+        "training/mystery": (None, 4, 0, 10, "on-demand", "aws", "us-west-2"),
+        "serve/head_gpu": ("l4", 1, 1, 1, "on-demand", "gcp", "us-central1"),
+        "serve/workers": ("a100-40gb", 1, 0, 3, "spot", "gcp", "us-central1"),
+        "serve/tpu": ("tpu-v6e", 8, 1, 1, "on-demand", "gcp", "us-central1"),
+    }, got
+    assert "request-unknown-accelerator" in rules(res["training/mystery"])
+    assert res["training/gpu_worker"]["source"]["line"] == 8  # the node type's key
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("provider: {type: aws}\navailable_node_types:\n  w: 5\n", "available_node_types.w: expected a mapping"),
+        ("provider: {type: gcp}\navailable_node_types:\n  w:\n    node_config: {guestAccelerators: nvidia-l4}\n", "guestAccelerators"),
+        ("provider: {type: aws}\navailable_node_types:\n  w:\n    max_workers: lots\n    node_config: {InstanceType: p5.48xlarge}\n",
+         "max_workers: expected a whole number"),
+        ("provider: {type: aws}\navailable_node_types:\n  w:\n    resources: {GPU: many}\n", "resources.GPU: expected a number"),
+    ],
+)
+def test_a_bad_ray_cluster_config_is_an_input_error_at_its_place(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "cluster.yaml"
+    f.write_text(text)
+    r = run_cli("check", "--no-config", str(f))
+    assert r.code == 2 and message in r.err and f"{f}:" in r.err, r.err

@@ -16,7 +16,7 @@ _PLACEHOLDER = re.compile(r"\$\{|\{\{|\$\(")
 @dataclass
 class Request:
     path: str
-    kind: str  # terraform-plan | terraform-hcl | kubernetes | skypilot
+    kind: str  # terraform-plan | terraform-hcl | kubernetes | skypilot | ray
     address: str
     line: int = 1
     col: int = 1

@@ -81,6 +81,7 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
     profiles = [d for d, k in zip(docs, kinds, strict=True) if k == "profile"]
     kube = [d for d, k in zip(docs, kinds, strict=True) if k == "kubernetes"]
     sky = [d for d, k in zip(docs, kinds, strict=True) if k == "skypilot"]
+    ray = [d for d, k in zip(docs, kinds, strict=True) if k == "ray"]
     others = [k.removeprefix("other: ") for k in kinds if k.startswith("other: ")]
     loaded: list[LoadedProfile] = []
     problems = []
@@ -91,8 +92,8 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
             loaded = profiles_from_docs(path, profiles)
         except InputError as exc:
             problems += exc.problems
-    out = Parsed("kubernetes" if kube else "skypilot" if sky else "other")
-    for what, part in (("kubernetes", kube), ("skypilot", sky)):
+    out = Parsed("kubernetes" if kube else "skypilot" if sky else "ray" if ray else "other")
+    for what, part in (("kubernetes", kube), ("skypilot", sky), ("ray", ray)):
         if not part:
             continue
         try:
@@ -105,7 +106,8 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
         out.notes += got.notes
         if not got.requests and not got.autoscalers:
             out.notes.append(
-                "Kubernetes manifest without accelerator requests" if what == "kubernetes" else "SkyPilot task without accelerator requests"
+                {"kubernetes": "Kubernetes manifest", "skypilot": "SkyPilot task", "ray": "Ray cluster config"}[what]
+                + " without accelerator requests"
             )
     if problems:
         raise InputError(problems)
@@ -118,6 +120,10 @@ def _parse(what: str, docs: list[Document], index: NameIndex) -> Parsed:
         from advisor.check.infra import k8s
 
         return k8s.parse(docs, index)
+    if what == "ray":
+        from advisor.check.infra import raycluster
+
+        return raycluster.parse(docs, index)
     from advisor.check.infra import skypilot
 
     return skypilot.parse(docs, index)

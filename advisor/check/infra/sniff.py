@@ -40,7 +40,7 @@ def _is_sky(data: dict[Any, Any], keys: set[str]) -> bool:
 
 
 def doc_kind(data: Any, *, modeline: bool = False) -> str:
-    """``profile`` | ``kubernetes`` | ``skypilot`` | ``other: REASON`` (skipped, with the reason)."""
+    """``profile`` | ``kubernetes`` | ``skypilot`` | ``ray`` | ``other: REASON`` (skipped, with the reason)."""
     if isinstance(data, list):
         return "other: " + _list_reason(data)
     if not isinstance(data, dict):
@@ -59,6 +59,8 @@ def doc_kind(data: Any, *, modeline: bool = False) -> str:
         return "profile"
     if "task" in keys and "model" in keys and not hydra and (data.get("task") in TASKS or len(keys - PROFILE_KEYS) <= 1):
         return "profile"
+    if isinstance(data.get("available_node_types"), dict) and isinstance(data.get("provider"), dict):
+        return "ray"  # a Ray cluster launcher config (ray up)
     if _is_sky(data, keys):
         return "skypilot"
     if "task" in keys and keys <= PROFILE_KEYS and len(keys) == len(data):
@@ -99,4 +101,6 @@ def _other_reason(data: dict[Any, Any], keys: set[str]) -> str:
         return "a GitLab CI configuration"
     if isinstance(data.get("repos"), list):
         return "a pre-commit configuration"
+    if isinstance(data.get("provider"), dict) and ("head_node" in keys or "worker_nodes" in keys):
+        return "a Ray cluster config in the legacy head_node / worker_nodes form (not read; available_node_types is)"
     return "YAML that is not a workload profile (no task + model), a Kubernetes manifest or a SkyPilot task"
