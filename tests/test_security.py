@@ -127,6 +127,36 @@ def test_other_check_formats_stay_one_line_per_finding(tmp_path: Path, fmt: str)
         assert all(ln.startswith("::") or ln.startswith("advisor check:") for ln in r.out.splitlines())
 
 
+_LOG_HOSTILE = (
+    'cluster_name: "[/x] [bold red]x\\n::error file=a.py,line=1::forged\\r\\n  ::add-mask::ghp_token ##[warning]legacy '
+    + "a" * 90 + ' ::stop-commands::tok"\n'
+    "provider: {type: aws}\n"
+    "available_node_types:\n"
+    '  "w::error::again\\n##[error]x":\n'
+    "    node_config: {InstanceType: p5.48xlarge}\n"
+)
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_a_hostile_name_runs_no_ci_workflow_command_and_no_console_markup(tmp_path: Path, fmt: str) -> None:
+    """A pull request names a resource so that the check's log would carry GitHub Actions workflow commands (a line
+    whose text starts with '::' after its leading spaces, or '##[' anywhere: actions/runner ActionCommand.TryParseV2 /
+    TryParse) or rich console markup ('[/x]' crashed the text table). Each is shown, inert, on the finding's line."""
+    f = tmp_path / "cluster.yaml"
+    f.write_text(_LOG_HOSTILE)
+    r = run_cli("check", "--no-config", str(f), "--format", fmt, "--fail-on", "never")
+    assert r.code == 0, r.err
+    ours = ("::notice ", "::warning ", "::error ")  # the github format's own annotations, their data escaped
+    for ln in r.out.splitlines():
+        if fmt == "github" and ln.startswith(ours):
+            assert "%0A" in ln or "\n" not in ln
+            continue
+        assert not ln.lstrip().startswith("::"), ln
+        assert "##[" not in ln, ln
+    if fmt == "text":
+        assert "bold red" in r.out and "forged" in r.out  # shown, as text
+
+
 # ----------------------------------------------------------------------------- catalog import
 
 CSV_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"

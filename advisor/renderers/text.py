@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.families import family
-from advisor.fmt import hours, money, per_unit, unit_label, unit_usd
+from advisor.fmt import hours, log_text, money, per_unit, unit_label, unit_usd
 
 if TYPE_CHECKING:
     from advisor.estimate.result import Estimate
@@ -418,28 +418,31 @@ def render_check(report: Any, console: Console) -> None:
             " monthly" if r.kind_of_cost == "monthly" else " one-off"
         )
         recd = f"{b.accelerator} x {b.count}" if b else ("no workload linked" if r.unlinked else "-")  # the note says how to link one
-        t.add_row(r.status, r.label, asks, cost, recd, money(b.cost_usd) if b else "-", found, style=style[r.status])
+        # paths, addresses and hardware names come from the files checked (a pull request's): plain text on one line,
+        # never console markup, never a workflow command a CI log would run (fmt.log_text)
+        t.add_row(r.status, Text(log_text(r.label)), Text(log_text(asks)), cost, recd, money(b.cost_usd) if b else "-", found,
+                  style=style[r.status])
     for bad in report.invalid:
-        t.add_row("invalid", bad.path, "-", "-", "-", "-", f"{len(bad.problems)} input error(s)", style="red")
+        t.add_row("invalid", Text(log_text(bad.path)), "-", "-", "-", "-", f"{len(bad.problems)} input error(s)", style="red")
     print_table(console, t)
     for p in report.problems:
-        line = Text(f"{p.path}:{p.line}:{p.col}: ", style="bold")
+        line = Text(f"{log_text(p.path)}:{p.line}:{p.col}: ", style="bold")
         line.append("error:", style="red")
-        line.append(f" {p.message}")
+        line.append(f" {log_text(p.message)}")
         console.print(line)
     for r in report.results:
         for f in r.findings:
             tag = "waived " if f.waived else ""
             color = {"error": "red", "warning": "yellow", "note": "cyan"}[f.severity]
-            line = Text(f"{r.path}:{f.line}:{f.col}: ", style="bold")
+            line = Text(f"{log_text(r.path)}:{f.line}:{f.col}: ", style="bold")
             line.append(f"{tag}{f.severity}", style=color)
-            line.append(f" [{f.rule}] {f.message}")
+            line.append(f" [{f.rule}] {log_text(f.message)}")
             console.print(line)
     for r in report.results:
         for note in r.assumptions:
-            console.print(Text(f"{r.path}:{r.line}: cost assumes: {note}", style="dim"))
+            console.print(Text(f"{log_text(r.path)}:{r.line}: cost assumes: {log_text(note)}", style="dim"))
     for path, why in report.skipped_files:  # every file passed over, and why (a line each: paths stay whole)
-        console.print(Text(f"{path}: skipped: {why}", style="dim"))
+        console.print(Text(f"{log_text(path)}: skipped: {log_text(why)}", style="dim"))
     s = report.summary
     console.print(
         Text(
