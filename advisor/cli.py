@@ -311,7 +311,9 @@ def _write_check(report: Any, fmt: str, output: Path | None) -> None:
     if report.invalid and not (fmt == "text" and output is None):
         # The good files were judged and reported; the bad ones also go to stderr (the text
         # report on stdout already carries these very lines).
-        _note("".join(f"{p}\n" for p in report.problems))
+        from advisor.fmt import log_text
+
+        _note("".join(f"{log_text(p)}\n" for p in report.problems))
 
 
 def _read_stdin() -> bytes:
@@ -506,7 +508,9 @@ def _run(argv: list[str] | None) -> NoReturn:
         _silence(sys.stdout, sys.stderr)
         sys.exit(141)
     except InputError as exc:
-        _fail(str(exc), 2)
+        from advisor.fmt import log_text  # the path and the message quote the input: inert in a CI log
+
+        _fail("\n".join(log_text(p) for p in exc.problems), 2)
     except AdvisorError as exc:
         _fail(f"advisor: error: {exc}", exc.exit_code)
     except OSError as exc:

@@ -157,6 +157,29 @@ def test_a_hostile_name_runs_no_ci_workflow_command_and_no_console_markup(tmp_pa
         assert "bold red" in r.out and "forged" in r.out  # shown, as text
 
 
+def test_a_hostile_profile_runs_no_ci_workflow_command_in_recommend_or_in_an_input_error(tmp_path: Path) -> None:
+    """The recommend header quotes the profile's name, an input error its keys: neither may put a workflow command in
+    a CI log ('::' at a line's start, '##[' anywhere), nor console markup."""
+    good = tmp_path / "named.yaml"
+    good.write_text(
+        'name: "ok\\n::error file=x::forged [/x]"\ntask: inference\ndomain: llm\nmodel: {params_b: 8}\n'
+        "inference: {peak_qps: 1, input_tokens: 100, output_tokens: 100}\n"
+    )
+    bad = tmp_path / "keyed.yaml"
+    bad.write_text(
+        'name: k\ntask: inference\ndomain: llm\nmodel: {params_b: 8, "##[error]forged": 1}\n'
+        "inference: {peak_qps: 1, input_tokens: 100, output_tokens: 100}\n"
+    )
+    rec = run_cli("recommend", str(good), "--no-flip")
+    assert rec.code == 0, rec.err
+    assert "forged [/x]" in rec.out
+    val = run_cli("validate", str(bad))
+    assert val.code == 2 and "forged" in val.err + val.out
+    for text in (rec.out, rec.err, val.out, val.err):
+        for ln in text.splitlines():
+            assert not ln.lstrip().startswith("::") and "##[" not in ln, ln
+
+
 # ----------------------------------------------------------------------------- catalog import
 
 CSV_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"

@@ -54,6 +54,7 @@ def _console(stderr: bool = False) -> Any:
         stderr=stderr,
         no_color=_STATE["no_color"],
         highlight=False,
+        markup=False,  # input-derived text ('[/x]' in a name) is shown as text, never parsed as a style
         soft_wrap=False,
         width=_width(sys.stderr if stderr else sys.stdout),
     )

@@ -234,8 +234,8 @@ def deciding(rec: Recommendation, n: int = 3) -> list[tuple[str, str, str]]:
 
 def _header(rec: Recommendation, color: str) -> Text:
     head = Text()
-    head.append(f"{rec.profile.name}", style="bold")
-    head.append(f"  ({rec.label})\n", style="dim")
+    head.append(log_text(rec.profile.name), style="bold")
+    head.append(f"  ({log_text(rec.label)})\n", style="dim")
     head.append(verdict_line(rec), style=f"bold {color}")
     head.append(f"\nconfidence {rec.confidence:.2f}   scores: ")
     head.append("  ".join(f"{k} {v:+.1f}" for k, v in rec.decision.scores.items() if v or family(k).role == "accelerator"))
@@ -276,7 +276,7 @@ def render_recommendation(rec: Recommendation, console: Console, explain: bool =
         for f in rec.flip[:5]:
             console.print(f"  - {f}")
     for w in rec.warnings:
-        console.print(Text(f"warning: {w}", style="yellow"))
+        console.print(Text(f"warning: {log_text(w)}", style="yellow"))
     console.print(Text(f"catalog as of {rec.catalog_as_of}", style="dim"))
 
 
@@ -324,7 +324,7 @@ def _render_explained(rec: Recommendation, console: Console) -> None:
         for f in rec.flip:
             console.print(f"  - {f}")
     for w in rec.warnings:
-        console.print(Text(f"warning: {w}", style="yellow"))
+        console.print(Text(f"warning: {log_text(w)}", style="yellow"))
     console.print(Text(f"catalog as of {rec.catalog_as_of}", style="dim"))
 
 
@@ -366,7 +366,7 @@ def render_estimate(e: Estimate, console: Console) -> None:
         t.add_row(k, v)
     print_table(console, t)
     for w in e.warnings:
-        console.print(Text(f"warning: {w}", style="yellow"))
+        console.print(Text(f"warning: {log_text(w)}", style="yellow"))
 
 
 def render_catalog(cat: Any, console: Console) -> None:
@@ -467,8 +467,10 @@ def _console_to_text(opts: Any, draw: Any) -> str:
     import io
 
     buf = io.StringIO()
+    # markup off: profiles, rule files and checked files reach these lines, and their '[...]' is text, never a style
     console = Console(
-        file=buf, no_color=not opts.color, highlight=False, soft_wrap=False, width=opts.width or 100, force_terminal=opts.color
+        file=buf, no_color=not opts.color, highlight=False, soft_wrap=False, width=opts.width or 100, force_terminal=opts.color,
+        markup=False,
     )
     draw(console)
     return buf.getvalue()
