@@ -463,3 +463,71 @@ def test_a_bad_ray_cluster_config_is_an_input_error_at_its_place(tmp_path: Path,
     f.write_text(text)
     r = run_cli("check", "--no-config", str(f))
     assert r.code == 2 and message in r.err and f"{f}:" in r.err, r.err
+
+
+_BATCH_KINDS = """apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: pytorch-ddp
+spec:
+  minAvailable: 4
+  schedulerName: volcano
+  tasks:
+    - replicas: 1
+      name: master
+      template:
+        spec:
+          nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
+          containers: [{name: t, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+    - replicas: 3
+      name: worker
+      template:
+        spec:
+          nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
+          containers: [{name: t, image: x, resources: {limits: {nvidia.com/gpu: "8"}}}]
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  name: finetune
+spec:
+  entrypoint: train
+  templates:
+    - name: prep
+      container: {image: x}
+    - name: train
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      container: {image: x, resources: {limits: {nvidia.com/gpu: 2}}}
+---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: llm
+  namespace: serving
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers: [{image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
+"""
+
+
+def test_volcano_argo_and_kinds_no_reader_knows_are_read_never_passed_over(tmp_path: Path) -> None:
+    """A Volcano Job (tasks x replicas pods) and an Argo Workflow (a pod per template) are read; a pod spec asking for
+    accelerators in any other kind (a Knative Service here) is counted once and flagged unresolved. All three were
+    skipped as 'Kubernetes manifest without accelerator requests'."""
+    f = tmp_path / "m.yaml"
+    f.write_text(_BATCH_KINDS)
+    _, data = check(str(f))
+    res = by_address(data)
+    got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["total_chips"], r["request"]["always_on"])
+           for a, r in res.items()}
+    assert got == {
+        "Job/default/pytorch-ddp/master": ("h100", 8, 8, False),
+        "Job/default/pytorch-ddp/worker": ("h100", 24, 24, False),
+        "Workflow/default/finetune/train": ("l4", 2, 2, False),
+        "Service/serving/llm/template.spec": ("l4", 1, 1, True),
+    }, got
+    assert "request-unresolved" in rules(res["Service/serving/llm/template.spec"])
+    assert "request-unresolved" not in rules(res["Job/default/pytorch-ddp/worker"])
+    assert not data["skipped_files"]

@@ -342,6 +342,13 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
         else "Run the check on the rendered output (helm template / kubectl kustomize / envsubst)."
     )
     for fld, value, pos in r.req.unresolved:
+        if fld == "kind":  # a pod spec found in a kind no reader knows: counted once, a lower bound
+            yield (
+                f"{value} is not a workload kind advisor reads: this pod spec's accelerators are counted once (one pod, one "
+                "replica), a lower bound on the count and the cost; its replicas are not read.",
+                pos,
+            )
+            continue
         yield f"{fld} = {value} is not a literal value; the count and cost are not guessed. " + how, pos
 
 

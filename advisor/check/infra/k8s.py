@@ -86,7 +86,8 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                 out.notes.append(note)
             continue
         made: list[tuple[Part, Request]] = []
-        for part in pod_templates(d, kind):
+        api = doc.data.get("apiVersion") if isinstance(doc.data.get("apiVersion"), str) else ""
+        for part in pod_templates(d, kind, api):
             line, col = doc.where(("metadata", "name")) if "name" in meta else doc.start
             address = f"{kind}/{ns}/{name}" + (f"/{part.name}" if part.name else "")
             req = Request(doc.path, "kubernetes", address, line, col, scope=ns, target=(str(kind), ns, name))
@@ -140,6 +141,8 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                     req.waivers += [(w, at) for w in waiver_lines(value)]
                     break
             req.notes += part.notes
+            if part.unread:
+                req.unresolved.append(("kind", part.unread, doc.where(part.pod)))
             made.append((part, req))
         out.requests += _groups(made)
     return out

@@ -1,8 +1,11 @@
 """The pod templates of each Kubernetes workload kind, each a :class:`Part`: where its pod spec
 is, pods per replica and replicas (min, max). Pod, Deployment, StatefulSet, ReplicaSet, Job,
 CronJob, JobSet, LeaderWorkerSet, RayCluster / RayService / RayJob, the Kubeflow training jobs and
-TrainJob, KServe InferenceService and LLMInferenceService, NVIDIA NIMService; the leader and the
-workers of one group are marked as such, for the reader to count them as one slice.
+TrainJob, KServe InferenceService and LLMInferenceService, NVIDIA NIMService, Volcano Job, Argo
+Workflow / WorkflowTemplate / CronWorkflow; the leader and the workers of one group are marked as such,
+for the reader to count them as one slice. Any other kind is searched for pod specs (a mapping with a
+``containers`` list): each one found is counted once and marked unread (its replicas are not known), so
+an accelerator request in a kind advisor does not know is reported, never passed over.
 """
 
 from __future__ import annotations
@@ -26,17 +29,31 @@ class Part:
     notes: list[str] = field(default_factory=list)
     group: str = ""  # leader / workers of one group (LeaderWorkerSet, multi-node serving)
     role: str = ""
+    unread: str = ""  # the kind, where this pod spec was found in a kind advisor does not read (its replicas not known)
 
 
 REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs", "JAXJob": "jaxReplicaSpecs",
                  "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs", "MXJob": "mxReplicaSpecs"}
 KSERVE_FRAMEWORKS = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface", "pmml", "lightgbm", "paddle")
+ARGO_KINDS = {"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}
 # The kinds that run to completion: the others are always on.
-JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"} | set(REPLICA_SPECS) | {"TrainJob"}
+JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"} | set(REPLICA_SPECS) | {"TrainJob"} | ARGO_KINDS
+# The kinds read as workloads (any other is searched for pod specs)
+READ_KINDS = {
+    "Pod", "Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "JobSet", "LeaderWorkerSet", "RayCluster", "RayService",
+    "RayJob", "TrainJob", "InferenceService", "LLMInferenceService", "NIMService",
+} | set(REPLICA_SPECS) | ARGO_KINDS
+MAX_FOUND_PODS = 64  # pod specs searched for in a kind not read (a bound on a hostile document)
 
 
-def pod_templates(d: ManifestDoc, kind: str) -> list[Part]:
+def pod_templates(d: ManifestDoc, kind: str, api: str = "") -> list[Part]:
     """The pod templates of one workload, each with its pods per replica and replicas (min, max)."""
+    if kind == "Job" and api.startswith("batch.volcano.sh/"):
+        return _volcano(d)
+    if kind in ARGO_KINDS and api.startswith("argoproj.io/"):
+        return _argo(d, kind)
+    if kind not in READ_KINDS:
+        return _found_pods(d, kind)
     if kind == "Pod":
         return [Part("", ("spec",), 1, (1, 1))]
     if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
@@ -94,6 +111,63 @@ def pod_templates(d: ManifestDoc, kind: str) -> list[Part]:
     if kind == "NIMService":
         return _nim(d)
     return []
+
+
+def _volcano(d: ManifestDoc) -> list[Part]:
+    """Volcano Job (batch.volcano.sh): each task runs ``replicas`` pods of its template, gang-scheduled together."""
+    out: list[Part] = []
+    for i, task in enumerate(d.seq(("spec", "tasks"))):
+        base: KeyPath = ("spec", "tasks", i)
+        if not isinstance(task, dict):
+            raise d.fail(base, "expected a mapping")
+        n = d.count((*base, "replicas"), default=1)
+        name = task.get("name") if isinstance(task.get("name"), str) else str(i)
+        out.append(Part(str(name), (*base, "template", "spec"), 1 if n is None else n, (1, 1), (*base, "replicas")))
+    return out
+
+
+def _argo(d: ManifestDoc, kind: str) -> list[Part]:
+    """Argo Workflows: each template with a ``container``, ``script`` or ``containerSet`` is a pod, its
+    nodeSelector / affinity on the template. A step or DAG task runs it once; fan-out (withItems,
+    withParam) is not read, so one pod is counted and the note says so."""
+    spec: KeyPath = ("spec", "workflowSpec") if kind == "CronWorkflow" else ("spec",)
+    out: list[Part] = []
+    for i, t in enumerate(d.seq((*spec, "templates"))):
+        base: KeyPath = (*spec, "templates", i)
+        if not isinstance(t, dict):
+            raise d.fail(base, "expected a mapping")
+        blocks: list[tuple[KeyPath, str]] = [((*base, key), "resources") for key in ("container", "script") if isinstance(t.get(key), dict)]
+        if isinstance(t.get("containerSet"), dict):
+            blocks += [((*base, "containerSet", "containers", j), "resources") for j, _ in enumerate(d.seq((*base, "containerSet", "containers")))]
+        if not blocks:
+            continue
+        name = t.get("name") if isinstance(t.get("name"), str) else str(i)
+        out.append(Part(str(name), base, 1, (1, 1), None, containers=blocks,
+                        notes=["an Argo template: one pod each time a step runs it; fan-out (withItems, withParam) is not read, one pod counted"]))
+    return out
+
+
+def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
+    """Pod specs (mappings with a ``containers`` list) anywhere in a kind advisor does not read, each counted once and
+    marked unread: an accelerator request there is reported (its replicas unknown), never passed over."""
+    found: list[KeyPath] = []
+
+    def walk(node: object, loc: KeyPath, depth: int) -> None:
+        if depth > 16 or len(found) >= MAX_FOUND_PODS:
+            return
+        if isinstance(node, dict):
+            if isinstance(node.get("containers"), list) and any(isinstance(c, dict) for c in node["containers"]):
+                found.append(loc)
+                return
+            for k, v in node.items():
+                if isinstance(k, str | int):
+                    walk(v, (*loc, k), depth + 1)
+        elif isinstance(node, list):
+            for i, v in enumerate(node[:1000]):
+                walk(v, (*loc, i), depth + 1)
+
+    walk(d.doc.data.get("spec"), ("spec",), 0)
+    return [Part(".".join(str(p) for p in loc[1:]) or "spec", loc, 1, (1, 1), None, unread=kind) for loc in found]
 
 
 def _lws(d: ManifestDoc) -> list[Part]:
