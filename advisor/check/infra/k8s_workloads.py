@@ -138,12 +138,13 @@ def _argo(d: ManifestDoc, kind: str) -> list[Part]:
             raise d.fail(base, "expected a mapping")
         blocks: list[tuple[KeyPath, str]] = [((*base, key), "resources") for key in ("container", "script") if isinstance(t.get(key), dict)]
         if isinstance(t.get("containerSet"), dict):
-            blocks += [((*base, "containerSet", "containers", j), "resources") for j, _ in enumerate(d.seq((*base, "containerSet", "containers")))]
+            members = d.seq((*base, "containerSet", "containers"))
+            blocks += [((*base, "containerSet", "containers", j), "resources") for j, _ in enumerate(members)]
         if not blocks:
             continue
         name = t.get("name") if isinstance(t.get("name"), str) else str(i)
-        out.append(Part(str(name), base, 1, (1, 1), None, containers=blocks,
-                        notes=["an Argo template: one pod each time a step runs it; fan-out (withItems, withParam) is not read, one pod counted"]))
+        note = "an Argo template: one pod each time a step runs it; fan-out (withItems, withParam) is not read, one pod counted"
+        out.append(Part(str(name), base, 1, (1, 1), None, containers=blocks, notes=[note]))
     return out
 
 
