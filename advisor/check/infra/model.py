@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.check.infra.names import Hardware
+from advisor.errors import InputError
+from advisor.yamlsrc import Document, KeyPath
 
 Pos = tuple[int, int]
 HOURS_PER_MONTH = 730.0
@@ -115,6 +117,25 @@ def tf_waivers(text: str, line: int) -> list[tuple[str, Pos]]:
 
 def is_placeholder(value: Any) -> bool:
     return isinstance(value, str) and bool(_PLACEHOLDER.search(value))
+
+
+def fail_at(doc: Document, loc: KeyPath, message: str) -> InputError:
+    """An input error at ``loc`` of a YAML document, naming the field (SkyPilot tasks, Ray cluster configs)."""
+    return InputError([doc.problem(loc, f"{'.'.join(str(p) for p in loc)}: {message}")])
+
+
+def whole_number(doc: Document, loc: KeyPath, value: Any, req: Request | None = None) -> int | None:
+    """A count field: None when absent; a template placeholder is recorded as unresolved on ``req`` (None);
+    anything but a whole number 0..1000000 is an input error at its place."""
+    if value is None:
+        return None
+    if isinstance(value, str) and is_placeholder(value):
+        if req is not None:
+            req.unresolved.append((".".join(map(str, loc)), value[:80], doc.where(loc)))
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
+        raise fail_at(doc, loc, f"expected a whole number 0..1000000, got {value!r}"[:200])
+    return value
 
 
 @dataclass

@@ -16,9 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import clouds
-from advisor.check.infra.model import Parsed, Request, is_placeholder
+from advisor.check.infra.model import Parsed, Request, fail_at, is_placeholder, whole_number
 from advisor.check.infra.names import Hardware, NameIndex, topology_chips
-from advisor.errors import InputError
 from advisor.yamlsrc import Document, KeyPath
 
 RAY_DEFAULT_MAX_WORKERS = 2  # the launcher's cluster-wide max_workers when a config leaves it out (Ray docs, cluster YAML)
@@ -29,20 +28,6 @@ def is_cluster(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("available_node_types"), dict) and isinstance(data.get("provider"), dict)
 
 
-def _fail(doc: Document, loc: KeyPath, message: str) -> InputError:
-    return InputError([doc.problem(loc, f"{'.'.join(str(p) for p in loc)}: {message}")])
-
-
-def _int(doc: Document, loc: KeyPath, value: Any, req: Request | None = None) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, str) and is_placeholder(value):
-        if req is not None:
-            req.unresolved.append((".".join(map(str, loc)), value[:80], doc.where(loc)))
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
-        raise _fail(doc, loc, f"expected a whole number 0..1000000, got {value!r}"[:200])
-    return value
 
 
 def parse(docs: list[Document], index: NameIndex) -> Parsed:
@@ -60,19 +45,19 @@ def _cluster(doc: Document, index: NameIndex) -> list[Request]:
     cloud = clouds.by_skypilot(ptype) if ptype else None
     region = provider.get("region") if ptype != "azure" else provider.get("location")
     name = data.get("cluster_name") if isinstance(data.get("cluster_name"), str) else doc.path.rsplit("/", 1)[-1]
-    cluster_max = _int(doc, ("max_workers",), data.get("max_workers"))
+    cluster_max = whole_number(doc, ("max_workers",), data.get("max_workers"))
     cluster_max = RAY_DEFAULT_MAX_WORKERS if cluster_max is None else cluster_max
     head = data.get("head_node_type")
     out: list[Request] = []
     for key, nt in data["available_node_types"].items():
         loc: KeyPath = ("available_node_types", key)
         if not isinstance(nt, dict):
-            raise _fail(doc, loc, "expected a mapping (node_config, resources, min_workers, max_workers)")
+            raise fail_at(doc, loc, "expected a mapping (node_config, resources, min_workers, max_workers)")
         node = nt.get("node_config")
         if node is None:
             node = {}
         if not isinstance(node, dict):
-            raise _fail(doc, (*loc, "node_config"), "expected a mapping")
+            raise fail_at(doc, (*loc, "node_config"), "expected a mapping")
         line, col = doc.where(loc, key=True)
         req = Request(doc.path, "ray", f"{name}/{key}", line, col)
         if not _hardware(doc, req, ptype, node, nt, loc, index):
@@ -81,8 +66,8 @@ def _cluster(doc: Document, index: NameIndex) -> list[Request]:
             req.replicas_min = req.replicas_max = 1
             req.notes.append("the head node: one node")
         else:
-            lo = _int(doc, (*loc, "min_workers"), nt.get("min_workers"), req)
-            hi = _int(doc, (*loc, "max_workers"), nt.get("max_workers"), req)
+            lo = whole_number(doc, (*loc, "min_workers"), nt.get("min_workers"), req)
+            hi = whole_number(doc, (*loc, "max_workers"), nt.get("max_workers"), req)
             req.replicas_min = 0 if lo is None else lo
             req.replicas_max = max(req.replicas_min, cluster_max if hi is None else hi)
             req.where["replicas"] = doc.where((*loc, "max_workers" if "max_workers" in nt else "min_workers"))
@@ -143,12 +128,12 @@ def _named(doc: Document, ptype: str, node: dict[str, Any], loc: KeyPath) -> tup
     guests = node.get("guestAccelerators")
     if guests is not None:
         if not isinstance(guests, list) or not guests or not all(isinstance(g, dict) for g in guests):
-            raise _fail(doc, (*nc, "guestAccelerators"), "expected a list of {acceleratorType, acceleratorCount}")
+            raise fail_at(doc, (*nc, "guestAccelerators"), "expected a list of {acceleratorType, acceleratorCount}")
         g = guests[0]
         gtype = g.get("acceleratorType")
         if not isinstance(gtype, str):
-            raise _fail(doc, (*nc, "guestAccelerators", 0, "acceleratorType"), "expected the accelerator type's name")
-        n = _int(doc, (*nc, "guestAccelerators", 0, "acceleratorCount"), g.get("acceleratorCount"))
+            raise fail_at(doc, (*nc, "guestAccelerators", 0, "acceleratorType"), "expected the accelerator type's name")
+        n = whole_number(doc, (*nc, "guestAccelerators", 0, "acceleratorCount"), g.get("acceleratorCount"))
         return gtype.rsplit("/", 1)[-1], 1 if n is None else n, (*nc, "guestAccelerators", 0, "acceleratorType")
     if isinstance(node.get("acceleratorType"), str):  # a TPU VM node
         return node["acceleratorType"], None, (*nc, "acceleratorType")
@@ -172,7 +157,7 @@ def _advertised(doc: Document, nt: dict[str, Any], loc: KeyPath) -> int:
         if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v <= 1_000_000:
             total += int(v)
         elif v is not None and not isinstance(v, int | float):
-            raise _fail(doc, (*loc, "resources", k), f"expected a number, got {v!r}"[:200])
+            raise fail_at(doc, (*loc, "resources", k), f"expected a number, got {v!r}"[:200])
     return total
 
 

@@ -15,11 +15,12 @@ from advisor.check.infra.model import (
     WAIVE_ENV,
     Parsed,
     Request,
+    fail_at,
     is_placeholder,
     waiver_lines,
+    whole_number,
 )
 from advisor.check.infra.names import Hardware, NameIndex
-from advisor.errors import InputError
 from advisor.families import family
 from advisor.yamlsrc import Document, KeyPath
 
@@ -33,20 +34,6 @@ def is_task(data: Any) -> bool:
     return isinstance(data, dict) and bool(TASK_KEYS & set(data)) and not (PROFILE_KEYS & set(data)) and "apiVersion" not in data
 
 
-def _fail(doc: Document, loc: KeyPath, message: str) -> InputError:
-    return InputError([doc.problem(loc, f"{'.'.join(str(p) for p in loc)}: {message}")])
-
-
-def _int(doc: Document, loc: KeyPath, value: Any, req: Request | None = None) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, str) and is_placeholder(value):
-        if req is not None:
-            req.unresolved.append((".".join(map(str, loc)), value[:80], doc.where(loc)))
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
-        raise _fail(doc, loc, f"expected a whole number 0..1000000, got {value!r}"[:200])
-    return value
 
 
 def _options(doc: Document, loc: KeyPath, value: Any) -> tuple[list[tuple[str, int | None, KeyPath]], bool]:
@@ -59,20 +46,20 @@ def _options(doc: Document, loc: KeyPath, value: Any) -> tuple[list[tuple[str, i
         out = []
         for i, v in enumerate(value):
             if not isinstance(v, str):
-                raise _fail(doc, (*loc, i), "expected a string such as 'H100:8'")
+                raise fail_at(doc, (*loc, i), "expected a string such as 'H100:8'")
             out.append((*_split(doc, (*loc, i), v), (*loc, i)))
         return out, False
     if isinstance(value, dict):
         out = []
         for k, v in value.items():
             if not isinstance(k, str):
-                raise _fail(doc, loc, "accelerator names must be strings")
+                raise fail_at(doc, loc, "accelerator names must be strings")
             name, n = _split(doc, (*loc, k), k)
             if v is not None:
-                n = _int(doc, (*loc, k), v)
+                n = whole_number(doc, (*loc, k), v)
             out.append((name, n, (*loc, k)))
         return out, True
-    raise _fail(doc, loc, "expected 'NAME:COUNT', a list or a mapping")
+    raise fail_at(doc, loc, "expected 'NAME:COUNT', a list or a mapping")
 
 
 def _split(doc: Document, loc: KeyPath, text: str) -> tuple[str, int | None]:
@@ -81,10 +68,10 @@ def _split(doc: Document, loc: KeyPath, text: str) -> tuple[str, int | None]:
         return name, 1
     n = n.strip()
     if not _NUMBER.fullmatch(n):  # ASCII only: float() accepts 'nan', 'inf', '1_0' and other scripts' digits
-        raise _fail(doc, loc, f"{text[:80]!r}: the count after ':' must be a number such as 8 or 0.5")
+        raise fail_at(doc, loc, f"{text[:80]!r}: the count after ':' must be a number such as 8 or 0.5")
     count = float(n)
     if count <= 0 or count > 1024:
-        raise _fail(doc, loc, f"{text[:80]!r}: count out of range (0 < count <= 1024)")
+        raise fail_at(doc, loc, f"{text[:80]!r}: count out of range (0 < count <= 1024)")
     if count != int(count):
         return name, None  # a fractional GPU share
     return name, int(count)
@@ -127,7 +114,7 @@ def _task(doc: Document, index: NameIndex, *, numbered: bool) -> Request | None:
     if not options:
         return None
     hw = _set_choice(doc, req, options, cheapest, index)
-    nodes = _int(doc, ("num_nodes",), data.get("num_nodes"), req)
+    nodes = whole_number(doc, ("num_nodes",), data.get("num_nodes"), req)
     nodes = 1 if nodes is None else nodes
     if nodes > 1 and hw.hosts is not None and hw.known:
         req.notes.append(f"num_nodes {nodes} with a TPU slice: {nodes} slices counted; check the task really launches that many")
@@ -136,7 +123,7 @@ def _task(doc: Document, index: NameIndex, *, numbered: bool) -> Request | None:
     if isinstance(pool, dict):  # a pool of workers, each the resources above, kept up between jobs
         lo = hi = _pool_workers(doc, pool, req)
     elif pool is not None:
-        raise _fail(doc, ("pool",), "expected a mapping")
+        raise fail_at(doc, ("pool",), "expected a mapping")
     req.replicas_min, req.replicas_max = lo * nodes, hi * nodes
     envs = data.get("envs")
     if isinstance(envs, dict) and isinstance(envs.get(WAIVE_ENV), str):
@@ -154,10 +141,10 @@ def _resources(doc: Document) -> tuple[dict[str, Any], KeyPath] | None:
     if isinstance(res, list):  # a list of resources is an ordered choice
         res, res_loc = (res[0] if res else None), ("resources", 0)
     if not isinstance(res, dict):
-        raise _fail(doc, res_loc, "expected a mapping")
+        raise fail_at(doc, res_loc, "expected a mapping")
     for typo in ("accelerator", "gpus", "gpu", "accelerator_type"):
         if typo in res:
-            raise _fail(doc, (*res_loc, typo), "unknown resources field; did you mean 'accelerators'?")
+            raise fail_at(doc, (*res_loc, typo), "unknown resources field; did you mean 'accelerators'?")
     return res, res_loc
 
 
@@ -169,10 +156,10 @@ def _choices(doc: Document, res: dict[str, Any], res_loc: KeyPath) -> tuple[list
         if alts is None:
             continue
         if not isinstance(alts, list):
-            raise _fail(doc, (*res_loc, key), "expected a list of resources")
+            raise fail_at(doc, (*res_loc, key), "expected a list of resources")
         for i, alt in enumerate(alts):
             if not isinstance(alt, dict):
-                raise _fail(doc, (*res_loc, key, i), "expected a mapping")
+                raise fail_at(doc, (*res_loc, key, i), "expected a mapping")
             choices.append(({**res, **alt}, (*res_loc, key, i)))
         return choices, key == "any_of"
     return [(res, res_loc)], False
@@ -230,17 +217,17 @@ def _service_replicas(doc: Document, service: Any, req: Request) -> tuple[int, i
         req.always_on = True
         pol = service.get("replica_policy")
         if isinstance(pol, dict):
-            got_lo = _int(doc, ("service", "replica_policy", "min_replicas"), pol.get("min_replicas"), req)
-            got_hi = _int(doc, ("service", "replica_policy", "max_replicas"), pol.get("max_replicas"), req)
+            got_lo = whole_number(doc, ("service", "replica_policy", "min_replicas"), pol.get("min_replicas"), req)
+            got_hi = whole_number(doc, ("service", "replica_policy", "max_replicas"), pol.get("max_replicas"), req)
             lo = 1 if got_lo is None else got_lo  # min_replicas: 0 scales to zero: reported as 0
             hi = max(lo, 1) if got_hi is None else got_hi
             req.where["replicas"] = doc.where(("service", "replica_policy"))
         elif "replicas" in service:
-            got = _int(doc, ("service", "replicas"), service.get("replicas"), req)
+            got = whole_number(doc, ("service", "replicas"), service.get("replicas"), req)
             lo = hi = 1 if got is None else got
             req.where["replicas"] = doc.where(("service", "replicas"))
     elif service is not None:
-        raise _fail(doc, ("service",), "expected a mapping")
+        raise fail_at(doc, ("service",), "expected a mapping")
     else:
         req.always_on = False
     return lo, hi
@@ -248,7 +235,7 @@ def _service_replicas(doc: Document, service: Any, req: Request) -> tuple[int, i
 
 def _pool_workers(doc: Document, pool: dict[str, Any], req: Request) -> int:
     """The worker count of a ``pool`` (1 when unset); a pool stays up between jobs."""
-    workers = _int(doc, ("pool", "workers"), pool.get("workers"), req)
+    workers = whole_number(doc, ("pool", "workers"), pool.get("workers"), req)
     n = 1 if workers is None else workers
     req.always_on = True
     req.where["replicas"] = doc.where(("pool", "workers"))
