@@ -356,9 +356,8 @@ def _estimate_inference(
 
     ld = _loaded(profile, acc, count, c, replica, max_batch_mem, batch, r.llm)
     mid = ld.op(r.mbu.expected, r.pre.expected)
-    budgets = prefill_budgets(profile, acc, c)[1]
-    targets = (inf.latency_p99_ms, inf.ttft_p99_ms, inf.tpot_p99_ms)
-    if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and any(t is not None for t in targets) and batch is None:
+    budgets = prefill_budgets(profile, acc, c)
+    if isinstance(replica, serving.LlmReplica) and inf.mode == "online" and _p99_targets(inf) and batch is None:
         mid = _sized_for_p99(mid, inf, ld.load, lambda: ld.op(r.mbu.expected, r.pre.expected), budgets)
     _operating_fields(e, mid, replica, r.weights)
     hours_month = (inf.window_hours or inf.hours_per_day if ld.offline else inf.hours_per_day) * HOURS_PER_MONTH / 24
@@ -563,45 +562,40 @@ def _p99_of(mid: serving.OperatingPoint, inf: Any, budget: int | None) -> dict[s
     )
 
 
-def prefill_budgets(profile: Profile, acc: Accelerator, c: Constants) -> tuple[int | None, tuple[int | None, ...]]:
-    """(the prompt-token budget per step the profile's stack runs with by default on this chip, or None where it is
-    not known; the budgets a p99 target may choose from: that default, then the smaller latency budgets where the
-    stack's setup sets one, rules/estimator.yaml latency_prefill_budget)."""
+def prefill_budgets(profile: Profile, acc: Accelerator, c: Constants) -> tuple[int | None, ...]:
+    """The prompt-token budgets per step a server may run with: first the one the profile's stack takes by default on
+    this chip (None where it is not known), then the smaller latency budgets a p99 target may set where the stack's
+    setup sets one (rules/estimator.yaml latency_prefill_budget)."""
     ic = c.estimator.inference
     stack = profile.software.serving_stack
     default = ic.prefill_token_budget.get(acc, stack) if ic.prefill_token_budget else None
     lat = ic.latency_prefill_budget
     if default is None or lat is None or stack not in lat.stacks:
-        return default, (default,)
-    return default, (default, *sorted((b for b in lat.values if b < default), reverse=True))
+        return (default,)
+    return (default, *sorted((b for b in lat.values if b < default), reverse=True))
+
+
+def _p99_targets(inf: Any) -> list[tuple[str, str, float]]:
+    """(what, p99 key, target ms) of each p99 target the profile sets."""
+    named = (("latency", "latency_ms", inf.latency_p99_ms), ("TTFT", "ttft_ms", inf.ttft_p99_ms), ("TPOT", "tpot_ms", inf.tpot_p99_ms))
+    return [(what, key, float(target)) for what, key, target in named if target is not None]
 
 
 def _p99_misses(p: dict[str, Any], inf: Any) -> list[str]:
     """The p99 targets a p99 estimate misses, as text."""
-    return [
-        f"p99 {what} {p[key]:,.0f} ms > {target:g} ms"
-        for what, key, target in (
-            ("latency", "latency_ms", inf.latency_p99_ms),
-            ("TTFT", "ttft_ms", inf.ttft_p99_ms),
-            ("TPOT", "tpot_ms", inf.tpot_p99_ms),
-        )
-        if target is not None and p[key] > target
-    ]
+    return [f"p99 {what} {p[key]:,.0f} ms > {target:g} ms" for what, key, target in _p99_targets(inf) if p[key] > target]
 
 
 def _budget_for(mid: serving.OperatingPoint, inf: Any, budgets: tuple[int | None, ...]) -> int | None:
     """The budget the server is set to: the default without a p99 target; with one, the largest budget whose
     p99 meets every target, else the one whose p99 misses least (summed relative excess)."""
-    if len(budgets) == 1 or (inf.latency_p99_ms is None and inf.ttft_p99_ms is None and inf.tpot_p99_ms is None):
+    targets = _p99_targets(inf)
+    if len(budgets) == 1 or not targets:
         return budgets[0]
     best, best_excess = budgets[0], math.inf
     for b in budgets:
         p = _p99_of(mid, inf, b)
-        excess = sum(
-            max(0.0, p[key] / target - 1.0)
-            for key, target in (("latency_ms", inf.latency_p99_ms), ("ttft_ms", inf.ttft_p99_ms), ("tpot_ms", inf.tpot_p99_ms))
-            if target is not None
-        )
+        excess = sum(max(0.0, p[key] / target - 1.0) for _what, key, target in targets)
         if excess == 0.0:
             return b
         if excess < best_excess:
@@ -641,10 +635,10 @@ def _tail(e: Estimate, inf: Any, mid: serving.OperatingPoint, budgets: tuple[int
     if budget is not None and budget != budgets[0]:
         e.p99["prefill_budget"] = {
             "tokens": budget, "default": budgets[0],
-            "why": f"the p99 targets need prompt chunks of at most {budget:,} tokens per step (the stack's default {budgets[0]:,})",
+            "why": f"set for the p99 targets: prompt chunks of at most {budget:,} tokens per step (the stack's default {budgets[0]:,})",
         }
     misses = _p99_misses(e.p99, inf)
-    if inf.latency_p99_ms is not None or inf.ttft_p99_ms is not None or inf.tpot_p99_ms is not None:
+    if _p99_targets(inf):
         e.meets_latency = e.meets_latency is not False and not misses
     if misses:
         e.p99["misses"] = misses
