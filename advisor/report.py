@@ -311,6 +311,13 @@ def _verdict_view(rec: Recommendation) -> dict[str, Any]:
             verdict["time"] = (
                 f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
             )
+            if est.p99:  # the tail the targets are held to (an upper bound), at the server's prompt-token budget
+                verdict["time"] += (
+                    f"; p99 {est.p99['latency_ms']:,.0f} ms per request, TTFT {est.p99['ttft_ms']:,.0f} ms, "
+                    f"TPOT {est.p99['tpot_ms']:,.1f} ms (an upper bound)"
+                )
+                if est.prefill_budget:
+                    verdict["time"] += f"; the server takes {est.prefill_budget:,} prompt tokens per step, set for the p99 targets"
             verdict["cost"] = (
                 f"{money(est.cost_usd)} per month (range {money(est.cost_low)} – {money(est.cost_high)}), {per_unit(est.unit_cost)}"
             )
