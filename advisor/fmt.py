@@ -47,6 +47,15 @@ def one_line(text: object) -> str:
 _LOG_COMMANDS = re.compile(r":(?=:)|#(?=#\[)")
 
 
+_LEGACY_COMMAND = re.compile(r"#(?=#\[)")
+
+
+def _inert(text: object) -> str:
+    """``one_line``, and no '##[' (a CI log's legacy command form, read anywhere in a line) where markdown or HTML
+    built from input is printed to a log rather than a file: a zero-width space after its first '#'."""
+    return _LEGACY_COMMAND.sub("#\u200b", one_line(text))
+
+
 def log_text(text: object) -> str:
     """Input-derived text for a plain-text log line: one line (``one_line``), and no '::' or '##[' a CI runner would
     read as a workflow command wherever the line folds: a zero-width space goes between the two characters (the text
@@ -58,7 +67,7 @@ def md_text(text: object, *, line_start: bool = True) -> str:
     """Input-derived text safe in a markdown line: one line, markdown punctuation escaped, and (at
     the start of a line) a leading ``#``, ``>``, list or numbered-list marker escaped: no forged
     heading, quote, list, link, image or HTML."""
-    out = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), one_line(text))
+    out = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), _inert(text))
     if not line_start:
         return out
     return _MD_LINE_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], out, count=1)
@@ -68,7 +77,7 @@ def md_code(text: object, *, table: bool = False) -> str:
     """Input-derived text as one markdown code span: fenced with more backticks than it holds,
     padded when it starts or ends with one; no HTML escaping (a code span shows it verbatim).
     In a table cell a pipe is escaped (GFM splits cells on it even inside a code span)."""
-    body = one_line(text)
+    body = _inert(text)
     run = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * (run + 1)
     pad = " " if body.startswith("`") or body.endswith("`") or (body.startswith(" ") and body.endswith(" ") and body.strip()) else ""
@@ -99,7 +108,7 @@ def html_text(text: object) -> str:
     """Input-derived text inside HTML (``<summary>``): one line, ``& < > "`` escaped."""
     import html
 
-    return html.escape(one_line(text), quote=True)
+    return html.escape(_inert(text), quote=True)
 
 
 def safe_name(text: str, limit: int = 30) -> str:

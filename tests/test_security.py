@@ -137,7 +137,7 @@ _LOG_HOSTILE = (
 )
 
 
-@pytest.mark.parametrize("fmt", ["text", "github"])
+@pytest.mark.parametrize("fmt", ["text", "github", "markdown"])
 def test_a_hostile_name_runs_no_ci_workflow_command_and_no_console_markup(tmp_path: Path, fmt: str) -> None:
     """A pull request names a resource so that the check's log would carry GitHub Actions workflow commands (a line
     whose text starts with '::' after its leading spaces, or '##[' anywhere: actions/runner ActionCommand.TryParseV2 /
