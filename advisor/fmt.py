@@ -44,10 +44,8 @@ def one_line(text: object) -> str:
 # What a CI log reads as a command inside a line of output: GitHub Actions' runner takes a line whose text (after
 # leading spaces) starts with '::' as a workflow command (::error, ::add-mask::, ::stop-commands::), and '##[' anywhere
 # in a line as its legacy form (actions/runner src/Runner.Common/ActionCommand.cs, TryParseV2 / TryParse)
-_LOG_COMMANDS = re.compile(r":(?=:)|#(?=#\[)")
-
-
 _LEGACY_COMMAND = re.compile(r"#(?=#\[)")
+_COMMAND_KEY = re.compile(r":(?=:)")
 
 
 def _inert(text: object) -> str:
@@ -60,7 +58,7 @@ def log_text(text: object) -> str:
     """Input-derived text for a plain-text log line: one line (``one_line``), and no '::' or '##[' a CI runner would
     read as a workflow command wherever the line folds: a zero-width space goes between the two characters (the text
     reads the same). Names never hold either in honest files."""
-    return _LOG_COMMANDS.sub(lambda m: m.group(0) + "\u200b", one_line(text))
+    return _COMMAND_KEY.sub(":\u200b", _inert(text))
 
 
 def md_text(text: object, *, line_start: bool = True) -> str:

@@ -15,7 +15,7 @@ from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, model_sha
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.fmt import safe_name
-from advisor.knowledge import PLACEHOLDER, KnowledgeBase, SetupPath
+from advisor.knowledge import PLACEHOLDER, KnowledgeBase, SetupPath, bundled_data
 from advisor.models import Profile
 
 
@@ -66,8 +66,6 @@ def choose_setup(
 
 def edge_route(profile: Profile) -> str | None:
     """The setup path of the profile's edge device: by domain, then framework, then its default."""
-    from advisor.knowledge import bundled_data
-
     device = profile.deployment.edge_device
     if device is None:
         return None
@@ -181,19 +179,24 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         tp, pp = (min(count, per_host), max(1, count // max(1, min(count, per_host)))) if hosts > 1 else (count, 1)
     else:
         tp, pp = int(par.get("tensor") or 1), int(par.get("pipeline") or 1)
-    # a mixture of experts the estimate serves with data-parallel attention: vLLM's form of it (serving-stacks.yaml)
+    # the servers' own flags (serving-stacks.yaml, the scaffold's table): a mixture of experts the estimate serves with
+    # data-parallel attention (vLLM's form of it), and a p99 target's prompt-token budget per step where smaller than
+    # the stack's default (estimate p99.prefill_budget)
     dp = int(par.get("attention_data") or 1) if profile.task == "inference" else 1
-    dp_flags = [f"--data-parallel-size={dp}", "--enable-expert-parallel"] if dp > 1 else []
     budget = est.prefill_budget if est is not None and profile.task == "inference" else 0
+    stacks = bundled_data("serving-stacks.yaml")
+    dp_flags = [f.format(dp=dp) for f in stacks["vllm"]["data_parallel_attention"]["gpu"]["flags"]] if dp > 1 else []
+    vllm_budget, sglang_budget = (
+        [w.replace("{budget}", str(budget)) for w in stacks[s]["prefill_budget"]] if budget else [] for s in ("vllm", "sglang")
+    )
     out = {
         "tp": str(tp),
         "pp": str(pp),
         "vllm_dp_items": "".join(f', "{f}"' for f in dp_flags),
         "vllm_dp_args": "".join(f" {f}" for f in dp_flags),
-        # a p99 target's prompt-token budget per step, where smaller than the stack's default (estimate p99.prefill_budget)
-        "vllm_budget_items": f', "--max-num-batched-tokens={budget}"' if budget else "",
-        "vllm_budget_args": f" --max-num-batched-tokens {budget}" if budget else "",
-        "sglang_budget_args": f" --chunked-prefill-size {budget}" if budget else "",
+        "vllm_budget_items": "".join(f', "{f}"' for f in vllm_budget),
+        "vllm_budget_args": "".join(f" {f}" for f in vllm_budget),
+        "sglang_budget_args": "".join(f" {f}" for f in sglang_budget),
         "min_nodes": str(hosts),
         "max_nodes": str(hosts * replicas),
         "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",

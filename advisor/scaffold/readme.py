@@ -310,7 +310,7 @@ def _kubernetes_section(spec: Spec, steps: list[Step], files: Mapping[str, str],
             chosen = (e.p99 or {}).get("prefill_budget") or {}
             L.append("")
             L.append(
-                f"`{' '.join(server.prefill_budget).replace('{budget}', str(plan.prefill_budget))}`: {plan.prefill_budget:,} prompt "
+                f"`{' '.join(server.budget_flags(plan.prefill_budget))}`: {plan.prefill_budget:,} prompt "
                 f"tokens per step instead of the server's default {int(chosen.get('default') or 0):,}. A decode step that "
                 "shares its batch with another request's prompt chunk takes that chunk's time too, and the profile's p99 "
                 "targets need the smaller chunk (the estimate's p99 figures are at this budget; a long prompt takes more "

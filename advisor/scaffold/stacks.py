@@ -61,8 +61,7 @@ class Server:
         prompt tokens per step, the estimate's p99.prefill_budget) sets it (``prefill_budget:``)."""
         words = list(self.command[device]) + (list(self.pipeline) if str(pp) != "1" and self.pipeline else [])
         words += list(self.precision.get(precision, ()))
-        if prefill_budget > 0:
-            words += [w.replace("{budget}", str(prefill_budget)) for w in self.prefill_budget]
+        words += self.budget_flags(prefill_budget)
         dpa = self.data_attention.get(device) if attention_dp > 1 else None
         if dpa is not None:  # one scheduler per data-parallel rank, each with its share of the sequences
             tp = attention_dp if dpa.tensor == "all" else 1
@@ -71,6 +70,10 @@ class Server:
         vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port),
                 "max_seqs": str(max(1, max_seqs)), "dp": str(attention_dp)}
         return [w.format(**vals) for w in words]
+
+    def budget_flags(self, prefill_budget: int) -> list[str]:
+        """The flags that set ``prefill_budget`` prompt tokens per step (``prefill_budget:``); none for 0 (the default)."""
+        return [w.replace("{budget}", str(prefill_budget)) for w in self.prefill_budget] if prefill_budget > 0 else []
 
     def host_flags(self, device: str, attention_dp: int = 1, per_host: int = 1) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(flags every pod of a replica over several hosts adds, the workers' extra flags): the server's multi-host
