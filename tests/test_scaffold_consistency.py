@@ -1555,3 +1555,21 @@ def test_eksctl_takes_a_reservation_from_its_cluster_config(kind: str) -> None:
     assert ng.get("instanceMarketOptions") == ({"marketType": "capacity-block"} if kind == "calendar" else None)
     # a plan without a disk size gets eksctl's own default volume, never a volumeSize of 0
     assert "    volumeSize: 80\n" in provision(dataclasses.replace(plan, disk_gb=0), cmd)
+
+
+@pytest.mark.parametrize("profile", ["profiles/deepseek-v3-serving.yaml", "tests/data/scaffold/latency-tuned-serving.yaml"])
+def test_server_flags_a_setup_text_appends_are_separate_shell_words(profile: str) -> None:
+    """The setup text appends flags to a server command ({vllm_dp_args}, {vllm_budget_args}): in setup.sh each is a word
+    of its own. They were quoted as one word with the value before them ('--tensor-parallel-size 1 --data-parallel-size=8
+    ...' reached vLLM as a single argument) on the GPU-VM and workstation paths."""
+    import shlex
+
+    seen = 0
+    for path, case in _cases_for(str(ROOT / profile)):
+        for line in _code(case.files["setup.sh"]).splitlines():
+            if "vllm serve" not in line and "launch_server" not in line:
+                continue
+            words = shlex.split(line)
+            assert not [w for w in words if " --" in w], (path, line)
+            seen += any(w.startswith(("--data-parallel-size", "--max-num-batched-tokens")) for w in words)
+    assert seen  # the flags are there, as words of their own
