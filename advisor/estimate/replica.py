@@ -159,6 +159,7 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
     sliding = att is not None and att.kind == "sliding"
     s_matmul, s_memory = sizing.attained_scale(acc, c, acc.compute_precision(profile.model.precision)[0])
     routed_active, routed_all = routed_params(profile, c)
+    dp, attn = attention_dp(profile, acc, count), attention_params(profile, c)
     return serving.LlmReplica(
         profile.model.params_b * 1e9 * wbytes, n_active * wbytes, n_active,
         kv_bytes_per_token(profile) * kv_replication(profile, acc, count), shape.layers, shape.attn_dim,
@@ -167,15 +168,14 @@ def llm_replica(profile: Profile, acc: Accelerator, count: int, c: Constants) ->
         (acc.peak_flops(profile.model.precision) or acc.peak_bf16_flops) * count * s_matmul,
         step_overhead(profile, acc, count, c),
         replica_comm_s_per_token(profile, acc, count, c),
-        stages=1 if attention_dp(profile, acc, count) > 1 else replica_layout(acc, count)[1],
+        stages=1 if dp > 1 else replica_layout(acc, count)[1],
         kv_window=((att.window or DEFAULT_WINDOW) if att is not None and sliding else 0),
         kv_windowed_share=(att.sliding_fraction if att is not None and sliding else 0.0),
         kv_read_factor=c.estimator.inference.kv_read_factor(family(acc.device).decode_utilisation, profile.software.serving_stack),
         loaded_prefill=loaded_prefill_value(profile, acc, c),
         routed_active=routed_active, routed_weights=routed_all * wbytes, routed_efficiency=moe_serving_value(profile, acc, c),
         cached_input=inf.input_tokens * inf.prefix_cache_hit_rate,
-        attention_dp=attention_dp(profile, acc, count), attention_params=attention_params(profile, c),
-        attention_bytes=attention_params(profile, c) * wbytes,
+        attention_dp=dp, attention_params=attn, attention_bytes=attn * wbytes,
     )
 
 
