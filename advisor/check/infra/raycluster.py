@@ -20,7 +20,10 @@ from advisor.check.infra.model import Parsed, Request, fail_at, is_placeholder, 
 from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.yamlsrc import Document, KeyPath
 
-RAY_DEFAULT_MAX_WORKERS = 2  # the launcher's cluster-wide max_workers when a config leaves it out (Ray docs, cluster YAML)
+# The cluster-wide max_workers when a config leaves it out: the launcher fills missing fields from the provider's
+# defaults.yaml, which sets 2 (ray-project/ray python/ray/autoscaler/aws/defaults.yaml at 00ded8e, read 2026-12-05:
+# "The maximum number of workers nodes to launch in addition to the head node. max_workers: 2")
+RAY_DEFAULT_MAX_WORKERS = 2
 
 
 def is_cluster(data: Any) -> bool:
