@@ -53,7 +53,7 @@ def test_platform_repository_passes_and_lists_what_it_skipped(tmp_path: Path, mo
     code, data, err = check("--fail-on", "never", ".")
     assert code == 0, err
     skipped = {s["path"]: s["reason"] for s in data["skipped_files"]}
-    assert "Helm chart" in skipped["charts/ray-cluster"] and "helm template" in skipped["charts/ray-cluster"]
+    assert "Helm chart without accelerator requests" in skipped["charts/ray-cluster"]  # rendered (by helm, else by advisor)
     assert "virtual environment" in skipped["venv"]
     assert "node_modules" in skipped["node_modules"]
     assert skipped["envs/environment.yml"] == "a conda environment file"
@@ -238,7 +238,7 @@ def test_a_link_out_of_the_repository_is_refused_and_never_read(tmp_path: Path, 
 
 def test_a_chart_that_links_out_of_the_repository_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``{{ .Files.Get "files/creds" }}`` would render a linked credentials file into a manifest:
-    the chart is refused before helm runs, whether helm is installed or not."""
+    the chart is refused before it is rendered (by helm, or by advisor where helm is not installed)."""
     (tmp_path / "credentials").write_text("aws_secret_access_key = TOPSECRET\n")
     chart = tmp_path / "repo" / "charts" / "serve"
     (chart / "templates").mkdir(parents=True)
@@ -249,9 +249,6 @@ def test_a_chart_that_links_out_of_the_repository_is_refused(tmp_path: Path, mon
     monkeypatch.chdir(tmp_path / "repo")
     for args in ((".",), ("charts/serve/templates/cm.yaml",)):
         r = run_cli("check", "--no-config", "--format", "json", *args)
-        if shutil.which("helm") is None and args != (".",):
-            assert r.code == 0 and "TOPSECRET" not in r.out + r.err  # not rendered: skipped, nothing read
-            continue
         assert r.code == 2 and "charts/serve/files/creds" in r.out + r.err and "TOPSECRET" not in r.out + r.err, (args, r.err)
 
 

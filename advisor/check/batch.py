@@ -117,7 +117,10 @@ def run_check(
         finally:
             _JOB = None
     for chart in sel.charts:
-        _one_file(chart, ctx, policy, day, batch, text=_render_chart(chart))
+        if files.helm() is not None:
+            _one_file(chart, ctx, policy, day, batch, text=_render_chart(chart))
+        else:
+            _chart_without_helm(chart, ctx, batch)
     results = batch.results
     _bound(batch)
     if batch.requests:
@@ -228,6 +231,24 @@ def _render_chart(chart: str) -> str | InputError:
         return decode(done.stdout, chart)
     except InputError as exc:
         return exc
+
+
+def _chart_without_helm(chart: str, ctx: Context, out: _Batch) -> None:
+    """A chart on a runner without helm: advisor renders its templates with its values itself."""
+    from advisor.check.infra.helmlite import read_chart
+    from advisor.check.infra.names import name_index
+
+    try:
+        got = read_chart(chart, name_index(ctx.catalog))
+    except (RecursionError, MemoryError):
+        out.invalid.append(InvalidFile(chart, [Problem(chart, 1, 1, "Helm chart too large or too deeply nested to read")]))
+        return
+    if got.problems:
+        out.invalid.append(InvalidFile(chart, got.problems))
+    out.requests += got.requests
+    out.autoscalers += got.autoscalers
+    if got.skipped:
+        out.skipped.append((chart, got.skipped))
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Which files a run of ``advisor check`` reads: paths, directories and globs expanded; ``--exclude``
 globs, the policy's ``exclude`` and ``.gitignore`` files honoured; virtual environments and
-Helm charts skipped with the reason (a chart is rendered with ``helm template`` when ``helm`` is
-on PATH).
+a Helm chart directory read as one unit (rendered with ``helm template`` when ``helm`` is on PATH,
+else by advisor's own reader of the chart's templates and values, ``infra.helmlite``).
 
 A file git tracks is always read, whatever a ``.gitignore`` says or however its name starts: the
 pull request under review writes the ``.gitignore`` files too, and ``git add -f`` commits an
@@ -42,7 +42,7 @@ class Selection:
     files: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     excluded: int = 0  # files left out by --exclude, the policy's exclude or .gitignore
-    charts: list[str] = field(default_factory=list)  # Helm chart directories to render
+    charts: list[str] = field(default_factory=list)  # Helm chart directories to render (helm template, else helmlite)
     # tracked files under a hidden name (.github/, .ci.yaml): read, and not listed as skipped when
     # they hold no accelerator request (CI configuration, linters' settings)
     quiet: set[str] = field(default_factory=set)
@@ -270,13 +270,10 @@ def escaping_link(directory: str, boundary: str, limit: int = 20_000) -> str | N
 
 
 def _chart(chart: str, sel: Selection) -> None:
-    """A Helm chart directory: rendered when helm is on PATH, else skipped with the reason; refused
-    when it links outside the repository."""
+    """A Helm chart directory, rendered as one unit; refused when it links outside the repository."""
     link = escaping_link(chart, _boundary(os.path.join(chart, "Chart.yaml")))
     if link is not None:
         sel.refused.append(Problem(link, 1, 1, OUTSIDE))
-    elif helm() is None:
-        sel.skipped.append((chart, _chart_reason()))
     elif chart not in sel.charts:
         sel.charts.append(chart)
 
@@ -288,13 +285,6 @@ def helm() -> str | None:
 def chart_of(path: str) -> str | None:
     """The Helm chart directory holding this file (a directory with a Chart.yaml above it)."""
     return _upward(os.path.dirname(os.path.abspath(path)), "Chart.yaml", os.path.isfile, 32)
-
-
-def _chart_reason() -> str:
-    return (
-        "a Helm chart: its templates are not manifests until rendered; helm is not on PATH "
-        "(render with 'helm template CHART' and check the output)"
-    )
 
 
 def select(
@@ -342,10 +332,7 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
         return
     chart = chart_of(path) if path.endswith((".yaml", ".yml")) else None
     if chart is not None:
-        if helm() is None:
-            sel.skipped.append((path, _chart_reason()))
-        else:
-            _chart(chart, sel)
+        _chart(chart, sel)
         return
     add(path)
 

@@ -349,6 +349,14 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
                 pos,
             )
             continue
+        if fld == "helm-condition":  # a chart read without helm: a condition its reader could not evaluate
+            yield (
+                f"the chart was read without helm (not on PATH) and the template condition `{value}` could not be evaluated: its "
+                "first branch was read, so the count and cost may differ from what helm renders. Install helm on the runner "
+                "(the chart is then rendered with helm template).",
+                pos,
+            )
+            continue
         yield f"{fld} = {value} is not a literal value; the count and cost are not guessed. " + how, pos
 
 

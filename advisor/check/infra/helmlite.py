@@ -1,0 +1,965 @@
+"""A Helm chart read without ``helm``: its templates rendered with its own ``values.yaml`` by a small
+interpreter of the Go-template subset charts use, then read as the Kubernetes manifests they are.
+
+When ``helm`` is on PATH the chart is rendered by ``helm template`` instead (``check.batch``). This
+reader exists so that a chart is never passed unseen on a runner without helm: before it, a chart
+asking for 128 H100 was "skipped" and the gate passed.
+
+What is evaluated: actions and pipelines over ``.Values`` / ``.Release`` / ``.Chart`` and variables;
+``if`` / ``else if`` / ``else``, ``with``, ``range`` (lists and maps), ``define`` / ``include`` /
+``template``; the functions charts use to place values (``default``, ``quote``, ``toYaml``,
+``nindent``, ``int``, ``printf``, comparisons, ``and`` / ``or`` / ``not``, ``dict`` / ``list`` /
+``index`` / ``hasKey``, string helpers) and subcharts under ``charts/`` with their values.
+Anything else (``.Files``, ``lookup``, ``tpl``, an unknown function, a ``.Values`` key that is
+absent) evaluates to *unknown*: printed as a ``${...}`` placeholder, which the manifest reader
+reports as an unresolved field, never guessed; a condition that is unknown takes its first branch
+and the request is flagged. Nothing is executed, no file outside the chart is read, and the work
+is bounded (output size, steps, include depth).
+
+Positions are the template's: each rendered line maps back to the template line it came from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.errors import InputError, Problem
+
+MAX_OUTPUT = 4 * 1024 * 1024  # rendered characters per chart
+MAX_STEPS = 2_000_000  # nodes evaluated per chart
+MAX_INCLUDE_DEPTH = 40
+MAX_FILES = 500  # template files per chart (subcharts included)
+MAX_TEMPLATE_BYTES = 1024 * 1024
+MAX_SUBCHART_DEPTH = 3
+MAX_NESTING = 100  # blocks inside blocks, parentheses inside parentheses
+RELEASE_NAME = "release-name"  # the name `helm template` gives when none is passed
+
+
+class Unknown:
+    """A value the interpreter does not evaluate; ``text`` is what to show in its place."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def render(self) -> str:
+        return "${" + (re.sub(r"[^A-Za-z0-9_.$-]+", " ", self.text).strip()[:60] or "helm") + "}"
+
+
+class _Limit(Exception):
+    pass
+
+
+# ----------------------------------------------------------------------------------------- lexing
+
+_ACTION = re.compile(r"\{\{(-[ \t\r\n])?(.*?)([ \t\r\n]-)?\}\}", re.S)
+
+
+@dataclass
+class _Text:
+    text: str
+    line: int
+
+
+@dataclass
+class _Act:
+    expr: str
+    line: int
+
+
+@dataclass
+class _Block:
+    kind: str  # if | with | range | define
+    expr: str
+    line: int
+    body: list[Any] = field(default_factory=list)
+    branches: list[tuple[str | None, list[Any]]] = field(default_factory=list)  # else-if / else arms
+
+
+def _lex(src: str) -> list[_Text | _Act]:
+    """Text and actions, whitespace trimmed where ``{{-`` / ``-}}`` say (as Go's lexer does)."""
+    out: list[_Text | _Act] = []
+    pos, line, trim_next = 0, 1, False
+    for m in _ACTION.finditer(src):
+        text = src[pos : m.start()]
+        start = line
+        if trim_next:
+            stripped = text.lstrip(" \t\r\n")
+            start += text[: len(text) - len(stripped)].count("\n")
+            text = stripped
+        if m.group(1):
+            text = text.rstrip(" \t\r\n")
+        if text:
+            out.append(_Text(text, start))
+        line += src.count("\n", pos, m.start())
+        body = m.group(2).strip()
+        if not (body.startswith("/*") and body.endswith("*/")):
+            out.append(_Act(body, line))
+        line += m.group(0).count("\n")
+        pos, trim_next = m.end(), bool(m.group(3))
+    text = src[pos:]
+    if trim_next:
+        stripped = text.lstrip(" \t\r\n")
+        line += text[: len(text) - len(stripped)].count("\n")
+        text = stripped
+    if text:
+        out.append(_Text(text, line))
+    return out
+
+
+_KEYWORD = re.compile(r"^(if|else if|else with|else|with|range|define|block|end|template|break|continue)\b\s*(.*)$", re.S)
+
+
+def _parse(tokens: list[_Text | _Act], path: str) -> list[Any]:
+    root: list[Any] = []
+    stack: list[tuple[_Block, list[Any]]] = []
+    cur = root
+    for tok in tokens:
+        if isinstance(tok, _Text):
+            cur.append(tok)
+            continue
+        m = _KEYWORD.match(tok.expr)
+        if not m:
+            cur.append(tok)
+            continue
+        word, rest = m.group(1), m.group(2).strip()
+        if word in ("if", "with", "range", "define", "block"):
+            if len(stack) >= MAX_NESTING:
+                raise InputError.single(path, tok.line, 1, f"template: blocks nested more than {MAX_NESTING} deep")
+            blk = _Block(word, rest, tok.line)
+            cur.append(blk)
+            stack.append((blk, cur))
+            cur = blk.body
+        elif word in ("else", "else if", "else with"):
+            if not stack:
+                raise InputError.single(path, tok.line, 1, f"template: {{{{{word}}}}} outside a block")
+            blk = stack[-1][0]
+            arm: list[Any] = []
+            blk.branches.append((rest if word != "else" else None, arm))
+            cur = arm
+        elif word == "end":
+            if not stack:
+                raise InputError.single(path, tok.line, 1, "template: {{end}} without a block")
+            _blk, cur = stack.pop()
+        elif word == "template":
+            cur.append(_Act("include " + rest, tok.line))
+        else:  # break / continue: not evaluated
+            cur.append(_Act("__unknown__ " + word, tok.line))
+    if stack:
+        raise InputError.single(path, stack[-1][0].line, 1, f"template: {{{{{stack[-1][0].kind}}}}} is never closed with {{{{end}}}}")
+    return root
+
+
+# ------------------------------------------------------------------------------------ expressions
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<str>"(?:[^"\\]|\\.)*")
+      | (?P<raw>`[^`]*`)
+      | (?P<chr>'(?:[^'\\]|\\.)')
+      | (?P<num>-?\d+(?:\.\d+)?(?![\w.]))
+      | (?P<pipe>\|)
+      | (?P<open>\()
+      | (?P<close>\)(?:\.[A-Za-z_]\w*)*)
+      | (?P<assign>:?=)
+      | (?P<comma>,)
+      | (?P<var>\$[A-Za-z_0-9]*(?:\.[A-Za-z_]\w*)*)
+      | (?P<field>(?:\.[A-Za-z_]\w*)+|\.)
+      | (?P<ident>[A-Za-z_]\w*)
+    )""",
+    re.X,
+)
+
+
+def _tokens(expr: str) -> list[tuple[str, str]]:
+    out = []
+    pos = 0
+    expr = expr.strip()
+    while pos < len(expr):
+        m = _TOKEN.match(expr, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"cannot read {expr[pos:pos + 20]!r}")
+        kind = m.lastgroup or ""
+        out.append((kind, m.group(kind)))
+        pos = m.end()
+        while pos < len(expr) and expr[pos].isspace():
+            pos += 1
+    return out
+
+
+def truth(v: Any) -> bool | None:
+    """Go template truth; None when unknown."""
+    if isinstance(v, Unknown):
+        return None
+    if v is None or v is False:
+        return False
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v != 0
+    if isinstance(v, (str, list, dict, tuple)):
+        return len(v) > 0
+    return True
+
+
+def _string(v: Any) -> str:
+    if isinstance(v, Unknown):
+        return v.render()
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, (dict, list)):
+        return _to_yaml(v).replace("\n", " ")
+    return str(v)
+
+
+def _has_unknown(v: Any) -> bool:
+    if isinstance(v, Unknown):
+        return True
+    if isinstance(v, dict):
+        return any(_has_unknown(x) for x in v.values())
+    if isinstance(v, list):
+        return any(_has_unknown(x) for x in v)
+    return False
+
+
+def _to_yaml(v: Any) -> str:
+    import yaml
+
+    def plain(x: Any) -> Any:
+        if isinstance(x, Unknown):
+            return x.render()
+        if isinstance(x, dict):
+            return {str(k): plain(y) for k, y in x.items()}
+        if isinstance(x, list):
+            return [plain(y) for y in x]
+        return x
+
+    if v is None:
+        return "null"
+    text = str(yaml.safe_dump(plain(v), default_flow_style=False, sort_keys=True, allow_unicode=True, width=10_000))
+    return text.rstrip("\n").removesuffix("\n...")
+
+
+def _indent(n: Any, s: Any) -> Any:
+    """Indented text; an unknown value keeps its place in the layout as its placeholder, so the
+    manifest around it still reads (and the field it fills reads as unresolved)."""
+    if isinstance(n, (Unknown, bool)) or not isinstance(n, int):
+        return Unknown("indent")
+    pad = " " * max(0, min(n, 200))
+    return "\n".join(pad + ln for ln in _string(s).split("\n"))
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, Unknown):
+        return v
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (int, float)):
+        return int(v)
+    if isinstance(v, str) and re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", v):
+        return int(float(v))
+    if v is None:
+        return 0
+    return Unknown("int")
+
+
+def _cmp(op: Callable[[Any, Any], bool]) -> Callable[..., Any]:
+    def f(a: Any, b: Any, *rest: Any) -> Any:
+        if isinstance(a, Unknown) or isinstance(b, Unknown):
+            return Unknown("compare")
+        try:
+            return op(a, b)
+        except TypeError:
+            return Unknown("compare")
+
+    return f
+
+
+def _eq(a: Any, *bs: Any) -> Any:
+    if isinstance(a, Unknown) or any(isinstance(b, Unknown) for b in bs):
+        return Unknown("eq")
+    return any(a == b for b in bs)
+
+
+def _default(d: Any, *v: Any) -> Any:
+    if not v:
+        return d
+    x = v[-1]
+    if isinstance(x, Unknown):
+        return x
+    return x if truth(x) else d
+
+
+def _printf(fmt: Any, *args: Any) -> Any:
+    if isinstance(fmt, Unknown) or any(isinstance(a, Unknown) for a in args):
+        return Unknown("printf")
+    parts = iter(args)
+    try:
+        return re.sub(r"%[-+ #0]*\d*(?:\.\d+)?[sdvqf%]", lambda m: "%" if m.group(0) == "%%" else _string(next(parts)), str(fmt))
+    except StopIteration:
+        return Unknown("printf")
+
+
+def _str_fn(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def f(*args: Any) -> Any:
+        if any(isinstance(a, Unknown) for a in args):
+            return Unknown(fn.__name__)
+        try:
+            return fn(*args)
+        except (TypeError, ValueError, AttributeError, IndexError):
+            return Unknown(fn.__name__)
+
+    return f
+
+
+def _index(v: Any, *keys: Any) -> Any:
+    for k in keys:
+        if isinstance(v, Unknown) or isinstance(k, Unknown):
+            return Unknown("index")
+        if isinstance(v, dict):
+            if k not in v:
+                return None
+            v = v[k]
+        elif isinstance(v, list) and isinstance(k, int) and 0 <= k < len(v):
+            v = v[k]
+        else:
+            return None
+    return v
+
+
+def _dict(*kv: Any) -> Any:
+    out: dict[str, Any] = {}
+    for i in range(0, len(kv) - 1, 2):
+        out[_string(kv[i])] = kv[i + 1]
+    return out
+
+
+def _from_yaml(s: Any) -> Any:
+    import yaml
+
+    if isinstance(s, Unknown) or not isinstance(s, str):
+        return Unknown("fromYaml")
+    if len(s) > 1024 * 1024:
+        return Unknown("fromYaml")
+    try:
+        v = yaml.safe_load(s)
+    except yaml.YAMLError:
+        return {"Error": "fromYaml"}
+    return v if v is not None else {}
+
+
+def _concat(*lists: Any) -> Any:
+    out: list[Any] = []
+    for x in lists:
+        if isinstance(x, Unknown):
+            return x
+        if isinstance(x, list):
+            out += x
+        elif x is not None:
+            return Unknown("concat")
+    return out
+
+
+def _merge(dst: Any, *srcs: Any) -> Any:
+    if not isinstance(dst, dict):
+        return Unknown("merge")
+    for s in srcs:
+        if isinstance(s, dict):
+            for k, v in s.items():
+                dst.setdefault(k, v)
+    return dst
+
+
+def _ternary(a: Any, b: Any, c: Any) -> Any:
+    t = truth(c)
+    return Unknown("ternary") if t is None else (a if t else b)
+
+
+def _required(_msg: Any, v: Any = None) -> Any:
+    return v if v is not None else Unknown("required")
+
+
+FUNCS: dict[str, Callable[..., Any]] = {
+    "default": _default,
+    "quote": lambda *a: a[-1] if isinstance(a[-1], Unknown) else '"' + _string(a[-1]).replace('"', '\\"') + '"',
+    "squote": lambda *a: a[-1] if isinstance(a[-1], Unknown) else "'" + _string(a[-1]) + "'",
+    "toYaml": lambda v: Unknown("toYaml") if isinstance(v, Unknown) else _to_yaml(v),
+    "toJson": _str_fn(lambda v: __import__("json").dumps(v, sort_keys=True)),
+    "nindent": lambda n, s: v if isinstance(v := _indent(n, s), Unknown) else "\n" + v,
+    "indent": _indent,
+    "int": _num,
+    "int64": _num,
+    "atoi": _num,
+    "float64": _num,
+    "toString": lambda v: v if isinstance(v, Unknown) else _string(v),
+    "trim": _str_fn(lambda s: _string(s).strip()),
+    "trimSuffix": _str_fn(lambda suf, s: _string(s).removesuffix(_string(suf))),
+    "trimPrefix": _str_fn(lambda pre, s: _string(s).removeprefix(_string(pre))),
+    "trunc": _str_fn(lambda n, s: _string(s)[: int(n)] if int(n) >= 0 else _string(s)[int(n):]),
+    "lower": _str_fn(lambda s: _string(s).lower()),
+    "upper": _str_fn(lambda s: _string(s).upper()),
+    "title": _str_fn(lambda s: _string(s).title()),
+    "replace": _str_fn(lambda old, new, s: _string(s).replace(_string(old), _string(new))),
+    "contains": _str_fn(lambda sub, s: _string(sub) in _string(s)),
+    "hasPrefix": _str_fn(lambda pre, s: _string(s).startswith(_string(pre))),
+    "hasSuffix": _str_fn(lambda suf, s: _string(s).endswith(_string(suf))),
+    "printf": _printf,
+    "print": _str_fn(lambda *a: "".join(_string(x) for x in a)),
+    "not": lambda v: Unknown("not") if truth(v) is None else not truth(v),
+    "eq": _eq,
+    "ne": lambda a, b: Unknown("ne") if isinstance(x := _eq(a, b), Unknown) else not x,
+    "lt": _cmp(lambda a, b: a < b),
+    "le": _cmp(lambda a, b: a <= b),
+    "gt": _cmp(lambda a, b: a > b),
+    "ge": _cmp(lambda a, b: a >= b),
+    "empty": lambda v: Unknown("empty") if truth(v) is None else not truth(v),
+    "hasKey": _str_fn(lambda d, k: k in d if isinstance(d, dict) else False),
+    "index": _index,
+    "get": _str_fn(lambda d, k: d.get(k, "") if isinstance(d, dict) else ""),
+    "len": _str_fn(lambda v: len(v) if v is not None else 0),
+    "list": lambda *a: list(a),
+    "dict": _dict,
+    "merge": _merge,
+    "add": _str_fn(lambda *a: sum(int(_num(x)) for x in a)),
+    "add1": _str_fn(lambda a: int(_num(a)) + 1),
+    "sub": _str_fn(lambda a, b: int(_num(a)) - int(_num(b))),
+    "mul": _str_fn(lambda *a: __import__("math").prod(int(_num(x)) for x in a)),
+    "div": _str_fn(lambda a, b: int(_num(a)) // int(_num(b))),
+    "max": _str_fn(lambda *a: max(int(_num(x)) for x in a)),
+    "min": _str_fn(lambda *a: min(int(_num(x)) for x in a)),
+    "ternary": _ternary,
+    "required": _required,
+    "kindIs": _str_fn(
+        lambda k, v: {"map": isinstance(v, dict), "slice": isinstance(v, list), "string": isinstance(v, str),
+                      "bool": isinstance(v, bool), "int": isinstance(v, int) and not isinstance(v, bool),
+                      "float64": isinstance(v, float)}.get(str(k), False)
+    ),
+    "fail": lambda *a: Unknown("fail"),
+    "fromYaml": _from_yaml,
+    "concat": _concat,
+    "append": _str_fn(lambda lst, v: [*(lst or []), v]),
+    "lookup": lambda *a: {},  # as under `helm template`: no cluster to look in
+    "b64enc": _str_fn(lambda s: __import__("base64").b64encode(_string(s).encode()).decode()),
+    "sha256sum": _str_fn(lambda s: __import__("hashlib").sha256(_string(s).encode()).hexdigest()),
+    "join": _str_fn(lambda sep, lst: _string(sep).join(_string(x) for x in lst)),
+    "splitList": _str_fn(lambda sep, s: _string(s).split(_string(sep))),
+    "first": _str_fn(lambda lst: lst[0] if lst else None),
+    "last": _str_fn(lambda lst: lst[-1] if lst else None),
+    "keys": _str_fn(lambda d: sorted(d) if isinstance(d, dict) else Unknown("keys")),
+    "has": _str_fn(lambda v, lst: v in lst if isinstance(lst, list) else False),
+    "coalesce": lambda *a: next((x for x in a if truth(x) is not False), None),
+    "toStrings": _str_fn(lambda lst: [_string(x) for x in lst]),
+    "regexMatch": _str_fn(lambda rx, s: re.search(_string(rx)[:200], _string(s)[:10_000]) is not None),
+}
+
+
+@dataclass
+class _Scope:
+    dot: Any
+    vars: dict[str, Any]
+
+
+class _Renderer:
+    def __init__(self, path: str, root: dict[str, Any], defines: dict[str, list[Any]]) -> None:
+        self.path, self.root, self.defines = path, root, defines
+        self.out: list[tuple[str, int, bool]] = []  # (text, source line, from template text)
+        self.size = 0
+        self.steps = 0
+        self.depth = 0
+        self.unknown: list[tuple[str, int]] = []  # (expression, line) evaluated to unknown
+        self.guessed: list[tuple[str, int]] = []  # conditions that were unknown (first branch taken)
+
+    # -- output
+    def emit(self, text: str, line: int, literal: bool) -> None:
+        self.size += len(text)
+        if self.size > MAX_OUTPUT:
+            raise _Limit(f"renders more than {MAX_OUTPUT // (1024 * 1024)} MiB")
+        self.out.append((text, line, literal))
+
+    # -- evaluation
+    def field(self, base: Any, names: list[str], expr: str) -> Any:
+        v = base
+        for n in names:
+            if isinstance(v, Unknown):
+                return v
+            if isinstance(v, dict):
+                if n not in v:
+                    return None  # a missing key is nil, as in Go templates (``default`` then applies)
+                v = v[n]
+            elif v is None:
+                return None
+            else:
+                return Unknown(expr)
+        return v
+
+    def operand(self, tok: tuple[str, str], scope: _Scope, expr: str) -> Any:
+        kind, text = tok
+        if kind == "str":
+            import json
+
+            try:
+                return json.loads(text)
+            except ValueError:
+                return text[1:-1]
+        if kind == "raw":
+            return text[1:-1]
+        if kind == "chr":
+            return ord(text[1:-1][-1])
+        if kind == "num":
+            return float(text) if "." in text else int(text)
+        if kind == "field":
+            if text == ".":
+                return scope.dot
+            return self.field(scope.dot, text[1:].split("."), text)
+        if kind == "var":
+            name, *rest = text.split(".")
+            if name == "$":
+                base = self.root
+            elif name in scope.vars:
+                base = scope.vars[name]
+            else:
+                return Unknown(text)
+            return self.field(base, rest, text)
+        if kind == "ident":
+            if text in ("true", "false"):
+                return text == "true"
+            if text == "nil":
+                return None
+            if text in FUNCS:  # a function named as an argument is called without arguments (`default list`)
+                try:
+                    return FUNCS[text]()
+                except TypeError:
+                    return Unknown(text)
+        return Unknown(text)
+
+    def command(self, toks: list[tuple[str, str]], scope: _Scope, piped: list[Any], expr: str) -> Any:
+        """One command of a pipeline: a function call or a single operand."""
+        args: list[Any] = []
+        i = 0
+        fn: str | None = None
+        if toks and toks[0][0] == "ident" and toks[0][1] not in ("true", "false", "nil"):
+            fn = toks[0][1]
+            i = 1
+        while i < len(toks):
+            if toks[i][0] == "open":
+                depth, j = 1, i + 1
+                while j < len(toks) and depth:
+                    depth += toks[j][0] == "open"
+                    depth -= toks[j][0] == "close"
+                    j += 1
+                if depth:
+                    return Unknown(expr)
+                v = self.pipeline(toks[i + 1 : j - 1], scope, expr)
+                close = toks[j - 1][1]
+                if len(close) > 1:
+                    v = self.field(v, close[2:].split("."), expr)
+                args.append(v)
+                i = j
+                continue
+            args.append(self.operand(toks[i], scope, expr))
+            i += 1
+        args += piped
+        if fn is None:
+            return args[0] if len(args) == 1 else Unknown(expr)
+        if fn == "include":
+            return self.include(args, expr)
+        if fn in ("and", "or"):
+            return _and_or(fn, args)
+        f = FUNCS.get(fn)
+        if f is None:
+            return Unknown(fn)
+        try:
+            v = f(*args)
+        except (TypeError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
+            return Unknown(fn)
+        if isinstance(v, str) and len(v) > MAX_OUTPUT:
+            raise _Limit(f"builds a string of more than {MAX_OUTPUT // (1024 * 1024)} MiB")
+        return v
+
+    def pipeline(self, toks: list[tuple[str, str]], scope: _Scope, expr: str) -> Any:
+        cmds: list[list[tuple[str, str]]] = [[]]
+        depth = 0
+        for t in toks:
+            depth += t[0] == "open"
+            depth -= t[0] == "close"
+            if depth > MAX_NESTING:
+                return Unknown(expr)
+            if t[0] == "pipe" and depth == 0:
+                cmds.append([])
+            else:
+                cmds[-1].append(t)
+        piped: list[Any] = []
+        v: Any = None
+        for c in cmds:
+            if not c:
+                return Unknown(expr)
+            v = self.command(c, scope, piped, expr)
+            piped = [v]
+        return v
+
+    def evaluate(self, expr: str, scope: _Scope, line: int) -> Any:
+        self.step()
+        if expr.startswith("__unknown__"):
+            return Unknown(expr.split(" ", 1)[1])
+        try:
+            toks = _tokens(expr)
+        except ValueError:
+            return Unknown(expr)
+        if len(toks) >= 2 and toks[0][0] == "var" and toks[1][0] == "assign":
+            name = toks[0][1]
+            value = self.pipeline(toks[2:], scope, expr)
+            scope.vars[name] = value
+            return ""
+        return self.pipeline(toks, scope, expr)
+
+    def include(self, args: list[Any], expr: str) -> Any:
+        if not args or not isinstance(args[0], str) or args[0] not in self.defines:
+            return Unknown(expr)
+        if self.depth >= MAX_INCLUDE_DEPTH:
+            raise _Limit("includes nest more than 40 deep")
+        sub = _Renderer(self.path, self.root, self.defines)
+        sub.depth, sub.steps = self.depth + 1, self.steps
+        sub.run(self.defines[args[0]], _Scope(args[1] if len(args) > 1 else None, {"$": self.root}))
+        self.steps = sub.steps
+        self.unknown += sub.unknown
+        self.guessed += sub.guessed
+        text = "".join(t for t, _l, _x in sub.out)
+        return text
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise _Limit(f"takes more than {MAX_STEPS:,} steps to render")
+
+    # -- nodes
+    def run(self, nodes: list[Any], scope: _Scope) -> None:
+        for node in nodes:
+            self.step()
+            if isinstance(node, _Text):
+                self.emit(node.text, node.line, True)
+            elif isinstance(node, _Act):
+                v = self.evaluate(node.expr, scope, node.line)
+                text = _string(v)
+                if _has_unknown(v) or "${" in text:
+                    self.unknown.append((node.expr[:80], node.line))
+                self.emit(text, node.line, False)
+            elif isinstance(node, _Block):
+                self.block(node, scope)
+
+    def block(self, b: _Block, scope: _Scope) -> None:
+        if b.kind == "define":
+            return
+        if b.kind == "block":
+            self.run(b.body, scope)
+            return
+        if b.kind == "if":
+            arms = [(b.expr, b.body), *b.branches]
+            for cond, body in arms:
+                if cond is None:
+                    self.run(body, scope)
+                    return
+                t = truth(self.evaluate(cond, scope, b.line))
+                if t is None:
+                    self.guessed.append((cond[:80], b.line))
+                    self.run(body, scope)
+                    return
+                if t:
+                    self.run(body, scope)
+                    return
+            return
+        if b.kind == "with":
+            v = self.evaluate(b.expr, scope, b.line)
+            t = truth(v)
+            if t is None:
+                self.guessed.append((b.expr[:80], b.line))
+            if t is None or t:
+                self.run(b.body, _Scope(v, dict(scope.vars)))
+            elif b.branches:
+                self.run(b.branches[-1][1], scope)
+            return
+        # range
+        names: list[str] = []
+        expr = b.expr
+        m = re.match(r"^(\$\w*)\s*(?:,\s*(\$\w*)\s*)?:?=\s*(.*)$", expr, re.S)
+        if m:
+            names = [n for n in (m.group(1), m.group(2)) if n]
+            expr = m.group(3)
+        v = self.evaluate(expr, scope, b.line)
+        if isinstance(v, Unknown):
+            self.guessed.append((b.expr[:80], b.line))
+            self.run(b.body, _Scope(v, {**scope.vars, **{n: v for n in names}}))
+            return
+        if isinstance(v, int) and not isinstance(v, bool):
+            items: list[tuple[Any, Any]] = [(i, i) for i in range(max(0, min(v, 10_000)))]
+        elif isinstance(v, dict):
+            items = sorted(((k, x) for k, x in v.items()), key=lambda kv: str(kv[0]))
+        elif isinstance(v, list):
+            items = list(enumerate(v))
+        else:
+            items = []
+        if not items:
+            if b.branches:
+                self.run(b.branches[-1][1], scope)
+            return
+        for k, x in items:
+            bound = dict(scope.vars)
+            if len(names) == 1:
+                bound[names[0]] = x
+            elif len(names) == 2:
+                bound[names[0]], bound[names[1]] = k, x
+            self.run(b.body, _Scope(x, bound))
+
+
+def _and_or(fn: str, args: list[Any]) -> Any:
+    if not args:
+        return Unknown(fn)
+    for a in args:
+        t = truth(a)
+        if t is None:
+            return Unknown(fn)
+        if (fn == "and" and not t) or (fn == "or" and t):
+            return a
+    return args[-1]
+
+
+# ---------------------------------------------------------------------------------- whole charts
+
+
+@dataclass
+class Rendered:
+    """One template rendered: its text, the template line of each rendered line, and what was not evaluated."""
+
+    path: str
+    text: str
+    lines: list[int]
+    unknown: list[tuple[str, int]]
+    guessed: list[tuple[str, int]]
+
+
+def _lines(out: list[tuple[str, int, bool]]) -> tuple[str, list[int]]:
+    """The rendered text and, for each of its lines, the template line it starts on: a line of template
+    text keeps its own line; the lines an action prints (``toYaml | nindent``) map to the action."""
+    lines: list[int] = [out[0][1]] if out else []
+    for text, line, literal in out:
+        for i in range(text.count("\n")):
+            lines.append(line + i + 1 if literal else line)
+    return "".join(t for t, _l, _x in out), lines
+
+
+def _read(path: str, limit: int) -> str:
+    from advisor.yamlsrc import read_text
+
+    return read_text(path, max_bytes=limit)
+
+
+def _values(chart: str) -> dict[str, Any]:
+    """The chart's values.yaml (positions kept out: the manifests carry them), a mapping or nothing."""
+    from advisor.yamlsrc import load_documents
+
+    path = os.path.join(chart, "values.yaml")
+    if not os.path.isfile(path):
+        path = os.path.join(chart, "values.yml")
+        if not os.path.isfile(path):
+            return {}
+    docs = load_documents(_read(path, MAX_TEMPLATE_BYTES), path)
+    data = docs[0].data if docs else None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError.single(path, 1, 1, "values file: expected a mapping")
+    return data
+
+
+def _chart_meta(chart: str) -> dict[str, Any]:
+    from advisor.yamlsrc import load_documents
+
+    path = os.path.join(chart, "Chart.yaml")
+    try:
+        docs = load_documents(_read(path, 256 * 1024), path)
+    except InputError:
+        raise
+    data = docs[0].data if docs else None
+    return data if isinstance(data, dict) else {}
+
+
+def _deep_merge(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for k, v in over.items():
+            out[k] = _deep_merge(base.get(k), v) if k in base else v
+        return out
+    return over
+
+
+def _template_files(chart: str) -> list[str]:
+    out: list[str] = []
+    top = os.path.join(chart, "templates")
+    for d, dirs, names in os.walk(top, followlinks=False):
+        dirs.sort()
+        for n in sorted(names):
+            if n.endswith((".yaml", ".yml", ".tpl")) and not os.path.islink(os.path.join(d, n)):
+                out.append(os.path.join(d, n))
+    return out
+
+
+def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 0, count: list[int] | None = None) -> list[Rendered]:
+    """Every template of ``chart`` (and of its unpacked subcharts) rendered with its values."""
+    count = count if count is not None else [0]
+    meta = _chart_meta(chart)
+    vals = _deep_merge(_values(chart), values or {})
+    root = {
+        "Values": vals,
+        "Release": {"Name": RELEASE_NAME, "Namespace": "default", "Service": "Helm", "IsInstall": True, "IsUpgrade": False, "Revision": 1},
+        "Chart": {
+            "Name": meta.get("name", os.path.basename(os.path.abspath(chart))),
+            "Version": meta.get("version", ""),
+            "AppVersion": meta.get("appVersion", ""),
+        },
+        "Capabilities": {"KubeVersion": {"Version": "v1.30.0", "Major": "1", "Minor": "30"}},
+        "Template": {"BasePath": os.path.join(str(meta.get("name", "")), "templates")},
+    }
+    files = _template_files(chart)
+    count[0] += len(files)
+    if count[0] > MAX_FILES:
+        raise InputError.single(chart, 1, 1, f"Helm chart: more than {MAX_FILES} template files (subcharts included)")
+    parsed: dict[str, list[Any]] = {}
+    defines: dict[str, list[Any]] = {}
+    for f in files:
+        nodes = _parse(_lex(_read(f, MAX_TEMPLATE_BYTES)), f)
+        parsed[f] = nodes
+        for n in nodes:
+            if isinstance(n, _Block) and n.kind in ("define", "block"):
+                try:
+                    toks = _tokens(n.expr)
+                except ValueError:
+                    continue
+                if toks and toks[0][0] in ("str", "raw"):
+                    defines[toks[0][1][1:-1]] = n.body
+    out: list[Rendered] = []
+    for f in files:
+        if os.path.basename(f).startswith("_") or f.endswith(".tpl"):
+            continue
+        root["Template"]["Name"] = f
+        r = _Renderer(f, root, defines)
+        try:
+            r.run(parsed[f], _Scope(root, {"$": root}))
+        except _Limit as exc:
+            raise InputError.single(f, 1, 1, f"Helm template read without helm: {exc}") from None
+        text, lines = _lines(r.out)
+        out.append(Rendered(f, text, lines, r.unknown, r.guessed))
+    if depth < MAX_SUBCHART_DEPTH:
+        out += _subcharts(chart, meta, vals, depth, count)
+    return out
+
+
+def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: int, count: list[int]) -> list[Rendered]:
+    sub_dir = os.path.join(chart, "charts")
+    if not os.path.isdir(sub_dir) or os.path.islink(sub_dir):
+        return []
+    conditions: dict[str, str] = {}
+    for dep in meta.get("dependencies") or []:
+        if isinstance(dep, dict) and isinstance(dep.get("name"), str) and isinstance(dep.get("condition"), str):
+            conditions[str(dep.get("alias") or dep["name"])] = dep["condition"]
+    out: list[Rendered] = []
+    for name in sorted(os.listdir(sub_dir)):
+        path = os.path.join(sub_dir, name)
+        if os.path.islink(path) or not os.path.isfile(os.path.join(path, "Chart.yaml")):
+            continue
+        cond = conditions.get(name)
+        if cond:
+            v: Any = vals
+            for part in cond.split(",")[0].strip().split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            if v is False:
+                continue
+        mine = vals.get(name)
+        sub_vals: dict[str, Any] = dict(mine) if isinstance(mine, dict) else {}
+        if isinstance(vals.get("global"), dict):
+            sub_vals = {**sub_vals, "global": vals["global"]}
+        out += render_chart(path, sub_vals, depth + 1, count)
+    return out
+
+
+def remap(problems: list[Problem], rendered: Rendered) -> list[Problem]:
+    return [Problem(rendered.path, source_line(rendered, p.line), p.col, p.message) for p in problems]
+
+
+def source_line(rendered: Rendered, line: int) -> int:
+    if 1 <= line <= len(rendered.lines):
+        return rendered.lines[line - 1]
+    return rendered.lines[-1] if rendered.lines else 1
+
+
+_CHIP_TEXT = re.compile(r"nvidia\.com/gpu|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu-accelerator")
+
+
+@dataclass
+class ChartRead:
+    requests: list[Any] = field(default_factory=list)  # advisor.check.infra.model.Request
+    autoscalers: list[Any] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    skipped: str | None = None  # why the chart holds nothing to judge
+
+
+NOTE = "read without helm (not on PATH): advisor rendered the chart's templates with its values.yaml itself"
+
+
+def read_chart(chart: str, index: Any) -> ChartRead:
+    """A chart's accelerator requests, read without helm; positions are the templates'."""
+    from advisor.check.infra.read import split
+    from advisor.check.infra.sniff import doc_kind
+    from advisor.yamlsrc import load_documents
+
+    out = ChartRead()
+    try:
+        rendered = render_chart(chart)
+    except InputError as exc:
+        out.problems += exc.problems
+        return out
+    for r in rendered:
+        if not r.text.strip():
+            continue
+        try:
+            docs = [d for d in load_documents(r.text, r.path, max_nodes=500_000) if d.data is not None]
+            _loaded, parsed = split(r.path, docs, [doc_kind(d.data) for d in docs], index, len(r.text))
+        except InputError as exc:
+            found = remap(exc.problems, r)
+            if not _CHIP_TEXT.search(r.text) and not _CHIP_TEXT.search(_read(r.path, MAX_TEMPLATE_BYTES)):
+                continue  # a template advisor cannot render that names no accelerator: nothing to judge in it
+            out.problems += [
+                Problem(
+                    p.path,
+                    p.line,
+                    p.col,
+                    p.message + " (in the template as advisor renders it without helm, which is not on PATH: "
+                    "install helm on the runner, or check the output of 'helm template CHART')",
+                )
+                for p in found
+            ]
+            continue
+        for req in parsed.requests:
+            _remap_request(req, r)
+            req.notes.append(NOTE)
+            for cond, line in dict.fromkeys(r.guessed):
+                req.unresolved.append(("helm-condition", cond, (line, 1)))
+        for a in parsed.autoscalers:
+            a.pos = (source_line(r, a.pos[0]), a.pos[1])
+        out.requests += parsed.requests
+        out.autoscalers += parsed.autoscalers
+    if not out.requests and not out.autoscalers and not out.problems:
+        out.skipped = "a Helm chart without accelerator requests (rendered by advisor with its values.yaml; helm is not on PATH)"
+    return out
+
+
+def _remap_request(req: Any, r: Rendered) -> None:
+    req.line = source_line(r, req.line)
+    req.where = {k: (source_line(r, ln), col) for k, (ln, col) in req.where.items()}
+    req.unresolved = [(f, v, (source_line(r, p[0]), p[1])) for f, v, p in req.unresolved]
+    req.waivers = [(w, (source_line(r, p[0]), p[1])) for w, p in req.waivers]

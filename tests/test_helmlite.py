@@ -1,0 +1,325 @@
+"""Helm charts on a runner without helm: advisor renders the templates with the chart's values itself
+(``advisor.check.infra.helmlite``) and reads the manifests, instead of skipping the chart and passing
+the gate. Real material: the vLLM production-stack chart (vllm-project/production-stack, helm/ at
+a6c01db05f65f556235413ba8dbcfb0c01132fff, Apache-2.0: tests/data/helm-real/vllm-stack/LICENSE) with
+the values files of its own tutorials (tutorials/assets/, same commit), and the KubeRay ray-cluster
+chart in tests/data/platform-repo."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from advisor.check.infra.helmlite import _lex, _lines, _parse, _Renderer, _Scope
+
+from .conftest import ROOT, run_cli
+
+REAL = ROOT / "tests" / "data" / "helm-real"
+
+
+@pytest.fixture(autouse=True)
+def _no_helm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("advisor.check.files.helm", lambda: None)
+
+
+def _chart(root: Path, values: dict[str, Any] | str, templates: dict[str, str], name: str = "serve") -> Path:
+    chart = root / "charts" / name
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text(values if isinstance(values, str) else yaml.safe_dump(values))
+    for fname, text in templates.items():
+        (chart / "templates" / fname).write_text(text)
+    return chart
+
+
+def _check(*args: str) -> tuple[int, dict[str, Any], str]:
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", *args)
+    return r.code, json.loads(r.out) if r.out.strip().startswith("{") else {}, r.err
+
+
+def _requests(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["source"]["address"]: {**r["request"], "line": r["source"]["line"], "path": r["source"]["path"],
+                                     "rules": [f["rule"] for f in r["findings"]]} for r in data["results"]}
+
+
+# The chart `helm create` scaffolds, with a GPU server's resources and node selector in its values.
+SCAFFOLD = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "serve.fullname" . }}
+spec:
+  {{- if not .Values.autoscaling.enabled }}
+  replicas: {{ .Values.replicaCount }}
+  {{- end }}
+  template:
+    spec:
+      {{- with .Values.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: {{ .Chart.Name }}
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+HELPERS = """{{- define "serve.fullname" -}}
+{{- if .Values.fullnameOverride }}{{ .Values.fullnameOverride | trunc 63 }}
+{{- else }}{{ printf "%s-%s" .Release.Name .Chart.Name }}{{- end }}
+{{- end }}
+"""
+HPA = """{{- if .Values.autoscaling.enabled }}
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ include "serve.fullname" . }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ include "serve.fullname" . }}
+  minReplicas: {{ .Values.autoscaling.minReplicas }}
+  maxReplicas: {{ .Values.autoscaling.maxReplicas }}
+{{- end }}
+"""
+VALUES: dict[str, Any] = {
+    "replicaCount": 16,
+    "image": {"repository": "vllm/vllm-openai", "tag": "v0.11.0"},
+    "fullnameOverride": "",
+    "autoscaling": {"enabled": False, "minReplicas": 2, "maxReplicas": 6},
+    "resources": {"limits": {"nvidia.com/gpu": 8}, "requests": {"cpu": 8}},
+    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+}
+
+
+def test_a_chart_is_read_without_helm_not_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: 'skipped: a Helm chart ... helm is not on PATH', 0 proposals, exit 0, for 128 H100."""
+    _chart(tmp_path, VALUES, {"deployment.yaml": SCAFFOLD, "_helpers.tpl": HELPERS, "hpa.yaml": HPA})
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check(".")
+    assert code == 0, err
+    got = _requests(data)
+    assert list(got) == ["Deployment/default/release-name-serve"]
+    q = got["Deployment/default/release-name-serve"]
+    assert (q["accelerator"], q["count"], q["replicas_min"], q["replicas_max"], q["total_chips"]) == ("h100", 8, 16, 16, 128)
+    assert q["path"] == "charts/serve/templates/deployment.yaml" and q["line"] == 4  # the template's own line
+    assert data["skipped_files"] == []
+    # the same chart named by one of its files, as a pre-commit hook passes it
+    code, data, _ = _check("charts/serve/values.yaml")
+    assert _requests(data)["Deployment/default/release-name-serve"]["total_chips"] == 128
+    # a policy's budget fails the chart as it fails the rendered manifest
+    (tmp_path / "policy.yaml").write_text("limits:\n  max_chips: 64\n")
+    r = run_cli("check", "--policy", "policy.yaml", "--format", "json", ".")
+    assert r.code == 1, r.out
+    assert "policy-max-chips" in {f["rule"] for res in json.loads(r.out)["results"] for f in res["findings"]}
+
+
+def test_values_decide_conditions_autoscaling_and_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    values = {**VALUES, "autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 6}, "fullnameOverride": "llm"}
+    _chart(tmp_path, values, {"deployment.yaml": SCAFFOLD, "_helpers.tpl": HELPERS, "hpa.yaml": HPA})
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    q = _requests(data)["Deployment/default/llm"]
+    assert (q["replicas_min"], q["replicas_max"], q["total_chips"]) == (2, 6, 48), err
+
+
+def test_range_over_models_and_disabled_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    template = """{{- range $i, $m := .Values.models }}
+{{- if and (ne ($m.enabled | toString) "false") (gt (int $m.gpus) 0) }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: "{{ $.Release.Name }}-{{ $m.name }}"
+spec:
+  replicas: {{ $m.replicas | default 1 }}
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-tpu-accelerator: {{ $m.tpu | quote }}
+        cloud.google.com/gke-tpu-topology: {{ $m.topology }}
+      containers:
+        - name: server
+          resources:
+            limits:
+              google.com/tpu: {{ $m.gpus | quote }}
+{{- end }}
+{{- end }}
+"""
+    values = {"models": [
+        {"name": "a", "gpus": 4, "replicas": 3, "tpu": "tpu-v6e-slice", "topology": "2x2"},
+        {"name": "b", "gpus": 8, "tpu": "tpu-v6e-slice", "topology": "2x4"},
+        {"name": "c", "gpus": 8, "enabled": False, "tpu": "tpu-v6e-slice", "topology": "2x4"},
+        {"name": "d", "gpus": 0.5, "tpu": "tpu-v6e-slice", "topology": "2x4"},
+    ]}
+    _chart(tmp_path, values, {"serve.yaml": template})
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = _requests(data)
+    assert set(got) == {"Deployment/default/release-name-a", "Deployment/default/release-name-b"}, err
+    assert (got["Deployment/default/release-name-a"]["count"], got["Deployment/default/release-name-a"]["replicas_max"]) == (4, 3)
+    assert got["Deployment/default/release-name-b"]["total_chips"] == 8
+    assert got["Deployment/default/release-name-b"]["accelerator"] == "tpu-v6e"
+
+
+def test_what_is_not_evaluated_is_unresolved_never_guessed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    template = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      {{- if semverCompare ">=1.28" .Capabilities.KubeVersion.Version }}
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      {{- end }}
+      containers:
+        - name: t
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Files.Get "gpus.txt" }}
+"""
+    chart = _chart(tmp_path, {}, {"job.yaml": template})
+    (chart / "gpus.txt").write_text("64\n")
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    [res] = data["results"]
+    messages = [f["message"] for f in res["findings"] if f["rule"] == "request-unresolved"]
+    assert res["request"]["count"] is None and res["request"]["accelerator"] == "l4", err
+    assert any("not a literal value" in m and ".Files.Get" in m for m in messages)
+    assert any("could not be evaluated" in m and "semverCompare" in m for m in messages)
+    assert all(f["line"] in (8, 16) for f in res["findings"] if f["rule"] == "request-unresolved")
+
+
+def test_a_chart_without_accelerators_is_skipped_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT / "tests" / "data" / "platform-repo")
+    code, data, err = _check("charts")
+    assert code == 0 and data["results"] == [], err
+    [(path, why)] = [(s["path"], s["reason"]) for s in data["skipped_files"]]
+    assert path == "charts/ray-cluster" and "Helm chart without accelerator requests" in why
+
+
+def _overlay(tmp_path: Path, overlay: str | None) -> Path:
+    chart = tmp_path / "vllm-stack"
+    shutil.copytree(REAL / "vllm-stack", chart)
+    if overlay:
+        base = yaml.safe_load((chart / "values.yaml").read_text())
+        over = yaml.safe_load((REAL / "overlays" / overlay).read_text())
+
+        def merge(a: Any, b: Any) -> Any:
+            if isinstance(a, dict) and isinstance(b, dict):
+                return {**a, **{k: merge(a.get(k), v) if k in a else v for k, v in b.items()}}
+            return b
+
+        (chart / "values.yaml").write_text(yaml.safe_dump(merge(base, over)))
+    return chart
+
+
+REAL_CASES = {
+    # the chart's own values: its one example model is `enabled: false`
+    None: {},
+    "values-04-multiple-models.yaml": {
+        "Deployment/default/release-name-llama3-deployment-vllm": 1,
+        "Deployment/default/release-name-mistral-deployment-vllm": 1,
+    },
+    "values-25-v100-multi-gpu-tp2.yaml": {"Deployment/default/release-name-qwen7b-deployment-vllm": 2},
+    "values-15-a-minimal-pipeline-parallel-example-raycluster.yaml": {
+        "RayCluster/default/release-name-distilgpt2-raycluster-raycluster/head": 1,
+        "RayCluster/default/release-name-distilgpt2-raycluster-raycluster/ray": 1,
+    },
+    # requestGPU: 0.5 is `int 0` in the template's `gt (int ...) 0`: no GPU limit is rendered
+    "values-01-2pods-minimal-example.yaml": {},
+}
+
+
+@pytest.mark.parametrize("overlay", list(REAL_CASES), ids=[str(k) for k in REAL_CASES])
+def test_real_vllm_production_stack_chart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlay: str | None) -> None:
+    _overlay(tmp_path, overlay)
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check("vllm-stack")
+    assert code == 0 and data["invalid"] == [], err
+    got = _requests(data)
+    assert {a: q["total_chips"] for a, q in got.items()} == REAL_CASES[overlay]
+    for q in got.values():
+        assert q["hardware"] == "nvidia.com/gpu" and "request-unknown-accelerator" in q["rules"]  # the chart names no GPU type
+        assert "request-unresolved" not in q["rules"]  # every condition on the way was evaluated
+    if not got:
+        assert "without accelerator requests" in data["skipped_files"][0]["reason"]
+
+
+def _render(src: str, values: dict[str, Any]) -> str:
+    root = {"Values": values, "Release": {"Name": "r", "Namespace": "ns"}, "Chart": {"Name": "c"}}
+    nodes = _parse(_lex(src), "t.yaml")
+    defines = {n.expr.strip('"'): n.body for n in nodes if getattr(n, "kind", "") == "define"}
+    r = _Renderer("t.yaml", root, defines)
+    r.run(nodes, _Scope(root, {"$": root}))
+    return _lines(r.out)[0]
+
+
+@pytest.mark.parametrize(
+    ("src", "values", "want"),
+    [
+        ("a: {{ .Values.x | default 3 }}", {}, "a: 3"),
+        ("a: {{ .Values.x | default 3 }}", {"x": 5}, "a: 5"),
+        ("a: {{ default 3 .Values.x | quote }}", {"x": 0}, 'a: "3"'),
+        ("{{- if .Values.on }}a{{- else if .Values.b }}b{{- else }}c{{- end }}", {"b": 1}, "b"),
+        ("{{ with .Values.m }}{{ .k }}{{ else }}none{{ end }}", {"m": {}}, "none"),
+        ("{{ range $k, $v := .Values.m }}{{ $k }}={{ $v }};{{ end }}", {"m": {"b": 2, "a": 1}}, "a=1;b=2;"),
+        ("{{ $n := 2 }}{{ if eq .Values.t \"x\" }}{{ $n = 4 }}{{ end }}{{ $n }}", {"t": "x"}, "4"),
+        ("{{ mul (int .Values.a) 2 | add 1 }}", {"a": "3"}, "7"),
+        ("k:{{- toYaml .Values.r | nindent 2 }}", {"r": {"b": 1, "a": [1]}}, "k:\n  a:\n  - 1\n  b: 1"),
+        ('{{ define "h" }}[{{ .x }}]{{ end }}{{ include "h" (dict "x" .Values.v) }}', {"v": 9}, "[9]"),
+        ("{{ .Values.a.b.c }}|{{ hasKey .Values \"a\" }}", {}, "|false"),
+        ("{{ env \"HOME\" }}", {}, "${env}"),
+        ("{{ .Values.x | tpl $ }}", {"x": "{{ secret }}"}, "${tpl}"),
+    ],
+)
+def test_template_subset(src: str, values: dict[str, Any], want: str) -> None:
+    assert _render(src, values) == want
+
+
+HOSTILE = {
+    "self-include": ('{{ define "x" }}{{ include "x" . }}{{ end }}{{ include "x" . }}', "nest more than"),
+    "range-bomb": ("{{ range 10000 }}{{ range 10000 }}x{{ end }}{{ end }}", "steps"),
+    "string-doubling": ('{{ $s := "xxxxxxxxxxxxxxxx" }}' + '{{ $s = printf "%s%s" $s $s }}' * 40 + "{{ $s }}", "MiB"),
+    "deep-blocks": ("{{ if true }}" * 500 + "x" + "{{ end }}" * 500, "nested more than"),
+    "unclosed": ("{{ if .Values.x }}\nkind: Pod\n", "never closed"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE), ids=list(HOSTILE))
+def test_hostile_templates_are_input_errors_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    src, message = HOSTILE[case]
+    _chart(tmp_path, {}, {"t.yaml": src + "\nnvidia.com/gpu: 1\n"})
+    monkeypatch.chdir(tmp_path)
+    start = time.monotonic()
+    r = run_cli("check", "--no-config", "--format", "json", ".")
+    assert time.monotonic() - start < 20
+    assert r.code == 2 and message in r.out + r.err, (r.out[-400:], r.err[-400:])
+    assert "Traceback" not in r.err
+
+
+def test_files_and_secrets_are_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    template = """apiVersion: v1
+kind: Pod
+metadata:
+  name: "{{ .Files.Get "creds" }}{{ env "AWS_SECRET_ACCESS_KEY" }}{{ expandenv "$HOME" }}{{ (lookup "v1" "Secret" "ns" "s").data }}"
+spec:
+  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+  containers: [{name: a, resources: {limits: {nvidia.com/gpu: 1}}}]
+"""
+    chart = _chart(tmp_path, {}, {"pod.yaml": template})
+    (chart / "creds").write_text("TOPSECRET\n")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET")
+    monkeypatch.chdir(tmp_path)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", ".")
+    assert r.code == 0, r.err
+    assert "TOPSECRET" not in r.out + r.err and "ENVSECRET" not in r.out + r.err
+    assert json.loads(r.out)["results"][0]["request"]["total_chips"] == 1
