@@ -129,6 +129,27 @@ def test_values_decide_conditions_autoscaling_and_overrides(tmp_path: Path, monk
     assert (q["replicas_min"], q["replicas_max"], q["total_chips"]) == (2, 6, 48), err
 
 
+def test_each_values_file_beside_the_chart_is_a_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deploy pipeline passes values-prod.yaml with -f: a pull request that raises its replicas is
+    seen, and the prod variant's autoscaler scales the prod variant only."""
+    chart = _chart(tmp_path, VALUES, {"deployment.yaml": SCAFFOLD, "_helpers.tpl": HELPERS, "hpa.yaml": HPA})
+    (chart / "values-prod.yaml").write_text("autoscaling: {enabled: true, minReplicas: 4, maxReplicas: 40}\n")
+    (chart / "staging.values.yaml").write_text("replicaCount: 1\nresources: {limits: {nvidia.com/gpu: 1}}\n")
+    (chart / "ci").mkdir()
+    (chart / "ci" / "test-values.yaml").write_text("replicaCount: 999\n")  # chart-testing's files: not a deployment
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = {a: (q["replicas_min"], q["replicas_max"], q["total_chips"]) for a, q in _requests(data).items()}
+    assert got == {
+        "Deployment/default/release-name-serve": (16, 16, 128),
+        "Deployment/default/release-name-serve [-f staging.values.yaml]": (1, 1, 1),
+        "Deployment/default/release-name-serve [-f values-prod.yaml]": (4, 40, 320),
+    }, err
+    (chart / "values-bad.yaml").write_text("- a list\n")
+    code, data, _err = _check(".")
+    assert code == 2 and "values file: expected a mapping" in json.dumps(data["invalid"])
+
+
 def test_range_over_models_and_disabled_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     template = """{{- range $i, $m := .Values.models }}
 {{- if and (ne ($m.enabled | toString) "false") (gt (int $m.gpus) 0) }}

@@ -69,6 +69,18 @@ def test_helm_chart_is_rendered_when_helm_is_on_path(tmp_path: Path, monkeypatch
     got = results(str(tmp_path / "charts"))
     assert got["Pod/default/from-helm"]["request"]["count"] == 4
     assert got["Pod/default/from-helm"]["source"]["path"] == str(chart)
+    # a values file beside values.yaml is rendered too (helm template CHART -f FILE), as a variant of its own
+    (chart / "values-prod.yaml").write_text("n: 2\n")
+    prod = POD.format(name="from-helm", init=0, sidecar=0, main=8)
+    helm.write_text(
+        f"#!/bin/sh\n[ \"$1\" = template ] || exit 1\nif [ \"$3\" = -f ] && [ \"$4\" = {chart}/values-prod.yaml ]; then\n"
+        f"cat <<'EOF'\n{prod}EOF\nelse\ncat <<'EOF'\n{rendered}EOF\nfi\n"
+    )
+    got = results(str(tmp_path / "charts"))
+    assert {a: r["request"]["count"] for a, r in got.items()} == {
+        "Pod/default/from-helm": 4,
+        "Pod/default/from-helm [-f values-prod.yaml]": 8,
+    }
 
 
 def test_plan_for_each_instances_and_module_addresses_map_to_tf_lines(tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ def run_check(
             _JOB = None
     for chart in sel.charts:
         if files.helm() is not None:
-            _one_file(chart, ctx, policy, day, batch, text=_render_chart(chart))
+            _chart_with_helm(chart, ctx, policy, day, batch)
         else:
             _chart_without_helm(chart, ctx, batch)
     results = batch.results
@@ -209,15 +209,33 @@ def _bound(batch: _Batch) -> None:
         )
 
 
-def _render_chart(chart: str) -> str | InputError:
-    """``helm template CHART`` (bounded in time and size): the manifests the chart renders to."""
+def _chart_with_helm(chart: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch) -> None:
+    """``helm template`` once with the chart's values.yaml and once more with each values file beside it."""
+    from advisor.check.infra.helmlite import mark_variant, overlays
+
+    got = _Batch()
+    for overlay in [None, *overlays(chart)]:
+        variant = _Batch()
+        _one_file(chart, ctx, policy, day, variant, text=_render_chart(chart, overlay))
+        if overlay is not None:
+            mark_variant(variant.requests, variant.autoscalers, overlay)
+        got.extend(variant)
+    if got.requests or got.autoscalers or got.results or got.invalid:
+        got.skipped = []
+    got.skipped = list(dict.fromkeys(got.skipped))
+    out.extend(got)
+
+
+def _render_chart(chart: str, overlay: str | None = None) -> str | InputError:
+    """``helm template CHART [-f VALUES]`` (bounded in time and size): the manifests the chart renders to."""
     import subprocess
 
     helm = files.helm()
     if helm is None:  # pragma: no cover - selected only when helm is on PATH
         return InputError.single(chart, 1, 1, "helm is not on PATH")
     try:
-        done = subprocess.run([helm, "template", chart], capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+        cmd = [helm, "template", chart, *(["-f", overlay] if overlay else [])]
+        done = subprocess.run(cmd, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return InputError.single(chart, 1, 1, f"helm template failed: {type(exc).__name__}")
     if done.returncode != 0:

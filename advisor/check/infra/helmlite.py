@@ -911,19 +911,77 @@ class ChartRead:
 NOTE = "read without helm (not on PATH): advisor rendered the chart's templates with its values.yaml itself"
 
 
+_OVERLAY = re.compile(r"^(?:values[-_.].+|.+[-_.]values)\.ya?ml$")
+MAX_OVERLAYS = 20
+
+
+def overlays(chart: str) -> list[str]:
+    """The values files beside a chart's values.yaml (``values-prod.yaml``, ``prod.values.yaml``):
+    what a deploy pipeline passes with ``-f``; each is rendered as a variant of its own."""
+    try:
+        names = sorted(n for n in os.listdir(chart) if _OVERLAY.match(n) and n not in ("values.yaml", "values.yml"))
+    except OSError:
+        return []
+    return [os.path.join(chart, n) for n in names if os.path.isfile(os.path.join(chart, n)) and not os.path.islink(os.path.join(chart, n))][
+        :MAX_OVERLAYS
+    ]
+
+
+def overlay_label(path: str) -> str:
+    return f" [-f {os.path.basename(path)}]"
+
+
+def mark_variant(requests: list[Any], autoscalers: list[Any], overlay: str) -> None:
+    """Requests of a chart rendered with an extra values file: their addresses (and the workloads
+    autoscalers target) say which file, so a variant's autoscaler never scales another variant."""
+    label = overlay_label(overlay)
+    for req in requests:
+        req.address += label
+        if req.target is not None:
+            req.target = (req.target[0], req.target[1], req.target[2] + label)
+        req.notes.append(f"rendered with values.yaml and -f {os.path.basename(overlay)}")
+    for a in autoscalers:
+        a.target = (a.target[0], a.target[1], a.target[2] + label)
+
+
+def _overlay_values(path: str) -> dict[str, Any]:
+    from advisor.yamlsrc import load_documents
+
+    docs = load_documents(_read(path, MAX_TEMPLATE_BYTES), path)
+    data = docs[0].data if docs else None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError.single(path, 1, 1, "values file: expected a mapping")
+    return data
+
+
 def read_chart(chart: str, index: Any) -> ChartRead:
-    """A chart's accelerator requests, read without helm; positions are the templates'."""
+    """A chart's accelerator requests, read without helm, once with its values.yaml and once more
+    with each values file beside it; positions are the templates'."""
+    out = ChartRead()
+    for overlay in [None, *overlays(chart)]:
+        got = ChartRead()
+        try:
+            _read_variant(chart, index, None if overlay is None else _overlay_values(overlay), got)
+        except InputError as exc:
+            got.problems += exc.problems
+        if overlay is not None:
+            mark_variant(got.requests, got.autoscalers, overlay)
+        out.requests += got.requests
+        out.autoscalers += got.autoscalers
+        out.problems += got.problems
+    if not out.requests and not out.autoscalers and not out.problems:
+        out.skipped = "a Helm chart without accelerator requests (rendered by advisor with its values files; helm is not on PATH)"
+    return out
+
+
+def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: ChartRead) -> None:
     from advisor.check.infra.read import split
     from advisor.check.infra.sniff import doc_kind
     from advisor.yamlsrc import load_documents
 
-    out = ChartRead()
-    try:
-        rendered = render_chart(chart)
-    except InputError as exc:
-        out.problems += exc.problems
-        return out
-    for r in rendered:
+    for r in render_chart(chart, values):
         if not r.text.strip():
             continue
         try:
@@ -953,9 +1011,6 @@ def read_chart(chart: str, index: Any) -> ChartRead:
             a.pos = (source_line(r, a.pos[0]), a.pos[1])
         out.requests += parsed.requests
         out.autoscalers += parsed.autoscalers
-    if not out.requests and not out.autoscalers and not out.problems:
-        out.skipped = "a Helm chart without accelerator requests (rendered by advisor with its values.yaml; helm is not on PATH)"
-    return out
 
 
 def _remap_request(req: Any, r: Rendered) -> None:
