@@ -2,8 +2,9 @@
 (``advisor.check.infra.helmlite``) and reads the manifests, instead of skipping the chart and passing
 the gate. Real material: the vLLM production-stack chart (vllm-project/production-stack, helm/ at
 a6c01db05f65f556235413ba8dbcfb0c01132fff, Apache-2.0: tests/data/helm-real/vllm-stack/LICENSE) with
-the values files of its own tutorials (tutorials/assets/, same commit), and the KubeRay ray-cluster
-chart in tests/data/platform-repo."""
+the values files of its own tutorials (tutorials/assets/, same commit); the Ollama chart (otwld/ollama-helm
+at eadf03e6d6885b4042b2d7623e2e4741f4799f78, MIT: tests/data/helm-real/ollama/LICENSE) with the GPU
+settings its values.yaml documents; and the KubeRay ray-cluster chart in tests/data/platform-repo."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from advisor.check.infra.helmlite import _lex, _lines, _parse, _Renderer, _Scope
+from advisor.check.infra.helmlite import _lex, _lines, _parse, _Renderer, _Scope, release_root
 
 from .conftest import ROOT, run_cli
 
@@ -197,7 +198,7 @@ metadata:
 spec:
   template:
     spec:
-      {{- if semverCompare ">=1.28" .Capabilities.KubeVersion.Version }}
+      {{- if include "common.gpu.enabled" . }}
       nodeSelector:
         cloud.google.com/gke-accelerator: nvidia-l4
       {{- end }}
@@ -215,7 +216,7 @@ spec:
     messages = [f["message"] for f in res["findings"] if f["rule"] == "request-unresolved"]
     assert res["request"]["count"] is None and res["request"]["accelerator"] == "l4", err
     assert any("not a literal value" in m and ".Files.Get" in m for m in messages)
-    assert any("could not be evaluated" in m and "semverCompare" in m for m in messages)
+    assert any("could not be evaluated" in m and "common.gpu.enabled" in m for m in messages)  # a library chart's helper, absent
     assert all(f["line"] in (8, 16) for f in res["findings"] if f["rule"] == "request-unresolved")
 
 
@@ -275,8 +276,34 @@ def test_real_vllm_production_stack_chart(tmp_path: Path, monkeypatch: pytest.Mo
         assert "without accelerator requests" in data["skipped_files"][0]["reason"]
 
 
+OLLAMA_CASES: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
+    ({}, None),  # ollama.gpu.enabled: false by default
+    ({"ollama": {"gpu": {"enabled": True, "number": 2}}, "replicaCount": 3,
+      "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"}},
+     {"hardware": "nvidia-l4", "count": 2, "replicas_min": 3, "replicas_max": 3, "total_chips": 6}),
+    ({"ollama": {"gpu": {"enabled": True, "type": "amd", "number": 1}}},
+     {"hardware": "amd.com/gpu", "count": 1, "replicas_min": 1, "replicas_max": 1, "total_chips": 1}),
+    ({"ollama": {"gpu": {"enabled": True, "mig": {"enabled": True, "devices": {"1g.10gb": 2}}}}},
+     {"hardware": "nvidia.com/mig-1g.10gb", "count": 2, "replicas_min": 1, "replicas_max": 1, "total_chips": 2}),
+    ({"ollama": {"gpu": {"enabled": True}}, "autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 5}},
+     {"hardware": "nvidia.com/gpu", "count": 1, "replicas_min": 2, "replicas_max": 5, "total_chips": 5}),
+]
+
+
+@pytest.mark.parametrize(("values", "want"), OLLAMA_CASES, ids=["default", "nvidia-l4", "amd", "mig", "autoscaling"])
+def test_real_ollama_chart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, values: dict[str, Any], want: dict[str, Any] | None) -> None:
+    chart = tmp_path / "ollama"
+    shutil.copytree(REAL / "ollama", chart)
+    (chart / "values-gpu.yaml").write_text(yaml.safe_dump(values))
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check("ollama")
+    assert code == 0 and data["invalid"] == [], err
+    got = {a: {k: q[k] for k in ("hardware", "count", "replicas_min", "replicas_max", "total_chips")} for a, q in _requests(data).items()}
+    assert got == ({} if want is None else {"Deployment/default/release-name-ollama [-f values-gpu.yaml]": want})
+
+
 def _render(src: str, values: dict[str, Any]) -> str:
-    root = {"Values": values, "Release": {"Name": "r", "Namespace": "ns"}, "Chart": {"Name": "c"}}
+    root = release_root(values, {"name": "c"}, "c")
     nodes = _parse(_lex(src), "t.yaml")
     defines = {n.expr.strip('"'): n.body for n in nodes if getattr(n, "kind", "") == "define"}
     r = _Renderer("t.yaml", root, defines)
@@ -299,6 +326,12 @@ def _render(src: str, values: dict[str, Any]) -> str:
         ('{{ define "h" }}[{{ .x }}]{{ end }}{{ include "h" (dict "x" .Values.v) }}', {"v": 9}, "[9]"),
         ("{{ .Values.a.b.c }}|{{ hasKey .Values \"a\" }}", {}, "|false"),
         ("{{ env \"HOME\" }}", {}, "${env}"),
+        ('{{ if semverCompare ">=1.19-0" .Capabilities.KubeVersion.GitVersion }}new{{ else }}old{{ end }}', {}, "new"),
+        ('{{ if .Capabilities.APIVersions.Has "autoscaling/v2" }}a{{ end }}'
+         '{{ if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}b{{ end }}', {}, "a"),
+        ("{{ $l := list }}{{ range $k, $v := .Values.m }}{{ $l = append $l $k }}{{ end }}{{ len $l }}", {"m": {"a": 1, "b": 2}}, "2"),
+        ("{{ $r := deepCopy (dict \"limits\" (dict \"nvidia.com/gpu\" 2)) | mergeOverwrite .Values.r }}{{ toYaml $r }}",
+         {"r": {"limits": {"cpu": 1}}}, "limits:\n  cpu: 1\n  nvidia.com/gpu: 2"),
         ("{{ .Values.x | tpl $ }}", {"x": "{{ secret }}"}, "${tpl}"),
     ],
 )

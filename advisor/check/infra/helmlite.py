@@ -37,6 +37,14 @@ MAX_TEMPLATE_BYTES = 1024 * 1024
 MAX_SUBCHART_DEPTH = 3
 MAX_NESTING = 100  # blocks inside blocks, parentheses inside parentheses
 RELEASE_NAME = "release-name"  # the name `helm template` gives when none is passed
+KUBE_VERSION = "v1.30.0"
+# `helm template` without --api-versions answers .Capabilities.APIVersions.Has from the built-in
+# Kubernetes API groups only (no custom resources): these, with or without a version or kind.
+BUILTIN_API_GROUPS = frozenset({
+    "v1", "apps", "batch", "autoscaling", "policy", "networking.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io",
+    "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
+    "node.k8s.io", "certificates.k8s.io", "events.k8s.io", "flowcontrol.apiserver.k8s.io", "apiregistration.k8s.io",
+})
 
 
 class Unknown:
@@ -367,14 +375,57 @@ def _concat(*lists: Any) -> Any:
     return out
 
 
-def _merge(dst: Any, *srcs: Any) -> Any:
-    if not isinstance(dst, dict):
-        return Unknown("merge")
-    for s in srcs:
-        if isinstance(s, dict):
-            for k, v in s.items():
-                dst.setdefault(k, v)
+def _deep_copy(v: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(v)
+
+
+def _merge_deep(dst: Any, src: Any, overwrite: bool) -> Any:
+    if isinstance(dst, dict) and isinstance(src, dict):
+        for k, v in src.items():
+            if k in dst and isinstance(dst[k], dict) and isinstance(v, dict):
+                _merge_deep(dst[k], v, overwrite)
+            elif overwrite or k not in dst or dst[k] is None:
+                dst[k] = v
     return dst
+
+
+def _merge_fn(overwrite: bool) -> Callable[..., Any]:
+    def f(dst: Any, *srcs: Any) -> Any:
+        if not isinstance(dst, dict) or any(isinstance(x, Unknown) for x in srcs):
+            return Unknown("merge")
+        for x in srcs:
+            _merge_deep(dst, x, overwrite)
+        return dst
+
+    return f
+
+
+def _set(d: Any, k: Any, v: Any) -> Any:
+    if not isinstance(d, dict) or isinstance(k, Unknown):
+        return Unknown("set")
+    d[_string(k)] = v
+    return d
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    m = re.match(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", text.strip())
+    return tuple(int(x or 0) for x in m.groups()) if m else None
+
+
+def _semver_compare(constraint: Any, version: Any) -> Any:
+    """The plain comparisons charts use on the Kubernetes version (``>=1.19-0``); else unknown."""
+    if not isinstance(constraint, str) or not isinstance(version, str):
+        return Unknown("semverCompare")
+    m = re.fullmatch(r"\s*(>=|<=|>|<|=|!=)?\s*(v?\d+(?:\.\d+){0,2})(?:-0)?\s*", constraint)
+    have = _version(version)
+    if not m or have is None:
+        return Unknown("semverCompare")
+    want = _version(m.group(2))
+    assert want is not None
+    op = m.group(1) or "="
+    return {">=": have >= want, "<=": have <= want, ">": have > want, "<": have < want, "=": have == want, "!=": have != want}[op]
 
 
 def _ternary(a: Any, b: Any, c: Any) -> Any:
@@ -426,7 +477,19 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "len": _str_fn(lambda v: len(v) if v is not None else 0),
     "list": lambda *a: list(a),
     "dict": _dict,
-    "merge": _merge,
+    "merge": _merge_fn(False),
+    "mergeOverwrite": _merge_fn(True),
+    "deepCopy": _str_fn(_deep_copy),
+    "set": _set,
+    "unset": _str_fn(lambda d, k: (d.pop(_string(k), None), d)[1] if isinstance(d, dict) else Unknown("unset")),
+    "pick": _str_fn(lambda d, *ks: {k: d[k] for k in map(_string, ks) if k in d}),
+    "omit": _str_fn(lambda d, *ks: {k: v for k, v in d.items() if k not in set(map(_string, ks))}),
+    "semverCompare": _semver_compare,
+    "cat": _str_fn(lambda *a: " ".join(_string(x) for x in a if x is not None)),
+    "typeIs": _str_fn(lambda t, v: {"string": isinstance(v, str), "bool": isinstance(v, bool), "int": type(v) is int,
+                                    "float64": isinstance(v, float), "map[string]interface {}": isinstance(v, dict),
+                                    "[]interface {}": isinstance(v, list)}.get(_string(t), False)),
+    "until": _str_fn(lambda n: list(range(max(0, min(int(n), 10_000))))),
     "add": _str_fn(lambda *a: sum(int(_num(x)) for x in a)),
     "add1": _str_fn(lambda a: int(_num(a)) + 1),
     "sub": _str_fn(lambda a, b: int(_num(a)) - int(_num(b))),
@@ -460,10 +523,32 @@ FUNCS: dict[str, Callable[..., Any]] = {
 }
 
 
-@dataclass
 class _Scope:
-    dot: Any
-    vars: dict[str, Any]
+    """Dot and the variables in scope: ``$x := v`` declares in this scope, ``$x = v`` assigns where
+    ``$x`` was declared (a ``range`` body updates a variable declared before the loop, as in Go)."""
+
+    def __init__(self, dot: Any, own: dict[str, Any], parent: _Scope | None = None) -> None:
+        self.dot, self.own, self.parent = dot, own, parent
+
+    def child(self, dot: Any, own: dict[str, Any] | None = None) -> _Scope:
+        return _Scope(dot, own or {}, self)
+
+    def lookup(self, name: str) -> tuple[bool, Any]:
+        s: _Scope | None = self
+        while s is not None:
+            if name in s.own:
+                return True, s.own[name]
+            s = s.parent
+        return False, None
+
+    def assign(self, name: str, value: Any, declare: bool) -> None:
+        s: _Scope | None = self
+        while not declare and s is not None:
+            if name in s.own:
+                s.own[name] = value
+                return
+            s = s.parent
+        self.own[name] = value
 
 
 class _Renderer:
@@ -522,8 +607,8 @@ class _Renderer:
             name, *rest = text.split(".")
             if name == "$":
                 base = self.root
-            elif name in scope.vars:
-                base = scope.vars[name]
+            elif scope.lookup(name)[0]:
+                base = scope.lookup(name)[1]
             else:
                 return Unknown(text)
             return self.field(base, rest, text)
@@ -567,6 +652,11 @@ class _Renderer:
             i += 1
         args += piped
         if fn is None:
+            if args and callable(args[0]) and not isinstance(args[0], Unknown):  # a method: .Capabilities.APIVersions.Has "x"
+                try:
+                    return args[0](*args[1:])
+                except (TypeError, ValueError):
+                    return Unknown(expr)
             return args[0] if len(args) == 1 else Unknown(expr)
         if fn == "include":
             return self.include(args, expr)
@@ -615,7 +705,7 @@ class _Renderer:
         if len(toks) >= 2 and toks[0][0] == "var" and toks[1][0] == "assign":
             name = toks[0][1]
             value = self.pipeline(toks[2:], scope, expr)
-            scope.vars[name] = value
+            scope.assign(name, value, declare=toks[1][1] == ":=")
             return ""
         return self.pipeline(toks, scope, expr)
 
@@ -662,16 +752,11 @@ class _Renderer:
         if b.kind == "if":
             arms = [(b.expr, b.body), *b.branches]
             for cond, body in arms:
-                if cond is None:
-                    self.run(body, scope)
-                    return
-                t = truth(self.evaluate(cond, scope, b.line))
+                t = True if cond is None else truth(self.evaluate(cond, scope, b.line))
                 if t is None:
-                    self.guessed.append((cond[:80], b.line))
-                    self.run(body, scope)
-                    return
-                if t:
-                    self.run(body, scope)
+                    self.guessed.append((str(cond)[:80], b.line))
+                if t is None or t:
+                    self.run(body, scope.child(scope.dot))
                     return
             return
         if b.kind == "with":
@@ -680,7 +765,7 @@ class _Renderer:
             if t is None:
                 self.guessed.append((b.expr[:80], b.line))
             if t is None or t:
-                self.run(b.body, _Scope(v, dict(scope.vars)))
+                self.run(b.body, scope.child(v))
             elif b.branches:
                 self.run(b.branches[-1][1], scope)
             return
@@ -694,7 +779,7 @@ class _Renderer:
         v = self.evaluate(expr, scope, b.line)
         if isinstance(v, Unknown):
             self.guessed.append((b.expr[:80], b.line))
-            self.run(b.body, _Scope(v, {**scope.vars, **{n: v for n in names}}))
+            self.run(b.body, scope.child(v, {n: v for n in names}))
             return
         if isinstance(v, int) and not isinstance(v, bool):
             items: list[tuple[Any, Any]] = [(i, i) for i in range(max(0, min(v, 10_000)))]
@@ -709,12 +794,12 @@ class _Renderer:
                 self.run(b.branches[-1][1], scope)
             return
         for k, x in items:
-            bound = dict(scope.vars)
+            bound: dict[str, Any] = {}
             if len(names) == 1:
                 bound[names[0]] = x
             elif len(names) == 2:
                 bound[names[0]], bound[names[1]] = k, x
-            self.run(b.body, _Scope(x, bound))
+            self.run(b.body, scope.child(x, bound))
 
 
 def _and_or(fn: str, args: list[Any]) -> Any:
@@ -809,22 +894,30 @@ def _template_files(chart: str) -> list[str]:
     return out
 
 
-def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 0, count: list[int] | None = None) -> list[Rendered]:
-    """Every template of ``chart`` (and of its unpacked subcharts) rendered with its values."""
-    count = count if count is not None else [0]
-    meta = _chart_meta(chart)
-    vals = _deep_merge(_values(chart), values or {})
-    root = {
-        "Values": vals,
+def release_root(values: dict[str, Any], meta: dict[str, Any], chart: str) -> dict[str, Any]:
+    """What a template sees besides .Values, as ``helm template`` gives it with no flags."""
+    return {
+        "Values": values,
         "Release": {"Name": RELEASE_NAME, "Namespace": "default", "Service": "Helm", "IsInstall": True, "IsUpgrade": False, "Revision": 1},
         "Chart": {
             "Name": meta.get("name", os.path.basename(os.path.abspath(chart))),
             "Version": meta.get("version", ""),
             "AppVersion": meta.get("appVersion", ""),
         },
-        "Capabilities": {"KubeVersion": {"Version": "v1.30.0", "Major": "1", "Minor": "30"}},
+        "Capabilities": {
+            "KubeVersion": {"Version": KUBE_VERSION, "GitVersion": KUBE_VERSION, "Major": "1", "Minor": "30"},
+            "APIVersions": {"Has": lambda v: isinstance(v, str) and v.split("/")[0] in BUILTIN_API_GROUPS},
+        },
         "Template": {"BasePath": os.path.join(str(meta.get("name", "")), "templates")},
     }
+
+
+def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 0, count: list[int] | None = None) -> list[Rendered]:
+    """Every template of ``chart`` (and of its unpacked subcharts) rendered with its values."""
+    count = count if count is not None else [0]
+    meta = _chart_meta(chart)
+    vals = _deep_merge(_values(chart), values or {})
+    root = release_root(vals, meta, chart)
     files = _template_files(chart)
     count[0] += len(files)
     if count[0] > MAX_FILES:
