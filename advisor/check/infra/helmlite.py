@@ -23,17 +23,20 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from advisor.errors import InputError, Problem
 
-MAX_OUTPUT = 4 * 1024 * 1024  # rendered characters per chart
-MAX_STEPS = 2_000_000  # nodes evaluated per chart
+MAX_OUTPUT = 8 * 1024 * 1024  # rendered characters per template (a CRD a chart ships can be megabytes)
+MAX_STEPS = 1_000_000  # nodes evaluated per template (an include counts as INCLUDE_STEPS)
+INCLUDE_STEPS = 20
 MAX_INCLUDE_DEPTH = 40
 MAX_FILES = 500  # template files per chart (subcharts included)
-MAX_TEMPLATE_BYTES = 1024 * 1024
+MAX_TEMPLATE_BYTES = 8 * 1024 * 1024  # as for any YAML file the gate reads
+MAX_CHART_BYTES = 64 * 1024 * 1024  # template files read per chart, subcharts included
 MAX_SUBCHART_DEPTH = 3
 MAX_NESTING = 100  # blocks inside blocks, parentheses inside parentheses
 RELEASE_NAME = "release-name"  # the name `helm template` gives when none is passed
@@ -45,6 +48,9 @@ BUILTIN_API_GROUPS = frozenset({
     "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
     "node.k8s.io", "certificates.k8s.io", "events.k8s.io", "flowcontrol.apiserver.k8s.io", "apiregistration.k8s.io",
 })
+
+
+_CHIP_TEXT = re.compile(r"nvidia\.com/gpu|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu-accelerator")
 
 
 class Unknown:
@@ -184,7 +190,12 @@ _TOKEN = re.compile(
 )
 
 
-def _tokens(expr: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=8192)
+def _tokens(expr: str) -> tuple[tuple[str, str], ...]:
+    return tuple(_tokenize(expr))
+
+
+def _tokenize(expr: str) -> list[tuple[str, str]]:
     out = []
     pos = 0
     expr = expr.strip()
@@ -624,7 +635,7 @@ class _Renderer:
                     return Unknown(text)
         return Unknown(text)
 
-    def command(self, toks: list[tuple[str, str]], scope: _Scope, piped: list[Any], expr: str) -> Any:
+    def command(self, toks: Sequence[tuple[str, str]], scope: _Scope, piped: list[Any], expr: str) -> Any:
         """One command of a pipeline: a function call or a single operand."""
         args: list[Any] = []
         i = 0
@@ -673,7 +684,7 @@ class _Renderer:
             raise _Limit(f"builds a string of more than {MAX_OUTPUT // (1024 * 1024)} MiB")
         return v
 
-    def pipeline(self, toks: list[tuple[str, str]], scope: _Scope, expr: str) -> Any:
+    def pipeline(self, toks: Sequence[tuple[str, str]], scope: _Scope, expr: str) -> Any:
         cmds: list[list[tuple[str, str]]] = [[]]
         depth = 0
         for t in toks:
@@ -712,8 +723,9 @@ class _Renderer:
     def include(self, args: list[Any], expr: str) -> Any:
         if not args or not isinstance(args[0], str) or args[0] not in self.defines:
             return Unknown(expr)
-        if self.depth >= MAX_INCLUDE_DEPTH:
-            raise _Limit("includes nest more than 40 deep")
+        if self.depth >= MAX_INCLUDE_DEPTH:  # a recursive helper whose stop condition is unknown here
+            return Unknown(expr)
+        self.steps += INCLUDE_STEPS
         sub = _Renderer(self.path, self.root, self.defines)
         sub.depth, sub.steps = self.depth + 1, self.steps
         sub.run(self.defines[args[0]], _Scope(args[1] if len(args) > 1 else None, {"$": self.root}))
@@ -914,7 +926,7 @@ def release_root(values: dict[str, Any], meta: dict[str, Any], chart: str) -> di
 
 def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 0, count: list[int] | None = None) -> list[Rendered]:
     """Every template of ``chart`` (and of its unpacked subcharts) rendered with its values."""
-    count = count if count is not None else [0]
+    count = count if count is not None else [0, 0]  # template files, template bytes
     meta = _chart_meta(chart)
     vals = _deep_merge(_values(chart), values or {})
     root = release_root(vals, meta, chart)
@@ -925,7 +937,13 @@ def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 
     parsed: dict[str, list[Any]] = {}
     defines: dict[str, list[Any]] = {}
     for f in files:
-        nodes = _parse(_lex(_read(f, MAX_TEMPLATE_BYTES)), f)
+        text = _read(f, MAX_TEMPLATE_BYTES)
+        count[1] += len(text)
+        if count[1] > MAX_CHART_BYTES:
+            raise InputError.single(f, 1, 1, f"Helm chart: more than {MAX_CHART_BYTES >> 20} MiB of templates (subcharts included)")
+        if "{{" not in text and not _CHIP_TEXT.search(text):
+            continue  # static and asks for no accelerator (a CustomResourceDefinition): nothing to render or judge
+        nodes = _parse(_lex(text), f)
         parsed[f] = nodes
         for n in nodes:
             if isinstance(n, _Block) and n.kind in ("define", "block"):
@@ -937,7 +955,7 @@ def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 
                     defines[toks[0][1][1:-1]] = n.body
     out: list[Rendered] = []
     for f in files:
-        if os.path.basename(f).startswith("_") or f.endswith(".tpl"):
+        if os.path.basename(f).startswith("_") or f.endswith(".tpl") or f not in parsed:
             continue
         root["Template"]["Name"] = f
         r = _Renderer(f, root, defines)
@@ -990,7 +1008,6 @@ def source_line(rendered: Rendered, line: int) -> int:
     return rendered.lines[-1] if rendered.lines else 1
 
 
-_CHIP_TEXT = re.compile(r"nvidia\.com/gpu|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu-accelerator")
 
 
 @dataclass
