@@ -327,7 +327,8 @@ def _render(src: str, values: dict[str, Any]) -> str:
         ("{{ .Values.a.b.c }}|{{ hasKey .Values \"a\" }}", {}, "|false"),
         ("{{ env \"HOME\" }}", {}, "${env}"),
         # a recursive helper whose stop condition is unknown stops at the include depth, as unknown
-        ('{{ define "m" }}{{ if .x }}{{ include "m" . }}{{ end }}{{ end }}[{{ include "m" (dict "x" (env "X")) }}]', {}, '[${include m .}]'),
+        ('{{ define "m" }}{{ if .x }}{{ include "m" . }}{{ end }}{{ end }}[{{ include "m" (dict "x" (env "X")) }}]', {},
+         "[${include m .}]"),
         ('{{ if semverCompare ">=1.19-0" .Capabilities.KubeVersion.GitVersion }}new{{ else }}old{{ end }}', {}, "new"),
         ('{{ if .Capabilities.APIVersions.Has "autoscaling/v2" }}a{{ end }}'
          '{{ if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}b{{ end }}', {}, "a"),

@@ -121,6 +121,17 @@ def run_check(
             _chart_with_helm(chart, ctx, policy, day, batch)
         else:
             _chart_without_helm(chart, ctx, batch)
+    patches: set[str] = set()
+    for kfile in sel.kustomizations:
+        patches |= _kustomization(kfile, ctx, batch)
+    if sel.kustomizations:  # a kustomization that built requests is not "skipped"
+        built = {r.path for r in batch.requests}
+        batch.skipped = [(p, why) for p, why in batch.skipped if p not in built]
+    if patches:  # a patch file is a partial manifest: what it asks for is judged in the build that applies it
+        kept = [r for r in batch.requests if os.path.realpath(r.path) not in patches]
+        for path in dict.fromkeys(r.path for r in batch.requests if os.path.realpath(r.path) in patches):
+            batch.skipped.append((path, "a kustomize patch: judged in the kustomization that applies it"))
+        batch.requests = kept
     results = batch.results
     _bound(batch)
     if batch.requests:
@@ -249,6 +260,28 @@ def _render_chart(chart: str, overlay: str | None = None) -> str | InputError:
         return decode(done.stdout, chart)
     except InputError as exc:
         return exc
+
+
+def _kustomization(kfile: str, ctx: Context, out: _Batch) -> set[str]:
+    """A kustomization that transforms its resources, built: what it deploys, beside its files as
+    written; returns the patch files it applies."""
+    from advisor.check.infra import kustomize
+    from advisor.check.infra.names import name_index
+
+    if not kustomize.transforms(kfile):
+        return set()
+    label = f" [kustomize {os.path.dirname(kfile) or '.'}]"
+    try:
+        got = kustomize.read(kfile, files.boundary(kfile), name_index(ctx.catalog), label)
+    except (RecursionError, MemoryError):
+        out.invalid.append(InvalidFile(kfile, [Problem(kfile, 1, 1, "kustomization too large or too deeply nested to build")]))
+        return set()
+    if got.problems:
+        out.invalid.append(InvalidFile(kfile, got.problems))
+        return set()
+    out.requests += got.requests
+    out.autoscalers += got.autoscalers
+    return kustomize.patch_files(kfile)
 
 
 def _chart_without_helm(chart: str, ctx: Context, out: _Batch) -> None:

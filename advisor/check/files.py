@@ -33,6 +33,7 @@ from pathlib import Path
 from advisor.errors import InputError, Problem
 
 SUFFIXES = (".yaml", ".yml", ".json", ".tf")
+KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # as kustomize looks for them
 PRUNED_DIRS = {"node_modules": "node_modules (JavaScript dependencies)", "__pycache__": "Python byte-code cache"}
 MAX_FILES = 200_000
 
@@ -43,6 +44,7 @@ class Selection:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     excluded: int = 0  # files left out by --exclude, the policy's exclude or .gitignore
     charts: list[str] = field(default_factory=list)  # Helm chart directories to render (helm template, else helmlite)
+    kustomizations: list[str] = field(default_factory=list)  # kustomization files to build (infra.kustomize)
     # tracked files under a hidden name (.github/, .ci.yaml): read, and not listed as skipped when
     # they hold no accelerator request (CI configuration, linters' settings)
     quiet: set[str] = field(default_factory=set)
@@ -248,6 +250,11 @@ def _boundary(path: str) -> str:
     return os.path.realpath(_git_root(os.path.dirname(os.path.abspath(path))) or os.getcwd())
 
 
+def boundary(path: str) -> str:
+    """What a file may read from (a kustomization's bases, a chart's files): its repository's work tree, else the working directory."""
+    return _boundary(path)
+
+
 def _escapes(path: str, boundary: str) -> bool:
     """Whether ``path`` resolves, through symbolic links, outside ``boundary`` (a checked-in link to
     ~/.aws/credentials or /proc/self/environ must not be read into a report)."""
@@ -334,6 +341,10 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
     if chart is not None:
         _chart(chart, sel)
         return
+    if os.path.basename(path) in KUSTOMIZATIONS and path not in sel.kustomizations:
+        sel.kustomizations.append(path)
+        if not path.endswith(SUFFIXES):
+            return
     add(path)
 
 
@@ -395,6 +406,8 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
                     continue
                 subdirs.append(path)
                 continue
+            if e.name in KUSTOMIZATIONS and e.is_file() and not excluded(path, False):
+                sel.kustomizations.append(path)
             if not e.name.endswith(SUFFIXES) or not e.is_file():
                 continue
             if excluded(path, False):

@@ -349,6 +349,13 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
                 pos,
             )
             continue
+        if fld == "kustomize":  # a kustomization advisor built itself: a part it does not evaluate
+            yield (
+                f"the kustomization's {value} is not evaluated by advisor, so the count and cost may differ from what "
+                "`kubectl kustomize` builds. Run the check on that output to judge it exactly.",
+                pos,
+            )
+            continue
         if fld == "helm-condition":  # a chart read without helm: a condition its reader could not evaluate
             yield (
                 f"the chart was read without helm (not on PATH) and the template condition `{value}` could not be evaluated: its "

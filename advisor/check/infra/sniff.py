@@ -52,6 +52,8 @@ def doc_kind(data: Any, *, modeline: bool = False) -> str:
     schema = data.get("$schema")
     if isinstance(schema, str) and "profile.schema.json" in schema:
         return "profile"
+    if _is_kustomization(data, api):
+        return "other: a kustomization (built as one unit when it patches, scales, renames or combines its resources)"
     if isinstance(api, str) and isinstance(data.get("kind"), str):
         return "kubernetes"
     hydra = isinstance(data.get("defaults"), list) or "hydra" in keys or any(k.startswith("_target_") for k in keys)
@@ -66,6 +68,24 @@ def doc_kind(data: Any, *, modeline: bool = False) -> str:
     if "task" in keys and keys <= PROFILE_KEYS and len(keys) == len(data):
         return "profile"  # only advisor's keys (a profile missing its model): judged, so its errors are reported
     return "other: " + _other_reason(data, keys)
+
+
+KUSTOMIZE_KEYS = {
+    "resources", "bases", "patches", "patchesStrategicMerge", "patchesJson6902", "components", "namePrefix", "nameSuffix",
+    "namespace", "configMapGenerator", "secretGenerator", "images", "replicas", "commonLabels", "labels", "commonAnnotations",
+    "replacements", "generatorOptions", "helmCharts", "crds", "openapi", "vars", "transformers", "generators", "buildMetadata",
+    "apiVersion", "kind", "metadata", "sortOptions", "validators", "configurations", "helmGlobals",
+}
+
+
+def _is_kustomization(data: dict[Any, Any], api: Any) -> bool:
+    """A kustomization file: kustomize's own apiVersion, or (as kustomize accepts) none and only its keys."""
+    if isinstance(api, str):
+        return api.startswith("kustomize.config.k8s.io/") and data.get("kind") in ("Kustomization", "Component")
+    keys = {k for k in data if isinstance(k, str)}
+    return bool(keys) and keys <= KUSTOMIZE_KEYS and isinstance(data.get("resources", data.get("bases", [])), list) and bool(
+        keys & {"resources", "bases", "patches", "patchesStrategicMerge", "components"}
+    )
 
 
 def _list_reason(data: list[Any]) -> str:

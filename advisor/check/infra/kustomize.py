@@ -1,0 +1,529 @@
+"""A kustomization built the way ``kubectl kustomize`` builds it, for what the gate counts: an
+overlay that raises a base's replicas, patches in GPUs or a node selector, or renames the
+workload is judged as it will be deployed, not only as its base files read.
+
+Evaluated: ``resources`` (files and directories, bases nested to any depth within the
+repository), ``components``, ``patches`` (strategic-merge and JSON 6902, from a file or inline,
+by the patch's own kind and name or by ``target`` kind / name / namespace),
+``patchesStrategicMerge``, ``patchesJson6902``, ``replicas``, ``namespace``, ``namePrefix`` /
+``nameSuffix`` (autoscalers' targets renamed with them). Strategic merge follows Kubernetes'
+merge keys for the lists a pod spec holds (containers by name, volume mounts by mount path, ...)
+and the ``$patch: delete / replace`` directives.
+
+Not evaluated, and said so on every request of the build (``request-unresolved``): remote
+resources (URLs), ``helmCharts``, a patch target chosen by label or annotation selector, and a
+``replacements`` entry whose target is a field the gate counts (replicas, resources, node
+selectors, affinity). Generators, images, labels and the like change nothing counted and are
+ignored. Only files inside the repository are read; a cycle or a path out of the repository is an input
+error at its entry; a file the kustomization names that is not in the repository (generated at
+deploy time) is left out of the build and said, as unresolved.
+
+A kustomization is built when it transforms something (patches, replicas, components, a name or
+namespace change, or a resource that is a directory); its resources are addressed
+``Kind/namespace/name [kustomize DIR]`` and placed at the entry of its kustomization.yaml that
+last touched them (the ``replicas`` entry, a patch, or the ``resources`` entry). The files of a
+base are also read on their own, as everywhere.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.errors import InputError, Problem
+from advisor.yamlsrc import Document, KeyPath
+
+NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+MAX_DEPTH = 20  # kustomizations nested through resources / components
+MAX_RESOURCES = 20_000
+MAX_BYTES = 8 * 1024 * 1024
+TRANSFORMS = ("patches", "patchesStrategicMerge", "patchesJson6902", "replicas", "components", "namePrefix", "nameSuffix", "namespace")
+# Kubernetes strategic-merge keys of the lists a workload's pod spec holds (k8s.io/api struct tags
+# patchMergeKey); any other list is replaced whole, as strategic merge does without a key.
+MERGE_KEYS = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "env": "name",
+    "volumes": "name",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "ports": "containerPort",
+    "imagePullSecrets": "name",
+    "hostAliases": "ip",
+    "topologySpreadConstraints": "topologyKey",
+    "resourceClaims": "name",
+    "replicatedJobs": "name",  # JobSet
+    "workerGroupSpecs": "groupName",  # RayCluster
+}
+CLUSTER_SCOPED = {
+    "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PriorityClass", "StorageClass",
+    "PersistentVolume", "ComputeClass", "ClusterQueue", "ResourceFlavor", "RuntimeClass", "IngressClass",
+    "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService",
+}
+REPLICA_KINDS = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
+_COUNTED = re.compile(r"replicas|resources|nodeSelector|affinity|parallelism|completions|numOfHosts|size|topology", re.I)
+_DELETE = object()
+
+
+def find(directory: str) -> str | None:
+    for n in NAMES:
+        p = os.path.join(directory, n)
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+@dataclass
+class _Res:
+    data: dict[str, Any]
+    pos: tuple[int, int]  # in the kustomization being built: the entry that last touched it
+    names: set[str] = field(default_factory=set)  # every name it had (patches may use the original)
+
+
+@dataclass
+class _Build:
+    boundary: str
+    top: str  # the kustomization file being built (positions are in it)
+    unresolved: list[tuple[str, str, tuple[int, int]]] = field(default_factory=list)
+    chain: list[str] = field(default_factory=list)
+    count: int = 0
+
+
+def transforms(path: str) -> bool:
+    """Whether the kustomization at ``path`` (a file) changes what its resources ask for or are named."""
+    try:
+        k = _load_kustomization(path).data
+    except InputError:
+        return True  # built, so that its error is reported
+    if not isinstance(k, dict):
+        return True
+    if any(k.get(t) for t in TRANSFORMS):
+        return True
+    base = os.path.dirname(path)
+    return any(isinstance(r, str) and os.path.isdir(os.path.join(base, r)) for r in (k.get("resources") or []) + (k.get("bases") or []))
+
+
+def _load_kustomization(path: str) -> Document:
+    from advisor.yamlsrc import load_documents, read_text
+
+    docs = [d for d in load_documents(read_text(path, max_bytes=MAX_BYTES), path) if d.data is not None]
+    if not docs:
+        return Document(path, 0, {}, (1, 1))
+    if not isinstance(docs[0].data, dict):
+        raise InputError.single(path, 1, 1, "kustomization: expected a mapping")
+    return docs[0]
+
+
+def build(kfile: str, boundary: str) -> tuple[list[Document], list[tuple[str, str, tuple[int, int]]]]:
+    """The manifests the kustomization at ``kfile`` builds to, as documents of ``kfile`` (each placed
+    at the entry that last touched it), and what was not evaluated."""
+    b = _Build(os.path.realpath(boundary), kfile)
+    res = _build_dir(os.path.dirname(kfile), b, None, kfile)
+    docs = [Document(kfile, i, r.data, _known(r.pos)) for i, r in enumerate(res)]
+    return docs, list(dict.fromkeys(b.unresolved))
+
+
+def _build_dir(directory: str, b: _Build, inherited: list[_Res] | None, kfile: str | None = None) -> list[_Res]:
+    kfile = kfile or find(directory)
+    if kfile is None:
+        raise InputError.single(directory, 1, 1, "kustomize: no kustomization.yaml in this directory")
+    real = os.path.realpath(kfile)
+    if real in b.chain:
+        raise InputError.single(kfile, 1, 1, "kustomize: this kustomization includes itself (a cycle through resources / components)")
+    if len(b.chain) >= MAX_DEPTH:
+        raise InputError.single(kfile, 1, 1, f"kustomize: kustomizations nested more than {MAX_DEPTH} deep")
+    b.chain.append(real)
+    try:
+        return _build_one(kfile, b, inherited)
+    finally:
+        b.chain.pop()
+
+
+def _top(b: _Build, kfile: str, doc: Document, loc: KeyPath) -> tuple[int, int]:
+    """A position in the kustomization being built: the entry itself when this is that file, else
+    the entry of the top file that brought this one in (kept by the caller)."""
+    return doc.where(loc) if os.path.realpath(kfile) == os.path.realpath(b.top) else (0, 0)
+
+
+def _inside(path: str, b: _Build, doc: Document, loc: KeyPath) -> str:
+    real = os.path.realpath(path)
+    if real != b.boundary and not real.startswith(b.boundary.rstrip(os.sep) + os.sep):
+        raise InputError([doc.problem(loc, f"kustomize: {path!r} is outside the repository; not read")])
+    return path
+
+
+def _known(pos: tuple[int, int]) -> tuple[int, int]:
+    """A position in the top kustomization, or its first line for what a nested one holds."""
+    return (1, 1) if pos == (0, 0) else pos
+
+
+def _remote(ref: str) -> bool:
+    return "://" in ref or ref.startswith(("github.com/", "git@", "gitlab.com/", "bitbucket.org/")) or "?ref=" in ref
+
+
+def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res]:
+    from advisor.yamlsrc import load_documents, read_text
+
+    doc = _load_kustomization(kfile)
+    k: dict[str, Any] = doc.data
+    here = os.path.dirname(kfile)
+    res: list[_Res] = list(inherited or [])
+
+    def at(loc: KeyPath) -> tuple[int, int]:
+        return _top(b, kfile, doc, loc)
+
+    def entries(key: str) -> list[Any]:
+        v = k.get(key)
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise InputError([doc.problem((key,), f"{key}: expected a list")])
+        return v
+
+    for key in ("resources", "bases"):
+        for i, ref in enumerate(entries(key)):
+            if not isinstance(ref, str):
+                raise InputError([doc.problem((key, i), f"{key}[{i}]: expected a path")])
+            if _remote(ref):
+                b.unresolved.append(("kustomize", f"remote resource {ref[:120]}", _known(at((key, i)))))
+                continue
+            path = _inside(os.path.normpath(os.path.join(here, ref)), b, doc, (key, i))
+            pos = at((key, i))
+            if os.path.isdir(path):
+                for r in _build_dir(path, b, None):
+                    res.append(_Res(r.data, pos if pos != (0, 0) else r.pos, r.names))
+            elif os.path.isfile(path):
+                for d in load_documents(read_text(path, max_bytes=MAX_BYTES), path):
+                    if isinstance(d.data, dict) and isinstance(d.data.get("kind"), str):
+                        res.append(_Res(copy.deepcopy(d.data), pos, {_name(d.data)}))
+            else:  # generated at deploy time (kubectl kustomize would stop here): built without it, and said
+                b.unresolved.append(("kustomize", f"{ref[:120]} (not in the repository)", _known(at((key, i)))))
+            b.count = len(res)
+            if b.count > MAX_RESOURCES:
+                raise InputError([doc.problem((key, i), f"kustomize: more than {MAX_RESOURCES:,} resources")])
+    for i, ref in enumerate(entries("components")):
+        if not isinstance(ref, str) or _remote(ref):
+            b.unresolved.append(("kustomize", f"component {str(ref)[:120]}", _known(at(("components", i)))))
+            continue
+        path = _inside(os.path.normpath(os.path.join(here, ref)), b, doc, ("components", i))
+        res = _build_dir(path, b, res)
+        for r in res:
+            if r.pos == (0, 0):
+                r.pos = at(("components", i))
+    if k.get("helmCharts"):
+        b.unresolved.append(("kustomize", "helmCharts (rendered only with --enable-helm)", _known(at(("helmCharts",)))))
+    _patches(k, doc, kfile, b, res, at)
+    for i, e in enumerate(entries("replicas")):
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            raise InputError([doc.problem(("replicas", i), "replicas: each entry needs a name and a count")])
+        count = e.get("count")
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 1_000_000:
+            raise InputError([doc.problem(("replicas", i, "count"), f"replicas[{i}].count: expected a whole number, got {count!r}"[:200])])
+        for r in res:
+            if e["name"] in r.names and r.data.get("kind") in REPLICA_KINDS:
+                spec = r.data.setdefault("spec", {})
+                if isinstance(spec, dict):
+                    spec["replicas"] = count
+                    r.pos = at(("replicas", i)) if at(("replicas", i)) != (0, 0) else r.pos
+    for i, rep in enumerate(entries("replacements")):
+        targets = rep.get("targets") if isinstance(rep, dict) else None
+        paths = [str(p) for t in (targets if isinstance(targets, list) else []) if isinstance(t, dict)
+                 for p in (t.get("fieldPaths") or []) if isinstance(p, str)]
+        touched = [p for p in paths if _COUNTED.search(p)]
+        if touched:
+            b.unresolved.append(("kustomize", f"replacements to {', '.join(touched)[:120]}", _known(at(("replacements", i)))))
+    _names(k, doc, res, at)
+    return res
+
+
+def _name(data: dict[str, Any]) -> str:
+    meta = data.get("metadata")
+    return str(meta.get("name")) if isinstance(meta, dict) and meta.get("name") is not None else ""
+
+
+def _names(k: dict[str, Any], doc: Document, res: list[_Res], at: Any) -> None:
+    ns, prefix, suffix = k.get("namespace"), k.get("namePrefix") or "", k.get("nameSuffix") or ""
+    for key, v in (("namespace", ns), ("namePrefix", prefix), ("nameSuffix", suffix)):
+        if v is not None and not isinstance(v, str):
+            raise InputError([doc.problem((key,), f"{key}: expected a string")])
+    renamed: dict[tuple[str, str], str] = {}
+    for r in res:
+        kind = str(r.data.get("kind"))
+        meta = r.data.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            continue
+        if ns and kind not in CLUSTER_SCOPED:
+            meta["namespace"] = ns
+        if (prefix or suffix) and kind not in ("Namespace", "CustomResourceDefinition") and isinstance(meta.get("name"), str):
+            old = meta["name"]
+            meta["name"] = f"{prefix}{old}{suffix}"
+            renamed[(kind, old)] = meta["name"]
+            r.names.add(meta["name"])
+    if not renamed:
+        return
+    for r in res:  # autoscalers follow the workload they scale (kustomize's name references)
+        ref = r.data.get("spec", {}).get("scaleTargetRef") if isinstance(r.data.get("spec"), dict) else None
+        if isinstance(ref, dict) and (str(ref.get("kind")), str(ref.get("name"))) in renamed:
+            ref["name"] = renamed[(str(ref["kind"]), str(ref["name"]))]
+
+
+def _patch_docs(e: Any, here: str, b: _Build, doc: Document, loc: KeyPath, inline: bool | None = None) -> list[Any]:
+    """A patch's documents: from the file ``e`` names, or ``e`` itself (``inline``; None: a
+    patchesStrategicMerge entry, inline when it holds a line break or a flow collection)."""
+    from advisor.yamlsrc import load_documents, read_text
+
+    if inline is None:
+        inline = not isinstance(e, str) or "\n" in e or e.lstrip().startswith(("{", "["))
+    if isinstance(e, str) and not inline:
+        path = _inside(os.path.normpath(os.path.join(here, e)), b, doc, loc)
+        if not os.path.isfile(path):
+            b.unresolved.append(("kustomize", f"patch {e[:120]} (not in the repository)", _known(_top(b, doc.path, doc, loc))))
+            return []
+        return [d.data for d in load_documents(read_text(path, max_bytes=MAX_BYTES), path) if d.data is not None]
+    if isinstance(e, str):
+        return [d.data for d in load_documents(e, doc.path) if d.data is not None]
+    raise InputError([doc.problem(loc, "kustomize: a patch is a path or a YAML document")])
+
+
+def _patches(k: dict[str, Any], doc: Document, kfile: str, b: _Build, res: list[_Res], at: Any) -> None:
+    here = os.path.dirname(kfile)
+    work: list[tuple[KeyPath, Any, dict[str, Any] | None]] = []  # (entry, patch data, target)
+    for i, e in enumerate(k.get("patchesStrategicMerge") or []):
+        work += [(("patchesStrategicMerge", i), p, None) for p in _patch_docs(e, here, b, doc, ("patchesStrategicMerge", i))]
+    for key in ("patches", "patchesJson6902"):
+        for i, e in enumerate(k.get(key) or []):
+            if not isinstance(e, dict):
+                raise InputError([doc.problem((key, i), f"{key}[{i}]: expected a mapping with path or patch")])
+            src = e.get("path") if e.get("path") is not None else e.get("patch")
+            if src is None:
+                raise InputError([doc.problem((key, i), f"{key}[{i}]: needs path or patch")])
+            target = e.get("target")
+            if target is not None and not isinstance(target, dict):
+                raise InputError([doc.problem((key, i, "target"), "target: expected a mapping")])
+            inline = e.get("path") is None
+            loc = (key, i, "patch" if inline else "path")
+            work += [((key, i), p, target) for p in _patch_docs(src, here, b, doc, loc, inline)]
+    for loc, patch, target in work:
+        chosen = _select(res, patch, target, b, at(loc))
+        for r in chosen:
+            if isinstance(patch, list):
+                _json6902(r.data, patch, doc, loc)
+            elif isinstance(patch, dict):
+                merged = _smp(r.data, _untargeted(patch) if target else patch)
+                if merged is _DELETE:
+                    res.remove(r)
+                    continue
+                r.data = merged
+            pos = at(loc)
+            if pos != (0, 0):
+                r.pos = pos
+
+
+def _untargeted(patch: dict[str, Any]) -> dict[str, Any]:
+    """A patch applied to its ``target``: its own kind, name and namespace are not applied."""
+    out = {k: v for k, v in patch.items() if k not in ("apiVersion", "kind")}
+    if isinstance(out.get("metadata"), dict):
+        out["metadata"] = {k: v for k, v in out["metadata"].items() if k not in ("name", "namespace")}
+    return out
+
+
+def _select(res: list[_Res], patch: Any, target: dict[str, Any] | None, b: _Build, pos: tuple[int, int]) -> list[_Res]:
+    if target is None:
+        if not isinstance(patch, dict):
+            return []
+        kind, name = patch.get("kind"), _name(patch)
+        return [r for r in res if r.data.get("kind") == kind and name in r.names]
+    if target.get("labelSelector") or target.get("annotationSelector"):
+        b.unresolved.append(("kustomize", "a patch target by label / annotation selector", _known(pos)))
+        return []
+    out = []
+    for r in res:
+        if target.get("kind") and r.data.get("kind") != target["kind"]:
+            continue
+        m = r.data.get("metadata")
+        meta: dict[str, Any] = m if isinstance(m, dict) else {}
+        if target.get("namespace") and meta.get("namespace") != target["namespace"]:
+            continue
+        if target.get("name"):
+            try:
+                rx = re.compile(f"^(?:{str(target['name'])[:200]})$")
+            except re.error:
+                rx = re.compile(re.escape(str(target["name"])))
+            if not any(rx.match(n) for n in r.names):
+                continue
+        out.append(r)
+    return out
+
+
+def _smp(base: Any, patch: Any, key: str = "") -> Any:
+    """Strategic merge of ``patch`` into ``base`` (a copy)."""
+    if isinstance(patch, dict):
+        directive = patch.get("$patch")
+        if directive == "delete":
+            return _DELETE
+        clean = {k: v for k, v in patch.items() if not (isinstance(k, str) and k.startswith("$"))}
+        if directive == "replace" or not isinstance(base, dict):
+            return _strip(clean)
+        out = dict(base)
+        for k, v in clean.items():
+            if v is None:
+                out.pop(k, None)
+            elif k in out:
+                merged = _smp(out[k], v, k)
+                if merged is _DELETE:
+                    out.pop(k, None)
+                else:
+                    out[k] = merged
+            else:
+                out[k] = _strip(v)
+        return out
+    if isinstance(patch, list) and isinstance(base, list) and key in MERGE_KEYS:
+        mk = MERGE_KEYS[key]
+        out_list = list(base)
+        for item in patch:
+            if not isinstance(item, dict) or mk not in item:
+                out_list.append(_strip(item))
+                continue
+            idx = next((j for j, x in enumerate(out_list) if isinstance(x, dict) and x.get(mk) == item[mk]), None)
+            if idx is None:
+                if item.get("$patch") != "delete":
+                    out_list.append(_strip(item))
+                continue
+            merged = _smp(out_list[idx], item, "")
+            if merged is _DELETE:
+                out_list.pop(idx)
+            else:
+                out_list[idx] = merged
+        return out_list
+    return _strip(patch)
+
+
+def _strip(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _strip(x) for k, x in v.items() if not (isinstance(k, str) and k.startswith("$"))}
+    if isinstance(v, list):
+        return [_strip(x) for x in v]
+    return v
+
+
+def _pointer(path: str) -> list[str]:
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise ValueError(f"JSON pointer {path[:60]!r} does not start with '/'")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def _json6902(data: dict[str, Any], ops: list[Any], doc: Document, loc: KeyPath) -> None:
+    """JSON patch operations add / replace / remove / copy / move on ``data`` in place; ``test`` is ignored."""
+    for j, op in enumerate(ops):
+        try:
+            if not isinstance(op, dict) or not isinstance(op.get("path"), str):
+                raise ValueError("each operation needs op and path")
+            kind = op.get("op")
+            parts = _pointer(op["path"])
+            if kind in ("add", "replace"):
+                _put(data, parts, copy.deepcopy(op.get("value")), kind == "add")
+            elif kind == "remove":
+                _take(data, parts)
+            elif kind in ("copy", "move"):
+                src = _pointer(str(op.get("from", "")))
+                v = _get(data, src)
+                if kind == "move":
+                    _take(data, src)
+                _put(data, parts, copy.deepcopy(v), True)
+            elif kind != "test":
+                raise ValueError(f"unknown op {str(kind)[:20]!r}")
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise InputError([Problem(doc.path, *doc.where(loc), f"kustomize: JSON patch operation {j}: {exc}"[:300])]) from None
+
+
+def _parent(data: Any, parts: list[str]) -> tuple[Any, str]:
+    if not parts:
+        raise ValueError("the whole document cannot be patched")
+    node = data
+    for p in parts[:-1]:
+        node = node[int(p)] if isinstance(node, list) else node[p]
+    return node, parts[-1]
+
+
+def _get(data: Any, parts: list[str]) -> Any:
+    node = data
+    for p in parts:
+        node = node[int(p)] if isinstance(node, list) else node[p]
+    return node
+
+
+def _put(data: Any, parts: list[str], value: Any, insert: bool) -> None:
+    node, last = _parent(data, parts)
+    if isinstance(node, list):
+        if last == "-":
+            node.append(value)
+        elif insert:
+            node.insert(int(last), value)
+        else:
+            node[int(last)] = value
+    elif isinstance(node, dict):
+        if not insert and last not in node:
+            raise KeyError(f"no {last!r} to replace")
+        node[last] = value
+    else:
+        raise TypeError("path goes through a scalar")
+
+
+def _take(data: Any, parts: list[str]) -> None:
+    node, last = _parent(data, parts)
+    if isinstance(node, list):
+        node.pop(int(last))
+    else:
+        del node[last]
+
+
+def patch_files(kfile: str) -> set[str]:
+    """The files the kustomization at ``kfile`` applies as patches (partial manifests: judged in the
+    build, not on their own)."""
+    try:
+        k = _load_kustomization(kfile).data
+    except InputError:
+        return set()
+    here, out = os.path.dirname(kfile), set()
+    for key in ("patchesStrategicMerge", "patches", "patchesJson6902"):
+        for e in k.get(key) or [] if isinstance(k, dict) else []:
+            ref = e.get("path") if isinstance(e, dict) else e
+            if isinstance(ref, str) and "\n" not in ref:
+                out.add(os.path.realpath(os.path.join(here, ref)))
+    return out
+
+
+@dataclass
+class KustomizeRead:
+    requests: list[Any] = field(default_factory=list)  # advisor.check.infra.model.Request
+    autoscalers: list[Any] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def read(kfile: str, boundary: str, index: Any, label: str) -> KustomizeRead:
+    """The accelerator requests of the kustomization at ``kfile``, built; ``label`` names the build."""
+    from advisor.check.infra import k8s
+
+    out = KustomizeRead()
+    try:
+        docs, unresolved = build(kfile, boundary)
+        parsed = k8s.parse(docs, index)
+    except InputError as exc:
+        out.problems += exc.problems
+        return out
+    for req in parsed.requests:
+        req.address += label
+        if req.target is not None:
+            req.target = (req.target[0], req.target[1], req.target[2] + label)
+        req.notes.append(f"as built by {os.path.basename(kfile)} in {os.path.dirname(kfile) or '.'} (kustomize)")
+        req.unresolved += unresolved
+    for a in parsed.autoscalers:
+        a.target = (a.target[0], a.target[1], a.target[2] + label)
+    out.requests, out.autoscalers = parsed.requests, parsed.autoscalers
+    return out

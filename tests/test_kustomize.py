@@ -1,0 +1,239 @@
+"""Kustomize overlays: the gate judges what a kustomization deploys (advisor.check.infra.kustomize),
+not only its base files. Before, an overlay that raised a GPU Deployment's replicas from 1 to 20
+(``replicas:`` or a patch) passed unseen, and a patch file was counted as a workload of its own.
+Real material: GoogleCloudPlatform/accelerated-platforms overlays (tests/data/kustomize-real)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import ROOT, run_cli
+
+REAL = ROOT / "tests" / "data" / "kustomize-real" / "accelerated-platforms"
+
+BASE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  replicas: 1
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: server
+          image: vllm/vllm-openai:v0.11.0
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+        - name: sidecar
+          image: busybox
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: vllm
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}
+  minReplicas: 1
+  maxReplicas: 2
+"""
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _check(*args: str) -> tuple[int, dict[str, Any], str]:
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", *args)
+    return r.code, json.loads(r.out) if r.out.strip().startswith("{") else {}, r.err
+
+
+def _got(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        r["source"]["address"]: {
+            **{k: r["request"][k] for k in ("accelerator", "count", "replicas_min", "replicas_max", "total_chips")},
+            "path": r["source"]["path"],
+            "line": r["source"]["line"],
+            "unresolved": [f["message"] for f in r["findings"] if f["rule"] == "request-unresolved"],
+        }
+        for r in data["results"]
+    }
+
+
+def test_an_overlay_that_scales_a_gpu_deployment_is_judged_as_deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path, {
+        "base/deploy.yaml": BASE,
+        "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+        "overlays/prod/kustomization.yaml": "resources:\n  - ../../base\nreplicas:\n  - name: vllm\n    count: 20\n",
+    })
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = _got(data)
+    assert got["Deployment/default/vllm"]["total_chips"] == 18, err  # the base as written, its HPA 1..2 (8 + 1 sidecar)
+    prod = got["Deployment/default/vllm [kustomize overlays/prod]"]
+    assert (prod["count"], prod["replicas_min"], prod["replicas_max"]) == (9, 1, 2)  # the HPA still decides replicas
+    assert prod["path"] == "overlays/prod/kustomization.yaml" and prod["line"] == 4  # the replicas entry
+    # without the autoscaler the overlay's 20 replicas are what is deployed, and a policy stops it
+    (tmp_path / "base" / "deploy.yaml").write_text(BASE.split("---")[0])
+    (tmp_path / "policy.yaml").write_text("limits:\n  max_chips: 64\n")
+    r = run_cli("check", "--policy", "policy.yaml", "--format", "json", ".")
+    assert r.code == 1
+    failing = {x["source"]["address"] for x in json.loads(r.out)["results"] if any(f["rule"] == "policy-max-chips" for f in x["findings"])}
+    assert failing == {"Deployment/default/vllm [kustomize overlays/prod]"}
+
+
+def test_patches_names_namespace_and_autoscaler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    overlay = """resources: [../../base]
+namespace: ml
+namePrefix: prod-
+patches:
+  - path: gpus.yaml
+  - target: {kind: Deployment, name: vl.*}
+    patch: |-
+      - op: replace
+        path: /spec/template/spec/nodeSelector/cloud.google.com~1gke-accelerator
+        value: nvidia-l4
+  - target: {kind: HorizontalPodAutoscaler}
+    patch: |-
+      - op: replace
+        path: /spec/maxReplicas
+        value: 6
+patchesStrategicMerge:
+  - |-
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: vllm}
+    spec:
+      template:
+        spec:
+          containers:
+            - name: sidecar
+              $patch: delete
+"""
+    gpus = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  template:
+    spec:
+      containers:
+        - name: server
+          resources: {limits: {nvidia.com/gpu: 4}}
+"""
+    _tree(tmp_path, {"base/deploy.yaml": BASE, "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+                     "overlays/prod/kustomization.yaml": overlay, "overlays/prod/gpus.yaml": gpus})
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = _got(data)
+    prod = got["Deployment/ml/prod-vllm [kustomize overlays/prod]"]
+    assert (prod["accelerator"], prod["count"], prod["replicas_min"], prod["replicas_max"]) == ("l4", 4, 1, 6), err
+    assert "overlays/prod/gpus.yaml" in {s["path"] for s in data["skipped_files"]}  # a patch is not a workload of its own
+    assert not any(a.startswith("Deployment/default/vllm ") or "gpus.yaml" in q["path"] for a, q in got.items())
+
+
+def test_components_and_a_strategic_merge_that_adds_a_container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    component = """apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+patches:
+  - patch: |-
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: vllm}
+      spec:
+        template:
+          spec:
+            containers:
+              - name: draft-model
+                image: vllm/vllm-openai:v0.11.0
+                resources: {limits: {nvidia.com/gpu: 2}}
+"""
+    _tree(tmp_path, {"base/deploy.yaml": BASE.split("---")[0], "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+                     "components/draft/kustomization.yaml": component,
+                     "overlays/spec/kustomization.yaml": "resources: [../../base]\ncomponents: [../../components/draft]\n"})
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    assert _got(data)["Deployment/default/vllm [kustomize overlays/spec]"]["count"] == 11, err  # 8 + 1 + 2
+
+
+def test_the_real_accelerated_platforms_overlays(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REAL)
+    code, data, err = _check(".")
+    assert code == 0 and data["invalid"] == [], err
+    got = _got(data)
+    ns, overlays = "Deployment/replaced-by-kustomize/vllm", "online-inference-gpu/vllm"
+    assert {a: q["count"] for a, q in got.items()} == {
+        f"{ns}-h100-llama-3-3-70b-instruct [kustomize {overlays}/h100-llama-3-3-70b-instruct]": 4,
+        f"{ns}-l4-gemma-3-1b-it [kustomize {overlays}/l4-gemma-3-1b-it]": 1,
+    }
+    skipped = {s["path"]: s["reason"] for s in data["skipped_files"]}
+    assert skipped["online-inference-gpu/vllm/l4-gemma-3-1b-it/patch-resources.yaml"].startswith("a kustomize patch")
+    assert skipped["online-inference-gpu/vllm/base/kustomization.yaml"].startswith("a kustomization")
+
+
+def test_what_is_not_built_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    overlay = """resources:
+  - ../../base
+  - https://github.com/example/manifests//gpu?ref=v1
+  - generated.yaml
+patches:
+  - target: {labelSelector: app=vllm}
+    patch: |-
+      - {op: replace, path: /spec/replicas, value: 50}
+replacements:
+  - source: {kind: ConfigMap, name: sizes, fieldPath: data.replicas}
+    targets:
+      - select: {kind: Deployment}
+        fieldPaths: [spec.replicas]
+"""
+    _tree(tmp_path, {"base/deploy.yaml": BASE.split("---")[0], "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+                     "overlays/prod/kustomization.yaml": overlay})
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check(".")
+    assert code == 0, err
+    messages = _got(data)["Deployment/default/vllm [kustomize overlays/prod]"]["unresolved"]
+    assert len(messages) == 4
+    assert any("remote resource https://github.com/example" in m for m in messages)
+    assert any("generated.yaml (not in the repository)" in m for m in messages)
+    assert any("label / annotation selector" in m for m in messages)
+    assert any("replacements to spec.replicas" in m for m in messages)
+
+
+HOSTILE = {
+    "cycle": ({"a/kustomization.yaml": "resources: [../b]\nnamePrefix: x-\n", "b/kustomization.yaml": "resources: [../a]\n"},
+              "includes itself"),
+    "outside": ({"a/kustomization.yaml": "resources: [../../../../../../../../etc]\nnamePrefix: x-\n"}, "outside the repository"),
+    "deep": ({**{f"k{i}/kustomization.yaml": f"resources: [../k{i + 1}]\nnamePrefix: p-\n" for i in range(30)},
+              "k30/kustomization.yaml": "resources: []\n"}, "nested more than"),
+    "bad-replicas": ({"a/kustomization.yaml": "resources: []\nreplicas: [{name: x, count: lots}]\n"}, "expected a whole number"),
+    "bad-json-patch": ({"a/d.yaml": BASE.split("---")[0],
+                        "a/kustomization.yaml": "resources: [d.yaml]\npatches:\n  - target: {kind: Deployment}\n"
+                                                "    patch: '[{op: remove, path: /nope/x}]'\n"},
+                       "JSON patch operation 0"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE), ids=list(HOSTILE))
+def test_hostile_kustomizations_are_input_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    files, message = HOSTILE[case]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".git").mkdir()  # the repository boundary
+    _tree(repo, files)
+    monkeypatch.chdir(repo)
+    start = time.monotonic()
+    r = run_cli("check", "--no-config", "--format", "json", ".")
+    assert time.monotonic() - start < 20
+    assert r.code == 2 and message in r.out + r.err, (r.out[-500:], r.err[-500:])
+    assert "Traceback" not in r.err
