@@ -210,6 +210,26 @@ replacements:
     assert any("replacements to spec.replicas" in m for m in messages)
 
 
+def test_a_catastrophic_target_pattern_is_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pull request writes the target's regular expression and the names it is matched against."""
+    name = "a" * 60
+    overlay = f"""resources: [deploy.yaml]
+patches:
+  - target: {{kind: Deployment, name: "(a+)+b"}}
+    patch: '[{{op: replace, path: /spec/replicas, value: 50}}]'
+  - target: {{kind: Deployment, name: "{name[:3]}.*"}}
+    patch: '[{{op: replace, path: /spec/replicas, value: 3}}]'
+"""
+    _tree(tmp_path, {"deploy.yaml": BASE.split("---")[0].replace("name: vllm", f"name: {name}"), "kustomization.yaml": overlay})
+    monkeypatch.chdir(tmp_path)
+    start = time.monotonic()
+    _code, data, err = _check(".")
+    assert time.monotonic() - start < 10
+    q = _got(data)[f"Deployment/default/{name} [kustomize .]"]
+    assert q["replicas_max"] == 3, err  # the plain pattern applied, the catastrophic one not
+    assert any("target name pattern '(a+)+b'" in m for m in q["unresolved"])
+
+
 HOSTILE = {
     "cycle": ({"a/kustomization.yaml": "resources: [../b]\nnamePrefix: x-\n", "b/kustomization.yaml": "resources: [../a]\n"},
               "includes itself"),

@@ -530,7 +530,6 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "has": _str_fn(lambda v, lst: v in lst if isinstance(lst, list) else False),
     "coalesce": lambda *a: next((x for x in a if truth(x) is not False), None),
     "toStrings": _str_fn(lambda lst: [_string(x) for x in lst]),
-    "regexMatch": _str_fn(lambda rx, s: re.search(_string(rx)[:200], _string(s)[:10_000]) is not None),
 }
 
 

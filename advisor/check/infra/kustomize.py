@@ -349,14 +349,29 @@ def _select(res: list[_Res], patch: Any, target: dict[str, Any] | None, b: _Buil
         if target.get("namespace") and meta.get("namespace") != target["namespace"]:
             continue
         if target.get("name"):
-            try:
-                rx = re.compile(f"^(?:{str(target['name'])[:200]})$")
-            except re.error:
-                rx = re.compile(re.escape(str(target["name"])))
-            if not any(rx.match(n) for n in r.names):
+            rx = _name_pattern(str(target["name"]))
+            if rx is None:
+                b.unresolved.append(("kustomize", f"a patch target name pattern {str(target['name'])[:60]!r}", _known(pos)))
+                return []
+            if not any(rx.match(n[:253]) for n in r.names):
                 continue
         out.append(r)
     return out
+
+
+_NESTED_QUANTIFIER = re.compile(r"[)\]][*+?{]|\{\d")
+
+
+def _name_pattern(pattern: str) -> re.Pattern[str] | None:
+    """A target name as kustomize reads it (a regular expression, anchored), when it is one that
+    runs in linear time on a Kubernetes name: at most three * / + and no quantified group or
+    class (a pull request writes both the pattern and the names it is matched against)."""
+    if len(pattern) > 253 or _NESTED_QUANTIFIER.search(pattern) or sum(pattern.count(c) for c in "*+") > 3:
+        return None
+    try:
+        return re.compile(f"^(?:{pattern})$")
+    except re.error:
+        return re.compile(re.escape(pattern))
 
 
 def _smp(base: Any, patch: Any, key: str = "") -> Any:
