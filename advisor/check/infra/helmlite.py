@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from advisor.check.infra.model import label_variant
 from advisor.errors import InputError, Problem
 
 MAX_OUTPUT = 8 * 1024 * 1024  # rendered characters per template (a CRD a chart ships can be megabytes)
@@ -857,20 +858,12 @@ def _read(path: str, limit: int) -> str:
 
 def _values(chart: str) -> dict[str, Any]:
     """The chart's values.yaml (positions kept out: the manifests carry them), a mapping or nothing."""
-    from advisor.yamlsrc import load_documents
-
     path = os.path.join(chart, "values.yaml")
     if not os.path.isfile(path):
         path = os.path.join(chart, "values.yml")
         if not os.path.isfile(path):
             return {}
-    docs = load_documents(_read(path, MAX_TEMPLATE_BYTES), path)
-    data = docs[0].data if docs else None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise InputError.single(path, 1, 1, "values file: expected a mapping")
-    return data
+    return _values_file(path)
 
 
 def _chart_meta(chart: str) -> dict[str, Any]:
@@ -1043,17 +1036,11 @@ def overlay_label(path: str) -> str:
 def mark_variant(requests: list[Any], autoscalers: list[Any], overlay: str) -> None:
     """Requests of a chart rendered with an extra values file: their addresses (and the workloads
     autoscalers target) say which file, so a variant's autoscaler never scales another variant."""
-    label = overlay_label(overlay)
-    for req in requests:
-        req.address += label
-        if req.target is not None:
-            req.target = (req.target[0], req.target[1], req.target[2] + label)
-        req.notes.append(f"rendered with values.yaml and -f {os.path.basename(overlay)}")
-    for a in autoscalers:
-        a.target = (a.target[0], a.target[1], a.target[2] + label)
+    label_variant(requests, autoscalers, overlay_label(overlay), f"rendered with values.yaml and -f {os.path.basename(overlay)}")
 
 
-def _overlay_values(path: str) -> dict[str, Any]:
+def _values_file(path: str) -> dict[str, Any]:
+    """A values file: a mapping, or nothing when it is empty."""
     from advisor.yamlsrc import load_documents
 
     docs = load_documents(_read(path, MAX_TEMPLATE_BYTES), path)
@@ -1072,7 +1059,7 @@ def read_chart(chart: str, index: Any) -> ChartRead:
     for overlay in [None, *overlays(chart)]:
         got = ChartRead()
         try:
-            _read_variant(chart, index, None if overlay is None else _overlay_values(overlay), got)
+            _read_variant(chart, index, None if overlay is None else _values_file(overlay), got)
         except InputError as exc:
             got.problems += exc.problems
         if overlay is not None:

@@ -524,6 +524,7 @@ class KustomizeRead:
 def read(kfile: str, boundary: str, index: Any, label: str) -> KustomizeRead:
     """The accelerator requests of the kustomization at ``kfile``, built; ``label`` names the build."""
     from advisor.check.infra import k8s
+    from advisor.check.infra.model import label_variant
 
     out = KustomizeRead()
     try:
@@ -532,13 +533,8 @@ def read(kfile: str, boundary: str, index: Any, label: str) -> KustomizeRead:
     except InputError as exc:
         out.problems += exc.problems
         return out
+    label_variant(parsed.requests, parsed.autoscalers, label, f"as built by {kfile} (kustomize)")
     for req in parsed.requests:
-        req.address += label
-        if req.target is not None:
-            req.target = (req.target[0], req.target[1], req.target[2] + label)
-        req.notes.append(f"as built by {os.path.basename(kfile)} in {os.path.dirname(kfile) or '.'} (kustomize)")
         req.unresolved += unresolved
-    for a in parsed.autoscalers:
-        a.target = (a.target[0], a.target[1], a.target[2] + label)
     out.requests, out.autoscalers = parsed.requests, parsed.autoscalers
     return out

@@ -156,3 +156,16 @@ class Parsed:
     requests: list[Request] = field(default_factory=list)
     autoscalers: list[Autoscaler] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def label_variant(requests: list[Request], autoscalers: list[Autoscaler], label: str, note: str) -> None:
+    """Requests of one rendering of a chart or build of a kustomization (``label``: `` [-f values-prod.yaml]``,
+    `` [kustomize overlays/prod]``): their addresses say which, and so do the workloads their
+    autoscalers target, so that one variant's autoscaler never scales another variant."""
+    for req in requests:
+        req.address += label
+        if req.target is not None:
+            req.target = (req.target[0], req.target[1], req.target[2] + label)
+        req.notes.append(note)
+    for a in autoscalers:
+        a.target = (a.target[0], a.target[1], a.target[2] + label)
