@@ -1,7 +1,8 @@
 """Which files a run of ``advisor check`` reads: paths, directories and globs expanded; ``--exclude``
 globs, the policy's ``exclude`` and ``.gitignore`` files honoured; virtual environments and
 a Helm chart directory read as one unit (rendered with ``helm template`` when ``helm`` is on PATH,
-else by advisor's own reader of the chart's templates and values, ``infra.helmlite``).
+else by advisor's own reader of the chart's templates and values, ``infra.helmlite``); every
+kustomization file noted, to be built when it transforms its resources (``infra.kustomize``).
 
 A file git tracks is always read, whatever a ``.gitignore`` says or however its name starts: the
 pull request under review writes the ``.gitignore`` files too, and ``git add -f`` commits an
