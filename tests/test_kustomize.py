@@ -210,6 +210,37 @@ replacements:
     assert any("replacements to spec.replicas" in m for m in messages)
 
 
+def test_a_patch_of_a_remote_base_is_read_as_what_is_known(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """llm-d's guides are remote bases that accelerated-platforms patches with the GPU count: the patch
+    is the part known here, counted (a lower bound) and said, not dropped with the base."""
+    overlay = """resources:
+  - https://github.com/llm-d/llm-d//guides/optimized-baseline/modelserver/gpu/vllm/base?ref=main
+nameSuffix: -h100
+patches:
+  - path: patch-resources.yaml
+    target: {kind: Deployment, name: decode}
+"""
+    patch = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: decode}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: modelserver
+          resources: {limits: {nvidia.com/gpu: "4"}}
+"""
+    _tree(tmp_path, {"overlay/kustomization.yaml": overlay, "overlay/patch-resources.yaml": patch})
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    q = _got(data)["Deployment/default/decode-h100 [kustomize overlay]"]
+    assert (q["count"], q["replicas_max"], q["total_chips"]) == (4, 2, 8), err
+    assert any("remote resource https://github.com/llm-d" in m for m in q["unresolved"])
+    assert any("in a remote base (only the patch is read)" in m for m in q["unresolved"])
+    assert {s["path"]: s["reason"] for s in data["skipped_files"]}["overlay/patch-resources.yaml"].startswith("a kustomize patch")
+
+
 def test_a_catastrophic_target_pattern_is_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pull request writes the target's regular expression and the names it is matched against."""
     name = "a" * 60

@@ -281,7 +281,7 @@ def _kustomization(kfile: str, ctx: Context, out: _Batch) -> set[str]:
         return set()
     out.requests += got.requests
     out.autoscalers += got.autoscalers
-    return kustomize.patch_files(kfile)
+    return got.patches
 
 
 def _chart_without_helm(chart: str, ctx: Context, out: _Batch) -> None:

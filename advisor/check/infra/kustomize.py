@@ -11,7 +11,8 @@ merge keys for the lists a pod spec holds (containers by name, volume mounts by 
 and the ``$patch: delete / replace`` directives.
 
 Not evaluated, and said so on every request of the build (``request-unresolved``): remote
-resources (URLs), ``helmCharts``, a patch target chosen by label or annotation selector, and a
+resources (URLs; a strategic-merge patch of a resource they hold is read as that resource, the
+part known here, a lower bound), ``helmCharts``, a patch target chosen by label or annotation selector, and a
 ``replacements`` entry whose target is a field the gate counts (replicas, resources, node
 selectors, affinity). Generators, images, labels and the like change nothing counted and are
 ignored. Only files inside the repository are read; a cycle or a path out of the repository is an input
@@ -91,6 +92,8 @@ class _Build:
     unresolved: list[tuple[str, str, tuple[int, int]]] = field(default_factory=list)
     chain: list[str] = field(default_factory=list)
     count: int = 0
+    remote: bool = False  # a resource could not be fetched (a URL): patches may target what it holds
+    applied: set[str] = field(default_factory=set)  # patch files that changed a resource of the build
 
 
 def transforms(path: str) -> bool:
@@ -118,13 +121,15 @@ def _load_kustomization(path: str) -> Document:
     return docs[0]
 
 
-def build(kfile: str, boundary: str) -> tuple[list[Document], list[tuple[str, str, tuple[int, int]]]]:
+def build(kfile: str, boundary: str) -> tuple[list[Document], _Build]:
     """The manifests the kustomization at ``kfile`` builds to, as documents of ``kfile`` (each placed
-    at the entry that last touched it), and what was not evaluated."""
+    at the entry that last touched it), and the build's record: what was not evaluated, which patch
+    files it applied."""
     b = _Build(os.path.realpath(boundary), kfile)
     res = _build_dir(os.path.dirname(kfile), b, None, kfile)
     docs = [Document(kfile, i, r.data, _known(r.pos)) for i, r in enumerate(res)]
-    return docs, list(dict.fromkeys(b.unresolved))
+    b.unresolved = list(dict.fromkeys(b.unresolved))
+    return docs, b
 
 
 def _build_dir(directory: str, b: _Build, inherited: list[_Res] | None, kfile: str | None = None) -> list[_Res]:
@@ -189,6 +194,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
             if not isinstance(ref, str):
                 raise InputError([doc.problem((key, i), f"{key}[{i}]: expected a path")])
             if _remote(ref):
+                b.remote = True
                 b.unresolved.append(("kustomize", f"remote resource {ref[:120]}", _known(at((key, i)))))
                 continue
             path = _inside(os.path.normpath(os.path.join(here, ref)), b, doc, (key, i))
@@ -271,7 +277,7 @@ def _names(k: dict[str, Any], doc: Document, res: list[_Res], at: Any) -> None:
             ref["name"] = renamed[(str(ref["kind"]), str(ref["name"]))]
 
 
-def _patch_docs(e: Any, here: str, b: _Build, doc: Document, loc: KeyPath, inline: bool | None = None) -> list[Any]:
+def _patch_docs(e: Any, here: str, b: _Build, doc: Document, loc: KeyPath, inline: bool | None = None) -> tuple[str | None, list[Any]]:
     """A patch's documents: from the file ``e`` names, or ``e`` itself (``inline``; None: a
     patchesStrategicMerge entry, inline when it holds a line break or a flow collection)."""
     from advisor.yamlsrc import load_documents, read_text
@@ -282,18 +288,19 @@ def _patch_docs(e: Any, here: str, b: _Build, doc: Document, loc: KeyPath, inlin
         path = _inside(os.path.normpath(os.path.join(here, e)), b, doc, loc)
         if not os.path.isfile(path):
             b.unresolved.append(("kustomize", f"patch {e[:120]} (not in the repository)", _known(_top(b, doc.path, doc, loc))))
-            return []
-        return [d.data for d in load_documents(read_text(path, max_bytes=MAX_BYTES), path) if d.data is not None]
+            return None, []
+        return os.path.realpath(path), [d.data for d in load_documents(read_text(path, max_bytes=MAX_BYTES), path) if d.data is not None]
     if isinstance(e, str):
-        return [d.data for d in load_documents(e, doc.path) if d.data is not None]
+        return None, [d.data for d in load_documents(e, doc.path) if d.data is not None]
     raise InputError([doc.problem(loc, "kustomize: a patch is a path or a YAML document")])
 
 
 def _patches(k: dict[str, Any], doc: Document, kfile: str, b: _Build, res: list[_Res], at: Any) -> None:
     here = os.path.dirname(kfile)
-    work: list[tuple[KeyPath, Any, dict[str, Any] | None]] = []  # (entry, patch data, target)
+    work: list[tuple[KeyPath, Any, dict[str, Any] | None, str | None]] = []  # (entry, patch data, target, its file)
     for i, e in enumerate(k.get("patchesStrategicMerge") or []):
-        work += [(("patchesStrategicMerge", i), p, None) for p in _patch_docs(e, here, b, doc, ("patchesStrategicMerge", i))]
+        src_file, docs = _patch_docs(e, here, b, doc, ("patchesStrategicMerge", i))
+        work += [(("patchesStrategicMerge", i), p, None, src_file) for p in docs]
     for key in ("patches", "patchesJson6902"):
         for i, e in enumerate(k.get(key) or []):
             if not isinstance(e, dict):
@@ -306,9 +313,20 @@ def _patches(k: dict[str, Any], doc: Document, kfile: str, b: _Build, res: list[
                 raise InputError([doc.problem((key, i, "target"), "target: expected a mapping")])
             inline = e.get("path") is None
             loc = (key, i, "patch" if inline else "path")
-            work += [((key, i), p, target) for p in _patch_docs(src, here, b, doc, loc, inline)]
-    for loc, patch, target in work:
+            src_file, docs = _patch_docs(src, here, b, doc, loc, inline)
+            work += [((key, i), p, target, src_file) for p in docs]
+    for loc, patch, target, src_file in work:
         chosen = _select(res, patch, target, b, at(loc))
+        if not chosen and b.remote and isinstance(patch, dict):
+            made = _from_patch(patch, target)
+            if made is not None:  # the patched resource is in a remote base: the patch is the part of it known here
+                res.append(_Res(made, at(loc), {_name(made)}))
+                b.unresolved.append(("kustomize", f"patch of {made['kind']}/{_name(made)} in a remote base (only the patch is read)",
+                                     _known(at(loc))))
+                chosen = [res[-1]]
+                patch = {}
+        if chosen and src_file:
+            b.applied.add(src_file)
         for r in chosen:
             if isinstance(patch, list):
                 _json6902(r.data, patch, doc, loc)
@@ -321,6 +339,24 @@ def _patches(k: dict[str, Any], doc: Document, kfile: str, b: _Build, res: list[
             pos = at(loc)
             if pos != (0, 0):
                 r.pos = pos
+
+
+def _from_patch(patch: dict[str, Any], target: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A strategic-merge patch read as the resource it patches (its target's kind and name)."""
+    out = _strip(copy.deepcopy(patch))
+    t = target or {}
+    kind = t.get("kind") or out.get("kind")
+    name = t["name"] if isinstance(t.get("name"), str) and re.fullmatch(r"[\w.-]+", t["name"]) else None
+    if not isinstance(kind, str):
+        return None
+    out["kind"] = kind
+    out.setdefault("apiVersion", "apps/v1" if kind in REPLICA_KINDS else "v1")
+    meta = out.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        return None
+    if name:
+        meta["name"] = name
+    return out if isinstance(meta.get("name"), str) else None
 
 
 def _untargeted(patch: dict[str, Any]) -> dict[str, Any]:
@@ -498,27 +534,12 @@ def _take(data: Any, parts: list[str]) -> None:
         del node[last]
 
 
-def patch_files(kfile: str) -> set[str]:
-    """The files the kustomization at ``kfile`` applies as patches (partial manifests: judged in the
-    build, not on their own)."""
-    try:
-        k = _load_kustomization(kfile).data
-    except InputError:
-        return set()
-    here, out = os.path.dirname(kfile), set()
-    for key in ("patchesStrategicMerge", "patches", "patchesJson6902"):
-        for e in k.get(key) or [] if isinstance(k, dict) else []:
-            ref = e.get("path") if isinstance(e, dict) else e
-            if isinstance(ref, str) and "\n" not in ref:
-                out.add(os.path.realpath(os.path.join(here, ref)))
-    return out
-
-
 @dataclass
 class KustomizeRead:
     requests: list[Any] = field(default_factory=list)  # advisor.check.infra.model.Request
     autoscalers: list[Any] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    patches: set[str] = field(default_factory=set)  # patch files the build applied (judged in it, not on their own)
 
 
 def read(kfile: str, boundary: str, index: Any, label: str) -> KustomizeRead:
@@ -528,13 +549,14 @@ def read(kfile: str, boundary: str, index: Any, label: str) -> KustomizeRead:
 
     out = KustomizeRead()
     try:
-        docs, unresolved = build(kfile, boundary)
+        docs, record = build(kfile, boundary)
         parsed = k8s.parse(docs, index)
     except InputError as exc:
         out.problems += exc.problems
         return out
     label_variant(parsed.requests, parsed.autoscalers, label, f"as built by {kfile} (kustomize)")
     for req in parsed.requests:
-        req.unresolved += unresolved
+        req.unresolved += record.unresolved
+    out.patches = record.applied
     out.requests, out.autoscalers = parsed.requests, parsed.autoscalers
     return out
