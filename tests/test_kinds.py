@@ -186,3 +186,31 @@ def test_real_gke_sample_with_n1_cpu_pool() -> None:
     """The real module's n1-standard-16 CPU pool is no GPU request; its GPU pool is T4 x 2 per node."""
     got = results(str(ROOT / "tests" / "data" / "infra-real" / "kubernetes-engine-samples__gke-ray-gke_standard" / "main.tf"))
     assert set(got) == {"google_container_node_pool.gpu_pool[0]"}
+
+
+def test_hcl_for_each_over_a_for_expression_is_unresolved_not_an_error(tmp_path: Path) -> None:
+    """GoogleCloudPlatform/accelerated-platforms federated-learning container_node_pool/main.tf (9320f3b):
+    for_each over a local built by a for expression, each.value.* in the block. each.* was evaluated
+    as an expression that came straight back to the reference, and the file was an input error
+    ('too deeply nested')."""
+    f = tmp_path / "main.tf"
+    f.write_text(
+        """locals {
+  tenants = { for name in var.names : name => { pool = "pool-${name}" } }
+}
+variable "names" { default = ["a", "b"] }
+resource "google_container_node_pool" "tenant" {
+  for_each = local.tenants
+  name     = each.value.pool
+  count_of = count.index
+  node_config {
+    machine_type = "a3-highgpu-8g"
+  }
+  autoscaling { total_max_node_count = 4 }
+}
+"""
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f))
+    assert r.code == 0, r.out + r.err
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["accelerator"] == "h100" and "request-unresolved" in {x["rule"] for x in res["findings"]}

@@ -88,6 +88,10 @@ class _Scope:
             finally:
                 self._busy.discard(f"{head}.{name}")
             tail = rest[len(name):]
+        elif head in ("each", "count", "var", "local"):
+            # each.* without a resolved for_each, count.* without a count: unknown here (evaluating it as an
+            # expression would come straight back to this reference)
+            return Unresolved(expr)
         else:
             return _Expr(self, expr).run()
         pos = 0
