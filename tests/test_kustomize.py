@@ -231,6 +231,9 @@ spec:
         - name: modelserver
           resources: {limits: {nvidia.com/gpu: "4"}}
 """
+    overlay += """  - target: {kind: Deployment, name: decode}
+    patch: '[{op: replace, path: /spec/template/spec/containers/0/args/3, value: --max-model-len=8192}]'
+"""
     _tree(tmp_path, {"overlay/kustomization.yaml": overlay, "overlay/patch-resources.yaml": patch})
     monkeypatch.chdir(tmp_path)
     _code, data, err = _check(".")
@@ -238,6 +241,7 @@ spec:
     assert (q["count"], q["replicas_max"], q["total_chips"]) == (4, 2, 8), err
     assert any("remote resource https://github.com/llm-d" in m for m in q["unresolved"])
     assert any("in a remote base (only the patch is read)" in m for m in q["unresolved"])
+    assert any("a JSON patch of Deployment/decode held in a remote base" in m for m in q["unresolved"])  # its path is in the base
     assert {s["path"]: s["reason"] for s in data["skipped_files"]}["overlay/patch-resources.yaml"].startswith("a kustomize patch")
 
 

@@ -329,7 +329,14 @@ def _patches(k: dict[str, Any], doc: Document, kfile: str, b: _Build, res: list[
             b.applied.add(src_file)
         for r in chosen:
             if isinstance(patch, list):
-                _json6902(r.data, patch, doc, loc)
+                try:
+                    _json6902(r.data, patch, doc, loc)
+                except InputError:
+                    if not b.remote:
+                        raise
+                    # the resource is partly in a remote base: the path may be there, not here
+                    b.unresolved.append(("kustomize", f"a JSON patch of {r.data.get('kind')}/{_name(r.data)} held in a remote base",
+                                         _known(at(loc))))
             elif isinstance(patch, dict):
                 merged = _smp(r.data, _untargeted(patch) if target else patch)
                 if merged is _DELETE:
