@@ -380,3 +380,84 @@ spec:
     assert r.code == 0, r.err
     assert "TOPSECRET" not in r.out + r.err and "ENVSECRET" not in r.out + r.err
     assert json.loads(r.out)["results"][0]["request"]["total_chips"] == 1
+
+
+ARGO = """apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: llm-prod
+spec:
+  project: default
+  source:
+    repoURL: https://github.com/example/platform
+    path: charts/serve
+    helm:
+      valueFiles: [values-prod.yaml, $values/envs/prod.yaml]
+      valuesObject:
+        replicaCount: 4
+      parameters:
+        - name: resources.limits.nvidia\\.com/gpu
+          value: "2"
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: ingress
+spec:
+  source: {repoURL: https://kubernetes.github.io/ingress-nginx, chart: ingress-nginx, targetRevision: 4.11.0}
+"""
+FLUX = """apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: llm-staging
+spec:
+  chart:
+    spec:
+      chart: ./charts/serve
+      sourceRef: {kind: GitRepository, name: platform}
+  values:
+    replicaCount: 1
+    nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+  valuesFrom:
+    - {kind: ConfigMap, name: llm-overrides}
+"""
+HELMFILE = """releases:
+  - name: llm-batch
+    chart: ./charts/serve
+    values:
+      - envs/batch.yaml
+      - {replicaCount: 3}
+      - envs/secrets.yaml.gotmpl
+    set:
+      - {name: autoscaling.enabled, value: "false"}
+  - name: monitoring
+    chart: prometheus-community/kube-prometheus-stack
+"""
+
+
+def test_releases_of_a_chart_in_the_repository_are_judged_with_their_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Argo CD, Flux and helmfile keep the production sizes outside the chart: a pull request that raises a
+    GPU count there changed nothing the gate read."""
+    chart = _chart(tmp_path, VALUES, {"deployment.yaml": SCAFFOLD, "_helpers.tpl": HELPERS, "hpa.yaml": HPA})
+    (chart / "values-prod.yaml").write_text("resources: {limits: {nvidia.com/gpu: 4}}\n")
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "llm.yaml").write_text(ARGO)
+    (tmp_path / "apps" / "flux.yaml").write_text(FLUX)
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "envs" / "batch.yaml").write_text("nodeSelector: {cloud.google.com/gke-accelerator: nvidia-tesla-a100}\n")
+    (tmp_path / "helmfile.yaml").write_text(HELMFILE)
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = {a: (q["accelerator"], q["count"], q["replicas_max"], q["path"], q["line"]) for a, q in _requests(data).items()}
+    name = "Deployment/default/release-name-serve"
+    assert got[f"{name} [argocd llm-prod]"] == ("h100", 2, 4, "apps/llm.yaml", 9), err  # parameters over valuesObject over files
+    assert got[f"{name} [flux llm-staging]"] == ("l4", 8, 1, "apps/flux.yaml", 8)
+    assert got[f"{name} [helmfile llm-batch]"] == ("a100-40gb", 8, 3, "helmfile.yaml", 3)
+    assert got[name][:3] == ("h100", 8, 16)  # the chart itself
+    unread = {a: [f["message"] for f in r["findings"] if f["rule"] == "request-unresolved"] for a, r in
+              ((r["source"]["address"], r) for r in data["results"])}
+    assert any("$values/envs/prod.yaml" in m for m in unread[f"{name} [argocd llm-prod]"])
+    assert any("valuesFrom" in m for m in unread[f"{name} [flux llm-staging]"])
+    assert any("secrets.yaml.gotmpl" in m for m in unread[f"{name} [helmfile llm-batch]"])
+    assert not any("ingress" in a or "monitoring" in a for a in got)  # charts from a repository: not rendered here

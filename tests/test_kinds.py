@@ -214,3 +214,32 @@ resource "google_container_node_pool" "tenant" {
     assert r.code == 0, r.out + r.err
     [res] = json.loads(r.out)["results"]
     assert res["request"]["accelerator"] == "h100" and "request-unresolved" in {x["rule"] for x in res["findings"]}
+
+
+def test_a_release_is_rendered_by_helm_with_its_values_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With helm on PATH, a helmfile release of a chart in the repository is rendered by
+    helm template CHART -f FILE -f INLINE: the values files and the inline values, in order."""
+    chart = tmp_path / "charts" / "serve"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serve\nversion: 0.1.0\n")
+    (tmp_path / "prod.yaml").write_text("gpus: 8\n")
+    (tmp_path / "helmfile.yaml").write_text(
+        "releases:\n  - name: prod\n    chart: ./charts/serve\n    values: [prod.yaml, {replicas: 2}]\n"
+    )
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    helm = bin_ / "helm"
+    pods = {n: POD.format(name="from-helm", init=0, sidecar=0, main=n) for n in (1, 3)}
+    # one pod of 1 chip for the chart alone; 3 chips when given two values files (prod.yaml, then the inline values)
+    helm.write_text(
+        "#!/bin/sh\n[ \"$1\" = template ] || exit 1\n"
+        f"if [ \"$3\" = -f ] && [ \"$4\" = prod.yaml ] && [ \"$5\" = -f ] && grep -q replicas \"$6\"; then\n"
+        f"cat <<'EOF'\n{pods[3]}EOF\nelse\ncat <<'EOF'\n{pods[1]}EOF\nfi\n"
+    )
+    helm.chmod(helm.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    got = results(".")
+    assert {a: r["request"]["count"] for a, r in got.items()} == {"Pod/default/from-helm": 1, "Pod/default/from-helm [helmfile prod]": 3}
+    assert got["Pod/default/from-helm [helmfile prod]"]["source"]["path"] == "helmfile.yaml"

@@ -15,6 +15,7 @@ The parts: ``check_rules`` (the registered rules), ``check_judge`` (one proposal
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import os
 from collections.abc import Callable, Iterable
@@ -121,6 +122,8 @@ def run_check(
             _chart_with_helm(chart, ctx, policy, day, batch)
         else:
             _chart_without_helm(chart, ctx, batch)
+    for ref in batch.releases:
+        _release(ref, ctx, policy, day, batch)
     patches: set[str] = set()
     for kfile in sel.kustomizations:
         patches |= _kustomization(kfile, ctx, batch)
@@ -237,15 +240,16 @@ def _chart_with_helm(chart: str, ctx: Context, policy: Policy, day: dt.date, out
     out.extend(got)
 
 
-def _render_chart(chart: str, overlay: str | None = None) -> str | InputError:
-    """``helm template CHART [-f VALUES]`` (bounded in time and size): the manifests the chart renders to."""
+def _render_chart(chart: str, overlay: str | list[str] | None = None) -> str | InputError:
+    """``helm template CHART [-f VALUES ...]`` (bounded in time and size): the manifests the chart renders to."""
     import subprocess
 
     helm = files.helm()
     if helm is None:  # pragma: no cover - selected only when helm is on PATH
         return InputError.single(chart, 1, 1, "helm is not on PATH")
     try:
-        cmd = [helm, "template", chart, *(["-f", overlay] if overlay else [])]
+        overlays = [overlay] if isinstance(overlay, str) else list(overlay or [])
+        cmd = [helm, "template", chart, *(arg for f in overlays for arg in ("-f", f))]
         done = subprocess.run(cmd, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return InputError.single(chart, 1, 1, f"helm template failed: {type(exc).__name__}")
@@ -260,6 +264,46 @@ def _render_chart(chart: str, overlay: str | None = None) -> str | InputError:
         return decode(done.stdout, chart)
     except InputError as exc:
         return exc
+
+
+def _release(ref: Any, ctx: Context, policy: Policy, day: dt.date, out: _Batch) -> None:
+    """A chart in the repository as a release names it (Argo CD, Flux, helmfile): rendered with the
+    release's values files and inline values, judged at the reference."""
+    from advisor.check.infra.helmlite import read_values
+    from advisor.check.infra.model import label_variant
+
+    got = _Batch()
+    if files.helm() is not None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            extra = []
+            for i, layer in enumerate(ref.layers):
+                p = os.path.join(tmp, f"values-{i}.yaml")
+                with open(p, "w", encoding="utf-8") as fh:
+                    json.dump(layer, fh)  # JSON is YAML
+                extra.append(p)
+            _one_file(ref.chart, ctx, policy, day, got, text=_render_chart(ref.chart, [*ref.files, *extra]))
+    else:
+        from advisor.check.infra.helmlite import ChartRead, read_variant
+        from advisor.check.infra.names import name_index
+
+        try:
+            values = read_values(ref.files, ref.layers)
+            read: ChartRead = read_variant(ref.chart, name_index(ctx.catalog), values)
+        except InputError as exc:
+            got.invalid.append(InvalidFile(ref.path, exc.problems))
+            read = ChartRead()
+        got.requests, got.autoscalers = read.requests, read.autoscalers
+        if read.problems:
+            got.invalid.append(InvalidFile(ref.chart, read.problems))
+    for req in got.requests:
+        req.path, (req.line, req.col), req.where = ref.path, ref.pos, {}
+        req.unresolved = [(f, v, ref.pos) for f, v, _p in req.unresolved] + [("release", f"{w}: {v}", p) for w, v, p in ref.unread]
+    label_variant(got.requests, got.autoscalers, ref.label, f"the chart {ref.chart} as {ref.path} installs it")
+    out.requests += got.requests
+    out.autoscalers += got.autoscalers
+    out.invalid += got.invalid
 
 
 def _kustomization(kfile: str, ctx: Context, out: _Batch) -> set[str]:
@@ -310,8 +354,10 @@ class _Batch:
     autoscalers: list[Any] = field(default_factory=list)
     workloads: list[LoadedProfile] = field(default_factory=list)  # every profile read (for links)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    releases: list[Any] = field(default_factory=list)  # advisor.check.infra.model.ReleaseRef
 
     def extend(self, other: _Batch) -> None:
+        self.releases += other.releases
         self.results += other.results
         self.invalid += other.invalid
         self.requests += other.requests
@@ -366,10 +412,11 @@ def _one_file(path: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch
             raise text
         loaded, parsed = _read_one(path, ctx, text)
         if parsed is not None:
-            if not parsed.requests and not parsed.autoscalers and not loaded:
+            if not parsed.requests and not parsed.autoscalers and not parsed.releases and not loaded:
                 out.skipped.append((path, "; ".join(dict.fromkeys(parsed.notes)) or "no accelerator requests"))
             out.requests += parsed.requests
             out.autoscalers += parsed.autoscalers
+            out.releases += parsed.releases
         if loaded:
             check_accelerators(loaded, ctx.catalog)
             judged = [judge(lp, ctx, policy, day) for lp in loaded]

@@ -356,6 +356,13 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
                 pos,
             )
             continue
+        if fld == "release":  # a release of a chart in the repository: a values source it names that advisor does not read
+            yield (
+                f"the release names {value}, which advisor does not read: the count and cost are of the chart with the values "
+                "it could read. Check the output of helm template with every values source to judge it exactly.",
+                pos,
+            )
+            continue
         if fld == "helm-condition":  # a chart read without helm: a condition its reader could not evaluate
             yield (
                 f"the chart was read without helm (not on PATH) and the template condition `{value}` could not be evaluated: its "

@@ -1072,6 +1072,23 @@ def read_chart(chart: str, index: Any) -> ChartRead:
     return out
 
 
+def read_values(files: list[str], layers: list[dict[str, Any]]) -> dict[str, Any]:
+    """Values files then inline values, each merged over the ones before (as helm -f and --set do)."""
+    out: dict[str, Any] = {}
+    for f in files:
+        out = _deep_merge(out, _values_file(f))
+    for layer in layers:
+        out = _deep_merge(out, layer)
+    return out
+
+
+def read_variant(chart: str, index: Any, values: dict[str, Any]) -> ChartRead:
+    """The chart rendered once with ``values`` over its values.yaml."""
+    out = ChartRead()
+    _read_variant(chart, index, values, out)
+    return out
+
+
 def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: ChartRead) -> None:
     from advisor.check.infra.read import split
     from advisor.check.infra.sniff import doc_kind

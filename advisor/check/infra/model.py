@@ -149,6 +149,20 @@ class Autoscaler:
 
 
 @dataclass
+class ReleaseRef:
+    """A release of a chart in the repository named by another file (an Argo CD Application, a Flux
+    HelmRelease, a helmfile release) with the values it is installed with."""
+
+    path: str  # the file that names the release
+    pos: Pos
+    label: str  # " [argocd NAME]", " [flux NAME]", " [helmfile NAME]"
+    chart: str  # the chart directory
+    files: list[str] = field(default_factory=list)  # values files, in order (helm -f)
+    layers: list[dict[str, Any]] = field(default_factory=list)  # inline values, in order, after the files
+    unread: list[tuple[str, str, Pos]] = field(default_factory=list)  # what it names that is not read
+
+
+@dataclass
 class Parsed:
     """What one infrastructure file holds."""
 
@@ -156,6 +170,7 @@ class Parsed:
     requests: list[Request] = field(default_factory=list)
     autoscalers: list[Autoscaler] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    releases: list[ReleaseRef] = field(default_factory=list)
 
 
 def label_variant(requests: list[Request], autoscalers: list[Autoscaler], label: str, note: str) -> None:

@@ -111,8 +111,33 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
             )
     if problems:
         raise InputError(problems)
+    out.releases = _releases(path, docs, kinds)
     out.notes += list(dict.fromkeys(others))
     return loaded, out
+
+
+_RELEASE_KINDS = ("Application", "HelmRelease")
+
+
+def _releases(path: str, docs: list[Document], kinds: list[str]) -> list[Any]:
+    """Argo CD Applications, Flux HelmReleases and helmfile releases of a chart in the repository
+    (advisor.check.infra.releases), read only where a document may be one."""
+    maybe = [
+        d
+        for d, k in zip(docs, kinds, strict=True)
+        if (k == "kubernetes" and d.data.get("kind") in _RELEASE_KINDS)
+        or (k.startswith("other") and isinstance(d.data, dict) and "releases" in d.data)
+    ]
+    if not maybe or path == "-":
+        return []
+    from advisor.check.files import boundary
+    from advisor.check.infra import releases
+
+    root = boundary(path)
+    out: list[Any] = []
+    for d in maybe:
+        out += releases.from_helmfile(d, root) if releases.is_helmfile(d.data) else releases.from_manifest(d, root)
+    return out
 
 
 def _parse(what: str, docs: list[Document], index: NameIndex) -> Parsed:

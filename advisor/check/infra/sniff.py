@@ -119,6 +119,8 @@ def _other_reason(data: dict[Any, Any], keys: set[str]) -> str:
         return "a Helm Chart.yaml"
     if "stages" in keys or any(isinstance(v, dict) and "script" in v for v in data.values()):
         return "a GitLab CI configuration"
+    if isinstance(data.get("releases"), list) and all(isinstance(r, dict) and "chart" in r for r in data["releases"]):
+        return "a helmfile (a release of a chart in the repository is rendered with its values; charts from a repository are not)"
     if isinstance(data.get("repos"), list):
         return "a pre-commit configuration"
     if isinstance(data.get("provider"), dict) and ("head_node" in keys or "worker_nodes" in keys):

@@ -1,0 +1,172 @@
+"""Releases of a chart kept in the repository, named elsewhere with their own values: an Argo CD
+``Application`` (``spec.source`` / ``spec.sources``: ``path`` and ``helm.valueFiles`` /
+``values`` / ``valuesObject`` / ``parameters``), a Flux ``HelmRelease`` (``spec.chart.spec.chart``
+a path, ``spec.values``) and a ``helmfile.yaml`` release (``chart`` a path, ``values`` files or
+mappings, ``set``). A platform repository keeps the chart once and the production sizes in these
+files: a pull request that raises a GPU count there changes nothing in the chart.
+
+Only charts in the checkout are rendered (a path that holds a Chart.yaml inside the repository); a
+chart from a Helm repository or OCI registry cannot be rendered here and is left to the plan or
+the rendered manifests. What a reference names that is not read (Argo CD ``$values`` files, Flux
+``valuesFrom``, helmfile ``.gotmpl`` values) is said on every request of the release.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from advisor.check.infra.model import Pos, ReleaseRef
+from advisor.yamlsrc import Document, KeyPath
+
+MAX_REFS = 500  # release references in one file
+
+
+def _set_path(values: dict[str, Any], dotted: str, value: Any) -> None:
+    """``--set a.b=v`` / Argo CD parameters: a dotted name (``\\.`` a literal dot) sets a nested value."""
+    parts = [p.replace("\0", ".") for p in dotted.replace("\\.", "\0").split(".")]
+    node = values
+    for p in parts[:-1]:
+        nxt = node.get(p)
+        if not isinstance(nxt, dict):
+            nxt = node[p] = {}
+        node = nxt
+    node[parts[-1]] = _scalar(value)
+
+
+def _scalar(value: Any) -> Any:
+    """A --set value as helm reads it: whole numbers and booleans typed, the rest a string."""
+    if isinstance(value, str):
+        if re.fullmatch(r"-?\d{1,12}", value):
+            return int(value)
+        if value in ("true", "false"):
+            return value == "true"
+    return value
+
+
+def _inline(text: Any) -> dict[str, Any] | None:
+    from advisor.yamlsrc import load_documents
+
+    if isinstance(text, dict):
+        return text
+    if not isinstance(text, str) or len(text) > 1024 * 1024:
+        return None
+    try:
+        docs = load_documents(text, "<values>")
+    except Exception:  # an InputError: reported as unread, not as the file's error
+        return None
+    data = docs[0].data if docs else {}
+    return data if isinstance(data, dict) else None
+
+
+def _chart_dir(base: str, ref: str, repo_root: str) -> str | None:
+    """The chart directory ``ref`` names from ``base``, when it is a chart inside the repository."""
+    path = os.path.normpath(os.path.join(base, ref))
+    real, top = os.path.realpath(path), os.path.realpath(repo_root)
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    return path if os.path.isfile(os.path.join(path, "Chart.yaml")) else None
+
+
+def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
+    """An Argo CD Application's or a Flux HelmRelease's local charts."""
+    data = doc.data
+    kind, api = data.get("kind"), str(data.get("apiVersion") or "")
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    name = str(meta.get("name") or "?")
+    out: list[ReleaseRef] = []
+    if kind == "Application" and api.startswith("argoproj.io/"):
+        spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+        sources: list[tuple[KeyPath, Any]] = []
+        if isinstance(spec.get("source"), dict):
+            sources.append((("spec", "source"), spec["source"]))
+        for i, s in enumerate(spec.get("sources") or [] if isinstance(spec.get("sources"), list) else []):
+            if isinstance(s, dict):
+                sources.append((("spec", "sources", i), s))
+        for loc, src in sources:
+            if not isinstance(src.get("path"), str):
+                continue
+            chart = _chart_dir(repo_root, src["path"], repo_root)
+            if chart is None:
+                continue
+            ref = ReleaseRef(doc.path, doc.where((*loc, "path")), f" [argocd {name}]", chart)
+            helm = src.get("helm") if isinstance(src.get("helm"), dict) else {}
+            for j, f in enumerate(helm.get("valueFiles") or [] if isinstance(helm.get("valueFiles"), list) else []):
+                _value_file(ref, chart, f, doc.where((*loc, "helm", "valueFiles", j)), repo_root)
+            for key in ("values", "valuesObject"):
+                if helm.get(key) is not None:
+                    got = _inline(helm[key])
+                    if got is None:
+                        ref.unread.append((f"helm.{key}", "not a YAML mapping", doc.where((*loc, "helm", key))))
+                    else:
+                        ref.layers.append(got)
+            params: dict[str, Any] = {}
+            for p in helm.get("parameters") or [] if isinstance(helm.get("parameters"), list) else []:
+                if isinstance(p, dict) and isinstance(p.get("name"), str):
+                    _set_path(params, p["name"], p.get("value"))
+            if params:
+                ref.layers.append(params)
+            out.append(ref)
+    elif kind == "HelmRelease" and api.startswith("helm.toolkit.fluxcd.io/"):
+        spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+        cs = spec.get("chart", {}).get("spec") if isinstance(spec.get("chart"), dict) else None
+        if isinstance(cs, dict) and isinstance(cs.get("chart"), str):
+            chart = _chart_dir(repo_root, cs["chart"], repo_root)
+            if chart is not None:
+                ref = ReleaseRef(doc.path, doc.where(("spec", "chart", "spec", "chart")), f" [flux {name}]", chart)
+                for j, f in enumerate(cs.get("valuesFiles") or [] if isinstance(cs.get("valuesFiles"), list) else []):
+                    _value_file(ref, repo_root, f, doc.where(("spec", "chart", "spec", "valuesFiles", j)), repo_root)
+                if isinstance(spec.get("values"), dict):
+                    ref.layers.append(spec["values"])
+                if spec.get("valuesFrom"):
+                    ref.unread.append(("valuesFrom", "ConfigMap / Secret values", doc.where(("spec", "valuesFrom"))))
+                out.append(ref)
+    return out[:MAX_REFS]
+
+
+def _value_file(ref: ReleaseRef, base: str, f: Any, pos: Pos, repo_root: str) -> None:
+    if not isinstance(f, str) or f.startswith("$") or "://" in f:
+        ref.unread.append(("values file", str(f)[:120], pos))  # another source's file ($values/...) or a URL
+        return
+    path = os.path.normpath(os.path.join(base, f))
+    real, top = os.path.realpath(path), os.path.realpath(repo_root)
+    if (real != top and not real.startswith(top.rstrip(os.sep) + os.sep)) or not os.path.isfile(path):
+        ref.unread.append(("values file", f"{f[:120]} (not in the repository)", pos))
+        return
+    ref.files.append(path)
+
+
+def is_helmfile(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("releases"), list) and all(
+        isinstance(r, dict) and "chart" in r for r in data["releases"]
+    )
+
+
+def from_helmfile(doc: Document, repo_root: str) -> list[ReleaseRef]:
+    """helmfile.yaml releases whose chart is a local path (relative to the helmfile)."""
+    here = os.path.dirname(doc.path) or "."
+    out: list[ReleaseRef] = []
+    for i, r in enumerate(doc.data["releases"][:MAX_REFS]):
+        if not isinstance(r.get("chart"), str):
+            continue
+        local = r["chart"].startswith((".", "/")) or os.path.isdir(os.path.join(here, r["chart"]))
+        chart = _chart_dir(here, r["chart"], repo_root) if local else None
+        if chart is None:
+            continue
+        ref = ReleaseRef(doc.path, doc.where(("releases", i, "chart")), f" [helmfile {r.get('name') or i}]", chart)
+        for j, v in enumerate(r.get("values") or [] if isinstance(r.get("values"), list) else []):
+            if isinstance(v, dict):
+                ref.layers.append(v)
+            elif isinstance(v, str) and v.endswith(".gotmpl"):
+                ref.unread.append(("values file", f"{v[:120]} (a helmfile template)", doc.where(("releases", i, "values", j))))
+            else:
+                _value_file(ref, here, v, doc.where(("releases", i, "values", j)), repo_root)
+        sets: dict[str, Any] = {}
+        for s in r.get("set") or [] if isinstance(r.get("set"), list) else []:
+            if isinstance(s, dict) and isinstance(s.get("name"), str):
+                _set_path(sets, s["name"], s.get("value"))
+        if sets:
+            ref.layers.append(sets)
+        out.append(ref)
+    return out
