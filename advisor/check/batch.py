@@ -281,7 +281,7 @@ def _release(ref: Any, ctx: Context, policy: Policy, day: dt.date, out: _Batch) 
             for i, layer in enumerate(ref.layers):
                 p = os.path.join(tmp, f"values-{i}.yaml")
                 with open(p, "w", encoding="utf-8") as fh:
-                    json.dump(layer, fh)  # JSON is YAML
+                    json.dump(layer, fh, default=str)  # JSON is YAML (a YAML date as its text)
                 extra.append(p)
             _one_file(ref.chart, ctx, policy, day, got, text=_render_chart(ref.chart, [*ref.files, *extra]))
     else:
@@ -293,6 +293,10 @@ def _release(ref: Any, ctx: Context, policy: Policy, day: dt.date, out: _Batch) 
             read: ChartRead = read_variant(ref.chart, name_index(ctx.catalog), values)
         except InputError as exc:
             got.invalid.append(InvalidFile(ref.path, exc.problems))
+            read = ChartRead()
+        except (RecursionError, MemoryError):
+            too_big = Problem(ref.path, ref.pos[0], ref.pos[1], "Helm chart too large or too deeply nested to read")
+            got.invalid.append(InvalidFile(ref.path, [too_big]))
             read = ChartRead()
         got.requests, got.autoscalers = read.requests, read.autoscalers
         if read.problems:

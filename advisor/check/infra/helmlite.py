@@ -10,10 +10,11 @@ What is evaluated: actions and pipelines over ``.Values`` / ``.Release`` / ``.Ch
 ``template``; the functions charts use to place values (``default``, ``quote``, ``toYaml``,
 ``nindent``, ``int``, ``printf``, comparisons, ``and`` / ``or`` / ``not``, ``dict`` / ``list`` /
 ``index`` / ``hasKey``, string helpers) and subcharts under ``charts/`` with their values.
-Anything else (``.Files``, ``lookup``, ``tpl``, an unknown function, a ``.Values`` key that is
-absent) evaluates to *unknown*: printed as a ``${...}`` placeholder, which the manifest reader
-reports as an unresolved field, never guessed; a condition that is unknown takes its first branch
-and the request is flagged. Nothing is executed, no file outside the chart is read, and the work
+Anything else (``.Files``, ``tpl``, ``env``, an unknown function, a helper no template defines)
+evaluates to *unknown*: printed as a ``${...}`` placeholder, which the manifest reader reports as
+an unresolved field, never guessed; a condition that is unknown takes its first branch and the
+request is flagged. As under ``helm template``, a missing ``.Values`` key is nil and ``lookup``
+finds nothing. Nothing is executed, no file outside the chart is read, and the work
 is bounded (output size, steps, include depth).
 
 Positions are the template's: each rendered line maps back to the template line it came from.
@@ -237,16 +238,6 @@ def _string(v: Any) -> str:
     if isinstance(v, (dict, list)):
         return _to_yaml(v).replace("\n", " ")
     return str(v)
-
-
-def _has_unknown(v: Any) -> bool:
-    if isinstance(v, Unknown):
-        return True
-    if isinstance(v, dict):
-        return any(_has_unknown(x) for x in v.values())
-    if isinstance(v, list):
-        return any(_has_unknown(x) for x in v)
-    return False
 
 
 def _to_yaml(v: Any) -> str:
@@ -569,7 +560,6 @@ class _Renderer:
         self.size = 0
         self.steps = 0
         self.depth = 0
-        self.unknown: list[tuple[str, int]] = []  # (expression, line) evaluated to unknown
         self.guessed: list[tuple[str, int]] = []  # conditions that were unknown (first branch taken)
 
     # -- output
@@ -730,7 +720,6 @@ class _Renderer:
         sub.depth, sub.steps = self.depth + 1, self.steps
         sub.run(self.defines[args[0]], _Scope(args[1] if len(args) > 1 else None, {"$": self.root}))
         self.steps = sub.steps
-        self.unknown += sub.unknown
         self.guessed += sub.guessed
         text = "".join(t for t, _l, _x in sub.out)
         return text
@@ -748,10 +737,7 @@ class _Renderer:
                 self.emit(node.text, node.line, True)
             elif isinstance(node, _Act):
                 v = self.evaluate(node.expr, scope, node.line)
-                text = _string(v)
-                if _has_unknown(v) or "${" in text:
-                    self.unknown.append((node.expr[:80], node.line))
-                self.emit(text, node.line, False)
+                self.emit(_string(v), node.line, False)
             elif isinstance(node, _Block):
                 self.block(node, scope)
 
@@ -836,7 +822,6 @@ class Rendered:
     path: str
     text: str
     lines: list[int]
-    unknown: list[tuple[str, int]]
     guessed: list[tuple[str, int]]
 
 
@@ -956,7 +941,7 @@ def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 
         except _Limit as exc:
             raise InputError.single(f, 1, 1, f"Helm template read without helm: {exc}") from None
         text, lines = _lines(r.out)
-        out.append(Rendered(f, text, lines, r.unknown, r.guessed))
+        out.append(Rendered(f, text, lines, r.guessed))
     if depth < MAX_SUBCHART_DEPTH:
         out += _subcharts(chart, meta, vals, depth, count)
     return out

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from advisor.check.infra.model import Pos, ReleaseRef
+from advisor.errors import InputError
 from advisor.yamlsrc import Document, KeyPath
 
 MAX_REFS = 500  # release references in one file
@@ -54,7 +55,7 @@ def _inline(text: Any) -> dict[str, Any] | None:
         return None
     try:
         docs = load_documents(text, "<values>")
-    except Exception:  # an InputError: reported as unread, not as the file's error
+    except InputError:  # reported as a values source not read, not as the file's error
         return None
     data = docs[0].data if docs else {}
     return data if isinstance(data, dict) else None
