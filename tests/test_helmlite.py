@@ -461,3 +461,44 @@ def test_releases_of_a_chart_in_the_repository_are_judged_with_their_values(tmp_
     assert any("valuesFrom" in m for m in unread[f"{name} [flux llm-staging]"])
     assert any("secrets.yaml.gotmpl" in m for m in unread[f"{name} [helmfile llm-batch]"])
     assert not any("ingress" in a or "monitoring" in a for a in got)  # charts from a repository: not rendered here
+
+
+TF = """resource "helm_release" "llm" {
+  name   = "llm"
+  chart  = "${path.module}/../charts/serve"
+  values = [file("${path.module}/values/prod.yaml"), templatefile("${path.module}/values/tpl.yaml", { n = var.n })]
+  set {
+    name  = "replicaCount"
+    value = "6"
+  }
+  set {
+    name  = "image.tag"
+    value = var.tag
+  }
+}
+
+resource "helm_release" "ingress" {
+  name       = "ingress"
+  repository = "https://kubernetes.github.io/ingress-nginx"
+  chart      = "ingress-nginx"
+}
+"""
+
+
+def test_a_terraform_helm_release_of_a_chart_in_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """helm_release with chart = "${path.module}/charts/...", values = [file(...)] and set blocks, the
+    form the Terraform Helm provider's users write: rendered with those values, at the resource's line."""
+    _chart(tmp_path, VALUES, {"deployment.yaml": SCAFFOLD, "_helpers.tpl": HELPERS, "hpa.yaml": HPA})
+    (tmp_path / "infra" / "values").mkdir(parents=True)
+    (tmp_path / "infra" / "main.tf").write_text(TF)
+    (tmp_path / "infra" / "values" / "prod.yaml").write_text("resources: {limits: {nvidia.com/gpu: 4}}\n")
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = _requests(data)
+    q = got["Deployment/default/release-name-serve [terraform helm_release.llm]"]
+    assert (q["accelerator"], q["count"], q["replicas_max"], q["path"], q["line"]) == ("h100", 4, 6, "infra/main.tf", 1), err
+    unread = [f["message"] for r in data["results"] if r["source"]["address"].endswith("helm_release.llm]") for f in r["findings"]
+              if f["rule"] == "request-unresolved"]
+    assert any("templatefile" in m for m in unread) and any("image.tag" in m for m in unread)
+    assert not any("ingress" in a for a in got)

@@ -373,11 +373,16 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     by_addr, unresolved = _evaluate(ctx, _Scope(variables, locals_), resources)
     tfplan.read_resources(ctx, by_addr, out)
     _report_unresolved(out, unresolved)
+    if path != "-" and any(typ == "helm_release" for typ, _n, _b in resources):  # a chart in the repository, released by Terraform
+        from advisor.check.files import boundary
+        from advisor.check.infra.releases import from_terraform
+
+        out.releases = from_terraform(path, resources, blocks, boundary(path))
     for req in out.requests:
         req.waivers += tf_waivers(text, req.line)
         req.kind = "terraform-hcl"
         req.notes.append("read from HCL source (literals, variable defaults, locals); the plan JSON is the authority")
-    if not out.requests and not out.notes:
+    if not out.requests and not out.notes and not out.releases:
         out.notes.append("Terraform HCL without accelerator resources")
     return out
 

@@ -1,8 +1,9 @@
 """Releases of a chart kept in the repository, named elsewhere with their own values: an Argo CD
 ``Application`` (``spec.source`` / ``spec.sources``: ``path`` and ``helm.valueFiles`` /
 ``values`` / ``valuesObject`` / ``parameters``), a Flux ``HelmRelease`` (``spec.chart.spec.chart``
-a path, ``spec.values``) and a ``helmfile.yaml`` release (``chart`` a path, ``values`` files or
-mappings, ``set``). A platform repository keeps the chart once and the production sizes in these
+a path, ``spec.values``), a ``helmfile.yaml`` release (``chart`` a path, ``values`` files or
+mappings, ``set``) and a Terraform ``helm_release`` (``chart`` a path, ``values`` ``file(...)`` or
+YAML text, ``set`` blocks). A platform repository keeps the chart once and the production sizes in these
 files: a pull request that raises a GPU count there changes nothing in the chart.
 
 Only charts in the checkout are rendered (a path that holds a Chart.yaml inside the repository); a
@@ -171,3 +172,49 @@ def from_helmfile(doc: Document, repo_root: str) -> list[ReleaseRef]:
             ref.layers.append(sets)
         out.append(ref)
     return out
+
+
+_TF_FILE = re.compile(r'^\$\{file\("([^"$]*(?:\$\{path\.module\}[^"$]*)?)"\)\}$')
+
+
+def _module_relative(ref: str) -> str:
+    """A Terraform path relative to the module's directory (``${path.module}/x`` is ``x``; a plain
+    relative path is read from the module's directory too, where a root module runs)."""
+    return ref.removeprefix("${path.module}/").removeprefix("${path.module}")
+
+
+def from_terraform(path: str, resources: list[tuple[str, str, dict[str, Any]]], lines: dict[str, int], repo_root: str) -> list[ReleaseRef]:
+    """Terraform ``helm_release`` resources of a chart in the repository (``chart`` a path, with
+    ``${path.module}``): their ``values`` (``file(...)`` of a file in the repository, or YAML text)
+    and ``set`` blocks; a values expression or a set value that is not a literal is said, not read."""
+    module = os.path.dirname(path) or "."
+    out: list[ReleaseRef] = []
+    for typ, name, body in resources:
+        if typ != "helm_release" or not isinstance(body.get("chart"), str) or body.get("repository"):
+            continue
+        chart_ref = _module_relative(body["chart"])
+        chart = None if "${" in chart_ref else _chart_dir(module, chart_ref, repo_root)
+        if chart is None:
+            continue
+        pos = (lines.get(f"helm_release.{name}", 1), 1)
+        ref = ReleaseRef(path, pos, f" [terraform helm_release.{name}]", chart)
+        for v in body.get("values") or [] if isinstance(body.get("values"), list) else []:
+            m = _TF_FILE.match(v) if isinstance(v, str) else None
+            if m:
+                _value_file(ref, module, _module_relative(m.group(1)), pos, repo_root)
+            elif isinstance(v, str) and "${" not in v and (got := _inline(v)) is not None:
+                ref.layers.append(got)
+            else:
+                ref.unread.append(("values", str(v)[:80], pos))
+        sets: dict[str, Any] = {}
+        for s in body.get("set") or [] if isinstance(body.get("set"), list) else []:
+            if not isinstance(s, dict) or not isinstance(s.get("name"), str):
+                continue
+            if isinstance(s.get("value"), str) and "${" in s["value"]:
+                ref.unread.append(("set", f"{s['name'][:60]} = {s['value'][:60]}", pos))
+            else:
+                _set_path(sets, s["name"], s.get("value"))
+        if sets:
+            ref.layers.append(sets)
+        out.append(ref)
+    return out[:MAX_REFS]
