@@ -37,6 +37,21 @@ def _set_path(values: dict[str, Any], dotted: str, value: Any) -> None:
     node[parts[-1]] = _scalar(value)
 
 
+def _sets(ref: ReleaseRef, entries: Any, pos: Pos, interpolated: bool = False) -> None:
+    """``{name, value}`` entries (Argo CD parameters, helmfile and Terraform ``set``) as one values
+    layer; with ``interpolated`` (Terraform) a value holding ``${...}`` is not a literal: said, not set."""
+    layer: dict[str, Any] = {}
+    for e in entries if isinstance(entries, list) else []:
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            continue
+        if interpolated and isinstance(e.get("value"), str) and "${" in e["value"]:
+            ref.unread.append(("set", f"{e['name'][:60]} = {e['value'][:60]}", pos))
+        else:
+            _set_path(layer, e["name"], e.get("value"))
+    if layer:
+        ref.layers.append(layer)
+
+
 def _scalar(value: Any) -> Any:
     """A --set value as helm reads it: whole numbers and booleans typed, the rest a string."""
     if isinstance(value, str):
@@ -103,12 +118,7 @@ def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
                         ref.unread.append((f"helm.{key}", "not a YAML mapping", doc.where((*loc, "helm", key))))
                     else:
                         ref.layers.append(got)
-            params: dict[str, Any] = {}
-            for p in helm.get("parameters") or [] if isinstance(helm.get("parameters"), list) else []:
-                if isinstance(p, dict) and isinstance(p.get("name"), str):
-                    _set_path(params, p["name"], p.get("value"))
-            if params:
-                ref.layers.append(params)
+            _sets(ref, helm.get("parameters"), doc.where((*loc, "helm", "parameters")))
             out.append(ref)
     elif kind == "HelmRelease" and api.startswith("helm.toolkit.fluxcd.io/"):
         spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
@@ -164,12 +174,7 @@ def from_helmfile(doc: Document, repo_root: str) -> list[ReleaseRef]:
                 ref.unread.append(("values file", f"{v[:120]} (a helmfile template)", doc.where(("releases", i, "values", j))))
             else:
                 _value_file(ref, here, v, doc.where(("releases", i, "values", j)), repo_root)
-        sets: dict[str, Any] = {}
-        for s in r.get("set") or [] if isinstance(r.get("set"), list) else []:
-            if isinstance(s, dict) and isinstance(s.get("name"), str):
-                _set_path(sets, s["name"], s.get("value"))
-        if sets:
-            ref.layers.append(sets)
+        _sets(ref, r.get("set"), doc.where(("releases", i, "set")))
         out.append(ref)
     return out
 
@@ -206,15 +211,6 @@ def from_terraform(path: str, resources: list[tuple[str, str, dict[str, Any]]], 
                 ref.layers.append(got)
             else:
                 ref.unread.append(("values", str(v)[:80], pos))
-        sets: dict[str, Any] = {}
-        for s in body.get("set") or [] if isinstance(body.get("set"), list) else []:
-            if not isinstance(s, dict) or not isinstance(s.get("name"), str):
-                continue
-            if isinstance(s.get("value"), str) and "${" in s["value"]:
-                ref.unread.append(("set", f"{s['name'][:60]} = {s['value'][:60]}", pos))
-            else:
-                _set_path(sets, s["name"], s.get("value"))
-        if sets:
-            ref.layers.append(sets)
+        _sets(ref, body.get("set"), pos, interpolated=True)
         out.append(ref)
     return out[:MAX_REFS]
