@@ -271,6 +271,9 @@ HOSTILE = {
     "outside": ({"a/kustomization.yaml": "resources: [../../../../../../../../etc]\nnamePrefix: x-\n"}, "outside the repository"),
     "deep": ({**{f"k{i}/kustomization.yaml": f"resources: [../k{i + 1}]\nnamePrefix: p-\n" for i in range(30)},
               "k30/kustomization.yaml": "resources: []\n"}, "nested more than"),
+    # each level names the next twice: 2**17 builds of one empty base took ~30 s; stopped at 1,000 reads
+    "diamond": ({**{f"k{i}/kustomization.yaml": f"resources: [../k{i + 1}, ../k{i + 1}/]\nnamePrefix: p-\n" for i in range(17)},
+                 "k17/kustomization.yaml": "resources: []\n"}, "kustomizations read in one build"),
     "bad-replicas": ({"a/kustomization.yaml": "resources: []\nreplicas: [{name: x, count: lots}]\n"}, "expected a whole number"),
     "bad-json-patch": ({"a/d.yaml": BASE.split("---")[0],
                         "a/kustomization.yaml": "resources: [d.yaml]\npatches:\n  - target: {kind: Deployment}\n"

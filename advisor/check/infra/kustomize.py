@@ -40,6 +40,7 @@ from advisor.yamlsrc import Document, KeyPath
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MAX_DEPTH = 20  # kustomizations nested through resources / components
 MAX_RESOURCES = 20_000
+MAX_LOADS = 1_000  # kustomizations read in one build (a base reached through many paths is read once per path)
 MAX_BYTES = 8 * 1024 * 1024
 TRANSFORMS = ("patches", "patchesStrategicMerge", "patchesJson6902", "replicas", "components", "namePrefix", "nameSuffix", "namespace")
 # Kubernetes strategic-merge keys of the lists a workload's pod spec holds (k8s.io/api struct tags
@@ -91,7 +92,7 @@ class _Build:
     top: str  # the kustomization file being built (positions are in it)
     unresolved: list[tuple[str, str, tuple[int, int]]] = field(default_factory=list)
     chain: list[str] = field(default_factory=list)
-    count: int = 0
+    loads: int = 0  # kustomizations read so far
     remote: bool = False  # a resource could not be fetched (a URL): patches may target what it holds
     applied: set[str] = field(default_factory=set)  # patch files that changed a resource of the build
 
@@ -141,6 +142,11 @@ def _build_dir(directory: str, b: _Build, inherited: list[_Res] | None, kfile: s
         raise InputError.single(kfile, 1, 1, "kustomize: this kustomization includes itself (a cycle through resources / components)")
     if len(b.chain) >= MAX_DEPTH:
         raise InputError.single(kfile, 1, 1, f"kustomize: kustomizations nested more than {MAX_DEPTH} deep")
+    b.loads += 1
+    if b.loads > MAX_LOADS:
+        raise InputError.single(
+            b.top, 1, 1, f"kustomize: more than {MAX_LOADS:,} kustomizations read in one build (bases reached through many paths)"
+        )
     b.chain.append(real)
     try:
         return _build_one(kfile, b, inherited)
@@ -208,8 +214,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
                         res.append(_Res(copy.deepcopy(d.data), pos, {_name(d.data)}))
             else:  # generated at deploy time (kubectl kustomize would stop here): built without it, and said
                 b.unresolved.append(("kustomize", f"{ref[:120]} (not in the repository)", _known(at((key, i)))))
-            b.count = len(res)
-            if b.count > MAX_RESOURCES:
+            if len(res) > MAX_RESOURCES:
                 raise InputError([doc.problem((key, i), f"kustomize: more than {MAX_RESOURCES:,} resources")])
     for i, ref in enumerate(entries("components")):
         if not isinstance(ref, str) or _remote(ref):
