@@ -117,24 +117,7 @@ def run_check(
                         progress(done, len(todo))
         finally:
             _JOB = None
-    for chart in sel.charts:
-        if files.helm() is not None:
-            _chart_with_helm(chart, ctx, policy, day, batch)
-        else:
-            _chart_without_helm(chart, ctx, batch)
-    for ref in batch.releases:
-        _release(ref, ctx, policy, day, batch)
-    patches: set[str] = set()
-    for kfile in sel.kustomizations:
-        patches |= _kustomization(kfile, ctx, batch)
-    if sel.kustomizations:  # a kustomization that built requests is not "skipped"
-        built = {r.path for r in batch.requests}
-        batch.skipped = [(p, why) for p, why in batch.skipped if p not in built]
-    if patches:  # a patch file is a partial manifest: what it asks for is judged in the build that applies it
-        kept = [r for r in batch.requests if os.path.realpath(r.path) not in patches]
-        for path in dict.fromkeys(r.path for r in batch.requests if os.path.realpath(r.path) in patches):
-            batch.skipped.append((path, "a kustomize patch: judged in the kustomization that applies it"))
-        batch.requests = kept
+    _rendered(sel, ctx, policy, day, batch)
     results = batch.results
     _bound(batch)
     if batch.requests:
@@ -174,6 +157,29 @@ def run_check(
         skipped_files=batch.skipped,
         excluded=sel.excluded,
     )
+
+
+def _rendered(sel: files.Selection, ctx: Context, policy: Policy, day: dt.date, batch: _Batch) -> None:
+    """What is deployed from more than one file, after the files themselves: Helm charts, the releases
+    of a chart the files named (Argo CD, Flux, helmfile, Terraform), and kustomizations."""
+    for chart in sel.charts:
+        if files.helm() is not None:
+            _chart_with_helm(chart, ctx, policy, day, batch)
+        else:
+            _chart_without_helm(chart, ctx, batch)
+    for ref in batch.releases:
+        _release(ref, ctx, policy, day, batch)
+    patches: set[str] = set()
+    for kfile in sel.kustomizations:
+        patches |= _kustomization(kfile, ctx, batch)
+    if sel.kustomizations:  # a kustomization that built requests is not "skipped"
+        built = {r.path for r in batch.requests}
+        batch.skipped = [(p, why) for p, why in batch.skipped if p not in built]
+    if patches:  # a patch file is a partial manifest: what it asks for is judged in the build that applies it
+        kept = [r for r in batch.requests if os.path.realpath(r.path) not in patches]
+        for path in dict.fromkeys(r.path for r in batch.requests if os.path.realpath(r.path) in patches):
+            batch.skipped.append((path, "a kustomize patch: judged in the kustomization that applies it"))
+        batch.requests = kept
 
 
 def paths_root(paths: Iterable[str]) -> str:

@@ -256,9 +256,10 @@ def boundary(path: str) -> str:
     return _boundary(path)
 
 
-def _escapes(path: str, boundary: str) -> bool:
-    """Whether ``path`` resolves, through symbolic links, outside ``boundary`` (a checked-in link to
-    ~/.aws/credentials or /proc/self/environ must not be read into a report)."""
+def escapes(path: str, boundary: str) -> bool:
+    """Whether ``path`` resolves, through symbolic links, outside ``boundary`` (a resolved path: see
+    ``boundary``); a checked-in link to ~/.aws/credentials or /proc/self/environ must not be read
+    into a report, nor a kustomization's base or a release's values file out of the repository."""
     real = os.path.realpath(path)
     return real != boundary and not real.startswith(boundary.rstrip(os.sep) + os.sep)
 
@@ -272,7 +273,7 @@ def escaping_link(directory: str, boundary: str, limit: int = 20_000) -> str | N
         for name in dirs + names:
             seen += 1
             path = os.path.join(d, name)
-            if seen > limit or (os.path.islink(path) and _escapes(path, boundary)):
+            if seen > limit or (os.path.islink(path) and escapes(path, boundary)):
                 return path
     return None
 
@@ -335,7 +336,7 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
     if user and _ignored(os.path.abspath(path), False, user):
         sel.excluded += 1
         return
-    if os.path.realpath(path) != os.path.abspath(path) and _escapes(path, _boundary(path)):
+    if os.path.realpath(path) != os.path.abspath(path) and escapes(path, _boundary(path)):
         sel.refused.append(Problem(path, 1, 1, OUTSIDE))
         return
     chart = chart_of(path) if path.endswith((".yaml", ".yml")) else None
@@ -413,7 +414,7 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
                 continue
             if excluded(path, False):
                 continue
-            if e.is_symlink() and _escapes(path, boundary):
+            if e.is_symlink() and escapes(path, boundary):
                 sel.refused.append(Problem(path, 1, 1, OUTSIDE))
                 continue
             found.append(path)

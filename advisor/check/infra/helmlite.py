@@ -855,10 +855,7 @@ def _chart_meta(chart: str) -> dict[str, Any]:
     from advisor.yamlsrc import load_documents
 
     path = os.path.join(chart, "Chart.yaml")
-    try:
-        docs = load_documents(_read(path, 256 * 1024), path)
-    except InputError:
-        raise
+    docs = load_documents(_read(path, 256 * 1024), path)
     data = docs[0].data if docs else None
     return data if isinstance(data, dict) else {}
 

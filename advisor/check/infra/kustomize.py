@@ -154,15 +154,16 @@ def _build_dir(directory: str, b: _Build, inherited: list[_Res] | None, kfile: s
         b.chain.pop()
 
 
-def _top(b: _Build, kfile: str, doc: Document, loc: KeyPath) -> tuple[int, int]:
-    """A position in the kustomization being built: the entry itself when this is that file, else
-    the entry of the top file that brought this one in (kept by the caller)."""
-    return doc.where(loc) if os.path.realpath(kfile) == os.path.realpath(b.top) else (0, 0)
+def _top(b: _Build, doc: Document, loc: KeyPath) -> tuple[int, int]:
+    """A position in the kustomization being built: the entry itself when ``doc`` is that file, else
+    (0, 0): the entry of the top file that brought this one in is kept by the caller."""
+    return doc.where(loc) if os.path.realpath(doc.path) == os.path.realpath(b.top) else (0, 0)
 
 
 def _inside(path: str, b: _Build, doc: Document, loc: KeyPath) -> str:
-    real = os.path.realpath(path)
-    if real != b.boundary and not real.startswith(b.boundary.rstrip(os.sep) + os.sep):
+    from advisor.check.files import escapes
+
+    if escapes(path, b.boundary):
         raise InputError([doc.problem(loc, f"kustomize: {path!r} is outside the repository; not read")])
     return path
 
@@ -185,7 +186,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
     res: list[_Res] = list(inherited or [])
 
     def at(loc: KeyPath) -> tuple[int, int]:
-        return _top(b, kfile, doc, loc)
+        return _top(b, doc, loc)
 
     def entries(key: str) -> list[Any]:
         v = k.get(key)
@@ -292,7 +293,7 @@ def _patch_docs(e: Any, here: str, b: _Build, doc: Document, loc: KeyPath, inlin
     if isinstance(e, str) and not inline:
         path = _inside(os.path.normpath(os.path.join(here, e)), b, doc, loc)
         if not os.path.isfile(path):
-            b.unresolved.append(("kustomize", f"patch {e[:120]} (not in the repository)", _known(_top(b, doc.path, doc, loc))))
+            b.unresolved.append(("kustomize", f"patch {e[:120]} (not in the repository)", _known(_top(b, doc, loc))))
             return None, []
         return os.path.realpath(path), [d.data for d in load_documents(read_text(path, max_bytes=MAX_BYTES), path) if d.data is not None]
     if isinstance(e, str):

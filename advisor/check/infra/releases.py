@@ -18,6 +18,7 @@ import os
 import re
 from typing import Any
 
+from advisor.check.files import escapes
 from advisor.check.infra.model import Pos, ReleaseRef
 from advisor.errors import InputError
 from advisor.yamlsrc import Document, KeyPath
@@ -80,8 +81,7 @@ def _inline(text: Any) -> dict[str, Any] | None:
 def _chart_dir(base: str, ref: str, repo_root: str) -> str | None:
     """The chart directory ``ref`` names from ``base``, when it is a chart inside the repository."""
     path = os.path.normpath(os.path.join(base, ref))
-    real, top = os.path.realpath(path), os.path.realpath(repo_root)
-    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+    if escapes(path, os.path.realpath(repo_root)):
         return None
     return path if os.path.isfile(os.path.join(path, "Chart.yaml")) else None
 
@@ -142,8 +142,7 @@ def _value_file(ref: ReleaseRef, base: str, f: Any, pos: Pos, repo_root: str) ->
         ref.unread.append(("values file", str(f)[:120], pos))  # another source's file ($values/...) or a URL
         return
     path = os.path.normpath(os.path.join(base, f))
-    real, top = os.path.realpath(path), os.path.realpath(repo_root)
-    if (real != top and not real.startswith(top.rstrip(os.sep) + os.sep)) or not os.path.isfile(path):
+    if escapes(path, os.path.realpath(repo_root)) or not os.path.isfile(path):
         ref.unread.append(("values file", f"{f[:120]} (not in the repository)", pos))
         return
     ref.files.append(path)
