@@ -216,6 +216,41 @@ resource "google_container_node_pool" "tenant" {
     assert res["request"]["accelerator"] == "h100" and "request-unresolved" in {x["rule"] for x in res["findings"]}
 
 
+def test_hcl_attribute_written_as_a_for_expression_is_unresolved_not_an_error(tmp_path: Path) -> None:
+    """terraform-google-kubernetes-engine's node pool, vendored in GoogleCloudPlatform/kubernetes-engine-samples
+    (databases/gke-stateful-postgres/terraform/modules/gke/cluster.tf): guest_accelerator = [for ... : {...}].
+    The expression has braces of its own; it was passed on as text and the file was an input error
+    ('expected a list of blocks, got str'). Now it cannot be evaluated, and says so."""
+    f = tmp_path / "main.tf"
+    f.write_text(
+        """variable "pools" { default = { gpu = { accelerator_type = "nvidia-l4", accelerator_count = 2 } } }
+resource "google_container_node_pool" "pools" {
+  for_each = var.pools
+  name     = each.key
+  node_config {
+    machine_type = "g2-standard-24"
+    guest_accelerator = [
+      for g in lookup(each.value, "accelerator_count", 0) > 0 ? [{
+        type  = lookup(each.value, "accelerator_type", "")
+        count = lookup(each.value, "accelerator_count", 0)
+      }] : [] : {
+        type  = g["type"]
+        count = g["count"]
+      }
+    ]
+  }
+}
+"""
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f))
+    assert r.code == 0, r.out + r.err
+    [res] = json.loads(r.out)["results"]
+    # the machine type still names the chips; the accelerator block is reported, not guessed
+    assert res["request"]["accelerator"] == "l4"
+    unresolved = [x for x in res["findings"] if x["rule"] == "request-unresolved"]
+    assert unresolved and "guest_accelerator" in unresolved[0]["message"]
+
+
 def test_a_release_is_rendered_by_helm_with_its_values_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With helm on PATH, a helmfile release of a chart in the repository is rendered by
     helm template CHART -f FILE -f INLINE: the values files and the inline values, in order."""

@@ -115,8 +115,12 @@ class _Scope:
             if m:
                 return self.value(m.group(1))
             if "${" in v:
+                pieces = list(_INTERP.finditer(v))
+                if len(pieces) != v.count("${"):
+                    # an expression with braces of its own (a for expression, an object): not evaluated here
+                    return Unresolved(v)
                 parts = []
-                for piece in _INTERP.finditer(v):
+                for piece in pieces:
                     got = self.value(piece.group(1))
                     if isinstance(got, (Unresolved, dict, list)):
                         return Unresolved(v)
