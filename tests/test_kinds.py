@@ -251,6 +251,44 @@ resource "google_container_node_pool" "pools" {
     assert unresolved and "guest_accelerator" in unresolved[0]["message"]
 
 
+@pytest.mark.parametrize(
+    "kind,field,value",
+    [
+        ("Deployment", "replicas", "${N}"),
+        ("Deployment", "replicas", "$N"),  # envsubst's bare form
+        ("MPIJob", "replicas", "$NUM_WORKERS"),
+        ("LeaderWorkerSet", "size", "${GROUP}"),
+    ],
+)
+def test_a_placeholder_count_is_unresolved_never_one(tmp_path: Path, kind: str, field: str, value: str) -> None:
+    """`replicas: ${N}` on 8-GPU pods was read as one replica and passed without a finding (a proposal of any
+    size slipped past the policy); envsubst's `$NUM_WORKERS` (GoogleCloudPlatform/kubernetes-engine-samples
+    hpc/mpi/hpl-demo.tpl.yaml) was an input error even on CPU-only pods."""
+    pod = ("spec:\n  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}\n  containers:\n"
+           "  - {name: w, image: i, resources: {limits: {nvidia.com/gpu: 8}}}\n")
+    def nest(text: str, n: int) -> str:
+        return "".join(" " * n + line + "\n" for line in text.splitlines())
+    body = {
+        "Deployment": ("apps/v1", f"spec:\n  {field}: {value}\n  template:\n" + nest(pod, 4)),
+        "MPIJob": ("kubeflow.org/v2beta1",
+                   f"spec:\n  mpiReplicaSpecs:\n    Worker:\n      {field}: {value}\n      template:\n" + nest(pod, 8)),
+        "LeaderWorkerSet": ("leaderworkerset.x-k8s.io/v1",
+                            f"spec:\n  replicas: 1\n  leaderWorkerTemplate:\n    {field}: {value}\n    workerTemplate:\n" + nest(pod, 6)),
+    }[kind]
+    f = tmp_path / "w.yaml"
+    f.write_text(f"apiVersion: {body[0]}\nkind: {kind}\nmetadata: {{name: x}}\n{body[1]}")
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f))
+    assert r.code == 0, r.out + r.err
+    [res] = json.loads(r.out)["results"]
+    unresolved = [x["message"] for x in res["findings"] if x["rule"] == "request-unresolved"]
+    assert any(value in m and field in m for m in unresolved), unresolved
+    cpu = tmp_path / "cpu.yaml"
+    text = f.read_text().replace("nvidia.com/gpu: 8", "cpu: 8")
+    cpu.write_text(text.replace("cloud.google.com/gke-accelerator: nvidia-h100-80gb", "a: b"))
+    r = run_cli("check", "--no-config", "--format", "json", str(cpu))
+    assert r.code == 0 and not json.loads(r.out)["invalid"], r.out + r.err
+
+
 def test_a_release_is_rendered_by_helm_with_its_values_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With helm on PATH, a helmfile release of a chart in the repository is rendered by
     helm template CHART -f FILE -f INLINE: the values files and the inline values, in order."""

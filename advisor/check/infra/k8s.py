@@ -87,7 +87,8 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             continue
         made: list[tuple[Part, Request]] = []
         api = doc.data.get("apiVersion") if isinstance(doc.data.get("apiVersion"), str) else ""
-        for part in pod_templates(d, kind, api):
+        parts = pod_templates(d, kind, api)
+        for part in parts:
             line, col = doc.where(("metadata", "name")) if "name" in meta else doc.start
             address = f"{kind}/{ns}/{name}" + (f"/{part.name}" if part.name else "")
             req = Request(doc.path, "kubernetes", address, line, col, scope=ns, target=(str(kind), ns, name))
@@ -143,9 +144,21 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             req.notes += part.notes
             if part.unread:
                 req.unresolved.append(("kind", part.unread, doc.where(part.pod)))
+            # a count that is a placeholder (`replicas: ${N}`, envsubst's `$N`) scales this pod template when it
+            # sits beside it (its parent is a prefix of the pod's path), or scales them all (a job-wide field)
+            for loc, fld, value, pos in d.placeholders:
+                if _scales(loc, part, parts):
+                    req.unresolved.append((fld, value, pos))
             made.append((part, req))
         out.requests += _groups(made)
     return out
+
+
+def _scales(loc: KeyPath, part: Part, parts: list[Part]) -> bool:
+    parent = loc[:-1]
+    if part.pod[: len(parent)] == parent:
+        return True
+    return not any(p.pod[: len(parent)] == parent for p in parts)
 
 
 def _groups(made: list[tuple[Part, Request]]) -> list[Request]:

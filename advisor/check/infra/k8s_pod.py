@@ -40,6 +40,9 @@ class ManifestDoc:
 
     def __init__(self, doc: Document, index: NameIndex) -> None:
         self.doc, self.index = doc, index
+        # count fields read without a request at hand (replicas, parallelism, sizes) that hold a template
+        # placeholder: (where, field, value, position), handed to the requests of the pod templates they scale
+        self.placeholders: list[tuple[KeyPath, str, str, tuple[int, int]]] = []
 
     def at(self, loc: KeyPath) -> Any:
         node: Any = self.doc.data
@@ -76,8 +79,11 @@ class ManifestDoc:
         if v is None:
             return default
         if isinstance(v, str) and is_placeholder(v):
+            item = (".".join(str(p) for p in loc), v[:80], self.doc.where(loc))
             if req is not None:
-                req.unresolved.append((".".join(str(p) for p in loc), v[:80], self.doc.where(loc)))
+                req.unresolved.append(item)
+            else:
+                self.placeholders.append((loc, *item))
             return None
         if isinstance(v, str) and _DIGITS.fullmatch(v.strip()):
             v = int(v.strip())

@@ -12,7 +12,7 @@ from advisor.yamlsrc import Document, KeyPath
 
 Pos = tuple[int, int]
 HOURS_PER_MONTH = 730.0
-_PLACEHOLDER = re.compile(r"\$\{|\{\{|\$\(")
+_PLACEHOLDER = re.compile(r"\$\{|\{\{|\$\(|^\s*\$[A-Za-z_][A-Za-z0-9_]*\s*$")  # ${..}, {{..}}, $(..), a whole $NAME (envsubst)
 
 
 @dataclass
