@@ -220,6 +220,70 @@ spec:
     assert all(f["line"] in (8, 16) for f in res["findings"] if f["rule"] == "request-unresolved")
 
 
+# A chart that takes its values at install (no values.yaml: AI-Hypercomputer/gpu-recipes src/helm-charts,
+# 56d3d4f): `.Values.job.image.repository` of a missing `job` stops helm template; read as empty it gave
+# 'image: :' and the chart was an input error. A `toYaml ... | nindent` of such a value alone on a line
+# broke the env list around it.
+AT_INSTALL = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+        - name: t
+          image: {{ .Values.job.image.repository }}:{{ .Values.job.image.tag }}
+          env:
+            - name: A
+              value: "1"
+            {{- if .Values.workload.envs }}
+            {{- toYaml .Values.workload.envs | nindent 12 }}
+            {{- end }}
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+"""
+
+
+def test_a_chart_given_its_values_at_install_is_read_and_what_is_missing_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _chart(tmp_path, "", {"job.yaml": AT_INSTALL})
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check(".")
+    assert code == 0 and not data["invalid"], err
+    [res] = data["results"]
+    assert res["request"]["count"] == 8 and res["request"]["accelerator"] == "h100"
+    messages = [f["message"] for f in res["findings"] if f["rule"] == "request-unresolved"]
+    assert any("left out" in m and "toYaml" in m for m in messages), messages
+    assert any("could not be evaluated" in m and ".Values.workload.envs" in m for m in messages), messages
+
+
+def test_a_left_out_line_that_may_hold_the_request_stays_an_input_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pod's resources come from the values through `tpl` (not evaluated): without that line the
+    pod asks for nothing, and the values name GPUs, so the chart is not passed over."""
+    template = """apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+    - name: t
+      image: i
+      resources:
+        {{- tpl .Values.resources . | nindent 8 }}
+      env:
+        - name: A
+          value: "1"
+"""
+    _chart(tmp_path, {"resources": "limits:\n  nvidia.com/gpu: 8\n"}, {"pod.yaml": template})
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check(".")
+    assert code == 2 and not data.get("results"), err
+    assert "pod.yaml:10:" in err and "resources: expected a mapping" in err
+
+
 def test_a_chart_without_accelerators_is_skipped_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT / "tests" / "data" / "platform-repo")
     code, data, err = _check("charts")
@@ -324,7 +388,9 @@ def _render(src: str, values: dict[str, Any]) -> str:
         ("{{ mul (int .Values.a) 2 | add 1 }}", {"a": "3"}, "7"),
         ("k:{{- toYaml .Values.r | nindent 2 }}", {"r": {"b": 1, "a": [1]}}, "k:\n  a:\n  - 1\n  b: 1"),
         ('{{ define "h" }}[{{ .x }}]{{ end }}{{ include "h" (dict "x" .Values.v) }}', {"v": 9}, "[9]"),
-        ("{{ .Values.a.b.c }}|{{ hasKey .Values \"a\" }}", {}, "|false"),
+        # a missing key is nil; a field of nil stops helm template ('nil pointer evaluating interface {}.b'):
+        # not evaluated (AI-Hypercomputer/gpu-recipes charts take their values at install and rendered 'image: :')
+        ("{{ .Values.a }}|{{ .Values.a.b.c }}|{{ hasKey .Values \"a\" }}", {}, "|${.Values.a.b.c}|false"),
         ("{{ env \"HOME\" }}", {}, "${env}"),
         # a recursive helper whose stop condition is unknown stops at the include depth, as unknown
         ('{{ define "m" }}{{ if .x }}{{ include "m" . }}{{ end }}{{ end }}[{{ include "m" (dict "x" (env "X")) }}]', {},

@@ -371,6 +371,15 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
                 pos,
             )
             continue
+        if fld == "helm-left-out":  # a chart read without helm: a line that rendered only as a placeholder
+            yield (
+                f"the chart was read without helm (not on PATH) and `{value}` could not be evaluated where it stands alone on a "
+                "line: the line was left out, so what it would add (a list of env entries, resources, a whole block) is not "
+                "read and the count and cost may differ from what helm renders. Install helm on the runner, or give the "
+                "chart the values it is installed with (a values file beside it).",
+                pos,
+            )
+            continue
         yield f"{fld} = {value} is not a literal value; the count and cost are not guessed. " + how, pos
 
 

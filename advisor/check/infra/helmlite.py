@@ -25,11 +25,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from advisor.check.infra.model import label_variant
+from advisor.check.infra.model import Parsed, label_variant
 from advisor.errors import InputError, Problem
 
 MAX_OUTPUT = 8 * 1024 * 1024  # rendered characters per template (a CRD a chart ships can be megabytes)
@@ -52,6 +52,7 @@ BUILTIN_API_GROUPS = frozenset({
 })
 
 
+_PLACEHOLDER_LINE = re.compile(r"[ \t]*((?:\$\{[^}\n]*\}[ \t]*)+)")  # a rendered line that is only placeholders
 _CHIP_TEXT = re.compile(r"nvidia\.com/gpu|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu-accelerator")
 
 
@@ -572,15 +573,16 @@ class _Renderer:
     # -- evaluation
     def field(self, base: Any, names: list[str], expr: str) -> Any:
         v = base
-        for n in names:
+        for i, n in enumerate(names):
             if isinstance(v, Unknown):
                 return v
             if isinstance(v, dict):
                 if n not in v:
-                    return None  # a missing key is nil, as in Go templates (``default`` then applies)
+                    # a missing key is nil, as in Go templates (``default`` then applies); a field of that nil
+                    # stops helm template ('nil pointer evaluating interface {}.x'): the chart needs values it
+                    # does not have (given at install), so it is not evaluated, never read as empty
+                    return None if i == len(names) - 1 else Unknown(expr)
                 v = v[n]
-            elif v is None:
-                return None
             else:
                 return Unknown(expr)
         return v
@@ -1076,16 +1078,42 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
     from advisor.check.infra.sniff import doc_kind
     from advisor.yamlsrc import load_documents
 
+    def load(r: Rendered) -> Parsed:
+        docs = [d for d in load_documents(r.text, r.path, max_nodes=500_000) if d.data is not None]
+        return split(r.path, docs, [doc_kind(d.data) for d in docs], index, len(r.text))[1]
+
+    chips_in_values = bool(_CHIP_TEXT.search(repr(values) + repr(_values(chart))))
     for r in render_chart(chart, values):
         if not r.text.strip():
             continue
+        left_out: list[tuple[str, int]] = []
         try:
-            docs = [d for d in load_documents(r.text, r.path, max_nodes=500_000) if d.data is not None]
-            _loaded, parsed = split(r.path, docs, [doc_kind(d.data) for d in docs], index, len(r.text))
+            try:
+                parsed = load(r)
+            except InputError as first:
+                # a line that rendered only as placeholders (`{{ toYaml .Values.envs | nindent 8 }}` with values
+                # given at install) breaks the block around it: read the template without such lines, and say so
+                # on every request read from it. Where no request is left and what was left out may have been
+                # one (its template line or the chart's values name accelerators: `tpl` of a pod spec in the
+                # values), it stays an input error
+                lines = r.text.split("\n")
+                left_out = [(m.group(1).strip(), source_line(r, i + 1))
+                            for i, ln in enumerate(lines) if (m := _PLACEHOLDER_LINE.fullmatch(ln))]
+                if not left_out:
+                    raise
+                kept = "\n".join("" if _PLACEHOLDER_LINE.fullmatch(ln) else ln for ln in lines)
+                parsed = load(replace(r, text=kept))
+                if not parsed.requests:
+                    source = _read(r.path, MAX_TEMPLATE_BYTES).split("\n")
+                    at = "\n".join(source[line - 1] for _, line in left_out if 0 < line <= len(source))
+                    if _CHIP_TEXT.search(at) or chips_in_values:
+                        raise first from None
         except InputError as exc:
             found = remap(exc.problems, r)
-            if not _CHIP_TEXT.search(r.text) and not _CHIP_TEXT.search(_read(r.path, MAX_TEMPLATE_BYTES)):
-                continue  # a template advisor cannot render that names no accelerator: nothing to judge in it
+            if not _CHIP_TEXT.search(r.text) and not _CHIP_TEXT.search(_read(r.path, MAX_TEMPLATE_BYTES)) and not chips_in_values:
+                # a template advisor cannot render that names no accelerator, nor do the values it is given
+                # (a pod spec in the values rendered through `tpl`): nothing to judge in it
+                continue
             out.problems += [
                 Problem(
                     p.path,
@@ -1102,6 +1130,8 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
             req.notes.append(NOTE)
             for cond, line in dict.fromkeys(r.guessed):
                 req.unresolved.append(("helm-condition", cond, (line, 1)))
+            for expr, line in dict.fromkeys(left_out):
+                req.unresolved.append(("helm-left-out", expr, (line, 1)))
         for a in parsed.autoscalers:
             a.pos = (source_line(r, a.pos[0]), a.pos[1])
         out.requests += parsed.requests
