@@ -143,6 +143,30 @@ spec:
     assert not any(a.startswith("Deployment/default/vllm ") or "gpus.yaml" in q["path"] for a, q in got.items())
 
 
+def test_a_kustomization_that_ships_big_crds_and_a_patch_for_another_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kserve/kserve config/ (13 kustomizations): the build read its CRDs (~100k YAML nodes) with the 50k
+    bound of a small file, not the 500k of any manifest, and every overlay was an input error; then
+    config/crd's JSON patch for the v1beta1 CRD (target group/version) was applied to the v1 CRD and
+    failed with "operation 0: 'validation'". kustomize matches a target's group and version."""
+    props = "".join(f"          f{i}: {{type: string, description: field {i}}}\n" for i in range(12_000))
+    crd = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: isvc.serving.kserve.io\n"
+           "spec:\n  versions:\n  - name: v1beta1\n    schema:\n      openAPIV3Schema:\n        properties:\n" + props)
+    patch = "- op: add\n  path: /spec/validation/openAPIV3Schema/required/1\n  value: protocol\n"
+    kustomization = ("resources: [crd.yaml, ../base]\npatches:\n- path: protocol.yaml\n  target:\n"
+                     "    group: apiextensions.k8s.io\n    version: v1beta1\n    kind: CustomResourceDefinition\n"
+                     "    name: isvc.serving.kserve.io\nreplicas:\n  - name: vllm\n    count: 3\n")
+    _tree(tmp_path, {"base/deploy.yaml": BASE.split("---")[0], "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+                     "config/crd.yaml": crd, "config/protocol.yaml": patch, "config/kustomization.yaml": kustomization})
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check("config")
+    assert code == 0 and not data["invalid"], err
+    assert _got(data)["Deployment/default/vllm [kustomize config]"]["total_chips"] == 27
+    # the same patch aimed at the v1 CRD: kustomize build stops, and so does the gate, saying where and why
+    (tmp_path / "config" / "kustomization.yaml").write_text(kustomization.replace("version: v1beta1", "version: v1"))
+    code, data, err = _check("config")
+    assert code == 2 and "/spec/validation/openAPIV3Schema/required/1 does not exist in CustomResourceDefinition/isvc" in err, err
+
+
 def test_components_and_a_strategic_merge_that_adds_a_container(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     component = """apiVersion: kustomize.config.k8s.io/v1alpha1
 kind: Component

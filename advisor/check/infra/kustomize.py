@@ -178,6 +178,7 @@ def _remote(ref: str) -> bool:
 
 
 def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res]:
+    from advisor.check.infra.read import MAX_MANIFEST_NODES
     from advisor.yamlsrc import load_documents, read_text
 
     doc = _load_kustomization(kfile)
@@ -210,7 +211,8 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
                 for r in _build_dir(path, b, None):
                     res.append(_Res(r.data, pos if pos != (0, 0) else r.pos, r.names))
             elif os.path.isfile(path):
-                for d in load_documents(read_text(path, max_bytes=MAX_BYTES), path):
+                # a resource file is read as the gate reads any manifest (a CRD a kustomization ships is ~100k nodes)
+                for d in load_documents(read_text(path, max_bytes=MAX_BYTES), path, max_nodes=MAX_MANIFEST_NODES):
                     if isinstance(d.data, dict) and isinstance(d.data.get("kind"), str):
                         res.append(_Res(copy.deepcopy(d.data), pos, {_name(d.data)}))
             else:  # generated at deploy time (kubectl kustomize would stop here): built without it, and said
@@ -393,6 +395,10 @@ def _select(res: list[_Res], patch: Any, target: dict[str, Any] | None, b: _Buil
     for r in res:
         if target.get("kind") and r.data.get("kind") != target["kind"]:
             continue
+        api = r.data.get("apiVersion") if isinstance(r.data.get("apiVersion"), str) else ""
+        group, _, version = api.rpartition("/")
+        if (target.get("group") and target["group"] != group) or (target.get("version") and target["version"] != version):
+            continue  # kustomize matches a target's group and version too (kserve's v1beta1 CRD patch is not for v1)
         m = r.data.get("metadata")
         meta: dict[str, Any] = m if isinstance(m, dict) else {}
         if target.get("namespace") and meta.get("namespace") != target["namespace"]:
@@ -502,7 +508,11 @@ def _json6902(data: dict[str, Any], ops: list[Any], doc: Document, loc: KeyPath)
                 _put(data, parts, copy.deepcopy(v), True)
             elif kind != "test":
                 raise ValueError(f"unknown op {str(kind)[:20]!r}")
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+        except (KeyError, IndexError, TypeError):
+            what = f"{data.get('kind')}/{_name(data)}"
+            message = f"kustomize: JSON patch operation {j}: {str(op.get('path'))[:120]} does not exist in {what[:120]}"
+            raise InputError([Problem(doc.path, *doc.where(loc), message + " (kustomize build stops here)")]) from None
+        except ValueError as exc:
             raise InputError([Problem(doc.path, *doc.where(loc), f"kustomize: JSON patch operation {j}: {exc}"[:300])]) from None
 
 
