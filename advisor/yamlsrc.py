@@ -179,9 +179,11 @@ def load_documents(
     *,
     max_depth: int = MAX_DEPTH,
     max_nodes: int = MAX_NODES,
+    any_tags: bool = False,
 ) -> list[Document]:
-    """Parse every document of ``text``. Raises InputError with positions."""
-    builder = _Builder(path, max_depth, max_nodes)
+    """Parse every document of ``text``. Raises InputError with positions. ``any_tags``: a tag other than
+    plain data's is read as untagged (nothing is ever constructed from a tag), to tell what a file is."""
+    builder = _Builder(path, max_depth, max_nodes, any_tags)
     try:
         return builder.run(text)
     except yaml.MarkedYAMLError as exc:
@@ -222,10 +224,11 @@ _NO_KEY = object()
 
 
 class _Builder:
-    def __init__(self, path: str, max_depth: int, max_nodes: int) -> None:
+    def __init__(self, path: str, max_depth: int, max_nodes: int, any_tags: bool = False) -> None:
         self.path = path
         self.max_depth = max_depth
         self.max_nodes = max_nodes
+        self.any_tags = any_tags
 
     def _fail(self, mark: Any, message: str) -> InputError:
         return InputError.single(self.path, mark.line + 1, mark.column + 1, message)
@@ -292,7 +295,7 @@ class _Builder:
                 continue
 
             tag = getattr(event, "tag", None)
-            if tag not in _ALLOWED_TAGS:
+            if tag not in _ALLOWED_TAGS and not self.any_tags:
                 raise self._fail(mark, f"YAML tag {tag!r} is not allowed (plain data only)")
             nodes += 1
             if nodes > self.max_nodes:

@@ -259,3 +259,38 @@ def test_an_unreadable_terraform_file_is_described_by_position_not_content(tmp_p
     assert r.code == 0 and "TOPSECRET" not in r.out + r.err, r.out
     [why] = [x["reason"] for x in json.loads(r.out)["skipped_files"]]
     assert "cannot parse" in why and "line 1, column 1" in why
+
+
+# Ordinary files of real repositories that stopped the gate (exit 2) though they propose nothing: mkdocs.yml
+# with its !!python/name tags (ray-project/kuberay, substratusai/kubeai), an e2e test resource with {{ }}
+# placeholders as keys (kserve/kserve test/e2e/graph/test-resources), a .json log of JSON lines
+# (AI-Hypercomputer/gpu-recipes dllogger.json), a .json with a comment header (kubernetes-engine-samples
+# infw-gw dashboard.json). Each names no accelerator; what does stays an input error.
+ORDINARY = {
+    "mkdocs.yml": ("site_name: x\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+                   "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"),
+    "ig_test.yaml": "apiVersion: serving.kserve.io/v1alpha1\nkind: InferenceGraph\nmetadata:\n  name: {{ .Name }}\nspec:\n  nodes: {}\n",
+    "dllogger.json": 'DLLL {"timestamp": "1", "type": "LOG"}\nDLLL {"timestamp": "2", "type": "LOG"}\n',
+    "dashboard.json": '/* Copyright 2025 */\n{"title": "latency"}\n',
+}
+STILL_ERRORS = {
+    "pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: !!python/object/apply:os.system [id]\n",  # a manifest with a python tag
+    "tpl.yaml": "kind: Pod\nmetadata:\n  name: {{ .Name }}\nspec: {containers: [{resources: {limits: {nvidia.com/gpu: 8}}}]}\n",
+    "gpu.json": '// H100 x 8\n{"machine_type": "a3-highgpu-8g"}\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDINARY))
+def test_ordinary_files_that_name_no_accelerator_do_not_stop_the_gate(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text(ORDINARY[name])
+    r = run_cli("check", "--no-config", "--format", "json", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    data = json.loads(r.out)
+    assert not data["invalid"] and len(data["skipped_files"]) == 1, data
+
+
+@pytest.mark.parametrize("name", sorted(STILL_ERRORS))
+def test_unreadable_files_that_name_accelerators_stay_input_errors(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text(STILL_ERRORS[name])
+    r = run_cli("check", "--no-config", "--format", "json", str(tmp_path))
+    assert r.code == 2, r.out + r.err

@@ -319,3 +319,18 @@ def test_hostile_kustomizations_are_input_errors(tmp_path: Path, monkeypatch: py
     assert time.monotonic() - start < 20
     assert r.code == 2 and message in r.out + r.err, (r.out[-500:], r.err[-500:])
     assert "Traceback" not in r.err
+
+
+def test_a_json_patch_replace_of_a_missing_member_adds_it_as_kustomize_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ray-project/kuberay apiserver/deploy/local/e2e: `replace /spec/template/spec/containers/0/imagePullPolicy`
+    on a Deployment without one. kustomize build adds the member (kubernetes-sigs/kustomize issue 4380); the
+    gate called the overlay an input error."""
+    patch = ("patches:\n- patch: |-\n    - op: replace\n      path: /spec/template/spec/containers/0/imagePullPolicy\n"
+             "      value: IfNotPresent\n  target:\n    kind: Deployment\n    name: vllm\n    version: v1\n"
+             "replicas:\n  - name: vllm\n    count: 2\n")
+    _tree(tmp_path, {"base/deploy.yaml": BASE.split("---")[0], "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+                     "e2e/kustomization.yaml": "resources: [../base]\n" + patch})
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check("e2e")
+    assert code == 0 and not data["invalid"], err
+    assert _got(data)["Deployment/default/vllm [kustomize e2e]"]["total_chips"] == 18

@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -376,6 +377,9 @@ class _Batch:
         self.skipped += other.skipped
 
 
+TEMPLATE_MARK = re.compile(r"\{\{|\$\{|\$\(")
+
+
 def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[LoadedProfile], Any]:
     """A file's profiles and its parsed infrastructure (advisor.check.infra.model.Parsed): every
     document classified on its own, so a proposal is judged whatever else the file holds."""
@@ -399,8 +403,21 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
     try:
         docs = [d for d in load_documents(text, path, max_nodes=500_000) if d.data is not None]
     except InputError as exc:
-        from advisor.check.infra.read import template_hint
+        from advisor.check.infra.model import Parsed
+        from advisor.check.infra.read import names_hardware, template_hint
 
+        try:  # read with any tag as untagged: YAML of another tool (mkdocs' !!python/name) is no proposal
+            untagged = [d for d in load_documents(text, path, max_nodes=500_000, any_tags=True) if d.data is not None]
+        except InputError:
+            untagged = None
+        if untagged is not None and all(doc_kind(d.data).startswith("other") for d in untagged):
+            return [], Parsed("other", notes=[f"YAML with tags of another tool ({exc.problems[0].message[:80]}): not a workload "
+                                             "profile, Kubernetes manifest or SkyPilot task"])
+        if TEMPLATE_MARK.search(text) and not names_hardware(text, name_index(ctx.catalog)):
+            # a template that is no YAML until rendered (kserve's e2e test resources, a Helm template outside a
+            # chart) and names no accelerator, chip resource or accelerator machine anywhere: nothing to judge
+            return [], Parsed("other", notes=["a template that is not YAML until rendered (unrendered {{ }} / ${ } "
+                                             "placeholders) and names no accelerator: nothing to judge"])
         raise template_hint(text, exc) from None
     modeline = has_profile_modeline(text)
     kinds = [doc_kind(d.data, modeline=modeline) for d in docs]

@@ -395,8 +395,8 @@ def _select(res: list[_Res], patch: Any, target: dict[str, Any] | None, b: _Buil
     for r in res:
         if target.get("kind") and r.data.get("kind") != target["kind"]:
             continue
-        api = r.data.get("apiVersion") if isinstance(r.data.get("apiVersion"), str) else ""
-        group, _, version = api.rpartition("/")
+        api = r.data.get("apiVersion")
+        group, _, version = (api if isinstance(api, str) else "").rpartition("/")
         if (target.get("group") and target["group"] != group) or (target.get("version") and target["version"] != version):
             continue  # kustomize matches a target's group and version too (kserve's v1beta1 CRD patch is not for v1)
         m = r.data.get("metadata")
@@ -542,8 +542,8 @@ def _put(data: Any, parts: list[str], value: Any, insert: bool) -> None:
         else:
             node[int(last)] = value
     elif isinstance(node, dict):
-        if not insert and last not in node:
-            raise KeyError(f"no {last!r} to replace")
+        # `replace` of a missing member adds it, as kustomize build does (kubernetes-sigs/kustomize issue
+        # 4380, open since v4.4.1; ray-project/kuberay apiserver/deploy/local overlays rely on it)
         node[last] = value
     else:
         raise TypeError("path goes through a scalar")

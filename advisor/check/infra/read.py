@@ -7,6 +7,7 @@ the skip reason. A file's proposal is judged whatever else the file holds.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from advisor.check.infra.model import Parsed
@@ -14,7 +15,7 @@ from advisor.check.infra.names import NameIndex
 from advisor.check.infra.sniff import doc_kind
 from advisor.errors import InputError
 from advisor.loading import LoadedProfile, profiles_from_docs
-from advisor.yamlsrc import MAX_BYTES, Document, load_documents, read_text
+from advisor.yamlsrc import MAX_BYTES, STDIN, Document, load_documents, read_text
 
 MAX_MANIFEST_NODES = 500_000
 MAX_YAML_BYTES = 8 * 1024 * 1024
@@ -23,7 +24,16 @@ MAX_YAML_BYTES = 8 * 1024 * 1024
 def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]:
     from advisor.check.infra import jsonsrc, tfplan
 
-    data, text = jsonsrc.load_json_file(path)
+    text = read_text(path, max_bytes=jsonsrc.MAX_JSON_BYTES)
+    try:
+        data = jsonsrc.loads(text, path)
+    except InputError as exc:
+        if path != STDIN and not names_hardware(text, index):
+            # a .json file that is no JSON (a log of JSON lines, comments as in tsconfig / devcontainer files)
+            # and names no accelerator: not a proposal, and not a reason to stop the gate
+            p = exc.problems[0]
+            return [], Parsed("other", notes=[f"not JSON ({p.line}:{p.col}: {p.message[:80]}) and names no accelerator: nothing to judge"])
+        raise
     if tfplan.is_plan(data):
         return [], tfplan.parse(path, text, data, index)
     if isinstance(data, dict) and isinstance(data.get("results"), list) and "advisor_version" in data:
@@ -57,6 +67,24 @@ def read_hcl(path: str, index: NameIndex) -> Parsed:
     from advisor.check.infra import hcl
 
     return hcl.parse(path, read_text(path, max_bytes=MAX_YAML_BYTES), index)
+
+
+_HARDWARE_TEXT = re.compile(
+    r"(?i)accelerator|nvidia|amd\.com/gpu|google\.com/tpu|gke-tpu|neuron|habana|gaudi|\bgpus?\b|\btpus?\b"
+)
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,63}")
+
+
+def names_hardware(text: str, index: NameIndex) -> bool:
+    """Whether a file that cannot be read names accelerators anywhere: a chip resource or word, or any
+    word the name index resolves (a GPU or TPU machine type such as p5.48xlarge, a slice type)."""
+    if _HARDWARE_TEXT.search(text):
+        return True
+    for word in dict.fromkeys(_TOKEN.findall(text)):
+        hw = index.lookup(word)
+        if hw.known or hw.chips:
+            return True
+    return False
 
 
 def template_hint(text: str, exc: InputError) -> InputError:
