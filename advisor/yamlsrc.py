@@ -179,11 +179,12 @@ def load_documents(
     *,
     max_depth: int = MAX_DEPTH,
     max_nodes: int = MAX_NODES,
-    any_tags: bool = False,
+    lenient: bool = False,
 ) -> list[Document]:
-    """Parse every document of ``text``. Raises InputError with positions. ``any_tags``: a tag other than
-    plain data's is read as untagged (nothing is ever constructed from a tag), to tell what a file is."""
-    builder = _Builder(path, max_depth, max_nodes, any_tags)
+    """Parse every document of ``text``. Raises InputError with positions. ``lenient``: a tag other than
+    plain data's is read as untagged and a merge key (``<<``) as a plain key (nothing is ever constructed
+    from a tag), only to tell what a file is."""
+    builder = _Builder(path, max_depth, max_nodes, lenient)
     try:
         return builder.run(text)
     except yaml.MarkedYAMLError as exc:
@@ -224,11 +225,11 @@ _NO_KEY = object()
 
 
 class _Builder:
-    def __init__(self, path: str, max_depth: int, max_nodes: int, any_tags: bool = False) -> None:
+    def __init__(self, path: str, max_depth: int, max_nodes: int, lenient: bool = False) -> None:
         self.path = path
         self.max_depth = max_depth
         self.max_nodes = max_nodes
-        self.any_tags = any_tags
+        self.lenient = lenient
 
     def _fail(self, mark: Any, message: str) -> InputError:
         return InputError.single(self.path, mark.line + 1, mark.column + 1, message)
@@ -295,7 +296,7 @@ class _Builder:
                 continue
 
             tag = getattr(event, "tag", None)
-            if tag not in _ALLOWED_TAGS and not self.any_tags:
+            if tag not in _ALLOWED_TAGS and not self.lenient:
                 raise self._fail(mark, f"YAML tag {tag!r} is not allowed (plain data only)")
             nodes += 1
             if nodes > self.max_nodes:
@@ -354,7 +355,7 @@ class _Builder:
             if parent.key is _NO_KEY:
                 if not isinstance(value, (str, int, float, bool)) and value is not None:
                     raise self._fail(mark, "a mapping or list cannot be a mapping key")
-                if value == "<<" and isinstance(value, str):
+                if value == "<<" and isinstance(value, str) and not self.lenient:
                     raise self._fail(mark, "merge keys (<<) are not supported")
                 if value in parent.container:
                     line, col = doc.key_pos.get((*parent.loc, value), (0, 0))

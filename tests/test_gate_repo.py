@@ -272,11 +272,14 @@ ORDINARY = {
     "ig_test.yaml": "apiVersion: serving.kserve.io/v1alpha1\nkind: InferenceGraph\nmetadata:\n  name: {{ .Name }}\nspec:\n  nodes: {}\n",
     "dllogger.json": 'DLLL {"timestamp": "1", "type": "LOG"}\nDLLL {"timestamp": "2", "type": "LOG"}\n',
     "dashboard.json": '/* Copyright 2025 */\n{"title": "latency"}\n',
+    # merge keys (gpustack/gpustack gpustack/assets/model-catalog.yaml, docker-compose, GitLab CI)
+    "catalog.yaml": "defaults: &d\n  backend: vllm\nmodels:\n  - <<: *d\n    name: qwen3-8b\n",
 }
 STILL_ERRORS = {
     "pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: !!python/object/apply:os.system [id]\n",  # a manifest with a python tag
     "tpl.yaml": "kind: Pod\nmetadata:\n  name: {{ .Name }}\nspec: {containers: [{resources: {limits: {nvidia.com/gpu: 8}}}]}\n",
     "gpu.json": '// H100 x 8\n{"machine_type": "a3-highgpu-8g"}\n',
+    "merge.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: &p {image: i}}\nspec:\n  containers:\n  - <<: *p\n    name: c\n",
 }
 
 

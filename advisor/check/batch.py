@@ -406,13 +406,15 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
         from advisor.check.infra.model import Parsed
         from advisor.check.infra.read import names_hardware, template_hint
 
-        try:  # read with any tag as untagged: YAML of another tool (mkdocs' !!python/name) is no proposal
-            untagged = [d for d in load_documents(text, path, max_nodes=500_000, any_tags=True) if d.data is not None]
+        try:  # read leniently (any tag as untagged, a merge key as a key): YAML of another tool is no proposal
+            lenient = [d for d in load_documents(text, path, max_nodes=500_000, lenient=True) if d.data is not None]
         except InputError:
-            untagged = None
-        if untagged is not None and all(doc_kind(d.data).startswith("other") for d in untagged):
-            return [], Parsed("other", notes=[f"YAML with tags of another tool ({exc.problems[0].message[:80]}): not a workload "
-                                             "profile, Kubernetes manifest or SkyPilot task"])
+            lenient = None
+        if lenient is not None and all(doc_kind(d.data).startswith("other") for d in lenient):
+            # mkdocs.yml's !!python/name tags, a catalog or compose file's merge keys (gpustack's model catalog)
+            p = exc.problems[0]
+            return [], Parsed("other", notes=[f"YAML the gate does not read ({p.line}:{p.col}: {p.message[:80]}) that holds no "
+                                             "workload profile, Kubernetes manifest or SkyPilot task"])
         if TEMPLATE_MARK.search(text) and not names_hardware(text, name_index(ctx.catalog)):
             # a template that is no YAML until rendered (kserve's e2e test resources, a Helm template outside a
             # chart) and names no accelerator, chip resource or accelerator machine anywhere: nothing to judge

@@ -69,8 +69,10 @@ def read_hcl(path: str, index: NameIndex) -> Parsed:
     return hcl.parse(path, read_text(path, max_bytes=MAX_YAML_BYTES), index)
 
 
+# chip resources and selectors, and the fields that name accelerators (SkyPilot, Terraform, profiles)
 _HARDWARE_TEXT = re.compile(
-    r"(?i)accelerator|nvidia|amd\.com/gpu|google\.com/tpu|gke-tpu|neuron|habana|gaudi|\bgpus?\b|\btpus?\b"
+    r"(?i)nvidia\.com/|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu|aws\.amazon\.com/neuron|habana\.ai/"
+    r"|accelerators?[\"']?\s*[:=]|accelerator_(?:type|count|config)|\bgpus?[\"']?\s*[:=]|\btpus?[\"']?\s*[:=]"
 )
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,63}")
 
