@@ -316,3 +316,60 @@ def test_a_release_is_rendered_by_helm_with_its_values_files(tmp_path: Path, mon
     got = results(".")
     assert {a: r["request"]["count"] for a, r in got.items()} == {"Pod/default/from-helm": 1, "Pod/default/from-helm [helmfile prod]": 3}
     assert got["Pod/default/from-helm [helmfile prod]"]["source"]["path"] == "helmfile.yaml"
+
+
+DYNAMO = """apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: llama-disagg
+spec:
+  services:
+    Frontend:
+      componentType: frontend
+      replicas: 1
+      extraPodSpec:
+        mainContainer: {image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0}
+    VllmDecodeWorker:
+      componentType: worker
+      replicas: 2
+      resources:
+        limits:
+          gpu: "4"
+      multinode:
+        nodeCount: 2
+      extraPodSpec:
+        nodeSelector:
+          cloud.google.com/gke-accelerator: nvidia-gb200
+        mainContainer: {image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0}
+"""
+
+KUBEAI = """apiVersion: kubeai.org/v1
+kind: Model
+metadata:
+  name: llama-3.1-70b-instruct-fp8-h100
+spec:
+  features: [TextGeneration]
+  url: hf://neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8
+  engine: VLLM
+  resourceProfile: nvidia-gpu-h100:2
+  minReplicas: 1
+  maxReplicas: 3
+"""
+
+
+def test_dynamo_graph_deployment_and_kubeai_model_are_read(tmp_path: Path) -> None:
+    """Two serving CRDs of real platform repositories the gate passed over: NVIDIA Dynamo's
+    DynamoGraphDeployment (AI-Hypercomputer/gpu-recipes a4x inference templates: `resources.limits.gpu`
+    per node x `multinode.nodeCount`, `replicas`) and KubeAI's Model (substratusai/kubeai manifests/models:
+    `resourceProfile: nvidia-gpu-h100:2`, minReplicas..maxReplicas). Before, neither gave a request."""
+    (tmp_path / "dynamo.yaml").write_text(DYNAMO)
+    (tmp_path / "kubeai.yaml").write_text(KUBEAI)
+    (tmp_path / "cpu.yaml").write_text(KUBEAI.replace("nvidia-gpu-h100:2", "cpu:4").replace("h100", "cpu"))
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    got = {x["source"]["address"]: x["request"] for x in json.loads(r.out)["results"]}
+    assert set(got) == {"DynamoGraphDeployment/default/llama-disagg/VllmDecodeWorker", "Model/default/llama-3.1-70b-instruct-fp8-h100"}
+    dyn = got["DynamoGraphDeployment/default/llama-disagg/VllmDecodeWorker"]
+    assert (dyn["accelerator"], dyn["count"], dyn["replicas_min"], dyn["total_chips"]) == ("gb200", 8, 2, 16)
+    kai = got["Model/default/llama-3.1-70b-instruct-fp8-h100"]
+    assert (kai["accelerator"], kai["count"], kai["replicas_min"], kai["replicas_max"]) == ("h100", 2, 1, 3)

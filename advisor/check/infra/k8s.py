@@ -92,7 +92,9 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             line, col = doc.where(("metadata", "name")) if "name" in meta else doc.start
             address = f"{kind}/{ns}/{name}" + (f"/{part.name}" if part.name else "")
             req = Request(doc.path, "kubernetes", address, line, col, scope=ns, target=(str(kind), ns, name))
-            if part.pods <= 0 or not pod_request(d, part.pod, req, part.containers):
+            if part.named is not None:
+                _named_request(d, part, req)
+            elif part.pods <= 0 or not pod_request(d, part.pod, req, part.containers):
                 continue
             req.always_on = kind not in JOB_KINDS
             per_pod = req.count
@@ -152,6 +154,21 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             made.append((part, req))
         out.requests += _groups(made)
     return out
+
+
+def _named_request(d: ManifestDoc, part: Part, req: Request) -> None:
+    """A kind that names its chips (KubeAI's resourceProfile): the accelerator from the name, the chips per pod
+    as written (None: unresolved)."""
+    assert part.named is not None
+    chip, n, loc = part.named
+    hw = d.index.lookup(chip)
+    req.set_hardware(chip, hw)
+    if not hw.known:
+        req.unknown = hw.reason or f"{chip!r} is not in the catalog"
+    req.count = n
+    req.where["count"] = req.where["accelerator"] = d.doc.where(loc)
+    if n is None:
+        req.unresolved.append((".".join(str(p) for p in loc), str(d.at(loc))[:80], d.doc.where(loc)))
 
 
 def _scales(loc: KeyPath, part: Part, parts: list[Part]) -> bool:

@@ -10,6 +10,7 @@ an accelerator request in a kind advisor does not know is reported, never passed
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from advisor.check.infra.k8s_pod import ManifestDoc
@@ -30,6 +31,9 @@ class Part:
     group: str = ""  # leader / workers of one group (LeaderWorkerSet, multi-node serving)
     role: str = ""
     unread: str = ""  # the kind, where this pod spec was found in a kind advisor does not read (its replicas not known)
+    # a kind that names its chips instead of a pod spec asking for them (KubeAI's resourceProfile "nvidia-gpu-l4:2"):
+    # (accelerator name, chips per pod, where it is written); the pod spec, if any, still gives selectors
+    named: tuple[str, int | None, KeyPath] | None = None
 
 
 REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs", "JAXJob": "jaxReplicaSpecs",
@@ -41,7 +45,7 @@ JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"} | set(REPLICA_SPECS) | {"Trai
 # The kinds read as workloads (any other is searched for pod specs)
 READ_KINDS = {
     "Pod", "Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "JobSet", "LeaderWorkerSet", "RayCluster", "RayService",
-    "RayJob", "TrainJob", "InferenceService", "LLMInferenceService", "NIMService",
+    "RayJob", "TrainJob", "InferenceService", "LLMInferenceService", "NIMService", "DynamoGraphDeployment", "Model",
 } | set(REPLICA_SPECS) | ARGO_KINDS
 MAX_FOUND_PODS = 64  # pod specs searched for in a kind not read (a bound on a hostile document)
 
@@ -110,7 +114,62 @@ def pod_templates(d: ManifestDoc, kind: str, api: str = "") -> list[Part]:
         return _llmisvc(d)
     if kind == "NIMService":
         return _nim(d)
+    if kind == "DynamoGraphDeployment":
+        return _dynamo(d)
+    if kind == "Model" and api.startswith("kubeai.org/"):
+        return _kubeai(d)
+    if kind == "Model":
+        return _found_pods(d, kind)
     return []
+
+
+def _dynamo(d: ManifestDoc) -> list[Part]:
+    """NVIDIA Dynamo DynamoGraphDeployment (nvidia.com): each of ``services`` runs ``replicas`` copies of
+    ``resources`` (limits / requests ``gpu``, per node) on ``multinode.nodeCount`` nodes; its
+    ``extraPodSpec`` gives the node selectors."""
+    out: list[Part] = []
+    for svc in d.mapping(("spec", "services")):
+        base: KeyPath = ("spec", "services", svc)
+        d.mapping(base)
+        n = d.count((*base, "replicas"), default=1)
+        nodes = d.count((*base, "multinode", "nodeCount"), default=1)
+        pod: KeyPath = (*base, "extraPodSpec") if d.at((*base, "extraPodSpec")) is not None else base
+        notes = ["DynamoGraphDeployment: chips from services.<name>.resources gpu per node x multinode.nodeCount"]
+        out.append(Part(str(svc), pod, 1 if nodes is None else nodes, (n, n), (*base, "replicas"),
+                        containers=[(base, "resources")], notes=notes))
+    return out
+
+
+_KUBEAI_PROFILE = re.compile(r"(?:nvidia|amd)-gpu-(?P<gpu>[a-z0-9-]+)|google-tpu-(?P<tpu>v[0-9a-z]+)-(?P<topo>[0-9]+x[0-9]+)")
+
+
+def _kubeai(d: ManifestDoc) -> list[Part]:
+    """KubeAI Model (kubeai.org): ``resourceProfile: NAME:N`` is N units of a profile of the KubeAI
+    chart's resourceProfiles, each one GPU or TPU chip in the chart's profiles (nvidia-gpu-l4, amd-gpu-mi300x,
+    google-tpu-v5e-2x2); replicas, or minReplicas..maxReplicas with autoscaling. The accelerator is read from
+    the profile's name; a profile of another name (cpu, a custom one) is no request known here."""
+    loc: KeyPath = ("spec", "resourceProfile")
+    prof = d.at(loc)
+    if not isinstance(prof, str):
+        return []
+    name, _, units = prof.partition(":")
+    m = _KUBEAI_PROFILE.fullmatch(name.strip().lower())
+    if m is None:
+        return []
+    n = int(units) if units.strip().isdigit() else (None if units.strip() else 1)
+    chip = m.group("gpu") or f"tpu-{m.group('tpu')}"
+    lo = d.count(("spec", "minReplicas"), default=None)
+    hi = d.count(("spec", "maxReplicas"), default=None)
+    reps = d.count(("spec", "replicas"), default=None)
+    low = reps if reps is not None else (lo if lo is not None else 1)
+    # scaled from zero without a maximum: one replica when it serves (a lower bound, said)
+    high = hi if hi is not None else max(low, 1)
+    notes = [f"KubeAI Model: resourceProfile {prof[:40]!r} read as {n} x {chip} per pod (one chip per profile unit, as "
+             "the KubeAI chart's profiles define them)"]
+    if hi is None and reps is None:
+        notes.append("KubeAI Model without maxReplicas: read as at most one replica (a lower bound)")
+    return [Part("", ("spec",), 1, (low, max(low, high)), ("spec", "maxReplicas") if hi is not None else ("spec", "replicas"),
+                 notes=notes, named=(chip, n, loc))]
 
 
 def _volcano(d: ManifestDoc) -> list[Part]:
