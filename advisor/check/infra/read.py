@@ -28,7 +28,7 @@ def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]
     try:
         data = jsonsrc.loads(text, path)
     except InputError as exc:
-        if path != STDIN and not names_hardware(text, index):
+        if path != STDIN and _not_json_syntax(text) and not names_hardware(text, index):
             # a .json file that is no JSON (a log of JSON lines, comments as in tsconfig / devcontainer files)
             # and names no accelerator: not a proposal, and not a reason to stop the gate
             p = exc.problems[0]
@@ -75,6 +75,20 @@ _HARDWARE_TEXT = re.compile(
     r"|accelerators?[\"']?\s*[:=]|accelerator_(?:type|count|config)|\bgpus?[\"']?\s*[:=]|\btpus?[\"']?\s*[:=]"
 )
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,63}")
+
+
+def _not_json_syntax(text: str) -> bool:
+    """Whether the text is no JSON by its syntax (a log of JSON lines, comments), not by one of the reader's
+    bounds or refusals (depth, NaN, huge integers, duplicate keys: those stay input errors)."""
+    import json
+
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return True
+    except (ValueError, RecursionError):
+        return False
+    return False
 
 
 def names_hardware(text: str, index: NameIndex) -> bool:
