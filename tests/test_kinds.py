@@ -357,6 +357,36 @@ spec:
 """
 
 
+KAITO = """apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata:
+  name: workspace-deepseek-r1
+resource:
+  count: 2
+  instanceType: "Standard_ND96isr_H100_v5"
+  labelSelector:
+    matchLabels:
+      apps: deepseek-r1
+inference:
+  preset:
+    name: deepseek-r1-0528
+"""
+
+
+def test_a_kaito_workspace_is_its_nodes_of_the_instance_type(tmp_path: Path) -> None:
+    """kaito-project/kaito examples (0 of 45 Workspaces were proposals): resource.count nodes of
+    resource.instanceType, each with that machine's GPUs; an instance type the catalog lacks is unknown hardware."""
+    (tmp_path / "ws.yaml").write_text(KAITO)
+    (tmp_path / "v100.yaml").write_text(KAITO.replace("Standard_ND96isr_H100_v5", "Standard_NC6s_v3").replace("r1\n", "r1-v100\n", 1))
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    got = {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
+    h100 = got["Workspace/default/workspace-deepseek-r1"]["request"]
+    assert (h100["accelerator"], h100["count"], h100["total_chips"]) == ("h100", 16, 16)
+    v100 = got["Workspace/default/workspace-deepseek-r1-v100"]
+    assert v100["request"]["accelerator"] is None and "request-unknown-accelerator" in {f["rule"] for f in v100["findings"]}
+
+
 def test_dynamo_graph_deployment_and_kubeai_model_are_read(tmp_path: Path) -> None:
     """Two serving CRDs of real platform repositories the gate passed over: NVIDIA Dynamo's
     DynamoGraphDeployment (AI-Hypercomputer/gpu-recipes a4x inference templates: `resources.limits.gpu`

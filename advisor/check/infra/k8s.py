@@ -165,10 +165,13 @@ def _named_request(d: ManifestDoc, part: Part, req: Request) -> None:
     req.set_hardware(chip, hw)
     if not hw.known:
         req.unknown = hw.reason or f"{chip!r} is not in the catalog"
-    req.count = n
     req.where["count"] = req.where["accelerator"] = d.doc.where(loc)
-    if n is None:
-        req.unresolved.append((".".join(str(p) for p in loc), str(d.at(loc))[:80], d.doc.where(loc)))
+    if n is None and isinstance(d.at(loc), str) and d.at(loc) == chip:  # a machine type: its chips
+        req.count = hw.chips
+    else:
+        req.count = n
+        if n is None:
+            req.unresolved.append((".".join(str(p) for p in loc), str(d.at(loc))[:80], d.doc.where(loc)))
 
 
 def _scales(loc: KeyPath, part: Part, parts: list[Part]) -> bool:

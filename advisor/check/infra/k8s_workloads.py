@@ -31,8 +31,9 @@ class Part:
     group: str = ""  # leader / workers of one group (LeaderWorkerSet, multi-node serving)
     role: str = ""
     unread: str = ""  # the kind, where this pod spec was found in a kind advisor does not read (its replicas not known)
-    # a kind that names its chips instead of a pod spec asking for them (KubeAI's resourceProfile "nvidia-gpu-l4:2"):
-    # (accelerator name, chips per pod, where it is written); the pod spec, if any, still gives selectors
+    # a kind that names its chips instead of a pod spec asking for them: (accelerator or machine name, chips per pod,
+    # where it is written); chips None: those of the machine the name resolves to (KAITO's instanceType), else
+    # unresolved. KubeAI's resourceProfile "nvidia-gpu-l4:2" is ("l4", 2, ...)
     named: tuple[str, int | None, KeyPath] | None = None
 
 
@@ -45,7 +46,7 @@ JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"} | set(REPLICA_SPECS) | {"Trai
 # The kinds read as workloads (any other is searched for pod specs)
 READ_KINDS = {
     "Pod", "Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "JobSet", "LeaderWorkerSet", "RayCluster", "RayService",
-    "RayJob", "TrainJob", "InferenceService", "LLMInferenceService", "NIMService", "DynamoGraphDeployment", "Model",
+    "RayJob", "TrainJob", "InferenceService", "LLMInferenceService", "NIMService", "DynamoGraphDeployment", "Model", "Workspace",
 } | set(REPLICA_SPECS) | ARGO_KINDS
 MAX_FOUND_PODS = 64  # pod specs searched for in a kind not read (a bound on a hostile document)
 
@@ -120,7 +121,24 @@ def pod_templates(d: ManifestDoc, kind: str, api: str = "") -> list[Part]:
         return _kubeai(d)
     if kind == "Model":
         return _found_pods(d, kind)
+    if kind == "Workspace" and api.startswith("kaito.sh/"):
+        return _kaito(d)
+    if kind == "Workspace":
+        return _found_pods(d, kind)
     return []
+
+
+def _kaito(d: ManifestDoc) -> list[Part]:
+    """KAITO Workspace (kaito.sh): ``resource.count`` nodes (default 1) of ``resource.instanceType``, a cloud
+    machine type (Standard_NC24ads_A100_v4) whose GPUs the inference or tuning job uses. Without an instance type
+    (nodes the team brings, preferredNodes) no request is known here."""
+    loc: KeyPath = ("resource", "instanceType")
+    if not isinstance(d.at(loc), str):
+        return []
+    nodes = d.count(("resource", "count"), default=1)
+    notes = ["KAITO Workspace: resource.count nodes of resource.instanceType, each with the GPUs of that machine type"]
+    return [Part("", ("resource",), 1 if nodes is None else nodes, (1, 1), ("resource", "count"), notes=notes,
+                 named=(str(d.at(loc)), None, loc))]
 
 
 def _dynamo(d: ManifestDoc) -> list[Part]:
