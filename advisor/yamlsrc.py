@@ -209,13 +209,14 @@ def _one_line(text: str) -> str:
 
 
 class _Frame:
-    __slots__ = ("anchor", "container", "is_map", "key", "key_mark", "loc", "weight")
+    __slots__ = ("anchor", "container", "dup", "is_map", "key", "key_mark", "loc", "weight")
 
     def __init__(self, container: Any, is_map: bool, loc: KeyPath, anchor: str | None) -> None:
         self.container = container
         self.is_map = is_map
         self.key: Any = _NO_KEY
         self.key_mark: tuple[int, int] | None = None
+        self.dup: tuple[Any, str] | None = None  # a repeated key: where it is repeated, the error if its value differs
         self.loc = loc
         self.anchor = anchor
         self.weight = 1
@@ -360,14 +361,22 @@ class _Builder:
                 if value in parent.container:
                     line, col = doc.key_pos.get((*parent.loc, value), (0, 0))
                     where = ".".join(str(p) for p in (*parent.loc, value))
-                    raise self._fail(
-                        mark,
-                        f"{where}: duplicate key {value!r} (first defined at line {line}, column {col})",
-                    )
+                    # a key written twice with the same value reads the same whichever one a parser keeps
+                    # (aibrix's kustomizations repeat their apiVersion); a different value is ambiguous
+                    parent.dup = (mark, f"{where}: duplicate key {value!r} (first defined at line {line}, column {col})")
+                    parent.key = value
+                    return
                 parent.key = value
                 doc.key_pos[(*parent.loc, value)] = (mark.line + 1, mark.column + 1)
                 return
             key = parent.key
+            if parent.dup is not None:
+                dup_mark, message = parent.dup
+                parent.dup = None
+                if parent.container[key] != value or type(parent.container[key]) is not type(value):
+                    raise self._fail(dup_mark, message)
+                parent.key = _NO_KEY
+                return
             parent.container[key] = value
             if pos is not None:
                 doc.value_pos[(*parent.loc, key)] = pos

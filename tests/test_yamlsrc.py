@@ -37,6 +37,8 @@ def test_scalars_are_plain_types() -> None:
     ("text", "expected"),
     [
         ("a: 1\na: 2\n", "f.yaml:2:1: error: a: duplicate key 'a' (first defined at line 1, column 1)"),
+        ("a: 1\na: '1'\n", "f.yaml:2:1: error: a: duplicate key 'a' (first defined at line 1, column 1)"),
+        ("s:\n  r: {gpu: 1}\n  r: {gpu: 8}\n", "f.yaml:3:3: error: s.r: duplicate key 'r' (first defined at line 2, column 3)"),
         (
             "a: !!python/object/apply:os.system [x]\n",
             "f.yaml:1:4: error: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed (plain data only)",
@@ -50,6 +52,13 @@ def test_scalars_are_plain_types() -> None:
 )
 def test_rejected(text: str, expected: str) -> None:
     assert error(text) == expected
+
+
+def test_a_key_repeated_with_the_same_value_reads_the_same_either_way() -> None:
+    """vllm-project/aibrix config/overlays/dev/gpu-optimizer/kustomization.yaml repeats its apiVersion line;
+    whichever copy a parser keeps, the value is the same, so it is not refused (a different value is)."""
+    assert one("apiVersion: v1\nkind: K\nb: {x: [1]}\napiVersion: v1\nb: {x: [1]}\n").data == {
+        "apiVersion": "v1", "kind": "K", "b": {"x": [1]}}
 
 
 def test_alias_bomb_is_cut_short() -> None:
