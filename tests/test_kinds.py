@@ -403,3 +403,21 @@ def test_dynamo_graph_deployment_and_kubeai_model_are_read(tmp_path: Path) -> No
     assert (dyn["accelerator"], dyn["count"], dyn["replicas_min"], dyn["total_chips"]) == ("gb200", 8, 2, 16)
     kai = got["Model/default/llama-3.1-70b-instruct-fp8-h100"]
     assert (kai["accelerator"], kai["count"], kai["replicas_min"], kai["replicas_max"]) == ("h100", 2, 1, 3)
+
+
+def test_a_lone_container_asking_for_chips_in_an_unread_kind_is_reported(tmp_path: Path) -> None:
+    """sgl-project/ome config/runtimes: a ClusterServingRuntime's engineConfig.runner is a container with
+    nvidia.com/gpu: 4 but no pod spec (no containers list) around it; the gate called 287 such runtimes
+    'without accelerator requests'. Each is now counted once, its replicas unknown."""
+    (tmp_path / "rt.yaml").write_text(
+        "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nmetadata: {name: srt-command-r}\nspec:\n  engineConfig:\n"
+        "    nodeSelector: {node.kubernetes.io/instance-type: BM.GPU.H100.8}\n"
+        "    runner:\n      name: ome-container\n      image: lmsysorg/sglang:v0.5.5\n"
+        "      resources:\n        limits: {cpu: 20, nvidia.com/gpu: 4}\n"
+        "  cpuOnly:\n    resources: {limits: {cpu: 4}}\n"
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    [res] = json.loads(r.out)["results"]
+    assert res["source"]["address"] == "ClusterServingRuntime/default/srt-command-r/engineConfig.runner"
+    assert res["request"]["count"] == 4 and "request-unresolved" in {f["rule"] for f in res["findings"]}

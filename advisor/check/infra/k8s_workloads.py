@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from advisor.check.infra.k8s_pod import ManifestDoc
+from advisor.check.infra.k8s_pod import CHIP_RESOURCES, ManifestDoc
 from advisor.yamlsrc import KeyPath
 
 
@@ -225,17 +225,30 @@ def _argo(d: ManifestDoc, kind: str) -> list[Part]:
     return out
 
 
+def _chip_resources(node: dict[object, object]) -> bool:
+    """A container-like mapping: ``resources`` whose limits or requests name a chip resource."""
+    res = node.get("resources")
+    if not isinstance(res, dict):
+        return False
+    return any(isinstance(res.get(s), dict) and any(k in CHIP_RESOURCES for k in res[s]) for s in ("limits", "requests"))
+
+
 def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
-    """Pod specs (mappings with a ``containers`` list) anywhere in a kind advisor does not read, each counted once and
-    marked unread: an accelerator request there is reported (its replicas unknown), never passed over."""
-    found: list[KeyPath] = []
+    """Pod specs (mappings with a ``containers`` list) anywhere in a kind advisor does not read, and container-like
+    mappings outside them whose ``resources`` name a chip resource (a serving runtime's runner: sgl-project/ome's
+    ClusterServingRuntime ``engineConfig.runner``), each counted once and marked unread: an accelerator request there is
+    reported (its replicas unknown), never passed over."""
+    found: list[tuple[KeyPath, bool]] = []  # (where, a lone container)
 
     def walk(node: object, loc: KeyPath, depth: int) -> None:
         if depth > 16 or len(found) >= MAX_FOUND_PODS:
             return
         if isinstance(node, dict):
             if isinstance(node.get("containers"), list) and any(isinstance(c, dict) for c in node["containers"]):
-                found.append(loc)
+                found.append((loc, False))
+                return
+            if _chip_resources(node) and loc[1:]:
+                found.append((loc, True))
                 return
             for k, v in node.items():
                 if isinstance(k, str | int):
@@ -245,7 +258,14 @@ def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
                 walk(v, (*loc, i), depth + 1)
 
     walk(d.doc.data.get("spec"), ("spec",), 0)
-    return [Part(".".join(str(p) for p in loc[1:]) or "spec", loc, 1, (1, 1), None, unread=kind) for loc in found]
+    out = []
+    for loc, lone in found:
+        name = ".".join(str(p) for p in loc[1:]) or "spec"
+        if lone:  # the mapping around the container gives the selectors (a runtime's engineConfig)
+            out.append(Part(name, loc[:-1], 1, (1, 1), None, containers=[(loc, "resources")], unread=kind))
+        else:
+            out.append(Part(name, loc, 1, (1, 1), None, unread=kind))
+    return out
 
 
 def _lws(d: ManifestDoc) -> list[Part]:
