@@ -568,3 +568,19 @@ def test_a_terraform_helm_release_of_a_chart_in_the_repository(tmp_path: Path, m
               if f["rule"] == "request-unresolved"]
     assert any("templatefile" in m for m in unread) and any("image.tag" in m for m in unread)
     assert not any("ingress" in a for a in got)
+
+
+def test_real_gpu_recipes_chart_that_takes_its_values_at_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AI-Hypercomputer/gpu-recipes src/helm-charts/a3mega/sglang-inference (tests/data/helm-real/README.md):
+    no values.yaml. It was an input error ('image: :'); now its LeaderWorkerSet is read, and what the values
+    would decide (replicas, the group size, the GPUs per pod) is request-unresolved, never guessed; the
+    conditions it could not evaluate are said in one finding."""
+    monkeypatch.chdir(REAL)
+    code, data, err = _check("gpu-recipes-sglang")
+    assert code == 0 and not data["invalid"], err
+    [res] = data["results"]
+    assert res["source"]["address"] == "LeaderWorkerSet/default/release-name/leader"
+    unresolved = [f["message"] for f in res["findings"] if f["rule"] == "request-unresolved"]
+    assert any("${.Values.sglang.replicaCount}" in m for m in unresolved)
+    assert any("nvidia.com/gpu = ${.Values.job.gpus}" in m for m in unresolved)
+    assert sum("template condition(s) could not be evaluated" in m for m in unresolved) == 1

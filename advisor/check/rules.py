@@ -341,6 +341,8 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
         if r.req.kind.startswith("terraform")
         else "Run the check on the rendered output (helm template / kubectl kustomize / envsubst)."
     )
+    conditions = [(v, p) for f, v, p in r.req.unresolved if f == "helm-condition"]
+    said_conditions = False
     for fld, value, pos in r.req.unresolved:
         if fld == "kind":  # a pod spec found in a kind no reader knows: counted once, a lower bound
             yield (
@@ -363,11 +365,17 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
                 pos,
             )
             continue
-        if fld == "helm-condition":  # a chart read without helm: a condition its reader could not evaluate
+        if fld == "helm-condition":  # a chart read without helm: the conditions its reader could not evaluate, said once
+            if said_conditions:
+                continue
+            said_conditions = True
+            named = ", ".join(f"`{v}` (line {p[0]})" for v, p in conditions[:3])
+            more = f" and {len(conditions) - 3} more" if len(conditions) > 3 else ""
             yield (
-                f"the chart was read without helm (not on PATH) and the template condition `{value}` could not be evaluated: its "
-                "first branch was read, so the count and cost may differ from what helm renders. Install helm on the runner "
-                "(the chart is then rendered with helm template).",
+                f"the chart was read without helm (not on PATH) and {len(conditions)} template condition(s) could not be "
+                f"evaluated: {named}{more}; the first branch of each was read, so the count and cost may differ from what "
+                "helm renders. Install helm on the runner (the chart is then rendered with helm template), or give the "
+                "chart the values it is installed with (a values file beside it).",
                 pos,
             )
             continue

@@ -320,13 +320,16 @@ def _printf(fmt: Any, *args: Any) -> Any:
 
 
 def _str_fn(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A function of known values: an unknown argument passes through (it names what is missing, such as
+    ``.Values.model.tp_size``); a failure is unknown, named after the function by the caller."""
     def f(*args: Any) -> Any:
-        if any(isinstance(a, Unknown) for a in args):
-            return Unknown(fn.__name__)
+        for a in args:
+            if isinstance(a, Unknown):
+                return a
         try:
             return fn(*args)
         except (TypeError, ValueError, AttributeError, IndexError):
-            return Unknown(fn.__name__)
+            return Unknown("")
 
     return f
 
@@ -671,6 +674,8 @@ class _Renderer:
         try:
             v = f(*args)
         except (TypeError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
+            return Unknown(fn)
+        if isinstance(v, Unknown) and not v.text:
             return Unknown(fn)
         if isinstance(v, str) and len(v) > MAX_OUTPUT:
             raise _Limit(f"builds a string of more than {MAX_OUTPUT // (1024 * 1024)} MiB")
