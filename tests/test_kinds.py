@@ -421,3 +421,51 @@ def test_a_lone_container_asking_for_chips_in_an_unread_kind_is_reported(tmp_pat
     [res] = json.loads(r.out)["results"]
     assert res["source"]["address"] == "ClusterServingRuntime/default/srt-command-r/engineConfig.runner"
     assert res["request"]["count"] == 4 and "request-unresolved" in {f["rule"] for f in res["findings"]}
+
+
+GKE_MODULE = """variable "region" { default = "us-central1" }
+module "gke" {
+  source     = "terraform-google-modules/kubernetes-engine/google//modules/private-cluster"
+  version    = "~> 33.0"
+  project_id = "p"
+  name       = "ml"
+  region     = var.region
+  zones      = ["us-central1-a", "us-central1-c"]
+  node_pools = [
+    { name = "cpu", machine_type = "e2-standard-8", min_count = 1, max_count = 3 },
+    {
+      name              = "l4"
+      machine_type      = "g2-standard-24"
+      accelerator_type  = "nvidia-l4"
+      accelerator_count = 2
+      min_count         = 0
+      max_count         = 4
+      spot              = true
+    },
+    { name = "tpu", machine_type = "ct5lp-hightpu-4t", autoscaling = false, node_count = 4, tpu_topology = "4x4",
+      node_locations = "us-central1-a" },
+    { name = "later", machine_type = "a3-highgpu-8g", max_count = var.gpu_nodes },
+  ]
+}
+"""
+
+
+def test_the_gke_registry_module_node_pools_are_read(tmp_path: Path) -> None:
+    """terraform-google-modules/kubernetes-engine, the module GKE clusters are commonly declared with: its
+    node_pools input is a list of maps, each a google_container_node_pool the module creates. Before, a call
+    of it was 'Terraform HCL without accelerator resources'. Module defaults apply (autoscaling on, counts per
+    zone); a value that is not a literal is request-unresolved."""
+    (tmp_path / "main.tf").write_text(GKE_MODULE)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    got = {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
+    l4 = got['module.gke.google_container_node_pool.pools["l4"]']
+    assert l4["source"]["line"] == 2
+    req = l4["request"]
+    assert (req["accelerator"], req["count"], req["replicas_max"], req["pricing"]) == ("l4", 2, 8, "spot")
+    tpu = got['module.gke.google_container_node_pool.pools["tpu"]']["request"]
+    assert (tpu["accelerator"], tpu["count"], tpu["replicas_max"]) == ("tpu-v5e", 16, 1)
+    later = got['module.gke.google_container_node_pool.pools["later"]']
+    assert later["request"]["accelerator"] == "h100"
+    assert any("max_count" in f["message"] for f in later["findings"] if f["rule"] == "request-unresolved")
+    assert not any("cpu" in a for a in got)

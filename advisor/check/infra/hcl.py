@@ -374,7 +374,9 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     resources = _resource_blocks(data)
     ctx = _HclCtx(path, text, index, blocks, _resource_refs(resources), region)
     out = Parsed("terraform-hcl")
-    by_addr, unresolved = _evaluate(ctx, _Scope(variables, locals_), resources)
+    scope = _Scope(variables, locals_)
+    by_addr, unresolved = _evaluate(ctx, scope, resources)
+    _gke_module_pools(ctx, scope, data, text, by_addr, unresolved)
     tfplan.read_resources(ctx, by_addr, out)
     _report_unresolved(out, unresolved)
     if path != "-" and any(typ == "helm_release" for typ, _n, _b in resources):  # a chart in the repository, released by Terraform
@@ -504,6 +506,80 @@ def _report_unresolved(out: Parsed, unresolved: dict[str, list[tuple[str, str]]]
             out.notes.append(
                 f"{address}: {fields} cannot be evaluated from the source ({items[0][1][:60]}); give the plan JSON: {PLAN_HINT}"
             )
+
+
+# terraform-google-modules/kubernetes-engine (the registry module and its submodules, by registry or GitHub source):
+# node_pools is a list of maps, each a google_container_node_pool the module creates as pools["NAME"]
+_GKE_MODULE = re.compile(r"terraform-google-modules/(?:terraform-google-)?kubernetes-engine(?:/google)?(?://|$)")
+_POOL_HARDWARE = {"machine_type", "accelerator_type", "accelerator_count", "autoscaling", "min_count", "max_count", "total_min_count",
+                  "total_max_count", "node_count", "initial_node_count", "node_locations", "spot", "preemptible", "tpu_topology"}
+_MODULE_BLOCK = re.compile(r'^\s*module\s+"([^"]+)"', re.M)
+
+
+def _gke_module_pools(
+    ctx: _HclCtx, scope: _Scope, data: dict[str, Any], text: str, by_addr: dict[str, dict[str, Any]],
+    unresolved: dict[str, list[tuple[str, str]]],
+) -> None:
+    """Each node pool a call of the GKE module declares (``node_pools = [{name, machine_type, accelerator_type,
+    accelerator_count, min_count, max_count, ...}]``), read as the google_container_node_pool it creates, with the
+    module's defaults (autoscaling on, min_count 1, max_count 100 per zone, e2-medium), at the module block."""
+    lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _MODULE_BLOCK.finditer(text)}
+    for block in data.get("module", []):
+        if not isinstance(block, dict):
+            continue
+        for name, body in block.items():
+            if not isinstance(body, dict) or not isinstance(body.get("source"), str) or not _GKE_MODULE.search(body["source"] + "$"):
+                continue
+            base = f"module.{name}.google_container_node_pool.pools"
+            ctx.blocks[tfconfig.config_address(base)] = lines.get(name, 1)
+            pools = scope.literal(body.get("node_pools", []))
+            if isinstance(pools, Unresolved) or not isinstance(pools, list):
+                unresolved[f'{base}["?"]'] = [("node_pools", str(body.get("node_pools"))[:80])]
+                continue
+            region = scope.literal(body.get("region"))
+            zones = scope.literal(body.get("zones"))
+            regional = scope.literal(body.get("regional", True))
+            for i, pool in enumerate(pools[:MAX_INSTANCES]):
+                if not isinstance(pool, dict):
+                    continue
+                key = pool.get("name") if isinstance(pool.get("name"), str) else str(i)
+                address = f'{base}["{key}"]'
+                unresolved[address] = [(f"node_pools.{f}", v.expr) for f, v in pool.items()
+                                       if isinstance(v, Unresolved) and f in _POOL_HARDWARE]
+                p = _plain(pool)
+                auto = p.get("autoscaling", True) is not False
+                count = p.get("accelerator_count", 0)
+                count = int(count) if isinstance(count, str) and _INT.fullmatch(count) else count
+                locs = p.get("node_locations")
+                node_locations = ([z.strip() for z in locs.split(",") if z.strip()] if isinstance(locs, str) and locs
+                                  else (zones if isinstance(zones, list) and zones and all(isinstance(z, str) for z in zones) else None))
+                after: dict[str, Any] = {
+                    "name": key,
+                    "location": region if regional is not False and isinstance(region, str)
+                    else (node_locations[0] if node_locations else None),
+                    "node_locations": node_locations,
+                    "node_config": [{
+                        "machine_type": p.get("machine_type", "e2-medium"),
+                        "guest_accelerator": [{"type": p.get("accelerator_type"), "count": count}]
+                        if isinstance(count, int) and count > 0 else [],
+                        "spot": p.get("spot", False), "preemptible": p.get("preemptible", False),
+                    }],
+                }
+                if auto:
+                    if p.get("total_max_count") is not None:
+                        after["autoscaling"] = [{"total_min_node_count": p.get("total_min_count", 0),
+                                                 "total_max_node_count": p["total_max_count"]}]
+                    else:
+                        after["autoscaling"] = [{"min_node_count": p.get("min_count", 1), "max_node_count": p.get("max_count", 100)}]
+                else:
+                    after["node_count"] = p.get("node_count", 1)
+                if p.get("tpu_topology"):
+                    after["placement_policy"] = [{"tpu_topology": p["tpu_topology"]}]
+                if p.get("queued_provisioning") is True:
+                    after["queued_provisioning"] = [{"enabled": True}]
+                by_addr[address] = {"address": address, "type": "google_container_node_pool",
+                                    "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
+                ctx.config_index.setdefault(base, []).append(address)
 
 
 def _instances(scope: _Scope, body: dict[str, Any]) -> list[tuple[str, tuple[Any, Any] | None, int | None, tuple[str, str] | None]]:
