@@ -469,3 +469,40 @@ def test_the_gke_registry_module_node_pools_are_read(tmp_path: Path) -> None:
     assert later["request"]["accelerator"] == "h100"
     assert any("max_count" in f["message"] for f in later["findings"] if f["rule"] == "request-unresolved")
     assert not any("cpu" in a for a in got)
+
+
+EKS_MODULE = """provider "aws" { region = "us-east-1" }
+module "eks" {
+  source  = "terraform-aws-modules/eks/aws"
+  version = "~> 20.0"
+  cluster_name = "ml"
+  eks_managed_node_group_defaults = { capacity_type = "SPOT" }
+  eks_managed_node_groups = {
+    system = { instance_types = ["m5.large"], min_size = 1, max_size = 3, desired_size = 2 }
+    gpu = {
+      ami_type       = "AL2023_x86_64_NVIDIA"
+      instance_types = ["p5.48xlarge"]
+      min_size       = 0
+      max_size       = 4
+      desired_size   = 2
+      capacity_type  = "ON_DEMAND"
+    }
+    inf = { instance_types = ["g6.12xlarge"], max_size = 2 }
+  }
+}
+"""
+
+
+def test_the_eks_registry_module_node_groups_are_read(tmp_path: Path) -> None:
+    """terraform-aws-modules/eks: eks_managed_node_groups is a map of managed node groups over
+    eks_managed_node_group_defaults, each the aws_eks_node_group the module creates; the registry source
+    (no '//submodule') is matched too. Before, 'Terraform HCL without accelerator resources'."""
+    (tmp_path / "main.tf").write_text(EKS_MODULE)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    got = {x["source"]["address"]: x["request"] for x in json.loads(r.out)["results"]}
+    gpu = got['module.eks.module.eks_managed_node_group["gpu"].aws_eks_node_group.this[0]']
+    assert (gpu["accelerator"], gpu["count"], gpu["replicas_min"], gpu["replicas_max"], gpu["pricing"]) == ("h100", 8, 0, 4, "on-demand")
+    inf = got['module.eks.module.eks_managed_node_group["inf"].aws_eks_node_group.this[0]']
+    assert (inf["accelerator"], inf["count"], inf["replicas_min"], inf["replicas_max"], inf["pricing"]) == ("l4", 4, 1, 2, "spot")
+    assert len(got) == 2  # the m5.large system group asks for no accelerator

@@ -377,6 +377,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     scope = _Scope(variables, locals_)
     by_addr, unresolved = _evaluate(ctx, scope, resources)
     _gke_module_pools(ctx, scope, data, text, by_addr, unresolved)
+    _eks_module_groups(ctx, scope, data, text, by_addr, unresolved)
     tfplan.read_resources(ctx, by_addr, out)
     _report_unresolved(out, unresolved)
     if path != "-" and any(typ == "helm_release" for typ, _n, _b in resources):  # a chart in the repository, released by Terraform
@@ -528,7 +529,7 @@ def _gke_module_pools(
         if not isinstance(block, dict):
             continue
         for name, body in block.items():
-            if not isinstance(body, dict) or not isinstance(body.get("source"), str) or not _GKE_MODULE.search(body["source"] + "$"):
+            if not isinstance(body, dict) or not isinstance(body.get("source"), str) or not _GKE_MODULE.search(body["source"]):
                 continue
             base = f"module.{name}.google_container_node_pool.pools"
             ctx.blocks[tfconfig.config_address(base)] = lines.get(name, 1)
@@ -580,6 +581,55 @@ def _gke_module_pools(
                 by_addr[address] = {"address": address, "type": "google_container_node_pool",
                                     "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
                 ctx.config_index.setdefault(base, []).append(address)
+
+
+# terraform-aws-modules/eks (registry or GitHub source): eks_managed_node_groups is a map of node groups, each an
+# aws_eks_node_group the module creates, over eks_managed_node_group_defaults
+_EKS_MODULE = re.compile(r"terraform-aws-modules/(?:terraform-aws-)?eks(?:/aws)?(?://|$)")
+_GROUP_HARDWARE = {"instance_types", "min_size", "max_size", "desired_size", "capacity_type", "ami_type"}
+
+
+def _eks_module_groups(
+    ctx: _HclCtx, scope: _Scope, data: dict[str, Any], text: str, by_addr: dict[str, dict[str, Any]],
+    unresolved: dict[str, list[tuple[str, str]]],
+) -> None:
+    """Each managed node group a call of the EKS module declares (``eks_managed_node_groups = {gpu = {instance_types,
+    min_size, max_size, desired_size, capacity_type}}``), read as the aws_eks_node_group it creates, with the module's
+    defaults (min 1, max 3, desired 1) and eks_managed_node_group_defaults under each group."""
+    lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _MODULE_BLOCK.finditer(text)}
+    for block in data.get("module", []):
+        if not isinstance(block, dict):
+            continue
+        for name, body in block.items():
+            if not isinstance(body, dict) or not isinstance(body.get("source"), str) or not _EKS_MODULE.search(body["source"]):
+                continue
+            base = f"module.{name}.module.eks_managed_node_group"
+            groups = scope.literal(body.get("eks_managed_node_groups", {}))
+            defaults = scope.literal(body.get("eks_managed_node_group_defaults", {}))
+            defaults = defaults if isinstance(defaults, dict) else {}
+            if isinstance(groups, Unresolved) or not isinstance(groups, dict):
+                address = f'{base}["?"].aws_eks_node_group.this[0]'
+                ctx.blocks[tfconfig.config_address(address)] = lines.get(name, 1)
+                unresolved[address] = [("eks_managed_node_groups", str(body.get("eks_managed_node_groups"))[:80])]
+                continue
+            for key, group in list(groups.items())[:MAX_INSTANCES]:
+                if not isinstance(group, dict):
+                    continue
+                merged = {**defaults, **group}
+                address = f'{base}["{key}"].aws_eks_node_group.this[0]'
+                ctx.blocks[tfconfig.config_address(address)] = lines.get(name, 1)
+                unresolved[address] = [(f"eks_managed_node_groups.{key}.{f}", v.expr) for f, v in merged.items()
+                                       if isinstance(v, Unresolved) and f in _GROUP_HARDWARE]
+                g = _plain(merged)
+                after = {
+                    "instance_types": g.get("instance_types") or ["t3.medium"],
+                    "scaling_config": [{"min_size": g.get("min_size", 1), "max_size": g.get("max_size", 3),
+                                        "desired_size": g.get("desired_size", 1)}],
+                    "capacity_type": g.get("capacity_type", "ON_DEMAND"),
+                    "labels": g.get("labels"), "tags": g.get("tags"),
+                }
+                by_addr[address] = {"address": address, "type": "aws_eks_node_group",
+                                    "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
 
 
 def _instances(scope: _Scope, body: dict[str, Any]) -> list[tuple[str, tuple[Any, Any] | None, int | None, tuple[str, str] | None]]:
