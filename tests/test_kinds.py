@@ -450,12 +450,16 @@ module "gke" {
 """
 
 
-def test_the_gke_registry_module_node_pools_are_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["terraform-google-modules/kubernetes-engine/google//modules/private-cluster",
+                                    "terraform-google-modules/kubernetes-engine/google",
+                                    "github.com/terraform-google-modules/terraform-google-kubernetes-engine//modules/beta-private-cluster?ref=v33.0.0"])
+def test_the_gke_registry_module_node_pools_are_read(tmp_path: Path, source: str) -> None:
     """terraform-google-modules/kubernetes-engine, the module GKE clusters are commonly declared with: its
     node_pools input is a list of maps, each a google_container_node_pool the module creates. Before, a call
     of it was 'Terraform HCL without accelerator resources'. Module defaults apply (autoscaling on, counts per
     zone); a value that is not a literal is request-unresolved."""
-    (tmp_path / "main.tf").write_text(GKE_MODULE)
+    default = "terraform-google-modules/kubernetes-engine/google//modules/private-cluster"
+    (tmp_path / "main.tf").write_text(GKE_MODULE.replace(default, source))
     r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
     assert r.code == 0, r.out + r.err
     got = {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
