@@ -510,3 +510,81 @@ def test_the_eks_registry_module_node_groups_are_read(tmp_path: Path) -> None:
     inf = got['module.eks.module.eks_managed_node_group["inf"].aws_eks_node_group.this[0]']
     assert (inf["accelerator"], inf["count"], inf["replicas_min"], inf["replicas_max"], inf["pricing"]) == ("l4", 4, 1, 2, "spot")
     assert len(got) == 2  # the m5.large system group asks for no accelerator
+
+
+BLUEPRINT = """blueprint_name: gke-a3-ultra
+
+vars:
+  project_id: my-project
+  deployment_name: a3u
+  region: europe-west1
+  zone: europe-west1-b
+  a3_nodes: 4
+  reservation: a3u-res
+
+deployment_groups:
+- group: primary
+  modules:
+  - id: net
+    source: modules/network/vpc
+  - id: a3-ultragpu-pool
+    source: modules/compute/gke-node-pool
+    use: [cluster]
+    settings:
+      machine_type: a3-ultragpu-8g
+      zones: [$(vars.zone)]
+      static_node_count: $(vars.a3_nodes)
+      reservation_affinity:
+        consume_reservation_type: SPECIFIC_RESERVATION
+        specific_reservations:
+        - name: $(vars.reservation)
+  - id: system-pool
+    source: modules/compute/gke-node-pool
+    settings:
+      machine_type: e2-standard-16
+  - id: tpu_pool
+    source: modules/compute/gke-node-pool
+    settings:
+      machine_type: ct6e-standard-4t
+      num_slices: 2
+      spot: true
+      placement_policy: {type: COMPACT, tpu_topology: 4x4}
+  - id: l4_pool
+    source: modules/compute/gke-node-pool
+    settings:
+      machine_type: g2-standard-24
+      autoscaling_total_max_nodes: $(network.max_nodes)
+- group: slurm
+  modules:
+  - id: a3_nodeset
+    source: community/modules/compute/schedmd-slurm-gcp-v6-nodeset
+    settings:
+      machine_type: a3-megagpu-8g
+      node_count_static: 2
+      enable_spot_vm: true
+"""
+
+
+def test_a_cluster_toolkit_blueprint_is_read(tmp_path: Path) -> None:
+    """GoogleCloudPlatform/cluster-toolkit blueprints (gcluster deploy), the way A3 / A4 / TPU clusters are
+    commonly deployed on GCP: each gke-node-pool / Slurm nodeset / vm-instance module with accelerators is a
+    request, $(vars.X) resolved, the modules' own defaults for what is left out, a module output
+    request-unresolved. Before, the file was 'YAML that is not a workload profile ...'."""
+    (tmp_path / "blueprint.yaml").write_text(BLUEPRINT)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    got = {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
+    assert set(got) == {"gke-a3-ultra/primary/a3-ultragpu-pool", "gke-a3-ultra/primary/tpu_pool", "gke-a3-ultra/primary/l4_pool",
+                        "gke-a3-ultra/slurm/a3_nodeset"}
+    a3 = got["gke-a3-ultra/primary/a3-ultragpu-pool"]
+    assert a3["source"]["line"] == 16
+    req = a3["request"]
+    assert (req["accelerator"], req["count"], req["replicas_max"], req["pricing"]) == ("h200", 8, 4, "reservation")
+    assert req["region"] == "europe-west1"
+    tpu = got["gke-a3-ultra/primary/tpu_pool"]["request"]
+    assert (tpu["accelerator"], tpu["count"], tpu["replicas_max"], tpu["pricing"]) == ("tpu-v6e", 16, 2, "spot")
+    l4 = got["gke-a3-ultra/primary/l4_pool"]
+    assert l4["request"]["replicas_max"] is None
+    assert any("$(network.max_nodes)" in f["message"] for f in l4["findings"] if f["rule"] == "request-unresolved")
+    slurm = got["gke-a3-ultra/slurm/a3_nodeset"]["request"]
+    assert (slurm["accelerator"], slurm["replicas_min"], slurm["replicas_max"], slurm["pricing"]) == ("h100", 2, 12, "spot")

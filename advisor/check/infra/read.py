@@ -123,9 +123,7 @@ def split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, s
 
 def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, size: int) -> tuple[list[LoadedProfile], Parsed]:
     profiles = [d for d, k in zip(docs, kinds, strict=True) if k == "profile"]
-    kube = [d for d, k in zip(docs, kinds, strict=True) if k == "kubernetes"]
-    sky = [d for d, k in zip(docs, kinds, strict=True) if k == "skypilot"]
-    ray = [d for d, k in zip(docs, kinds, strict=True) if k == "ray"]
+    parts = {what: [d for d, k in zip(docs, kinds, strict=True) if k == what] for what in READERS}
     others = [k.removeprefix("other: ") for k in kinds if k.startswith("other: ")]
     loaded: list[LoadedProfile] = []
     problems = []
@@ -136,8 +134,8 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
             loaded = profiles_from_docs(path, profiles)
         except InputError as exc:
             problems += exc.problems
-    out = Parsed("kubernetes" if kube else "skypilot" if sky else "ray" if ray else "other")
-    for what, part in (("kubernetes", kube), ("skypilot", sky), ("ray", ray)):
+    out = Parsed(next((what for what in READERS if parts[what]), "other"))
+    for what, part in parts.items():
         if not part:
             continue
         try:
@@ -149,10 +147,7 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
         out.autoscalers += got.autoscalers
         out.notes += got.notes
         if not got.requests and not got.autoscalers:
-            out.notes.append(
-                {"kubernetes": "Kubernetes manifest", "skypilot": "SkyPilot task", "ray": "Ray cluster config"}[what]
-                + " without accelerator requests"
-            )
+            out.notes.append(f"{READERS[what][0]} without accelerator requests")
     if problems:
         raise InputError(problems)
     out.releases = _releases(path, docs, kinds)
@@ -184,15 +179,18 @@ def _releases(path: str, docs: list[Document], kinds: list[str]) -> list[Any]:
     return out
 
 
+# The readers of YAML documents, by the kind advisor.check.infra.sniff.doc_kind gives them: what the kind is called
+# in a note, and the module whose parse(docs, index) reads it (imported when a file holds that kind)
+READERS: dict[str, tuple[str, str]] = {
+    "kubernetes": ("Kubernetes manifest", "advisor.check.infra.k8s"),
+    "skypilot": ("SkyPilot task", "advisor.check.infra.skypilot"),
+    "ray": ("Ray cluster config", "advisor.check.infra.raycluster"),
+    "blueprint": ("Cluster Toolkit blueprint", "advisor.check.infra.blueprint"),
+}
+
+
 def _parse(what: str, docs: list[Document], index: NameIndex) -> Parsed:
-    if what == "kubernetes":
-        from advisor.check.infra import k8s
+    import importlib
 
-        return k8s.parse(docs, index)
-    if what == "ray":
-        from advisor.check.infra import raycluster
-
-        return raycluster.parse(docs, index)
-    from advisor.check.infra import skypilot
-
-    return skypilot.parse(docs, index)
+    parsed: Parsed = importlib.import_module(READERS[what][1]).parse(docs, index)
+    return parsed

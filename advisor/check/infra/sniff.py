@@ -40,7 +40,7 @@ def _is_sky(data: dict[Any, Any], keys: set[str]) -> bool:
 
 
 def doc_kind(data: Any, *, modeline: bool = False) -> str:
-    """``profile`` | ``kubernetes`` | ``skypilot`` | ``ray`` | ``other: REASON`` (skipped, with the reason)."""
+    """``profile`` | ``kubernetes`` | ``skypilot`` | ``ray`` | ``blueprint`` | ``other: REASON`` (skipped, with the reason)."""
     if isinstance(data, list):
         return "other: " + _list_reason(data)
     if not isinstance(data, dict):
@@ -63,6 +63,8 @@ def doc_kind(data: Any, *, modeline: bool = False) -> str:
         return "profile"
     if isinstance(data.get("available_node_types"), dict) and isinstance(data.get("provider"), dict):
         return "ray"  # a Ray cluster launcher config (ray up)
+    if isinstance(data.get("blueprint_name"), str) and isinstance(data.get("deployment_groups"), list):
+        return "blueprint"  # a Cluster Toolkit blueprint (gcluster deploy)
     if _is_sky(data, keys):
         return "skypilot"
     if "task" in keys and keys <= PROFILE_KEYS and len(keys) == len(data):

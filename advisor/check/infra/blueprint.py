@@ -1,0 +1,195 @@
+"""Cluster Toolkit blueprints (``gcluster deploy blueprint.yaml``; GoogleCloudPlatform/cluster-toolkit): every module
+of ``deployment_groups[].modules`` that creates accelerator nodes is one request. Read: ``modules/compute/gke-node-pool``
+(``machine_type``, ``guest_accelerator``, ``static_node_count``, else ``autoscaling_total_min_nodes`` (0) ..
+``autoscaling_total_max_nodes`` (1000), TPU ``num_slices`` of ``placement_policy.tpu_topology``), the Slurm nodesets
+``schedmd-slurm-gcp-v6-nodeset`` (``node_count_static`` (0) .. + ``node_count_dynamic_max`` (10)) and
+``modules/compute/vm-instance`` (``instance_count``, 1). The defaults are the modules' own variable defaults. A
+setting ``$(vars.NAME)`` takes the blueprint's ``vars``; any other ``$(...)`` (a module's output, an expression) is
+``request-unresolved``. Spot: ``spot`` / ``enable_spot_vm``; a specific reservation: ``reservation_affinity`` or
+``reservation_name``; DWS flex-start: ``enable_flex_start`` / ``enable_queued_provisioning`` (noted, priced
+on-demand). A CPU machine asks for no accelerator and is not a request."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from advisor.check.infra.model import Parsed, Request, fail_at, whole_number
+from advisor.check.infra.names import NameIndex, topology_chips
+from advisor.yamlsrc import Document, KeyPath
+
+_VAR = re.compile(r"\$\(vars\.([A-Za-z0-9_-]+)\)")
+_EXPR = re.compile(r"\$\(")
+# module source (its last path components) -> (replicas fields, defaults)
+GKE_POOL, SLURM_NODESET, VM = "gke-node-pool", "schedmd-slurm-gcp-v6-nodeset", "vm-instance"
+_KINDS = (GKE_POOL, SLURM_NODESET, VM)
+
+
+def is_blueprint(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("blueprint_name"), str) and isinstance(data.get("deployment_groups"), list)
+
+
+def parse(docs: list[Document], index: NameIndex) -> Parsed:
+    out = Parsed("blueprint")
+    for doc in docs:
+        if is_blueprint(doc.data):
+            out.requests += _blueprint(doc, index)
+    return out
+
+
+def _kind(source: Any) -> str | None:
+    if not isinstance(source, str):
+        return None
+    tail = source.rstrip("/").rsplit("/", 1)[-1]
+    return tail if tail in _KINDS else None
+
+
+def _blueprint(doc: Document, index: NameIndex) -> list[Request]:
+    data = doc.data
+    vars_: dict[str, Any] = data["vars"] if isinstance(data.get("vars"), dict) else {}
+    name = data["blueprint_name"]
+    out: list[Request] = []
+    for gi, group in enumerate(data["deployment_groups"]):
+        if not isinstance(group, dict):
+            raise fail_at(doc, ("deployment_groups", gi), "expected a mapping (group, modules)")
+        modules = group.get("modules")
+        if not isinstance(modules, list):
+            continue
+        gname = group.get("group") if isinstance(group.get("group"), str) else str(gi)
+        for mi, module in enumerate(modules):
+            loc: KeyPath = ("deployment_groups", gi, "modules", mi)
+            if not isinstance(module, dict):
+                raise fail_at(doc, loc, "expected a mapping (id, source, settings)")
+            kind = _kind(module.get("source"))
+            if kind is None:
+                continue
+            settings: dict[str, Any] = module["settings"] if isinstance(module.get("settings"), dict) else {}
+            mid = module.get("id") if isinstance(module.get("id"), str) else str(mi)
+            line, col = doc.where((*loc, "id")) if "id" in module else doc.where(loc)
+            req = Request(doc.path, "blueprint", f"{name}/{gname}/{mid}", line, col)
+            req.cloud = "gcp"
+            got = _Settings(doc, (*loc, "settings"), settings, vars_, req)
+            if not _hardware(got, req, index):
+                continue
+            _replicas(got, req, kind)
+            _pricing(got, req)
+            zones = got.value("zones")
+            zone = zones[0] if isinstance(zones, list) and zones and isinstance(zones[0], str) else got.value("zone")
+            region = got.value("region")
+            if isinstance(zone, str) and zone.count("-") >= 2:
+                req.region = zone.rsplit("-", 1)[0]
+            elif isinstance(region, str):
+                req.region = region
+            req.always_on = True
+            out.append(req)
+    return out
+
+
+class _Settings:
+    """A module's settings with ``$(vars.NAME)`` replaced by the blueprint's vars (a module setting left out takes the
+    blueprint var of the same name, as gcluster does); an expression it cannot evaluate is recorded on the request
+    and read as absent."""
+
+    def __init__(self, doc: Document, loc: KeyPath, settings: dict[str, Any], vars_: dict[str, Any], req: Request) -> None:
+        self.doc, self.loc, self.settings, self.vars, self.req = doc, loc, settings, vars_, req
+
+    def where(self, key: str) -> tuple[int, int]:
+        return self.doc.where((*self.loc, key)) if key in self.settings else self.doc.where(self.loc)
+
+    def value(self, key: str, default: Any = None) -> Any:
+        v = self.settings[key] if key in self.settings else self.vars.get(key, default)
+        return self._resolve(key, v, default)
+
+    def _resolve(self, key: str, v: Any, default: Any) -> Any:
+        if isinstance(v, str):
+            m = _VAR.fullmatch(v.strip())
+            if m:
+                if m.group(1) in self.vars:
+                    return self._resolve(key, self.vars[m.group(1)], default)
+                self.req.unresolved.append((key, v[:80], self.where(key)))
+                return default if default is not None else None
+            if _EXPR.search(v):
+                self.req.unresolved.append((key, v[:80], self.where(key)))
+                return None
+        if isinstance(v, list):
+            return [self._resolve(key, x, None) for x in v]
+        if isinstance(v, dict):
+            return {k: self._resolve(key, x, None) for k, x in v.items()}
+        return v
+
+    def count(self, key: str, default: int | None) -> int | None:
+        """A whole number; the module's default when the blueprint leaves it out, None when it is not a literal."""
+        raw = self.settings[key] if key in self.settings else self.vars.get(key)
+        v = self.value(key)
+        if v is None:
+            return default if raw is None else None
+        return whole_number(self.doc, (*self.loc, key), v, self.req)
+
+
+def _hardware(s: _Settings, req: Request, index: NameIndex) -> bool:
+    machine = s.value("machine_type")
+    guest = s.value("guest_accelerator")
+    if isinstance(guest, list) and guest and isinstance(guest[0], dict) and isinstance(guest[0].get("type"), str):
+        req.set_hardware(guest[0]["type"], index.lookup(guest[0]["type"]))
+        n = guest[0].get("count")
+        req.count = n if isinstance(n, int) and not isinstance(n, bool) else None
+        req.where["accelerator"] = req.where["count"] = s.where("guest_accelerator")
+        if req.count is None:
+            req.unresolved.append(("guest_accelerator.count", str(n)[:80], s.where("guest_accelerator")))
+        return True
+    if not isinstance(machine, str):
+        if any(f == "machine_type" for f, _v, _p in req.unresolved):
+            req.set_hardware("?", index.lookup("?"))
+            return True  # a machine type that is not a literal: reported, not passed over
+        return False
+    hw = index.lookup(machine)
+    if not hw.known and machine.lower() not in index.unsupported:
+        return False  # a CPU machine: no accelerator asked for
+    req.set_hardware(machine, hw)
+    req.where["accelerator"] = req.where["count"] = s.where("machine_type")
+    req.count = hw.chips
+    return True
+
+
+def _replicas(s: _Settings, req: Request, kind: str) -> None:
+    if kind == GKE_POOL:
+        topo = (s.value("placement_policy") or {}).get("tpu_topology") if isinstance(s.value("placement_policy"), dict) else None
+        chips = topology_chips(topo) if isinstance(topo, str) else None
+        if chips and req.count:  # a multi-host TPU slice: num_slices slices of the topology
+            hosts = max(1, chips // req.count)
+            req.count, req.hosts, req.topology, req.topology_chips = chips, hosts, topo, chips
+            n = s.count("num_slices", 1)
+            req.replicas_min = req.replicas_max = n
+            req.where["replicas"] = s.where("num_slices")
+            req.notes.append(f"{n} slice(s) of {topo} ({hosts} hosts each)")
+            return
+        static = s.count("static_node_count", None)
+        if static is not None:
+            req.replicas_min = req.replicas_max = static
+            req.where["replicas"] = s.where("static_node_count")
+            return
+        req.replicas_min = s.count("autoscaling_total_min_nodes", 0)
+        req.replicas_max = s.count("autoscaling_total_max_nodes", 1000)
+        req.where["replicas"] = s.where("autoscaling_total_max_nodes")
+        req.notes.append(f"autoscaling {req.replicas_min}..{req.replicas_max} nodes (gke-node-pool's defaults: 0..1000)")
+    elif kind == SLURM_NODESET:
+        static = s.count("node_count_static", 0) or 0
+        dynamic = s.count("node_count_dynamic_max", 10) or 0
+        req.replicas_min, req.replicas_max = static, static + dynamic
+        req.where["replicas"] = s.where("node_count_dynamic_max")
+        req.notes.append(f"Slurm nodeset: {static} static + up to {dynamic} dynamic nodes")
+    else:
+        n = s.count("instance_count", 1)
+        req.replicas_min = req.replicas_max = n
+        req.where["replicas"] = s.where("instance_count")
+
+
+def _pricing(s: _Settings, req: Request) -> None:
+    if s.value("spot") is True or s.value("enable_spot_vm") is True:
+        req.pricing = "spot"
+    res = s.value("reservation_affinity")
+    specific = isinstance(res, dict) and "SPECIFIC" in str(res.get("consume_reservation_type", ""))
+    if specific or isinstance(s.value("reservation_name"), str):
+        req.pricing = "reservation"
+    if s.value("enable_flex_start") is True or s.value("enable_queued_provisioning") is True:
+        req.notes.append("DWS flex-start / queued provisioning: priced as on-demand")
