@@ -588,3 +588,26 @@ def test_a_cluster_toolkit_blueprint_is_read(tmp_path: Path) -> None:
     assert any("$(network.max_nodes)" in f["message"] for f in l4["findings"] if f["rule"] == "request-unresolved")
     slurm = got["gke-a3-ultra/slurm/a3_nodeset"]["request"]
     assert (slurm["accelerator"], slurm["replicas_min"], slurm["replicas_max"], slurm["pricing"]) == ("h100", 2, 12, "spot")
+
+
+def test_a_blueprint_takes_the_vars_of_its_deployment_file(tmp_path: Path) -> None:
+    """cluster-toolkit's ML examples keep the node count in NAME-deployment.yaml (gcluster deploy -d FILE
+    NAME.yaml): its vars are put over the blueprint's; another deployment file in the directory is not this
+    blueprint's, and a var that is no number there is unresolved, not an input error."""
+    (tmp_path / "gke-a3u.yaml").write_text(
+        "blueprint_name: a3u\nvars:\n  deployment_name: a3u\n  a3_nodes: 1\ndeployment_groups:\n- group: primary\n  modules:\n"
+        "  - id: pool\n    source: modules/compute/gke-node-pool\n    settings:\n      machine_type: a3-ultragpu-8g\n"
+        "      static_node_count: $(vars.a3_nodes)\n"
+    )
+    (tmp_path / "gke-a3u-deployment.yaml").write_text("terraform_backend_defaults: {type: gcs}\nvars:\n  a3_nodes: 6\n")
+    (tmp_path / "other-deployment.yaml").write_text("vars:\n  a3_nodes: 99\n")
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    [res] = json.loads(r.out)["results"]
+    assert res["source"]["address"] == "a3u/primary/pool [-d gke-a3u-deployment.yaml]"
+    assert (res["request"]["accelerator"], res["request"]["replicas_max"], res["request"]["total_chips"]) == ("h200", 6, 48)
+    (tmp_path / "gke-a3u-deployment.yaml").write_text("vars:\n  a3_nodes: NODE_COUNT\n")
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["replicas_max"] is None
+    assert any("NODE_COUNT" in f["message"] for f in res["findings"] if f["rule"] == "request-unresolved")

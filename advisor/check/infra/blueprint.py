@@ -1,24 +1,27 @@
-"""Cluster Toolkit blueprints (``gcluster deploy blueprint.yaml``; GoogleCloudPlatform/cluster-toolkit): every module
-of ``deployment_groups[].modules`` that creates accelerator nodes is one request. Read: ``modules/compute/gke-node-pool``
-(``machine_type``, ``guest_accelerator``, ``static_node_count``, else ``autoscaling_total_min_nodes`` (0) ..
-``autoscaling_total_max_nodes`` (1000), TPU ``num_slices`` of ``placement_policy.tpu_topology``), the Slurm nodesets
-``schedmd-slurm-gcp-v6-nodeset`` (``node_count_static`` (0) .. + ``node_count_dynamic_max`` (10)) and
-``modules/compute/vm-instance`` (``instance_count``, 1). The defaults are the modules' own variable defaults. A
-setting ``$(vars.NAME)`` takes the blueprint's ``vars``; any other ``$(...)`` (a module's output, an expression) is
+"""Cluster Toolkit blueprints (``gcluster deploy blueprint.yaml``; GoogleCloudPlatform/cluster-toolkit): every
+module of ``deployment_groups[].modules`` that creates accelerator nodes is one request. Read:
+``modules/compute/gke-node-pool`` (``machine_type``, ``guest_accelerator``, ``static_node_count``, else
+``autoscaling_total_min_nodes`` (0) .. ``autoscaling_total_max_nodes`` (1000); TPU ``num_slices`` of
+``placement_policy.tpu_topology``), the Slurm nodesets ``schedmd-slurm-gcp-v6-nodeset`` (``node_count_static``
+(0) .. + ``node_count_dynamic_max`` (10)) and ``modules/compute/vm-instance`` (``instance_count``, 1). The
+defaults are the modules' own variable defaults. A setting ``$(vars.NAME)`` takes the blueprint's ``vars``, and
+the deployment file beside it (``NAME-deployment.yaml`` with ``vars``, as ``gcluster deploy -d`` takes) puts its
+vars over them (``... [-d FILE]``); any other ``$(...)`` (a module's output, an expression) is
 ``request-unresolved``. Spot: ``spot`` / ``enable_spot_vm``; a specific reservation: ``reservation_affinity`` or
 ``reservation_name``; DWS flex-start: ``enable_flex_start`` / ``enable_queued_provisioning`` (noted, priced
 on-demand). A CPU machine asks for no accelerator and is not a request."""
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
-from advisor.check.infra.model import Parsed, Request, fail_at, whole_number
+from advisor.check.infra.model import Parsed, Request, fail_at, label_variant, whole_number
 from advisor.check.infra.names import NameIndex, topology_chips
 from advisor.yamlsrc import Document, KeyPath
 
-_VAR = re.compile(r"\$\(vars\.([A-Za-z0-9_-]+)\)")
+_VAR = re.compile(r"\$\(vars\.([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\)")
 _EXPR = re.compile(r"\$\(")
 # module source (its last path components) -> (replicas fields, defaults)
 GKE_POOL, SLURM_NODESET, VM = "gke-node-pool", "schedmd-slurm-gcp-v6-nodeset", "vm-instance"
@@ -32,9 +35,57 @@ def is_blueprint(data: Any) -> bool:
 def parse(docs: list[Document], index: NameIndex) -> Parsed:
     out = Parsed("blueprint")
     for doc in docs:
-        if is_blueprint(doc.data):
-            out.requests += _blueprint(doc, index)
+        if not is_blueprint(doc.data):
+            continue
+        blueprint_vars = doc.data["vars"] if isinstance(doc.data.get("vars"), dict) else {}
+        deployments = deployment_files(doc.path)
+        if not deployments:
+            out.requests += _blueprint(doc, index, blueprint_vars)
+        for path, dvars in deployments:  # gcluster deploy -d FILE: its vars over the blueprint's
+            reqs = _blueprint(doc, index, {**blueprint_vars, **dvars})
+            label_variant(reqs, [], f" [-d {os.path.basename(path)}]", f"with the vars of {os.path.basename(path)} (gcluster deploy -d)")
+            out.requests += reqs
     return out
+
+
+MAX_DEPLOYMENT_FILES = 16
+MAX_DEPLOYMENT_BYTES = 1024 * 1024
+
+
+def deployment_files(blueprint: str) -> list[tuple[str, dict[str, Any]]]:
+    """The deployment files beside a blueprint (``*deployment*.yaml``: a mapping with ``vars`` and no blueprint or
+    manifest keys, as ``gcluster deploy -d`` takes), each with its vars; links are not followed."""
+    from advisor.errors import InputError
+    from advisor.yamlsrc import load_documents, read_text
+
+    if blueprint == "-":
+        return []
+    here = os.path.dirname(os.path.abspath(blueprint))
+    try:
+        names = sorted(n for n in os.listdir(here) if "deployment" in n.lower() and n.endswith((".yaml", ".yml")))
+    except OSError:
+        return []
+    # the blueprint's own: NAME-deployment.yaml beside NAME.yaml / NAME-blueprint.yaml; else the only one there
+    mine = [n for n in names if _stem(n, "deployment") == _stem(os.path.basename(blueprint), "blueprint")]
+    names = mine or (names if len(names) == 1 else [])
+    out: list[tuple[str, dict[str, Any]]] = []
+    for name in names[:MAX_DEPLOYMENT_FILES]:
+        path = os.path.join(here, name)
+        if os.path.islink(path) or not os.path.isfile(path) or os.path.samefile(path, blueprint):
+            continue
+        try:
+            docs = load_documents(read_text(path, max_bytes=MAX_DEPLOYMENT_BYTES), path)
+        except (InputError, OSError):
+            continue  # read on its own by the run, which reports it
+        data = docs[0].data if docs else None
+        if isinstance(data, dict) and isinstance(data.get("vars"), dict) and not ({"deployment_groups", "apiVersion", "kind"} & set(data)):
+            out.append((os.path.relpath(path, os.path.dirname(os.path.abspath(blueprint))), data["vars"]))
+    return out
+
+
+def _stem(name: str, word: str) -> str:
+    base = name.rsplit(".", 1)[0].lower()
+    return re.sub(rf"[-_.]?{word}$", "", base)
 
 
 def _kind(source: Any) -> str | None:
@@ -44,9 +95,8 @@ def _kind(source: Any) -> str | None:
     return tail if tail in _KINDS else None
 
 
-def _blueprint(doc: Document, index: NameIndex) -> list[Request]:
+def _blueprint(doc: Document, index: NameIndex, vars_: dict[str, Any]) -> list[Request]:
     data = doc.data
-    vars_: dict[str, Any] = data["vars"] if isinstance(data.get("vars"), dict) else {}
     name = data["blueprint_name"]
     out: list[Request] = []
     for gi, group in enumerate(data["deployment_groups"]):
@@ -73,9 +123,9 @@ def _blueprint(doc: Document, index: NameIndex) -> list[Request]:
                 continue
             _replicas(got, req, kind)
             _pricing(got, req)
-            zones = got.value("zones")
-            zone = zones[0] if isinstance(zones, list) and zones and isinstance(zones[0], str) else got.value("zone")
-            region = got.value("region")
+            zones = got.value("zones", counted=False)
+            zone = zones[0] if isinstance(zones, list) and zones and isinstance(zones[0], str) else got.value("zone", counted=False)
+            region = got.value("region", counted=False)
             if isinstance(zone, str) and zone.count("-") >= 2:
                 req.region = zone.rsplit("-", 1)[0]
             elif isinstance(region, str):
@@ -96,33 +146,50 @@ class _Settings:
     def where(self, key: str) -> tuple[int, int]:
         return self.doc.where((*self.loc, key)) if key in self.settings else self.doc.where(self.loc)
 
-    def value(self, key: str, default: Any = None) -> Any:
-        v = self.settings[key] if key in self.settings else self.vars.get(key, default)
-        return self._resolve(key, v, default)
+    def present(self, key: str) -> bool:
+        return key in self.settings or key in self.vars
 
-    def _resolve(self, key: str, v: Any, default: Any) -> Any:
+    def value(self, key: str, default: Any = None, *, counted: bool = True) -> Any:
+        """The setting's value; ``counted``: it decides the hardware, the count or the price, so one that is not known
+        here is recorded as unresolved (a zone or region is not)."""
+        v = self.settings[key] if key in self.settings else self.vars.get(key, default)
+        if key not in self.settings and key in self.vars and v is None and counted:
+            self.req.unresolved.append((key, f"vars.{key} (left empty: given at deploy)", self.where(key)))
+        return self._resolve(key, v, default, counted)
+
+    def _resolve(self, key: str, v: Any, default: Any, counted: bool) -> Any:
         if isinstance(v, str):
             m = _VAR.fullmatch(v.strip())
             if m:
-                if m.group(1) in self.vars:
-                    return self._resolve(key, self.vars[m.group(1)], default)
-                self.req.unresolved.append((key, v[:80], self.where(key)))
-                return default if default is not None else None
+                node: Any = self.vars.get(m.group(1))
+                for part in m.group(2).split(".")[1:]:
+                    node = node.get(part) if isinstance(node, dict) else None
+                if node is None:  # not in the vars, or left empty for the deployment file to give
+                    if counted:
+                        self.req.unresolved.append((key, v[:80], self.where(key)))
+                    return None
+                return self._resolve(key, node, default, counted)
             if _EXPR.search(v):
-                self.req.unresolved.append((key, v[:80], self.where(key)))
+                if counted:
+                    self.req.unresolved.append((key, v[:80], self.where(key)))
                 return None
         if isinstance(v, list):
-            return [self._resolve(key, x, None) for x in v]
+            return [self._resolve(key, x, None, counted) for x in v]
         if isinstance(v, dict):
-            return {k: self._resolve(key, x, None) for k, x in v.items()}
+            return {k: self._resolve(key, x, None, counted) for k, x in v.items()}
         return v
 
     def count(self, key: str, default: int | None) -> int | None:
-        """A whole number; the module's default when the blueprint leaves it out, None when it is not a literal."""
+        """A whole number; the module's default when the blueprint leaves it out, None when it is not a literal. A
+        var that is no number (a deployment file's ``NODE_COUNT`` placeholder) is unresolved: it is the var's file
+        that holds it, not this setting."""
         raw = self.settings[key] if key in self.settings else self.vars.get(key)
         v = self.value(key)
         if v is None:
             return default if raw is None else None
+        if v is not raw and isinstance(v, str) and not v.strip().isdigit():
+            self.req.unresolved.append((key, f"{raw} = {v[:40]!r}", self.where(key)))
+            return None
         return whole_number(self.doc, (*self.loc, key), v, self.req)
 
 
@@ -163,19 +230,21 @@ def _replicas(s: _Settings, req: Request, kind: str) -> None:
             req.where["replicas"] = s.where("num_slices")
             req.notes.append(f"{n} slice(s) of {topo} ({hosts} hosts each)")
             return
-        static = s.count("static_node_count", None)
-        if static is not None:
-            req.replicas_min = req.replicas_max = static
+        if s.present("static_node_count"):
+            static = s.count("static_node_count", None)
+            req.replicas_min = req.replicas_max = static  # None: not known here (unresolved, said)
             req.where["replicas"] = s.where("static_node_count")
-            return
+            if static is not None or any(f == "static_node_count" for f, _v, _p in req.unresolved):
+                return
         req.replicas_min = s.count("autoscaling_total_min_nodes", 0)
         req.replicas_max = s.count("autoscaling_total_max_nodes", 1000)
         req.where["replicas"] = s.where("autoscaling_total_max_nodes")
         req.notes.append(f"autoscaling {req.replicas_min}..{req.replicas_max} nodes (gke-node-pool's defaults: 0..1000)")
     elif kind == SLURM_NODESET:
-        static = s.count("node_count_static", 0) or 0
-        dynamic = s.count("node_count_dynamic_max", 10) or 0
-        req.replicas_min, req.replicas_max = static, static + dynamic
+        static = s.count("node_count_static", 0)
+        dynamic = s.count("node_count_dynamic_max", 10)
+        req.replicas_min = static
+        req.replicas_max = None if static is None or dynamic is None else static + dynamic  # None: not known here (said)
         req.where["replicas"] = s.where("node_count_dynamic_max")
         req.notes.append(f"Slurm nodeset: {static} static + up to {dynamic} dynamic nodes")
     else:
@@ -187,7 +256,7 @@ def _replicas(s: _Settings, req: Request, kind: str) -> None:
 def _pricing(s: _Settings, req: Request) -> None:
     if s.value("spot") is True or s.value("enable_spot_vm") is True:
         req.pricing = "spot"
-    res = s.value("reservation_affinity")
+    res = s.value("reservation_affinity", counted=False)  # its type decides the price; the reservation's name does not
     specific = isinstance(res, dict) and "SPECIFIC" in str(res.get("consume_reservation_type", ""))
     if specific or isinstance(s.value("reservation_name"), str):
         req.pricing = "reservation"
