@@ -611,3 +611,16 @@ def test_a_blueprint_takes_the_vars_of_its_deployment_file(tmp_path: Path) -> No
     [res] = json.loads(r.out)["results"]
     assert res["request"]["replicas_max"] is None
     assert any("NODE_COUNT" in f["message"] for f in res["findings"] if f["rule"] == "request-unresolved")
+
+
+def test_blueprint_vars_in_a_cycle_are_unresolved_not_a_crash(tmp_path: Path) -> None:
+    """Hostile input: vars that name each other ($(vars.n) -> $(vars.m) -> $(vars.n)) were followed until the
+    interpreter's recursion limit ('input too large or too deeply nested'); they stop after 16 steps, unresolved."""
+    (tmp_path / "x.yaml").write_text(
+        "blueprint_name: x\nvars:\n  n: $(vars.m)\n  m: $(vars.n)\ndeployment_groups:\n- group: g\n  modules:\n  - id: p\n"
+        "    source: modules/compute/gke-node-pool\n    settings:\n      machine_type: a3-highgpu-8g\n      static_node_count: $(vars.n)\n"
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["replicas_max"] is None and "request-unresolved" in {f["rule"] for f in res["findings"]}

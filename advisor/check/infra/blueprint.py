@@ -49,6 +49,7 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
 
 
 MAX_DEPLOYMENT_FILES = 16
+MAX_VAR_DEPTH = 16  # a var naming a var naming a var ...: deeper (a cycle) is unresolved
 MAX_DEPLOYMENT_BYTES = 1024 * 1024
 
 
@@ -157,18 +158,19 @@ class _Settings:
             self.req.unresolved.append((key, f"vars.{key} (left empty: given at deploy)", self.where(key)))
         return self._resolve(key, v, default, counted)
 
-    def _resolve(self, key: str, v: Any, default: Any, counted: bool) -> Any:
+    def _resolve(self, key: str, v: Any, default: Any, counted: bool, depth: int = 0) -> Any:
         if isinstance(v, str):
             m = _VAR.fullmatch(v.strip())
             if m:
                 node: Any = self.vars.get(m.group(1))
                 for part in m.group(2).split(".")[1:]:
                     node = node.get(part) if isinstance(node, dict) else None
-                if node is None:  # not in the vars, or left empty for the deployment file to give
+                # not in the vars, left empty for the deployment file to give, or vars naming each other in a cycle
+                if node is None or depth >= MAX_VAR_DEPTH:
                     if counted:
                         self.req.unresolved.append((key, v[:80], self.where(key)))
                     return None
-                return self._resolve(key, node, default, counted)
+                return self._resolve(key, node, default, counted, depth + 1)
             if _EXPR.search(v):
                 if counted:
                     self.req.unresolved.append((key, v[:80], self.where(key)))
