@@ -624,3 +624,20 @@ def test_blueprint_vars_in_a_cycle_are_unresolved_not_a_crash(tmp_path: Path) ->
     assert r.code == 0, r.out + r.err
     [res] = json.loads(r.out)["results"]
     assert res["request"]["replicas_max"] is None and "request-unresolved" in {f["rule"] for f in res["findings"]}
+
+
+def test_a_documents_angle_bracket_placeholder_is_unresolved_not_an_input_error(tmp_path: Path) -> None:
+    """GoogleCloudPlatform/cluster-toolkit community/cos-nvidia-bug-report/bug-report-pod.yaml
+    (nvidia.com/gpu: <number_of_gpus>) and examples/gke-tpu-v6e/.../sample_job.yaml (gke-tpu-topology:
+    <tpu_topology>): a document's placeholder was an input error that stopped the run; it is
+    request-unresolved, as ${N} is."""
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector:\n    cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\n"
+        "    cloud.google.com/gke-tpu-topology: <tpu_topology>\n  containers:\n  - name: c\n    image: i\n"
+        "    resources: {limits: {google.com/tpu: <CHIPS_PER_NODE>}}\n"
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0, r.out + r.err
+    [res] = json.loads(r.out)["results"]
+    messages = [f["message"] for f in res["findings"] if f["rule"] == "request-unresolved"]
+    assert any("<CHIPS_PER_NODE>" in m for m in messages) and any("<tpu_topology>" in m for m in messages), messages

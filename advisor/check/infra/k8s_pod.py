@@ -212,7 +212,9 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
     if chips >= 0:
         req.count = chips
     topo = sels.get("cloud.google.com/gke-tpu-topology")
-    if topo is not None and not is_placeholder(topo[0]):
+    if topo is not None and is_placeholder(topo[0]):  # the slice's size decides the chips: said, not guessed
+        req.unresolved.append(("cloud.google.com/gke-tpu-topology", topo[0][:80], d.doc.where(topo[1])))
+    elif topo is not None:
         req.topology_chips = topology_chips(topo[0])
         req.topology = topo[0]
         if req.topology_chips is None:

@@ -12,7 +12,8 @@ from advisor.yamlsrc import Document, KeyPath
 
 Pos = tuple[int, int]
 HOURS_PER_MONTH = 730.0
-_PLACEHOLDER = re.compile(r"\$\{|\{\{|\$\(|^\s*\$[A-Za-z_][A-Za-z0-9_]*\s*$")  # ${..}, {{..}}, $(..), a whole $NAME (envsubst)
+# ${..}, {{..}}, $(..); a whole $NAME (envsubst) or <NAME> (a document's placeholder: <number_of_gpus>, <your-vm-sku>)
+_PLACEHOLDER = re.compile(r"\$\{|\{\{|\$\(|^\s*\$[A-Za-z_][A-Za-z0-9_]*\s*$|^\s*<[A-Za-z][A-Za-z0-9_ .-]{0,60}>\s*$")
 
 
 @dataclass
