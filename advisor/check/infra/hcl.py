@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from advisor.check.infra import tfconfig, tfplan
@@ -376,8 +377,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     out = Parsed("terraform-hcl")
     scope = _Scope(variables, locals_)
     by_addr, unresolved = _evaluate(ctx, scope, resources)
-    _gke_module_pools(ctx, scope, data, text, by_addr, unresolved)
-    _eks_module_groups(ctx, scope, data, text, by_addr, unresolved)
+    _module_calls(ctx, scope, data, text, by_addr, unresolved)
     tfplan.read_resources(ctx, by_addr, out)
     _report_unresolved(out, unresolved)
     if path != "-" and any(typ == "helm_release" for typ, _n, _b in resources):  # a chart in the repository, released by Terraform
@@ -517,70 +517,82 @@ _POOL_HARDWARE = {"machine_type", "accelerator_type", "accelerator_count", "auto
 _MODULE_BLOCK = re.compile(r'^\s*module\s+"([^"]+)"', re.M)
 
 
-def _gke_module_pools(
-    ctx: _HclCtx, scope: _Scope, data: dict[str, Any], text: str, by_addr: dict[str, dict[str, Any]],
-    unresolved: dict[str, list[tuple[str, str]]],
-) -> None:
-    """Each node pool a call of the GKE module declares (``node_pools = [{name, machine_type, accelerator_type,
-    accelerator_count, min_count, max_count, ...}]``), read as the google_container_node_pool it creates, with the
-    module's defaults (autoscaling on, min_count 1, max_count 100 per zone, e2-medium), at the module block."""
+Changes = dict[str, dict[str, Any]]  # plan resource_changes entries by address
+Unknowns = dict[str, list[tuple[str, str]]]  # per address, the hardware fields that cannot be evaluated
+
+
+def _module_calls(ctx: _HclCtx, scope: _Scope, data: dict[str, Any], text: str, by_addr: Changes, unresolved: Unknowns) -> None:
+    """The resources a call of a registry module that creates accelerator nodes declares through its inputs
+    (MODULE_READERS: its source -> the reader of its inputs), as the plan would list them, at the module block."""
     lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _MODULE_BLOCK.finditer(text)}
     for block in data.get("module", []):
         if not isinstance(block, dict):
             continue
         for name, body in block.items():
-            if not isinstance(body, dict) or not isinstance(body.get("source"), str) or not _GKE_MODULE.search(body["source"]):
+            if not isinstance(body, dict) or not isinstance(body.get("source"), str):
                 continue
-            base = f"module.{name}.google_container_node_pool.pools"
-            ctx.blocks[tfconfig.config_address(base)] = lines.get(name, 1)
-            pools = scope.literal(body.get("node_pools", []))
-            if isinstance(pools, Unresolved) or not isinstance(pools, list):
-                unresolved[f'{base}["?"]'] = [("node_pools", str(body.get("node_pools"))[:80])]
-                continue
-            region = scope.literal(body.get("region"))
-            zones = scope.literal(body.get("zones"))
-            regional = scope.literal(body.get("regional", True))
-            for i, pool in enumerate(pools[:MAX_INSTANCES]):
-                if not isinstance(pool, dict):
-                    continue
-                key = pool.get("name") if isinstance(pool.get("name"), str) else str(i)
-                address = f'{base}["{key}"]'
-                unresolved[address] = [(f"node_pools.{f}", v.expr) for f, v in pool.items()
-                                       if isinstance(v, Unresolved) and f in _POOL_HARDWARE]
-                p = _plain(pool)
-                auto = p.get("autoscaling", True) is not False
-                count = p.get("accelerator_count", 0)
-                count = int(count) if isinstance(count, str) and _INT.fullmatch(count) else count
-                locs = p.get("node_locations")
-                node_locations = ([z.strip() for z in locs.split(",") if z.strip()] if isinstance(locs, str) and locs
-                                  else (zones if isinstance(zones, list) and zones and all(isinstance(z, str) for z in zones) else None))
-                after: dict[str, Any] = {
-                    "name": key,
-                    "location": region if regional is not False and isinstance(region, str)
-                    else (node_locations[0] if node_locations else None),
-                    "node_locations": node_locations,
-                    "node_config": [{
-                        "machine_type": p.get("machine_type", "e2-medium"),
-                        "guest_accelerator": [{"type": p.get("accelerator_type"), "count": count}]
-                        if isinstance(count, int) and count > 0 else [],
-                        "spot": p.get("spot", False), "preemptible": p.get("preemptible", False),
-                    }],
-                }
-                if auto:
-                    if p.get("total_max_count") is not None:
-                        after["autoscaling"] = [{"total_min_node_count": p.get("total_min_count", 0),
-                                                 "total_max_node_count": p["total_max_count"]}]
-                    else:
-                        after["autoscaling"] = [{"min_node_count": p.get("min_count", 1), "max_node_count": p.get("max_count", 100)}]
-                else:
-                    after["node_count"] = p.get("node_count", 1)
-                if p.get("tpu_topology"):
-                    after["placement_policy"] = [{"tpu_topology": p["tpu_topology"]}]
-                if p.get("queued_provisioning") is True:
-                    after["queued_provisioning"] = [{"enabled": True}]
-                by_addr[address] = {"address": address, "type": "google_container_node_pool",
-                                    "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
-                ctx.config_index.setdefault(base, []).append(address)
+            for pattern, reader in MODULE_READERS:
+                if pattern.search(body["source"]):
+                    reader(ctx, scope, name, body, lines.get(name, 1), by_addr, unresolved)
+                    break
+
+
+def _gke_module_pools(
+    ctx: _HclCtx, scope: _Scope, name: str, body: dict[str, Any], line: int, by_addr: Changes, unresolved: Unknowns
+) -> None:
+    """Each node pool a call of the GKE module declares (``node_pools = [{name, machine_type, accelerator_type,
+    accelerator_count, min_count, max_count, ...}]``), read as the google_container_node_pool it creates, with the
+    module's defaults (autoscaling on, min_count 1, max_count 100 per zone, e2-medium)."""
+    base = f"module.{name}.google_container_node_pool.pools"
+    ctx.blocks[tfconfig.config_address(base)] = line
+    pools = scope.literal(body.get("node_pools", []))
+    if isinstance(pools, Unresolved) or not isinstance(pools, list):
+        unresolved[f'{base}["?"]'] = [("node_pools", str(body.get("node_pools"))[:80])]
+        return
+    region = scope.literal(body.get("region"))
+    zones = scope.literal(body.get("zones"))
+    regional = scope.literal(body.get("regional", True))
+    for i, pool in enumerate(pools[:MAX_INSTANCES]):
+        if not isinstance(pool, dict):
+            continue
+        key = pool.get("name") if isinstance(pool.get("name"), str) else str(i)
+        address = f'{base}["{key}"]'
+        unresolved[address] = [(f"node_pools.{f}", v.expr) for f, v in pool.items()
+                               if isinstance(v, Unresolved) and f in _POOL_HARDWARE]
+        p = _plain(pool)
+        auto = p.get("autoscaling", True) is not False
+        count = p.get("accelerator_count", 0)
+        count = int(count) if isinstance(count, str) and _INT.fullmatch(count) else count
+        locs = p.get("node_locations")
+        node_locations = ([z.strip() for z in locs.split(",") if z.strip()] if isinstance(locs, str) and locs
+                          else (zones if isinstance(zones, list) and zones and all(isinstance(z, str) for z in zones) else None))
+        after: dict[str, Any] = {
+            "name": key,
+            "location": region if regional is not False and isinstance(region, str)
+            else (node_locations[0] if node_locations else None),
+            "node_locations": node_locations,
+            "node_config": [{
+                "machine_type": p.get("machine_type", "e2-medium"),
+                "guest_accelerator": [{"type": p.get("accelerator_type"), "count": count}]
+                if isinstance(count, int) and count > 0 else [],
+                "spot": p.get("spot", False), "preemptible": p.get("preemptible", False),
+            }],
+        }
+        if auto:
+            if p.get("total_max_count") is not None:
+                after["autoscaling"] = [{"total_min_node_count": p.get("total_min_count", 0),
+                                         "total_max_node_count": p["total_max_count"]}]
+            else:
+                after["autoscaling"] = [{"min_node_count": p.get("min_count", 1), "max_node_count": p.get("max_count", 100)}]
+        else:
+            after["node_count"] = p.get("node_count", 1)
+        if p.get("tpu_topology"):
+            after["placement_policy"] = [{"tpu_topology": p["tpu_topology"]}]
+        if p.get("queued_provisioning") is True:
+            after["queued_provisioning"] = [{"enabled": True}]
+        by_addr[address] = {"address": address, "type": "google_container_node_pool",
+                            "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
+        ctx.config_index.setdefault(base, []).append(address)
 
 
 # terraform-aws-modules/eks (registry or GitHub source): eks_managed_node_groups is a map of node groups, each an
@@ -590,47 +602,45 @@ _GROUP_HARDWARE = {"instance_types", "min_size", "max_size", "desired_size", "ca
 
 
 def _eks_module_groups(
-    ctx: _HclCtx, scope: _Scope, data: dict[str, Any], text: str, by_addr: dict[str, dict[str, Any]],
-    unresolved: dict[str, list[tuple[str, str]]],
+    ctx: _HclCtx, scope: _Scope, name: str, body: dict[str, Any], line: int, by_addr: Changes, unresolved: Unknowns
 ) -> None:
     """Each managed node group a call of the EKS module declares (``eks_managed_node_groups = {gpu = {instance_types,
     min_size, max_size, desired_size, capacity_type}}``), read as the aws_eks_node_group it creates, with the module's
     defaults (min 1, max 3, desired 1) and eks_managed_node_group_defaults under each group."""
-    lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _MODULE_BLOCK.finditer(text)}
-    for block in data.get("module", []):
-        if not isinstance(block, dict):
+    base = f"module.{name}.module.eks_managed_node_group"
+    groups = scope.literal(body.get("eks_managed_node_groups", {}))
+    defaults = scope.literal(body.get("eks_managed_node_group_defaults", {}))
+    defaults = defaults if isinstance(defaults, dict) else {}
+    if isinstance(groups, Unresolved) or not isinstance(groups, dict):
+        address = f'{base}["?"].aws_eks_node_group.this[0]'
+        ctx.blocks[tfconfig.config_address(address)] = line
+        unresolved[address] = [("eks_managed_node_groups", str(body.get("eks_managed_node_groups"))[:80])]
+        return
+    for key, group in list(groups.items())[:MAX_INSTANCES]:
+        if not isinstance(group, dict):
             continue
-        for name, body in block.items():
-            if not isinstance(body, dict) or not isinstance(body.get("source"), str) or not _EKS_MODULE.search(body["source"]):
-                continue
-            base = f"module.{name}.module.eks_managed_node_group"
-            groups = scope.literal(body.get("eks_managed_node_groups", {}))
-            defaults = scope.literal(body.get("eks_managed_node_group_defaults", {}))
-            defaults = defaults if isinstance(defaults, dict) else {}
-            if isinstance(groups, Unresolved) or not isinstance(groups, dict):
-                address = f'{base}["?"].aws_eks_node_group.this[0]'
-                ctx.blocks[tfconfig.config_address(address)] = lines.get(name, 1)
-                unresolved[address] = [("eks_managed_node_groups", str(body.get("eks_managed_node_groups"))[:80])]
-                continue
-            for key, group in list(groups.items())[:MAX_INSTANCES]:
-                if not isinstance(group, dict):
-                    continue
-                merged = {**defaults, **group}
-                address = f'{base}["{key}"].aws_eks_node_group.this[0]'
-                ctx.blocks[tfconfig.config_address(address)] = lines.get(name, 1)
-                unresolved[address] = [(f"eks_managed_node_groups.{key}.{f}", v.expr) for f, v in merged.items()
-                                       if isinstance(v, Unresolved) and f in _GROUP_HARDWARE]
-                g = _plain(merged)
-                after = {
-                    "instance_types": g.get("instance_types") or ["t3.medium"],
-                    "scaling_config": [{"min_size": g.get("min_size", 1), "max_size": g.get("max_size", 3),
-                                        "desired_size": g.get("desired_size", 1)}],
-                    "capacity_type": g.get("capacity_type", "ON_DEMAND"),
-                    "labels": g.get("labels"), "tags": g.get("tags"),
-                }
-                by_addr[address] = {"address": address, "type": "aws_eks_node_group",
-                                    "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
+        merged = {**defaults, **group}
+        address = f'{base}["{key}"].aws_eks_node_group.this[0]'
+        ctx.blocks[tfconfig.config_address(address)] = line
+        unresolved[address] = [(f"eks_managed_node_groups.{key}.{f}", v.expr) for f, v in merged.items()
+                               if isinstance(v, Unresolved) and f in _GROUP_HARDWARE]
+        g = _plain(merged)
+        after = {
+            "instance_types": g.get("instance_types") or ["t3.medium"],
+            "scaling_config": [{"min_size": g.get("min_size", 1), "max_size": g.get("max_size", 3),
+                                "desired_size": g.get("desired_size", 1)}],
+            "capacity_type": g.get("capacity_type", "ON_DEMAND"),
+            "labels": g.get("labels"), "tags": g.get("tags"),
+        }
+        by_addr[address] = {"address": address, "type": "aws_eks_node_group",
+                            "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
 
+
+# The registry modules whose inputs declare accelerator nodes: the source that names one, and its reader
+MODULE_READERS: list[tuple[re.Pattern[str], Callable[[_HclCtx, _Scope, str, dict[str, Any], int, Changes, Unknowns], None]]] = [
+    (_GKE_MODULE, _gke_module_pools),
+    (_EKS_MODULE, _eks_module_groups),
+]
 
 def _instances(scope: _Scope, body: dict[str, Any]) -> list[tuple[str, tuple[Any, Any] | None, int | None, tuple[str, str] | None]]:
     """(address suffix, each (key, value), count.index, a problem) of every instance."""
