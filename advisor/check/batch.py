@@ -414,7 +414,7 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
             # mkdocs.yml's !!python/name tags, a catalog or compose file's merge keys (gpustack's model catalog)
             p = exc.problems[0]
             return [], Parsed("other", notes=[f"YAML the gate does not read ({p.line}:{p.col}: {p.message[:80]}) that holds no "
-                                             "workload profile, Kubernetes manifest or SkyPilot task"])
+                                             "workload profile and no infrastructure the gate reads"])
         if TEMPLATE_MARK.search(text) and not names_hardware(text, name_index(ctx.catalog)):
             # a template that is no YAML until rendered (kserve's e2e test resources, a Helm template outside a
             # chart) and names no accelerator, chip resource or accelerator machine anywhere: nothing to judge

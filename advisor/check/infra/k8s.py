@@ -157,21 +157,18 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
 
 
 def _named_request(d: ManifestDoc, part: Part, req: Request) -> None:
-    """A kind that names its chips (KubeAI's resourceProfile): the accelerator from the name, the chips per pod
-    as written (None: unresolved)."""
+    """A kind that names its chips (KubeAI's resourceProfile, KAITO's instanceType): the accelerator from the name,
+    the chips per pod as written or those of the machine type."""
     assert part.named is not None
-    chip, n, loc = part.named
+    chip, n, loc, machine = part.named
     hw = d.index.lookup(chip)
     req.set_hardware(chip, hw)
     if not hw.known:
         req.unknown = hw.reason or f"{chip!r} is not in the catalog"
     req.where["count"] = req.where["accelerator"] = d.doc.where(loc)
-    if n is None and isinstance(d.at(loc), str) and d.at(loc) == chip:  # a machine type: its chips
-        req.count = hw.chips
-    else:
-        req.count = n
-        if n is None:
-            req.unresolved.append((".".join(str(p) for p in loc), str(d.at(loc))[:80], d.doc.where(loc)))
+    req.count = hw.chips if machine else n
+    if not machine and n is None:
+        req.unresolved.append((".".join(str(p) for p in loc), str(d.at(loc))[:80], d.doc.where(loc)))
 
 
 def _scales(loc: KeyPath, part: Part, parts: list[Part]) -> bool:

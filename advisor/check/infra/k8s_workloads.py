@@ -32,9 +32,9 @@ class Part:
     role: str = ""
     unread: str = ""  # the kind, where this pod spec was found in a kind advisor does not read (its replicas not known)
     # a kind that names its chips instead of a pod spec asking for them: (accelerator or machine name, chips per pod,
-    # where it is written); chips None: those of the machine the name resolves to (KAITO's instanceType), else
-    # unresolved. KubeAI's resourceProfile "nvidia-gpu-l4:2" is ("l4", 2, ...)
-    named: tuple[str, int | None, KeyPath] | None = None
+    # where it is written, whether the name is a machine type whose chips those are: KAITO's instanceType). KubeAI's
+    # resourceProfile "nvidia-gpu-l4:2" is ("l4", 2, ..., False); chips None on an accelerator name: unresolved
+    named: tuple[str, int | None, KeyPath, bool] | None = None
 
 
 REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs", "JAXJob": "jaxReplicaSpecs",
@@ -138,7 +138,7 @@ def _kaito(d: ManifestDoc) -> list[Part]:
     nodes = d.count(("resource", "count"), default=1)
     notes = ["KAITO Workspace: resource.count nodes of resource.instanceType, each with the GPUs of that machine type"]
     return [Part("", ("resource",), 1 if nodes is None else nodes, (1, 1), ("resource", "count"), notes=notes,
-                 named=(str(d.at(loc)), None, loc))]
+                 named=(str(d.at(loc)), None, loc, True))]
 
 
 def _dynamo(d: ManifestDoc) -> list[Part]:
@@ -187,7 +187,7 @@ def _kubeai(d: ManifestDoc) -> list[Part]:
     if hi is None and reps is None:
         notes.append("KubeAI Model without maxReplicas: read as at most one replica (a lower bound)")
     return [Part("", ("spec",), 1, (low, max(low, high)), ("spec", "maxReplicas") if hi is not None else ("spec", "replicas"),
-                 notes=notes, named=(chip, n, loc))]
+                 notes=notes, named=(chip, n, loc, False))]
 
 
 def _volcano(d: ManifestDoc) -> list[Part]:
