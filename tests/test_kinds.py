@@ -641,3 +641,15 @@ def test_a_documents_angle_bracket_placeholder_is_unresolved_not_an_input_error(
     [res] = json.loads(r.out)["results"]
     messages = [f["message"] for f in res["findings"] if f["rule"] == "request-unresolved"]
     assert any("<CHIPS_PER_NODE>" in m for m in messages) and any("<tpu_topology>" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("units", ["²", "9" * 5000, "two"])
+def test_a_kubeai_profile_count_that_is_no_number_is_unresolved(tmp_path: Path, units: str) -> None:
+    """Hostile input (found in review): 'nvidia-gpu-l4:²' passed str.isdigit() and failed int(), a
+    5,000-digit count past int()'s digit limit: an internal error. ASCII digits, six at most, else unresolved."""
+    head = "apiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: m}\nspec:\n"
+    (tmp_path / "m.yaml").write_text(head + f'  resourceProfile: "nvidia-gpu-l4:{units}"\n')
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    assert r.code == 0 and "Traceback" not in r.err, r.out + r.err
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["count"] is None and "request-unresolved" in {f["rule"] for f in res["findings"]}

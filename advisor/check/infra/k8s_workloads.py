@@ -158,6 +158,7 @@ def _dynamo(d: ManifestDoc) -> list[Part]:
     return out
 
 
+_UNITS = re.compile(r"[0-9]{1,6}")
 _KUBEAI_PROFILE = re.compile(r"(?:nvidia|amd)-gpu-(?P<gpu>[a-z0-9-]+)|google-tpu-(?P<tpu>v[0-9a-z]+)-(?P<topo>[0-9]+x[0-9]+)")
 
 
@@ -174,7 +175,8 @@ def _kubeai(d: ManifestDoc) -> list[Part]:
     m = _KUBEAI_PROFILE.fullmatch(name.strip().lower())
     if m is None:
         return []
-    n = int(units) if units.strip().isdigit() else (None if units.strip() else 1)
+    # ASCII digits only, bounded (str.isdigit() takes '²', and a 5,000-digit count would not convert): else unresolved
+    n = int(units.strip()) if _UNITS.fullmatch(units.strip()) else (None if units.strip() else 1)
     chip = m.group("gpu") or f"tpu-{m.group('tpu')}"
     lo = d.count(("spec", "minReplicas"), default=None)
     hi = d.count(("spec", "maxReplicas"), default=None)

@@ -182,7 +182,7 @@ MAX_PARSED = 512  # resource files kept parsed in one run (cleared when full)
 
 def _resources_of(path: str) -> list[dict[str, Any]]:
     """The manifests of a resource file, parsed once per run however many kustomizations name it (kserve's
-    config/ names its ~100k-node CRDs from 13 overlays: 1,273 parses, 44 s, before). Read as the gate reads any
+    config/ names its ~100k-node CRDs from 13 overlays: 1,273 parses and 19 s before, 5.9 s after). Read as the gate reads any
     manifest; the caller copies what it changes."""
     from advisor.check.infra.read import MAX_MANIFEST_NODES
     from advisor.yamlsrc import load_documents, read_text
@@ -209,7 +209,6 @@ def _copy(v: Any) -> Any:
 
 
 def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res]:
-
     doc = _load_kustomization(kfile)
     k: dict[str, Any] = doc.data
     here = os.path.dirname(kfile)
