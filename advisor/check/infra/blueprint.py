@@ -189,7 +189,7 @@ class _Settings:
         v = self.value(key)
         if v is None:
             return default if raw is None else None
-        if v is not raw and isinstance(v, str) and not v.strip().isdigit():
+        if v is not raw and isinstance(v, str) and not re.fullmatch(r"[0-9]{1,9}", v.strip()):
             self.req.unresolved.append((key, f"{raw} = {v[:40]!r}", self.where(key)))
             return None
         return whole_number(self.doc, (*self.loc, key), v, self.req)
