@@ -584,3 +584,38 @@ def test_real_gpu_recipes_chart_that_takes_its_values_at_install(monkeypatch: py
     assert any("${.Values.sglang.replicaCount}" in m for m in unresolved)
     assert any("nvidia.com/gpu = ${.Values.job.gpus}" in m for m in unresolved)
     assert sum("template condition(s) could not be evaluated" in m for m in unresolved) == 1
+
+
+UMBRELLA = """apiVersion: v2
+name: platform
+version: 0.1.0
+dependencies:
+  - name: vllm-stack
+    version: 0.1.7
+    repository: https://vllm-project.github.io/production-stack
+  - name: redis
+    version: 19.0.0
+    repository: oci://registry-1.docker.io/bitnamicharts
+    condition: redis.enabled
+"""
+
+
+def test_an_umbrella_chart_whose_gpus_are_in_a_dependency_not_in_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An umbrella chart names a remote chart in Chart.yaml and asks it for GPUs in its values (the vLLM
+    production-stack's requestGPU); without `helm dependency build` its charts/ is empty. Before, the gate
+    rendered the umbrella's own templates and passed it as 'a Helm chart without accelerator requests'."""
+    chart = _chart(tmp_path, {"vllm-stack": {"servingEngineSpec": {"modelSpec": [{"name": "llama3", "requestGPU": 8}]}},
+                              "redis": {"enabled": False}},
+                   {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: b}\n"}, name="platform")
+    (chart / "Chart.yaml").write_text(UMBRELLA)
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check(".")
+    assert code == 0, err
+    [res] = data["results"]
+    assert res["source"]["address"] == "helm-dependency/platform/vllm-stack" and res["source"]["line"] == 5
+    assert any("depends on vllm-stack 0.1.7" in f["message"] for f in res["findings"] if f["rule"] == "request-unresolved")
+    # values that ask the dependency for no accelerator: a skip that names what was not rendered
+    (chart / "values.yaml").write_text("vllm-stack: {servingEngineSpec: {modelSpec: [{name: llama3, requestCPU: 8}]}}\n")
+    code, data, err = _check(".")
+    assert code == 0 and not data["results"]
+    assert "not rendered: its dependencies vllm-stack" in data["skipped_files"][0]["reason"]

@@ -379,6 +379,14 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
                 pos,
             )
             continue
+        if fld == "helm-dependency":  # an umbrella chart: its accelerators are in a dependency the repository does not hold
+            yield (
+                f"the chart depends on {value}, which is not in its charts/ directory, and its values ask that chart for "
+                "accelerators: the gate cannot count them. Vendor the dependency (helm dependency build, and commit charts/) "
+                "or check the output of helm template.",
+                pos,
+            )
+            continue
         if fld == "helm-left-out":  # a chart read without helm: a line that rendered only as a placeholder
             yield (
                 f"the chart was read without helm (not on PATH) and `{value}` could not be evaluated where it stands alone on a "

@@ -1056,8 +1056,110 @@ def read_chart(chart: str, index: Any) -> ChartRead:
         out.requests += got.requests
         out.autoscalers += got.autoscalers
         out.problems += got.problems
+    missing = _missing_dependencies(chart)
+    for dep in missing:
+        if dep.asks:  # its GPUs are in a chart the repository does not hold: said, never passed over
+            from advisor.check.infra.model import Request
+
+            req = Request(dep.path, "kubernetes", f"helm-dependency/{dep.chart}/{dep.name}", dep.line, dep.col)
+            req.hardware, req.unknown = dep.asks, "the accelerators are in a dependency chart the repository does not hold"
+            req.count = None
+            req.unresolved.append(("helm-dependency", f"{dep.name} {dep.version} from {dep.repository}".strip(), (dep.line, dep.col)))
+            req.notes.append(NOTE)
+            out.requests.append(req)
     if not out.requests and not out.autoscalers and not out.problems:
         out.skipped = "a Helm chart without accelerator requests (rendered by advisor with its values files; helm is not on PATH)"
+        if missing:
+            out.skipped += "; not rendered: its dependencies " + ", ".join(f"{d.name} ({d.repository or 'no repository'})" for d in missing)
+            out.skipped += ", which are not in charts/ (helm dependency build) and whose values ask for no accelerator"
+    return out
+
+
+@dataclass
+class _Dependency:
+    chart: str  # the chart's name
+    name: str  # the dependency's name (its alias where it has one)
+    repository: str
+    version: str
+    path: str  # Chart.yaml
+    line: int
+    col: int
+    asks: str | None  # what in its values asks for accelerators
+
+
+_ASKS_KEY = re.compile(r"(?i)gpu|tpu|accelerator")
+_VALUE_CHIP = re.compile(r"(?i)nvidia\.com/|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu|aws\.amazon\.com/neuron")
+
+
+def _asks(x: Any) -> bool:
+    """A value that turns on or counts something: true, a positive number, a name (not "0" / "false" / "none")."""
+    if isinstance(x, bool):
+        return x
+    if isinstance(x, (int, float)):
+        return x > 0
+    return isinstance(x, str) and x.strip().lower() not in ("0", "false", "none", "")
+
+
+def _asks_for_chips(v: Any, where: str = "", depth: int = 0) -> str | None:
+    """The first place in a dependency's values that asks for accelerators: a key about GPUs / TPUs / accelerators
+    with a positive count or a name (requestGPU: 8, gpu.enabled: true, nvidia.com/gpu: 1), or a chip resource or
+    selector named in a value."""
+    if depth > 32:
+        return None
+    if isinstance(v, dict):
+        for k, x in list(v.items())[:10_000]:
+            here = f"{where}.{k}" if where else str(k)
+            if isinstance(k, str) and (_ASKS_KEY.search(k) or _VALUE_CHIP.search(k)) and _asks(x):
+                return here
+            got = _asks_for_chips(x, here, depth + 1)
+            if got:
+                return got
+    elif isinstance(v, list):
+        for i, x in enumerate(v[:10_000]):
+            got = _asks_for_chips(x, f"{where}[{i}]", depth + 1)
+            if got:
+                return got
+    elif isinstance(v, str) and _VALUE_CHIP.search(v):
+        return where
+    return None
+
+
+def _missing_dependencies(chart: str) -> list[_Dependency]:
+    """The dependencies of Chart.yaml that are not in charts/ (neither a directory nor a packaged .tgz), with the
+    first place where the chart's values ask accelerators of them. A dependency its condition turns off is left out."""
+    from advisor.yamlsrc import load_documents
+
+    path = os.path.join(chart, "Chart.yaml")
+    try:
+        docs = load_documents(_read(path, 256 * 1024), path)
+    except InputError:
+        return []
+    data = docs[0].data if docs else None
+    if not isinstance(data, dict) or not isinstance(data.get("dependencies"), list):
+        return []
+    deps = data["dependencies"]
+    vals = _values(chart)
+    sub = os.path.join(chart, "charts")
+    held = set(os.listdir(sub)) if os.path.isdir(sub) and not os.path.islink(sub) else set()
+    out: list[_Dependency] = []
+    for i, dep in enumerate(deps[:100]):
+        if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
+            continue
+        name = dep["name"]
+        if name in held or any(h.startswith(f"{name}-") and h.endswith(".tgz") for h in held):
+            continue  # vendored: rendered as a subchart (a .tgz one only by helm)
+        key = str(dep.get("alias") or name)
+        cond = dep.get("condition")
+        if isinstance(cond, str):
+            v: Any = vals
+            for part in cond.split(",")[0].strip().split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            if v is False:
+                continue
+        line, col = docs[0].where(("dependencies", i))
+        asks = _asks_for_chips(vals.get(key), key)
+        out.append(_Dependency(str(data.get("name", "")), key, str(dep.get("repository") or ""), str(dep.get("version") or ""),
+                               path, line, col, asks))
     return out
 
 
