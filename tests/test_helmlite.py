@@ -614,8 +614,10 @@ def test_an_umbrella_chart_whose_gpus_are_in_a_dependency_not_in_the_repository(
     [res] = data["results"]
     assert res["source"]["address"] == "helm-dependency/platform/vllm-stack" and res["source"]["line"] == 5
     assert any("depends on vllm-stack 0.1.7" in f["message"] for f in res["findings"] if f["rule"] == "request-unresolved")
-    # values that ask the dependency for no accelerator: a skip that names what was not rendered
-    (chart / "values.yaml").write_text("vllm-stack: {servingEngineSpec: {modelSpec: [{name: llama3, requestCPU: 8}]}}\n")
+    # values that ask the dependency for no accelerator (a toleration naming nvidia.com/gpu asks for none: the
+    # NVIDIA/k8s-device-plugin chart's nfd dependency): a skip that names what was not rendered
+    (chart / "values.yaml").write_text("vllm-stack: {servingEngineSpec: {modelSpec: [{name: llama3, requestCPU: 8}]},"
+                                       " tolerations: [{key: nvidia.com/gpu, operator: Exists}]}\n")
     code, data, err = _check(".")
     assert code == 0 and not data["results"]
     assert "not rendered: its dependencies vllm-stack" in data["skipped_files"][0]["reason"]

@@ -1088,7 +1088,7 @@ class _Dependency:
 
 
 _ASKS_KEY = re.compile(r"(?i)gpu|tpu|accelerator")
-_VALUE_CHIP = re.compile(r"(?i)nvidia\.com/|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu|aws\.amazon\.com/neuron")
+_KEY_CHIP = re.compile(r"(?i)nvidia\.com/|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu|aws\.amazon\.com/neuron")
 
 
 def _asks(x: Any) -> bool:
@@ -1102,14 +1102,14 @@ def _asks(x: Any) -> bool:
 
 def _asks_for_chips(v: Any, where: str = "", depth: int = 0) -> str | None:
     """The first place in a dependency's values that asks for accelerators: a key about GPUs / TPUs / accelerators
-    with a positive count or a name (requestGPU: 8, gpu.enabled: true, nvidia.com/gpu: 1), or a chip resource or
-    selector named in a value."""
+    with a positive count or a name (requestGPU: 8, gpu.enabled: true, nvidia.com/gpu: 1, gke-accelerator: nvidia-l4).
+    A chip resource named as a value is not a request (a toleration's key: nvidia.com/gpu)."""
     if depth > 32:
         return None
     if isinstance(v, dict):
         for k, x in list(v.items())[:10_000]:
             here = f"{where}.{k}" if where else str(k)
-            if isinstance(k, str) and (_ASKS_KEY.search(k) or _VALUE_CHIP.search(k)) and _asks(x):
+            if isinstance(k, str) and (_ASKS_KEY.search(k) or _KEY_CHIP.search(k)) and _asks(x):
                 return here
             got = _asks_for_chips(x, here, depth + 1)
             if got:
@@ -1119,8 +1119,6 @@ def _asks_for_chips(v: Any, where: str = "", depth: int = 0) -> str | None:
             got = _asks_for_chips(x, f"{where}[{i}]", depth + 1)
             if got:
                 return got
-    elif isinstance(v, str) and _VALUE_CHIP.search(v):
-        return where
     return None
 
 
