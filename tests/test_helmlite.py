@@ -621,3 +621,11 @@ def test_an_umbrella_chart_whose_gpus_are_in_a_dependency_not_in_the_repository(
     code, data, err = _check(".")
     assert code == 0 and not data["results"]
     assert "not rendered: its dependencies vllm-stack" in data["skipped_files"][0]["reason"]
+    # vendored as a package (helm dependency build writes charts/NAME-VERSION.tgz): rendered by helm only, so the
+    # values that ask it for GPUs are reported as before, never passed over
+    (chart / "values.yaml").write_text("vllm-stack: {servingEngineSpec: {modelSpec: [{name: llama3, requestGPU: 8}]}}\n")
+    (chart / "charts").mkdir()
+    (chart / "charts" / "vllm-stack-0.1.7.tgz").write_bytes(b"\x1f\x8b")
+    code, data, err = _check(".")
+    [res] = data["results"]
+    assert any("charts/vllm-stack-0.1.7.tgz (packaged" in f["message"] for f in res["findings"] if f["rule"] == "request-unresolved")

@@ -381,9 +381,9 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
             continue
         if fld == "helm-dependency":  # an umbrella chart: its accelerators are in a dependency the repository does not hold
             yield (
-                f"the chart depends on {value}, which is not in its charts/ directory, and its values ask that chart for "
-                "accelerators: the gate cannot count them. Vendor the dependency (helm dependency build, and commit charts/) "
-                "or check the output of helm template.",
+                f"the chart depends on {value}, which advisor does not render without helm (not in its charts/ directory, or "
+                "there only as a packaged .tgz), and its values ask that chart for accelerators: the gate cannot count them. "
+                "Install helm on the runner, vendor the dependency as a directory, or check the output of helm template.",
                 pos,
             )
             continue

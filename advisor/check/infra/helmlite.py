@@ -1071,7 +1071,7 @@ def read_chart(chart: str, index: Any) -> ChartRead:
         out.skipped = "a Helm chart without accelerator requests (rendered by advisor with its values files; helm is not on PATH)"
         if missing:
             out.skipped += "; not rendered: its dependencies " + ", ".join(f"{d.name} ({d.repository or 'no repository'})" for d in missing)
-            out.skipped += ", which are not in charts/ (helm dependency build) and whose values ask for no accelerator"
+            out.skipped += ", which advisor does not render without helm (not in charts/, or packaged) and whose values ask for none"
     return out
 
 
@@ -1123,8 +1123,9 @@ def _asks_for_chips(v: Any, where: str = "", depth: int = 0) -> str | None:
 
 
 def _missing_dependencies(chart: str) -> list[_Dependency]:
-    """The dependencies of Chart.yaml that are not in charts/ (neither a directory nor a packaged .tgz), with the
-    first place where the chart's values ask accelerators of them. A dependency its condition turns off is left out."""
+    """The dependencies of Chart.yaml that advisor does not render without helm: not in charts/, or there only as a
+    packaged .tgz; with the first place where the chart's values ask accelerators of them. A dependency its
+    condition turns off is left out."""
     from advisor.yamlsrc import load_documents
 
     path = os.path.join(chart, "Chart.yaml")
@@ -1144,8 +1145,9 @@ def _missing_dependencies(chart: str) -> list[_Dependency]:
         if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
             continue
         name = dep["name"]
-        if name in held or any(h.startswith(f"{name}-") and h.endswith(".tgz") for h in held):
-            continue  # vendored: rendered as a subchart (a .tgz one only by helm)
+        if name in held:
+            continue  # vendored as a directory: rendered as a subchart
+        packaged = next((h for h in sorted(held) if h.startswith(f"{name}-") and h.endswith(".tgz")), None)
         key = str(dep.get("alias") or name)
         cond = dep.get("condition")
         if isinstance(cond, str):
@@ -1156,8 +1158,9 @@ def _missing_dependencies(chart: str) -> list[_Dependency]:
                 continue
         line, col = docs[0].where(("dependencies", i))
         asks = _asks_for_chips(vals.get(key), key)
-        out.append(_Dependency(str(data.get("name", "")), key, str(dep.get("repository") or ""), str(dep.get("version") or ""),
-                               path, line, col, asks))
+        # a packaged subchart (charts/NAME-VERSION.tgz, what helm dependency build writes) is rendered by helm only
+        where = f"charts/{packaged} (packaged: rendered by helm only)" if packaged else str(dep.get("repository") or "")
+        out.append(_Dependency(str(data.get("name", "")), key, where, str(dep.get("version") or ""), path, line, col, asks))
     return out
 
 
