@@ -181,8 +181,8 @@ def load_documents(
     max_nodes: int = MAX_NODES,
     lenient: bool = False,
 ) -> list[Document]:
-    """Parse every document of ``text``. Raises InputError with positions. ``lenient``: a tag other than
-    plain data's is read as untagged and a merge key (``<<``) as a plain key (nothing is ever constructed
+    """Parse every document of ``text``. Raises InputError with positions. ``lenient``: another tool's tag
+    (_foreign_tag) is read as untagged and a merge key (``<<``) as a plain key (nothing is ever constructed
     from a tag), only to tell what a file is."""
     builder = _Builder(path, max_depth, max_nodes, lenient)
     try:
@@ -206,6 +206,17 @@ def load_file(path: str, *, max_bytes: int = MAX_BYTES) -> list[Document]:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _foreign_tag(tag: Any) -> bool:
+    """A tag another tool gives meaning to, read as untagged to tell what a file is: a local one (CloudFormation's
+    !Ref, GitLab's !reference) or a python name (mkdocs' !!python/name:material.extensions.emoji.twemoji). A tag
+    that builds or calls a python object (python/object, /apply, /new, /module) is never tolerated."""
+    if not isinstance(tag, str):
+        return False
+    if tag.startswith("tag:yaml.org,2002:python/"):
+        return tag.startswith("tag:yaml.org,2002:python/name:")
+    return True
 
 
 class _Frame:
@@ -297,7 +308,7 @@ class _Builder:
                 continue
 
             tag = getattr(event, "tag", None)
-            if tag not in _ALLOWED_TAGS and not self.lenient:
+            if tag not in _ALLOWED_TAGS and not (self.lenient and _foreign_tag(tag)):
                 raise self._fail(mark, f"YAML tag {tag!r} is not allowed (plain data only)")
             nodes += 1
             if nodes > self.max_nodes:

@@ -274,9 +274,13 @@ ORDINARY = {
     "dashboard.json": '/* Copyright 2025 */\n{"title": "latency"}\n',
     # merge keys (gpustack/gpustack gpustack/assets/model-catalog.yaml, docker-compose, GitLab CI)
     "catalog.yaml": "defaults: &d\n  backend: vllm\nmodels:\n  - <<: *d\n    name: qwen3-8b\n",
+    # another tool's local tags (an AWS CloudFormation template)
+    "cfn.yaml": "Resources:\n  Bucket:\n    Type: AWS::S3::Bucket\n    Properties:\n      BucketName: !Sub '${AWS::StackName}-data'\n",
 }
 STILL_ERRORS = {
     "pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: !!python/object/apply:os.system [id]\n",  # a manifest with a python tag
+    # a tag that builds or calls a python object is an input error in any file (the slow batch test's bad member)
+    "apply.yaml": "name: !!python/object/apply:os.system ['id']\n",
     "tpl.yaml": "kind: Pod\nmetadata:\n  name: {{ .Name }}\nspec: {containers: [{resources: {limits: {nvidia.com/gpu: 8}}}]}\n",
     "gpu.json": '// H100 x 8\n{"machine_type": "a3-highgpu-8g"}\n',
     "merge.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: &p {image: i}}\nspec:\n  containers:\n  - <<: *p\n    name: c\n",
