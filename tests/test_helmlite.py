@@ -629,3 +629,81 @@ def test_an_umbrella_chart_whose_gpus_are_in_a_dependency_not_in_the_repository(
     code, data, err = _check(".")
     [res] = data["results"]
     assert any("charts/vllm-stack-0.1.7.tgz (packaged" in f["message"] for f in res["findings"] if f["rule"] == "request-unresolved")
+
+
+GITOPS = {
+    "app.yaml": """apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: vllm-prod
+spec:
+  source:
+    repoURL: https://vllm-project.github.io/production-stack
+    chart: vllm-stack
+    targetRevision: 0.1.7
+    helm:
+      valuesObject:
+        servingEngineSpec:
+          modelSpec:
+            - {name: llama3, replicaCount: 4, requestGPU: 8}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: grafana
+spec:
+  source:
+    repoURL: https://grafana.github.io/helm-charts
+    chart: grafana
+    targetRevision: 8.0.0
+    helm:
+      values: |
+        persistence:
+          enabled: true
+""",
+    "hr.yaml": """apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: ollama}
+spec:
+  chart:
+    spec:
+      chart: ollama
+      version: 1.0.0
+      sourceRef: {kind: HelmRepository, name: otwld}
+  values:
+    ollama:
+      gpu: {enabled: true, type: nvidia, number: 2}
+""",
+    "helmfile.yaml": """releases:
+  - name: kuberay
+    chart: kuberay/ray-cluster
+    version: 1.1.0
+    set:
+      - name: worker.resources.limits.nvidia\\\\.com/gpu
+        value: 4
+  - name: off
+    chart: otwld/ollama
+    values: [{ollama: {gpu: {enabled: false, number: 2}}}]
+  - name: redis
+    chart: bitnami/redis
+""",
+}
+
+
+def test_releases_of_remote_charts_whose_values_ask_for_gpus_are_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GitOps repository installs charts from Helm repositories with its own values: an Argo CD Application
+    (chart + repoURL, valuesObject requestGPU: 8), a Flux HelmRelease (ollama.gpu.enabled), a helmfile release
+    (set nvidia.com/gpu = 4). None can be rendered here; before, all three passed unseen. Each is now a request
+    at the chart's name, unknown and request-unresolved; releases whose values ask for no accelerator (grafana,
+    redis, a disabled gpu block) are not."""
+    for name, text in GITOPS.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check(".")
+    assert code == 0, err
+    got = {r["source"]["address"]: r for r in data["results"]}
+    assert set(got) == {"helm-release/argocd vllm-prod", "helm-release/flux ollama", "helm-release/helmfile kuberay"}
+    assert got["helm-release/argocd vllm-prod"]["source"]["line"] == 8
+    assert got["helm-release/flux ollama"]["request"]["hardware"] == "ollama.gpu.enabled"
+    for r in got.values():
+        assert any("a chart from a Helm repository" in f["message"] for f in r["findings"] if f["rule"] == "request-unresolved")

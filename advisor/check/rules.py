@@ -387,6 +387,14 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
                 pos,
             )
             continue
+        if fld == "helm-remote":  # a release of a chart from a Helm repository, whose values ask it for accelerators
+            yield (
+                f"the release installs {value}, a chart from a Helm repository that advisor does not render, and its values "
+                "ask that chart for accelerators: the gate cannot count them. Check the output of helm template with these "
+                "values (a rendered manifest in the pull request), or keep the chart in the repository.",
+                pos,
+            )
+            continue
         if fld == "helm-left-out":  # a chart read without helm: a line that rendered only as a placeholder
             yield (
                 f"the chart was read without helm (not on PATH) and `{value}` could not be evaluated where it stands alone on a "

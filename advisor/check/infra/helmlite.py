@@ -1093,6 +1093,8 @@ _KEY_CHIP = re.compile(r"(?i)nvidia\.com/|amd\.com/gpu|google\.com/tpu|gke-accel
 
 def _asks(x: Any) -> bool:
     """A value that turns on or counts something: true, a positive number, a name (not "0" / "false" / "none")."""
+    if isinstance(x, (dict, list)) or x is None:
+        return False
     if isinstance(x, bool):
         return x
     if isinstance(x, (int, float)):
@@ -1100,7 +1102,7 @@ def _asks(x: Any) -> bool:
     return isinstance(x, str) and x.strip().lower() not in ("0", "false", "none", "")
 
 
-def _asks_for_chips(v: Any, where: str = "", depth: int = 0) -> str | None:
+def asks_for_chips(v: Any, where: str = "", depth: int = 0) -> str | None:
     """The first place in a dependency's values that asks for accelerators: a key about GPUs / TPUs / accelerators
     with a positive count or a name (requestGPU: 8, gpu.enabled: true, nvidia.com/gpu: 1, gke-accelerator: nvidia-l4).
     A chip resource named as a value is not a request (a toleration's key: nvidia.com/gpu)."""
@@ -1109,14 +1111,19 @@ def _asks_for_chips(v: Any, where: str = "", depth: int = 0) -> str | None:
     if isinstance(v, dict):
         for k, x in list(v.items())[:10_000]:
             here = f"{where}.{k}" if where else str(k)
-            if isinstance(k, str) and (_ASKS_KEY.search(k) or _KEY_CHIP.search(k)) and _asks(x):
-                return here
-            got = _asks_for_chips(x, here, depth + 1)
+            if isinstance(k, str) and (_ASKS_KEY.search(k) or _KEY_CHIP.search(k)):
+                if _asks(x):
+                    return here
+                if isinstance(x, dict) and x.get("enabled") is not False:  # gpu: {enabled: true, number: 2}
+                    on = next((f"{here}.{k2}" for k2, x2 in x.items() if isinstance(x2, (bool, int, float)) and _asks(x2)), None)
+                    if on:
+                        return on
+            got = asks_for_chips(x, here, depth + 1)
             if got:
                 return got
     elif isinstance(v, list):
         for i, x in enumerate(v[:10_000]):
-            got = _asks_for_chips(x, f"{where}[{i}]", depth + 1)
+            got = asks_for_chips(x, f"{where}[{i}]", depth + 1)
             if got:
                 return got
     return None
@@ -1157,7 +1164,7 @@ def _missing_dependencies(chart: str) -> list[_Dependency]:
             if v is False:
                 continue
         line, col = docs[0].where(("dependencies", i))
-        asks = _asks_for_chips(vals.get(key), key)
+        asks = asks_for_chips(vals.get(key), key)
         # a packaged subchart (charts/NAME-VERSION.tgz, what helm dependency build writes) is rendered by helm only
         where = f"charts/{packaged} (packaged: rendered by helm only)" if packaged else str(dep.get("repository") or "")
         out.append(_Dependency(str(data.get("name", "")), key, where, str(dep.get("version") or ""), path, line, col, asks))

@@ -7,6 +7,7 @@ the skip reason. A file's proposal is judged whatever else the file holds.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -151,11 +152,25 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
     if problems:
         raise InputError(problems)
     out.releases = _releases(path, docs, kinds)
+    out.requests += _remote_releases(path, docs, kinds)
     out.notes += list(dict.fromkeys(others))
     return loaded, out
 
 
 _RELEASE_KINDS = ("Application", "HelmRelease")
+
+
+def _remote_releases(path: str, docs: list[Document], kinds: list[str]) -> list[Any]:
+    """Releases of charts from a Helm repository whose values ask for accelerators (releases.remote_requests)."""
+    maybe = [d for d, k in zip(docs, kinds, strict=True) if (k == "kubernetes" and d.data.get("kind") in _RELEASE_KINDS)
+             or (k.startswith("other") and isinstance(d.data, dict) and "releases" in d.data)]
+    if not maybe:
+        return []
+    from advisor.check.files import boundary
+    from advisor.check.infra import releases
+
+    root = boundary(path) if path != "-" else os.getcwd()
+    return [r for d in maybe for r in releases.remote_requests(d, root)]
 
 
 def _releases(path: str, docs: list[Document], kinds: list[str]) -> list[Any]:

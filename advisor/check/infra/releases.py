@@ -213,3 +213,71 @@ def from_terraform(path: str, resources: list[tuple[str, str, dict[str, Any]]], 
         _sets(ref, body.get("set"), pos, interpolated=True)
         out.append(ref)
     return out[:MAX_REFS]
+
+
+def _layers(values: list[Any], sets: Any) -> dict[str, Any]:
+    """A release's inline values (mappings or YAML text) and its ``{name, value}`` sets, as one mapping."""
+    out: dict[str, Any] = {}
+    for v in values:
+        got = _inline(v)
+        if got:
+            out = {**out, **got}
+    ref = ReleaseRef("", (1, 1), "", "")
+    _sets(ref, sets, (1, 1))
+    for layer in ref.layers:
+        out = {**out, **layer}
+    return out
+
+
+def remote_requests(doc: Document, repo_root: str) -> list[Any]:
+    """Releases of a chart from a Helm repository or OCI registry (Argo CD ``chart`` + ``repoURL``, a Flux
+    HelmRelease of a chart not in the checkout, a helmfile release ``repo/chart``) cannot be rendered here. Where
+    the release's own values ask that chart for accelerators (``requestGPU: 8``, ``nvidia.com/gpu: 1``,
+    ``gpu.enabled: true``), it is one request at the chart's name, unknown and request-unresolved, never passed
+    over; where they ask for none, nothing is read from it."""
+    from advisor.check.infra.helmlite import asks_for_chips
+    from advisor.check.infra.model import Request
+
+    data: dict[str, Any] = doc.data
+    kind, api = data.get("kind"), str(data.get("apiVersion") or "")
+    meta: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+    name = str(meta.get("name") or "?")
+    found: list[tuple[str, str, KeyPath, dict[str, Any]]] = []  # (label, chart from where, position, values)
+    spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
+    if kind == "Application" and api.startswith("argoproj.io/"):
+        many = spec["sources"] if isinstance(spec.get("sources"), list) else []
+        sources: list[tuple[KeyPath, Any]] = [(("spec", "source"), spec.get("source"))]
+        sources += [(("spec", "sources", i), s) for i, s in enumerate(many)]
+        for loc, src in sources:
+            if isinstance(src, dict) and isinstance(src.get("chart"), str) and not isinstance(src.get("path"), str):
+                helm: dict[str, Any] = src["helm"] if isinstance(src.get("helm"), dict) else {}
+                chart = f"{src['chart']} {src.get('targetRevision') or ''} from {src.get('repoURL') or '?'}"
+                found.append((f"argocd {name}", chart, (*loc, "chart"), _layers([helm.get("values"), helm.get("valuesObject")],
+                                                                                helm.get("parameters"))))
+    elif kind == "HelmRelease" and api.startswith("helm.toolkit.fluxcd.io/"):
+        cs = spec["chart"].get("spec") if isinstance(spec.get("chart"), dict) else None
+        if isinstance(cs, dict) and isinstance(cs.get("chart"), str) and _chart_dir(repo_root, cs["chart"], repo_root) is None:
+            ref_: dict[str, Any] = cs["sourceRef"] if isinstance(cs.get("sourceRef"), dict) else {}
+            chart = f"{cs['chart']} {cs.get('version') or ''} from {ref_.get('kind', '?')}/{ref_.get('name', '?')}"
+            found.append((f"flux {name}", chart, ("spec", "chart", "spec", "chart"), _layers([spec.get("values")], None)))
+    elif is_helmfile(data):
+        here = os.path.dirname(doc.path) or "."
+        for i, r in enumerate(data["releases"][:MAX_REFS]):
+            ref = r.get("chart")
+            if not isinstance(ref, str) or ref.startswith((".", "/")) or os.path.isdir(os.path.join(here, ref)):
+                continue
+            inline = [v for v in (r["values"] if isinstance(r.get("values"), list) else []) if isinstance(v, dict)]
+            found.append((f"helmfile {r.get('name') or i}", f"{ref} {r.get('version') or ''}", ("releases", i, "chart"),
+                          _layers(inline, r.get("set"))))
+    out: list[Any] = []
+    for label, chart, loc, values in found[:MAX_REFS]:
+        asks = asks_for_chips(values)
+        if not asks:
+            continue
+        line, col = doc.where(loc)
+        req = Request(doc.path, "kubernetes", f"helm-release/{label}", line, col)
+        req.hardware, req.unknown = asks, "the accelerators are in a chart from a Helm repository, not rendered here"
+        req.count = None
+        req.unresolved.append(("helm-remote", " ".join(chart.split()), (line, col)))
+        out.append(req)
+    return out
