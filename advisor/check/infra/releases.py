@@ -235,7 +235,7 @@ def remote_requests(doc: Document, repo_root: str) -> list[Any]:
     the release's own values ask that chart for accelerators (``requestGPU: 8``, ``nvidia.com/gpu: 1``,
     ``gpu.enabled: true``), it is one request at the chart's name, unknown and request-unresolved, never passed
     over; where they ask for none, nothing is read from it."""
-    from advisor.check.infra.helmlite import asks_for_chips
+    from advisor.check.infra.asks import asks_for_chips
     from advisor.check.infra.model import Request
 
     data: dict[str, Any] = doc.data
