@@ -378,9 +378,7 @@ def test_a_kaito_workspace_is_its_nodes_of_the_instance_type(tmp_path: Path) -> 
     resource.instanceType, each with that machine's GPUs; an instance type the catalog lacks is unknown hardware."""
     (tmp_path / "ws.yaml").write_text(KAITO)
     (tmp_path / "v100.yaml").write_text(KAITO.replace("Standard_ND96isr_H100_v5", "Standard_NC6s_v3").replace("r1\n", "r1-v100\n", 1))
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    assert r.code == 0, r.out + r.err
-    got = {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
+    got = results(str(tmp_path))
     h100 = got["Workspace/default/workspace-deepseek-r1"]["request"]
     assert (h100["accelerator"], h100["count"], h100["total_chips"]) == ("h100", 16, 16)
     v100 = got["Workspace/default/workspace-deepseek-r1-v100"]
@@ -395,9 +393,7 @@ def test_dynamo_graph_deployment_and_kubeai_model_are_read(tmp_path: Path) -> No
     (tmp_path / "dynamo.yaml").write_text(DYNAMO)
     (tmp_path / "kubeai.yaml").write_text(KUBEAI)
     (tmp_path / "cpu.yaml").write_text(KUBEAI.replace("nvidia-gpu-h100:2", "cpu:4").replace("h100", "cpu"))
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    assert r.code == 0, r.out + r.err
-    got = {x["source"]["address"]: x["request"] for x in json.loads(r.out)["results"]}
+    got = {a: x["request"] for a, x in results(str(tmp_path)).items()}
     assert set(got) == {"DynamoGraphDeployment/default/llama-disagg/VllmDecodeWorker", "Model/default/llama-3.1-70b-instruct-fp8-h100"}
     dyn = got["DynamoGraphDeployment/default/llama-disagg/VllmDecodeWorker"]
     assert (dyn["accelerator"], dyn["count"], dyn["replicas_min"], dyn["total_chips"]) == ("gb200", 8, 2, 16)
@@ -416,9 +412,7 @@ def test_a_lone_container_asking_for_chips_in_an_unread_kind_is_reported(tmp_pat
         "      resources:\n        limits: {cpu: 20, nvidia.com/gpu: 4}\n"
         "  cpuOnly:\n    resources: {limits: {cpu: 4}}\n"
     )
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    assert r.code == 0, r.out + r.err
-    [res] = json.loads(r.out)["results"]
+    [res] = results(str(tmp_path)).values()
     assert res["source"]["address"] == "ClusterServingRuntime/default/srt-command-r/engineConfig.runner"
     assert res["request"]["count"] == 4 and "request-unresolved" in {f["rule"] for f in res["findings"]}
 
@@ -460,9 +454,7 @@ def test_the_gke_registry_module_node_pools_are_read(tmp_path: Path, source: str
     zone); a value that is not a literal is request-unresolved."""
     default = "terraform-google-modules/kubernetes-engine/google//modules/private-cluster"
     (tmp_path / "main.tf").write_text(GKE_MODULE.replace(default, source))
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    assert r.code == 0, r.out + r.err
-    got = {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
+    got = results(str(tmp_path))
     l4 = got['module.gke.google_container_node_pool.pools["l4"]']
     assert l4["source"]["line"] == 2
     req = l4["request"]
@@ -502,9 +494,7 @@ def test_the_eks_registry_module_node_groups_are_read(tmp_path: Path) -> None:
     eks_managed_node_group_defaults, each the aws_eks_node_group the module creates; the registry source
     (no '//submodule') is matched too. Before, 'Terraform HCL without accelerator resources'."""
     (tmp_path / "main.tf").write_text(EKS_MODULE)
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    assert r.code == 0, r.out + r.err
-    got = {x["source"]["address"]: x["request"] for x in json.loads(r.out)["results"]}
+    got = {a: x["request"] for a, x in results(str(tmp_path)).items()}
     gpu = got['module.eks.module.eks_managed_node_group["gpu"].aws_eks_node_group.this[0]']
     assert (gpu["accelerator"], gpu["count"], gpu["replicas_min"], gpu["replicas_max"], gpu["pricing"]) == ("h100", 8, 0, 4, "on-demand")
     inf = got['module.eks.module.eks_managed_node_group["inf"].aws_eks_node_group.this[0]']
@@ -571,9 +561,7 @@ def test_a_cluster_toolkit_blueprint_is_read(tmp_path: Path) -> None:
     request, $(vars.X) resolved, the modules' own defaults for what is left out, a module output
     request-unresolved. Before, the file was 'YAML that is not a workload profile ...'."""
     (tmp_path / "blueprint.yaml").write_text(BLUEPRINT)
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    assert r.code == 0, r.out + r.err
-    got = {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
+    got = results(str(tmp_path))
     assert set(got) == {"gke-a3-ultra/primary/a3-ultragpu-pool", "gke-a3-ultra/primary/tpu_pool", "gke-a3-ultra/primary/l4_pool",
                         "gke-a3-ultra/slurm/a3_nodeset"}
     a3 = got["gke-a3-ultra/primary/a3-ultragpu-pool"]
@@ -601,14 +589,11 @@ def test_a_blueprint_takes_the_vars_of_its_deployment_file(tmp_path: Path) -> No
     )
     (tmp_path / "gke-a3u-deployment.yaml").write_text("terraform_backend_defaults: {type: gcs}\nvars:\n  a3_nodes: 6\n")
     (tmp_path / "other-deployment.yaml").write_text("vars:\n  a3_nodes: 99\n")
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    assert r.code == 0, r.out + r.err
-    [res] = json.loads(r.out)["results"]
+    [res] = results(str(tmp_path)).values()
     assert res["source"]["address"] == "a3u/primary/pool [-d gke-a3u-deployment.yaml]"
     assert (res["request"]["accelerator"], res["request"]["replicas_max"], res["request"]["total_chips"]) == ("h200", 6, 48)
     (tmp_path / "gke-a3u-deployment.yaml").write_text("vars:\n  a3_nodes: NODE_COUNT\n")
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    [res] = json.loads(r.out)["results"]
+    [res] = results(str(tmp_path)).values()
     assert res["request"]["replicas_max"] is None
     assert any("NODE_COUNT" in f["message"] for f in res["findings"] if f["rule"] == "request-unresolved")
 
@@ -620,9 +605,7 @@ def test_blueprint_vars_in_a_cycle_are_unresolved_not_a_crash(tmp_path: Path) ->
         "blueprint_name: x\nvars:\n  n: $(vars.m)\n  m: $(vars.n)\ndeployment_groups:\n- group: g\n  modules:\n  - id: p\n"
         "    source: modules/compute/gke-node-pool\n    settings:\n      machine_type: a3-highgpu-8g\n      static_node_count: $(vars.n)\n"
     )
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    assert r.code == 0, r.out + r.err
-    [res] = json.loads(r.out)["results"]
+    [res] = results(str(tmp_path)).values()
     assert res["request"]["replicas_max"] is None and "request-unresolved" in {f["rule"] for f in res["findings"]}
 
 
@@ -636,9 +619,7 @@ def test_a_documents_angle_bracket_placeholder_is_unresolved_not_an_input_error(
         "    cloud.google.com/gke-tpu-topology: <tpu_topology>\n  containers:\n  - name: c\n    image: i\n"
         "    resources: {limits: {google.com/tpu: <CHIPS_PER_NODE>}}\n"
     )
-    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
-    assert r.code == 0, r.out + r.err
-    [res] = json.loads(r.out)["results"]
+    [res] = results(str(tmp_path)).values()
     messages = [f["message"] for f in res["findings"] if f["rule"] == "request-unresolved"]
     assert any("<CHIPS_PER_NODE>" in m for m in messages) and any("<tpu_topology>" in m for m in messages), messages
 
