@@ -142,3 +142,13 @@ def per_unit(unit_cost: dict[str, Any] | None, digits: int = 3) -> str:
     if usd is None:
         return "unpriced"
     return f"{unit_usd(usd, digits)} {unit_label(unit_cost, long=True)}"
+
+
+def request_asks(q: dict[str, Any], times: str = "x") -> str:
+    """What a request read from a file asks for: the accelerator (or the name read) x chips per replica x replicas,
+    ``?`` for a figure the file does not settle (a count behind a variable, a chart not rendered)."""
+
+    def n(v: Any) -> str:
+        return "?" if v is None else str(v)
+
+    return f"{q.get('accelerator') or q.get('hardware')} {times} {n(q.get('count'))} {times} {n(q.get('replicas'))}"

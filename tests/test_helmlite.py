@@ -707,3 +707,100 @@ def test_releases_of_remote_charts_whose_values_ask_for_gpus_are_reported(tmp_pa
     assert got["helm-release/flux ollama"]["request"]["hardware"] == "ollama.gpu.enabled"
     for r in got.values():
         assert any("a chart from a Helm repository" in f["message"] for f in r["findings"] if f["rule"] == "request-unresolved")
+
+
+TF_REMOTE = '''resource "helm_release" "vllm" {
+  name       = "vllm"
+  repository = "https://vllm-project.github.io/production-stack"
+  chart      = "vllm-stack"
+  values = [
+    <<-EOT
+    servingEngineSpec:
+      modelSpec:
+      - name: llama
+        requestGPU: 8
+    EOT
+  ]
+}
+
+resource "helm_release" "tgi" {
+  name       = "tgi"
+  repository = "oci://ghcr.io/example/charts"
+  chart      = "tgi"
+  set {
+    name  = "resources.limits.nvidia\\\\.com/gpu"
+    value = var.gpus
+  }
+}
+
+resource "helm_release" "encoded" {
+  name       = "encoded"
+  repository = "https://charts.example.com"
+  chart      = "server"
+  values = [yamlencode({
+    resources = { limits = { "nvidia.com/gpu" = 2 } }
+  })]
+}
+
+resource "helm_release" "redis" {
+  name       = "redis"
+  repository = "https://charts.bitnami.com/bitnami"
+  chart      = "redis"
+  values     = [yamlencode({ replica = { replicaCount = 3 } })]
+  set {
+    name  = "gpu.enabled"
+    value = "false"
+  }
+}
+'''
+
+
+def test_terraform_releases_of_remote_charts_asking_for_gpus_are_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Terraform Helm provider installs a chart from a Helm repository with values that ask it for GPUs: a
+    heredoc (requestGPU: 8), a set block behind a variable (nvidia.com/gpu = var.gpus), yamlencode of an object.
+    Before, the file was skipped as 'Terraform HCL without accelerator resources' and the 8 GPUs passed unseen
+    (fail open, as the Argo CD / Flux / helmfile releases did). Each is now a request at the release's address,
+    unknown and request-unresolved; a release whose values ask for none (redis, gpu.enabled false) is not."""
+    (tmp_path / "main.tf").write_text(TF_REMOTE)
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check(".")
+    assert code == 0, err
+    got = {r["source"]["address"]: r for r in data["results"]}
+    assert set(got) == {"helm_release.vllm", "helm_release.tgi", "helm_release.encoded"}, err
+    assert got["helm_release.vllm"]["request"]["hardware"] == "servingEngineSpec.modelSpec[0].requestGPU"
+    assert got["helm_release.encoded"]["request"]["hardware"] == "resources.limits.nvidia.com/gpu"
+    assert [got[a]["source"]["line"] for a in ("helm_release.vllm", "helm_release.tgi", "helm_release.encoded")] == [1, 15, 25]
+    for r in got.values():
+        assert any("vllm-stack" in f["message"] or "tgi from oci://" in f["message"] or "server from https" in f["message"]
+                   for f in r["findings"] if f["rule"] == "request-unresolved"), r["findings"]
+    # what no file settles reads "?", never "None"; a proposal with nothing estimated has no table of a header alone
+    md = run_cli("check", "--no-config", "--format", "markdown", "--fail-on", "never", ".").out
+    assert "requestGPU × ? × 1 = ? chips" in md and "None" not in md
+    assert "| | accelerator | count | time | cost |" not in md
+    text = run_cli("check", "--no-config", "--fail-on", "never", ".").out
+    assert "x ? x 1" in " ".join(text.split()) and "None" not in text
+
+
+def test_a_terraform_helm_release_heredoc_values_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """values = [<<-EOT ... EOT] is how the provider's documentation writes inline values; a chart in the repository
+    is rendered with them (before, the heredoc was said as a values source not read and the chart's defaults stood)."""
+    _chart(tmp_path, VALUES, {"deployment.yaml": SCAFFOLD, "_helpers.tpl": HELPERS, "hpa.yaml": HPA})
+    (tmp_path / "infra").mkdir()
+    (tmp_path / "infra" / "main.tf").write_text('''resource "helm_release" "llm" {
+  name   = "llm"
+  chart  = "${path.module}/../charts/serve"
+  values = [
+    <<-EOT
+    resources:
+      limits:
+        nvidia.com/gpu: 2
+    EOT
+  ]
+}
+''')
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    q = _requests(data)["Deployment/default/release-name-serve [terraform helm_release.llm]"]
+    assert (q["accelerator"], q["count"]) == ("h100", 2), err
+    assert not any(f["rule"] == "request-unresolved" and "EOT" in f["message"] for r in data["results"] for f in r["findings"])

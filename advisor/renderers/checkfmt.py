@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
-from advisor.fmt import cell, hours, html_text, md_code, md_message, md_text, money, one_line
+from advisor.fmt import cell, hours, html_text, md_code, md_message, md_text, money, one_line, request_asks
 from advisor.renderers.json import dumps
 
 if TYPE_CHECKING:
@@ -120,8 +120,7 @@ def _md_row(r: ProposalResult) -> str:
     if r.request is not None and r.source is not None and r.source.get("kind") != "profile":
         q = r.request
         asks = (
-            f"{q.get('accelerator') or q.get('hardware')} × {q.get('count')} × {q.get('replicas')}"
-            f" = {q.get('total_chips')} chips, {p.get('hours'):g} h"
+            f"{request_asks(q, '×')} = {'?' if q.get('total_chips') is None else q.get('total_chips')} chips, {p.get('hours'):g} h"
         )
     b = r.chosen
     recd = (
@@ -189,6 +188,8 @@ def _details(r: ProposalResult) -> str:
             continue
         t = hours(x.hours) if x.mode == "training" else f"{x.hours:,.0f} h/month"
         out.append(f"| {label} | {x.accelerator} | {x.count} | {t} | {money(x.cost_usd)} |")
+    if len(out) == 4:  # nothing estimated (an unknown accelerator, no workload linked): no table of header alone
+        del out[1:]
     out.append("")
     for f in r.findings:
         mark = " (waived: " + md_text(str((f.waiver or {}).get("reason", "")), line_start=False) + ")" if f.waived else ""

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.families import family
-from advisor.fmt import hours, log_text, money, per_unit, unit_label, unit_usd
+from advisor.fmt import hours, log_text, money, per_unit, request_asks, unit_label, unit_usd
 
 if TYPE_CHECKING:
     from advisor.estimate.result import Estimate
@@ -408,7 +408,7 @@ def render_check(report: Any, console: Console) -> None:
         asks = f"{p['accelerator']} x {p['count']}, {p['hours']:g} h" if p else "-"
         if r.source is not None and r.source.get("kind") != "profile" and r.request is not None:
             q = r.request
-            asks = f"{q.get('accelerator') or q.get('hardware')} x {q.get('count')} x {q.get('replicas')}, {p['hours']:g} h"
+            asks = f"{request_asks(q)}, {p['hours']:g} h"
         b = r.chosen
         found = ", ".join(f.rule for f in r.findings if not f.waived and f.severity != "note") or (
             "-" if r.status != "skipped" else "no proposal"

@@ -380,11 +380,13 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     _module_calls(ctx, scope, data, text, by_addr, unresolved)
     tfplan.read_resources(ctx, by_addr, out)
     _report_unresolved(out, unresolved)
-    if path != "-" and any(typ == "helm_release" for typ, _n, _b in resources):  # a chart in the repository, released by Terraform
+    if path != "-" and any(typ == "helm_release" for typ, _n, _b in resources):  # a chart released by Terraform
         from advisor.check.files import boundary
-        from advisor.check.infra.releases import from_terraform
+        from advisor.check.infra.releases import from_terraform, remote_terraform
 
-        out.releases = from_terraform(path, resources, blocks, boundary(path))
+        root = boundary(path)
+        out.releases = from_terraform(path, resources, blocks, root, _load)
+        out.requests += remote_terraform(path, resources, blocks, root, _load)
     for req in out.requests:
         req.waivers += tf_waivers(text, req.line)
         req.kind = "terraform-hcl"

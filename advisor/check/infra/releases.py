@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from advisor.check.files import escapes
@@ -187,32 +188,105 @@ def _module_relative(ref: str) -> str:
     return ref.removeprefix("${path.module}/").removeprefix("${path.module}")
 
 
-def from_terraform(path: str, resources: list[tuple[str, str, dict[str, Any]]], lines: dict[str, int], repo_root: str) -> list[ReleaseRef]:
-    """Terraform ``helm_release`` resources of a chart in the repository (``chart`` a path, with
-    ``${path.module}``): their ``values`` (``file(...)`` of a file in the repository, or YAML text)
-    and ``set`` blocks; a values expression or a set value that is not a literal is said, not read."""
+_HEREDOC = re.compile(r"\A<<(-?)([A-Za-z_][A-Za-z0-9_]*)\n(.*?)\n[ \t]*\2\s*\Z", re.S)
+_ENCODE = re.compile(r"\A\$\{(?:yamlencode|jsonencode)\((.*)\)\}\Z", re.S)
+
+
+def tf_values(v: Any, load: Callable[[str], Any]) -> dict[str, Any] | None:
+    """One element of a Terraform ``helm_release``'s ``values`` as a mapping: YAML text, a heredoc (``<<EOT`` /
+    ``<<-EOT``, its indentation removed) or ``yamlencode({...})`` / ``jsonencode({...})`` of an object literal read by
+    ``load`` (the HCL reader; a reference inside it stays its ``${...}`` text). None where it is neither (a
+    ``file(...)``, ``templatefile(...)``, a variable)."""
+    import textwrap
+
+    if not isinstance(v, str) or len(v) > 1024 * 1024:
+        return None
+    m = _HEREDOC.match(v.strip())
+    if m:
+        body = m.group(3)
+        return _inline(textwrap.dedent(body) if m.group(1) else body)
+    m = _ENCODE.match(v.strip())
+    if m:
+        try:
+            got = load("x = " + m.group(1))
+        except Exception:  # the HCL reader's own errors: not read, said by the caller
+            return None
+        x = got.get("x") if isinstance(got, dict) else None
+        return x if isinstance(x, dict) else None
+    return None if "${" in v else _inline(v)
+
+
+def _tf_ref(path: str, name: str, body: dict[str, Any], lines: dict[str, int], repo_root: str, load: Callable[[str], Any],
+            chart: str) -> ReleaseRef:
+    """One ``helm_release``'s values as layers: ``values`` (``file(...)`` of a file in the repository, YAML text, a
+    heredoc, ``yamlencode`` / ``jsonencode`` of an object literal) and ``set`` / ``set_sensitive`` blocks; a values
+    expression or a set value that is not a literal is said, not read."""
     module = os.path.dirname(path) or "."
+    pos = (lines.get(f"helm_release.{name}", 1), 1)
+    ref = ReleaseRef(path, pos, f" [terraform helm_release.{name}]", chart)
+    for v in body.get("values") or [] if isinstance(body.get("values"), list) else []:
+        m = _TF_FILE.match(v) if isinstance(v, str) else None
+        if m:
+            _value_file(ref, module, _module_relative(m.group(1)), pos, repo_root)
+        elif (got := tf_values(v, load)) is not None:
+            ref.layers.append(got)
+        else:
+            ref.unread.append(("values", str(v)[:80], pos))
+    for block in ("set", "set_sensitive"):
+        _sets(ref, body.get(block), pos, interpolated=True)
+    return ref
+
+
+def _local_chart(path: str, body: dict[str, Any], repo_root: str) -> str | None:
+    """The chart directory in the repository a ``helm_release`` installs (``chart`` a path, no ``repository``)."""
+    if not isinstance(body.get("chart"), str) or body.get("repository"):
+        return None
+    chart_ref = _module_relative(body["chart"])
+    return None if "${" in chart_ref else _chart_dir(os.path.dirname(path) or ".", chart_ref, repo_root)
+
+
+def from_terraform(
+    path: str, resources: list[tuple[str, str, dict[str, Any]]], lines: dict[str, int], repo_root: str, load: Callable[[str], Any],
+) -> list[ReleaseRef]:
+    """Terraform ``helm_release`` resources of a chart in the repository (``chart`` a path, with
+    ``${path.module}``), with their values (_tf_ref)."""
     out: list[ReleaseRef] = []
     for typ, name, body in resources:
-        if typ != "helm_release" or not isinstance(body.get("chart"), str) or body.get("repository"):
-            continue
-        chart_ref = _module_relative(body["chart"])
-        chart = None if "${" in chart_ref else _chart_dir(module, chart_ref, repo_root)
-        if chart is None:
-            continue
-        pos = (lines.get(f"helm_release.{name}", 1), 1)
-        ref = ReleaseRef(path, pos, f" [terraform helm_release.{name}]", chart)
-        for v in body.get("values") or [] if isinstance(body.get("values"), list) else []:
-            m = _TF_FILE.match(v) if isinstance(v, str) else None
-            if m:
-                _value_file(ref, module, _module_relative(m.group(1)), pos, repo_root)
-            elif isinstance(v, str) and "${" not in v and (got := _inline(v)) is not None:
-                ref.layers.append(got)
-            else:
-                ref.unread.append(("values", str(v)[:80], pos))
-        _sets(ref, body.get("set"), pos, interpolated=True)
-        out.append(ref)
+        chart = _local_chart(path, body, repo_root) if typ == "helm_release" else None
+        if chart is not None:
+            out.append(_tf_ref(path, name, body, lines, repo_root, load, chart))
     return out[:MAX_REFS]
+
+
+def remote_terraform(
+    path: str, resources: list[tuple[str, str, dict[str, Any]]], lines: dict[str, int], repo_root: str, load: Callable[[str], Any],
+) -> list[Any]:
+    """Terraform ``helm_release`` resources of a chart from a Helm repository or OCI registry (``repository`` set, or a
+    ``chart`` that is no chart directory in the repository): like remote_requests, one request-unresolved request per
+    release whose own values or sets ask that chart for accelerators (a count behind a variable asks too)."""
+    from advisor.check.infra.asks import asks_for_chips
+    from advisor.check.infra.model import Request
+
+    out: list[Any] = []
+    for typ, name, body in resources[:MAX_REFS]:
+        if typ != "helm_release" or _local_chart(path, body, repo_root) is not None:
+            continue
+        ref = _tf_ref(path, name, body, lines, repo_root, load, "")
+        for block in ("set", "set_sensitive"):  # a set value behind a variable still asks for what its name says
+            _sets(ref, body.get(block), ref.pos)
+        values: dict[str, Any] = {}
+        for layer in ref.layers:
+            values = {**values, **layer}
+        asks = asks_for_chips(values)
+        if not asks:
+            continue
+        chart = " ".join(f"{body.get('chart') or '?'} {body.get('version') or ''} from {body.get('repository') or '?'}".split())
+        req = Request(path, "terraform-hcl", f"helm_release.{name}", ref.pos[0], ref.pos[1])
+        req.hardware, req.unknown = asks, "the accelerators are in a chart from a Helm repository, not rendered here"
+        req.count = None
+        req.unresolved.append(("helm-remote", chart, ref.pos))
+        out.append(req)
+    return out
 
 
 def _layers(values: list[Any], sets: Any) -> dict[str, Any]:
