@@ -531,3 +531,80 @@ def test_volcano_argo_and_kinds_no_reader_knows_are_read_never_passed_over(tmp_p
     assert "request-unresolved" in rules(res["Service/serving/llm/template.spec"])
     assert "request-unresolved" not in rules(res["Job/default/pytorch-ddp/worker"])
     assert not data["skipped_files"]
+
+
+CLUSTERS_TF = """resource "google_container_cluster" "gpu" {
+  name               = "gpu"
+  location           = "us-central1-a"
+  initial_node_count = 2
+  node_config {
+    machine_type = "a2-highgpu-1g"
+    guest_accelerator {
+      type  = "nvidia-tesla-a100"
+      count = 1
+    }
+  }
+  node_pool {
+    name = "l4"
+    autoscaling {
+      min_node_count = 0
+      max_node_count = 5
+    }
+    node_config {
+      machine_type = "g2-standard-24"
+      spot         = true
+    }
+  }
+}
+
+resource "google_container_cluster" "removed" {
+  name                     = "removed"
+  location                 = "us-central1"
+  remove_default_node_pool = true
+  initial_node_count       = 1
+  node_config {
+    machine_type = "a2-highgpu-8g"
+  }
+}
+
+resource "azurerm_kubernetes_cluster" "aks" {
+  name                = "aks"
+  location            = "westeurope"
+  resource_group_name = "rg"
+  dns_prefix          = "aks"
+  default_node_pool {
+    name                 = "gpu"
+    vm_size              = "Standard_ND96isr_H100_v5"
+    auto_scaling_enabled = true
+    min_count            = 1
+    max_count            = 4
+  }
+}
+"""
+
+
+def test_a_clusters_own_node_pools_are_read(tmp_path: Path) -> None:
+    """A GKE cluster's default pool (node_config + initial_node_count) and its inline node_pool blocks, and an AKS
+    cluster's default_node_pool, declare GPU nodes as surely as a separate node-pool resource does; before, both
+    cluster types were not read at all and an A100 default pool or an H100 AKS cluster passed unseen. Each pool is a
+    request at the cluster's line, addressed CLUSTER.default_node_pool / CLUSTER.node_pool["NAME"]; a default pool
+    the cluster removes (remove_default_node_pool) is not. The same from plan JSON, where an update that adds an
+    inline pool creates it."""
+    (tmp_path / "main.tf").write_text(CLUSTERS_TF)
+    _, data = check(str(tmp_path / "main.tf"))
+    res = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"], r["request"]["replicas_max"],
+               r["request"]["pricing"], r["source"]["line"]) for a, r in by_address(data).items()}
+    assert res == {
+        "google_container_cluster.gpu.default_node_pool": ("a100-40gb", 1, 2, 2, "on-demand", 1),  # a zonal cluster: one zone
+        'google_container_cluster.gpu.node_pool["l4"]': ("l4", 2, 0, 5, "spot", 1),
+        "azurerm_kubernetes_cluster.aks.default_node_pool": ("h100", 8, 1, 4, "on-demand", 35),
+    }
+    p = tmp_path / "plan.json"
+    cluster = {"location": "us-central1-a", "initial_node_count": 1, "node_config": [{"machine_type": "e2-standard-4"}]}
+    grown = {**cluster, "node_pool": [{"name": "a3", "node_count": 2, "node_config": [{"machine_type": "a3-highgpu-8g"}]}]}
+    p.write_text(plan(rc("google_container_cluster.main", grown, ("update",), before=cluster)))
+    _, data = check(str(p))
+    [r] = data["results"]
+    assert r["source"]["address"] == 'google_container_cluster.main.node_pool["a3"]'
+    assert (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas"]) == ("h100", 8, 2)
+    assert r["source"]["line"] > 1  # the cluster's "address" in the plan text

@@ -24,6 +24,7 @@ READ = {
     "google_compute_region_instance_group_manager", "aws_instance", "aws_launch_template", "aws_autoscaling_group",
     "aws_eks_node_group", "azurerm_kubernetes_cluster_node_pool", "azurerm_linux_virtual_machine",
     "azurerm_linux_virtual_machine_scale_set", "azurerm_windows_virtual_machine", "azurerm_windows_virtual_machine_scale_set",
+    "google_container_cluster", "azurerm_kubernetes_cluster",
 }
 
 
@@ -120,9 +121,74 @@ GROUPS = (
 )
 
 
+def _gke_cluster_pools(side: Any) -> dict[str, dict[str, Any]]:
+    """A GKE cluster's own node pools as google_container_node_pool bodies: its default pool (``node_config`` and
+    ``initial_node_count``, unless ``remove_default_node_pool``) and each inline ``node_pool`` block, in the cluster's
+    location."""
+    if not isinstance(side, dict):
+        return {}
+    base = {"location": side.get("location"), "node_locations": side.get("node_locations")}
+    out: dict[str, dict[str, Any]] = {}
+    if side.get("remove_default_node_pool") is not True and side.get("node_config") is not None:
+        out["default_node_pool"] = {**base, "node_config": side.get("node_config"), "initial_node_count": side.get("initial_node_count")}
+    pools = side.get("node_pool")
+    for i, pool in enumerate(pools[:MAX_RESOURCES] if isinstance(pools, list) else []):
+        if isinstance(pool, dict):
+            name = pool.get("name") if isinstance(pool.get("name"), str) and pool.get("name") else str(i)
+            out[f'node_pool["{name}"]'] = {**base, **{k: v for k, v in pool.items() if v is not None}}
+    return out
+
+
+def _aks_cluster_pools(side: Any) -> dict[str, dict[str, Any]]:
+    """An AKS cluster's ``default_node_pool`` as an azurerm_kubernetes_cluster_node_pool body, in the cluster's location."""
+    pool = _first(side.get("default_node_pool")) if isinstance(side, dict) else {}
+    if not pool:
+        return {}
+    assert isinstance(side, dict)
+    return {"default_node_pool": {**pool, "location": side.get("location"), "tags": pool.get("tags") or side.get("tags")}}
+
+
+# Clusters whose own blocks declare node pools: each pool is read as the node-pool resource it stands for (the
+# cluster's type -> that type, and the pools of one side of its change), at the cluster's position
+CLUSTERS: dict[str, tuple[str, Callable[[Any], dict[str, dict[str, Any]]]]] = {
+    "google_container_cluster": ("google_container_node_pool", _gke_cluster_pools),
+    "azurerm_kubernetes_cluster": ("azurerm_kubernetes_cluster_node_pool", _aks_cluster_pools),
+}
+
+
+def _cluster_pools(by_addr: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``by_addr`` with each cluster replaced by its node pools (CLUSTERS), addressed ``CLUSTER.default_node_pool`` and
+    ``CLUSTER.node_pool["NAME"]``, each with ``at``: the cluster's address (its position and configuration). A pool on one
+    side of an update only is created or deleted."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, rc in by_addr.items():
+        spec = CLUSTERS.get(rc["type"])
+        if spec is None:
+            out[key] = rc
+            continue
+        ptype, pools = spec
+        change = rc["change"]
+        after, before = pools(change.get("after")), pools(change.get("before"))
+        unknown = change.get("after_unknown")
+        unknown_pools = pools(unknown) if isinstance(unknown, dict) else {}
+        for name in dict.fromkeys([*after, *before]):
+            actions = change.get("actions")
+            if actions == ["update"] and name not in before:
+                actions = ["create"]
+            elif actions == ["update"] and name not in after:
+                actions = ["delete"]
+            addr = f"{key}.{name}"
+            out[addr] = {"address": addr, "type": ptype, "at": key, "change": {
+                "actions": actions, "after": after.get(name), "before": before.get(name),
+                "after_unknown": {k: v for k, v in unknown_pools.get(name, {}).items() if v is True}}}
+    return out
+
+
 def read_resources(ctx: _Ctx, by_addr: dict[str, dict[str, Any]], out: Parsed) -> Parsed:
     """Requests from resources (full address -> ``{"type", "change": {...}}``): groups first, so
-    that the templates they use are counted once, in the group."""
+    that the templates they use are counted once, in the group; a cluster's own node pools each as one."""
+    by_addr = _cluster_pools(by_addr)
+    at = {key: rc["at"] for key, rc in by_addr.items() if "at" in rc}
     consumed: set[str] = set()
     grouped: list[Request] = []
     for rc in by_addr.values():
@@ -139,7 +205,7 @@ def read_resources(ctx: _Ctx, by_addr: dict[str, dict[str, Any]], out: Parsed) -
     out.requests.extend(grouped)
     texts: dict[str, str] = {}
     for req in out.requests:
-        where = ctx.source(req.address)
+        where = ctx.source(at.get(req.address, req.address))
         if where is not None:
             req.config = where
             if where[0] not in texts:
@@ -174,8 +240,9 @@ def _one(ctx: _Ctx, rc: dict[str, Any], by_addr: dict[str, dict[str, Any]], cons
         if value is not None and not isinstance(value, dict):
             raise InputError.single(ctx.path, *ctx.pos(addr), f"{addr}: change.{name}: expected an object or null")
     unknown = change.get("after_unknown") if isinstance(change.get("after_unknown"), dict) else {}
-    now = _read(ctx, rtype, addr, after, unknown, by_addr, consumed) if after is not None else None
-    was = _read(ctx, rtype, addr, before, {}, by_addr, set()) if before is not None and action != "create" else None
+    at = rc.get("at", addr)
+    now = _read(ctx, rtype, addr, after, unknown, by_addr, consumed, at) if after is not None else None
+    was = _read(ctx, rtype, addr, before, {}, by_addr, set(), at) if before is not None and action != "create" else None
     if now is None and was is None:
         return None
     if now is None:  # deleted: nothing is asked for after the change
@@ -230,9 +297,10 @@ Reader = Callable[[_Ctx, Request, dict[str, Any], dict[str, Any], dict[str, dict
 
 
 def _read(
-    ctx: _Ctx, rtype: str, addr: str, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
+    ctx: _Ctx, rtype: str, addr: str, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]],
+    consumed: set[str], at: str | None = None,
 ) -> Request | None:
-    line, col = ctx.pos(addr)
+    line, col = ctx.pos(at or addr)
     req = Request(ctx.path, "terraform-plan", addr, line, col)
     req.cloud = clouds.by_terraform_type(rtype)  # the provider's cloud (rules/clouds.yaml terraform_prefix)
     reader = _READERS[rtype]
