@@ -608,3 +608,95 @@ def test_a_clusters_own_node_pools_are_read(tmp_path: Path) -> None:
     assert r["source"]["address"] == 'google_container_cluster.main.node_pool["a3"]'
     assert (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas"]) == ("h100", 8, 2)
     assert r["source"]["line"] > 1  # the cluster's "address" in the plan text
+
+
+SPEND_TF = """resource "google_workbench_instance" "wb" {
+  name     = "wb"
+  location = "us-central1-a"
+  gce_setup {
+    machine_type = "n1-standard-8"
+    accelerator_configs {
+      type       = "NVIDIA_TESLA_T4"
+      core_count = 2
+    }
+  }
+}
+
+resource "google_notebooks_instance" "nb" {
+  name         = "nb"
+  location     = "us-west1-b"
+  machine_type = "a2-highgpu-1g"
+}
+
+resource "google_compute_reservation" "h100" {
+  name = "h100"
+  zone = "us-central1-c"
+  specific_reservation {
+    count = 16
+    instance_properties {
+      machine_type = "a3-highgpu-8g"
+    }
+  }
+}
+
+resource "aws_ec2_capacity_reservation" "p5" {
+  instance_type     = "p5.48xlarge"
+  instance_platform = "Linux/UNIX"
+  availability_zone = "eu-west-2b"
+  instance_count    = 4
+}
+
+resource "google_cloud_run_v2_service" "llm" {
+  name     = "llm"
+  location = "europe-west4"
+  template {
+    containers {
+      image = "vllm/vllm-openai"
+      resources {
+        limits = { cpu = "8", memory = "32Gi", "nvidia.com/gpu" = "1" }
+      }
+    }
+    node_selector {
+      accelerator = "nvidia-l4"
+    }
+    scaling {
+      max_instance_count = 3
+    }
+  }
+}
+
+resource "google_cloud_run_v2_service" "web" {
+  name     = "web"
+  location = "europe-west4"
+  template {
+    containers {
+      image = "nginx"
+    }
+  }
+}
+"""
+
+
+def test_notebooks_reservations_and_cloud_run_gpus_are_read(tmp_path: Path) -> None:
+    """Accelerators a pull request buys outside a VM, a node pool or a cluster: a Vertex AI Workbench instance
+    (NVIDIA_TESLA_T4 x 2, the Vertex spelling), a user-managed notebook (a2-highgpu-1g), a Compute Engine reservation
+    (16 x a3-highgpu-8g, billed used or not), an EC2 capacity reservation (4 x p5.48xlarge in eu-west-2b) and a Cloud
+    Run service with an L4 per instance (0 to 3 instances). Before, all five passed unseen; a Cloud Run service without
+    a GPU is not a request."""
+    (tmp_path / "main.tf").write_text(SPEND_TF)
+    _, data = check(str(tmp_path / "main.tf"))
+    res = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"], r["request"]["replicas_max"],
+               r["request"]["pricing"], r["request"]["region"]) for a, r in by_address(data).items()}
+    assert res == {
+        "google_workbench_instance.wb": ("t4", 2, 1, 1, "on-demand", "us-central1"),
+        "google_notebooks_instance.nb": ("a100-40gb", 1, 1, 1, "on-demand", "us-west1"),
+        "google_compute_reservation.h100": ("h100", 8, 16, 16, "reservation", "us-central1"),
+        "aws_ec2_capacity_reservation.p5": ("h100", 8, 4, 4, "reservation", "eu-west-2"),
+        "google_cloud_run_v2_service.llm": ("l4", 1, 0, 3, "on-demand", "europe-west4"),
+    }
+    assert all(r["proposal"]["request"]["cost_usd"] for r in data["results"])  # priced, every one
+    run = by_address(data)["google_cloud_run_v2_service.llm"]
+    assert "request-unresolved" not in rules(run)
+    (tmp_path / "main.tf").write_text(SPEND_TF.replace("      max_instance_count = 3\n", ""))
+    _, data = check(str(tmp_path / "main.tf"))
+    assert "request-unresolved" in rules(by_address(data)["google_cloud_run_v2_service.llm"])  # Cloud Run's default maximum

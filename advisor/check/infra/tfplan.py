@@ -5,6 +5,7 @@ cost diff. Values are read from ``change.after`` only (never echoed: plans carry
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +25,8 @@ READ = {
     "google_compute_region_instance_group_manager", "aws_instance", "aws_launch_template", "aws_autoscaling_group",
     "aws_eks_node_group", "azurerm_kubernetes_cluster_node_pool", "azurerm_linux_virtual_machine",
     "azurerm_linux_virtual_machine_scale_set", "azurerm_windows_virtual_machine", "azurerm_windows_virtual_machine_scale_set",
-    "google_container_cluster", "azurerm_kubernetes_cluster",
+    "google_container_cluster", "azurerm_kubernetes_cluster", "google_workbench_instance", "google_notebooks_instance",
+    "google_compute_reservation", "aws_ec2_capacity_reservation", "google_cloud_run_v2_service",
 }
 
 
@@ -470,6 +472,107 @@ def _gce(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | N
     return req
 
 
+def _compute_name(name: Any) -> Any:
+    """An accelerator as Vertex AI, Workbench and reservations may write it (NVIDIA_TESLA_A100, NVIDIA_L4) in Compute
+    Engine's form (nvidia-tesla-a100, nvidia-l4)."""
+    return name.lower().replace("_", "-") if isinstance(name, str) else name
+
+
+def _accelerators(blocks: Any, type_key: str, count_key: str) -> Any:
+    """``{type_key, count_key}`` accelerator blocks as the ``{type, count}`` guest_accelerator blocks _gpu reads (anything
+    but a list of blocks is passed through, for _gpu to refuse)."""
+    if not isinstance(blocks, list):
+        return blocks
+    return [{"type": _compute_name(b.get(type_key)), "count": b.get(count_key)} if isinstance(b, dict) else b for b in blocks]
+
+
+def _workbench(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    """A Vertex AI Workbench instance: one VM of gce_setup's machine type and accelerator_configs."""
+    setup = _first(after.get("gce_setup"))
+    machine = _str(ctx, req, "gce_setup.machine_type", setup.get("machine_type"))
+    guest = _accelerators(setup.get("accelerator_configs"), "type", "core_count")
+    if not _gpu(ctx, req, machine, guest, "gce_setup.accelerator_configs"):
+        return None
+    req.region = _zone_region(_str(ctx, req, "location", after.get("location")))
+    req.link = _link(after, "labels")
+    return req
+
+
+def _notebook(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    """A (legacy) user-managed notebook instance: one VM of its machine type and accelerator_config."""
+    machine = _str(ctx, req, "machine_type", after.get("machine_type"))
+    guest = _accelerators(after.get("accelerator_config"), "type", "core_count")
+    if not _gpu(ctx, req, machine, guest, "accelerator_config"):
+        return None
+    req.region = _zone_region(_str(ctx, req, "location", after.get("location")))
+    req.link = _link(after, "labels")
+    return req
+
+
+def _gce_reservation(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
+    """A Compute Engine reservation: specific_reservation.count VMs of instance_properties' machine type and
+    guest_accelerators, billed whether or not a VM uses them."""
+    spec = _first(after.get("specific_reservation"))
+    props = _first(spec.get("instance_properties"))
+    machine = _str(ctx, req, "specific_reservation.instance_properties.machine_type", props.get("machine_type"))
+    guest = _accelerators(props.get("guest_accelerators"), "accelerator_type", "accelerator_count")
+    if not _gpu(ctx, req, machine, guest, "specific_reservation.instance_properties.guest_accelerators"):
+        return None
+    n = _num(ctx, req, "specific_reservation.count", spec.get("count"), _first(unknown.get("specific_reservation")))
+    req.replicas_min = req.replicas_max = n if n is not None else 1
+    req.region = _zone_region(_str(ctx, req, "zone", after.get("zone")))
+    req.pricing = "reservation"
+    req.notes.append("a reservation is billed for every VM it holds, used or not; the VMs that consume it are not billed again")
+    req.link = _link(after, "labels")
+    return req
+
+
+def _aws_reservation(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
+    """An EC2 On-Demand Capacity Reservation: instance_count instances of instance_type, billed whether or not an
+    instance runs in it."""
+    itype = _str(ctx, req, "instance_type", after.get("instance_type"))
+    if not itype or not _gpu(ctx, req, itype, None, ""):
+        return None
+    n = _num(ctx, req, "instance_count", after.get("instance_count"), unknown)
+    req.replicas_min = req.replicas_max = n if n is not None else 1
+    az = _str(ctx, req, "availability_zone", after.get("availability_zone"))
+    req.region = az[:-1] if az and re.fullmatch(r"[a-z]{2}(?:-[a-z]+)+-\d+[a-z]", az) else ctx.aws_region  # us-east-1a
+    req.pricing = "reservation"
+    req.notes.append("a capacity reservation is billed for every instance it holds, used or not")
+    req.link = _link(after, "tags", "tags_all")
+    return req
+
+
+def _cloud_run(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    """A Cloud Run service with GPUs: template.node_selector.accelerator (nvidia-l4, nvidia-rtx-pro-6000), the
+    containers' nvidia.com/gpu limit (1 where not written), and min..max instances (template.scaling or the
+    service's scaling; no maximum written is request-unresolved: the service's default applies)."""
+    tpl = _first(after.get("template"))
+    accel = _str(ctx, req, "template.node_selector.accelerator", _first(tpl.get("node_selector")).get("accelerator"))
+    if not accel:
+        return None
+    hw = ctx.index.lookup(accel)
+    req.set_hardware(accel, hw)
+    gpus = [c_lim for c in (tpl.get("containers") or []) if isinstance(c, dict)
+            if (c_lim := (_first(c.get("resources")).get("limits") or {}).get("nvidia.com/gpu")) is not None]
+    n = gpus[0] if gpus else 1
+    req.count = int(n) if isinstance(n, (int, str)) and str(n).isdigit() else None
+    if req.count is None:
+        req.unresolved.append(("template.containers.resources.limits.nvidia.com/gpu", str(n)[:60], req.pos("count")))
+    scaling = {**_first(after.get("scaling")), **{k: v for k, v in _first(tpl.get("scaling")).items() if v is not None}}
+    lo = _num(ctx, req, "template.scaling.min_instance_count", scaling.get("min_instance_count"))
+    hi = _num(ctx, req, "template.scaling.max_instance_count", scaling.get("max_instance_count"))
+    req.replicas_min = lo or 0
+    req.replicas_max = hi if hi is not None else max(lo or 0, 1)
+    if hi is None:
+        req.unresolved.append(("template.scaling.max_instance_count", "(not set: the service's default maximum)", req.pos("count")))
+    req.region = _str(ctx, req, "location", after.get("location"))
+    req.notes.append("Cloud Run bills a GPU instance per second while it runs, at its own rate: priced here as the catalog's "
+                     "on-demand rate for the accelerator at the maximum instance count, an upper bound")
+    req.link = _link(after, "labels")
+    return req
+
+
 def _mig(
     ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
 ) -> Request | None:
@@ -606,6 +709,11 @@ _READERS: dict[str, Reader] = {
     "aws_launch_template": _aws_instance,
     "aws_autoscaling_group": _asg,
     "aws_eks_node_group": _eks,
+    "google_workbench_instance": _workbench,
+    "google_notebooks_instance": _notebook,
+    "google_compute_reservation": _gce_reservation,
+    "aws_ec2_capacity_reservation": _aws_reservation,
+    "google_cloud_run_v2_service": _cloud_run,
     "azurerm_kubernetes_cluster_node_pool": _azure,
     "azurerm_linux_virtual_machine": _azure,
     "azurerm_linux_virtual_machine_scale_set": _azure,
