@@ -700,3 +700,72 @@ def test_notebooks_reservations_and_cloud_run_gpus_are_read(tmp_path: Path) -> N
     (tmp_path / "main.tf").write_text(SPEND_TF.replace("      max_instance_count = 3\n", ""))
     _, data = check(str(tmp_path / "main.tf"))
     assert "request-unresolved" in rules(by_address(data)["google_cloud_run_v2_service.llm"])  # Cloud Run's default maximum
+
+
+ML_TF = """provider "aws" {
+  region = "us-west-2"
+}
+
+resource "aws_sagemaker_endpoint_configuration" "llm" {
+  name = "llm"
+  production_variants {
+    variant_name           = "primary"
+    model_name             = "llama"
+    instance_type          = "ml.g5.12xlarge"
+    initial_instance_count = 2
+  }
+  production_variants {
+    variant_name = "serverless"
+    model_name   = "small"
+    serverless_config {
+      max_concurrency   = 5
+      memory_size_in_mb = 2048
+    }
+  }
+}
+
+resource "aws_sagemaker_notebook_instance" "nb" {
+  name          = "nb"
+  role_arn      = "arn"
+  instance_type = "ml.p3.2xlarge"
+}
+
+resource "azurerm_machine_learning_compute_cluster" "train" {
+  name                          = "train"
+  location                      = "eastus"
+  vm_priority                   = "LowPriority"
+  vm_size                       = "STANDARD_NC24ADS_A100_V4"
+  machine_learning_workspace_id = "x"
+  scale_settings {
+    min_node_count                       = 0
+    max_node_count                       = 4
+    scale_down_nodes_after_idle_duration = "PT30S"
+  }
+}
+
+resource "azurerm_machine_learning_compute_instance" "dev" {
+  name                          = "dev"
+  machine_learning_workspace_id = "x"
+  virtual_machine_size          = "Standard_NC4as_T4_v3"
+}
+"""
+
+
+def test_sagemaker_and_azure_ml_compute_are_read(tmp_path: Path) -> None:
+    """Managed ML platforms buy the same accelerators: a SageMaker endpoint's instance-backed production variant
+    (ml.g5.12xlarge x 2: 4 A10G each; the serverless variant is no request), a SageMaker notebook (ml.p3.2xlarge: V100,
+    not in the catalog, so unknown and unpriced, never a neighbour), an Azure ML compute cluster (0 to 4 low-priority
+    A100 80GB PCIe nodes: unknown) and compute instance (NC4as_T4_v3). Before, all four passed unseen."""
+    (tmp_path / "main.tf").write_text(ML_TF)
+    _, data = check(str(tmp_path / "main.tf"))
+    res = {a: (r["request"]["hardware"], r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"],
+               r["request"]["replicas_max"], r["request"]["pricing"], r["source"]["line"]) for a, r in by_address(data).items()}
+    assert res == {
+        'aws_sagemaker_endpoint_configuration.llm.production_variants["primary"]': ("ml.g5.12xlarge", "a10g", 4, 2, 2, "on-demand", 5),
+        "aws_sagemaker_notebook_instance.nb": ("ml.p3.2xlarge", None, 1, 1, 1, "on-demand", 23),
+        "azurerm_machine_learning_compute_cluster.train": ("STANDARD_NC24ADS_A100_V4", None, 1, 0, 4, "spot", 29),
+        "azurerm_machine_learning_compute_instance.dev": ("Standard_NC4as_T4_v3", "t4", 1, 1, 1, "on-demand", 42),
+    }
+    variant = by_address(data)['aws_sagemaker_endpoint_configuration.llm.production_variants["primary"]']
+    assert variant["request"]["region"] == "us-west-2"
+    assert "request-unknown-accelerator" in rules(by_address(data)["aws_sagemaker_notebook_instance.nb"])

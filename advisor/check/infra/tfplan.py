@@ -27,6 +27,8 @@ READ = {
     "azurerm_linux_virtual_machine_scale_set", "azurerm_windows_virtual_machine", "azurerm_windows_virtual_machine_scale_set",
     "google_container_cluster", "azurerm_kubernetes_cluster", "google_workbench_instance", "google_notebooks_instance",
     "google_compute_reservation", "aws_ec2_capacity_reservation", "google_cloud_run_v2_service",
+    "aws_sagemaker_endpoint_configuration", "aws_sagemaker_notebook_instance", "azurerm_machine_learning_compute_cluster",
+    "azurerm_machine_learning_compute_instance",
 }
 
 
@@ -150,11 +152,24 @@ def _aks_cluster_pools(side: Any) -> dict[str, dict[str, Any]]:
     return {"default_node_pool": {**pool, "location": side.get("location"), "tags": pool.get("tags") or side.get("tags")}}
 
 
-# Clusters whose own blocks declare node pools: each pool is read as the node-pool resource it stands for (the
-# cluster's type -> that type, and the pools of one side of its change), at the cluster's position
+def _sagemaker_variants(side: Any) -> dict[str, dict[str, Any]]:
+    """A SageMaker endpoint configuration's instance-backed production variants (a serverless variant has no
+    instance_type), each with the configuration's tags."""
+    variants = side.get("production_variants") if isinstance(side, dict) else None
+    out: dict[str, dict[str, Any]] = {}
+    for i, v in enumerate(variants[:MAX_RESOURCES] if isinstance(variants, list) else []):
+        if isinstance(v, dict) and v.get("instance_type") is not None:
+            name = v.get("variant_name") if isinstance(v.get("variant_name"), str) and v.get("variant_name") else str(i)
+            out[f'production_variants["{name}"]'] = {**v, "tags": side.get("tags")}
+    return out
+
+
+# Resources whose own blocks declare the machines: each is read as the resource it stands for (the type -> that type,
+# and its parts on one side of a change), at the resource's position: a cluster's node pools, an endpoint's variants
 CLUSTERS: dict[str, tuple[str, Callable[[Any], dict[str, dict[str, Any]]]]] = {
     "google_container_cluster": ("google_container_node_pool", _gke_cluster_pools),
     "azurerm_kubernetes_cluster": ("azurerm_kubernetes_cluster_node_pool", _aks_cluster_pools),
+    "aws_sagemaker_endpoint_configuration": ("aws_sagemaker_production_variant", _sagemaker_variants),
 }
 
 
@@ -573,6 +588,41 @@ def _cloud_run(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Reque
     return req
 
 
+def _sagemaker(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
+    """A SageMaker notebook instance or an endpoint's production variant: ``ml.`` + an EC2 instance type
+    (ml.g5.12xlarge), initial_instance_count instances of it (a notebook: one)."""
+    itype = _str(ctx, req, "instance_type", after.get("instance_type"))
+    if not itype or not _gpu(ctx, req, itype.removeprefix("ml."), None, ""):
+        return None
+    req.hardware = itype
+    if "initial_instance_count" in after or "initial_instance_count" in unknown:
+        n = _num(ctx, req, "initial_instance_count", after.get("initial_instance_count"), unknown)
+        req.replicas_min = req.replicas_max = n if n is not None else 1
+        req.notes.append("initial_instance_count: an endpoint's autoscaling policy (application autoscaling) may add more")
+    req.region = ctx.aws_region
+    req.notes.append("SageMaker bills an ml. instance at its own rate, above the EC2 rate of the same instance type priced here")
+    req.link = _link(after, "tags", "tags_all")
+    return req
+
+
+def _azure_ml(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    """An Azure Machine Learning compute cluster (vm_size, scale_settings min..max nodes, vm_priority) or compute
+    instance (virtual_machine_size, one VM)."""
+    size = _str(ctx, req, "vm_size", after.get("vm_size")) or _str(ctx, req, "virtual_machine_size", after.get("virtual_machine_size"))
+    if not size or not _gpu(ctx, req, size, None, ""):
+        return None
+    scale = _first(after.get("scale_settings"))
+    if scale:
+        lo = _num(ctx, req, "scale_settings.min_node_count", scale.get("min_node_count"))
+        hi = _num(ctx, req, "scale_settings.max_node_count", scale.get("max_node_count"))
+        req.replicas_min, req.replicas_max = lo or 0, hi if hi is not None else max(lo or 0, 1)
+    if after.get("vm_priority") == "LowPriority":
+        req.pricing = "spot"
+    req.region = _str(ctx, req, "location", after.get("location"))
+    req.link = _link(after, "tags")
+    return req
+
+
 def _mig(
     ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
 ) -> Request | None:
@@ -714,6 +764,10 @@ _READERS: dict[str, Reader] = {
     "google_compute_reservation": _gce_reservation,
     "aws_ec2_capacity_reservation": _aws_reservation,
     "google_cloud_run_v2_service": _cloud_run,
+    "aws_sagemaker_production_variant": _sagemaker,
+    "aws_sagemaker_notebook_instance": _sagemaker,
+    "azurerm_machine_learning_compute_cluster": _azure_ml,
+    "azurerm_machine_learning_compute_instance": _azure_ml,
     "azurerm_kubernetes_cluster_node_pool": _azure,
     "azurerm_linux_virtual_machine": _azure,
     "azurerm_linux_virtual_machine_scale_set": _azure,
