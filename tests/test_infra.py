@@ -665,6 +665,20 @@ resource "google_cloud_run_v2_service" "llm" {
   }
 }
 
+resource "google_vertex_ai_deployment_resource_pool" "pool" {
+  region = "us-central1"
+  name   = "pool"
+  dedicated_resources {
+    machine_spec {
+      machine_type      = "g2-standard-24"
+      accelerator_type  = "NVIDIA_L4"
+      accelerator_count = 2
+    }
+    min_replica_count = 1
+    max_replica_count = 4
+  }
+}
+
 resource "google_cloud_run_v2_service" "web" {
   name     = "web"
   location = "europe-west4"
@@ -681,8 +695,8 @@ def test_notebooks_reservations_and_cloud_run_gpus_are_read(tmp_path: Path) -> N
     """Accelerators a pull request buys outside a VM, a node pool or a cluster: a Vertex AI Workbench instance
     (NVIDIA_TESLA_T4 x 2, the Vertex spelling), a user-managed notebook (a2-highgpu-1g), a Compute Engine reservation
     (16 x a3-highgpu-8g, billed used or not), an EC2 capacity reservation (4 x p5.48xlarge in eu-west-2b) and a Cloud
-    Run service with an L4 per instance (0 to 3 instances). Before, all five passed unseen; a Cloud Run service without
-    a GPU is not a request."""
+    Run service with an L4 per instance (0 to 3 instances), a Vertex AI deployment resource pool (NVIDIA_L4 x 2, 1 to 4
+    replicas). Before, all six passed unseen; a Cloud Run service without a GPU is not a request."""
     (tmp_path / "main.tf").write_text(SPEND_TF)
     _, data = check(str(tmp_path / "main.tf"))
     res = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"], r["request"]["replicas_max"],
@@ -693,6 +707,7 @@ def test_notebooks_reservations_and_cloud_run_gpus_are_read(tmp_path: Path) -> N
         "google_compute_reservation.h100": ("h100", 8, 16, 16, "reservation", "us-central1"),
         "aws_ec2_capacity_reservation.p5": ("h100", 8, 4, 4, "reservation", "eu-west-2"),
         "google_cloud_run_v2_service.llm": ("l4", 1, 0, 3, "on-demand", "europe-west4"),
+        "google_vertex_ai_deployment_resource_pool.pool": ("l4", 2, 1, 4, "on-demand", "us-central1"),
     }
     assert all(r["proposal"]["request"]["cost_usd"] for r in data["results"])  # priced, every one
     run = by_address(data)["google_cloud_run_v2_service.llm"]

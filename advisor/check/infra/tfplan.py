@@ -28,7 +28,7 @@ READ = {
     "google_container_cluster", "azurerm_kubernetes_cluster", "google_workbench_instance", "google_notebooks_instance",
     "google_compute_reservation", "aws_ec2_capacity_reservation", "google_cloud_run_v2_service",
     "aws_sagemaker_endpoint_configuration", "aws_sagemaker_notebook_instance", "azurerm_machine_learning_compute_cluster",
-    "azurerm_machine_learning_compute_instance",
+    "azurerm_machine_learning_compute_instance", "google_vertex_ai_deployment_resource_pool",
 }
 
 
@@ -605,6 +605,23 @@ def _sagemaker(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str
     return req
 
 
+def _vertex_pool(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    """A Vertex AI deployment resource pool: dedicated_resources.machine_spec (machine_type, accelerator_type in Vertex's
+    spelling, accelerator_count) x min..max_replica_count."""
+    ded = _first(after.get("dedicated_resources"))
+    spec = _first(ded.get("machine_spec"))
+    machine = _str(ctx, req, "dedicated_resources.machine_spec.machine_type", spec.get("machine_type"))
+    guest = _accelerators([spec], "accelerator_type", "accelerator_count") if spec.get("accelerator_type") else None
+    if not _gpu(ctx, req, machine, guest, "dedicated_resources.machine_spec"):
+        return None
+    lo = _num(ctx, req, "dedicated_resources.min_replica_count", ded.get("min_replica_count"))
+    hi = _num(ctx, req, "dedicated_resources.max_replica_count", ded.get("max_replica_count"))
+    req.replicas_min = lo if lo is not None else 1
+    req.replicas_max = hi if hi is not None else req.replicas_min
+    req.region = _str(ctx, req, "region", after.get("region"))
+    return req
+
+
 def _azure_ml(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
     """An Azure Machine Learning compute cluster (vm_size, scale_settings min..max nodes, vm_priority) or compute
     instance (virtual_machine_size, one VM)."""
@@ -766,6 +783,7 @@ _READERS: dict[str, Reader] = {
     "google_cloud_run_v2_service": _cloud_run,
     "aws_sagemaker_production_variant": _sagemaker,
     "aws_sagemaker_notebook_instance": _sagemaker,
+    "google_vertex_ai_deployment_resource_pool": _vertex_pool,
     "azurerm_machine_learning_compute_cluster": _azure_ml,
     "azurerm_machine_learning_compute_instance": _azure_ml,
     "azurerm_kubernetes_cluster_node_pool": _azure,
