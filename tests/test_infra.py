@@ -784,3 +784,88 @@ def test_sagemaker_and_azure_ml_compute_are_read(tmp_path: Path) -> None:
     variant = by_address(data)['aws_sagemaker_endpoint_configuration.llm.production_variants["primary"]']
     assert variant["request"]["region"] == "us-west-2"
     assert "request-unknown-accelerator" in rules(by_address(data)["aws_sagemaker_notebook_instance.nb"])
+
+
+KRM = """apiVersion: container.cnrm.cloud.google.com/v1beta1
+kind: ContainerNodePool
+metadata:
+  name: gpu-pool
+  labels: {advisor-workload: chatbot}
+spec:
+  location: us-central1-a
+  nodeCount: 2
+  nodeConfig:
+    machineType: a2-highgpu-1g
+    guestAccelerator:
+      - type: nvidia-tesla-a100
+        count: 1
+  clusterRef:
+    name: main
+---
+apiVersion: container.gcp.upbound.io/v1beta2
+kind: NodePool
+metadata:
+  name: xp-gpu
+spec:
+  forProvider:
+    location: us-central1
+    nodeCount: 1
+    nodeConfig:
+      machineType: g2-standard-24
+      spot: true
+---
+apiVersion: eks.aws.upbound.io/v1beta1
+kind: NodeGroup
+metadata:
+  name: xp-eks
+spec:
+  forProvider:
+    region: eu-west-1
+    instanceTypes: [p5.48xlarge]
+    scalingConfig:
+      - {desiredSize: 2, maxSize: 4, minSize: 1}
+---
+apiVersion: containerservice.azure.upbound.io/v1beta1
+kind: KubernetesCluster
+metadata:
+  name: aks
+spec:
+  forProvider:
+    location: westeurope
+    defaultNodePool:
+      - {name: gpu, vmSize: Standard_ND96isr_H100_v5, nodeCount: 2}
+---
+apiVersion: container.cnrm.cloud.google.com/v1beta1
+kind: ContainerNodePool
+metadata:
+  name: cpu-pool
+spec:
+  location: us-central1-a
+  nodeCount: 3
+  nodeConfig: {machineType: e2-standard-4}
+"""
+
+
+def test_cloud_resources_declared_as_kubernetes_objects_are_read(tmp_path: Path) -> None:
+    """A GitOps platform repository buys nodes with Config Connector (ContainerNodePool: spec.nodeConfig) or Crossplane
+    (spec.forProvider: a GKE NodePool, an EKS NodeGroup, an AKS cluster's default pool), the Terraform resources'
+    arguments in camelCase. Before, the file was skipped as 'Kubernetes manifest without accelerator requests' and
+    all of it passed unseen. Each is now read by the plan reader of the resource it stands for, at metadata.name;
+    a CPU pool is not a request."""
+    (tmp_path / "infra.yaml").write_text(KRM)
+    _, data = check(str(tmp_path / "infra.yaml"))
+    res = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"], r["request"]["replicas_max"],
+               r["request"]["pricing"], r["request"]["region"], r["source"]["line"]) for a, r in by_address(data).items()}
+    assert res == {
+        "ContainerNodePool/default/gpu-pool": ("a100-40gb", 1, 2, 2, "on-demand", "us-central1", 4),
+        "NodePool/default/xp-gpu": ("l4", 2, 3, 3, "spot", "us-central1", 20),  # a regional pool: node_count per zone x 3
+        "NodeGroup/default/xp-eks": ("h100", 8, 1, 4, "on-demand", "eu-west-1", 32),
+        "KubernetesCluster/default/aks.default_node_pool": ("h100", 8, 2, 2, "on-demand", "westeurope", 43),
+    }
+    from advisor.api import Context
+    from advisor.check.infra import k8s
+    from advisor.check.infra.names import name_index
+    from advisor.yamlsrc import load_documents
+
+    parsed = k8s.parse(load_documents(KRM, "infra.yaml"), name_index(Context.load().catalog))
+    assert {r.address: r.link for r in parsed.requests}["ContainerNodePool/default/gpu-pool"] == "chatbot"  # metadata.labels

@@ -1,7 +1,8 @@
 """Kubernetes / GKE manifests as rendered (``kubectl kustomize``, ``helm template``): one request
 per pod template that asks for accelerators, in Pod, Deployment, StatefulSet, ReplicaSet, Job,
 CronJob, JobSet, LeaderWorkerSet, RayCluster / RayService / RayJob; HorizontalPodAutoscalers
-set replicas min..max of the workload they target.
+set replicas min..max of the workload they target; cloud resources declared as Kubernetes objects
+(Config Connector, Crossplane) are read by ``krm`` as the Terraform resources they stand for.
 
 This module reads the documents (the items of a ``kind: List``, autoscalers, capacity objects)
 and makes the requests, a leader and its workers one group; the pod templates of each workload
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.check.infra import krm
 from advisor.check.infra.k8s_pod import CHIP_LIKE, CHIP_RESOURCES, TYPE_LABELS, ManifestDoc, pod_request, workload_link
 from advisor.check.infra.k8s_workloads import JOB_KINDS, Part, pod_templates
 from advisor.check.infra.model import (
@@ -84,6 +86,11 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             note = _capacity_note(d, kind, name)
             if note:
                 out.notes.append(note)
+            continue
+        rtype = krm.stands_for(doc.data)
+        if rtype is not None:  # a cloud resource (Config Connector, Crossplane): read as the Terraform resource it is
+            at = doc.where(("metadata", "name")) if "name" in meta else doc.start
+            out.requests += krm.requests(doc, index, rtype, f"{kind}/{ns}/{name}", at)
             continue
         made: list[tuple[Part, Request]] = []
         api = doc.data.get("apiVersion") if isinstance(doc.data.get("apiVersion"), str) else ""

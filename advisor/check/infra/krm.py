@@ -1,0 +1,96 @@
+"""Cloud resources declared as Kubernetes objects, the way a platform team's GitOps repository buys nodes without
+Terraform: Config Connector (``*.cnrm.cloud.google.com``, the resource's arguments in ``spec``) and Crossplane's
+Upjet providers (``*.upbound.io``, the Terraform resource's arguments in ``spec.forProvider``). Both are generated
+from the Terraform providers' schemas with the argument names in camelCase, so each object is read by the Terraform
+plan reader of the resource it stands for (KRM_TYPES), its arguments in snake_case, at the object's name."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from advisor.check.infra import tfplan
+from advisor.check.infra.model import Parsed, Request
+from advisor.check.infra.names import NameIndex
+from advisor.yamlsrc import Document
+
+# (API group, kind) -> the Terraform resource type whose reader reads it
+KRM_TYPES: dict[tuple[str, str], str] = {
+    ("container.cnrm.cloud.google.com", "ContainerNodePool"): "google_container_node_pool",
+    ("container.cnrm.cloud.google.com", "ContainerCluster"): "google_container_cluster",
+    ("compute.cnrm.cloud.google.com", "ComputeInstance"): "google_compute_instance",
+    ("compute.cnrm.cloud.google.com", "ComputeInstanceTemplate"): "google_compute_instance_template",
+    ("compute.cnrm.cloud.google.com", "ComputeReservation"): "google_compute_reservation",
+    ("container.gcp.upbound.io", "NodePool"): "google_container_node_pool",
+    ("container.gcp.upbound.io", "Cluster"): "google_container_cluster",
+    ("compute.gcp.upbound.io", "Instance"): "google_compute_instance",
+    ("compute.gcp.upbound.io", "InstanceTemplate"): "google_compute_instance_template",
+    ("compute.gcp.upbound.io", "Reservation"): "google_compute_reservation",
+    ("eks.aws.upbound.io", "NodeGroup"): "aws_eks_node_group",
+    ("ec2.aws.upbound.io", "Instance"): "aws_instance",
+    ("ec2.aws.upbound.io", "CapacityReservation"): "aws_ec2_capacity_reservation",
+    ("sagemaker.aws.upbound.io", "EndpointConfiguration"): "aws_sagemaker_endpoint_configuration",
+    ("containerservice.azure.upbound.io", "KubernetesClusterNodePool"): "azurerm_kubernetes_cluster_node_pool",
+    ("containerservice.azure.upbound.io", "KubernetesCluster"): "azurerm_kubernetes_cluster",
+    ("compute.azure.upbound.io", "LinuxVirtualMachine"): "azurerm_linux_virtual_machine",
+    ("compute.azure.upbound.io", "LinuxVirtualMachineScaleSet"): "azurerm_linux_virtual_machine_scale_set",
+}
+
+_CAMEL = re.compile(r"[a-z][a-zA-Z0-9]*")
+_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def _snake(v: Any, depth: int = 0) -> Any:
+    """Argument names in snake_case (``nodeConfig`` -> ``node_config``); keys that are no identifier (a label,
+    ``nvidia.com/gpu``) kept as written."""
+    if depth > 64:
+        return None
+    if isinstance(v, dict):
+        return {(_HUMP.sub(r"_\1", k).lower() if isinstance(k, str) and _CAMEL.fullmatch(k) else k): _snake(x, depth + 1)
+                for k, x in v.items()}
+    if isinstance(v, list):
+        return [_snake(x, depth + 1) for x in v]
+    return v
+
+
+def stands_for(data: dict[str, Any]) -> str | None:
+    """The Terraform resource type a manifest declares, where it is a cloud resource KRM_TYPES knows."""
+    group = str(data.get("apiVersion") or "").split("/")[0]
+    return KRM_TYPES.get((group, str(data.get("kind") or "")))
+
+
+class _Ctx(tfplan._Ctx):
+    """A plan reader's context for one manifest: every address at the object's name."""
+
+    def __init__(self, doc: Document, index: NameIndex, at: tuple[int, int], region: str | None) -> None:
+        super().__init__(doc.path, "", {}, index)
+        self.at = at
+        self.aws_region = region
+
+    def pos(self, address: str) -> tuple[int, int]:
+        return self.at
+
+    def source(self, address: str) -> tuple[str, int] | None:
+        return None
+
+
+def requests(doc: Document, index: NameIndex, rtype: str, address: str, at: tuple[int, int]) -> list[Request]:
+    """The requests of one cloud-resource manifest: its arguments (``spec.forProvider`` for Crossplane, else ``spec``)
+    read by ``rtype``'s plan reader as a resource to create; labels from ``metadata.labels`` where the arguments
+    have none; the region from ``region`` / ``location`` / ``zone`` where the reader finds none."""
+    spec = doc.data.get("spec") if isinstance(doc.data.get("spec"), dict) else {}
+    args = spec.get("forProvider") if isinstance(spec.get("forProvider"), dict) else spec
+    after = _snake(args)
+    meta = doc.data.get("metadata") if isinstance(doc.data.get("metadata"), dict) else {}
+    for key in ("labels", "tags"):
+        if isinstance(meta.get("labels"), dict) and not isinstance(after.get(key), dict):
+            after[key] = meta["labels"]
+    region = next((str(after[k]) for k in ("region", "location", "zone") if isinstance(after.get(k), str)), None)
+    ctx = _Ctx(doc, index, at, region if rtype.startswith("aws_") else None)
+    change = {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}
+    out = tfplan.read_resources(ctx, {address: {"address": address, "type": rtype, "change": change}}, Parsed("kubernetes"))
+    for req in out.requests:
+        req.kind = "kubernetes"
+        req.region = req.region or (tfplan._zone_region(region) if region and rtype.startswith("google_") else region)
+        req.notes.append(f"a cloud resource declared as a Kubernetes object, read as Terraform's {rtype}")
+    return out.requests
