@@ -869,3 +869,74 @@ def test_cloud_resources_declared_as_kubernetes_objects_are_read(tmp_path: Path)
 
     parsed = k8s.parse(load_documents(KRM, "infra.yaml"), name_index(Context.load().catalog))
     assert {r.address: r.link for r in parsed.requests}["ContainerNodePool/default/gpu-pool"] == "chatbot"  # metadata.labels
+
+
+EKSCTL = """apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata:
+  name: ml
+  region: eu-west-1
+nodeGroups:
+  - name: cpu
+    instanceType: m5.xlarge
+    desiredCapacity: 2
+  - name: gpu-spot
+    minSize: 0
+    maxSize: 4
+    instancesDistribution:
+      instanceTypes: ["g5.12xlarge"]
+      onDemandBaseCapacity: 0
+      onDemandPercentageAboveBaseCapacity: 0
+  - name: trainium
+    instanceType: trn1.32xlarge
+    desiredCapacity: 1
+managedNodeGroups:
+  - name: h100
+    instanceType: p5.48xlarge
+    labels: {advisor-workload: pretrain}
+  - name: new-family
+    instanceTypes: [p3dn.24xlarge]
+    minSize: 1
+    maxSize: 2
+"""
+
+
+def test_an_eksctl_cluster_config_is_read_node_group_by_node_group(tmp_path: Path) -> None:
+    """eksctl's ClusterConfig is how many teams create EKS GPU nodes (eksctl-io/eksctl examples/23: spot g5 / p3 / p3dn
+    groups). Before, it was skipped as a manifest without accelerator requests. Each node group is now read as the
+    aws_eks_node_group it creates, in metadata.region, at its name: an all-spot instancesDistribution is spot, a group
+    that sets no size gets eksctl's 2 nodes; a CPU group is no request. An accelerator family the catalog does not
+    hold (Trainium, an AWS P-family size the name index lacks) is an unknown accelerator, never passed over."""
+    (tmp_path / "cluster.yaml").write_text(EKSCTL)
+    _, data = check(str(tmp_path / "cluster.yaml"))
+    res = {a: (r["request"]["hardware"], r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"],
+               r["request"]["replicas_max"], r["request"]["pricing"], r["request"]["region"], r["source"]["line"])
+           for a, r in by_address(data).items()}
+    assert res == {
+        "ClusterConfig/ml/nodeGroups/gpu-spot": ("g5.12xlarge", "a10g", 4, 0, 4, "spot", "eu-west-1", 10),
+        "ClusterConfig/ml/nodeGroups/trainium": ("trn1.32xlarge", None, None, 1, 1, "on-demand", "eu-west-1", 17),
+        "ClusterConfig/ml/managedNodeGroups/h100": ("p5.48xlarge", "h100", 8, 2, 2, "on-demand", "eu-west-1", 21),
+        "ClusterConfig/ml/managedNodeGroups/new-family": ("p3dn.24xlarge", None, None, 1, 2, "on-demand", "eu-west-1", 24),
+    }
+    found = by_address(data)
+    assert "request-unknown-accelerator" in rules(found["ClusterConfig/ml/nodeGroups/trainium"])
+    assert any("Trainium" in f["message"] for f in found["ClusterConfig/ml/nodeGroups/trainium"]["findings"])
+    assert any("eksctl's default of 2 nodes" in n for n in found["ClusterConfig/ml/managedNodeGroups/h100"]["notes"])
+
+
+def test_machine_types_of_an_accelerator_family_the_index_lacks_are_unknown_not_cpu(tmp_path: Path) -> None:
+    """A name the index does not know was taken for a machine without an accelerator and passed over: a new GPU size
+    (g4-standard-48, Standard_NV36ads_A10_v5, p3dn.24xlarge) or a chip the catalog lacks (inf2, trn2) passed unseen.
+    rules/names.yaml unsupported_families: those families' names are unknown accelerators; CPU machines stay none."""
+    (tmp_path / "plan.json").write_text(plan(
+        rc("aws_instance.inf", {"instance_type": "inf2.48xlarge"}),
+        rc("aws_instance.web", {"instance_type": "m5.xlarge"}),
+        rc("google_compute_instance.rtx", {"machine_type": "g4-standard-48", "zone": "us-central1-a"}),
+        rc("google_compute_instance.small", {"machine_type": "g1-small", "zone": "us-central1-a"}),
+        rc("azurerm_linux_virtual_machine.nv", {"size": "Standard_NV36ads_A10_v5", "location": "eastus"}),
+        rc("azurerm_linux_virtual_machine.d", {"size": "Standard_D4s_v3", "location": "eastus"}),
+    ))
+    _, data = check(str(tmp_path / "plan.json"))
+    found = by_address(data)
+    assert set(found) == {"aws_instance.inf", "google_compute_instance.rtx", "azurerm_linux_virtual_machine.nv"}
+    assert all("request-unknown-accelerator" in rules(r) for r in found.values())

@@ -212,7 +212,7 @@ def _hardware(s: _Settings, req: Request, index: NameIndex) -> bool:
             return True  # a machine type that is not a literal: reported, not passed over
         return False
     hw = index.lookup(machine)
-    if not hw.known and machine.lower() not in index.unsupported:
+    if not hw.known and not index.is_unsupported(machine):
         return False  # a CPU machine: no accelerator asked for
     req.set_hardware(machine, hw)
     req.where["accelerator"] = req.where["count"] = s.where("machine_type")

@@ -87,6 +87,9 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             if note:
                 out.notes.append(note)
             continue
+        if krm.is_eksctl(doc.data):  # an eksctl ClusterConfig: its node groups
+            out.requests += krm.eksctl_requests(doc, index, f"{kind}/{name}")
+            continue
         rtype = krm.stands_for(doc.data)
         if rtype is not None:  # a cloud resource (Config Connector, Crossplane): read as the Terraform resource it is
             at = doc.where(("metadata", "name")) if "name" in meta else doc.start

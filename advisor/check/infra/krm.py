@@ -94,3 +94,51 @@ def requests(doc: Document, index: NameIndex, rtype: str, address: str, at: tupl
         req.region = req.region or (tfplan._zone_region(region) if region and rtype.startswith("google_") else region)
         req.notes.append(f"a cloud resource declared as a Kubernetes object, read as Terraform's {rtype}")
     return out.requests
+
+
+EKSCTL_DEFAULT_NODES = 2  # eksctl's node count of a group that sets none of desiredCapacity / minSize / maxSize
+
+
+def is_eksctl(data: dict[str, Any]) -> bool:
+    return str(data.get("apiVersion") or "").startswith("eksctl.io/") and data.get("kind") == "ClusterConfig"
+
+
+def eksctl_requests(doc: Document, index: NameIndex, address: str) -> list[Request]:
+    """An eksctl ClusterConfig's node groups (``nodeGroups``, ``managedNodeGroups``), each read as the
+    aws_eks_node_group it creates, in ``metadata.region``, at the group's name: ``instanceType`` /
+    ``instanceTypes`` / ``instancesDistribution.instanceTypes``, ``desiredCapacity`` / ``minSize`` / ``maxSize``
+    (eksctl's 2 nodes where none is set), ``spot: true`` or an all-spot ``instancesDistribution`` as spot."""
+    data = doc.data
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    region = meta.get("region") if isinstance(meta.get("region"), str) else None
+    out: list[Request] = []
+    for key in ("nodeGroups", "managedNodeGroups"):
+        groups = data.get(key)
+        for i, g in enumerate(groups[:tfplan.MAX_RESOURCES] if isinstance(groups, list) else []):
+            if not isinstance(g, dict):
+                continue
+            dist: dict[str, Any] = g["instancesDistribution"] if isinstance(g.get("instancesDistribution"), dict) else {}
+            types = g.get("instanceTypes") or dist.get("instanceTypes") or ([g["instanceType"]] if g.get("instanceType") else [])
+            sizes = {"min_size": g.get("minSize"), "max_size": g.get("maxSize"), "desired_size": g.get("desiredCapacity")}
+            note = None
+            if all(v is None for v in sizes.values()):
+                sizes["desired_size"] = EKSCTL_DEFAULT_NODES
+                note = f"no desiredCapacity, minSize or maxSize: eksctl's default of {EKSCTL_DEFAULT_NODES} nodes"
+            spot = g.get("spot") is True or dist.get("onDemandPercentageAboveBaseCapacity") == 0
+            after = {"instance_types": types, "scaling_config": [sizes], "capacity_type": "SPOT" if spot else "ON_DEMAND",
+                     "labels": g.get("labels"), "tags": g.get("tags")}
+            name = g.get("name") if isinstance(g.get("name"), str) else str(i)
+            at = doc.where((key, i, "name")) if "name" in g else doc.where((key, i))
+            ctx = _Ctx(doc, index, at, region)
+            addr = f"{address}/{key}/{name}"
+            change = {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}
+            rc = {"address": addr, "type": "aws_eks_node_group", "change": change}
+            got = tfplan.read_resources(ctx, {addr: rc}, Parsed("kubernetes"))
+            for req in got.requests:
+                req.kind = "kubernetes"
+                req.region = region
+                if note:
+                    req.notes.append(note)
+                req.notes.append("an eksctl node group, read as the aws_eks_node_group it creates")
+            out += got.requests
+    return out

@@ -61,6 +61,7 @@ class NamesFile(Strict):
     sources: dict[str, SourceRef]
     tpu_core_named: list[CoreNamed] = Field(default_factory=list)
     host_only: list[HostOnly] = Field(default_factory=list)
+    unsupported_families: list[HostOnly] = Field(default_factory=list)  # a glob of accelerator machine types: unknown
     names: list[NameEntry]
     unsupported: list[Unsupported] = Field(default_factory=list)
 
@@ -105,6 +106,7 @@ class NameIndex:
         self.unsupported_chips = {u.name.lower(): u.chips for u in extra.unsupported if u.chips}
         self.core_named = {c.family: c for c in extra.tpu_core_named}
         self.host_only = [(h.pattern.lower(), h.reason) for h in extra.host_only]
+        self.families = [(f.pattern.lower(), f.reason) for f in extra.unsupported_families]
         for acc in catalog.accelerators.values():
             self._from_catalog(acc)
         for e in extra.names:
@@ -138,6 +140,19 @@ class NameIndex:
         key = machine.strip().lower()
         return next((why for pat, why in self.host_only if fnmatch.fnmatchcase(key, pat)), None)
 
+    def family_reason(self, name: str) -> str | None:
+        """Why a machine type the index does not know is still an accelerator (unsupported_families), or None."""
+        import fnmatch
+
+        key = name.strip().lower()
+        if key in self.names:
+            return None
+        return next((why for pat, why in self.families if fnmatch.fnmatchcase(key, pat)), None)
+
+    def is_unsupported(self, name: str) -> bool:
+        """Real accelerator hardware the catalog does not hold: named in ``unsupported`` or of an unsupported family."""
+        return name.strip().lower() in self.unsupported or self.family_reason(name) is not None
+
     def _cores(self, key: str) -> tuple[int, int] | None:
         """(chips, hosts) of a core-named TPU type (``v2-8`` -> 4 chips, 1 host)."""
         m = _TPU_N.match(key)
@@ -170,6 +185,9 @@ class NameIndex:
                 for sl in acc.shapes.slices or []:
                     if sl.accelerator_type.lower().endswith("-" + m.group(2)):
                         return Hardware(acc.id, sl.chips, max(1, int(sl.hosts or 1)), sl.topology)
+        why = self.family_reason(key)
+        if why is not None:
+            return Hardware(None, reason=f"{name}: {why}")
         return Hardware(None, reason=f"{name!r} is not in the name index or the catalog: unknown hardware, not priced")
 
     def slice_of(self, accelerator: str, chips: int) -> Hardware | None:

@@ -102,7 +102,7 @@ def _hardware(
     if is_placeholder(hwname):
         req.unresolved.append((".".join(map(str, where)), hwname[:80], doc.where(where)))
     hw = index.lookup(hwname)
-    if not hw.known and hwname.lower() not in index.unsupported and count is None and not advertised:
+    if not hw.known and not index.is_unsupported(hwname) and count is None and not advertised:
         return False  # a CPU machine (m5.large, n2-standard-8): no accelerator asked for
     req.set_hardware(hwname, hw)
     req.where["accelerator"] = req.where["count"] = doc.where(where)

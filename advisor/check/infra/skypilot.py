@@ -178,7 +178,7 @@ def _hardware_options(
         itype = r.get("instance_type")
         if not opts and isinstance(itype, str):
             hw = index.lookup(itype)
-            if hw.known or itype.lower() in index.unsupported:
+            if hw.known or index.is_unsupported(itype):
                 options.append((r, itype, hw.chips, (*loc, "instance_type")))
     return options, cheapest
 

@@ -348,7 +348,7 @@ def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -
             req.set_hardware(machine, hw)
             req.count = hw.chips
             return True
-        if hw.reason and not hw.known and machine.lower() in ctx.index.unsupported:
+        if hw.reason and not hw.known and ctx.index.is_unsupported(machine):
             req.set_hardware(machine, hw)
             req.count = hw.chips
             return True
