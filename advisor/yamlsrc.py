@@ -219,8 +219,15 @@ def _foreign_tag(tag: Any) -> bool:
     return True
 
 
+# CloudFormation's short-form functions (!Ref X, !Sub s, !GetAtt a.b, !FindInMap [...]) read leniently as the long form
+# the template would be in JSON ({"Ref": X}, {"Fn::Sub": s}), so a reader can tell a reference from a literal
+_CFN_TAGS = {"!Ref": "Ref", "!Condition": "Condition"} | {f"!{f}": f"Fn::{f}" for f in (
+    "Base64", "Cidr", "FindInMap", "GetAtt", "GetAZs", "ImportValue", "Join", "Select", "Split", "Sub", "Transform", "And",
+    "Equals", "If", "Not", "Or", "Length", "ToJsonString")}
+
+
 class _Frame:
-    __slots__ = ("anchor", "container", "dup", "is_map", "key", "key_mark", "loc", "weight")
+    __slots__ = ("anchor", "container", "dup", "is_map", "key", "key_mark", "loc", "weight", "wrap")
 
     def __init__(self, container: Any, is_map: bool, loc: KeyPath, anchor: str | None) -> None:
         self.container = container
@@ -231,6 +238,7 @@ class _Frame:
         self.loc = loc
         self.anchor = anchor
         self.weight = 1
+        self.wrap: str | None = None  # a CloudFormation function's long name: the container is its argument
 
 
 _NO_KEY = object()
@@ -288,9 +296,10 @@ class _Builder:
                 frame = stack.pop()
                 if frame.is_map and frame.key is not _NO_KEY:  # pragma: no cover - parser forbids
                     raise self._fail(mark, "mapping key without a value")
+                value = frame.container if frame.wrap is None else {frame.wrap: frame.container}
                 if frame.anchor is not None:
-                    anchors[frame.anchor] = (frame.container, frame.weight)
-                self._attach(doc, stack, frame.container, frame.weight, frame.loc, None, mark)
+                    anchors[frame.anchor] = (value, frame.weight)
+                self._attach(doc, stack, value, frame.weight, frame.loc, None, mark)
                 continue
 
             if isinstance(event, ev.AliasEvent):
@@ -321,6 +330,8 @@ class _Builder:
                     value = self._scalar(event)
                 except (ValueError, OverflowError):
                     raise self._fail(mark, f"number {event.value[:20]}... is too large") from None
+                if self.lenient and tag in _CFN_TAGS:
+                    value = {_CFN_TAGS[tag]: value}
                 if event.anchor is not None:
                     anchors[event.anchor] = (value, 1)
                 self._attach(doc, stack, value, 1, None, pos, mark)
@@ -334,6 +345,8 @@ class _Builder:
                 raise self._fail(mark, "a mapping or list cannot be a mapping key")
             doc.value_pos[loc] = pos
             stack.append(_Frame({} if is_map else [], is_map, loc, event.anchor))
+            if self.lenient and tag in _CFN_TAGS:
+                stack[-1].wrap = _CFN_TAGS[tag]
         return docs
 
     @staticmethod

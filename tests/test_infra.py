@@ -940,3 +940,89 @@ def test_machine_types_of_an_accelerator_family_the_index_lacks_are_unknown_not_
     found = by_address(data)
     assert set(found) == {"aws_instance.inf", "google_compute_instance.rtx", "azurerm_linux_virtual_machine.nv"}
     assert all("request-unknown-accelerator" in rules(r) for r in found.values())
+
+
+CFN_STACK = """AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  GpuType:
+    Type: String
+    Default: p4d.24xlarge
+  Nodes:
+    Type: Number
+  Ami:
+    Type: AWS::EC2::Image::Id
+Resources:
+  Trainer:
+    Type: AWS::EC2::Instance
+    Properties:
+      InstanceType: !Ref GpuType
+      ImageId: !Ref Ami
+      Tags:
+        - Key: advisor-workload
+          Value: pretrain
+  Pool:
+    Type: AWS::EKS::Nodegroup
+    Properties:
+      ClusterName: !Ref Cluster
+      InstanceTypes: [g5.12xlarge]
+      CapacityType: SPOT
+      ScalingConfig:
+        MinSize: 0
+        MaxSize: !Ref Nodes
+        DesiredSize: "2"
+  Endpoint:
+    Type: AWS::SageMaker::EndpointConfig
+    Properties:
+      ProductionVariants:
+        - VariantName: main
+          ModelName: !GetAtt Model.ModelName
+          InstanceType: ml.g5.2xlarge
+          InitialInstanceCount: 3
+  Mystery:
+    Type: AWS::EC2::Instance
+    Properties:
+      InstanceType: !ImportValue shared-gpu-type
+  Web:
+    Type: AWS::EC2::Instance
+    Properties:
+      InstanceType: t3.micro
+"""
+CFN_JSON = """{
+  "Resources": {
+    "GpuNodes": {
+      "Type": "AWS::EKS::Nodegroup",
+      "Properties": {
+        "ClusterName": {"Ref": "Cluster"},
+        "InstanceTypes": ["p5.48xlarge"],
+        "ScalingConfig": {"MinSize": 1, "MaxSize": 2, "DesiredSize": 1}
+      }
+    },
+    "Bucket": {"Type": "AWS::S3::Bucket"}
+  }
+}
+"""
+
+
+def test_cloudformation_templates_are_read(tmp_path: Path) -> None:
+    """AWS CloudFormation (YAML in its short form with !Ref / !GetAtt / !ImportValue, and JSON as CDK synthesises it)
+    buys GPU instances, EKS node groups and SageMaker endpoints. Before, the YAML was skipped as 'YAML the gate does
+    not read' (its tags) and the JSON as neither plan nor manifest: all of it passed unseen. Each resource is now read
+    by the plan reader of its Terraform twin at its logical id: !Ref to a parameter reads its Default, a count that
+    needs the deployment (!Ref Nodes, no default) is request-unresolved, and an instance type chosen at deployment
+    (!ImportValue) is a request of unknown hardware; a t3.micro and an S3 bucket are not requests."""
+    (tmp_path / "stack.yaml").write_text(CFN_STACK)
+    (tmp_path / "cdk.template.json").write_text(CFN_JSON)
+    _, data = check(str(tmp_path))
+    res = {a: (r["request"]["hardware"], r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"],
+               r["request"]["replicas_max"], r["request"]["pricing"]) for a, r in by_address(data).items()}
+    assert res == {
+        "Trainer": ("p4d.24xlarge", "a100-40gb", 8, 1, 1, "on-demand"),  # !Ref GpuType: its Default
+        "Pool": ("g5.12xlarge", "a10g", 4, 0, 2, "spot"),
+        'Endpoint.production_variants["main"]': ("ml.g5.2xlarge", "a10g", 1, 3, 3, "on-demand"),
+        "Mystery": ("Fn::ImportValue shared-gpu-type", None, None, 1, 1, "on-demand"),
+        "GpuNodes": ("p5.48xlarge", "h100", 8, 1, 2, "on-demand"),
+    }
+    found = by_address(data)
+    assert "request-unresolved" in rules(found["Pool"]) and "request-unresolved" in rules(found["Mystery"])
+    assert "request-unknown-accelerator" in rules(found["Mystery"])
+    assert not data["invalid"] and not data["skipped_files"]

@@ -410,6 +410,11 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
             lenient = [d for d in load_documents(text, path, max_nodes=500_000, lenient=True) if d.data is not None]
         except InputError:
             lenient = None
+        if lenient is not None and any(doc_kind(d.data) == "cloudformation" for d in lenient):
+            # a CloudFormation template in its short form (!Ref, !Sub): read with the tags as their long form
+            from advisor.check.infra.read import split
+
+            return split(path, lenient, [doc_kind(d.data) for d in lenient], name_index(ctx.catalog), len(text))
         if lenient is not None and all(doc_kind(d.data).startswith("other") for d in lenient):
             # mkdocs.yml's !!python/name tags, a catalog or compose file's merge keys (gpustack's model catalog)
             p = exc.problems[0]

@@ -201,6 +201,7 @@ READERS: dict[str, tuple[str, str]] = {
     "skypilot": ("SkyPilot task", "advisor.check.infra.skypilot"),
     "ray": ("Ray cluster config", "advisor.check.infra.raycluster"),
     "blueprint": ("Cluster Toolkit blueprint", "advisor.check.infra.blueprint"),
+    "cloudformation": ("CloudFormation template", "advisor.check.infra.cfn"),
 }
 
 

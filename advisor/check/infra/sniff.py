@@ -40,7 +40,8 @@ def _is_sky(data: dict[Any, Any], keys: set[str]) -> bool:
 
 
 def doc_kind(data: Any, *, modeline: bool = False) -> str:
-    """``profile`` | ``kubernetes`` | ``skypilot`` | ``ray`` | ``blueprint`` | ``other: REASON`` (skipped, with the reason)."""
+    """``profile`` | ``kubernetes`` | ``skypilot`` | ``ray`` | ``blueprint`` | ``cloudformation`` | ``other: REASON`` (skipped,
+    with the reason)."""
     if isinstance(data, list):
         return "other: " + _list_reason(data)
     if not isinstance(data, dict):
@@ -65,6 +66,10 @@ def doc_kind(data: Any, *, modeline: bool = False) -> str:
         return "ray"  # a Ray cluster launcher config (ray up)
     if isinstance(data.get("blueprint_name"), str) and isinstance(data.get("deployment_groups"), list):
         return "blueprint"  # a Cluster Toolkit blueprint (gcluster deploy)
+    resources = data.get("Resources")
+    if isinstance(resources, dict) and ("AWSTemplateFormatVersion" in keys or any(
+            isinstance(r, dict) and str(r.get("Type", "")).startswith("AWS::") for r in list(resources.values())[:1000])):
+        return "cloudformation"  # an AWS CloudFormation template (SAM, a CDK synth output)
     if _is_sky(data, keys):
         return "skypilot"
     if "task" in keys and keys <= PROFILE_KEYS and len(keys) == len(data):

@@ -1,0 +1,119 @@
+"""AWS CloudFormation templates (YAML with its short-form tags, JSON, a CDK synth output, SAM): the resources that
+buy accelerators, each read by the Terraform plan reader of the resource it is (CFN_TYPES), its properties in
+snake_case, at its logical id. ``Ref`` to a parameter reads the parameter's ``Default``; a property that needs the
+deployment (a parameter without a default, ``Fn::GetAtt``, ``Fn::ImportValue``, a condition) is request-unresolved or,
+where it names the hardware, a request of unknown hardware, never guessed."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from advisor.check.infra import tfplan
+from advisor.check.infra.krm import _Ctx
+from advisor.check.infra.model import Parsed, Request
+from advisor.check.infra.names import NameIndex
+from advisor.yamlsrc import Document
+
+# CloudFormation resource type -> the Terraform resource type whose reader reads its properties
+CFN_TYPES: dict[str, str] = {
+    "AWS::EC2::Instance": "aws_instance",
+    "AWS::EC2::LaunchTemplate": "aws_launch_template",
+    "AWS::EC2::CapacityReservation": "aws_ec2_capacity_reservation",
+    "AWS::EKS::Nodegroup": "aws_eks_node_group",
+    "AWS::SageMaker::EndpointConfig": "aws_sagemaker_endpoint_configuration",
+    "AWS::SageMaker::NotebookInstance": "aws_sagemaker_notebook_instance",
+}
+_HARDWARE = {"instance_type", "instance_types"}
+_PASCAL = re.compile(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z][a-z])")
+_INT = re.compile(r"[0-9]{1,9}")
+MAX_RESOURCES = 5_000
+
+
+class _Unresolved:
+    def __init__(self, expr: str) -> None:
+        self.expr = expr
+
+
+def _snake(key: str) -> str:
+    return _PASCAL.sub(lambda m: "_" + (m.group(1) or m.group(2)), key).lower()
+
+
+def _resolve(v: Any, params: dict[str, Any], depth: int = 0) -> Any:
+    """Properties with ``Ref`` to a parameter replaced by its Default and names in snake_case; what needs the
+    deployment becomes _Unresolved. Whole numbers written as strings (CloudFormation's integers) are numbers."""
+    if depth > 64:
+        return _Unresolved("(nested too deep)")
+    if isinstance(v, dict):
+        if len(v) == 1:
+            (fn, arg), = v.items()
+            if fn == "Ref":
+                p = params.get(arg) if isinstance(arg, str) else None
+                if isinstance(p, dict) and "Default" in p:
+                    return _resolve(p["Default"], params, depth + 1)
+                return _Unresolved(f"!Ref {arg}")
+            if isinstance(fn, str) and (fn.startswith("Fn::") or fn == "Condition"):
+                return _Unresolved(f"{fn} {str(arg)[:60]}")
+        return {(_snake(k) if isinstance(k, str) else k): _resolve(x, params, depth + 1) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_resolve(x, params, depth + 1) for x in v]
+    if isinstance(v, str) and _INT.fullmatch(v):
+        return int(v)
+    return v
+
+
+def _plain(v: Any, where: str, found: list[tuple[str, str]]) -> Any:
+    """``v`` with every _Unresolved left out (None), each said in ``found`` as (field, expression)."""
+    if isinstance(v, _Unresolved):
+        found.append((where, v.expr))
+        return None
+    if isinstance(v, dict):
+        return {k: _plain(x, f"{where}.{k}" if where else str(k), found) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x, f"{where}[{i}]", found) for i, x in enumerate(v)]
+    return v
+
+
+def parse(docs: list[Document], index: NameIndex) -> Parsed:
+    out = Parsed("cloudformation")
+    for doc in docs:
+        data = doc.data
+        params = data.get("Parameters") if isinstance(data.get("Parameters"), dict) else {}
+        resources = data.get("Resources") if isinstance(data.get("Resources"), dict) else {}
+        for logical, res in list(resources.items())[:MAX_RESOURCES]:
+            rtype = CFN_TYPES.get(str(res.get("Type"))) if isinstance(res, dict) else None
+            if rtype is None or not isinstance(res, dict):
+                continue
+            props: dict[str, Any] = res["Properties"] if isinstance(res.get("Properties"), dict) else {}
+            if rtype == "aws_launch_template":
+                props = props["LaunchTemplateData"] if isinstance(props.get("LaunchTemplateData"), dict) else {}
+            found: list[tuple[str, str]] = []
+            after = _plain(_resolve(props, params), "", found)
+            if isinstance(after.get("tags"), list):  # [{Key, Value}] as the mapping Terraform has
+                after["tags"] = {t.get("key"): t.get("value") for t in after["tags"] if isinstance(t, dict)}
+            at = doc.where(("Resources", logical))
+            hw = [(f, e) for f, e in found if f.split(".")[-1].split("[")[0] in _HARDWARE]
+            if hw:  # the machine is chosen at deployment: a request of unknown hardware, never passed over
+                req = Request(doc.path, "cloudformation", str(logical), *at)
+                req.hardware, req.count = hw[0][1], None
+                req.unknown = f"{hw[0][0]} is set when the stack is deployed ({hw[0][1]}), not in the template"
+                req.unresolved += [(f, e, at) for f, e in found]
+                out.requests.append(req)
+                continue
+            ctx = _Ctx(doc, index, at, None)  # a template names no region: a stack's is where it is deployed
+            change = {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}
+            got = tfplan.read_resources(ctx, {str(logical): {"address": str(logical), "type": rtype, "change": change}}, Parsed("x"))
+            for req in got.requests:
+                req.kind = "cloudformation"
+                req.address = f"{logical}" + req.address[len(str(logical)):]
+                req.unresolved += [(f, e, at) for f, e in found if _counts(f)]
+                if res.get("Condition"):
+                    req.notes.append(f"created only where condition {res['Condition']} holds")
+                req.notes.append(f"read as Terraform's {rtype}")
+            out.requests += got.requests
+    return out
+
+
+def _counts(field: str) -> bool:
+    """A property that sizes what is bought (a count, a scaling bound), whose unresolved value must be said."""
+    return bool(re.search(r"count|size|capacity", field))
