@@ -503,21 +503,18 @@ def _accelerators(blocks: Any, type_key: str, count_key: str) -> Any:
 
 def _workbench(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
     """A Vertex AI Workbench instance: one VM of gce_setup's machine type and accelerator_configs."""
-    setup = _first(after.get("gce_setup"))
-    machine = _str(ctx, req, "gce_setup.machine_type", setup.get("machine_type"))
-    guest = _accelerators(setup.get("accelerator_configs"), "type", "core_count")
-    if not _gpu(ctx, req, machine, guest, "gce_setup.accelerator_configs"):
-        return None
-    req.region = _zone_region(_str(ctx, req, "location", after.get("location")))
-    req.link = _link(after, "labels")
-    return req
+    return _notebook_vm(ctx, req, after, _first(after.get("gce_setup")), "gce_setup.", "accelerator_configs")
 
 
 def _notebook(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
     """A (legacy) user-managed notebook instance: one VM of its machine type and accelerator_config."""
-    machine = _str(ctx, req, "machine_type", after.get("machine_type"))
-    guest = _accelerators(after.get("accelerator_config"), "type", "core_count")
-    if not _gpu(ctx, req, machine, guest, "accelerator_config"):
+    return _notebook_vm(ctx, req, after, after, "", "accelerator_config")
+
+
+def _notebook_vm(ctx: _Ctx, req: Request, after: dict[str, Any], vm: dict[str, Any], prefix: str, accel: str) -> Request | None:
+    """A notebook's one VM: ``vm``'s machine_type and its ``accel`` blocks ({type, core_count}), in the zone ``location``."""
+    machine = _str(ctx, req, f"{prefix}machine_type", vm.get("machine_type"))
+    if not _gpu(ctx, req, machine, _accelerators(vm.get(accel), "type", "core_count"), f"{prefix}{accel}"):
         return None
     req.region = _zone_region(_str(ctx, req, "location", after.get("location")))
     req.link = _link(after, "labels")
