@@ -1026,3 +1026,53 @@ def test_cloudformation_templates_are_read(tmp_path: Path) -> None:
     assert "request-unresolved" in rules(found["Pool"]) and "request-unresolved" in rules(found["Mystery"])
     assert "request-unknown-accelerator" in rules(found["Mystery"])
     assert not data["invalid"] and not data["skipped_files"]
+
+
+AKS_MODULE_TF = """module "aks" {
+  source              = "Azure/aks/azurerm"
+  version             = "9.4.1"
+  resource_group_name = "rg"
+  location            = "westeurope"
+  prefix              = "ml"
+  agents_size         = "Standard_D4s_v3"
+  agents_count        = 2
+  node_pools = {
+    gpu = {
+      name                 = "gpu"
+      vm_size              = "Standard_ND96isr_H100_v5"
+      auto_scaling_enabled = true
+      min_count            = 0
+      max_count            = 4
+      priority             = "Spot"
+    }
+    t4 = {
+      name       = "t4"
+      vm_size    = "Standard_NC4as_T4_v3"
+      node_count = 3
+    }
+  }
+}
+
+module "aks2" {
+  source      = "github.com/Azure/terraform-azurerm-aks?ref=9.0.0"
+  agents_size = "Standard_NC24ads_A100_v4"
+  location    = "eastus"
+}
+"""
+
+
+def test_a_call_of_the_aks_module_is_read_as_the_pools_it_creates(tmp_path: Path) -> None:
+    """The Azure/aks/azurerm registry module (and its GitHub source) declares the cluster's default pool through
+    agents_size / agents_count and more pools through a node_pools map; before, a call of it was not read and an
+    H100 spot pool or an A100 default pool passed unseen. Each is now the resource the module creates, at the module
+    block: a CPU default pool is no request."""
+    (tmp_path / "main.tf").write_text(AKS_MODULE_TF)
+    _, data = check(str(tmp_path / "main.tf"))
+    res = {a: (r["request"]["hardware"], r["request"]["count"], r["request"]["replicas_min"], r["request"]["replicas_max"],
+               r["request"]["pricing"], r["request"]["region"], r["source"]["line"]) for a, r in by_address(data).items()}
+    pools = "module.aks.azurerm_kubernetes_cluster_node_pool.node_pool_create_before_destroy"
+    assert res == {
+        f'{pools}["gpu"]': ("Standard_ND96isr_H100_v5", 8, 0, 4, "spot", "westeurope", 1),
+        f'{pools}["t4"]': ("Standard_NC4as_T4_v3", 1, 3, 3, "on-demand", "westeurope", 1),
+        "module.aks2.azurerm_kubernetes_cluster.main.default_node_pool": ("Standard_NC24ads_A100_v4", 1, 2, 2, "on-demand", "eastus", 25),
+    }

@@ -638,10 +638,58 @@ def _eks_module_groups(
                             "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
 
 
+# Azure/aks/azurerm (registry or GitHub source): the cluster's default pool from agents_* and a node_pools map, each an
+# azurerm_kubernetes_cluster_node_pool the module creates
+_AKS_MODULE = re.compile(r"(?i)(?:^|/)Azure/aks/azurerm(?://|\?|$)|terraform-azurerm-aks(?://|\.git|\?|$)")
+_AKS_HARDWARE = {"vm_size", "node_count", "min_count", "max_count", "enable_auto_scaling", "auto_scaling_enabled", "priority"}
+
+
+def _aks_module_pools(
+    ctx: _HclCtx, scope: _Scope, name: str, body: dict[str, Any], line: int, by_addr: Changes, unresolved: Unknowns
+) -> None:
+    """A call of the AKS module: its default pool (``agents_size``, ``agents_count``, ``agents_min_count`` /
+    ``agents_max_count`` with ``enable_auto_scaling`` / ``auto_scaling_enabled``; the module's defaults
+    Standard_D2s_v3 x 2) as the cluster's default_node_pool, and each ``node_pools`` entry as the
+    azurerm_kubernetes_cluster_node_pool it creates (``node_pool_create_before_destroy["KEY"]``)."""
+    location = scope.literal(body.get("location"))
+    location = location if isinstance(location, str) else None
+    agents = {k: body[k] for k in ("agents_size", "agents_count", "agents_min_count", "agents_max_count", "enable_auto_scaling",
+                                   "auto_scaling_enabled") if k in body}
+    cluster = f"module.{name}.azurerm_kubernetes_cluster.main"
+    ctx.blocks[tfconfig.config_address(cluster)] = line
+    got = {k: scope.literal(v) for k, v in agents.items()}
+    unresolved[cluster] = [(k, v.expr) for k, v in got.items() if isinstance(v, Unresolved)]
+    a = _plain(got)
+    pool = {"vm_size": a.get("agents_size", "Standard_D2s_v3"), "node_count": a.get("agents_count", 2),
+            "min_count": a.get("agents_min_count"), "max_count": a.get("agents_max_count"),
+            "auto_scaling_enabled": a.get("auto_scaling_enabled", a.get("enable_auto_scaling", False))}
+    by_addr[cluster] = {"address": cluster, "type": "azurerm_kubernetes_cluster", "change": {
+        "actions": ["create"], "before": None, "after": {"location": location, "default_node_pool": [pool]}, "after_unknown": {}}}
+    pools = scope.literal(body.get("node_pools", {}))
+    base = f"module.{name}.azurerm_kubernetes_cluster_node_pool.node_pool_create_before_destroy"
+    ctx.blocks[tfconfig.config_address(base)] = line
+    if isinstance(pools, Unresolved) or not isinstance(pools, dict):
+        unresolved[f'{base}["?"]'] = [("node_pools", str(body.get("node_pools"))[:80])]
+        return
+    for key, p in list(pools.items())[:MAX_INSTANCES]:
+        if not isinstance(p, dict):
+            continue
+        address = f'{base}["{key}"]'
+        unresolved[address] = [(f"node_pools.{key}.{f}", v.expr) for f, v in p.items() if isinstance(v, Unresolved) and f in _AKS_HARDWARE]
+        q = _plain(p)
+        after = {"vm_size": q.get("vm_size"), "node_count": q.get("node_count"), "min_count": q.get("min_count"),
+                 "max_count": q.get("max_count"), "priority": q.get("priority"), "location": location,
+                 "auto_scaling_enabled": q.get("auto_scaling_enabled", q.get("enable_auto_scaling", False)),
+                 "node_labels": q.get("node_labels"), "tags": q.get("tags")}
+        by_addr[address] = {"address": address, "type": "azurerm_kubernetes_cluster_node_pool",
+                            "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
+
+
 # The registry modules whose inputs declare accelerator nodes: the source that names one, and its reader
 MODULE_READERS: list[tuple[re.Pattern[str], Callable[[_HclCtx, _Scope, str, dict[str, Any], int, Changes, Unknowns], None]]] = [
     (_GKE_MODULE, _gke_module_pools),
     (_EKS_MODULE, _eks_module_groups),
+    (_AKS_MODULE, _aks_module_pools),
 ]
 
 def _instances(scope: _Scope, body: dict[str, Any]) -> list[tuple[str, tuple[Any, Any] | None, int | None, tuple[str, str] | None]]:
