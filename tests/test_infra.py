@@ -1076,3 +1076,30 @@ def test_a_call_of_the_aks_module_is_read_as_the_pools_it_creates(tmp_path: Path
         f'{pools}["t4"]': ("Standard_NC4as_T4_v3", 1, 3, 3, "on-demand", "westeurope", 1),
         "module.aks2.azurerm_kubernetes_cluster.main.default_node_pool": ("Standard_NC24ads_A100_v4", 1, 2, 2, "on-demand", "eastus", 25),
     }
+
+
+def test_cloudformation_properties_chosen_by_a_condition_are_a_request_of_unknown_hardware(tmp_path: Path) -> None:
+    """Properties: !If [Big, {InstanceType: p5.48xlarge}, {InstanceType: g5.xlarge}] decides the machine at deployment:
+    one request of unknown hardware, request-unresolved (it was an internal error), and a resource with a Condition is
+    counted with a note."""
+    (tmp_path / "stack.yaml").write_text("""AWSTemplateFormatVersion: "2010-09-09"
+Conditions:
+  Big: !Equals [!Ref Env, prod]
+Resources:
+  X:
+    Type: AWS::EC2::Instance
+    Properties: !If
+      - Big
+      - {InstanceType: p5.48xlarge}
+      - {InstanceType: g5.xlarge}
+  Y:
+    Type: AWS::EC2::Instance
+    Condition: Big
+    Properties:
+      InstanceType: g6.xlarge
+""")
+    _, data = check(str(tmp_path / "stack.yaml"))
+    found = by_address(data)
+    assert not data["invalid"] and set(found) == {"X", "Y"}
+    assert found["X"]["request"]["accelerator"] is None and {"request-unknown-accelerator", "request-unresolved"} <= rules(found["X"])
+    assert found["Y"]["request"]["accelerator"] == "l4" and any("condition Big" in n for n in found["Y"]["notes"])

@@ -88,11 +88,14 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             if rtype == "aws_launch_template":
                 props = props["LaunchTemplateData"] if isinstance(props.get("LaunchTemplateData"), dict) else {}
             found: list[tuple[str, str]] = []
-            after = _plain(_resolve(props, params), "", found)
+            got_after = _plain(_resolve(props, params), "", found)
+            after: dict[str, Any] = got_after if isinstance(got_after, dict) else {}
+            if not isinstance(got_after, dict):  # Properties: !If [...]: which set applies is decided at deployment
+                found = [("Properties", found[0][1] if found else "(set at deployment)")]
             if isinstance(after.get("tags"), list):  # [{Key, Value}] as the mapping Terraform has
                 after["tags"] = {t.get("key"): t.get("value") for t in after["tags"] if isinstance(t, dict)}
             at = doc.where(("Resources", logical))
-            hw = [(f, e) for f, e in found if f.split(".")[-1].split("[")[0] in _HARDWARE]
+            hw = [(f, e) for f, e in found if f == "Properties" or f.split(".")[-1].split("[")[0] in _HARDWARE]
             if hw:  # the machine is chosen at deployment: a request of unknown hardware, never passed over
                 req = Request(doc.path, "cloudformation", str(logical), *at)
                 req.hardware, req.count = hw[0][1], None
