@@ -182,8 +182,9 @@ def load_documents(
     lenient: bool = False,
 ) -> list[Document]:
     """Parse every document of ``text``. Raises InputError with positions. ``lenient``: another tool's tag
-    (_foreign_tag) is read as untagged and a merge key (``<<``) as a plain key (nothing is ever constructed
-    from a tag), only to tell what a file is."""
+    (_foreign_tag) is tolerated, a local one read as ``{tag: value}`` (_local_tag) and a python name as untagged,
+    and a merge key (``<<``) is a plain key (nothing is ever constructed from a tag): to tell what a file is, and
+    to read a CloudFormation template in its short form."""
     builder = _Builder(path, max_depth, max_nodes, lenient)
     try:
         return builder.run(text)
@@ -209,8 +210,8 @@ def _one_line(text: str) -> str:
 
 
 def _foreign_tag(tag: Any) -> bool:
-    """A tag another tool gives meaning to, read as untagged to tell what a file is: a local one (CloudFormation's
-    !Ref, GitLab's !reference) or a python name (mkdocs' !!python/name:material.extensions.emoji.twemoji). A tag
+    """A tag another tool gives meaning to, tolerated by the lenient read: a local one (CloudFormation's !Ref, GitLab's
+    !reference; read as {tag: value}) or a python name (mkdocs' !!python/name:material.extensions.emoji.twemoji). A tag
     that builds or calls a python object (python/object, /apply, /new, /module) is never tolerated."""
     if not isinstance(tag, str):
         return False
@@ -219,11 +220,10 @@ def _foreign_tag(tag: Any) -> bool:
     return True
 
 
-# CloudFormation's short-form functions (!Ref X, !Sub s, !GetAtt a.b, !FindInMap [...]) read leniently as the long form
-# the template would be in JSON ({"Ref": X}, {"Fn::Sub": s}), so a reader can tell a reference from a literal
-_CFN_TAGS = {"!Ref": "Ref", "!Condition": "Condition"} | {f"!{f}": f"Fn::{f}" for f in (
-    "Base64", "Cidr", "FindInMap", "GetAtt", "GetAZs", "ImportValue", "Join", "Select", "Split", "Sub", "Transform", "And",
-    "Equals", "If", "Not", "Or", "Length", "ToJsonString")}
+def _local_tag(tag: Any) -> bool:
+    """A local tag (``!Ref``, ``!reference``): read leniently as ``{tag: value}``, so a reader can tell a reference
+    from a literal (CloudFormation's short form is its long form {"Ref": X} once the tag is named)."""
+    return isinstance(tag, str) and tag.startswith("!") and tag != "!"
 
 
 class _Frame:
@@ -238,7 +238,7 @@ class _Frame:
         self.loc = loc
         self.anchor = anchor
         self.weight = 1
-        self.wrap: str | None = None  # a CloudFormation function's long name: the container is its argument
+        self.wrap: str | None = None  # a local tag read leniently: the container is its value
 
 
 _NO_KEY = object()
@@ -330,8 +330,8 @@ class _Builder:
                     value = self._scalar(event)
                 except (ValueError, OverflowError):
                     raise self._fail(mark, f"number {event.value[:20]}... is too large") from None
-                if self.lenient and tag in _CFN_TAGS:
-                    value = {_CFN_TAGS[tag]: value}
+                if self.lenient and _local_tag(tag):
+                    value = {tag: value}
                 if event.anchor is not None:
                     anchors[event.anchor] = (value, 1)
                 self._attach(doc, stack, value, 1, None, pos, mark)
@@ -345,8 +345,8 @@ class _Builder:
                 raise self._fail(mark, "a mapping or list cannot be a mapping key")
             doc.value_pos[loc] = pos
             stack.append(_Frame({} if is_map else [], is_map, loc, event.anchor))
-            if self.lenient and tag in _CFN_TAGS:
-                stack[-1].wrap = _CFN_TAGS[tag]
+            if self.lenient and _local_tag(tag):
+                stack[-1].wrap = tag
         return docs
 
     @staticmethod

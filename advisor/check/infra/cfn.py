@@ -1,5 +1,5 @@
-"""AWS CloudFormation templates (YAML with its short-form tags, JSON, a CDK synth output, SAM): the resources that
-buy accelerators, each read by the Terraform plan reader of the resource it is (CFN_TYPES), its properties in
+"""AWS CloudFormation templates (YAML with its short-form tags, read as ``{"!Ref": X}``; JSON, a CDK synth output,
+SAM): the resources that buy accelerators, each read by the Terraform plan reader of the resource it is (CFN_TYPES), its properties in
 snake_case, at its logical id. ``Ref`` to a parameter reads the parameter's ``Default``; a property that needs the
 deployment (a parameter without a default, ``Fn::GetAtt``, ``Fn::ImportValue``, a condition) is request-unresolved or,
 where it names the hardware, a request of unknown hardware, never guessed."""
@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 from advisor.check.infra import tfplan
-from advisor.check.infra.krm import _Ctx
 from advisor.check.infra.model import Parsed, Request
 from advisor.check.infra.names import NameIndex
 from advisor.yamlsrc import Document
@@ -35,6 +34,14 @@ class _Unresolved:
         self.expr = expr
 
 
+def _long_form(fn: Any) -> Any:
+    """A short-form function as YAML's lenient read names it (``!Ref``, ``!Sub``, ``!Condition``) in its long form
+    (``Ref``, ``Fn::Sub``, ``Condition``); any other key as it is."""
+    if not isinstance(fn, str) or not fn.startswith("!"):
+        return fn
+    return fn[1:] if fn in ("!Ref", "!Condition") else "Fn::" + fn[1:]
+
+
 def _snake(key: str) -> str:
     return _PASCAL.sub(lambda m: "_" + (m.group(1) or m.group(2)), key).lower()
 
@@ -47,6 +54,7 @@ def _resolve(v: Any, params: dict[str, Any], depth: int = 0) -> Any:
     if isinstance(v, dict):
         if len(v) == 1:
             (fn, arg), = v.items()
+            fn = _long_form(fn)
             if fn == "Ref":
                 p = params.get(arg) if isinstance(arg, str) else None
                 if isinstance(p, dict) and "Default" in p:
@@ -103,17 +111,14 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                 req.unresolved += [(f, e, at) for f, e in found]
                 out.requests.append(req)
                 continue
-            ctx = _Ctx(doc, index, at, None)  # a template names no region: a stack's is where it is deployed
-            change = {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}
-            got = tfplan.read_resources(ctx, {str(logical): {"address": str(logical), "type": rtype, "change": change}}, Parsed("x"))
-            for req in got.requests:
-                req.kind = "cloudformation"
-                req.address = f"{logical}" + req.address[len(str(logical)):]
+            # a template names no region: a stack's is where it is deployed
+            got = tfplan.read_as(doc.path, index, rtype, str(logical), after, at, "cloudformation")
+            for req in got:
                 req.unresolved += [(f, e, at) for f, e in found if _counts(f)]
                 if res.get("Condition"):
                     req.notes.append(f"created only where condition {res['Condition']} holds")
                 req.notes.append(f"read as Terraform's {rtype}")
-            out.requests += got.requests
+            out.requests += got
     return out
 
 

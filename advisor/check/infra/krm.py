@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from advisor.check.infra import tfplan
-from advisor.check.infra.model import Parsed, Request
+from advisor.check.infra.model import Request
 from advisor.check.infra.names import NameIndex
 from advisor.yamlsrc import Document
 
@@ -59,21 +59,6 @@ def stands_for(data: dict[str, Any]) -> str | None:
     return KRM_TYPES.get((group, str(data.get("kind") or "")))
 
 
-class _Ctx(tfplan._Ctx):
-    """A plan reader's context for one manifest: every address at the object's name."""
-
-    def __init__(self, doc: Document, index: NameIndex, at: tuple[int, int], region: str | None) -> None:
-        super().__init__(doc.path, "", {}, index)
-        self.at = at
-        self.aws_region = region
-
-    def pos(self, address: str) -> tuple[int, int]:
-        return self.at
-
-    def source(self, address: str) -> tuple[str, int] | None:
-        return None
-
-
 def requests(doc: Document, index: NameIndex, rtype: str, address: str, at: tuple[int, int]) -> list[Request]:
     """The requests of one cloud-resource manifest: its arguments (``spec.forProvider`` for Crossplane, else ``spec``)
     read by ``rtype``'s plan reader as a resource to create; labels from ``metadata.labels`` where the arguments
@@ -86,14 +71,8 @@ def requests(doc: Document, index: NameIndex, rtype: str, address: str, at: tupl
         if isinstance(meta.get("labels"), dict) and not isinstance(after.get(key), dict):
             after[key] = meta["labels"]
     region = next((str(after[k]) for k in ("region", "location", "zone") if isinstance(after.get(k), str)), None)
-    ctx = _Ctx(doc, index, at, region if rtype.startswith("aws_") else None)
-    change = {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}
-    out = tfplan.read_resources(ctx, {address: {"address": address, "type": rtype, "change": change}}, Parsed("kubernetes"))
-    for req in out.requests:
-        req.kind = "kubernetes"
-        req.region = req.region or (tfplan._zone_region(region) if region and rtype.startswith("google_") else region)
-        req.notes.append(f"a cloud resource declared as a Kubernetes object, read as Terraform's {rtype}")
-    return out.requests
+    return tfplan.read_as(doc.path, index, rtype, address, after, at, "kubernetes", region,
+                          (f"a cloud resource declared as a Kubernetes object, read as Terraform's {rtype}",))
 
 
 EKSCTL_DEFAULT_NODES = 2  # eksctl's node count of a group that sets none of desiredCapacity / minSize / maxSize
@@ -120,25 +99,15 @@ def eksctl_requests(doc: Document, index: NameIndex, address: str) -> list[Reque
             dist: dict[str, Any] = g["instancesDistribution"] if isinstance(g.get("instancesDistribution"), dict) else {}
             types = g.get("instanceTypes") or dist.get("instanceTypes") or ([g["instanceType"]] if g.get("instanceType") else [])
             sizes = {"min_size": g.get("minSize"), "max_size": g.get("maxSize"), "desired_size": g.get("desiredCapacity")}
-            note = None
+            notes: tuple[str, ...] = ("an eksctl node group, read as the aws_eks_node_group it creates",)
             if all(v is None for v in sizes.values()):
                 sizes["desired_size"] = EKSCTL_DEFAULT_NODES
-                note = f"no desiredCapacity, minSize or maxSize: eksctl's default of {EKSCTL_DEFAULT_NODES} nodes"
+                notes = (f"no desiredCapacity, minSize or maxSize: eksctl's default of {EKSCTL_DEFAULT_NODES} nodes", *notes)
             spot = g.get("spot") is True or dist.get("onDemandPercentageAboveBaseCapacity") == 0
             after = {"instance_types": types, "scaling_config": [sizes], "capacity_type": "SPOT" if spot else "ON_DEMAND",
                      "labels": g.get("labels"), "tags": g.get("tags")}
             name = g.get("name") if isinstance(g.get("name"), str) else str(i)
             at = doc.where((key, i, "name")) if "name" in g else doc.where((key, i))
-            ctx = _Ctx(doc, index, at, region)
-            addr = f"{address}/{key}/{name}"
-            change = {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}
-            rc = {"address": addr, "type": "aws_eks_node_group", "change": change}
-            got = tfplan.read_resources(ctx, {addr: rc}, Parsed("kubernetes"))
-            for req in got.requests:
-                req.kind = "kubernetes"
-                req.region = region
-                if note:
-                    req.notes.append(note)
-                req.notes.append("an eksctl node group, read as the aws_eks_node_group it creates")
-            out += got.requests
+            out += tfplan.read_as(doc.path, index, "aws_eks_node_group", f"{address}/{key}/{name}", after, at, "kubernetes", region,
+                                  notes)
     return out

@@ -201,6 +201,38 @@ def _cluster_pools(by_addr: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     return out
 
 
+class _At(_Ctx):
+    """A plan reader's context for a resource read from another format: every address at one position, no .tf file."""
+
+    def __init__(self, path: str, index: NameIndex, at: tuple[int, int], aws_region: str | None) -> None:
+        super().__init__(path, "", {}, index)
+        self.at = at
+        self.aws_region = aws_region
+
+    def pos(self, address: str) -> tuple[int, int]:
+        return self.at
+
+    def source(self, address: str) -> tuple[str, int] | None:
+        return None
+
+
+def read_as(
+    path: str, index: NameIndex, rtype: str, address: str, after: dict[str, Any], at: tuple[int, int], kind: str,
+    region: str | None = None, notes: tuple[str, ...] = (),
+) -> list[Request]:
+    """``after`` read by ``rtype``'s reader as a resource to create, at ``at``: how the formats generated from the
+    Terraform providers' schemas (Config Connector, Crossplane, eksctl, CloudFormation) are read. Requests of ``kind``,
+    in ``region`` (a zone's region) where the reader finds none, with ``notes``."""
+    ctx = _At(path, index, at, region if rtype.startswith("aws_") else None)
+    rc = {"address": address, "type": rtype, "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
+    out = read_resources(ctx, {address: rc}, Parsed(kind))
+    for req in out.requests:
+        req.kind = kind
+        req.region = req.region or _zone_region(region)
+        req.notes += notes
+    return out.requests
+
+
 def read_resources(ctx: _Ctx, by_addr: dict[str, dict[str, Any]], out: Parsed) -> Parsed:
     """Requests from resources (full address -> ``{"type", "change": {...}}``): groups first, so
     that the templates they use are counted once, in the group; a cluster's own node pools each as one."""
@@ -303,9 +335,18 @@ def _link(after: dict[str, Any], *keys: str) -> str | None:
     return None
 
 
+_AWS_REGION = re.compile(r"[a-z]{2}(?:-[a-z]+)+-\d+")  # us-east-1, ap-southeast-2 (an availability zone adds a letter)
+
+
 def _zone_region(zone: str | None) -> str | None:
+    """The region of a zone: GCP ``us-central1-a`` -> ``us-central1``, AWS ``us-east-1a`` -> ``us-east-1``; a region
+    (GCP, AWS, Azure's ``westeurope``) as it is."""
     if not zone:
         return None
+    if _AWS_REGION.fullmatch(zone):
+        return zone
+    if zone[-1:].isalpha() and _AWS_REGION.fullmatch(zone[:-1]):
+        return zone[:-1]
     parts = zone.split("-")
     return "-".join(parts[:2]) if len(parts) >= 3 else zone
 
@@ -547,8 +588,7 @@ def _aws_reservation(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: di
         return None
     n = _num(ctx, req, "instance_count", after.get("instance_count"), unknown)
     req.replicas_min = req.replicas_max = n if n is not None else 1
-    az = _str(ctx, req, "availability_zone", after.get("availability_zone"))
-    req.region = az[:-1] if az and re.fullmatch(r"[a-z]{2}(?:-[a-z]+)+-\d+[a-z]", az) else ctx.aws_region  # us-east-1a
+    req.region = _zone_region(_str(ctx, req, "availability_zone", after.get("availability_zone"))) or ctx.aws_region
     req.pricing = "reservation"
     req.notes.append("a capacity reservation is billed for every instance it holds, used or not")
     req.link = _link(after, "tags", "tags_all")
