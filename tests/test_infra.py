@@ -1103,3 +1103,23 @@ Resources:
     assert not data["invalid"] and set(found) == {"X", "Y"}
     assert found["X"]["request"]["accelerator"] is None and {"request-unknown-accelerator", "request-unresolved"} <= rules(found["X"])
     assert found["Y"]["request"]["accelerator"] == "l4" and any("condition Big" in n for n in found["Y"]["notes"])
+
+
+def test_a_cloud_run_limits_that_is_no_map_is_an_input_error_at_its_resource(tmp_path: Path) -> None:
+    """limits = ["x"] in a Cloud Run container (a PR author's file) was an internal error; it is a positioned input error."""
+    (tmp_path / "run.tf").write_text("""resource "google_cloud_run_v2_service" "r" {
+  template {
+    containers {
+      resources {
+        limits = ["x"]
+      }
+    }
+    node_selector {
+      accelerator = "nvidia-l4"
+    }
+  }
+}
+""")
+    r = run_cli("check", "--no-config", str(tmp_path / "run.tf"))
+    assert r.code == 2 and "run.tf:1:1: error: google_cloud_run_v2_service.r: template.containers.resources.limits: expected a map" in r.err
+    assert "internal error" not in r.err + r.out

@@ -605,8 +605,14 @@ def _cloud_run(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Reque
         return None
     hw = ctx.index.lookup(accel)
     req.set_hardware(accel, hw)
-    gpus = [c_lim for c in (tpl.get("containers") or []) if isinstance(c, dict)
-            if (c_lim := (_first(c.get("resources")).get("limits") or {}).get("nvidia.com/gpu")) is not None]
+    gpus = []
+    for c in tpl.get("containers") or []:
+        limits = _first(c.get("resources")).get("limits") if isinstance(c, dict) else None
+        if limits is not None and not isinstance(limits, dict):
+            raise InputError.single(ctx.path, req.line, req.col,
+                                    f"{req.address}: template.containers.resources.limits: expected a map, got {type(limits).__name__}")
+        if limits and limits.get("nvidia.com/gpu") is not None:
+            gpus.append(limits["nvidia.com/gpu"])
     n = gpus[0] if gpus else 1
     req.count = int(n) if isinstance(n, (int, str)) and str(n).isdigit() else None
     if req.count is None:
