@@ -323,6 +323,29 @@ def test_unrecognised_files_are_skipped(tmp_path: Path) -> None:
     assert "request-unresolved" in rules(tpu) and tpu["request"]["hardware"] is None
 
 
+def test_an_accelerator_terraform_source_cannot_evaluate_is_a_request_of_unknown_hardware(tmp_path: Path) -> None:
+    """A PR that writes its GPUs' type as a variable without a default (guest_accelerator { type = var.gpu }) was passed over:
+    the file skipped when alone, the resource dropped beside a resolved request. It is now a request of unknown hardware
+    at the resource's line, request-unresolved; a machine type alone from a variable (a CPU web server, most often) is still
+    only said, not a warning."""
+    (tmp_path / "main.tf").write_text(
+        'variable "mt" {}\nvariable "gpu" {}\n'
+        'resource "google_compute_instance" "ok" {\n  machine_type = "a2-highgpu-1g"\n  zone = "us-central1-a"\n}\n'
+        'resource "google_compute_instance" "hidden" {\n  machine_type = var.mt\n  zone = "us-central1-a"\n'
+        '  guest_accelerator {\n    type  = var.gpu\n    count = 8\n  }\n}\n'
+    )
+    (tmp_path / "web.tf").write_text('variable "it" {}\nresource "aws_instance" "web" { instance_type = var.it }\n')
+    code, data = check(str(tmp_path))
+    got = by_address(data)
+    assert set(got) == {"google_compute_instance.ok", "google_compute_instance.hidden"}
+    hidden = got["google_compute_instance.hidden"]
+    assert {"request-unknown-accelerator", "request-unresolved"} <= rules(hidden)
+    assert hidden["request"]["accelerator"] is None and hidden["source"]["line"] == 7
+    assert any("guest_accelerator.type" in f["message"] and "var.gpu" in f["message"] for f in hidden["findings"])
+    web = {Path(s["path"]).name: s["reason"] for s in data["skipped_files"]}["web.tf"]
+    assert "aws_instance.web: instance_type cannot be evaluated from the source" in web
+
+
 def test_standard_input_is_read_once_as_a_file() -> None:
     """`advisor check -` reads a plan, manifest, task or profile from standard input."""
     import subprocess

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.check.infra import tfconfig, tfplan
-from advisor.check.infra.model import Parsed, tf_waivers
+from advisor.check.infra.model import Parsed, Request, tf_waivers
 from advisor.check.infra.names import NameIndex
 
 PLAN_HINT = "terraform plan -out plan.out && terraform show -json plan.out > plan.json"
@@ -379,7 +379,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     by_addr, unresolved = _evaluate(ctx, scope, resources)
     _module_calls(ctx, scope, data, text, by_addr, unresolved)
     tfplan.read_resources(ctx, by_addr, out)
-    _report_unresolved(out, unresolved)
+    _report_unresolved(ctx, out, unresolved)
     if path != "-" and any(typ == "helm_release" for typ, _n, _b in resources):  # a chart released by Terraform
         from advisor.check.files import boundary
         from advisor.check.infra.releases import from_terraform, remote_terraform
@@ -497,18 +497,32 @@ def _evaluate(
     return by_addr, unresolved
 
 
-def _report_unresolved(out: Parsed, unresolved: dict[str, list[tuple[str, str]]]) -> None:
-    """What could not be evaluated: on the request read from that resource, else a note naming it."""
+# a field that names the accelerator itself (guest_accelerator.type, accelerator_type, accelerator_config, gpu_*, tpu_*)
+_ACCELERATOR_FIELD = re.compile(r"(?:^|[._])(?:guest_accelerator|accelerators?|gpus?|tpus?)(?:[._]|$)")
+
+
+def _report_unresolved(ctx: _HclCtx, out: Parsed, unresolved: dict[str, list[tuple[str, str]]]) -> None:
+    """What could not be evaluated: on the request read from that resource; a resource whose accelerator itself cannot be
+    evaluated (``guest_accelerator { type = var.gpu }``, ``accelerator_type = var.tpu``) is a request of unknown hardware,
+    never passed over; any other resource read no request from (a machine type from a variable) is a note naming it."""
     seen = {r.address for r in out.requests}
     for req in out.requests:
         for field, expr in unresolved.get(req.address, []):
             req.unresolved.append((field, expr[:80], (req.line, req.col)))
     for address, items in unresolved.items():
-        if address not in seen and items:
-            fields = ", ".join(sorted({f for f, _ in items}))
-            out.notes.append(
-                f"{address}: {fields} cannot be evaluated from the source ({items[0][1][:60]}); give the plan JSON: {PLAN_HINT}"
-            )
+        if address in seen or not items:
+            continue
+        fields = ", ".join(sorted({f for f, _ in items}))
+        named = [(f, e) for f, e in items if _ACCELERATOR_FIELD.search(f)]
+        block = ctx.blocks.get(tfconfig.config_address(address))
+        if named and block is not None:
+            req = Request(ctx.path, "terraform-hcl", address, block, 1)
+            req.hardware, req.count = named[0][1][:80], None
+            req.unknown = f"{named[0][0]} cannot be evaluated from the source ({named[0][1][:60]}); give the plan JSON: {PLAN_HINT}"
+            req.unresolved += [(f, e[:80], (block, 1)) for f, e in items]
+            out.requests.append(req)
+            continue
+        out.notes.append(f"{address}: {fields} cannot be evaluated from the source ({items[0][1][:60]}); give the plan JSON: {PLAN_HINT}")
 
 
 # terraform-google-modules/kubernetes-engine (the registry module and its submodules, by registry or GitHub source):
