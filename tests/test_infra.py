@@ -633,6 +633,68 @@ def test_a_clusters_own_node_pools_are_read(tmp_path: Path) -> None:
     assert r["source"]["line"] > 1  # the cluster's "address" in the plan text
 
 
+NAP_TF = """resource "google_container_cluster" "c" {
+  name                     = "c"
+  location                 = "us-central1"
+  remove_default_node_pool = true
+  initial_node_count       = 1
+  cluster_autoscaling {
+    enabled = true
+    resource_limits {
+      resource_type = "cpu"
+      maximum       = 1000
+    }
+    resource_limits {
+      resource_type = "nvidia-h100-80gb"
+      maximum       = 64
+    }
+    resource_limits {
+      resource_type = "tpu-v6e-slice"
+      maximum       = 100
+    }
+  }
+}
+"""
+
+
+def test_node_auto_provisioning_limits_are_read_as_what_gke_may_buy(tmp_path: Path) -> None:
+    """A GKE cluster with node auto-provisioning creates accelerator node pools by itself, up to each accelerator's
+    resource_limits maximum in the cluster: a PR raising that limit to 64 H100 buys as surely as a node pool and passed
+    unseen. Each accelerator limit is one group of the maximum at the cluster's line, priced at it; cpu and memory limits
+    are not requests; a maximum that is no real shape (100 v6e, a ceiling over slices GKE picks) is no shape finding. The
+    same from plan JSON and from a Config Connector ContainerCluster."""
+    (tmp_path / "main.tf").write_text(NAP_TF)
+    _, data = check(str(tmp_path / "main.tf"))
+    got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"], r["request"]["replicas_max"],
+               r["source"]["line"]) for a, r in by_address(data).items()}
+    assert got == {
+        'google_container_cluster.c.cluster_autoscaling.resource_limits["nvidia-h100-80gb"]': ("h100", 64, 0, 1, 1),
+        'google_container_cluster.c.cluster_autoscaling.resource_limits["tpu-v6e-slice"]': ("tpu-v6e", 100, 0, 1, 1),
+    }
+    for r in data["results"]:
+        assert "proposal-not-a-real-shape" not in rules(r) and r["proposal"]["request"]["cost_usd"] > 0
+    off = NAP_TF.replace("enabled = true", "enabled = false")
+    (tmp_path / "main.tf").write_text(off)
+    _, data = check(str(tmp_path / "main.tf"))
+    assert data["results"] == []
+    auto = {"enabled": True, "resource_limits": [{"resource_type": "nvidia-l4", "minimum": 0, "maximum": 16}]}
+    (tmp_path / "main.tf").unlink()
+    p = tmp_path / "plan.json"
+    p.write_text(plan(rc("google_container_cluster.main", {"location": "us-east4", "cluster_autoscaling": [auto]})))
+    _, data = check(str(p))
+    [r] = data["results"]
+    assert (r["request"]["accelerator"], r["request"]["count"], r["request"]["region"]) == ("l4", 16, "us-east4")
+    p.unlink()
+    (tmp_path / "cc.yaml").write_text(
+        "apiVersion: container.cnrm.cloud.google.com/v1beta1\nkind: ContainerCluster\nmetadata: {name: ml}\n"
+        "spec:\n  location: us-central1\n  clusterAutoscaling:\n    enabled: true\n    resourceLimits:\n"
+        "    - {resourceType: nvidia-tesla-a100, maximum: 32}\n"
+    )
+    _, data = check(str(tmp_path / "cc.yaml"))
+    [r] = data["results"]
+    assert (r["request"]["accelerator"], r["request"]["count"]) == ("a100-40gb", 32)
+
+
 SPEND_TF = """resource "google_workbench_instance" "wb" {
   name     = "wb"
   location = "us-central1-a"

@@ -443,7 +443,7 @@ def request_unpriced(r: RequestJudging) -> Iterator[Hit]:
 @request_rule("proposal-not-a-real-shape")
 def request_not_a_real_shape(r: RequestJudging) -> Iterator[Hit]:
     req = r.req
-    if r.unlinked_shape_price and req.count and r.acc is not None and not r.acc.is_shape(req.count):
+    if r.unlinked_shape_price and req.count and not req.cap and r.acc is not None and not r.acc.is_shape(req.count):
         up = r.acc.round_up(req.count)
         yield (
             f"{r.acc.id} x {req.count} per replica is not a real shape; it would be provisioned as "

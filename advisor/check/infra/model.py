@@ -36,6 +36,7 @@ class Request:
     region: str | None = None
     pricing: str = "on-demand"  # on-demand | spot | reservation
     always_on: bool = True
+    cap: bool = False  # count is a ceiling over machines the platform picks (auto-provisioning limits), not one shape
     action: str = "create"  # create | update | delete | replace | no-op
     link: str | None = None  # workload named by an annotation / label / tag
     scope: str | None = None  # Kubernetes namespace (spot policy)

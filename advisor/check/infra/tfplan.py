@@ -140,6 +140,14 @@ def _gke_cluster_pools(side: Any) -> dict[str, dict[str, Any]]:
         if isinstance(pool, dict):
             name = pool.get("name") if isinstance(pool.get("name"), str) and pool.get("name") else str(i)
             out[f'node_pool["{name}"]'] = {**base, **{k: v for k, v in pool.items() if v is not None}}
+    # node auto-provisioning: GKE creates node pools itself, up to each accelerator's resource_limits maximum
+    auto = _first(side.get("cluster_autoscaling"))
+    limits = auto.get("resource_limits") if auto.get("enabled") is True else None
+    for i, limit in enumerate(limits[:MAX_RESOURCES] if isinstance(limits, list) else []):
+        rtype = limit.get("resource_type") if isinstance(limit, dict) else None
+        if isinstance(limit, dict) and rtype not in ("cpu", "memory"):
+            name = rtype if isinstance(rtype, str) and rtype else str(i)
+            out[f'cluster_autoscaling.resource_limits["{name}"]'] = {**base, **limit, READ_AS: "google_container_cluster_auto_provisioning"}
     return out
 
 
@@ -162,6 +170,9 @@ def _sagemaker_variants(side: Any) -> dict[str, dict[str, Any]]:
             name = v.get("variant_name") if isinstance(v.get("variant_name"), str) and v.get("variant_name") else str(i)
             out[f'production_variants["{name}"]'] = {**v, "tags": side.get("tags")}
     return out
+
+
+READ_AS = "__read_as"  # a part of a cluster read by another reader than its pools' (auto-provisioning limits)
 
 
 # Resources whose own blocks declare the machines: each is read as the resource it stands for (the type -> that type,
@@ -189,13 +200,18 @@ def _cluster_pools(by_addr: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
         unknown = change.get("after_unknown")
         unknown_pools = pools(unknown) if isinstance(unknown, dict) else {}
         for name in dict.fromkeys([*after, *before]):
+            part = after.get(name) or before.get(name) or {}
+            read_as_type = part.get(READ_AS, ptype)
+            for body in (after.get(name), before.get(name)):
+                if body is not None:
+                    body.pop(READ_AS, None)
             actions = change.get("actions")
             if actions == ["update"] and name not in before:
                 actions = ["create"]
             elif actions == ["update"] and name not in after:
                 actions = ["delete"]
             addr = f"{key}.{name}"
-            out[addr] = {"address": addr, "type": ptype, "at": key, "change": {
+            out[addr] = {"address": addr, "type": read_as_type, "at": key, "change": {
                 "actions": actions, "after": after.get(name), "before": before.get(name),
                 "after_unknown": {k: v for k, v in unknown_pools.get(name, {}).items() if v is True}}}
     return out
@@ -514,6 +530,29 @@ def _node_pool(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str
     return req
 
 
+def _auto_provisioning(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
+    """A GKE cluster's node auto-provisioning limit for an accelerator (``cluster_autoscaling.resource_limits``): GKE creates
+    node pools of it by itself, up to ``maximum`` chips in the whole cluster (https://cloud.google.com/kubernetes-engine/docs/
+    how-to/node-auto-provisioning): one chip per replica, ``minimum`` to ``maximum`` replicas."""
+    name = _str(ctx, req, "cluster_autoscaling.resource_limits.resource_type", after.get("resource_type"))
+    if name is None:
+        req.hardware, req.unknown = None, "cluster_autoscaling.resource_limits.resource_type is not set in the source"
+        req.unresolved.append(("cluster_autoscaling.resource_limits.resource_type", "(not a literal value)", req.pos("accelerator")))
+    else:
+        req.set_hardware(name, ctx.index.lookup(name))
+    req.region = _zone_region(_str(ctx, req, "location", after.get("location")))
+    low = _num(ctx, req, "cluster_autoscaling.resource_limits.minimum", after.get("minimum"), unknown)
+    high = _num(ctx, req, "cluster_autoscaling.resource_limits.maximum", after.get("maximum"), unknown)
+    # the machines GKE picks are not in the file: the limit is read as one group of `maximum` chips, present or not
+    req.count, req.replicas_min, req.replicas_max, req.cap = high, (1 if low else 0), 1, True
+    req.notes.append(
+        f"node auto-provisioning: GKE creates node pools of {name or 'this accelerator'} by itself, "
+        f"{low or 0} to {'?' if high is None else high} chip(s) in the whole cluster, on machines it picks; read as "
+        "one group of the maximum, priced at it"
+    )
+    return req
+
+
 def _gce(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
     machine = _str(ctx, req, "machine_type", after.get("machine_type"))
     if not _gpu(ctx, req, machine, after.get("guest_accelerator"), "guest_accelerator"):
@@ -810,6 +849,7 @@ _READERS: dict[str, Reader] = {
     "google_tpu_v2_vm": _tpu_vm,
     "google_tpu_v2_queued_resource": _queued,
     "google_container_node_pool": _node_pool,
+    "google_container_cluster_auto_provisioning": _auto_provisioning,
     "google_compute_instance": _gce,
     "google_compute_instance_template": _gce,
     "google_compute_region_instance_template": _gce,
