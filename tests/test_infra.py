@@ -335,7 +335,7 @@ def test_an_accelerator_terraform_source_cannot_evaluate_is_a_request_of_unknown
         '  guest_accelerator {\n    type  = var.gpu\n    count = 8\n  }\n}\n'
     )
     (tmp_path / "web.tf").write_text('variable "it" {}\nresource "aws_instance" "web" { instance_type = var.it }\n')
-    code, data = check(str(tmp_path))
+    _, data = check(str(tmp_path))
     got = by_address(data)
     assert set(got) == {"google_compute_instance.ok", "google_compute_instance.hidden"}
     hidden = got["google_compute_instance.hidden"]
@@ -693,6 +693,87 @@ def test_node_auto_provisioning_limits_are_read_as_what_gke_may_buy(tmp_path: Pa
     _, data = check(str(tmp_path / "cc.yaml"))
     [r] = data["results"]
     assert (r["request"]["accelerator"], r["request"]["count"]) == ("a100-40gb", 32)
+
+
+KARPENTER = """apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: h100}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+  limits: {cpu: 1000, nvidia.com/gpu: 64}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: a100-only}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [a100]}
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge, p5.48xlarge]}
+  limits: {nvidia.com/gpu: "16"}
+---
+apiVersion: karpenter.sh/v1beta1
+kind: NodePool
+metadata: {name: any-gpu}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [a10g, l4]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}
+---
+apiVersion: karpenter.sh/v1alpha5
+kind: Provisioner
+metadata: {name: t4}
+spec:
+  requirements:
+    - {key: node.kubernetes.io/instance-type, operator: In, values: [g4dn.xlarge, g4dn.2xlarge, m5.large]}
+  limits: {resources: {nvidia.com/gpu: 10}}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: cpu}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5, c6i]}
+  limits: {cpu: 100}
+"""
+
+
+def test_karpenter_node_pools_are_read_as_what_they_may_buy(tmp_path: Path) -> None:
+    """A Karpenter NodePool (v1, v1beta1) or Provisioner (v1alpha5) lets the cluster buy GPU nodes by itself up to its
+    limits; such a pool passed unseen ("Kubernetes manifest without accelerator requests"). Each pool that allows
+    accelerator machines is a request: hardware from its requirements, intersected (gpu-name a100 with p4d and p5 is p4d);
+    count the accelerator limit, a ceiling (no shape finding); several accelerators are unknown hardware; no accelerator
+    limit is request-unresolved, nothing bounds it. A CPU pool is no request. Hostile values are positioned input errors."""
+    f = tmp_path / "karpenter.yaml"
+    f.write_text(KARPENTER)
+    _, data = check(str(f))
+    got = {r["source"]["address"]: (r["request"]["accelerator"], r["request"]["count"], r["request"]["cloud"], r["request"]["pricing"],
+                                     rules(r) & {"request-unknown-accelerator", "request-unresolved", "proposal-not-a-real-shape"})
+           for r in data["results"]}
+    assert got == {
+        "NodePool/h100": ("h100", 64, "aws", "on-demand", set()),
+        "NodePool/a100-only": ("a100-40gb", 16, "aws", "on-demand", set()),
+        "NodePool/any-gpu": (None, None, "aws", "spot", {"request-unknown-accelerator", "request-unresolved"}),
+        "Provisioner/t4": ("t4", 10, "aws", "on-demand", set()),
+    }
+    msgs = " ".join(m["message"] for r in data["results"] for m in r["findings"])
+    assert "nothing bounds how many accelerators the pool buys" in msgs and "Karpenter picks among them" in msgs
+    reqs = ("requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}\n"
+            "        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}")
+    for bad, needle in (("nvidia.com/gpu: 64}", "nvidia.com/gpu: lots}"), (reqs, "requirements: 5")):
+        f.write_text(KARPENTER.replace(bad, needle, 1))
+        r = run_cli("check", "--no-config", str(f))
+        assert r.code == 2 and r.err.startswith(f"{f}:") and ": error: spec." in r.err, r.err
 
 
 SPEND_TF = """resource "google_workbench_instance" "wb" {

@@ -404,6 +404,13 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
                 pos,
             )
             continue
+        if fld == "unbounded":  # a node provisioner's pool that allows accelerator machines and sets no limit on them
+            yield (
+                f"{value} is not set: nothing bounds how many accelerators the pool buys (it launches whatever pending pods ask), "
+                "so the count and cost are not known. Set that limit to make them checkable.",
+                pos,
+            )
+            continue
         yield f"{fld} = {value} is not a literal value; the count and cost are not guessed. " + how, pos
 
 

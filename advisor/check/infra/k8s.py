@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.check.infra import krm
+from advisor.check.infra import karpenter, krm
 from advisor.check.infra.k8s_pod import CHIP_LIKE, CHIP_RESOURCES, TYPE_LABELS, ManifestDoc, pod_request, workload_link
 from advisor.check.infra.k8s_workloads import JOB_KINDS, Part, pod_templates
 from advisor.check.infra.model import (
@@ -89,6 +89,10 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             continue
         if krm.is_eksctl(doc.data):  # an eksctl ClusterConfig: its node groups
             out.requests += krm.eksctl_requests(doc, index, f"{kind}/{name}")
+            continue
+        if karpenter.is_nodepool(doc.data):  # a Karpenter node pool: what it may buy
+            at = doc.where(("metadata", "name")) if "name" in meta else doc.start
+            out.requests += karpenter.requests(d, f"{kind}/{name}", at)
             continue
         rtype = krm.stands_for(doc.data)
         if rtype is not None:  # a cloud resource (Config Connector, Crossplane): read as the Terraform resource it is
