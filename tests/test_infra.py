@@ -776,6 +776,101 @@ def test_karpenter_node_pools_are_read_as_what_they_may_buy(tmp_path: Path) -> N
         assert r.code == 2 and r.err.startswith(f"{f}:") and ": error: spec." in r.err, r.err
 
 
+TF_K8S = """variable "replicas" {
+  default = 2
+}
+resource "kubectl_manifest" "vllm" {
+  yaml_body = <<-YAML
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: vllm, namespace: serve}
+    spec:
+      replicas: 3
+      template:
+        spec:
+          nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+          containers:
+          - name: vllm
+            resources: {limits: {nvidia.com/gpu: "2"}}
+  YAML
+}
+resource "kubectl_manifest" "off" {
+  count     = 0
+  yaml_body = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 8}}}]}\n"
+}
+resource "kubernetes_manifest" "pool" {
+  manifest = {
+    apiVersion = "karpenter.sh/v1"
+    kind       = "NodePool"
+    metadata   = { name = "h100" }
+    spec = {
+      template = { spec = { requirements = [{ key = "karpenter.k8s.aws/instance-family", operator = "In", values = ["p5"] }] } }
+      limits   = { "nvidia.com/gpu" = 32 }
+    }
+  }
+}
+resource "kubernetes_deployment_v1" "tgi" {
+  metadata {
+    name = "tgi"
+  }
+  spec {
+    replicas = var.replicas
+    template {
+      metadata {
+        labels = { app = "tgi" }
+      }
+      spec {
+        node_selector = { "cloud.google.com/gke-accelerator" = "nvidia-tesla-a100" }
+        container {
+          name = "tgi"
+          resources {
+            limits = { "nvidia.com/gpu" = 4 }
+          }
+        }
+      }
+    }
+  }
+}
+resource "kubectl_manifest" "templated" {
+  yaml_body = templatefile("${path.module}/job.yaml", { resource = "nvidia.com/gpu", n = 8 })
+}
+resource "kubectl_manifest" "config" {
+  yaml_body = templatefile("${path.module}/cm.yaml", {})
+}
+resource "kubectl_manifest" "encoded" {
+  yaml_body = yamlencode({
+    apiVersion = "batch/v1", kind = "Job", metadata = { name = "train" }
+    spec = { parallelism = 2, template = { spec = {
+      nodeSelector = { "cloud.google.com/gke-accelerator" = "nvidia-h100-80gb" }
+      containers = [{ name = "t", resources = { limits = { "nvidia.com/gpu" = 8 } } }] } } }
+  })
+}
+"""
+
+
+def test_kubernetes_objects_terraform_applies_are_read(tmp_path: Path) -> None:
+    """GPU workloads declared in Terraform (kubectl_manifest's yaml_body, kubernetes_manifest's manifest, the Kubernetes
+    provider's kubernetes_deployment_v1) passed as "Terraform HCL without accelerator resources"; two of the swept
+    repositories do this. Each object is read by the Kubernetes reader (a Karpenter pool too) at the resource's line,
+    count / for_each and variable defaults respected; a manifest the source does not settle that names an accelerator
+    resource is a request of unknown hardware, request-unresolved; one naming none is no request."""
+    (tmp_path / "k8s.tf").write_text(TF_K8S)
+    _, data = check(str(tmp_path / "k8s.tf"))
+    got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_max"], r["source"]["line"],
+               "request-unresolved" in rules(r)) for a, r in by_address(data).items()}
+    assert got == {
+        "kubectl_manifest.vllm/Deployment/serve/vllm": ("l4", 2, 3, 4, False),
+        "kubernetes_manifest.pool/NodePool/h100": ("h100", 32, 1, 27, False),
+        "kubernetes_deployment_v1.tgi/Deployment/default/tgi": ("a100-40gb", 4, 2, 38, False),
+        "kubectl_manifest.templated": (None, None, 1, 60, True),
+        "kubectl_manifest.encoded/Job/default/train": ("h100", 8, 2, 66, False),
+    }
+    hostile = TF_K8S.replace("replicas: 3", "replicas: !!python/object/apply:os.system [echo]")
+    (tmp_path / "k8s.tf").write_text(hostile)
+    r = run_cli("check", "--no-config", str(tmp_path / "k8s.tf"))
+    assert r.code == 2 and r.err.startswith(f"{tmp_path / 'k8s.tf'}:") and "Traceback" not in r.err, r.err
+
+
 SPEND_TF = """resource "google_workbench_instance" "wb" {
   name     = "wb"
   location = "us-central1-a"

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from advisor.check.infra import tfconfig, tfplan
+from advisor.check.infra import tfconfig, tfk8s, tfplan
 from advisor.check.infra.model import Parsed, Request, tf_waivers
 from advisor.check.infra.names import NameIndex
 
@@ -380,6 +380,8 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     _module_calls(ctx, scope, data, text, by_addr, unresolved)
     tfplan.read_resources(ctx, by_addr, out)
     _report_unresolved(ctx, out, unresolved)
+    if any(typ in tfk8s.TYPES for typ, _n, _b in resources):  # Kubernetes objects Terraform applies
+        _kubernetes_objects(ctx, scope, resources, out)
     if path != "-" and any(typ == "helm_release" for typ, _n, _b in resources):  # a chart released by Terraform
         from advisor.check.files import boundary
         from advisor.check.infra.releases import from_terraform, remote_terraform
@@ -499,6 +501,30 @@ def _evaluate(
 
 # a field that names the accelerator itself (guest_accelerator.type, accelerator_type, accelerator_config, gpu_*, tpu_*)
 _ACCELERATOR_FIELD = re.compile(r"(?:^|[._])(?:guest_accelerator|accelerators?|gpus?|tpus?)(?:[._]|$)")
+
+
+def _kubernetes_objects(ctx: _HclCtx, scope: _Scope, resources: list[tuple[str, str, dict[str, Any]]], out: Parsed) -> None:
+    """Each instance of a resource that applies a Kubernetes object (tfk8s.TYPES), read by the Kubernetes reader at the
+    resource's line; what the source does not settle in it is said on its requests."""
+    for rtype, name, body in resources:
+        if rtype not in tfk8s.TYPES:
+            continue
+        base = f"{rtype}.{name}"
+        at = (ctx.blocks.get(base, 1), 1)
+        for key, each, count_index, problem in _instances(scope, body):
+            scope.each, scope.count = each, count_index
+            after = scope.literal(body)
+            scope.each, scope.count = None, None
+            if not isinstance(after, dict):
+                continue
+            got = tfk8s.requests(ctx.path, rtype, base + key, _plain(after), body, at, ctx.index, _load)
+            # the manifest's own field, when not a literal, tfk8s reads (yamlencode) or says itself
+            said = [(f, e) for f, e in ([problem] if problem else []) + _unresolved_paths(after)
+                    if tfk8s.sizes(f) and f != tfk8s.MANIFESTS.get(rtype)]
+            for req in got.requests:
+                req.unresolved += [(f, e[:80], at) for f, e in said]
+            out.requests += got.requests
+            out.autoscalers += got.autoscalers
 
 
 def _report_unresolved(ctx: _HclCtx, out: Parsed, unresolved: dict[str, list[tuple[str, str]]]) -> None:

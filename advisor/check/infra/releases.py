@@ -192,19 +192,26 @@ _HEREDOC = re.compile(r"\A<<(-?)([A-Za-z_][A-Za-z0-9_]*)\n(.*?)\n[ \t]*\2\s*\Z",
 _ENCODE = re.compile(r"\A\$\{(?:yamlencode|jsonencode)\((.*)\)\}\Z", re.S)
 
 
+def tf_text(v: str) -> str | None:
+    """A Terraform string as the text it is: a heredoc's body (``<<-EOT`` with its indentation removed), a string
+    without interpolation as it is; None where an interpolation (``${...}``) leaves it to Terraform."""
+    import textwrap
+
+    m = _HEREDOC.match(v.strip())
+    if m:
+        return textwrap.dedent(m.group(3)) if m.group(1) else m.group(3)
+    return None if "${" in v else v
+
+
 def tf_values(v: Any, load: Callable[[str], Any]) -> dict[str, Any] | None:
     """One element of a Terraform ``helm_release``'s ``values`` as a mapping: YAML text, a heredoc (``<<EOT`` /
     ``<<-EOT``, its indentation removed) or ``yamlencode({...})`` / ``jsonencode({...})`` of an object literal read by
     ``load`` (the HCL reader; a reference inside it stays its ``${...}`` text). None where it is neither (a
     ``file(...)``, ``templatefile(...)``, a variable)."""
-    import textwrap
-
     if not isinstance(v, str) or len(v) > 1024 * 1024:
         return None
-    m = _HEREDOC.match(v.strip())
-    if m:
-        body = m.group(3)
-        return _inline(textwrap.dedent(body) if m.group(1) else body)
+    if _HEREDOC.match(v.strip()):
+        return _inline(tf_text(v))
     m = _ENCODE.match(v.strip())
     if m:
         try:

@@ -1,0 +1,143 @@
+"""Kubernetes objects a Terraform configuration applies: ``kubectl_manifest`` (``yaml_body``, YAML text or a heredoc),
+``kubernetes_manifest`` (``manifest``, the object as an HCL object) and the Kubernetes provider's own workload resources
+(``kubernetes_deployment``, ``kubernetes_stateful_set``, ``kubernetes_job``, ... and their ``_v1`` names, whose blocks are
+the object's fields in snake_case). Each object is read by the Kubernetes reader, its requests at the resource's line,
+addressed ``RESOURCE/KIND/NAMESPACE/NAME``. A manifest the source does not settle (``templatefile(...)``, a variable) that
+names an accelerator resource is a request of unknown hardware, request-unresolved, never passed over."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from advisor.check.infra.model import Parsed, Request
+from advisor.check.infra.names import NameIndex
+from advisor.errors import InputError
+
+MANIFESTS = {"kubectl_manifest": "yaml_body", "kubernetes_manifest": "manifest"}
+NATIVE = {  # the Kubernetes provider's resource -> (apiVersion, kind)
+    f"kubernetes_{name}{v}": kind
+    for name, kind in (
+        ("deployment", ("apps/v1", "Deployment")), ("stateful_set", ("apps/v1", "StatefulSet")),
+        ("daemonset", ("apps/v1", "DaemonSet")), ("daemon_set", ("apps/v1", "DaemonSet")), ("job", ("batch/v1", "Job")),
+        ("cron_job", ("batch/v1", "CronJob")), ("pod", ("v1", "Pod")), ("replication_controller", ("v1", "ReplicationController")),
+    )
+    for v in ("", "_v1")
+}
+TYPES = set(MANIFESTS) | set(NATIVE)
+MAX_TEXT = 1024 * 1024  # a manifest's YAML text, as for a values file
+# blocks that are lists in the object (the provider writes one block per item, singular); every other block is one object
+_PLURAL = {
+    "container": "containers", "init_container": "initContainers", "toleration": "tolerations", "volume": "volumes",
+    "node_selector_term": "nodeSelectorTerms", "match_expressions": "matchExpressions", "port": "ports", "env": "env",
+    "volume_mount": "volumeMounts", "env_from": "envFrom", "image_pull_secrets": "imagePullSecrets",
+    "preferred_during_scheduling_ignored_during_execution": "preferredDuringSchedulingIgnoredDuringExecution",
+    "topology_spread_constraint": "topologySpreadConstraints", "host_aliases": "hostAliases",
+}
+_MAPS = {"labels", "annotations", "node_selector", "limits", "requests", "match_labels"}  # keys kept as written
+_HUMP = re.compile(r"_([a-z0-9])")
+_ACCELERATOR = re.compile(r"nvidia\.com/gpu|amd\.com/gpu|google\.com/tpu|aws\.amazon\.com/neuron|gke-accelerator|gke-tpu")
+
+
+# the fields that decide what an object asks for (its count, its chips, where they run); a label or a dependency does not
+_SIZING = re.compile(r"(?:^|\.)(?:count|for_each|yaml_body|manifest|replicas|parallelism|completions|node_selector|affinity|"
+                     r"resources|limits|requests|container|containers)(?:\.|$)")
+
+
+def sizes(field: str) -> bool:
+    """Whether a field the source does not settle can change what the object asks for."""
+    return bool(_SIZING.search(field)) and not field.split(".")[-1].endswith("labels")
+
+
+def _camel(key: str) -> str:
+    return _HUMP.sub(lambda m: m.group(1).upper(), key)
+
+
+def _object(v: Any, depth: int = 0) -> Any:
+    """A provider block tree as the Kubernetes object: keys in camelCase, one-item blocks as objects, plural blocks as
+    lists under their plural name, maps (labels, limits, node_selector) as written."""
+    if depth > 64:
+        return None
+    if isinstance(v, list):
+        return [_object(x, depth + 1) for x in v]
+    if not isinstance(v, dict):
+        return v
+    out: dict[str, Any] = {}
+    for k, x in v.items():
+        if k in _MAPS:
+            out[_camel(k)] = x[0] if isinstance(x, list) and len(x) == 1 and isinstance(x[0], dict) else x
+        elif k in _PLURAL:
+            out[_PLURAL[k]] = _object(x if isinstance(x, list) else [x], depth + 1)
+        elif isinstance(x, list) and len(x) == 1 and isinstance(x[0], dict):
+            out[_camel(k)] = _object(x[0], depth + 1)
+        else:
+            out[_camel(k)] = _object(x, depth + 1)
+    return out
+
+
+def manifest(rtype: str, after: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any] | None:
+    """The Kubernetes object a resource applies, or None where the source does not settle it."""
+    if rtype in NATIVE:
+        api, kind = NATIVE[rtype]
+        body = _object({k: v for k, v in after.items() if k in ("metadata", "spec")})
+        return {"apiVersion": api, "kind": kind, **body} if isinstance(body, dict) else None
+    value = after.get(MANIFESTS[rtype])
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):  # yamlencode({...}) / jsonencode({...}) of an object literal; else not settled here
+        from advisor.check.infra.releases import tf_values
+
+        return tf_values(value, load)
+    return None
+
+
+def requests(
+    path: str, rtype: str, address: str, after: dict[str, Any], raw: Any, at: tuple[int, int], index: NameIndex,
+    load: Callable[[str], Any],
+) -> Parsed:
+    """The requests (and autoscalers) of the object one resource instance applies, at ``at``. ``raw``: the resource's
+    source, searched for an accelerator resource where the object is not settled."""
+    from advisor.check.infra import k8s
+    from advisor.check.infra.releases import tf_text
+    from advisor.yamlsrc import load_documents
+
+    out = Parsed("terraform-hcl")
+    field = MANIFESTS.get(rtype, "")
+    value = after.get(field)
+    if value is None and isinstance(raw, dict) and isinstance(raw.get(field), str):  # yamlencode({...}): not a literal
+        value = after[field] = raw[field]
+    text = tf_text(value) if isinstance(value, str) and len(value) <= MAX_TEXT else None
+    if text is not None:  # YAML text: read (and refused) as a manifest file is, its errors at the resource's line
+        try:
+            docs = load_documents(text, path)
+        except InputError as exc:
+            raise InputError.single(path, *at, f"{address}: {MANIFESTS[rtype]}: {exc.problems[0].message}") from None
+        obj = docs[0].data if len(docs) == 1 else None
+    else:
+        obj = manifest(rtype, after, load)
+    if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
+        field = MANIFESTS.get(rtype, "spec")
+        if _ACCELERATOR.search(str(raw)):
+            req = Request(path, "terraform-hcl", address, *at)
+            req.hardware, req.count = None, None
+            req.unknown = f"the Kubernetes object {field} applies is not settled in the source ({str(raw.get(field))[:60]})" \
+                if isinstance(raw, dict) else "the Kubernetes object is not settled in the source"
+            req.unresolved.append((field, str(raw.get(field) if isinstance(raw, dict) else raw)[:80], at))
+            out.requests.append(req)
+        return out
+    try:
+        docs = load_documents(json.dumps(obj, default=str), path)
+        got = k8s.parse(docs, index)
+    except InputError as exc:  # a position inside the generated object means nothing to the reader: the resource's
+        raise InputError.single(path, *at, f"{address}: {exc.problems[0].message}") from None
+    for req in got.requests:
+        req.address = f"{address}/{req.address}"
+        req.line, req.col, req.where = at[0], at[1], {}
+        req.unresolved = [(f, v, at) for f, v, _ in req.unresolved]
+        req.notes.append(f"a Kubernetes {obj['kind']} applied by Terraform's {rtype}")
+    for scaler in got.autoscalers:
+        scaler.pos = at
+    out.requests, out.autoscalers = got.requests, got.autoscalers
+    return out
