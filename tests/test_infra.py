@@ -767,7 +767,8 @@ def test_karpenter_node_pools_are_read_as_what_they_may_buy(tmp_path: Path) -> N
         "Provisioner/t4": ("t4", 10, "aws", "on-demand", set()),
     }
     msgs = " ".join(m["message"] for r in data["results"] for m in r["findings"])
-    assert "nothing bounds how many accelerators the pool buys" in msgs and "Karpenter picks among them" in msgs
+    assert "nothing bounds how many accelerators the pool buys" in msgs and "so the count and cost are not guessed" in msgs
+    assert "Karpenter picks among them" in msgs
     reqs = ("requirements:\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}\n"
             "        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}")
     for bad, needle in (("nvidia.com/gpu: 64}", "nvidia.com/gpu: lots}"), (reqs, "requirements: 5")):
@@ -869,6 +870,70 @@ def test_kubernetes_objects_terraform_applies_are_read(tmp_path: Path) -> None:
     (tmp_path / "k8s.tf").write_text(hostile)
     r = run_cli("check", "--no-config", str(tmp_path / "k8s.tf"))
     assert r.code == 2 and r.err.startswith(f"{tmp_path / 'k8s.tf'}:") and "Traceback" not in r.err, r.err
+
+
+BATCH_TF = """provider "aws" {
+  region = "us-west-2"
+}
+resource "aws_batch_compute_environment" "gpu" {
+  compute_environment_name = "gpu"
+  type                     = "MANAGED"
+  compute_resources {
+    type          = "SPOT"
+    instance_type = ["m5.large", "p4d.24xlarge"]
+    max_vcpus     = 384
+  }
+}
+resource "aws_batch_compute_environment" "family" {
+  type = "MANAGED"
+  compute_resources {
+    type          = "EC2"
+    instance_type = ["g5"]
+    max_vcpus     = 64
+  }
+}
+resource "aws_batch_compute_environment" "cpu" {
+  type = "MANAGED"
+  compute_resources {
+    type          = "EC2"
+    instance_type = ["optimal"]
+    max_vcpus     = 256
+  }
+}
+resource "aws_batch_compute_environment" "fargate" {
+  type = "MANAGED"
+  compute_resources {
+    type      = "FARGATE"
+    max_vcpus = 16
+  }
+}
+"""
+
+
+def test_aws_batch_compute_environments_that_launch_accelerators_are_read(tmp_path: Path) -> None:
+    """An AWS Batch compute environment whose instance types (or families) carry accelerators launches them for queued
+    jobs up to max_vcpus; it passed unseen. It is a request of that hardware (the first accelerator type; the others are
+    alternatives), spot for SPOT, whose count is request-unresolved: instances = max_vcpus / the type's vCPUs, which the
+    catalog does not hold, so it is said, never guessed. CPU-only (optimal) and Fargate environments are no request. The
+    same from a Crossplane ComputeEnvironment."""
+    (tmp_path / "batch.tf").write_text(BATCH_TF)
+    _, data = check(str(tmp_path / "batch.tf"))
+    got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_max"], r["request"]["pricing"],
+               r["request"]["region"], "request-unresolved" in rules(r)) for a, r in by_address(data).items()}
+    assert got == {
+        "aws_batch_compute_environment.gpu": ("a100-40gb", 8, None, "spot", "us-west-2", True),
+        "aws_batch_compute_environment.family": ("a10g", None, None, "on-demand", "us-west-2", True),
+    }
+    msg = " ".join(f["message"] for r in data["results"] for f in r["findings"])
+    assert "max_vcpus = 384 bounds the instances it launches" in msg and "so the count and cost are not guessed" in msg
+    (tmp_path / "batch.tf").unlink()
+    (tmp_path / "xp.yaml").write_text(
+        "apiVersion: batch.aws.upbound.io/v1beta1\nkind: ComputeEnvironment\nmetadata: {name: gpu}\nspec:\n  forProvider:\n"
+        "    region: us-east-1\n    type: MANAGED\n    computeResources:\n    - {type: EC2, instanceType: [p5.48xlarge], maxVcpus: 192}\n"
+    )
+    _, data = check(str(tmp_path / "xp.yaml"))
+    [r] = data["results"]
+    assert (r["request"]["accelerator"], r["request"]["count"], r["request"]["region"]) == ("h100", 8, "us-east-1")
 
 
 SPEND_TF = """resource "google_workbench_instance" "wb" {

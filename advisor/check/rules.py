@@ -404,12 +404,8 @@ def unresolved(r: RequestJudging) -> Iterator[Hit]:
                 pos,
             )
             continue
-        if fld == "unbounded":  # a node provisioner's pool that allows accelerator machines and sets no limit on them
-            yield (
-                f"{value} is not set: nothing bounds how many accelerators the pool buys (it launches whatever pending pods ask), "
-                "so the count and cost are not known. Set that limit to make them checkable.",
-                pos,
-            )
+        if fld == "count-unknown":  # the file says what bounds the count but not the count (the reader's own words)
+            yield f"{value}, so the count and cost are not guessed.", pos
             continue
         yield f"{fld} = {value} is not a literal value; the count and cost are not guessed. " + how, pos
 

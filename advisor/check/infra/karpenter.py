@@ -17,7 +17,7 @@ from typing import Any
 
 from advisor.check.infra.k8s_pod import ManifestDoc
 from advisor.check.infra.model import Request
-from advisor.check.infra.names import Hardware, NameIndex
+from advisor.check.infra.names import Hardware
 
 TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type", "karpenter.azure.com/sku-name")
 FAMILY_KEYS = ("karpenter.k8s.aws/instance-family", "karpenter.azure.com/sku-family")
@@ -33,18 +33,6 @@ CLOUD_MARKS = (("aws", "karpenter.k8s.aws"), ("azure", "karpenter.azure.com"))  
 def is_nodepool(data: dict[str, Any]) -> bool:
     api = data.get("apiVersion")
     return isinstance(api, str) and api.split("/")[0] == "karpenter.sh" and data.get("kind") in ("NodePool", "Provisioner")
-
-
-def _family(index: NameIndex, family: str) -> Hardware:
-    """An instance family (``p5``, ``g6e``): the one accelerator of its sizes in the name index, else unknown."""
-    prefix = family.strip().lower() + "."
-    accs = {hw.accelerator for name, hw in index.names.items() if name.startswith(prefix) and hw.accelerator and hw.chips}
-    if len(accs) == 1:
-        return Hardware(accs.pop())
-    why = index.family_reason(prefix + "48xlarge")
-    if accs or why:
-        return Hardware(None, reason=f"instance family {family}: " + (why or f"sizes of {', '.join(sorted(accs))}"))
-    return Hardware(None)  # a CPU family (m5, c7g): no accelerator
 
 
 def _allowed(groups: list[dict[str, Hardware]]) -> dict[str, Hardware]:
@@ -91,16 +79,9 @@ def requests(d: ManifestDoc, address: str, at: tuple[int, int]) -> list[Request]
             continue
         allowed: dict[str, Hardware] = {}
         for name in names:
-            if key in TYPE_KEYS:
-                hw = index.lookup(name)
-                hit = (hw.known and bool(hw.chips)) or index.is_unsupported(name)
-            elif key in FAMILY_KEYS:
-                hw = _family(index, name)
-                hit = hw.known or hw.reason is not None
-            else:
-                hw, hit = index.lookup(name), True
-            if hit:
-                allowed[name] = hw
+            got = index.lookup(name) if key in GPU_NAME_KEYS else index.instance_accelerator(name)
+            if got is not None:
+                allowed[name] = got
             else:
                 cpu_too = True
         groups.append(allowed)
@@ -136,6 +117,7 @@ def requests(d: ManifestDoc, address: str, at: tuple[int, int]) -> list[Request]
         )
     else:
         req.count, req.replicas_min, req.replicas_max, req.cap = None, 0, 1, True
-        req.unresolved.append(("unbounded", ".".join(limits_at) + ".nvidia.com/gpu", at))
+        req.unresolved.append(("count-unknown", f"{'.'.join(limits_at)}.nvidia.com/gpu is not set: nothing bounds how many "
+                               "accelerators the pool buys (it launches whatever pending pods ask); set that limit", at))
         req.notes.append("a Karpenter node pool of accelerator machines without an accelerator limit: it buys whatever pending pods ask")
     return [req]

@@ -30,6 +30,7 @@ KRM_TYPES: dict[tuple[str, str], str] = {
     ("ec2.aws.upbound.io", "Instance"): "aws_instance",
     ("ec2.aws.upbound.io", "CapacityReservation"): "aws_ec2_capacity_reservation",
     ("sagemaker.aws.upbound.io", "EndpointConfiguration"): "aws_sagemaker_endpoint_configuration",
+    ("batch.aws.upbound.io", "ComputeEnvironment"): "aws_batch_compute_environment",
     ("containerservice.azure.upbound.io", "KubernetesClusterNodePool"): "azurerm_kubernetes_cluster_node_pool",
     ("containerservice.azure.upbound.io", "KubernetesCluster"): "azurerm_kubernetes_cluster",
     ("compute.azure.upbound.io", "LinuxVirtualMachine"): "azurerm_linux_virtual_machine",

@@ -190,6 +190,29 @@ class NameIndex:
             return Hardware(None, reason=f"{name}: {why}")
         return Hardware(None, reason=f"{name!r} is not in the name index or the catalog: unknown hardware, not priced")
 
+    def family(self, family: str) -> Hardware:
+        """An instance family (``p5``, ``g6e``): the one accelerator of its sizes in the index; unknown with the reason
+        where its sizes hold several or the family is of an accelerator family the index lacks (``inf2``); no accelerator
+        (neither accelerator nor reason) for a CPU family (``m5``)."""
+        prefix = family.strip().lower() + "."
+        accs = {hw.accelerator for name, hw in self.names.items() if name.startswith(prefix) and hw.accelerator and hw.chips}
+        if len(accs) == 1:
+            return Hardware(accs.pop())
+        why = self.family_reason(prefix + "48xlarge")
+        if accs or why:
+            return Hardware(None, reason=f"instance family {family}: " + (why or f"sizes of {', '.join(sorted(str(a) for a in accs))}"))
+        return Hardware(None)
+
+    def instance_accelerator(self, name: str) -> Hardware | None:
+        """What a cloud instance type (``p4d.24xlarge``) or instance family (``g5``, where a provisioner names one) carries:
+        its accelerator, known or of an accelerator family the index lacks (unknown, with the reason); None for a machine
+        without accelerators."""
+        if "." not in name and not name.lower().startswith("standard_"):
+            fam = self.family(name)
+            return fam if fam.known or fam.reason else None
+        hw = self.lookup(name)
+        return hw if (hw.known and hw.chips) or self.is_unsupported(name) else None
+
     def slice_of(self, accelerator: str, chips: int) -> Hardware | None:
         acc = self.catalog.accelerators.get(accelerator)
         sl = acc.slice_for(chips) if acc else None

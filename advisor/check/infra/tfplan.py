@@ -28,7 +28,7 @@ READ = {
     "google_container_cluster", "azurerm_kubernetes_cluster", "google_workbench_instance", "google_notebooks_instance",
     "google_compute_reservation", "aws_ec2_capacity_reservation", "google_cloud_run_v2_service",
     "aws_sagemaker_endpoint_configuration", "aws_sagemaker_notebook_instance", "azurerm_machine_learning_compute_cluster",
-    "azurerm_machine_learning_compute_instance", "google_vertex_ai_deployment_resource_pool",
+    "azurerm_machine_learning_compute_instance", "google_vertex_ai_deployment_resource_pool", "aws_batch_compute_environment",
 }
 
 
@@ -770,6 +770,49 @@ def _aws_instance(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Re
     return req
 
 
+BATCH_DEFAULT_TYPES = ("optimal", "default_x86_64", "default_arm64")  # AWS Batch's own choice of C, M and R families
+
+
+def _batch(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    """An AWS Batch compute environment (``compute_resources``): the accelerator instance types (or families) it may
+    launch, up to ``max_vcpus``. How many instances that is depends on each type's vCPUs, which the catalog does not hold:
+    the count is request-unresolved, never guessed; SPOT as spot; Fargate has no accelerators."""
+    res = _first(after.get("compute_resources"))
+    kind = _str(ctx, req, "compute_resources.type", res.get("type")) or "EC2"
+    types = res.get("instance_type")
+    if kind.upper().startswith("FARGATE") or types is None:
+        return None
+    if not isinstance(types, list):
+        raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: compute_resources.instance_type: expected a list")
+    found: list[tuple[str, Any]] = []
+    for i, t in enumerate(types[:MAX_RESOURCES]):
+        name = _str(ctx, req, f"compute_resources.instance_type[{i}]", t)
+        if not name or name.lower() in BATCH_DEFAULT_TYPES:
+            continue
+        hw = ctx.index.instance_accelerator(name)
+        if hw is not None:
+            found.append((name, hw))
+    if not found:
+        return None
+    name, hw = found[0]
+    req.set_hardware(name, hw)
+    req.count = hw.chips
+    req.alternatives = [n for n, _ in found[1:]]
+    req.region = ctx.aws_region
+    high = _num(ctx, req, "compute_resources.max_vcpus", res.get("max_vcpus"))
+    low = _num(ctx, req, "compute_resources.min_vcpus", res.get("min_vcpus"))
+    req.replicas_min, req.replicas_max = (0 if not low else None), None
+    req.unresolved.append(("count-unknown", f"compute_resources.max_vcpus = {'?' if high is None else high} bounds the instances it "
+                           "launches, but how many that is depends on each instance type's vCPUs, which the catalog does not hold",
+                           req.pos("count")))
+    if kind.upper() == "SPOT":
+        req.pricing = "spot"
+    req.always_on = False
+    req.notes.append("an AWS Batch compute environment: it launches instances for queued jobs, up to max_vcpus")
+    req.link = _link(res, "tags") or _link(after, "tags")
+    return req
+
+
 def _asg(
     ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
 ) -> Request | None:
@@ -858,6 +901,7 @@ _READERS: dict[str, Reader] = {
     "aws_instance": _aws_instance,
     "aws_launch_template": _aws_instance,
     "aws_autoscaling_group": _asg,
+    "aws_batch_compute_environment": _batch,
     "aws_eks_node_group": _eks,
     "google_workbench_instance": _workbench,
     "google_notebooks_instance": _notebook,
