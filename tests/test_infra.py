@@ -936,6 +936,85 @@ def test_aws_batch_compute_environments_that_launch_accelerators_are_read(tmp_pa
     assert (r["request"]["accelerator"], r["request"]["count"], r["request"]["region"]) == ("h100", 8, "us-east-1")
 
 
+MORE_TF = """resource "google_tpu_node" "tpu" {
+  name               = "t"
+  zone               = "us-central1-b"
+  accelerator_type   = "v5litepod-16"
+  tensorflow_version = "2.15.0"
+  scheduling_config {
+    preemptible = true
+  }
+}
+resource "google_vertex_ai_endpoint_with_model_garden_deployment" "gemma" {
+  publisher_model_name = "publishers/google/models/gemma3@gemma-3-12b-it"
+  location             = "us-central1"
+  deploy_config {
+    dedicated_resources {
+      machine_spec {
+        machine_type      = "g2-standard-24"
+        accelerator_type  = "NVIDIA_L4"
+        accelerator_count = 2
+      }
+      min_replica_count = 1
+      max_replica_count = 3
+    }
+  }
+}
+resource "google_vertex_ai_endpoint_with_model_garden_deployment" "default" {
+  publisher_model_name = "publishers/google/models/paligemma@paligemma-224-float32"
+  location             = "us-central1"
+  model_config { accept_eula = true }
+}
+resource "azurerm_virtual_machine" "legacy" {
+  name     = "vm"
+  location = "eastus"
+  vm_size  = "Standard_NC24ads_A100_v4"
+}
+resource "azurerm_batch_pool" "fixed" {
+  name    = "p"
+  vm_size = "Standard_NC24ads_A100_v4"
+  fixed_scale {
+    target_dedicated_nodes    = 1
+    target_low_priority_nodes = 4
+  }
+}
+resource "azurerm_batch_pool" "auto" {
+  name    = "q"
+  vm_size = "Standard_ND96isr_H100_v5"
+  auto_scale {
+    evaluation_interval = "PT15M"
+    formula             = "$TargetDedicatedNodes = 2;"
+  }
+}
+resource "azurerm_batch_pool" "cpu" {
+  name    = "c"
+  vm_size = "Standard_D4s_v5"
+  fixed_scale { target_dedicated_nodes = 10 }
+}
+"""
+
+
+def test_tpu_nodes_model_garden_legacy_azure_vms_and_batch_pools_are_read(tmp_path: Path) -> None:
+    """Four more ways to buy accelerators in Terraform that passed unseen: the legacy TPU Node API (google_tpu_node), a
+    Vertex AI endpoint with a Model Garden deployment (its deploy_config machine spec; without one, Model Garden's
+    default hardware: unknown, request-unresolved), the legacy azurerm_virtual_machine and Azure Batch pools (fixed_scale
+    dedicated + low-priority nodes, low priority as spot; an auto_scale formula is request-unresolved). A CPU pool is no
+    request."""
+    (tmp_path / "main.tf").write_text(MORE_TF)
+    _, data = check(str(tmp_path / "main.tf"))
+    got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"], r["request"]["replicas_max"],
+               r["request"]["pricing"], "request-unresolved" in rules(r)) for a, r in by_address(data).items()}
+    assert got == {
+        "google_tpu_node.tpu": ("tpu-v5e", 16, 1, 1, "spot", False),
+        "google_vertex_ai_endpoint_with_model_garden_deployment.gemma": ("l4", 2, 1, 3, "on-demand", False),
+        "google_vertex_ai_endpoint_with_model_garden_deployment.default": (None, None, 1, 1, "on-demand", True),
+        "azurerm_virtual_machine.legacy": (None, 1, 1, 1, "on-demand", False),
+        "azurerm_batch_pool.fixed": (None, 1, 5, 5, "spot", False),
+        "azurerm_batch_pool.auto": ("h100", 8, 0, None, "on-demand", True),
+    }
+    assert "request-unknown-accelerator" in rules(by_address(data)["azurerm_virtual_machine.legacy"])
+
+
 SPEND_TF = """resource "google_workbench_instance" "wb" {
   name     = "wb"
   location = "us-central1-a"

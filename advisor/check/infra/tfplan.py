@@ -29,6 +29,7 @@ READ = {
     "google_compute_reservation", "aws_ec2_capacity_reservation", "google_cloud_run_v2_service",
     "aws_sagemaker_endpoint_configuration", "aws_sagemaker_notebook_instance", "azurerm_machine_learning_compute_cluster",
     "azurerm_machine_learning_compute_instance", "google_vertex_ai_deployment_resource_pool", "aws_batch_compute_environment",
+    "google_tpu_node", "google_vertex_ai_endpoint_with_model_garden_deployment", "azurerm_virtual_machine", "azurerm_batch_pool",
 }
 
 
@@ -704,6 +705,44 @@ def _vertex_pool(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Req
     return req
 
 
+def _model_garden(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
+    """A Vertex AI endpoint with a Model Garden deployment: ``deploy_config.dedicated_resources`` read as a deployment
+    resource pool's; without a machine spec, Model Garden deploys on the model's default hardware (accelerators for most
+    of its models), a request of unknown hardware, never passed over."""
+    ded = _first(_first(after.get("deploy_config")).get("dedicated_resources"))
+    if _first(ded.get("machine_spec")):
+        return _vertex_pool(ctx, req, {"dedicated_resources": ded, "region": after.get("location")})
+    model = _str(ctx, req, "publisher_model_name", after.get("publisher_model_name")) or _str(
+        ctx, req, "hugging_face_model_id", after.get("hugging_face_model_id"))
+    req.hardware, req.count = None, None
+    req.unknown = f"no deploy_config.dedicated_resources.machine_spec: Model Garden deploys {model or 'the model'} on its default hardware"
+    req.unresolved.append(("count-unknown", "the machine, its accelerators and the replicas are Model Garden's defaults for the model, "
+                           "not in the file; set deploy_config.dedicated_resources", req.pos("count")))
+    req.region = _str(ctx, req, "location", after.get("location"))
+    return req
+
+
+def _azure_batch(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
+    """An Azure Batch pool: ``vm_size`` x ``fixed_scale`` dedicated + low-priority nodes (low priority as spot, the larger
+    share deciding); an ``auto_scale`` formula decides the nodes itself: request-unresolved with that reason."""
+    size = _str(ctx, req, "vm_size", after.get("vm_size"))
+    if not size or not _gpu(ctx, req, size, None, ""):
+        return None
+    fixed, auto = _first(after.get("fixed_scale")), _first(after.get("auto_scale"))
+    if fixed:
+        dedicated = _num(ctx, req, "fixed_scale.target_dedicated_nodes", fixed.get("target_dedicated_nodes")) or 0
+        low = _num(ctx, req, "fixed_scale.target_low_priority_nodes", fixed.get("target_low_priority_nodes")) or 0
+        req.replicas_min = req.replicas_max = dedicated + low
+        if low > dedicated:
+            req.pricing = "spot"
+    elif auto:
+        req.replicas_min, req.replicas_max = 0, None
+        req.unresolved.append(("count-unknown", "auto_scale.formula decides the pool's nodes at run time", req.pos("count")))
+    req.region = _str(ctx, req, "location", after.get("location"))
+    req.link = _link(after, "metadata")
+    return req
+
+
 def _azure_ml(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request | None:
     """An Azure Machine Learning compute cluster (vm_size, scale_settings min..max nodes, vm_priority) or compute
     instance (virtual_machine_size, one VM)."""
@@ -890,6 +929,10 @@ def _azure(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, An
 
 _READERS: dict[str, Reader] = {
     "google_tpu_v2_vm": _tpu_vm,
+    "google_tpu_node": _tpu_vm,
+    "google_vertex_ai_endpoint_with_model_garden_deployment": _model_garden,
+    "azurerm_virtual_machine": _azure,
+    "azurerm_batch_pool": _azure_batch,
     "google_tpu_v2_queued_resource": _queued,
     "google_container_node_pool": _node_pool,
     "google_container_cluster_auto_provisioning": _auto_provisioning,
