@@ -1015,6 +1015,102 @@ def test_tpu_nodes_model_garden_legacy_azure_vms_and_batch_pools_are_read(tmp_pa
     assert "request-unknown-accelerator" in rules(by_address(data)["azurerm_virtual_machine.legacy"])
 
 
+DRA = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two-h100, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 2
+          selectors:
+          - cel: {expression: "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"}
+---
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata: {name: shared, namespace: ml}
+spec:
+  devices:
+    requests:
+    - {name: gpu, deviceClassName: gpu.nvidia.com, allocationMode: All}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: nic, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: nic, exactly: {deviceClassName: dranet}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm, namespace: ml}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+      - {name: vllm, resources: {claims: [{name: gpu}]}}
+      resourceClaims:
+      - {name: gpu, resourceClaimTemplateName: two-h100}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  parallelism: 4
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+      - {name: t, resources: {claims: [{name: gpu}]}}
+      resourceClaims:
+      - {name: gpu, resourceClaimTemplateName: elsewhere}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: all, namespace: ml}
+spec:
+  containers:
+  - {name: c, resources: {claims: [{name: gpu}]}}
+  resourceClaims:
+  - {name: gpu, resourceClaimName: shared}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: net, namespace: ml}
+spec:
+  containers:
+  - {name: c, resources: {claims: [{name: nic}]}}
+  resourceClaims:
+  - {name: nic, resourceClaimTemplateName: nic}
+"""
+
+
+def test_pods_asking_for_gpus_through_dynamic_resource_allocation_are_read(tmp_path: Path) -> None:
+    """With Dynamic Resource Allocation (resource.k8s.io, GA in Kubernetes 1.34) a pod asks for GPUs through
+    resourceClaims naming a ResourceClaimTemplate / ResourceClaim, and no nvidia.com/gpu appears: such pods passed as
+    asking for none. The claim's accelerator device class and count are read (v1 `exactly` and v1beta1), a CEL selector's
+    productName gives the model; a claim the file does not hold and allocationMode All are request-unresolved, never
+    zero; a shared ResourceClaim is counted per pod with a note; a claim of another device class (a NIC) is no request."""
+    (tmp_path / "dra.yaml").write_text(DRA)
+    _, data = check(str(tmp_path / "dra.yaml"))
+    got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_max"], "request-unresolved" in rules(r))
+           for a, r in by_address(data).items()}
+    assert got == {
+        "Deployment/ml/vllm": ("h100", 2, 3, False),
+        "Job/ml/train": ("l4", None, 4, True),
+        "Pod/ml/all": (None, None, 1, True),
+    }
+    msgs = " ".join(f["message"] for r in data["results"] for f in r["findings"])
+    assert "ResourceClaimTemplate elsewhere, which the files checked do not hold" in msgs and "allocationMode: All" in msgs
+    assert any("shared by the pods that name it" in n for r in data["results"] for n in r.get("notes", []))
+
+
 SPEND_TF = """resource "google_workbench_instance" "wb" {
   name     = "wb"
   location = "us-central1-a"

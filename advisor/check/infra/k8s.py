@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.check.infra import karpenter, krm
+from advisor.check.infra import dra, karpenter, krm
 from advisor.check.infra.k8s_pod import CHIP_LIKE, CHIP_RESOURCES, TYPE_LABELS, ManifestDoc, pod_request, workload_link
 from advisor.check.infra.k8s_workloads import JOB_KINDS, Part, pod_templates
 from advisor.check.infra.model import (
@@ -59,9 +59,17 @@ def _manifests(docs: list[Document]) -> list[Document]:
 
 
 def parse(docs: list[Document], index: NameIndex) -> Parsed:
+    """Requests of the manifests in ``docs`` (one file); the DRA claims its pods name are looked up in the same file."""
     out = Parsed("kubernetes")
-    for doc in _manifests(docs):
-        d = ManifestDoc(doc, index)
+    manifests = _manifests(docs)
+    claims: dict[tuple[str, str, str], dra.Claim] = {}
+    for doc in manifests:
+        got = dra.read_claim(doc.data) if dra.is_claim(doc.data) else None
+        if got is not None:
+            claims.setdefault(*got)
+    for doc in manifests:
+        meta0 = doc.data.get("metadata") if isinstance(doc.data.get("metadata"), dict) else {}
+        d = ManifestDoc(doc, index, claims, str(meta0["namespace"]) if isinstance(meta0.get("namespace"), str) else "default")
         kind = doc.data["kind"]
         meta = d.mapping(("metadata",))
         name = (

@@ -12,6 +12,8 @@ import re
 from typing import Any
 
 from advisor import clouds
+from advisor.check.infra import dra
+from advisor.check.infra.dra import Claim
 from advisor.check.infra.model import Request, is_placeholder
 from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.errors import InputError
@@ -38,8 +40,10 @@ class ManifestDoc:
     """One manifest and the name index: its values by key path, typed, a wrong one an input error at
     its position."""
 
-    def __init__(self, doc: Document, index: NameIndex) -> None:
+    def __init__(self, doc: Document, index: NameIndex, claims: dict[tuple[str, str, str], Claim] | None = None,
+                 namespace: str = "default") -> None:
         self.doc, self.index = doc, index
+        self.claims, self.namespace = claims or {}, namespace  # DRA claims of the files read together; the object's namespace
         # count fields read without a request at hand (replicas, parallelism, sizes) that hold a template
         # placeholder: (where, field, value, position), handed to the requests of the pod templates they scale
         self.placeholders: list[tuple[KeyPath, str, str, tuple[int, int]]] = []
@@ -180,12 +184,48 @@ def _pod_chips(
     return total, resource, where
 
 
+def _claimed(d: ManifestDoc, pod: KeyPath, req: Request) -> tuple[int, str | None, str | None]:
+    """(accelerator devices, the resource they stand for, a model a selector names) of a pod's DRA claims
+    (``resourceClaims``); -1 devices when a claim the files do not hold or one that does not fix its count leaves them
+    unknown (request-unresolved, with the reason)."""
+    total, resource, product = 0, None, None
+    for i, entry in enumerate(d.seq((*pod, "resourceClaims"))):
+        if not isinstance(entry, dict):
+            raise d.fail((*pod, "resourceClaims", i), "expected a mapping")
+        source = entry["source"] if isinstance(entry.get("source"), dict) else entry  # the alpha API's source: {...}
+        for field, kind in (("resourceClaimTemplateName", "ResourceClaimTemplate"), ("resourceClaimName", "ResourceClaim")):
+            name = source.get(field)
+            if not isinstance(name, str):
+                continue
+            at = d.doc.where((*pod, "resourceClaims", i))
+            claim = d.claims.get((kind, d.namespace, name))
+            if claim is None:
+                req.unresolved.append(("count-unknown", f"resourceClaims names {kind} {name}, which the files checked do not hold: "
+                                       "the devices it allocates are not known; check it with the file that declares it", at))
+                total, resource = -1, resource or "resource.k8s.io claim"
+            elif claim.resource is not None:
+                resource, product = resource or claim.resource, product or claim.product
+                if claim.count is None:
+                    req.unresolved.append(("count-unknown", f"{kind} {name} asks for every matching device (allocationMode: All) "
+                                           "or a count it does not fix", at))
+                    total = -1
+                elif total >= 0:
+                    total += claim.count
+                if kind == "ResourceClaim":
+                    req.notes.append(f"ResourceClaim {name} is shared by the pods that name it: counted per pod, an upper bound")
+    return total, resource, product
+
+
 def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tuple[KeyPath, str]] | None = None) -> bool:
     """Fill accelerator, chips per pod, pricing and region from one pod spec; False if it asks for none."""
     if d.at(pod) is None:
         return False
     d.mapping(pod)
     chips, resource, where = _pod_chips(d, pod, req, containers)
+    claimed, claimed_resource, product = _claimed(d, pod, req)
+    if claimed_resource:  # devices asked through Dynamic Resource Allocation claims
+        chips = chips + claimed if chips >= 0 and claimed >= 0 else -1
+        resource = resource or claimed_resource
     if not resource:
         return False
     if where is not None:
@@ -203,6 +243,9 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
             req.where["accelerator"] = d.doc.where(loc)
             req.cloud = clouds.by_kubernetes_label(label) or req.cloud
             break
+    if hw is None and product and not req.unresolved:  # a DRA claim's CEL selector names the model
+        hw = dra.product_hardware(d.index, product)
+        req.set_hardware(product, hw)
     if hw is None and not req.unresolved:
         req.unknown = (
             f"the pod asks for {resource} but names no accelerator type "

@@ -1,0 +1,93 @@
+"""Dynamic Resource Allocation (``resource.k8s.io``, GA in Kubernetes 1.34): a pod asks for accelerators through
+``spec.resourceClaims``, each naming a ResourceClaimTemplate (a claim per pod) or a ResourceClaim (shared by the pods that
+name it), whose ``spec.devices.requests`` name a device class and a count (``exactly: {deviceClassName, count,
+allocationMode}`` in v1; the same fields on the request in v1beta1; ``firstAvailable`` lists alternatives, the first read).
+No ``nvidia.com/gpu`` appears anywhere, so such a pod passed as one without accelerators.
+
+The claims of the files read together are indexed by namespace and name; a pod's claims are summed per device class of an
+accelerator (ACCELERATOR_CLASSES, each the device class its vendor's DRA driver installs). A claim the files do not hold,
+``allocationMode: All`` (every matching device on the node) and a placeholder count are request-unresolved, never read as
+zero. A CEL selector on ``productName`` names the model (``device.attributes["gpu.nvidia.com"].productName == "H100"``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.check.infra.names import Hardware, NameIndex
+
+# device class -> the extended resource it stands for: NVIDIA's k8s-dra-driver-gpu (gpu.nvidia.com, mig.nvidia.com),
+# AMD's k8s-gpu-dra-driver (gpu.amd.com)
+ACCELERATOR_CLASSES = {"gpu.nvidia.com": "nvidia.com/gpu", "mig.nvidia.com": "nvidia.com/gpu", "gpu.amd.com": "amd.com/gpu"}
+CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
+MAX_REQUESTS = 256
+_PRODUCT = re.compile(r"productName\s*==\s*['\"]([^'\"]{1,80})['\"]")
+
+
+@dataclass
+class Claim:
+    kind: str  # ResourceClaimTemplate | ResourceClaim
+    name: str
+    resource: str | None  # the extended resource its accelerator devices stand for, None when it asks for none
+    count: int | None  # accelerator devices, None when the claim does not fix it (allocationMode All, a placeholder)
+    product: str | None  # a model a CEL selector names
+
+
+def is_claim(data: dict[str, Any]) -> bool:
+    api = data.get("apiVersion")
+    return isinstance(api, str) and api.split("/")[0] == "resource.k8s.io" and data.get("kind") in CLAIM_KINDS
+
+
+def _map(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def read_claim(data: dict[str, Any]) -> tuple[tuple[str, str, str], Claim] | None:
+    """((kind, namespace, name), what it asks for) of a ResourceClaim / ResourceClaimTemplate; None when unnamed."""
+    meta = _map(data.get("metadata"))
+    name, ns = meta.get("name"), meta.get("namespace")
+    if not isinstance(name, str):
+        return None
+    spec = _map(data.get("spec"))
+    if data["kind"] == "ResourceClaimTemplate":
+        spec = _map(spec.get("spec"))
+    requests = _map(spec.get("devices")).get("requests")
+    resource: str | None = None
+    count: int | None = 0
+    product: str | None = None
+    for item in requests[:MAX_REQUESTS] if isinstance(requests, list) else []:
+        item = _map(item)
+        one = _map(item.get("exactly")) or item
+        alternatives = item.get("firstAvailable")
+        if isinstance(alternatives, list) and alternatives:
+            one = _map(alternatives[0])
+        res = ACCELERATOR_CLASSES.get(str(one.get("deviceClassName")))
+        if res is None:
+            continue
+        resource = resource or res
+        n = one.get("count", 1)
+        if one.get("allocationMode") == "All" or isinstance(n, bool) or not isinstance(n, int) or n < 0 or count is None:
+            count = None
+        else:
+            count += min(n, 1_000_000)
+        selectors = one.get("selectors")
+        for sel in selectors if isinstance(selectors, list) else []:
+            m = _PRODUCT.search(str(_map(_map(sel).get("cel")).get("expression", "")))
+            product = product or (m.group(1) if m else None)
+    kind = str(data["kind"])
+    return (kind, ns if isinstance(ns, str) else "default", name), Claim(kind, name, resource, count if resource else 0, product)
+
+
+def product_hardware(index: NameIndex, product: str) -> Hardware:
+    """The accelerator of a product name as the driver reports it (``NVIDIA H100 80GB HBM3``, ``H100``): the whole name,
+    then without the vendor, then its model (``h100-80gb``, ``h100``); the whole name's unknown reason where none is known."""
+    words = product.strip().split()
+    if words and words[0].lower() in ("nvidia", "amd"):
+        words = words[1:]
+    tries = [product, " ".join(words), "-".join(words[:2]), words[0] if words else ""]
+    for name in tries:
+        hw = index.lookup(name) if name else None
+        if hw is not None and hw.known:
+            return hw
+    return index.lookup(product)
