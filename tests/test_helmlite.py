@@ -804,3 +804,15 @@ def test_a_terraform_helm_release_heredoc_values_are_read(tmp_path: Path, monkey
     q = _requests(data)["Deployment/default/release-name-serve [terraform helm_release.llm]"]
     assert (q["accelerator"], q["count"]) == ("h100", 2), err
     assert not any(f["rule"] == "request-unresolved" and "EOT" in f["message"] for r in data["results"] for f in r["findings"])
+
+
+def test_a_chart_whose_dependencies_is_no_list_is_read_past(tmp_path: Path) -> None:
+    """Chart.yaml `dependencies: true` beside a charts/ directory raised TypeError (an internal error, found by a mutation
+    fuzzer); the conditions are read from a list only, and the chart and its subchart are still rendered."""
+    gpu = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+           "  containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n")
+    chart = _chart(tmp_path, {}, {"pod.yaml": gpu})
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serve\nversion: 0.1.0\ndependencies: true\n")
+    _chart(chart, {}, {"pod.yaml": gpu.replace("name: p}", "name: q}")}, name="sub")
+    code, data, err = _check(str(chart))
+    assert "internal error" not in json.dumps(data) + err and data["results"], err

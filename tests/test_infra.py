@@ -1624,3 +1624,35 @@ def test_a_cloud_run_limits_that_is_no_map_is_an_input_error_at_its_resource(tmp
     r = run_cli("check", "--no-config", str(tmp_path / "run.tf"))
     assert r.code == 2 and "run.tf:1:1: error: google_cloud_run_v2_service.r: template.containers.resources.limits: expected a map" in r.err
     assert "internal error" not in r.err + r.out
+
+
+FUZZ_FOUND = {  # (file name, content, what the output must say): type confusions a mutation fuzzer found
+    "plan-configuration-resources-not-a-list": (
+        "plan.json",
+        json.dumps({"format_version": "1.2", "resource_changes": [], "configuration": {"root_module": {"resources": True}}}),
+        None,
+    ),
+    "kustomization-patches-not-a-list": (
+        "kustomization.yaml", "patches: 5\n", "kustomization.yaml:1:10: error: patches: expected a list"),
+    "kustomization-resources-a-string": ("kustomization.yaml", "resources: d.yaml\nbases: 5\n", None),
+    "cloud-run-containers-not-a-list": (
+        "run.tf",
+        'resource "google_cloud_run_v2_service" "r" {\n  template {\n    containers = 5\n    node_selector {\n'
+        '      accelerator = "nvidia-l4"\n    }\n  }\n}\n',
+        "template.containers: expected a list of blocks",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_FOUND))
+def test_type_confusions_a_fuzzer_found_are_no_internal_errors(tmp_path: Path, name: str) -> None:
+    """A value of the wrong type where a list belongs (a plan's configuration resources, a kustomization's patches or
+    resources, a Cloud Run template's containers) raised TypeError, reported as an internal error. Each is now read past
+    (auxiliary data) or a positioned input error."""
+    fname, content, needle = FUZZ_FOUND[name]
+    (tmp_path / fname).write_text(content)
+    (tmp_path / "d.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    r = run_cli("check", "--no-config", str(tmp_path / fname))
+    assert "internal error" not in r.out + r.err and "Traceback" not in r.err, r.out + r.err
+    if needle:
+        assert r.code == 2 and needle in r.out + r.err, r.out + r.err

@@ -957,7 +957,8 @@ def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: in
     if not os.path.isdir(sub_dir) or os.path.islink(sub_dir):
         return []
     conditions: dict[str, str] = {}
-    for dep in meta.get("dependencies") or []:
+    deps = meta.get("dependencies")
+    for dep in deps if isinstance(deps, list) else []:
         if isinstance(dep, dict) and isinstance(dep.get("name"), str) and isinstance(dep.get("condition"), str):
             conditions[str(dep.get("alias") or dep["name"])] = dep["condition"]
     out: list[Rendered] = []

@@ -107,7 +107,8 @@ def transforms(path: str) -> bool:
     if any(k.get(t) for t in TRANSFORMS):
         return True
     base = os.path.dirname(path)
-    return any(isinstance(r, str) and os.path.isdir(os.path.join(base, r)) for r in (k.get("resources") or []) + (k.get("bases") or []))
+    listed = [r for key in ("resources", "bases") if isinstance(k.get(key), list) for r in k[key]]
+    return any(isinstance(r, str) and os.path.isdir(os.path.join(base, r)) for r in listed)
 
 
 def _load_kustomization(path: str) -> Document:
@@ -272,7 +273,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
     for i, rep in enumerate(entries("replacements")):
         targets = rep.get("targets") if isinstance(rep, dict) else None
         paths = [str(p) for t in (targets if isinstance(targets, list) else []) if isinstance(t, dict)
-                 for p in (t.get("fieldPaths") or []) if isinstance(p, str)]
+                 for p in (t["fieldPaths"] if isinstance(t.get("fieldPaths"), list) else []) if isinstance(p, str)]
         touched = [p for p in paths if _COUNTED.search(p)]
         if touched:
             b.unresolved.append(("kustomize", f"replacements to {', '.join(touched)[:120]}", _known(at(("replacements", i)))))
@@ -332,6 +333,9 @@ def _patch_docs(e: Any, here: str, b: _Build, doc: Document, loc: KeyPath, inlin
 def _patches(k: dict[str, Any], doc: Document, kfile: str, b: _Build, res: list[_Res], at: Any) -> None:
     here = os.path.dirname(kfile)
     work: list[tuple[KeyPath, Any, dict[str, Any] | None, str | None]] = []  # (entry, patch data, target, its file)
+    for key in ("patchesStrategicMerge", "patches", "patchesJson6902"):
+        if k.get(key) is not None and not isinstance(k.get(key), list):
+            raise InputError([doc.problem((key,), f"{key}: expected a list")])
     for i, e in enumerate(k.get("patchesStrategicMerge") or []):
         src_file, docs = _patch_docs(e, here, b, doc, ("patchesStrategicMerge", i))
         work += [(("patchesStrategicMerge", i), p, None, src_file) for p in docs]

@@ -81,7 +81,8 @@ def config_refs(plan: dict[str, Any]) -> dict[str, set[str]]:
         mod, prefix = stack.pop()
         if not isinstance(mod, dict):
             continue
-        for res in mod.get("resources") or []:
+        resources = mod.get("resources")
+        for res in resources if isinstance(resources, list) else []:
             if not isinstance(res, dict) or not isinstance(res.get("address"), str):
                 continue
             refs: set[str] = set()

@@ -646,7 +646,10 @@ def _cloud_run(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Reque
     hw = ctx.index.lookup(accel)
     req.set_hardware(accel, hw)
     gpus = []
-    for c in tpl.get("containers") or []:
+    containers = tpl.get("containers")
+    if containers is not None and not isinstance(containers, list):
+        raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: template.containers: expected a list of blocks")
+    for c in containers or []:
         limits = _first(c.get("resources")).get("limits") if isinstance(c, dict) else None
         if limits is not None and not isinstance(limits, dict):
             raise InputError.single(ctx.path, req.line, req.col,
