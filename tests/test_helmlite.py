@@ -814,5 +814,5 @@ def test_a_chart_whose_dependencies_is_no_list_is_read_past(tmp_path: Path) -> N
     chart = _chart(tmp_path, {}, {"pod.yaml": gpu})
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serve\nversion: 0.1.0\ndependencies: true\n")
     _chart(chart, {}, {"pod.yaml": gpu.replace("name: p}", "name: q}")}, name="sub")
-    code, data, err = _check(str(chart))
+    _, data, err = _check(str(chart))
     assert "internal error" not in json.dumps(data) + err and data["results"], err
