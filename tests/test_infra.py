@@ -1080,6 +1080,24 @@ spec:
   resourceClaims:
   - {name: gpu, resourceClaimName: shared}
 ---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: admin, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: all, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, adminAccess: true}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: monitor, namespace: ml}
+spec:
+  containers:
+  - {name: dcgm, resources: {claims: [{name: all}]}}
+  resourceClaims:
+  - {name: all, resourceClaimTemplateName: admin}
+---
 apiVersion: v1
 kind: Pod
 metadata: {name: net, namespace: ml}
@@ -1096,7 +1114,8 @@ def test_pods_asking_for_gpus_through_dynamic_resource_allocation_are_read(tmp_p
     resourceClaims naming a ResourceClaimTemplate / ResourceClaim, and no nvidia.com/gpu appears: such pods passed as
     asking for none. The claim's accelerator device class and count are read (v1 `exactly` and v1beta1), a CEL selector's
     productName gives the model; a claim the file does not hold and allocationMode All are request-unresolved, never
-    zero; a shared ResourceClaim is counted per pod with a note; a claim of another device class (a NIC) is no request."""
+    zero; a shared ResourceClaim is counted per pod with a note; a claim of another device class (a NIC) or with admin access
+    (a monitoring agent) is no request."""
     (tmp_path / "dra.yaml").write_text(DRA)
     _, data = check(str(tmp_path / "dra.yaml"))
     got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_max"], "request-unresolved" in rules(r))
@@ -1652,7 +1671,9 @@ def test_type_confusions_a_fuzzer_found_are_no_internal_errors(tmp_path: Path, n
     fname, content, needle = FUZZ_FOUND[name]
     (tmp_path / fname).write_text(content)
     (tmp_path / "d.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
-    r = run_cli("check", "--no-config", str(tmp_path / fname))
+    r = run_cli("check", "--no-config", "--format", "json", str(tmp_path / fname))
     assert "internal error" not in r.out + r.err and "Traceback" not in r.err, r.out + r.err
-    if needle:
-        assert r.code == 2 and needle in r.out + r.err, r.out + r.err
+    if needle:  # a positioned input error: in the report's invalid files, or alone on stderr when nothing else was read
+        said = r.err + " ".join(f"{Path(b['path']).name}:{e['line']}:{e['column']}: error: {e['message']}"
+                                for b in (json.loads(r.out)["invalid"] if r.out.strip() else []) for e in b["errors"])
+        assert r.code == 2 and needle in said, r.out + r.err

@@ -4,10 +4,11 @@ name it), whose ``spec.devices.requests`` name a device class and a count (``exa
 allocationMode}`` in v1; the same fields on the request in v1beta1; ``firstAvailable`` lists alternatives, the first read).
 No ``nvidia.com/gpu`` appears anywhere, so such a pod passed as one without accelerators.
 
-The claims of the files read together are indexed by namespace and name; a pod's claims are summed per device class of an
-accelerator (ACCELERATOR_CLASSES, each the device class its vendor's DRA driver installs). A claim the files do not hold,
+The claims of the same file are indexed by namespace and name; a pod's claims are summed per device class of an
+accelerator (ACCELERATOR_CLASSES, each the device class its vendor's DRA driver installs). A claim the file does not hold,
 ``allocationMode: All`` (every matching device on the node) and a placeholder count are request-unresolved, never read as
-zero. A CEL selector on ``productName`` names the model (``device.attributes["gpu.nvidia.com"].productName == "H100"``)."""
+zero; a request with ``adminAccess: true`` (a monitoring agent's view of every device) allocates none. A CEL selector on
+``productName`` names the model (``device.attributes["gpu.nvidia.com"].productName == "H100"``)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def read_claim(data: dict[str, Any]) -> tuple[tuple[str, str, str], Claim] | Non
         if isinstance(alternatives, list) and alternatives:
             one = _map(alternatives[0])
         res = ACCELERATOR_CLASSES.get(str(one.get("deviceClassName")))
-        if res is None:
+        if res is None or one.get("adminAccess") is True:  # admin access (monitoring) allocates no device to the pod
             continue
         resource = resource or res
         n = one.get("count", 1)
