@@ -77,20 +77,33 @@ def _object(v: Any, depth: int = 0) -> Any:
     return out
 
 
-def manifest(rtype: str, after: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any] | None:
-    """The Kubernetes object a resource applies, or None where the source does not settle it."""
+def manifest(rtype: str, after: dict[str, Any], raw: Any, load: Callable[[str], Any], path: str, address: str,
+             at: tuple[int, int]) -> Any:
+    """The Kubernetes object a resource applies: the provider's blocks as the object; an HCL object; YAML text (a heredoc
+    or a plain string, read and refused as a manifest file is, its errors at the resource's line); ``yamlencode({...})`` /
+    ``jsonencode({...})`` of an object literal (in ``raw``, the source, for it is no literal). None where the source does
+    not settle it (``templatefile(...)``, a variable, several documents)."""
     if rtype in NATIVE:
         api, kind = NATIVE[rtype]
         body = _object({k: v for k, v in after.items() if k in ("metadata", "spec")})
         return {"apiVersion": api, "kind": kind, **body} if isinstance(body, dict) else None
-    value = after.get(MANIFESTS[rtype])
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):  # yamlencode({...}) / jsonencode({...}) of an object literal; else not settled here
-        from advisor.check.infra.releases import tf_values
+    field = MANIFESTS[rtype]
+    value = after.get(field)
+    if value is None and isinstance(raw, dict) and isinstance(raw.get(field), str):
+        value = raw[field]
+    if isinstance(value, dict) or not isinstance(value, str) or len(value) > MAX_TEXT:
+        return value if isinstance(value, dict) else None
+    from advisor.check.infra.releases import tf_text, tf_values
+    from advisor.yamlsrc import load_documents
 
+    text = tf_text(value)
+    if text is None:
         return tf_values(value, load)
-    return None
+    try:
+        docs = load_documents(text, path)
+    except InputError as exc:
+        raise InputError.single(path, *at, f"{address}: {field}: {exc.problems[0].message}") from None
+    return docs[0].data if len(docs) == 1 else None
 
 
 def requests(
@@ -100,23 +113,10 @@ def requests(
     """The requests (and autoscalers) of the object one resource instance applies, at ``at``. ``raw``: the resource's
     source, searched for an accelerator resource where the object is not settled."""
     from advisor.check.infra import k8s
-    from advisor.check.infra.releases import tf_text
     from advisor.yamlsrc import load_documents
 
     out = Parsed("terraform-hcl")
-    field = MANIFESTS.get(rtype, "")
-    value = after.get(field)
-    if value is None and isinstance(raw, dict) and isinstance(raw.get(field), str):  # yamlencode({...}): not a literal
-        value = after[field] = raw[field]
-    text = tf_text(value) if isinstance(value, str) and len(value) <= MAX_TEXT else None
-    if text is not None:  # YAML text: read (and refused) as a manifest file is, its errors at the resource's line
-        try:
-            docs = load_documents(text, path)
-        except InputError as exc:
-            raise InputError.single(path, *at, f"{address}: {MANIFESTS[rtype]}: {exc.problems[0].message}") from None
-        obj = docs[0].data if len(docs) == 1 else None
-    else:
-        obj = manifest(rtype, after, load)
+    obj = manifest(rtype, after, raw, load, path, address, at)
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
         field = MANIFESTS.get(rtype, "spec")
         if _ACCELERATOR.search(str(raw)):
