@@ -1677,3 +1677,46 @@ def test_type_confusions_a_fuzzer_found_are_no_internal_errors(tmp_path: Path, n
         said = r.err + " ".join(f"{Path(b['path']).name}:{e['line']}:{e['column']}: error: {e['message']}"
                                 for b in (json.loads(r.out)["invalid"] if r.out.strip() else []) for e in b["errors"])
         assert r.code == 2 and needle in said, r.out + r.err
+
+
+TFVARS_MAIN = """variable "gpu_nodes" {
+  default = 1
+}
+variable "machine" {}
+resource "google_container_node_pool" "gpu" {
+  name       = "gpu"
+  location   = "us-central1-a"
+  node_count = var.gpu_nodes
+  node_config {
+    machine_type = var.machine
+  }
+}
+"""
+
+
+def test_terraform_variable_values_files_are_applied_as_terraform_loads_them(tmp_path: Path) -> None:
+    """A root module's variables take terraform.tfvars, terraform.tfvars.json and *.auto.tfvars(.json) over their
+    defaults, as `terraform plan` does; the HCL reader read defaults only, so 16 x a3-highgpu-8g in terraform.tfvars was
+    read as 1 node (or, without a default, not at all), and a PR changing only terraform.tfvars was skipped as "a YAML
+    scalar". Now the values are applied in Terraform's order (a later auto file wins), said in a note; a .tfvars file given
+    to the gate checks the .tf files beside it; one Terraform loads only with -var-file says so."""
+    (tmp_path / "main.tf").write_text(TFVARS_MAIN)
+    (tmp_path / "terraform.tfvars").write_text('gpu_nodes = 16\nmachine = "a3-highgpu-8g"\nundeclared = 5\n')
+    _, data = check(str(tmp_path))
+    [r] = data["results"]
+    assert (r["request"]["accelerator"], r["request"]["total_chips"]) == ("h100", 128)
+    assert any("variable values from terraform.tfvars" in n for n in r["notes"])
+    (tmp_path / "b.auto.tfvars.json").write_text('{"gpu_nodes": 4}')
+    (tmp_path / "a.auto.tfvars").write_text("gpu_nodes = 2\n")
+    _, data = check(str(tmp_path / "terraform.tfvars"))  # a PR that changes only the values
+    [r] = data["results"]
+    assert r["request"]["total_chips"] == 32 and r["source"]["path"].endswith("main.tf")
+    (tmp_path / "prod.tfvars").write_text("gpu_nodes = 64\n")
+    _, data = check(str(tmp_path / "prod.tfvars"))
+    assert data["results"][0]["request"]["total_chips"] == 32
+    assert any("-var-file=prod.tfvars" in s["reason"] for s in data["skipped_files"])
+    (tmp_path / "terraform.tfvars").write_text('gpu_nodes = {{{ not hcl\n')
+    (tmp_path / "a.auto.tfvars").unlink()
+    (tmp_path / "b.auto.tfvars.json").unlink()
+    r = run_cli("check", "--no-config", "--format", "json", str(tmp_path / "main.tf"))
+    assert "internal error" not in r.out + r.err and "Traceback" not in r.err

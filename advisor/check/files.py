@@ -332,12 +332,36 @@ def select(
     return sel
 
 
+TFVARS = ("terraform.tfvars", "terraform.tfvars.json")  # Terraform loads these first, then *.auto.tfvars(.json) by name
+AUTO_TFVARS = (".auto.tfvars", ".auto.tfvars.json")
+
+
+def auto_loaded(name: str) -> bool:
+    """Whether ``terraform plan`` loads this variable-values file by itself (else only with -var-file)."""
+    return os.path.basename(name) in TFVARS or name.endswith(AUTO_TFVARS)
+
+
 def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str], None]) -> None:
     if user and _ignored(os.path.abspath(path), False, user):
         sel.excluded += 1
         return
     if os.path.realpath(path) != os.path.abspath(path) and escapes(path, _boundary(path)):
         sel.refused.append(Problem(path, 1, 1, OUTSIDE))
+        return
+    if path.endswith((".tfvars", ".tfvars.json")):  # variable values: the configuration they feed is what changes
+        here = os.path.dirname(path) or "."
+        try:
+            siblings = sorted(n for n in os.listdir(here) if n.endswith(".tf"))
+        except OSError:
+            siblings = []
+        for n in siblings[:200]:
+            _explicit(os.path.join(here, n) if os.path.dirname(path) else n, user, sel, add)
+        if not siblings:
+            sel.skipped.append((path, "Terraform variable values without a .tf file beside them to apply them to"))
+        elif not auto_loaded(path):
+            sel.skipped.append((path, "Terraform loads these values only with -var-file, so the .tf files beside them were checked "
+                                      "with their defaults and auto-loaded values; check the plan JSON of `terraform plan "
+                                      f"-var-file={os.path.basename(path)} -out plan.out` to judge them"))
         return
     chart = chart_of(path) if path.endswith((".yaml", ".yml")) else None
     if chart is not None:

@@ -258,19 +258,59 @@ class _Expr:
         raise ValueError
 
 
-def _module_scope(
-    directory: str, cache: dict[str, tuple[dict[str, Any], dict[str, Any], str | None]]
-) -> tuple[dict[str, Any], dict[str, Any], str | None]:
-    """Variable defaults, locals and the AWS provider region of every .tf file in the directory."""
-    if directory in cache:
-        return cache[directory]
+Scope = tuple[dict[str, Any], dict[str, Any], str | None, list[str]]  # variables, locals, AWS region, the tfvars files read
+
+
+def _tfvars(directory: str, names: list[str], declared: set[str]) -> tuple[dict[str, Any], list[str]]:
+    """The values Terraform itself loads for a root module, in its order, each over the one before: terraform.tfvars,
+    terraform.tfvars.json, then *.auto.tfvars / *.auto.tfvars.json by name
+    (https://developer.hashicorp.com/terraform/language/values/variables#variable-definition-precedence). Only declared
+    variables; a file this reader cannot parse leaves the defaults."""
+    from advisor.check.files import AUTO_TFVARS, TFVARS
+
+    order: list[str] = [n for n in TFVARS if n in names]
+    order += sorted(n for n in names if n.endswith(AUTO_TFVARS))
+    values: dict[str, Any] = {}
+    used: list[str] = []
+    for n in order[:50]:
+        try:
+            with open(os.path.join(directory or ".", n), encoding="utf-8", errors="replace") as fh:
+                text = fh.read(MAX_HCL_BYTES + 1)
+            if len(text) > MAX_HCL_BYTES:
+                continue
+            data = json.loads(text) if n.endswith(".json") else _load(text)
+        except Exception:  # not parsed: the defaults stand, as for a sibling .tf file this reader cannot parse
+            continue
+        if isinstance(data, dict):
+            got = {k: v for k, v in data.items() if k in declared}
+            values.update(got)
+            used += [n] if got else []
+    return values, used
+
+
+def _module_scope(directory: str, cache: dict[Any, Scope]) -> Scope:
+    """Variable values (defaults, then the tfvars files Terraform loads), locals and the AWS provider region of every .tf
+    file in the directory; cached by the directory and its files' sizes and modification times (a long-lived process sees
+    an edit)."""
+    try:
+        listed = sorted(n for n in os.listdir(directory or ".") if n.endswith(".tf") or ".tfvars" in n)
+    except OSError:
+        listed = []
+    stamp = []
+    for n in listed[:400]:
+        try:
+            st = os.stat(os.path.join(directory or ".", n))
+            stamp.append((n, st.st_mtime_ns, st.st_size))
+        except OSError:
+            continue
+    key = (directory, tuple(stamp))
+    if key in cache:
+        return cache[key]
     variables: dict[str, Any] = {}
+    declared: set[str] = set()
     locals_: dict[str, Any] = {}
     region: str | None = None
-    try:
-        names = sorted(n for n in os.listdir(directory or ".") if n.endswith(".tf"))
-    except OSError:
-        names = []
+    names = [n for n in listed if n.endswith(".tf")]
     for n in names[:200]:
         try:
             with open(os.path.join(directory or ".", n), encoding="utf-8", errors="replace") as fh:
@@ -282,6 +322,7 @@ def _module_scope(
             continue
         for block in data.get("variable", []) if isinstance(data, dict) else []:
             for name, body in block.items():
+                declared.add(name)
                 if isinstance(body, dict) and "default" in body:
                     variables[name] = body["default"]
         for block in data.get("locals", []) if isinstance(data, dict) else []:
@@ -290,8 +331,10 @@ def _module_scope(
             aws = block.get("aws") if isinstance(block, dict) else None
             if isinstance(aws, dict) and isinstance(aws.get("region"), str) and "${" not in aws["region"]:
                 region = region or aws["region"]
-    cache[directory] = (variables, locals_, region)
-    return cache[directory]
+    given, used = _tfvars(directory, [n for n in listed if ".tfvars" in n], declared)
+    variables.update(given)
+    cache[key] = (variables, locals_, region, used)
+    return cache[key]
 
 
 class _HclCtx(tfplan._Ctx):
@@ -361,7 +404,7 @@ HARDWARE_FIELDS = ("machine_type", "guest_accelerator", "accelerator_type", "acc
                    "desired_capacity", "min_size", "max_size", "scaling_config", "instances", "min_count", "max_count")
 
 
-_SCOPES: dict[str, tuple[dict[str, Any], dict[str, Any], str | None]] = {}
+_SCOPES: dict[Any, Scope] = {}
 
 
 def parse(path: str, text: str, index: NameIndex) -> Parsed:
@@ -370,7 +413,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         return data
     if len(_SCOPES) > 64:
         _SCOPES.clear()
-    variables, locals_, region = _module_scope(os.path.abspath(os.path.dirname(path)) if path != "-" else "", _SCOPES)
+    variables, locals_, region, tfvars = _module_scope(os.path.abspath(os.path.dirname(path)) if path != "-" else "", _SCOPES)
     blocks = {f"{m.group(1)}.{m.group(2)}": text.count("\n", 0, m.start()) + 1 for m in tfconfig.RESOURCE.finditer(text)}
     resources = _resource_blocks(data)
     ctx = _HclCtx(path, text, index, blocks, _resource_refs(resources), region)
@@ -393,6 +436,8 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         req.waivers += tf_waivers(text, req.line)
         req.kind = "terraform-hcl"
         req.notes.append("read from HCL source (literals, variable defaults, locals); the plan JSON is the authority")
+        if tfvars:
+            req.notes.append(f"variable values from {', '.join(tfvars)} (loaded as terraform plan loads them in this directory)")
     if not out.requests and not out.notes and not out.releases:
         out.notes.append("Terraform HCL without accelerator resources")
     return out
