@@ -1100,6 +1100,16 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: imex, namespace: ml}
+spec:
+  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-gb200}
+  containers:
+  - {name: c, resources: {limits: {nvidia.com/gpu: 4}, claims: [{name: channel}]}}
+  resourceClaims:
+  - {name: channel, resourceClaimTemplateName: compute-domain-channel}
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: net, namespace: ml}
 spec:
   containers:
@@ -1114,8 +1124,9 @@ def test_pods_asking_for_gpus_through_dynamic_resource_allocation_are_read(tmp_p
     resourceClaims naming a ResourceClaimTemplate / ResourceClaim, and no nvidia.com/gpu appears: such pods passed as
     asking for none. The claim's accelerator device class and count are read (v1 `exactly` and v1beta1), a CEL selector's
     productName gives the model; a claim the file does not hold and allocationMode All are request-unresolved, never
-    zero; a shared ResourceClaim is counted per pod with a note; a claim of another device class (a NIC) or with admin access
-    (a monitoring agent) is no request."""
+    zero, unless the pod asks for nvidia.com/gpu itself (then a claim elsewhere is its NICs or NVLink domain channel, as in
+    the swept GB200 recipes, and the count stands); a shared ResourceClaim is counted per pod with a note; a claim of
+    another device class (a NIC) or with admin access (a monitoring agent) is no request."""
     (tmp_path / "dra.yaml").write_text(DRA)
     _, data = check(str(tmp_path / "dra.yaml"))
     got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_max"], "request-unresolved" in rules(r))
@@ -1124,6 +1135,7 @@ def test_pods_asking_for_gpus_through_dynamic_resource_allocation_are_read(tmp_p
         "Deployment/ml/vllm": ("h100", 2, 3, False),
         "Job/ml/train": ("l4", None, 4, True),
         "Pod/ml/all": (None, None, 1, True),
+        "Pod/ml/imex": ("gb200", 4, 1, False),  # a pod asking nvidia.com/gpu: a claim elsewhere is its NVLink channel
     }
     msgs = " ".join(f["message"] for r in data["results"] for f in r["findings"])
     assert "ResourceClaimTemplate elsewhere, which the files checked do not hold" in msgs and "allocationMode: All" in msgs

@@ -184,10 +184,12 @@ def _pod_chips(
     return total, resource, where
 
 
-def _claimed(d: ManifestDoc, pod: KeyPath, req: Request) -> tuple[int, str | None, str | None]:
+def _claimed(d: ManifestDoc, pod: KeyPath, req: Request, asks: bool) -> tuple[int, str | None, str | None]:
     """(accelerator devices, the resource they stand for, a model a selector names) of a pod's DRA claims
-    (``resourceClaims``); -1 devices when a claim the files do not hold or one that does not fix its count leaves them
-    unknown (request-unresolved, with the reason)."""
+    (``resourceClaims``); -1 devices when a claim that does not fix its count, or one the file does not hold in a pod that
+    asks for no accelerator otherwise, leaves them unknown (request-unresolved, with the reason). ``asks``: the pod asks
+    for accelerators through extended resources (nvidia.com/gpu); a claim the file does not hold is then most likely its
+    network devices or NVLink domain channel (an NVIDIA ComputeDomain's), said in a note, not counted."""
     total, resource, product = 0, None, None
     for i, entry in enumerate(d.seq((*pod, "resourceClaims"))):
         if not isinstance(entry, dict):
@@ -199,7 +201,10 @@ def _claimed(d: ManifestDoc, pod: KeyPath, req: Request) -> tuple[int, str | Non
                 continue
             at = d.doc.where((*pod, "resourceClaims", i))
             claim = d.claims.get((kind, d.namespace, name))
-            if claim is None:
+            if claim is None and asks:
+                req.notes.append(f"resourceClaims names {kind} {name}, which the file does not hold: its devices (network "
+                                 "interfaces, an NVLink domain's channel) are not counted")
+            elif claim is None:
                 req.unresolved.append(("count-unknown", f"resourceClaims names {kind} {name}, which the files checked do not hold: "
                                        "the devices it allocates are not known; check it with the file that declares it", at))
                 total, resource = -1, resource or "resource.k8s.io claim"
@@ -222,7 +227,7 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
         return False
     d.mapping(pod)
     chips, resource, where = _pod_chips(d, pod, req, containers)
-    claimed, claimed_resource, product = _claimed(d, pod, req)
+    claimed, claimed_resource, product = _claimed(d, pod, req, asks=resource is not None)
     if claimed_resource:  # devices asked through Dynamic Resource Allocation claims
         chips = chips + claimed if chips >= 0 and claimed >= 0 else -1
         resource = resource or claimed_resource
