@@ -1732,3 +1732,51 @@ def test_terraform_variable_values_files_are_applied_as_terraform_loads_them(tmp
     (tmp_path / "b.auto.tfvars.json").unlink()
     r = run_cli("check", "--no-config", "--format", "json", str(tmp_path / "main.tf"))
     assert "internal error" not in r.out + r.err and "Traceback" not in r.err
+
+
+def test_manifests_terraform_reads_from_files_of_the_repository_are_read(tmp_path: Path) -> None:
+    """`manifest = yamldecode(templatefile(local.tpl, {...}))` and `yaml_body = file("${path.module}/x.yaml")` keep the
+    Kubernetes object in a file of the repository (ai-on-gke's JetStream module serves on TPUs this way); the resource
+    passed with nothing read. The file is read (inside the repository only: `file("/etc/passwd")` is not), a template's
+    settled vars filled in, the others placeholders read as unresolved where they count."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "deployment.yaml.tftpl").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: jetstream}\nspec:\n  replicas: ${replicas}\n  template:\n"
+        "    spec:\n      nodeSelector:\n        cloud.google.com/gke-tpu-topology: ${tpu-topology}\n"
+        "        cloud.google.com/gke-tpu-accelerator: ${tpu-type}\n"
+        "      containers:\n      - {name: m, resources: {limits: {google.com/tpu: '${chips}'}}}\n"
+    )
+    (tmp_path / "templates" / "pool.yaml").write_text(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      requirements:\n"
+        "      - {key: node.kubernetes.io/instance-type, operator: In, values: [p5.48xlarge]}\n  limits: {nvidia.com/gpu: 16}\n"
+    )
+    (tmp_path / "main.tf").write_text("""variable "chips" {
+  default = 4
+}
+locals {
+  deployment_template = "${path.module}/templates/deployment.yaml.tftpl"
+}
+resource "kubernetes_manifest" "jetstream" {
+  manifest = yamldecode(templatefile(local.deployment_template, {
+    tpu-topology = "2x2"
+    tpu-type     = "tpu-v6e-slice"
+    chips        = var.chips
+    replicas     = var.not_given
+  }))
+}
+resource "kubectl_manifest" "pool" {
+  yaml_body = file("${path.module}/templates/pool.yaml")
+}
+resource "kubectl_manifest" "outside" {
+  yaml_body = file("/etc/passwd")
+}
+""")
+    _, data = check(str(tmp_path / "main.tf"))
+    got = {a: (r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_max"], "request-unresolved" in rules(r))
+           for a, r in by_address(data).items()}
+    assert got == {
+        "kubernetes_manifest.jetstream/Deployment/default/jetstream": ("tpu-v6e", 4, None, True),
+        "kubectl_manifest.pool/NodePool/gpu": ("h100", 16, 1, False),
+    }
+    assert "root:" not in json.dumps(data)

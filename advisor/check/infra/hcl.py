@@ -56,8 +56,9 @@ def _load(text: str) -> Any:
 
 
 class _Scope:
-    def __init__(self, variables: dict[str, Any], locals_: dict[str, Any]) -> None:
+    def __init__(self, variables: dict[str, Any], locals_: dict[str, Any], module_dir: str | None = None) -> None:
         self.variables, self.locals = variables, locals_
+        self.module_dir = module_dir  # path.module (and path.root: a root module's own directory)
         self.each: tuple[Any, Any] | None = None
         self.count: int | None = None
         self._busy: set[str] = set()
@@ -73,6 +74,8 @@ class _Scope:
             return _Expr(self, expr).run()
         if expr == "count.index" and self.count is not None:
             return self.count
+        if expr in ("path.module", "path.root") and self.module_dir is not None:
+            return self.module_dir
         head, _, rest = expr.partition(".")
         name_m = re.match(r"[A-Za-z_][A-Za-z0-9_-]*", rest)
         if head == "each" and self.each is not None:
@@ -418,7 +421,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     resources = _resource_blocks(data)
     ctx = _HclCtx(path, text, index, blocks, _resource_refs(resources), region)
     out = Parsed("terraform-hcl")
-    scope = _Scope(variables, locals_)
+    scope = _Scope(variables, locals_, os.path.dirname(os.path.abspath(path)) if path != "-" else None)
     by_addr, unresolved = _evaluate(ctx, scope, resources)
     _module_calls(ctx, scope, data, text, by_addr, unresolved)
     tfplan.read_resources(ctx, by_addr, out)
@@ -562,7 +565,7 @@ def _kubernetes_objects(ctx: _HclCtx, scope: _Scope, resources: list[tuple[str, 
             scope.each, scope.count = None, None
             if not isinstance(after, dict):
                 continue
-            got = tfk8s.requests(ctx.path, rtype, base + key, _plain(after), body, at, ctx.index, _load)
+            got = tfk8s.requests(ctx.path, rtype, base + key, _plain(after), body, at, ctx.index, _load, scope.literal)
             # the manifest's own field, when not a literal, tfk8s reads (yamlencode) or says itself
             said = [(f, e) for f, e in ([problem] if problem else []) + _unresolved_paths(after)
                     if tfk8s.sizes(f) and f != tfk8s.MANIFESTS.get(rtype)]

@@ -1,13 +1,16 @@
 """Kubernetes objects a Terraform configuration applies: ``kubectl_manifest`` (``yaml_body``, YAML text or a heredoc),
 ``kubernetes_manifest`` (``manifest``, the object as an HCL object) and the Kubernetes provider's own workload resources
 (``kubernetes_deployment``, ``kubernetes_stateful_set``, ``kubernetes_job``, ... and their ``_v1`` names, whose blocks are
-the object's fields in snake_case). Each object is read by the Kubernetes reader, its requests at the resource's line,
-addressed ``RESOURCE/KIND/NAMESPACE/NAME``. A manifest the source does not settle (``templatefile(...)``, a variable) that
-names an accelerator resource is a request of unknown hardware, request-unresolved, never passed over."""
+the object's fields in snake_case); a manifest in a file of the repository (``file(...)``, ``templatefile(...)``, with or
+without ``yamldecode``) is read from it, the template's settled vars filled in. Each object is read by the Kubernetes
+reader, its requests at the resource's line, addressed ``RESOURCE/KIND/NAMESPACE/NAME``. A manifest the source does not
+settle (a variable, a file outside the repository) that names an accelerator resource is a request of unknown hardware,
+request-unresolved, never passed over."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -77,8 +80,56 @@ def _object(v: Any, depth: int = 0) -> Any:
     return out
 
 
+_CALL = re.compile(r"(templatefile|file)\((.*)\)", re.S)
+_TEMPLATE_REF = re.compile(r"\$\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}")
+
+
+def _template(value: str, path: str, load: Callable[[str], Any], resolve: Callable[[Any], Any]) -> str | None:
+    """The text of ``file(PATH)`` / ``templatefile(PATH, {vars})`` (inside ``yamldecode(...)`` or not) where PATH
+    evaluates (``${path.module}/...``, a local) to a file of the repository: each ``${name}`` of a var the source settles
+    replaced by its value, the others left as placeholders (read as unresolved where they count). None otherwise."""
+    from advisor.check.files import boundary, escapes
+
+    call = value.strip()
+    if not (call.startswith("${") and call.endswith("}")):
+        return None
+    call = call[2:-1].strip()
+    if call.startswith("yamldecode(") and call.endswith(")"):
+        call = call[len("yamldecode("):-1].strip()
+    m = _CALL.fullmatch(call)
+    if m is None:
+        return None
+    try:
+        args = load("x = [" + m.group(2) + "]").get("x")
+    except Exception:  # the HCL reader's own errors: not settled here
+        return None
+    if not isinstance(args, list) or not args:
+        return None
+    where = resolve(args[0])
+    if not isinstance(where, str) or "${" in where:
+        return None
+    where = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), where))
+    if escapes(where, os.path.realpath(boundary(path))) or not os.path.isfile(where):
+        return None
+    try:
+        with open(where, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(MAX_TEXT + 1)
+    except OSError:
+        return None
+    if len(text) > MAX_TEXT:
+        return None
+    given = resolve(args[1]) if m.group(1) == "templatefile" and len(args) > 1 else {}
+    settled = {k: v for k, v in given.items() if isinstance(v, (str, int, float, bool))} if isinstance(given, dict) else {}
+
+    def fill(ref: re.Match[str]) -> str:
+        v = settled.get(ref.group(1))
+        return ref.group(0) if v is None else (str(v).lower() if isinstance(v, bool) else str(v))
+
+    return _TEMPLATE_REF.sub(fill, text) if m.group(1) == "templatefile" else text
+
+
 def manifest(rtype: str, after: dict[str, Any], raw: Any, load: Callable[[str], Any], path: str, address: str,
-             at: tuple[int, int]) -> Any:
+             at: tuple[int, int], resolve: Callable[[Any], Any] = lambda v: v) -> Any:
     """The Kubernetes object a resource applies: the provider's blocks as the object; an HCL object; YAML text (a heredoc
     or a plain string, read and refused as a manifest file is, its errors at the resource's line); ``yamlencode({...})`` /
     ``jsonencode({...})`` of an object literal (in ``raw``, the source, for it is no literal). None where the source does
@@ -98,6 +149,8 @@ def manifest(rtype: str, after: dict[str, Any], raw: Any, load: Callable[[str], 
 
     text = tf_text(value)
     if text is None:
+        text = _template(value, path, load, resolve)  # file(...) / templatefile(...) of a file in the repository
+    if text is None:
         return tf_values(value, load)
     try:
         docs = load_documents(text, path)
@@ -108,7 +161,7 @@ def manifest(rtype: str, after: dict[str, Any], raw: Any, load: Callable[[str], 
 
 def requests(
     path: str, rtype: str, address: str, after: dict[str, Any], raw: Any, at: tuple[int, int], index: NameIndex,
-    load: Callable[[str], Any],
+    load: Callable[[str], Any], resolve: Callable[[Any], Any] = lambda v: v,
 ) -> Parsed:
     """The requests (and autoscalers) of the object one resource instance applies, at ``at``. ``raw``: the resource's
     source, searched for an accelerator resource where the object is not settled."""
@@ -116,7 +169,7 @@ def requests(
     from advisor.yamlsrc import load_documents
 
     out = Parsed("terraform-hcl")
-    obj = manifest(rtype, after, raw, load, path, address, at)
+    obj = manifest(rtype, after, raw, load, path, address, at, resolve)
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
         field = MANIFESTS.get(rtype, "spec")
         if _ACCELERATOR.search(str(raw)):
