@@ -133,7 +133,8 @@ def manifest(rtype: str, after: dict[str, Any], raw: Any, load: Callable[[str], 
     """The Kubernetes object a resource applies: the provider's blocks as the object; an HCL object; YAML text (a heredoc
     or a plain string, read and refused as a manifest file is, its errors at the resource's line); ``yamlencode({...})`` /
     ``jsonencode({...})`` of an object literal (in ``raw``, the source, for it is no literal). None where the source does
-    not settle it (``templatefile(...)``, a variable, several documents)."""
+    not settle it (a variable, several documents); the text of a template it does not settle (directives, YAML only once
+    rendered), searched by the caller for an accelerator resource."""
     if rtype in NATIVE:
         api, kind = NATIVE[rtype]
         body = _object({k: v for k, v in after.items() if k in ("metadata", "spec")})
@@ -148,10 +149,18 @@ def manifest(rtype: str, after: dict[str, Any], raw: Any, load: Callable[[str], 
     from advisor.yamlsrc import load_documents
 
     text = tf_text(value)
-    if text is None:
-        text = _template(value, path, load, resolve)  # file(...) / templatefile(...) of a file in the repository
-    if text is None:
-        return tf_values(value, load)
+    if text is None:  # file(...) / templatefile(...) of a file of the repository: the text Terraform renders, not
+        # the author's YAML, so a template it does not settle (directives, an expression breaking the YAML) is unsettled
+        templated = _template(value, path, load, resolve)
+        if templated is None:
+            return tf_values(value, load)
+        if "%{" in templated:
+            return templated
+        try:
+            docs = load_documents(templated, path)
+        except InputError:
+            return templated
+        return docs[0].data if len(docs) == 1 else templated
     try:
         docs = load_documents(text, path)
     except InputError as exc:
@@ -172,7 +181,7 @@ def requests(
     obj = manifest(rtype, after, raw, load, path, address, at, resolve)
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
         field = MANIFESTS.get(rtype, "spec")
-        if _ACCELERATOR.search(str(raw)):
+        if _ACCELERATOR.search(str(raw)) or (isinstance(obj, str) and _ACCELERATOR.search(obj)):
             req = Request(path, "terraform-hcl", address, *at)
             req.hardware, req.count = None, None
             req.unknown = f"the Kubernetes object {field} applies is not settled in the source ({str(raw.get(field))[:60]})" \
