@@ -264,6 +264,19 @@ class _Expr:
 Scope = tuple[dict[str, Any], dict[str, Any], str | None, list[str]]  # variables, locals, AWS region, the tfvars files read
 
 
+def _sibling(directory: str, name: str) -> Any:
+    """A file of the module's directory parsed (JSON for ``*.json``, else HCL); None where it is larger than
+    MAX_HCL_BYTES or this reader cannot parse it (its values then stay what they were: defaults, or unresolved)."""
+    try:
+        with open(os.path.join(directory or ".", name), encoding="utf-8", errors="replace") as fh:
+            text = fh.read(MAX_HCL_BYTES + 1)
+        if len(text) > MAX_HCL_BYTES:
+            return None
+        return json.loads(text) if name.endswith(".json") else _load(text)
+    except Exception:
+        return None
+
+
 def _tfvars(directory: str, names: list[str], declared: set[str]) -> tuple[dict[str, Any], list[str]]:
     """The values Terraform itself loads for a root module, in its order, each over the one before: terraform.tfvars,
     terraform.tfvars.json, then *.auto.tfvars / *.auto.tfvars.json by name
@@ -276,14 +289,7 @@ def _tfvars(directory: str, names: list[str], declared: set[str]) -> tuple[dict[
     values: dict[str, Any] = {}
     used: list[str] = []
     for n in order[:50]:
-        try:
-            with open(os.path.join(directory or ".", n), encoding="utf-8", errors="replace") as fh:
-                text = fh.read(MAX_HCL_BYTES + 1)
-            if len(text) > MAX_HCL_BYTES:
-                continue
-            data = json.loads(text) if n.endswith(".json") else _load(text)
-        except Exception:  # not parsed: the defaults stand, as for a sibling .tf file this reader cannot parse
-            continue
+        data = _sibling(directory, n)
         if isinstance(data, dict):
             got = {k: v for k, v in data.items() if k in declared}
             values.update(got)
@@ -315,14 +321,7 @@ def _module_scope(directory: str, cache: dict[Any, Scope]) -> Scope:
     region: str | None = None
     names = [n for n in listed if n.endswith(".tf")]
     for n in names[:200]:
-        try:
-            with open(os.path.join(directory or ".", n), encoding="utf-8", errors="replace") as fh:
-                text = fh.read(MAX_HCL_BYTES + 1)
-            if len(text) > MAX_HCL_BYTES:
-                continue
-            data = _load(text)
-        except Exception:  # a sibling this reader cannot parse: its values stay unresolved
-            continue
+        data = _sibling(directory, n)
         for block in data.get("variable", []) if isinstance(data, dict) else []:
             for name, body in block.items():
                 declared.add(name)
