@@ -28,8 +28,8 @@ _PRODUCT = re.compile(r"productName\s*==\s*['\"]([^'\"]{1,80})['\"]")
 
 @dataclass
 class Claim:
-    kind: str  # ResourceClaimTemplate | ResourceClaim
-    name: str
+    """What a ResourceClaim / ResourceClaimTemplate asks for (its kind, namespace and name are its index key)."""
+
     resource: str | None  # the extended resource its accelerator devices stand for, None when it asks for none
     count: int | None  # accelerator devices, None when the claim does not fix it (allocationMode All, a placeholder)
     product: str | None  # a model a CEL selector names
@@ -77,7 +77,7 @@ def read_claim(data: dict[str, Any]) -> tuple[tuple[str, str, str], Claim] | Non
             m = _PRODUCT.search(str(_map(_map(sel).get("cel")).get("expression", "")))
             product = product or (m.group(1) if m else None)
     kind = str(data["kind"])
-    return (kind, ns if isinstance(ns, str) else "default", name), Claim(kind, name, resource, count if resource else 0, product)
+    return (kind, ns if isinstance(ns, str) else "default", name), Claim(resource, count if resource else 0, product)
 
 
 def product_hardware(index: NameIndex, product: str) -> Hardware:

@@ -261,7 +261,7 @@ class _Expr:
         raise ValueError
 
 
-Scope = tuple[dict[str, Any], dict[str, Any], str | None, list[str]]  # variables, locals, AWS region, the tfvars files read
+ModuleScope = tuple[dict[str, Any], dict[str, Any], str | None, list[str]]  # variables, locals, AWS region, the tfvars files read
 
 
 def _sibling(directory: str, name: str) -> Any:
@@ -297,7 +297,7 @@ def _tfvars(directory: str, names: list[str], declared: set[str]) -> tuple[dict[
     return values, used
 
 
-def _module_scope(directory: str, cache: dict[Any, Scope]) -> Scope:
+def _module_scope(directory: str, cache: dict[Any, ModuleScope]) -> ModuleScope:
     """Variable values (defaults, then the tfvars files Terraform loads), locals and the AWS provider region of every .tf
     file in the directory; cached by the directory and its files' sizes and modification times (a long-lived process sees
     an edit)."""
@@ -406,7 +406,7 @@ HARDWARE_FIELDS = ("machine_type", "guest_accelerator", "accelerator_type", "acc
                    "desired_capacity", "min_size", "max_size", "scaling_config", "instances", "min_count", "max_count")
 
 
-_SCOPES: dict[Any, Scope] = {}
+_SCOPES: dict[Any, ModuleScope] = {}
 
 
 def parse(path: str, text: str, index: NameIndex) -> Parsed:

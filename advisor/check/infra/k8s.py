@@ -68,8 +68,7 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
         if got is not None:
             claims.setdefault(*got)
     for doc in manifests:
-        meta0 = doc.data.get("metadata") if isinstance(doc.data.get("metadata"), dict) else {}
-        d = ManifestDoc(doc, index, claims, str(meta0["namespace"]) if isinstance(meta0.get("namespace"), str) else "default")
+        d = ManifestDoc(doc, index, claims)
         kind = doc.data["kind"]
         meta = d.mapping(("metadata",))
         name = (
@@ -77,7 +76,7 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             if isinstance(meta.get("name"), str)
             else (str(meta["generateName"]) + "*" if isinstance(meta.get("generateName"), str) else "?")
         )
-        ns = str(meta["namespace"]) if isinstance(meta.get("namespace"), str) else "default"
+        ns = d.namespace = str(meta["namespace"]) if isinstance(meta.get("namespace"), str) else "default"
         if kind == "HorizontalPodAutoscaler":
             ref = d.mapping(("spec", "scaleTargetRef"))
             if isinstance(ref.get("kind"), str) and isinstance(ref.get("name"), str):

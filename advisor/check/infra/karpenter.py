@@ -59,15 +59,14 @@ def requests(d: ManifestDoc, address: str, at: tuple[int, int]) -> list[Request]
     limits_at = ("spec", "limits", "resources") if v1alpha5 else ("spec", "limits")
     req = Request(doc.path, "kubernetes", address, *at)
     ref = d.mapping(("spec", "nodeClassRef") if v1alpha5 else ("spec", "template", "spec", "nodeClassRef"))
-    group = str(ref.get("group") or ref.get("apiVersion") or "")
-    keys = " ".join(str(i.get("key")) for i in d.seq(reqs_at) if isinstance(i, dict))
-    req.cloud = next((c for c, mark in CLOUD_MARKS if mark in group or mark in keys), None)
+    marks = [str(ref.get("group") or ref.get("apiVersion") or "")]  # the node class's group and the requirement keys
     groups: list[dict[str, Hardware]] = []  # per requirement, the accelerator names it allows (Karpenter takes all of them)
     cpu_too = False  # a requirement allows machines without accelerators too
     for i, item in enumerate(d.seq(reqs_at)):
         if not isinstance(item, dict):
             raise d.fail((*reqs_at, i), "expected a mapping")
         key, op = item.get("key"), item.get("operator")
+        marks.append(str(key))
         values: list[Any] = item["values"] if isinstance(item.get("values"), list) else []
         if op != "In" or not isinstance(key, str):
             continue
@@ -86,6 +85,7 @@ def requests(d: ManifestDoc, address: str, at: tuple[int, int]) -> list[Request]
                 cpu_too = True
         groups.append(allowed)
     found = _allowed(groups)
+    req.cloud = next((c for c, mark in CLOUD_MARKS if any(mark in m for m in marks)), None)
     limits = d.mapping(limits_at)
     chips = [(k, d.count((*limits_at, k), req)) for k in CHIP_LIMITS if k in limits]
     if not found and not chips:

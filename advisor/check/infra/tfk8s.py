@@ -129,7 +129,7 @@ def _template(value: str, path: str, load: Callable[[str], Any], resolve: Callab
 
 
 def manifest(rtype: str, after: dict[str, Any], raw: Any, load: Callable[[str], Any], path: str, address: str,
-             at: tuple[int, int], resolve: Callable[[Any], Any] = lambda v: v) -> Any:
+             at: tuple[int, int], resolve: Callable[[Any], Any]) -> Any:
     """The Kubernetes object a resource applies: the provider's blocks as the object; an HCL object; YAML text (a heredoc
     or a plain string, read and refused as a manifest file is, its errors at the resource's line); ``yamlencode({...})`` /
     ``jsonencode({...})`` of an object literal (in ``raw``, the source, for it is no literal). None where the source does
@@ -170,7 +170,7 @@ def manifest(rtype: str, after: dict[str, Any], raw: Any, load: Callable[[str], 
 
 def requests(
     path: str, rtype: str, address: str, after: dict[str, Any], raw: Any, at: tuple[int, int], index: NameIndex,
-    load: Callable[[str], Any], resolve: Callable[[Any], Any] = lambda v: v,
+    load: Callable[[str], Any], resolve: Callable[[Any], Any],
 ) -> Parsed:
     """The requests (and autoscalers) of the object one resource instance applies, at ``at``. ``raw``: the resource's
     source, searched for an accelerator resource where the object is not settled."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from advisor import clouds
 from advisor.check.infra.model import Parsed, Request, tf_waivers
-from advisor.check.infra.names import NameIndex, topology_chips
+from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.check.infra.tfconfig import ADDRESS, INDEX, config_address, config_refs, config_sources, provider_region
 from advisor.errors import InputError
 from advisor.families import family
@@ -534,7 +534,8 @@ def _node_pool(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str
 def _auto_provisioning(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], *_: Any) -> Request | None:
     """A GKE cluster's node auto-provisioning limit for an accelerator (``cluster_autoscaling.resource_limits``): GKE creates
     node pools of it by itself, up to ``maximum`` chips in the whole cluster (https://cloud.google.com/kubernetes-engine/docs/
-    how-to/node-auto-provisioning): one chip per replica, ``minimum`` to ``maximum`` replicas."""
+    how-to/node-auto-provisioning), on machines it picks: one group of ``maximum`` chips, a ceiling (``Request.cap``),
+    absent where ``minimum`` is 0."""
     name = _str(ctx, req, "cluster_autoscaling.resource_limits.resource_type", after.get("resource_type"))
     if name is None:
         req.hardware, req.unknown = None, "cluster_autoscaling.resource_limits.resource_type is not set in the source"
@@ -826,7 +827,7 @@ def _batch(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request |
         return None
     if not isinstance(types, list):
         raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: compute_resources.instance_type: expected a list")
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, Hardware]] = []
     for i, t in enumerate(types[:MAX_RESOURCES]):
         name = _str(ctx, req, f"compute_resources.instance_type[{i}]", t)
         if not name or name.lower() in BATCH_DEFAULT_TYPES:
