@@ -1801,3 +1801,58 @@ resource "kubectl_manifest" "cpu" {
         "kubectl_manifest.directives": (None, None, 1, True),
     }
     assert "root:" not in json.dumps(data) and not data["invalid"]
+
+
+DSTACK = {
+    # dstack's own default file name, hidden: read though no git tracks it
+    ".dstack.yml": "type: task\nname: train\nnodes: 2\ncommands: [python train.py]\nmax_duration: 6h\n"
+                   "resources:\n  gpu: H100:8\n  memory: 64GB..\n",
+    "range.dstack.yml": "type: task\nname: sweep\ncommands: [python x.py]\nresources:\n  gpu: A100:40GB:1..4\n",
+    "alts.dstack.yml": "type: service\nname: chat\nport: 8000\ncommands: [vllm serve m]\nreplicas: 1..3\n"
+                       "scaling: {metric: rps, target: 10}\n"
+                       "spot_policy: spot\nbackends: [aws]\nresources:\n  gpu: {name: [H100, L4], count: 1}\n",
+    "any.dstack.yml": "type: dev-environment\nname: dev\nide: vscode\nresources:\n  gpu: 24GB..:2\n",
+    "tpu.dstack.yml": "type: task\nname: tpu\ncommands: [python t.py]\nresources:\n  gpu: tpu:v5litepod-8\n",
+    "fleet.dstack.yml": "type: fleet\nname: pool\nnodes: {min: 0, max: 4}\nplacement: cluster\nbackends: [gcp]\n"
+                        "resources:\n  gpu: B200:8\n",
+    "grow.dstack.yml": "type: fleet\nname: grow\nnodes: 1..\nresources:\n  gpu: L4\n",
+    "groups.dstack.yml": "type: task\nname: rl\ngroups:\n  - {name: trainer, nodes: 2, commands: [t], resources: {gpu: H200:8}}\n"
+                         "  - {name: rollout, nodes: 1, commands: [r], resources: {gpu: L4:1}}\n",
+    "ssh.dstack.yml": "type: fleet\nname: onprem\nssh_config:\n  user: ubuntu\n  hosts: [10.0.0.1]\nresources:\n  gpu: H100:8\n",
+    "cpu.dstack.yml": "type: task\nname: etl\ncommands: [python etl.py]\nresources:\n  cpu: 8\n  gpu: 0\n",
+}
+
+
+def test_dstack_configurations_are_read_as_what_they_provision(tmp_path: Path) -> None:
+    """dstack configurations (type task / service / dev-environment / fleet) passed unseen: a `.dstack.yml` outside git
+    was hidden, the rest were "YAML that is not a workload profile", and one whose resources also set memory was taken
+    for a SkyPilot task and refused ("did you mean 'accelerators'?"). Each is now a request: resources.gpu in dstack's
+    forms (NAME:COUNT, NAME:MEMORY:COUNT, a mapping, a range judged at its top, several names -> the cheapest), a TPU
+    slice, a spec without a name is unknown hardware; nodes / replicas / groups / fleet nodes; spot_policy; backends.
+    An open-ended count is request-unresolved; an SSH fleet (hosts already owned) and gpu: 0 are no request."""
+    for name, text in DSTACK.items():
+        (tmp_path / name).write_text(text)
+    _, data = check(str(tmp_path))
+    keys = ("accelerator", "count", "replicas_min", "replicas_max", "pricing", "always_on", "cloud")
+    got = {r["source"]["address"]: tuple(r["request"][k] for k in keys) for r in data["results"]}
+    assert got == {
+        "train": ("h100", 8, 2, 2, "on-demand", False, None),
+        "sweep": ("a100-40gb", 4, 1, 1, "on-demand", False, None),
+        "chat": ("l4", 1, 1, 3, "spot", True, "aws"),
+        "dev": (None, 2, 1, 1, "on-demand", True, None),
+        "tpu": ("tpu-v5e", 8, 1, 1, "on-demand", False, None),
+        "pool": ("b200", 8, 0, 4, "on-demand", True, "gcp"),
+        "grow": ("l4", 1, 1, None, "on-demand", True, None),
+        "rl/trainer": ("h200", 8, 2, 2, "on-demand", False, None),
+        "rl/rollout": ("l4", 1, 1, 1, "on-demand", False, None),
+    }, got
+    res = {r["source"]["address"]: r for r in data["results"]}
+    assert all(r["source"]["kind"] == "dstack" for r in data["results"])
+    assert "request-unknown-accelerator" in rules(res["dev"]) and "request-unresolved" in rules(res["grow"])
+    assert "cheapest of 2 options" in " ".join(res["chat"]["notes"]) and "judged at the most" in " ".join(res["sweep"]["notes"])
+    # a profile links a dstack configuration by its path, as it does a SkyPilot task
+    assert 'match: ["' in " ".join(f["message"] for f in res["train"]["findings"])
+    for bad in ("gpu: H100:lots:8:9", "gpu: H100:8..2", "gpu: true"):
+        (tmp_path / "range.dstack.yml").write_text(DSTACK["range.dstack.yml"].replace("gpu: A100:40GB:1..4", bad))
+        r = run_cli("check", "--no-config", str(tmp_path / "range.dstack.yml"))
+        assert r.code == 2 and ": error: resources.gpu" in r.err, (bad, r.err)

@@ -35,6 +35,8 @@ from advisor.errors import InputError, Problem
 
 SUFFIXES = (".yaml", ".yml", ".json", ".tf")
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # as kustomize looks for them
+# hidden names that are infrastructure by convention: read even where git does not track them (a copy, an archive)
+HIDDEN_READ = (".dstack.yml", ".dstack.yaml")  # dstack's default configuration file name
 PRUNED_DIRS = {"node_modules": "node_modules (JavaScript dependencies)", "__pycache__": "Python byte-code cache"}
 MAX_FILES = 200_000
 
@@ -422,7 +424,8 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
                 is_dir = e.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if e.name == ".git" or (e.name.startswith(".") and not kept(path, is_dir)):  # git never tracks a .git
+            hidden = e.name.startswith(".") and e.name not in HIDDEN_READ
+            if e.name == ".git" or (hidden and not kept(path, is_dir)):  # git never tracks a .git
                 continue  # hidden and untracked: .git, .terraform, .venv
             if is_dir:
                 if e.name in PRUNED_DIRS:

@@ -27,6 +27,9 @@ from advisor.models import Profile, Proposal
 from advisor.policy import Policy
 from advisor.recommend import Recommendation
 
+# readers whose file is one workload (a SkyPilot task, a dstack configuration): a profile links it by its path
+PATH_LINKED = ("skypilot", "dstack")
+
 if TYPE_CHECKING:
     from advisor.check.infra.model import Request
 

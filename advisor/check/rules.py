@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 from advisor.check.judging import (
     KEPT_PROPOSAL_ESTIMATES,
+    PATH_LINKED,
     Judging,
     RequestJudging,
     min_feasible_count,
@@ -470,7 +471,7 @@ def not_linked(r: RequestJudging) -> Iterator[Hit]:
         return
     how = (
         f'add `match: ["{req.address}"]` to its workload profile'
-        if req.kind != "skypilot"
+        if req.kind not in PATH_LINKED
         else f'add `match: ["{req.path}"]` to its workload profile'
     ) + (
         ", or the annotation `advisor.dev/workload: <profile name>`"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from advisor import clouds
 from advisor.check.infra.model import HOURS_PER_MONTH, Autoscaler, Request
 from advisor.check.judge import Waiver, apply_waivers, judge, run_rules
+from advisor.check.judging import PATH_LINKED
 from advisor.check.results import RANK, ProposalResult
 from advisor.check.rules import RequestJudging, request_rules
 from advisor.estimate.search import estimate
@@ -43,7 +44,7 @@ def _matches(req: Request, lp: LoadedProfile) -> bool:
     base = os.path.dirname(lp.path)
     rel = os.path.relpath(req.path, base) if base else req.path
     for pat in patterns:
-        if req.kind == "skypilot" and (
+        if req.kind in PATH_LINKED and (
             fnmatch.fnmatchcase(req.path, pat)
             or fnmatch.fnmatchcase(rel, pat)
             or fnmatch.fnmatchcase(os.path.normpath(req.path), os.path.normpath(pat))

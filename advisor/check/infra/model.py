@@ -19,7 +19,7 @@ _PLACEHOLDER = re.compile(r"\$\{|\{\{|\$\(|^\s*\$[A-Za-z_][A-Za-z0-9_]*\s*$|^\s*
 @dataclass
 class Request:
     path: str
-    kind: str  # terraform-plan | terraform-hcl | kubernetes | skypilot | ray
+    kind: str  # terraform-plan | terraform-hcl | kubernetes | skypilot | dstack | ray
     address: str
     line: int = 1
     col: int = 1

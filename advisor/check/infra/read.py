@@ -199,6 +199,7 @@ def _releases(path: str, docs: list[Document], kinds: list[str]) -> list[Any]:
 READERS: dict[str, tuple[str, str]] = {
     "kubernetes": ("Kubernetes manifest", "advisor.check.infra.k8s"),
     "skypilot": ("SkyPilot task", "advisor.check.infra.skypilot"),
+    "dstack": ("dstack configuration", "advisor.check.infra.dstack"),
     "ray": ("Ray cluster config", "advisor.check.infra.raycluster"),
     "blueprint": ("Cluster Toolkit blueprint", "advisor.check.infra.blueprint"),
     "cloudformation": ("CloudFormation template", "advisor.check.infra.cfn"),

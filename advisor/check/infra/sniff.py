@@ -22,6 +22,9 @@ ADVISOR_API = ("advisor", "advisor.dev")
 TASKS = ("training", "fine-tuning", "inference")
 SKY_CORE = {"resources", "run", "setup", "num_nodes", "service", "pool"}
 SKY_RESOURCE_KEYS = {"accelerators", "instance_type", "any_of", "ordered", "infra", "cloud", "use_spot", "cpus", "memory"}
+# dstack configurations (dstackai/dstack core/models/configurations.py, fleets.py): their type and top-level keys
+DSTACK_TYPES = {"task", "service", "dev-environment", "fleet"}
+DSTACK_CORE = {"resources", "commands", "nodes", "replicas", "groups", "ide", "ssh_config", "placement", "instance_types", "spot_policy"}
 _SCHEMA_LINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=\S*profile\.schema\.json", re.M)
 
 
@@ -40,7 +43,7 @@ def _is_sky(data: dict[Any, Any], keys: set[str]) -> bool:
 
 
 def doc_kind(data: Any, *, modeline: bool = False) -> str:
-    """``profile`` | ``kubernetes`` | ``skypilot`` | ``ray`` | ``blueprint`` | ``cloudformation`` | ``other: REASON`` (skipped,
+    """``profile`` | ``kubernetes`` | ``skypilot`` | ``dstack`` | ``ray`` | ``blueprint`` | ``cloudformation`` | ``other: REASON`` (skipped,
     with the reason)."""
     if isinstance(data, list):
         return "other: " + _list_reason(data)
@@ -70,6 +73,8 @@ def doc_kind(data: Any, *, modeline: bool = False) -> str:
     if isinstance(resources, dict) and ("AWSTemplateFormatVersion" in keys or any(
             isinstance(r, dict) and str(r.get("Type", "")).startswith("AWS::") for r in list(resources.values())[:1000])):
         return "cloudformation"  # an AWS CloudFormation template (SAM, a CDK synth output)
+    if data.get("type") in DSTACK_TYPES and keys & DSTACK_CORE:
+        return "dstack"  # before SkyPilot: a dstack resources block (gpu, memory, disk) is no SkyPilot one
     if _is_sky(data, keys):
         return "skypilot"
     if "task" in keys and keys <= PROFILE_KEYS and len(keys) == len(data):
