@@ -417,7 +417,12 @@ class _Builder:
             tag = _resolver.resolve(ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
         node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         if tag == "tag:yaml.org,2002:int":
-            return _constructor.construct_yaml_int(node)
+            number = _constructor.construct_yaml_int(node)
+            # YAML 1.1 reads 8:8:8... as one base-60 number: no digit limit stops it, and Python cannot print one of
+            # more than 4,300 digits (every message that shows it would fail); no count or size needs 64 bits
+            if abs(number) >= 1 << 64:
+                raise OverflowError(event.value[:20])
+            return number
         if tag == "tag:yaml.org,2002:float":
             value = _constructor.construct_yaml_float(node)
             return value if isinstance(value, float) else float(value)

@@ -61,6 +61,8 @@ CASES: dict[str, tuple[str | bytes, int, str]] = {
     "absurd-tokens": ("name: x\ntask: training\nmodel: {params_b: 1}\ntraining: {tokens_b: 1e30}\n", 2, "accepted range: (0, 1e+06]"),
     "absurd-params": (MINI.replace("params_b: 1", "params_b: 1e12"), 2, "accepted range: (0, 100000]"),
     "huge-int": (MINI.replace("params_b: 1", "params_b: " + "9" * 5000), 2, "is too large"),
+    # YAML 1.1 base 60: 8:8:8... is one number of thousands of digits that no digit limit stops and Python cannot print
+    "huge-base60-int": (MINI.replace("params_b: 1", "params_b: " + ":".join(["8"] * 5000)), 2, "is too large"),
     "string-for-number": (MINI.replace("params_b: 1", "params_b: seventy"), 2, "valid number"),
     "bool-for-number": (MINI.replace("params_b: 1", "params_b: true"), 2, "model.params_b"),
     "list-for-mapping": (MINI.replace("model: {params_b: 1}", "model: [1, 2]"), 2, "model:"),
@@ -77,6 +79,26 @@ CASES: dict[str, tuple[str | bytes, int, str]] = {
     "wide-list": (MINI + "deployment: {clouds: [" + ", ".join(["gcp"] * 5000) + "]}\n", 2, "deployment.clouds"),
 }
 CASES["deep-block-map"] = (CASES["deep-block-map"], 2, "nest")  # type: ignore[assignment]
+
+
+BASE60 = ":".join(["8"] * 5000)
+GATE_BASE60 = {
+    "pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: c\n"
+                f"    resources: {{limits: {{nvidia.com/gpu: {BASE60}}}}}\n",
+    "deploy.yaml": f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: x}}\nspec:\n  replicas: {BASE60}\n",
+    "sky.yaml": f"resources:\n  accelerators: H100:8\nnum_nodes: {BASE60}\nrun: x\n",
+    "d.dstack.yml": f"type: task\ncommands: [x]\nresources:\n  gpu: {BASE60}\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GATE_BASE60))
+def test_a_number_too_large_to_print_is_an_input_error_in_the_gate(tmp_path: Path, name: str) -> None:
+    """A base-60 number of thousands of digits in a manifest, task or configuration was an internal error (its message
+    could not print it); it is a positioned input error at the YAML reader, as a long decimal one already was."""
+    f = tmp_path / name
+    f.write_text(GATE_BASE60[name])
+    r = run_cli("check", "--no-config", str(f))
+    assert r.code == 2 and "internal error" not in r.err and r.err.startswith(f"{f}:") and "is too large" in r.err, r.err
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
