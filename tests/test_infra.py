@@ -1856,3 +1856,11 @@ def test_dstack_configurations_are_read_as_what_they_provision(tmp_path: Path) -
         (tmp_path / "range.dstack.yml").write_text(DSTACK["range.dstack.yml"].replace("gpu: A100:40GB:1..4", bad))
         r = run_cli("check", "--no-config", str(tmp_path / "range.dstack.yml"))
         assert r.code == 2 and ": error: resources.gpu" in r.err, (bad, r.err)
+    # a fleet whose max is below its min, and more groups than are read, are refused rather than read in part
+    for name, text, needle in (
+        ("fleet.dstack.yml", DSTACK["fleet.dstack.yml"].replace("min: 0, max: 4", "min: 5, max: 4"), "nodes.max: max 4 is below min 5"),
+        ("groups.dstack.yml", "type: service\nname: s\nreplicas:\n" + "  - {replicas: 1, resources: {gpu: L4}}\n" * 1001, "1001 groups"),
+    ):
+        (tmp_path / name).write_text(text)
+        r = run_cli("check", "--no-config", str(tmp_path / name))
+        assert r.code == 2 and needle in r.err, r.err

@@ -29,6 +29,7 @@ from advisor.yamlsrc import Document, KeyPath
 _VENDORS = {"nvidia": "nvidia", "amd": "amd", "google": "tpu", "tpu": "tpu", "intel": "intel"}
 _COUNT = re.compile(r"([0-9]{1,6})?(\.\.)?([0-9]{1,6})?")
 MAX_NAMES = 64
+MAX_GROUPS = 1000
 
 
 class _Spec:
@@ -69,8 +70,8 @@ def _spec(doc: Document, loc: KeyPath, gpu: Any, req: Request) -> _Spec | None:
     spec = _Spec()
     if isinstance(gpu, bool):
         raise fail_at(doc, loc, "expected a GPU spec such as 'H100:8', a count or a mapping")
-    if isinstance(gpu, int):
-        gpu = str(gpu)
+    if isinstance(gpu, int):  # YAML 1.1 reads 8:8:8 as a base-60 number: bounded before it is printed
+        gpu = str(whole_number(doc, loc, gpu, req))
     if isinstance(gpu, str):
         if is_placeholder(gpu):
             req.unresolved.append((".".join(map(str, loc)), gpu[:80], doc.where(loc)))
@@ -180,8 +181,10 @@ def _config(doc: Document, index: NameIndex, out: Parsed, *, numbered: bool) -> 
         if not isinstance(groups, list):
             raise fail_at(doc, ("groups",), "expected a list of groups")
         where = "groups" if "groups" in data else "replicas"
+        if len(groups) > MAX_GROUPS:
+            raise fail_at(doc, (where,), f"{len(groups)} groups: at most {MAX_GROUPS} are read")
         reqs = []
-        for i, g in enumerate(groups[:1000]):
+        for i, g in enumerate(groups):
             if not isinstance(g, dict):
                 raise fail_at(doc, (where, i), "expected a mapping")
             label = g.get("name") if isinstance(g.get("name"), str) else str(i)
@@ -289,6 +292,8 @@ def _replicas(doc: Document, req: Request, data: dict[str, Any], part: dict[str,
             high = whole_number(doc, (*at, key, "max"), value.get("max"), req)
             target = whole_number(doc, (*at, key, "target"), value.get("target"), req)
             lo, hi = low or 0, high
+            if high is not None and high < lo:
+                raise fail_at(doc, (*at, key, "max"), f"max {high} is below min {lo}")
             if high is None:
                 req.unresolved.append(("count-unknown", f"{key}.max is not set: the fleet grows as runs ask, from "
                                        f"{max(lo, target or 0)} instance(s)", doc.where((*at, key))))
