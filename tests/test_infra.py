@@ -1864,3 +1864,49 @@ def test_dstack_configurations_are_read_as_what_they_provision(tmp_path: Path) -
         (tmp_path / name).write_text(text)
         r = run_cli("check", "--no-config", str(tmp_path / name))
         assert r.code == 2 and needle in r.err, r.err
+
+
+UNPARSEABLE_TF = """resource "google_container_node_pool" "gpu" {
+  node_count = var.ok ? 4
+  node_config {
+    machine_type = "a3-highgpu-8g"
+  }
+}
+
+resource "google_container_node_pool" "cpu" {
+  node_config {
+    machine_type = "e2-standard-8"
+  }
+}
+
+module "tpu_pool" {
+  source       = "./pools"
+  machine_type = "ct6e-standard-4t"
+}
+
+resource "google_storage_bucket" "data" {
+  name = "gpu-checkpoints"
+}
+"""
+
+
+def test_a_terraform_file_the_reader_cannot_parse_does_not_hide_its_accelerators(tmp_path: Path) -> None:
+    """A .tf file python-hcl2 cannot parse (here a syntax error) was skipped, exit 0, whatever it declared: a
+    pull request could hide a GPU node pool behind syntax the reader does not take. Each resource of a type that buys
+    accelerators, and each module call, whose text names an accelerator is now a request whose count is not read
+    (request-unresolved), the hardware known where the name is (a3-highgpu-8g is H100). A CPU pool, a bucket and a file
+    that names no accelerator stay unread with the reason."""
+    f = tmp_path / "main.tf"
+    f.write_text(UNPARSEABLE_TF)
+    code, data = check(str(f))
+    got = {r["source"]["address"]: (r["request"]["accelerator"], r["request"]["count"], r["source"]["line"],
+                                     rules(r) & {"request-unresolved", "request-unknown-accelerator"}) for r in data["results"]}
+    assert got == {
+        "google_container_node_pool.gpu": ("h100", None, 1, {"request-unresolved"}),
+        "module.tpu_pool": ("tpu-v6e", None, 14, {"request-unresolved"}),
+    }, got
+    assert code == 1 or any(r["status"] == "warning" for r in data["results"])
+    f.write_text(UNPARSEABLE_TF.replace("a3-highgpu-8g", "n2-standard-8").replace("ct6e-standard-4t", "n2-standard-4")
+                 .replace("gpu", "big").replace("\"data\"", "\"d\""))
+    _, data = check(str(f))
+    assert data["results"] == [] and any("cannot parse" in json.dumps(s) for s in data["skipped_files"]), data

@@ -412,6 +412,7 @@ _SCOPES: dict[Any, ModuleScope] = {}
 def parse(path: str, text: str, index: NameIndex) -> Parsed:
     data = _read_tree(text)
     if isinstance(data, Parsed):
+        data.requests += _unread_requests(path, text, data.notes[0] if data.notes else "", index)
         return data
     if len(_SCOPES) > 64:
         _SCOPES.clear()
@@ -442,6 +443,52 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
             req.notes.append(f"variable values from {', '.join(tfvars)} (loaded as terraform plan loads them in this directory)")
     if not out.requests and not out.notes and not out.releases:
         out.notes.append("Terraform HCL without accelerator resources")
+    return out
+
+
+# a block head of the file's text, read without parsing it: resource "TYPE" "NAME" { / module "NAME" {
+_BLOCK_HEAD = re.compile(r'^[ \t]*(resource|module)[ \t]+"([A-Za-z0-9_-]{1,200})"(?:[ \t]+"([A-Za-z0-9_.-]{1,200})")?[ \t]*\{', re.M)
+# what names an accelerator in Terraform text: the words, and machine / instance / VM size names of accelerator families
+_ACCELERATOR_WORD = re.compile(
+    r"accelerator|gpu|tpu|nvidia|\b(?:p[2-6][a-z]*|g[4-6][a-z]*|trn[0-9][a-z]*|inf[0-9])\.[0-9]*x?large|\ba[0-4][a-z]?-[a-z]+gpu"
+    r"|\bg[2-4]-standard|\bct[4-7][a-z]*-|\btpu7x|standard_n[cdv]", re.I)
+_QUOTED = re.compile(r'"([^"\n\\$]{1,100})"')
+MAX_UNREAD = 1000
+
+
+def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[Request]:
+    """Fail closed on a file the reader cannot parse (or too large to): each resource of a type that buys accelerators,
+    and each module call, whose text names an accelerator is a request of unknown hardware whose count is not read
+    (request-unresolved), never a file skipped in silence: a pull request could otherwise hide an accelerator behind
+    syntax this reader does not take. Where the name is one the index knows (p4d.24xlarge), that is the hardware asked
+    for; its count is still not read. A file whose text names none stays skipped with the reason."""
+    if not _ACCELERATOR_WORD.search(text):
+        return []
+    heads = list(_BLOCK_HEAD.finditer(text))[:MAX_UNREAD]
+    out: list[Request] = []
+    for i, m in enumerate(heads):
+        kind, first, second = m.groups()
+        if kind == "resource" and (second is None or first not in tfplan.READ | tfk8s.TYPES):
+            continue
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        word = _ACCELERATOR_WORD.search(text, m.end(), end)
+        if word is None:
+            continue
+        # a quoted machine / instance name the index knows ("a3-highgpu-8g") says the hardware; a bare word (gpu) does not
+        quoted = [q.group(1) for _, q in zip(range(200), _QUOTED.finditer(text, m.end(), end), strict=False)]
+        hint = next((q for q in quoted if _ACCELERATOR_WORD.search(q) and index.lookup(q).known), word.group(0))
+        address = f"{first}.{second}" if kind == "resource" else f"module.{first}"
+        line = text.count("\n", 0, m.start()) + 1
+        req = Request(path, "terraform-hcl", address, line, 1)
+        named = index.lookup(hint)
+        if named.known:
+            req.set_hardware(hint, named)
+        else:
+            req.hardware = hint[:60]
+            req.unknown = f"{address} is in a file this reader cannot read ({why.split(';')[0]}), so what it asks for is not known"
+        req.unresolved.append(("count-unknown", f"{address} is not read (the file cannot be parsed here) but names "
+                               f"{hint[:60]!r}: give the plan JSON ({PLAN_HINT})", (line, 1)))
+        out.append(req)
     return out
 
 
