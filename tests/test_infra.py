@@ -1879,9 +1879,18 @@ resource "google_container_node_pool" "cpu" {
   }
 }
 
+locals {
+  known = ["a3-megagpu-8g"]
+}
+
 module "tpu_pool" {
-  source       = "./pools"
+  source       = "terraform-google-modules/kubernetes-engine/google//modules/private-cluster"
   machine_type = "ct6e-standard-4t"
+}
+
+module "local_gpu_pool" {
+  source       = "./pools"
+  machine_type = "a2-highgpu-1g"
 }
 
 resource "google_storage_bucket" "data" {
@@ -1893,9 +1902,10 @@ resource "google_storage_bucket" "data" {
 def test_a_terraform_file_the_reader_cannot_parse_does_not_hide_its_accelerators(tmp_path: Path) -> None:
     """A .tf file python-hcl2 cannot parse (here a syntax error) was skipped, exit 0, whatever it declared: a
     pull request could hide a GPU node pool behind syntax the reader does not take. Each resource of a type that buys
-    accelerators, and each module call, whose text names an accelerator is now a request whose count is not read
-    (request-unresolved), the hardware known where the name is (a3-highgpu-8g is H100). A CPU pool, a bucket and a file
-    that names no accelerator stay unread with the reason."""
+    accelerators, and each call of a module from outside the repository, whose text (up to the next top-level block:
+    not the locals after it) names an accelerator is now a request whose count is not read (request-unresolved), the
+    hardware known where the name is (a3-highgpu-8g is H100). A CPU pool, a bucket, a local module (its own files are
+    read) and a file that names no accelerator stay unread with the reason."""
     f = tmp_path / "main.tf"
     f.write_text(UNPARSEABLE_TF)
     code, data = check(str(f))
@@ -1903,7 +1913,7 @@ def test_a_terraform_file_the_reader_cannot_parse_does_not_hide_its_accelerators
                                      rules(r) & {"request-unresolved", "request-unknown-accelerator"}) for r in data["results"]}
     assert got == {
         "google_container_node_pool.gpu": ("h100", None, 1, {"request-unresolved"}),
-        "module.tpu_pool": ("tpu-v6e", None, 14, {"request-unresolved"}),
+        "module.tpu_pool": ("tpu-v6e", None, 18, {"request-unresolved"}),
     }, got
     assert code == 1 or any(r["status"] == "warning" for r in data["results"])
     f.write_text(UNPARSEABLE_TF.replace("a3-highgpu-8g", "n2-standard-8").replace("ct6e-standard-4t", "n2-standard-4")

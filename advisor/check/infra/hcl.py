@@ -448,6 +448,9 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
 
 # a block head of the file's text, read without parsing it: resource "TYPE" "NAME" { / module "NAME" {
 _BLOCK_HEAD = re.compile(r'^[ \t]*(resource|module)[ \t]+"([A-Za-z0-9_-]{1,200})"(?:[ \t]+"([A-Za-z0-9_.-]{1,200})")?[ \t]*\{', re.M)
+# where a top-level block of any kind starts: a block's text ends there
+_TOP_BLOCK = re.compile(r'^(?:resource|module|data|locals|variable|output|provider|terraform|moved|import|check|removed)\b', re.M)
+_LOCAL_SOURCE = re.compile(r'^[ \t]*source[ \t]*=[ \t]*"\.{1,2}/', re.M)  # a module of the repository: its own files are read
 # what names an accelerator in Terraform text: the words, and machine / instance / VM size names of accelerator families
 _ACCELERATOR_WORD = re.compile(
     r"accelerator|gpu|tpu|nvidia|\b(?:p[2-6][a-z]*|g[4-6][a-z]*|trn[0-9][a-z]*|inf[0-9])\.[0-9]*x?large|\ba[0-4][a-z]?-[a-z]+gpu"
@@ -458,7 +461,8 @@ MAX_UNREAD = 1000
 
 def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[Request]:
     """Fail closed on a file the reader cannot parse (or too large to): each resource of a type that buys accelerators,
-    and each module call, whose text names an accelerator is a request of unknown hardware whose count is not read
+    and each call of a module from outside the repository (a local module's own files are read), whose text (up to the
+    next top-level block) names an accelerator is a request of unknown hardware whose count is not read
     (request-unresolved), never a file skipped in silence: a pull request could otherwise hide an accelerator behind
     syntax this reader does not take. Where the name is one the index knows (p4d.24xlarge), that is the hardware asked
     for; its count is still not read. A file whose text names none stays skipped with the reason."""
@@ -466,11 +470,14 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
         return []
     heads = list(_BLOCK_HEAD.finditer(text))[:MAX_UNREAD]
     out: list[Request] = []
-    for i, m in enumerate(heads):
+    for m in heads:
         kind, first, second = m.groups()
         if kind == "resource" and (second is None or first not in tfplan.READ | tfk8s.TYPES):
             continue
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        after = _TOP_BLOCK.search(text, m.end())
+        end = after.start() if after else len(text)
+        if kind == "module" and _LOCAL_SOURCE.search(text, m.end(), end):
+            continue
         word = _ACCELERATOR_WORD.search(text, m.end(), end)
         if word is None:
             continue
