@@ -19,6 +19,7 @@ they name one; ``spot_policy: spot`` prices spot (``auto`` is priced on-demand, 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from advisor import clouds
@@ -32,15 +33,15 @@ MAX_NAMES = 64
 MAX_GROUPS = 1000
 
 
+@dataclass
 class _Spec:
     """A GPU spec as dstack parses it: vendor, names, count range (low, high; high None: no top) and memory."""
 
-    def __init__(self) -> None:
-        self.vendor: str | None = None
-        self.names: list[str] = []
-        self.count: tuple[int, int | None] = (1, 1)  # dstack's default count: 1 (DEFAULT_GPU_COUNT, min 1)
-        self.count_given = False
-        self.memory: str | None = None
+    vendor: str | None = None
+    names: list[str] = field(default_factory=list)
+    count: tuple[int, int | None] = (1, 1)  # dstack's default count: 1 (DEFAULT_GPU_COUNT, min 1)
+    count_given: bool = False
+    memory: str | None = None
 
 
 def _count(doc: Document, loc: KeyPath, value: Any, req: Request) -> tuple[int, int | None] | None:

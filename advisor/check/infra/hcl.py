@@ -455,6 +455,7 @@ _LOCAL_SOURCE = re.compile(r'^[ \t]*source[ \t]*=[ \t]*"\.{1,2}/', re.M)  # a mo
 _ACCELERATOR_WORD = re.compile(
     r"accelerator|gpu|tpu|nvidia|\b(?:p[2-6][a-z]*|g[4-6][a-z]*|trn[0-9][a-z]*|inf[0-9])\.[0-9]*x?large|\ba[0-4][a-z]?-[a-z]+gpu"
     r"|\bg[2-4]-standard|\bct[4-7][a-z]*-|\btpu7x|standard_n[cdv]", re.I)
+_READ_TYPES = tfplan.READ | tfk8s.TYPES  # the resource types the HCL reader reads
 _QUOTED = re.compile(r'"([^"\n\\$]{1,100})"')
 MAX_UNREAD = 1000
 
@@ -472,7 +473,7 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
     out: list[Request] = []
     for m in heads:
         kind, first, second = m.groups()
-        if kind == "resource" and (second is None or first not in tfplan.READ | tfk8s.TYPES):
+        if kind == "resource" and (second is None or first not in _READ_TYPES):
             continue
         after = _TOP_BLOCK.search(text, m.end())
         end = after.start() if after else len(text)
