@@ -1856,6 +1856,12 @@ def test_dstack_configurations_are_read_as_what_they_provision(tmp_path: Path) -
         (tmp_path / "range.dstack.yml").write_text(DSTACK["range.dstack.yml"].replace("gpu: A100:40GB:1..4", bad))
         r = run_cli("check", "--no-config", str(tmp_path / "range.dstack.yml"))
         assert r.code == 2 and ": error: resources.gpu" in r.err, (bad, r.err)
+    # a spec that is a template placeholder is one request-unresolved (it was said twice) of unknown hardware and count
+    (tmp_path / "range.dstack.yml").write_text(DSTACK["range.dstack.yml"].replace("A100:40GB:1..4", '"${GPU}"'))
+    _, data = check(str(tmp_path / "range.dstack.yml"))
+    (r,) = data["results"]
+    assert [f["rule"] for f in r["findings"]].count("request-unresolved") == 1 and r["request"]["count"] is None
+    assert "request-unknown-accelerator" in rules(r)
     # a fleet whose max is below its min, and more groups than are read, are refused rather than read in part
     for name, text, needle in (
         ("fleet.dstack.yml", DSTACK["fleet.dstack.yml"].replace("min: 0, max: 4", "min: 5, max: 4"), "nodes.max: max 4 is below min 5"),

@@ -67,17 +67,16 @@ def _count(doc: Document, loc: KeyPath, value: Any, req: Request) -> tuple[int, 
 
 
 def _spec(doc: Document, loc: KeyPath, gpu: Any, req: Request) -> _Spec | None:
-    """``resources.gpu`` as dstack reads it; None where its count is a placeholder."""
+    """``resources.gpu`` as dstack reads it; None where it (or its count) is a placeholder."""
     spec = _Spec()
     if isinstance(gpu, bool):
         raise fail_at(doc, loc, "expected a GPU spec such as 'H100:8', a count or a mapping")
     if isinstance(gpu, int):  # YAML 1.1 reads 8:8:8 as a base-60 number: bounded before it is printed
         gpu = str(whole_number(doc, loc, gpu, req))
     if isinstance(gpu, str):
-        if is_placeholder(gpu):
+        if is_placeholder(gpu):  # the whole spec is a template's: neither hardware nor count is read
             req.unresolved.append((".".join(map(str, loc)), gpu[:80], doc.where(loc)))
-            spec.names = [gpu]
-            return spec
+            return None
         seen: set[str] = set()
         for token in gpu.replace(" ", "").split(":"):
             if not token:
@@ -223,7 +222,7 @@ def _request(doc: Document, index: NameIndex, data: dict[str, Any], part: dict[s
         req.notes.append("spot_policy auto: spot where offered, else on-demand; priced on-demand")
     req.where["accelerator"] = req.where["count"] = doc.where(loc if gpu is not None else ("instance_types",))
     if spec is None:
-        req.hardware, req.unknown = str(gpu)[:80], "the GPU count is a placeholder"
+        req.hardware, req.unknown = str(gpu)[:80], "resources.gpu is a template placeholder: the hardware and count are not read"
     else:
         _hardware(doc, index, req, spec, loc, instance_types)
     _replicas(doc, req, data, part, at)
