@@ -97,6 +97,25 @@ def test_time_goal_stays_within_procurable_capacity_and_the_knee(context: Contex
     assert (e.hours or 0.0) >= 2.0
 
 
+def test_a_stated_commitment_does_not_stretch_to_a_cluster_nobody_commits_for_one_run(context: Context) -> None:
+    # before: with deployment.pricing committed-1y the time goal took tpu-v5p x 12,288 for one hour
+    # of a 6B model, billed that hour: the commitment was taken to be as large as the search wanted
+    for pricing, most in (("committed-1y", 1024), ("committed-3y", 1024)):
+        p = profile(deployment={"clouds": ["gcp", "aws", "azure"], "pricing": pricing})
+        rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+        e = rec.estimate
+        assert e is not None and e.count * (e.replicas or 1) <= most, (pricing, e.accelerator, e.count)
+    # a count only a negotiated reservation reaches is bought for the run: it pays the term
+    e = estimate(profile(deployment={"clouds": ["gcp"], "pricing": "committed-1y"}), context.catalog.get("tpu-v5p"), 4096,
+                 context.constants)
+    assert e.capacity is not None and e.capacity["billed_hours"] == 8760.0, e.capacity
+    assert any("minimum term" in w for w in e.warnings)
+    # within what the team's commitment plausibly holds, the run pays the committed rate for its own hours
+    e = estimate(profile(deployment={"clouds": ["gcp"], "pricing": "committed-1y"}), context.catalog.get("tpu-v5p"), 256,
+                 context.constants)
+    assert e.capacity is not None and e.capacity["billed_hours"] == pytest.approx(e.hours or 0.0, rel=1e-3)
+
+
 def test_a_count_beyond_every_kind_is_infeasible_with_the_reason(context: Context) -> None:
     p = profile(model={"params_b": 405}, training={"tokens_b": 15600, "seq_len": 8192})
     e = estimate(p, context.catalog.get("h100"), 65536, context.constants)
