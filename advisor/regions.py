@@ -17,6 +17,11 @@ class Table:
     known: dict[str, frozenset[str]]
     offered: dict[tuple[str, str], tuple[str, ...]]
     sources: dict[tuple[str, str], tuple[str, ...]]
+    # the regions a row's source lists at all (absent: every region): outside them the row says nothing
+    covers: dict[tuple[str, str], frozenset[str]]
+
+
+_ROW_FIELDS = frozenset({"cloud", "accelerator", "regions", "source", "note"})
 
 
 @lru_cache(maxsize=1)
@@ -27,16 +32,25 @@ def table() -> Table:
     urls = {sid: str(s.get("url") or "") for sid, s in data["sources"].items()}
     offered: dict[tuple[str, str], tuple[str, ...]] = {}
     sources: dict[tuple[str, str], tuple[str, ...]] = {}
+    covers: dict[tuple[str, str], frozenset[str]] = {}
     for i, row in enumerate(data["offered"]):
-        if set(row) != {"cloud", "accelerator", "regions", "source", "note"}:
+        if not _ROW_FIELDS <= set(row) <= _ROW_FIELDS | {"covers"}:
             raise ValueError(f"rules/regions.yaml: offered[{i}]: fields {sorted(row)}")
         missing = [s for s in row["source"] if s not in urls]
         if missing:
             raise ValueError(f"rules/regions.yaml: offered[{i}]: sources {missing} not in 'sources'")
         offered[(row["cloud"], row["accelerator"])] = tuple(row["regions"])
         sources[(row["cloud"], row["accelerator"])] = tuple(urls[s] for s in row["source"])
+        if "covers" in row:
+            covers[(row["cloud"], row["accelerator"])] = frozenset(row["covers"])
     known = {c: frozenset(ids) for c, ids in data["known"].items()}
-    return Table(known, offered, sources)
+    return Table(known, offered, sources, covers)
+
+
+def unknown_in(cloud: str, acc: Accelerator, region: str) -> bool:
+    """Whether the sources of where ``cloud`` offers ``acc`` say nothing about ``region``."""
+    cov = table().covers.get((cloud, acc.id))
+    return cov is not None and region not in cov
 
 
 def cloud_of(region: str) -> str | None:
@@ -87,12 +101,12 @@ def placement(dep: Deployment, cloud: str, acc: Accelerator) -> tuple[str | None
     if pins is not None:
         if not pins:
             return None, f"{cloud}: none of deployment.regions ({', '.join(dep.regions or [])}) is a {cloud} region"
-        ok = [r for r in pins if where is None or r in where]
+        ok = [r for r in pins if where is None or r in where or unknown_in(cloud, acc, r)]
         if not ok:
             return None, f"{cloud}: {acc.id} is not offered in {', '.join(pins)} (offered in {', '.join(where or ())})"
         return ok[0], None
     pref = preferred(dep, cloud)
-    if pref is not None and (where is None or pref in where):
+    if pref is not None and (where is None or pref in where or unknown_in(cloud, acc, pref)):
         return pref, None
     return (where[0] if where else pref), None
 

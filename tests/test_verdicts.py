@@ -164,11 +164,32 @@ def test_pinned_regions_are_a_hard_constraint(context: Context) -> None:
     assert aws_only and not aws_only[0].feasible and "none of deployment.regions" in (aws_only[0].why_not or "")
 
 
+def test_eu_regions_where_aws_sells_the_chip_are_feasible_at_their_own_price(context: Context) -> None:
+    # before: AWS H100 was "not offered" outside four US/Tokyo regions (the regions its prices were
+    # read in), so an EU residency team on AWS got no H100 at all; and a reservation was priced at
+    # the US rate whatever region it ran in
+    p = profile(model={"params_b": 8}, training={"tokens_b": 50, "seq_len": 4096},
+                deployment={"clouds": ["aws"], "regions": ["eu-north-1"]}, goal={"optimize": "cost"})
+    e = estimate(p, context.catalog.get("h100"), 8, context.constants)
+    assert e.feasible and e.region == "eu-north-1", (e.why_not, e.region)
+    assert e.usd_per_chip_hour == pytest.approx(58.8928 / 8, rel=1e-3)  # p5.48xlarge in eu-north-1, not us-east-1's 6.88
+    p = profile(model={"params_b": 8}, training={"tokens_b": 50, "seq_len": 4096},
+                deployment={"clouds": ["aws"], "regions": ["eu-central-1"]}, goal={"optimize": "cost"})
+    e = estimate(p, context.catalog.get("a100-40gb"), 1024, context.constants)
+    assert e.region == "eu-central-1" and e.procurement == "reserved"
+    assert e.usd_per_chip_hour == pytest.approx(27.43298 / 8, rel=1e-3)
+    assert not estimate(p, context.catalog.get("h100"), 8, context.constants).feasible  # no p5 in Frankfurt
+    # the Azure source lists US regions only: Sweden Central is not ruled out by it
+    p = profile(deployment={"clouds": ["azure"], "regions": ["swedencentral"]}, goal={"optimize": "cost"})
+    e = estimate(p, context.catalog.get("h100"), 8, context.constants)
+    assert "not offered" not in (e.why_not or ""), e.why_not
+
+
 def test_a_chip_not_offered_in_the_pinned_region_is_infeasible(context: Context) -> None:
-    p = profile(deployment={"clouds": ["aws"], "regions": ["us-east-1"]}, goal={"optimize": "cost"})
-    e = estimate(p, context.catalog.get("h200"), 8, context.constants)
-    assert not e.feasible and "h200 is not offered in us-east-1" in (e.why_not or "")
-    assert estimate(p, context.catalog.get("h100"), 8, context.constants).region == "us-east-1"
+    p = profile(deployment={"clouds": ["aws"], "regions": ["us-west-1"]}, goal={"optimize": "cost"})
+    e = estimate(p, context.catalog.get("b200"), 8, context.constants)
+    assert not e.feasible and "b200 is not offered in us-west-1" in (e.why_not or "")
+    assert estimate(p, context.catalog.get("h100"), 8, context.constants).region == "us-west-1"
 
 
 def test_each_cloud_gets_its_own_region(context: Context) -> None:

@@ -156,16 +156,17 @@ def apply_price(
         e.cost_low, e.cost_high = round(lo * e.count * usd, 2), round(hi * e.count * usd, 2)
 
 
-def _kind_price(profile: Profile, acc: Accelerator, cloud: str, reach: capacity.Reach, count: int, base: Price) -> Price:
-    """The price of ``count`` x ``acc`` on ``cloud`` under the procurement kind that delivers them:
-    the kind's own (rules/capacity.yaml), a reservation's committed-1y price, else the on-demand one."""
+def _kind_price(
+    profile: Profile, acc: Accelerator, cloud: str, reach: capacity.Reach, count: int, base: Price, region: str | None,
+) -> Price:
+    """The price of ``count`` x ``acc`` on ``cloud`` in ``region`` under the procurement kind that delivers
+    them: the kind's own (rules/capacity.yaml), a reservation's committed-1y price, else the on-demand one."""
     kind = reach.kind.id
     if kind == capacity.PRICING_KIND.get(profile.deployment.pricing, "on-demand"):
         return base
     own = reach.limit.prices.get(acc.id) if reach.limit else None
     if own is not None:
         return Price(own, cloud, kind, None)
-    region = profile.deployment.region
     q = acc.price([cloud], "committed-1y", region, count) if kind == "reserved" else None
     q = q or acc.price([cloud], "on-demand", region, count)
     return Price(q.usd_per_chip_hour, cloud, kind, None) if q is not None else Price(base.usd, cloud, kind, base.warning)
@@ -198,7 +199,7 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
         if r is None:
             beyond.append(f"{cloud} {', '.join(tried)}")
             continue
-        priced = _kind_price(profile, acc, cloud, r, e.count, base)
+        priced = _kind_price(profile, acc, cloud, r, e.count, base, region)
         billed = r.billed_hours if math.isfinite(hours) else 1.0
         total = (priced.usd or 0.0) * (billed if math.isfinite(hours) else 1.0)
         if best is None or total < best[0]:
