@@ -353,9 +353,10 @@ def closest(cands: list[Estimate]) -> Estimate | None:
         # the fastest that can be obtained (offered on the clouds, within a procurement kind's reach)
         near = [x for x in usable if x.procurable and "not offered" not in (x.why_not or "")] or usable
         return min([x for x in near if not x.past_knee] or near, key=lambda x: (x.hours or math.inf, x.count, x.accelerator))
-    # serving: offered first, then the smallest latency overshoot, then the cheapest (dollars before chip-hours)
+    # serving: offered first (on an allowed cloud, in an allowed region, within reach), then the smallest
+    # latency overshoot, then the cheapest (dollars before chip-hours)
     return min(usable, key=lambda x: (
-        "not offered" in (x.why_not or "") or "serves a replica from one host" in (x.why_not or ""),
+        not x.procurable or "not offered" in (x.why_not or "") or "serves a replica from one host" in (x.why_not or ""),
         x.meets_latency is False and (x.latency_ms or math.inf),
         not x.priced, basis(x), x.accelerator, x.count,
     ))

@@ -3,6 +3,7 @@ sells, owned against purchasable hardware, regions, tail latency and numeric wha
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -162,6 +163,26 @@ def test_pinned_regions_are_a_hard_constraint(context: Context) -> None:
     assert v["region"] == "europe-west4" and (v["zone"] or "").startswith("europe-west4-")
     aws_only = [e for e in rec.candidates if e.accelerator == "b300"]
     assert aws_only and not aws_only[0].feasible and "none of deployment.regions" in (aws_only[0].why_not or "")
+
+
+def test_the_closest_configuration_keeps_the_pinned_regions(context: Context) -> None:
+    # before: nothing met the budget, and the closest configuration was an Azure h100-nvl in eastus,
+    # on a cloud deployment.regions rules out, with "budget 60000 -> 61145 makes it feasible"
+    p = Profile.model_validate({
+        "name": "t", "task": "inference", "domain": "llm",
+        "model": {"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8},
+        "inference": {"peak_qps": 8, "input_tokens": 2048, "output_tokens": 400, "latency_p99_ms": 15000},
+        "software": {"framework": "pytorch", "serving_stack": "vllm"},
+        "deployment": {"clouds": ["gcp", "aws", "azure"], "regions": ["europe-west4"]},
+        "goal": {"optimize": "balanced", "budget_usd": 60000},
+    })
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=True)
+    e = rec.estimate
+    assert e is not None and not rec.decision.feasible
+    assert e.procurable and e.price_cloud == "gcp" and e.region == "europe-west4", (e.accelerator, e.price_cloud, e.region)
+    for f in rec.to_json()["flip"]:
+        if "budget_usd" in json.dumps(f):
+            assert f"{e.accelerator} x {e.count}" in json.dumps(f), f
 
 
 def test_eu_regions_where_aws_sells_the_chip_are_feasible_at_their_own_price(context: Context) -> None:
