@@ -4,12 +4,13 @@ sells, owned against purchasable hardware, regions, tail latency and numeric wha
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
 
 from advisor.api import Context
-from advisor.estimate.search import all_candidates, estimate
+from advisor.estimate.search import all_candidates, best, estimate
 from advisor.models import Profile
 from advisor.recommend import recommend
 
@@ -79,6 +80,26 @@ def test_cost_objective_takes_the_cheapest_feasible_family(context: Context, cli
         cheapest = min(best.values(), key=lambda e: e.cost_usd or 0.0)
         assert rec.estimate is not None and rec.estimate.cost_usd is not None
         assert rec.estimate.cost_usd <= (cheapest.cost_usd or 0.0) * 1.05, (rec.estimate.accelerator, cheapest.accelerator)
+
+
+def test_cost_objective_without_a_deadline_is_not_the_fastest_when_nothing_reaches_the_default(context: Context) -> None:
+    # before: nothing reached the default 720 h, so the fastest was taken: tpu-v5p x 12,288 for $452M
+    # where tpu-v6e x 8,192 took 8% longer for $136M
+    p = profile(model={"params_b": 405, "layers": 126, "hidden_size": 16384, "kv_heads": 8},
+                training={"tokens_b": 15600, "seq_len": 8192, "global_batch": 2048},
+                software={"framework": "pytorch", "cuda_libraries": ["megatron"]},
+                deployment={"clouds": ["gcp", "aws"]}, goal={"optimize": "cost"})
+    cands = all_candidates(p, context.catalog, context.constants)
+    tpu = [x for x in cands if x.device == "tpu" and x.feasible and x.priced]
+    e = best(cands, "cost", context.constants, device="tpu")
+    assert e is not None and e.hours is not None and e.hours > 720
+    fastest = min((x for x in tpu if not x.past_knee), key=lambda x: x.hours or math.inf)
+    slack = context.constants.scoring.unmet_target_time_slack.value
+    near = [x for x in tpu if (x.hours or math.inf) <= (fastest.hours or 0.0) * slack]
+    assert e.cost_usd == min(x.cost_usd or math.inf for x in near), (e.accelerator, e.count, e.cost_usd)
+    assert (e.cost_usd or 0.0) < 0.5 * (fastest.cost_usd or 0.0), (e.accelerator, e.count, fastest.accelerator, fastest.count)
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.estimate is not None and (rec.estimate.cost_usd or 0.0) <= (e.cost_usd or 0.0) * 1.05
 
 
 def test_cost_ties_are_relative_and_the_rules_break_them(context: Context) -> None:

@@ -277,7 +277,12 @@ def best(
                 return min(early, key=key_cost)
         if in_time:
             return min(in_time, key=key_cost)
-        return min([x for x in pool if not x.past_knee] or pool, key=key_time)
+        fastest = min([x for x in pool if not x.past_knee] or pool, key=key_time)
+        if objective == "cost" and "target_hours_note" in pool[0].assumptions:  # the target is the default, not stated
+            # nothing reaches the default target: the cheapest not far slower than the fastest
+            slack = c.scoring.unmet_target_time_slack.value
+            return min([x for x in pool if (x.hours or math.inf) <= (fastest.hours or math.inf) * slack], key=key_cost)
+        return fastest
     cheapest = min(pool, key=key_cost)
     if objective == "cost":
         return cheapest
