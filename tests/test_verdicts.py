@@ -138,6 +138,20 @@ def test_a_stated_commitment_does_not_stretch_to_a_cluster_nobody_commits_for_on
     assert e.capacity is not None and e.capacity["billed_hours"] == pytest.approx(e.hours or 0.0, rel=1e-3)
 
 
+def test_replicas_of_a_one_gpu_machine_are_not_capped_at_one_machine(context: Context) -> None:
+    # before: 7 replicas of a 1-GPU g6e.xlarge read "7 l40s beyond what can be obtained (aws
+    # on-demand 1 ...)": the largest single machine capped the whole fleet
+    p = Profile.model_validate({
+        "name": "t", "task": "inference", "domain": "nlp",
+        "model": {"params_b": 0.568, "layers": 24, "hidden_size": 1024},
+        "inference": {"peak_qps": 1500, "input_tokens": 512, "output_tokens": 0, "latency_p99_ms": 80},
+        "software": {"framework": "pytorch", "serving_stack": "triton"},
+        "deployment": {"clouds": ["aws"]}, "goal": {"optimize": "cost"},
+    })
+    e = estimate(p, context.catalog.get("l40s"), 1, context.constants)
+    assert (e.replicas or 1) > 1 and e.procurable and "beyond what can be obtained" not in (e.why_not or ""), e.why_not
+
+
 def test_a_count_beyond_every_kind_is_infeasible_with_the_reason(context: Context) -> None:
     p = profile(model={"params_b": 405}, training={"tokens_b": 15600, "seq_len": 8192})
     e = estimate(p, context.catalog.get("h100"), 65536, context.constants)
