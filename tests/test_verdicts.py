@@ -152,6 +152,30 @@ def test_replicas_of_a_one_gpu_machine_are_not_capped_at_one_machine(context: Co
     assert (e.replicas or 1) > 1 and e.procurable and "beyond what can be obtained" not in (e.why_not or ""), e.why_not
 
 
+def test_a_nightly_batch_job_on_a_reservation_pays_for_the_whole_month(context: Context) -> None:
+    # before: 336 TPU v6e chips on a 1-year reservation were costed for the 6 h a night the job runs
+    # ($115,895 a month); a reservation bills round the clock ($463,579)
+    p = Profile.model_validate({
+        "name": "t", "task": "inference", "domain": "llm",
+        "model": {"params_b": 32, "layers": 64, "hidden_size": 5120, "kv_heads": 8},
+        "inference": {"mode": "batch", "requests_per_day": 10_000_000, "window_hours": 6, "hours_per_day": 6,
+                      "input_tokens": 1500, "output_tokens": 200},
+        "software": {"framework": "pytorch", "serving_stack": "vllm"},
+        "deployment": {"clouds": ["gcp"]}, "goal": {"optimize": "cost"},
+    })
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    e = rec.estimate
+    assert e is not None and e.capacity is not None and e.usd_per_chip_hour is not None and e.cost_usd is not None
+    chips = e.count * (e.replicas or 1)
+    if e.capacity["min_hours"]:
+        assert e.cost_usd == pytest.approx(chips * 730.0 * e.usd_per_chip_hour, rel=1e-3)
+        assert any("used or not" in w for w in e.warnings)
+        month_tokens = 10_000_000 * 200 * 730.0 / 24
+        assert e.usd_per_million_tokens == pytest.approx(e.cost_usd / month_tokens * 1e6, rel=0.35)
+    else:  # a kind billed by use
+        assert e.cost_usd == pytest.approx(chips * (e.hours or 0.0) * e.usd_per_chip_hour, rel=1e-3)
+
+
 def test_a_count_beyond_every_kind_is_infeasible_with_the_reason(context: Context) -> None:
     p = profile(model={"params_b": 405}, training={"tokens_b": 15600, "seq_len": 8192})
     e = estimate(p, context.catalog.get("h100"), 65536, context.constants)

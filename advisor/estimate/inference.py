@@ -435,6 +435,9 @@ def _unit_cost(e: Estimate, profile: Profile, served_per_s: float, llm: bool) ->
     if e.usd_per_chip_hour is None or served_per_s <= 0:
         return
     usd_per_request = e.usd_per_chip_hour * e.count / 3600.0 / served_per_s
+    used = e.usd_per_chip_hour * e.count * (e.replicas or 1) * (e.hours or 0.0)
+    if e.cost_usd and used > 0 and e.cost_usd > used * 1.001:  # billed beyond the hours it serves (a reservation for a nightly job)
+        usd_per_request *= e.cost_usd / used
     e.usd_per_million_tokens = usd_per_request / max(inf.output_tokens, 1) * 1e6 if llm else None
     unit, per = unit_for(profile)
     e.unit_cost = {

@@ -8,7 +8,7 @@ import math
 from advisor import capacity, clouds, regions
 from advisor.catalog import Accelerator
 from advisor.estimate import onprem
-from advisor.estimate.result import Estimate, over_budget
+from advisor.estimate.result import HOURS_PER_MONTH, Estimate, over_budget
 from advisor.families import family
 from advisor.memo import IdentityMemo
 from advisor.models import Profile
@@ -147,6 +147,14 @@ def apply_price(
             )
     if term and e.mode == "training" and e.hours:
         chip_hours = max(chip_hours, term * e.count)
+    whole = e.count * (e.replicas or 1) * HOURS_PER_MONTH
+    if e.mode != "training" and e.capacity is not None and e.capacity["min_hours"] and chip_hours < whole:
+        # a reservation (or a calendar block) is billed round the clock, used or not: a job that runs a
+        # few hours a day on it pays for the month
+        e.warnings.append(
+            f"{e.capacity['title']}: billed {HOURS_PER_MONTH:g} h a month, used or not, for a job that runs {e.hours or 0:g} h of them"
+        )
+        chip_hours, chip_hours_range = whole, (whole, whole) if chip_hours_range is not None else None
     # whole cents at the source, so that every renderer rounds the same figure (JSON keeps cents)
     e.cost_usd = round(chip_hours * usd, 2)
     if chip_hours_range is not None:
