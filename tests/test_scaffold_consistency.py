@@ -1573,3 +1573,16 @@ def test_server_flags_a_setup_text_appends_are_separate_shell_words(profile: str
             assert not [w for w in words if " --" in w], (path, line)
             seen += any(w.startswith(("--data-parallel-size", "--max-num-batched-tokens")) for w in words)
     assert seen  # the flags are there, as words of their own
+
+
+def test_skypilot_fallbacks_stay_in_the_pinned_regions(ctx) -> None:  # type: ignore[no-untyped-def]
+    # before: the fallbacks read `infra: gcp` (any Google Cloud region, usually a US one) for a team
+    # whose data may only live in Frankfurt
+    rec = _rec(ctx, str(FIXTURES / "residency-frankfurt.yaml"))
+    _spec, files = _scaffold(ctx, rec)
+    pinned = set(rec.profile.deployment.regions)
+    items = yaml.safe_load(files["sky.yaml"])["resources"]["ordered"]
+    assert items
+    for item in items:
+        _cloud, _, region = str(item.get("infra", "")).partition("/")
+        assert region in pinned, item

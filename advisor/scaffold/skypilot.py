@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from advisor import clouds
+from advisor import clouds, regions
 from advisor.catalog import Accelerator
 from advisor.context import Context
 from advisor.estimate.result import Estimate
@@ -156,15 +156,28 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
     fallbacks = _fallbacks(spec, ctx, first)
     ordered: list[dict[str, Any]] = []
     plan = spec.plan
+    dep = spec.profile.deployment
+    kept: list[SkyEntry] = []
     for entry in [first, *fallbacks]:
+        acc = ctx.catalog.get(entry.est.accelerator)
+        items: list[dict[str, Any]] = []
         for cloud in entry.clouds or [""]:
             item: dict[str, Any] = {"accelerators": entry.accelerators}
             if cloud:  # the plan's region on the plan's cloud (infra: cloud/region), any region elsewhere
                 name = clouds.cloud(cloud).skypilot
-                item["infra"] = f"{name}/{plan.region}" if cloud == plan.cloud and plan.region else name
+                region = plan.region if cloud == plan.cloud else None
+                if dep.regions:  # data residency: only in a pinned region that offers the chip, never "any region"
+                    region, no = regions.placement(dep, cloud, acc)
+                    if no is not None or region is None:
+                        continue
+                item["infra"] = f"{name}/{region}" if region else name
             if entry.runtime_version:
                 item["accelerator_args"] = {"runtime_version": entry.runtime_version}
-            ordered.append(item)
+            items.append(item)
+        if items or entry is first:
+            ordered.extend(items)
+            kept.append(entry)
+    fallbacks = kept[1:]
     resources: dict[str, Any] = {}
     if plan.spot:
         resources["use_spot"] = True
