@@ -301,3 +301,35 @@ def test_unreadable_files_that_name_accelerators_stay_input_errors(tmp_path: Pat
     (tmp_path / name).write_text(STILL_ERRORS[name])
     r = run_cli("check", "--no-config", "--format", "json", str(tmp_path))
     assert r.code == 2, r.out + r.err
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_chart_file_or_a_venv_marker_does_not_hide_the_pull_requests_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a three-line Chart.yaml at the root made the whole repository 'a Helm chart without
+    accelerator requests', and an empty pyvenv.cfg (or a node_modules / conda-meta name) hid its
+    directory as 'a Python virtual environment': exit 0 on 512 H100 either way. The chart's own files
+    (templates/, values) stay the chart's; the rest is read; untracked environments stay out."""
+    import subprocess
+
+    root = tmp_path / "pr"
+    for d in ("terraform", "infra/gpu", "node_modules/x", "templates", "scratch/.venv-like"):
+        (root / d).mkdir(parents=True)
+    (root / "Chart.yaml").write_text("apiVersion: v2\nname: innocent\nversion: 0.1.0\n")
+    (root / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    (root / "terraform" / "main.tf").write_text(TRAIN_TF.format(name="chart_hidden"))
+    (root / "infra" / "gpu" / "main.tf").write_text(TRAIN_TF.format(name="venv_hidden"))
+    (root / "infra" / "gpu" / "pyvenv.cfg").write_text("")
+    (root / "node_modules" / "x" / "main.tf").write_text(TRAIN_TF.format(name="modules_hidden"))
+    (root / "scratch" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (root / "scratch" / "main.tf").write_text(TRAIN_TF.format(name="untracked_env"))
+    git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=t", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "Chart.yaml", "templates", "terraform", "infra", "node_modules"], check=True)
+    subprocess.run([*git, "commit", "-qm", "pr"], check=True)
+    monkeypatch.chdir(root)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", ".")
+    assert r.code == 0, r.err
+    found = sorted(x["source"]["address"] for x in json.loads(r.out)["results"])
+    assert found == [f"google_compute_instance.{n}_hidden" for n in ("chart", "modules", "venv")]
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", "terraform/main.tf")
+    assert [x["source"]["address"] for x in json.loads(r.out)["results"]] == ["google_compute_instance.chart_hidden"]

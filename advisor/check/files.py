@@ -298,6 +298,20 @@ def chart_of(path: str) -> str | None:
     return _upward(os.path.dirname(os.path.abspath(path)), "Chart.yaml", os.path.isfile, 32)
 
 
+CHART_DIRS = ("templates", "charts", "crds")  # what Helm renders or installs of a chart
+CHART_FILE = re.compile(r"(Chart\.(yaml|lock)|values[\w.-]*\.ya?ml|values\.schema\.json|requirements\.(yaml|lock))")
+
+
+def chart_owns(chart: str, path: str) -> bool:
+    """Whether the chart at ``chart`` reads ``path`` itself: its templates, subcharts and CRDs, its
+    Chart.yaml and values files. Anything else in the chart's directory (a manifest, a Terraform file,
+    a profile beside it) is read as it would be anywhere: a Chart.yaml does not hide a directory."""
+    rel = Path(os.path.relpath(os.path.abspath(path), os.path.abspath(chart))).parts
+    if not rel or rel[0] == "..":
+        return False
+    return rel[0] in CHART_DIRS or (len(rel) == 1 and CHART_FILE.fullmatch(rel[0]) is not None)
+
+
 def select(
     paths: Iterable[str], exclude: Iterable[str] = (), policy_exclude: Iterable[str] = (), policy_base: str | None = None
 ) -> Selection:
@@ -366,7 +380,7 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
                                       f"-var-file={os.path.basename(path)} -out plan.out` to judge them"))
         return
     chart = chart_of(path) if path.endswith((".yaml", ".yml")) else None
-    if chart is not None:
+    if chart is not None and chart_owns(chart, path):
         _chart(chart, sel)
         return
     if os.path.basename(path) in KUSTOMIZATIONS and path not in sel.kustomizations:
@@ -400,10 +414,11 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
             sel.skipped.append((d, f"directory not readable: {exc.strerror or exc}"))
             continue
         names = {e.name for e in entries}
-        if "Chart.yaml" in names:
+        chart = "Chart.yaml" in names
+        if chart:  # rendered as one unit; what the chart does not own is walked as any directory
             _chart(d, sel)
-            continue
-        if "pyvenv.cfg" in names or ("conda-meta" in names and os.path.isdir(os.path.join(d, "conda-meta"))):
+        venv = "pyvenv.cfg" in names or ("conda-meta" in names and os.path.isdir(os.path.join(d, "conda-meta")))
+        if venv and not kept(d, True):  # a file the pull request commits is read, whatever sits beside it
             sel.skipped.append((d, "a Python virtual environment (installed packages, not infrastructure)"))
             continue
         def excluded(path: str, is_dir: bool, rules: list[Pattern] = rules, ignored_dir: bool = ignored_dir) -> bool:
@@ -427,8 +442,10 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
             hidden = e.name.startswith(".") and e.name not in HIDDEN_READ
             if e.name == ".git" or (hidden and not kept(path, is_dir)):  # git never tracks a .git
                 continue  # hidden and untracked: .git, .terraform, .venv
+            if chart and chart_owns(d, path):
+                continue
             if is_dir:
-                if e.name in PRUNED_DIRS:
+                if e.name in PRUNED_DIRS and not kept(path, True):
                     sel.skipped.append((path, PRUNED_DIRS[e.name]))
                     continue
                 if excluded(path, True):
