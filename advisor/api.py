@@ -276,6 +276,9 @@ def run_check(
         if not os.path.isfile(policy):
             raise UsageError(f"{policy}: policy file not found")
         loaded = load_policy(Path(policy), base=Path(cwd or os.getcwd()))
+        if loaded.policy.waivers.unwaivable is None:  # a waiver the pull request writes does not lift the base branch's limits
+            waivers = loaded.policy.waivers.model_copy(update={"unwaivable": ["policy-*"]})
+            loaded = loaded.model_copy(update={"policy": loaded.policy.model_copy(update={"waivers": waivers})})
     else:
         if config is not None and not os.path.isfile(config):
             raise UsageError(f"{config}: policy file not found")

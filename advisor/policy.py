@@ -45,8 +45,25 @@ class Limits(Strict):
     require_spot: RequireSpot = Field(default_factory=RequireSpot)
 
 
+class Waivers(Strict):
+    """What a pull request's own waivers may do (the policy is the workflow's, from the base branch)."""
+
+    # rules (ids, or globs such as policy-*) no waiver in a profile, manifest or Terraform file can
+    # waive; unset: the policy's own limits (policy-*) when it comes from the base branch (--policy),
+    # nothing otherwise
+    unwaivable: list[Annotated[str, Field(max_length=100)]] | None = Field(default=None, max_length=200)
+    # a waiver that expires further ahead than this waives nothing ("until 2999-12-31" is no expiry)
+    max_days: Annotated[int, Field(ge=1, le=36_500)] | None = None
+
+    def blocks(self, rule: str) -> bool:
+        from fnmatch import fnmatchcase
+
+        return any(fnmatchcase(rule, pattern) for pattern in self.unwaivable or ())
+
+
 class Policy(Strict):
     fail_on: FailOn = "error"
+    waivers: Waivers = Field(default_factory=Waivers)
     judge_replicas: Literal["min", "max"] = "max"  # which end of an autoscaling range is judged
     limits: Limits = Field(default_factory=Limits)
     thresholds: Thresholds = Field(default_factory=Thresholds)

@@ -125,6 +125,34 @@ def test_finding_fires_and_does_not(tmp_path: Path, rule: str, fires: str, quiet
     assert rule not in rules_of(data), data["results"][0]["findings"]
 
 
+# the policy's limits on a profile's proposal: (rule, proposal that fires it, one that does not, policy)
+POLICY_CASES = [
+    ("policy-max-chips", "proposal: {accelerator: tpu-v6e, count: 256, hours: 720}\n",
+     "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n", "limits: {max_chips: 128}\n"),
+    ("policy-accelerator-not-allowed", "proposal: {accelerator: h100, count: 8, hours: 720}\n",
+     "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n", "limits: {allowed_accelerators: [tpu-v6e]}\n"),
+    ("policy-cloud-not-allowed", "proposal: {accelerator: h100, count: 8, hours: 720}\n",
+     "proposal: {accelerator: h100, count: 8, hours: 720}\n", "limits: {allowed_clouds: [aws]}\n"),
+    ("policy-region-not-allowed", "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n",
+     "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n", "limits: {allowed_regions: ['europe-*']}\n"),
+]
+
+
+@pytest.mark.parametrize(("rule", "fires", "quiet", "policy"), POLICY_CASES, ids=[c[0] for c in POLICY_CASES])
+def test_the_policys_limits_fire_on_a_proposal_and_do_not(tmp_path: Path, rule: str, fires: str, quiet: str, policy: str) -> None:
+    pol = write(tmp_path, "policy.yaml", policy)
+    if rule == "policy-cloud-not-allowed":  # the same proposal, priced on an allowed cloud or not
+        fires_text, quiet_text = SERVE.replace("[gcp]", "[gcp]") + fires, SERVE.replace("[gcp]", "[aws]") + quiet
+    elif rule == "policy-region-not-allowed":
+        fires_text, quiet_text = SERVE + fires, SERVE.replace("[gcp]", "[gcp], region: europe-west4") + quiet
+    else:
+        fires_text, quiet_text = SERVE + fires, SERVE + quiet
+    r = run_cli("check", "--policy", str(pol), "--format", "json", str(write(tmp_path, "fires.yaml", fires_text)))
+    assert rule in rules_of(json.loads(r.out)), r.out
+    r = run_cli("check", "--policy", str(pol), "--format", "json", str(write(tmp_path, "quiet.yaml", quiet_text)))
+    assert rule not in rules_of(json.loads(r.out)), r.out
+
+
 def test_every_check_rule_has_a_case() -> None:
     from advisor.check.batch import CHECK_RULES
 
@@ -349,7 +377,7 @@ def test_registry_units_and_reference_page() -> None:
     from advisor.check.results import RANK
     from advisor.check.rules import CHECK_RULES, SCOPES, proposal_rules
 
-    assert {r.id for r in proposal_rules()} == {c[0] for c in CASES}
+    assert {r.id for r in proposal_rules()} == {c[0] for c in CASES} | {c[0] for c in POLICY_CASES}
     page = (ROOT / "docs" / "reference" / "check-rules.md").read_text()
     for rule in CHECK_RULES.values():
         assert rule.severity in RANK and rule.scope in SCOPES and rule.title and len(rule.help) > 20

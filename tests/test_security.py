@@ -5,6 +5,7 @@ policy hold against hostile files. The template sandbox is tested in test_hostil
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import xml.etree.ElementTree as ET
@@ -499,3 +500,51 @@ def test_action_script_enforces_the_base_branch_policy(tmp_path: Path) -> None:
     out.write_text("")
     subprocess.run(["bash", "-c", step["run"]], cwd=work, env=run_env, capture_output=True, text=True, timeout=300)
     assert "exit-code=0" in out.read_text()  # what the pull request's own policy would have allowed
+
+
+BASE_POLICY = "fail_on: error\nlimits:\n  max_chips: 64\n  allowed_accelerators: [tpu-v6e, l4]\n  allowed_clouds: [gcp]\n"
+H100_FLEET = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: big\n  namespace: prod\n  annotations:\n"
+    "    advisor.dev/waive: |\n      policy-max-chips until 2999-12-31: approved\n"
+    "      policy-accelerator-not-allowed until 2999-12-31: approved\n"
+    "spec:\n  replicas: 64\n  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}\n"
+    "      containers:\n      - name: c\n        image: x\n        resources: {limits: {nvidia.com/gpu: 8}}\n"
+)
+
+
+def test_a_pull_requests_waivers_do_not_lift_the_base_branchs_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the pull request's own annotation waived policy-max-chips and policy-accelerator-not-allowed
+    until 2999 and the gate passed 512 H100 under a --policy from the base branch. The base policy can
+    open them again (waivers.unwaivable: []) and bound how far ahead a waiver may run (waivers.max_days)."""
+    (tmp_path / "pr").mkdir()
+    (tmp_path / "pr" / "deploy.yaml").write_text(H100_FLEET)
+    base = tmp_path / "base.yaml"
+    base.write_text(BASE_POLICY)
+    monkeypatch.chdir(tmp_path / "pr")
+    r = run_cli("check", ".", "--policy", str(base), "--format", "json")
+    assert r.code == 1, r.err
+    rules = {f["rule"] for x in json.loads(r.out)["results"] for f in x["findings"] if not f.get("waived")}
+    assert {"policy-max-chips", "policy-accelerator-not-allowed", "waiver-invalid"} <= rules
+    base.write_text(BASE_POLICY + "waivers:\n  unwaivable: []\n")
+    assert run_cli("check", ".", "--policy", str(base), "--format", "json").code == 0
+    base.write_text(BASE_POLICY + "waivers:\n  unwaivable: []\n  max_days: 90\n")
+    r = run_cli("check", ".", "--policy", str(base), "--format", "json")
+    assert r.code == 1 and "more than the policy's 90 days ahead" in r.out
+
+
+def test_the_policys_limits_apply_to_a_profiles_proposal(tmp_path: Path) -> None:
+    """Before: a profile proposing 512 H100 met no max_chips or allowed_accelerators check (warnings only, exit 0)."""
+    (tmp_path / "p.yaml").write_text(
+        "name: big\ntask: training\ndomain: llm\nmodel: {params_b: 70, precision: bf16}\ntraining: {tokens_b: 2000, seq_len: 4096}\n"
+        "deployment: {clouds: [gcp, aws]}\ngoal: {optimize: cost}\nproposal: {accelerator: h100, count: 512, hours: 2000}\n"
+    )
+    base = tmp_path / "base.yaml"
+    base.write_text(BASE_POLICY)
+    r = run_cli("check", str(tmp_path / "p.yaml"), "--policy", str(base), "--format", "json")
+    assert r.code == 1, r.err
+    rules = {f["rule"] for x in json.loads(r.out)["results"] for f in x["findings"]}
+    assert {"policy-max-chips", "policy-accelerator-not-allowed"} <= rules
+    base.write_text("limits:\n  max_chips: 1024\n  allowed_accelerators: [h100]\n")
+    r = run_cli("check", str(tmp_path / "p.yaml"), "--policy", str(base), "--format", "json")
+    rules = {f["rule"] for x in json.loads(r.out)["results"] for f in x["findings"]}
+    assert not rules & {"policy-max-chips", "policy-accelerator-not-allowed"}

@@ -163,10 +163,12 @@ def proposal_waivers(lp: LoadedProfile) -> list[Waiver]:
     ]
 
 
-def _problems(w: Waiver, today: dt.date) -> list[str]:
+def _problems(w: Waiver, today: dt.date, policy: Policy) -> list[str]:
     problems = []
     if w.rule.startswith("waiver-"):
         problems.append("names a waiver rule, which cannot be waived")
+    if policy.waivers.blocks(w.rule):
+        problems.append("names a rule the policy does not let a waiver waive (waivers.unwaivable)")
     if not visible_text(w.reason):
         problems.append("has no reason (no visible text)")
     if w.date_problem is not None:
@@ -175,6 +177,9 @@ def _problems(w: Waiver, today: dt.date) -> list[str]:
         problems.append(f"has no expiry date{w.syntax}")
     elif w.expires < today:
         problems.append(f"expired on {w.expires.isoformat()}")
+    elif policy.waivers.max_days is not None and (w.expires - today).days > policy.waivers.max_days:
+        days = policy.waivers.max_days
+        problems.append(f"expires on {w.expires.isoformat()}, more than the policy's {days} days ahead (waivers.max_days)")
     return problems
 
 
@@ -183,7 +188,7 @@ def apply_waivers(waivers: Iterable[Waiver], findings: list[Finding], today: dt.
     or a past one, a ``waiver-*`` rule) waives nothing and is an error, an unknown rule a warning."""
     for w in waivers:
         name = w.rule[:100]
-        problems = _problems(w, today)
+        problems = _problems(w, today, policy)
         if problems:
             if "waiver-invalid" not in policy.disabled_rules:
                 findings.append(

@@ -85,6 +85,17 @@ def proposal_rule(
     return wrap
 
 
+def proposal_check(id: str) -> Callable[[Callable[[Judging], Iterator[Hit]]], Callable[[Judging], Iterator[Hit]]]:
+    """Register the decorated function as the proposal check of a rule registered before (the
+    policy's limits, first written for infrastructure requests)."""
+
+    def wrap(fn: Callable[[Judging], Iterator[Hit]]) -> Callable[[Judging], Iterator[Hit]]:
+        CHECK_RULES[id] = replace(CHECK_RULES[id], check=fn)
+        return fn
+
+    return wrap
+
+
 def declared_rule(id: str, severity: str, title: str, help: str, scope: str, checked_in: str) -> None:
     """Register a rule whose check runs where its input is read (waivers, infrastructure)."""
     _register(CheckRule(id, severity, title, help, scope, None, checked_in))

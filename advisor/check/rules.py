@@ -37,6 +37,7 @@ from advisor.check.registry import (
     Hit,
     Where,
     declared_rule,
+    proposal_check,
     proposal_rule,
     proposal_rules,
     request_rule,
@@ -542,6 +543,39 @@ def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
     allowed, req = r.policy.limits.allowed_regions, r.req
     if req.action != "delete" and allowed is not None and req.region and not any(fnmatch.fnmatchcase(req.region, p) for p in allowed):
         yield f"region {req.region} is not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
+
+
+# a profile's proposal is judged against the same limits: a pull request that proposes spend in a
+# profile, not in Terraform or a manifest, meets the policy all the same
+
+
+@proposal_check("policy-max-chips")
+def proposal_max_chips(j: Judging) -> Iterator[Hit]:
+    limit, total = j.policy.limits.max_chips, j.prop.count * (j.replicas or 1)
+    if limit is not None and total > limit:
+        each = f" ({j.prop.count} x {j.replicas} replicas)" if (j.replicas or 1) > 1 else ""
+        yield f"proposes {total} chips{each}, over the policy's max_chips {limit}.", j.line_of("count")
+
+
+@proposal_check("policy-accelerator-not-allowed")
+def proposal_accelerator_not_allowed(j: Judging) -> Iterator[Hit]:
+    allowed = j.policy.limits.allowed_accelerators
+    if allowed is not None and j.acc.id not in allowed:
+        yield f"{j.acc.id} is not in the policy's allowed_accelerators ({', '.join(allowed)}).", j.line_of("accelerator")
+
+
+@proposal_check("policy-cloud-not-allowed")
+def proposal_cloud_not_allowed(j: Judging) -> Iterator[Hit]:
+    allowed, cloud = j.policy.limits.allowed_clouds, j.est.price_cloud
+    if allowed is not None and cloud and cloud not in allowed:
+        yield f"priced on {cloud}, not in the policy's allowed_clouds ({', '.join(allowed)}).", j.line_of("accelerator")
+
+
+@proposal_check("policy-region-not-allowed")
+def proposal_region_not_allowed(j: Judging) -> Iterator[Hit]:
+    allowed, region = j.policy.limits.allowed_regions, j.est.region
+    if allowed is not None and region and not any(fnmatch.fnmatchcase(region, p) for p in allowed):
+        yield f"runs in {region}, not in the policy's allowed_regions ({', '.join(allowed)}).", j.line_of("accelerator")
 
 
 def _in_workspace(path: str, workspace: str) -> bool:
