@@ -548,3 +548,32 @@ def test_the_policys_limits_apply_to_a_profiles_proposal(tmp_path: Path) -> None
     r = run_cli("check", str(tmp_path / "p.yaml"), "--policy", str(base), "--format", "json")
     rules = {f["rule"] for x in json.loads(r.out)["results"] for f in x["findings"]}
     assert not rules & {"policy-max-chips", "policy-accelerator-not-allowed"}
+
+
+def test_a_limit_that_cannot_be_verified_fails_closed(tmp_path: Path) -> None:
+    """Before: hardware the catalog does not know, a count that is a placeholder and the fallbacks a
+    SkyPilot task lists were warnings at most, so `nvidia-tesla-v100` x 64, `replicas: ${N}` and an
+    H100 fallback behind an L4 first choice passed an allowlist of tpu-v6e and l4 with a 64-chip cap."""
+    (tmp_path / "a.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: unk, namespace: prod}\nspec:\n  replicas: 8\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-tesla-v100}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: unres, namespace: prod}\nspec:\n  replicas: ${N}\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {google.com/tpu: 8}}}]\n"
+    )
+    (tmp_path / "sky.yaml").write_text(
+        "name: train\nresources:\n  cloud: gcp\n  ordered:\n  - accelerators: L4:8\n  - accelerators: H100:8\n"
+        "num_nodes: 4\nrun: python t.py\n"
+    )
+    base = tmp_path / "base.yaml"
+    base.write_text(BASE_POLICY)
+    r = run_cli("check", str(tmp_path / "a.yaml"), str(tmp_path / "sky.yaml"), "--policy", str(base), "--format", "json")
+    assert r.code == 1, r.err
+    found = {(x["source"]["address"], f["rule"]) for x in json.loads(r.out)["results"] for f in x["findings"]}
+    assert ("Deployment/prod/unk", "policy-accelerator-not-allowed") in found
+    assert ("Deployment/prod/unres", "policy-max-chips") in found
+    assert any(a.endswith("train") or "sky" in a for a, rule in found if rule == "policy-accelerator-not-allowed"), found
+    # without limits the same files pass as before (the unknowns stay warnings)
+    r = run_cli("check", "--no-config", "--format", "json", str(tmp_path / "a.yaml"), str(tmp_path / "sky.yaml"))
+    assert r.code == 0, r.out

@@ -511,11 +511,28 @@ def link_broken(r: RequestJudging) -> Iterator[Hit]:
 )
 def max_chips(r: RequestJudging) -> Iterator[Hit]:
     limit, total, req = r.policy.limits.max_chips, r.total, r.req
-    if req.action != "delete" and limit is not None and total is not None and total > limit:
+    if req.action == "delete" or limit is None:
+        return
+    if total is not None and total > limit:
         yield (
             f"asks for {total} chips ({req.count} x {req.replicas(r.end)} replicas, the {r.end} end), over the policy's max_chips {limit}.",
             req.pos("replicas"),
         )
+    elif total is None and (req.accelerator or req.unknown):  # fail closed: a limit nobody can verify is not met
+        yield (
+            f"how many chips this asks for could not be read, so the policy's max_chips {limit} cannot be verified; write the count "
+            "as a literal, or check the rendered plan or manifest.",
+            req.pos("count"),
+        )
+    replicas = req.replicas(r.end)
+    for acc, n in req.options:
+        if n is not None and replicas is not None and n * replicas > limit and (total is None or total <= limit):
+            yield (
+                f"may provision {acc or 'an unknown accelerator'} x {n} x {replicas} replicas instead (an alternative it lists), "
+                f"over the policy's max_chips {limit}.",
+                req.pos("accelerator"),
+            )
+            break
 
 
 @request_rule(
@@ -523,8 +540,24 @@ def max_chips(r: RequestJudging) -> Iterator[Hit]:
     "The accelerator is not in limits.allowed_accelerators.", "policy")
 def accelerator_not_allowed(r: RequestJudging) -> Iterator[Hit]:
     allowed, req = r.policy.limits.allowed_accelerators, r.req
-    if req.action != "delete" and allowed is not None and req.accelerator and req.accelerator not in allowed:
+    if req.action == "delete" or allowed is None:
+        return
+    if req.accelerator and req.accelerator not in allowed:
         yield f"{req.accelerator} is not in the policy's allowed_accelerators ({', '.join(allowed)}).", req.pos("accelerator")
+    elif not req.accelerator and (req.hardware or req.unknown):  # fail closed: unknown hardware is not an allowed one
+        what = f"'{req.hardware[:80]}'" if req.hardware else "the hardware"
+        yield (
+            f"{what} is no accelerator the catalog knows, so it cannot be shown to be one of the policy's allowed_accelerators "
+            f"({', '.join(allowed)}).",
+            req.pos("accelerator"),
+        )
+    others = sorted({acc or "an unknown accelerator" for acc, _n in req.options if acc not in allowed})
+    if others:
+        yield (
+            f"may provision {', '.join(others)} instead (alternatives it lists), not in the policy's allowed_accelerators "
+            f"({', '.join(allowed)}).",
+            req.pos("accelerator"),
+        )
 
 
 @request_rule(

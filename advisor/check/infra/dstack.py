@@ -270,6 +270,8 @@ def _hardware(doc: Document, index: NameIndex, req: Request, spec: _Spec, loc: K
         req.count = hi
     if len(options) > 1:
         req.alternatives = [f"{n}:{'' if hi is None else hi}" for n, _ in options if n != name]
+        req.options = [(h.accelerator, h.chips if h.chips and (h.hosts is not None or not spec.count_given) else hi)
+                       for n, h in options if n != name]
         req.notes.append(f"cheapest of {len(options)} options (dstack takes the cheapest offer that matches)")
 
 

@@ -45,6 +45,9 @@ class Request:
     shape_problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     alternatives: list[str] = field(default_factory=list)
+    # the other options the platform may provision instead, as (catalog id or None when unknown, chips
+    # per replica or None): the policy's limits hold for every one of them, not only the one priced
+    options: list[tuple[str | None, int | None]] = field(default_factory=list)
     before: Request | None = None  # plan JSON: the resource as it was (update / delete)
     target: tuple[str, str, str] | None = None  # Kubernetes (kind, namespace, name) for autoscalers
     config: tuple[str, int] | None = None  # plan JSON: the .tf file and line of the configuration block

@@ -183,6 +183,11 @@ def _hardware_options(
     return options, cheapest
 
 
+def _option(index: NameIndex, o: Option) -> tuple[str | None, int | None]:
+    hw = index.lookup(o[1])
+    return hw.accelerator, (hw.chips if hw.known and hw.hosts is not None and hw.chips else o[2])
+
+
 def _set_choice(doc: Document, req: Request, options: list[Option], cheapest: bool, index: NameIndex) -> Hardware:
     """Fills in the option SkyPilot launches: its hardware, count, alternatives, cloud and pricing."""
     picked = _pick(options, cheapest, index)
@@ -200,6 +205,7 @@ def _set_choice(doc: Document, req: Request, options: list[Option], cheapest: bo
         if n is None:
             req.unresolved.append(("resources.accelerators", f"{hwname} (fractional share)", doc.where(where)))
     req.alternatives = [f"{o[1]}:{o[2]}" for o in options if o is not picked]
+    req.options = [_option(index, o) for o in options if o is not picked]
     if req.alternatives:
         req.notes.append(("cheapest of" if cheapest else "first choice of") + f" {len(options)} options")
     req.cloud, req.region = _cloud(r)

@@ -841,6 +841,7 @@ def _batch(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Request |
     req.set_hardware(name, hw)
     req.count = hw.chips
     req.alternatives = [n for n, _ in found[1:]]
+    req.options = [(h.accelerator, h.chips) for _, h in found[1:]]
     req.region = ctx.aws_region
     high = _num(ctx, req, "compute_resources.max_vcpus", res.get("max_vcpus"))
     low = _num(ctx, req, "compute_resources.min_vcpus", res.get("min_vcpus"))
@@ -883,6 +884,7 @@ def _eks(
         if not _gpu(ctx, req, names[0], None, ""):
             return None
         req.alternatives = names[1:]
+        req.options = [(hw.accelerator, hw.chips) for hw in map(ctx.index.lookup, names[1:])]
         req.region = ctx.aws_region
     else:
         tpl = _joined(ctx, req.address, by_addr, ("aws_launch_template",))
