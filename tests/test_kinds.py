@@ -634,3 +634,25 @@ def test_a_kubeai_profile_count_that_is_no_number_is_unresolved(tmp_path: Path, 
     assert r.code == 0 and "Traceback" not in r.err, r.out + r.err
     [res] = json.loads(r.out)["results"]
     assert res["request"]["count"] is None and "request-unresolved" in {f["rule"] for f in res["findings"]}
+
+
+def test_device_plugin_quantities_are_not_chips_and_an_empty_quantity_is_not_zero(tmp_path: Path) -> None:
+    """Before: HAMi's nvidia.com/gpumem: 1024 and gpucores: 30 were added to nvidia.com/gpu: 2 (1,056
+    GPUs), an empty `nvidia.com/gpu:` (a values key rendered as nothing) asked for 0 chips and passed,
+    and habana.ai/gaudi was no accelerator request at all."""
+    f = tmp_path / "pods.yaml"
+    f.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: hami, namespace: ml}\nspec:\n  replicas: 1\n  template:\n    spec:\n"
+        "      containers: [{name: c, image: x, resources: {limits: "
+        "{nvidia.com/gpu: '2', nvidia.com/gpucores: '30', nvidia.com/gpumem: '1024'}}}]\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: empty, namespace: ml}\nspec:\n  replicas: 2\n  template:\n    spec:\n"
+        "      containers:\n      - name: c\n        image: x\n        resources:\n          limits:\n            nvidia.com/gpu:\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: gaudi, namespace: ml}\nspec:\n"
+        "  containers: [{name: c, image: x, resources: {limits: {habana.ai/gaudi: 8}}}]\n"
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f))
+    out = {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
+    assert out["Deployment/ml/hami"]["request"]["count"] == 2
+    assert out["Deployment/ml/empty"]["request"]["count"] is None
+    assert "request-unresolved" in {g["rule"] for g in out["Deployment/ml/empty"]["findings"]}
+    assert out["Pod/ml/gaudi"]["request"]["count"] == 8

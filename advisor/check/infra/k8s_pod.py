@@ -32,7 +32,10 @@ SPOT_LABELS = {
     "eks.amazonaws.com/capacityType": "SPOT",
     "kubernetes.azure.com/scalesetpriority": "spot",
 }
-CHIP_LIKE = re.compile(r"(?:^|[./-])(?:gpu|tpu|neuron(?:core|device)?|mig-\d)", re.I)
+CHIP_LIKE = re.compile(r"(?:^|[./-])(?:gpu|tpu|neuron(?:core|device)?|mig-\d|gaudi)", re.I)
+# quantities a device plugin schedules besides the devices (HAMi's gpumem / gpucores, a memory or core
+# share): not chips, so never added to the count (nvidia.com/gpu: 2 with gpumem: 1024 is 2 GPUs)
+NOT_DEVICES = re.compile(r"(?:mem|memory|cores?|percentage|util)(?:$|[-_.])", re.I)
 _DIGITS = re.compile(r"[0-9]{1,9}")  # ASCII only: str.isdigit() accepts '²' and other scripts' digits
 
 
@@ -127,13 +130,17 @@ def _container_chips(d: ManifestDoc, loc: KeyPath, req: Request, res_key: str = 
     for section in ("limits", "requests"):
         sec = (*loc, res_key, section)
         res = d.mapping(sec)
-        names = [n for n in CHIP_RESOURCES if n in res] + sorted(
-            k for k in res if isinstance(k, str) and k not in CHIP_RESOURCES and CHIP_LIKE.search(k)
+        names = [n for n in CHIP_RESOURCES if n in res] or sorted(
+            k for k in res if isinstance(k, str) and CHIP_LIKE.search(k) and not NOT_DEVICES.search(k.rsplit("/", 1)[-1])
         )
         if not names:
             continue
         total, where = 0, None
         for name in names:
+            if res.get(name) is None or (isinstance(res.get(name), str) and not res[name].strip()):
+                # fail closed: an empty quantity (a values key rendered as nothing) is no zero
+                req.unresolved.append((".".join(map(str, (*sec, name))), "(empty)", d.doc.where((*sec, name))))
+                return -1, name, (*sec, name)
             n = d.count((*sec, name), req)
             if n is None and req.unresolved:
                 return -1, name, (*sec, name)
