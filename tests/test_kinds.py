@@ -656,3 +656,25 @@ def test_device_plugin_quantities_are_not_chips_and_an_empty_quantity_is_not_zer
     assert out["Deployment/ml/empty"]["request"]["count"] is None
     assert "request-unresolved" in {g["rule"] for g in out["Deployment/ml/empty"]["findings"]}
     assert out["Pod/ml/gaudi"]["request"]["count"] == 8
+
+
+def test_a_karpenter_pool_of_cpu_families_the_catalog_prices_is_no_accelerator_request(tmp_path: Path) -> None:
+    """Before: a Graviton pool (c6g, c7g, c8g) read as c7g-2xlarge, request-unresolved, and an m7i / c7i pool as unknown
+    accelerators: the catalog prices those CPU machines for CPU inference, which made them 'accelerators'."""
+    f = tmp_path / "pools.yaml"
+    pool = (
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n"
+        "      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements:\n"
+        "      - {{key: {key}, operator: In, values: {values}}}\n  limits: {{cpu: 1000}}\n"
+    )
+    f.write_text("---\n".join([
+        pool.format(name="graviton", key="karpenter.k8s.aws/instance-family", values="[c6g, c7g, c8g]"),
+        pool.format(name="general", key="karpenter.k8s.aws/instance-family", values="[m7i, c7i, r7i]"),
+        pool.format(name="sized", key="node.kubernetes.io/instance-type", values="[c7i.2xlarge, m7i.2xlarge]"),
+    ]))
+    r = run_cli("check", "--no-config", "--format", "json", str(f))
+    out = json.loads(r.out)
+    assert out["results"] == [] and out["skipped_files"], out["results"]
+    f.write_text(pool.format(name="gpu", key="karpenter.k8s.aws/instance-family", values="[g6e, c7i]"))
+    out = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f)).out)
+    assert [x["request"]["accelerator"] for x in out["results"]] == ["l40s"]

@@ -195,7 +195,8 @@ class NameIndex:
         where its sizes hold several or the family is of an accelerator family the index lacks (``inf2``); no accelerator
         (neither accelerator nor reason) for a CPU family (``m5``)."""
         prefix = family.strip().lower() + "."
-        accs = {hw.accelerator for name, hw in self.names.items() if name.startswith(prefix) and hw.accelerator and hw.chips}
+        accs = {hw.accelerator for name, hw in self.names.items()
+                if name.startswith(prefix) and hw.accelerator and hw.chips and not self._cpu(hw.accelerator)}
         if len(accs) == 1:
             return Hardware(accs.pop())
         why = self.family_reason(prefix + "48xlarge")
@@ -211,7 +212,13 @@ class NameIndex:
             fam = self.family(name)
             return fam if fam.known or fam.reason else None
         hw = self.lookup(name)
+        if hw.accelerator and self._cpu(hw.accelerator):
+            return None  # a CPU machine the catalog prices (c7i.2xlarge): no accelerator
         return hw if (hw.known and hw.chips) or self.is_unsupported(name) else None
+
+    def _cpu(self, accelerator: str) -> bool:
+        acc = self.catalog.accelerators.get(accelerator)
+        return acc is not None and acc.device == "cpu"
 
     def slice_of(self, accelerator: str, chips: int) -> Hardware | None:
         acc = self.catalog.accelerators.get(accelerator)
