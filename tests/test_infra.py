@@ -1926,3 +1926,30 @@ def test_a_terraform_file_the_reader_cannot_parse_does_not_hide_its_accelerators
                  .replace("gpu", "big").replace("\"data\"", "\"d\""))
     _, data = check(str(f))
     assert data["results"] == [] and any("cannot parse" in json.dumps(s) for s in data["skipped_files"]), data
+
+
+def test_resource_types_not_read_that_name_an_accelerator_machine_fail_closed(tmp_path: Path) -> None:
+    """Before: aws_spot_instance_request, aws_ec2_fleet, aws_spot_fleet_request, aws_emr_cluster and an autoscaling group's
+    mixed-instances overrides, each with p5.48xlarge x 64, were 'Terraform HCL without accelerator resources'. A spot
+    instance request is read as the instance it is; the others are requests of that hardware whose count is not read."""
+    f = tmp_path / "main.tf"
+    f.write_text(
+        'provider "aws" { region = "us-east-1" }\n'
+        'resource "aws_spot_instance_request" "a" {\n  count = 4\n  ami = "ami-1"\n  instance_type = "p5.48xlarge"\n}\n'
+        'resource "aws_ec2_fleet" "b" {\n  launch_template_config {\n    override { instance_type = "p5.48xlarge" }\n  }\n'
+        '  target_capacity_specification { default_target_capacity_type = "on-demand" total_target_capacity = 64 }\n}\n'
+        'resource "aws_emr_cluster" "e" {\n  name = "e"\n  core_instance_group {\n    instance_type = "p5.48xlarge"\n'
+        '    instance_count = 64\n  }\n}\n'
+        'resource "aws_autoscaling_group" "d" {\n  max_size = 64\n  min_size = 64\n  mixed_instances_policy {\n    launch_template {\n'
+        '      override { instance_type = "p5.48xlarge" }\n    }\n  }\n}\n'
+        'resource "aws_s3_bucket" "logs" { bucket = "p5.48xlarge-logs" }\n'
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f))
+    out = {x["source"]["address"]: x for x in json.loads(r.out)["results"]}
+    assert {a for a in out if a.startswith("aws_spot_instance_request")} == {f"aws_spot_instance_request.a[{i}]" for i in range(4)}
+    spot = out["aws_spot_instance_request.a[0]"]["request"]
+    assert (spot["accelerator"], spot["count"], spot["pricing"]) == ("h100", 8, "spot")
+    for addr in ("aws_ec2_fleet.b", "aws_emr_cluster.e", "aws_autoscaling_group.d"):
+        assert out[addr]["request"]["accelerator"] == "h100" and out[addr]["request"]["count"] is None, addr
+        assert "request-unresolved" in {g["rule"] for g in out[addr]["findings"]}, addr
+    assert "aws_s3_bucket.logs" not in out  # a name with a machine type inside it is not that machine

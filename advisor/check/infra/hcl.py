@@ -568,7 +568,7 @@ def _evaluate(
     unresolved: dict[str, list[tuple[str, str]]] = {}
     total = 0
     for rtype, name, body in resources:
-        if rtype not in tfplan.READ:
+        if rtype not in tfplan.READ and not tfplan.machine_named(ctx.index, body):
             continue
         base = f"{rtype}.{name}"
         for key, each, count_index, problem in _instances(scope, body):

@@ -196,7 +196,7 @@ class NameIndex:
         (neither accelerator nor reason) for a CPU family (``m5``)."""
         prefix = family.strip().lower() + "."
         accs = {hw.accelerator for name, hw in self.names.items()
-                if name.startswith(prefix) and hw.accelerator and hw.chips and not self._cpu(hw.accelerator)}
+                if name.startswith(prefix) and hw.accelerator and hw.chips and not self.is_cpu(hw.accelerator)}
         if len(accs) == 1:
             return Hardware(accs.pop())
         why = self.family_reason(prefix + "48xlarge")
@@ -212,11 +212,11 @@ class NameIndex:
             fam = self.family(name)
             return fam if fam.known or fam.reason else None
         hw = self.lookup(name)
-        if hw.accelerator and self._cpu(hw.accelerator):
+        if hw.accelerator and self.is_cpu(hw.accelerator):
             return None  # a CPU machine the catalog prices (c7i.2xlarge): no accelerator
         return hw if (hw.known and hw.chips) or self.is_unsupported(name) else None
 
-    def _cpu(self, accelerator: str) -> bool:
+    def is_cpu(self, accelerator: str) -> bool:
         acc = self.catalog.accelerators.get(accelerator)
         return acc is not None and acc.device == "cpu"
 

@@ -30,6 +30,7 @@ READ = {
     "aws_sagemaker_endpoint_configuration", "aws_sagemaker_notebook_instance", "azurerm_machine_learning_compute_cluster",
     "azurerm_machine_learning_compute_instance", "google_vertex_ai_deployment_resource_pool", "aws_batch_compute_environment",
     "google_tpu_node", "google_vertex_ai_endpoint_with_model_garden_deployment", "azurerm_virtual_machine", "azurerm_batch_pool",
+    "aws_spot_instance_request",
 }
 
 
@@ -102,9 +103,11 @@ def parse(path: str, text: str, plan: dict[str, Any], index: NameIndex) -> Parse
         addr, rtype = rc.get("address"), rc.get("type")
         if not isinstance(addr, str) or not isinstance(rtype, str):
             raise InputError.single(path, *ctx.pos(str(addr)), f"resource_changes[{i}]: 'address' and 'type' must be strings")
-        if rc.get("mode", "managed") != "managed" or rtype not in READ:
+        if rc.get("mode", "managed") != "managed":
             continue
         change = rc.get("change")
+        if rtype not in READ and not (isinstance(change, dict) and machine_named(index, change.get("after"))):
+            continue
         if not isinstance(change, dict):
             raise InputError.single(path, *ctx.pos(addr), f"{addr}: change: expected an object")
         by_addr[addr] = rc
@@ -378,8 +381,57 @@ def _read(
     line, col = ctx.pos(at or addr)
     req = Request(ctx.path, "terraform-plan", addr, line, col)
     req.cloud = clouds.by_terraform_type(rtype)  # the provider's cloud (rules/clouds.yaml terraform_prefix)
-    reader = _READERS[rtype]
-    return reader(ctx, req, after, unknown, by_addr, consumed)
+    reader = _READERS.get(rtype, _unread_type)
+    got = reader(ctx, req, after, unknown, by_addr, consumed)
+    if got is None and reader is not _unread_type and machine_named(ctx.index, after):
+        # a type read here whose reader found no request in it, though it names a machine with accelerators (an
+        # autoscaling group's mixed-instances overrides): failed closed, as a type not read
+        fresh = Request(ctx.path, "terraform-plan", addr, line, col)
+        fresh.cloud = req.cloud
+        return _unread_type(ctx, fresh, after, unknown, by_addr, consumed)
+    return got
+
+
+MAX_SCAN = 2_000  # values of one resource looked at for a machine name
+
+
+def machine_named(index: NameIndex, value: Any) -> str | None:
+    """The first machine, instance or TPU type with accelerators (a3-highgpu-8g, p5.48xlarge, Standard_ND96isr_H100_v5,
+    v5p-1024) among the strings of a resource's attributes, breadth first and bounded; None where it names none."""
+    queue, seen = [value], 0
+    while queue and seen < MAX_SCAN:
+        v = queue.pop(0)
+        seen += 1
+        if isinstance(v, dict):
+            queue.extend(v.values())
+        elif isinstance(v, list):
+            queue.extend(v)
+        elif isinstance(v, str) and 2 < len(v) <= 64:
+            hw = index.instance_accelerator(v) if ("." in v or v.lower().startswith("standard_")) else index.lookup(v)
+            if hw is not None and hw.known and hw.chips and not index.is_cpu(hw.accelerator or ""):
+                return v
+    return None
+
+
+def _unread_type(
+    ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
+) -> Request | None:
+    """Fail closed on a resource type no reader here takes (aws_ec2_fleet, aws_spot_fleet_request, aws_emr_cluster,
+    google_dataproc_cluster, ...) whose attributes name a machine with accelerators: a request of that hardware whose count
+    is not read (request-unresolved), never a resource passed in silence."""
+    name = machine_named(ctx.index, after)
+    if name is None:
+        return None
+    req.set_hardware(name, ctx.index.lookup(name) if "." not in name else (ctx.index.instance_accelerator(name) or ctx.index.lookup(name)))
+    rtype = req.address.split("[")[0].split(".")[-2] if "." in req.address else req.address
+    req.unresolved.append((
+        "count-unknown",
+        f"{rtype} is a resource type advisor does not read: it names {name}, but how many it provisions is not read; "
+        "check the plan of a type advisor reads, or waive with the count written in the reason",
+        req.pos("count"),
+    ))
+    req.notes.append(f"resource type not read; it names the machine {name}")
+    return req
 
 
 def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -> bool:
@@ -933,6 +985,16 @@ def _azure(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, An
     return req
 
 
+def _spot_instance(
+    ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
+) -> Request | None:
+    """aws_spot_instance_request: one EC2 instance, as aws_instance reads it, bought as spot."""
+    got = _aws_instance(ctx, req, after, unknown, by_addr, consumed)
+    if got is not None:
+        got.pricing = "spot"
+    return got
+
+
 _READERS: dict[str, Reader] = {
     "google_tpu_v2_vm": _tpu_vm,
     "google_tpu_node": _tpu_vm,
@@ -948,6 +1010,7 @@ _READERS: dict[str, Reader] = {
     "google_compute_instance_group_manager": _mig,
     "google_compute_region_instance_group_manager": _mig,
     "aws_instance": _aws_instance,
+    "aws_spot_instance_request": _spot_instance,
     "aws_launch_template": _aws_instance,
     "aws_autoscaling_group": _asg,
     "aws_batch_compute_environment": _batch,
