@@ -314,7 +314,7 @@ def _verdict_view(rec: Recommendation) -> dict[str, Any]:
             if est.p99:  # the tail the targets are held to (an upper bound), at the server's prompt-token budget
                 verdict["time"] += (
                     f"; p99 {est.p99['latency_ms']:,.0f} ms per request, TTFT {est.p99['ttft_ms']:,.0f} ms, "
-                    f"TPOT {est.p99['tpot_ms']:,.1f} ms (an upper bound)"
+                    f"TPOT {est.p99['tpot_ms']:,.1f} ms, slowest token {est.p99.get('itl_ms', est.p99['tpot_ms']):,.1f} ms (an upper bound)"
                 )
                 if est.prefill_budget:
                     verdict["time"] += f"; the server takes {est.prefill_budget:,} prompt tokens per step, set for the p99 targets"

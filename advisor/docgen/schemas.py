@@ -101,8 +101,8 @@ FIELD_DOCS: dict[str, str] = {
     "inference.max_output_tokens": "Longest generation the server must allow, tokens (default: inference.output_tokens).",
     "inference.ttft_p99_ms": "Target for the 99th-percentile time to first token, ms (LLM serving), compared with the p99 estimate "
                              "(queueing for a slot, prefill) not the typical request.",
-    "inference.tpot_p99_ms": "Target for the 99th-percentile time per output token, ms (LLM serving), compared with the p99 estimate "
-                             "(including prefill interference).",
+    "inference.tpot_p99_ms": "Target for the 99th-percentile time per output token, ms (LLM serving): a request's own average "
+                             "per token, as benchmarks measure TPOT, compared with the p99 estimate (including prefill interference).",
     "inference.latency_p99_ms": "End-to-end latency target per request (p99), milliseconds.",
     "inference.hours_per_day": "Hours per day the service runs; prices the month.",
     "inference.steps": "Diffusion models: denoising steps per request.",

@@ -111,7 +111,9 @@ class Estimate:
                 p99=self.p99,
                 percentiles={
                     "ttft_ms": "typical request at the operating point", "tpot_ms": "typical request at the operating point",
-                    "latency_ms": "typical request at the operating point", "p99": "99th percentile (estimate/tail.py)",
+                    "latency_ms": "typical request at the operating point",
+                    "p99": "99th percentile over requests (estimate/tail.py): tpot_ms is a request's own average per output "
+                           "token, as benchmarks measure TPOT; itl_ms the slowest single step (inter-token latency)",
                 },
             )
         if self.parallelism is not None:

@@ -10,9 +10,11 @@ request. A p99 target is compared with a p99 estimate built from three terms:
   ln(C / 0.01) / (c/T - arrivals) when C > 1%, else none.
 * **Prefill interference**: with chunked prefill a decode step that shares the batch with
   another request's prompt chunk takes that chunk's time too; once more than 1% of steps carry
-  one (arrivals per replica x prefill time), the p99 time per output token includes one chunk of
-  the server's prompt-token budget per step (``chunk_tokens``: the stack's default, or the smaller
-  budget a latency target set; ``PREFILL_CHUNK_TOKENS`` where the stack's is not known). A prompt
+  one (arrivals per replica x prefill time), the p99 inter-token latency (``itl_ms``) includes one
+  chunk of the server's prompt-token budget, and a request's p99 time per output token (its own
+  average over its steps, as benchmarks measure TPOT) the spread of how many of its steps carry
+  one (the chunk: ``chunk_tokens``, the stack's default, or the smaller budget a latency target
+  set; ``PREFILL_CHUNK_TOKENS`` where the stack's is not known). A prompt
   longer than the budget is prefilled over several steps, each also carrying the running batch's
   decode: the p99 TTFT adds one typical step per extra chunk.
 * **Output-length spread**: the p99 request generates ``inference.max_output_tokens`` when
@@ -84,14 +86,20 @@ def p99(
     longest = (inf.max_input_tokens or inf.input_tokens) * (1.0 - inf.prefix_cache_hit_rate)
     chunk_steps = max(math.ceil(longest / chunk_tokens) - 1, 0) if chunk_tokens else 0
     out_p99 = max(inf.max_output_tokens or 0, inf.output_tokens)
-    ttft99, tpot99 = ttft + wait + chunk_steps * tpot, tpot + chunk
+    ttft99 = ttft + wait + chunk_steps * tpot
     steps = max(out_p99 - 1, 0)
     shared = steps * min(busy, 1.0)  # decode steps expected to carry another prompt's chunk
     # the typical TPOT already carries the mean share of prompt chunks: the tail adds their spread
-    latency99 = ttft99 + steps * tpot + chunk * min(steps, 2.33 * math.sqrt(shared))
+    spread = chunk * min(steps, 2.33 * math.sqrt(shared))
+    latency99 = ttft99 + steps * tpot + spread
+    # TPOT is a request's own average, (latency - TTFT) / (output - 1), as vLLM's benchmark and MLPerf
+    # measure it: its p99 is the typical step plus that spread over the request's steps; the slowest
+    # single step (a decode step that carries a prompt chunk) is the inter-token latency, said apart
+    tpot99 = tpot + (spread / steps if steps else chunk)
     return {
         "ttft_ms": round(ttft99 * 1000, 1),
         "tpot_ms": round(tpot99 * 1000, 2),
+        "itl_ms": round((tpot + chunk) * 1000, 2),
         "latency_ms": round(latency99 * 1000, 1),
         "terms": {
             "slot_utilisation": round(u, 3),
