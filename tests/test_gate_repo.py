@@ -333,3 +333,36 @@ def test_a_chart_file_or_a_venv_marker_does_not_hide_the_pull_requests_files(tmp
     assert found == [f"google_compute_instance.{n}_hidden" for n in ("chart", "modules", "venv")]
     r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", "terraform/main.tf")
     assert [x["source"]["address"] for x in json.loads(r.out)["results"]] == ["google_compute_instance.chart_hidden"]
+
+
+def test_a_charts_own_data_files_beside_its_templates_are_the_charts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a chart keeps outside templates/ and is no manifest of its own: a runtime under files/ that a template
+    includes with .Files.Get and tpl (YAML only once rendered), a values file under configs/ passed with -f. They are the
+    chart's (skipped with the reason), not input errors; a plain manifest beside the chart is still read."""
+    root = tmp_path / "chart"
+    for d in ("templates", "files", "configs", "extra"):
+        (root / d).mkdir(parents=True)
+    (root / "Chart.yaml").write_text("apiVersion: v2\nname: trainer\nversion: 0.1.0\n")
+    (root / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    (root / "files" / "runtime.yaml").write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata:\n  name: r\n  labels:\n"
+        "    {{- with .Values.labels }}\n    {{- toYaml . | nindent 4 }}\n    {{- end }}\n"
+        "spec:\n  template:\n    spec:\n      containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    (root / "configs" / "base.yaml").write_text(
+        "engine: {type: vllm}\nmodel: {name: qwen3-8b, tensorParallel: 1}\ndeployment: {type: disaggregated}\n"
+        "workers: {prefill: {replicas: 1}}\nresources:\n  gpu: 1\n  rdma: 1\n  memory: {sharedMemory: true}\n"
+    )
+    (root / "extra" / "job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ml}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", "chart")
+    assert r.code == 0, r.out + r.err
+    out = json.loads(r.out)
+    assert out["invalid"] == []
+    assert [x["source"]["address"] for x in out["results"]] == ["Job/ml/j"]
+    skipped = {s["path"]: s["reason"] for s in out["skipped_files"]}
+    assert "Helm chart" in skipped["chart/files/runtime.yaml"] and "Helm chart" in skipped["chart/configs/base.yaml"]

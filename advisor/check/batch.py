@@ -425,6 +425,11 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
             # chart) and names no accelerator, chip resource or accelerator machine anywhere: nothing to judge
             return [], Parsed("other", notes=["a template that is not YAML until rendered (unrendered {{ }} / ${ } "
                                              "placeholders) and names no accelerator: nothing to judge"])
+        chart = _chart_of(path)
+        if TEMPLATE_MARK.search(text) and chart is not None:
+            # a template in a Helm chart's directory outside templates/ (files/ a template includes with .Files.Get and
+            # tpl): part of the chart, rendered where the chart's templates include it, not YAML of its own
+            return [], Parsed("other", notes=[f"a template file of the Helm chart {chart} (not YAML until the chart renders it)"])
         raise template_hint(text, exc) from None
     modeline = has_profile_modeline(text)
     kinds = [doc_kind(d.data, modeline=modeline) for d in docs]
@@ -437,7 +442,25 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
 
     if not docs:
         return [], Parsed("other", notes=["an empty YAML file"])
-    return split(path, docs, kinds, name_index(ctx.catalog), len(text))
+    try:
+        return split(path, docs, kinds, name_index(ctx.catalog), len(text))
+    except InputError:
+        chart = _chart_of(path)
+        if chart is None or any(k in ("kubernetes", "profile", "cloudformation") or (isinstance(d.data, dict) and "apiVersion" in d.data)
+                                for k, d in zip(kinds, docs, strict=True)):
+            raise
+        # a values file kept in a chart's directory (configs/*.yaml passed with -f) that happens to look like another
+        # tool's file: the chart's, not that tool's
+        return [], Parsed("other", notes=[f"a YAML file of the Helm chart {chart} that is no manifest (a values file?)"])
+
+
+def _chart_of(path: str) -> str | None:
+    import os
+
+    from advisor.check.files import chart_of
+
+    chart = chart_of(path) if path.endswith((".yaml", ".yml")) else None
+    return None if chart is None else os.path.relpath(chart)
 
 
 def _one_file(path: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch, text: str | InputError | None = None) -> None:
