@@ -419,3 +419,23 @@ def test_a_training_run_without_a_deadline_is_probed_at_its_default_target() -> 
 
     names = [f[0] for f in whatif._numeric_fields(profile(goal={"optimize": "cost"}))]
     assert "training.deadline_hours" in names and whatif.PROBE <= 10.0
+
+
+def test_setup_text_says_true_things_and_every_command_runs(context: Context) -> None:
+    # before: a team allowed on gcp and aws whose cheapest GPU was on AWS read "The team cannot use Google Cloud", and
+    # the Kubernetes serving path's deploy step was a heredoc holding only a comment ("no objects passed to apply")
+    p = profile(model={"params_b": 7}, training={"tokens_b": 1000, "seq_len": 4096, "deadline_hours": 336, "global_batch": 1024},
+                deployment={"clouds": ["gcp", "aws"]}, goal={"optimize": "cost", "budget_usd": 250000})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.setup is not None
+    assert "cannot use Google Cloud" not in json.dumps(rec.to_json()["setup"])
+    serve = Profile.model_validate({
+        "name": "s", "task": "inference", "domain": "llm", "model": {"params_b": 24},
+        "inference": {"peak_qps": 5, "input_tokens": 1000, "output_tokens": 200},
+        "software": {"framework": "pytorch", "serving_stack": "vllm"}, "deployment": {"clouds": ["aws"]},
+    })
+    rec = recommend(serve, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.setup is not None and rec.setup.path.id == "k8s-vllm-gpu", rec.setup.path.id
+    commands = [c for step in rec.to_json()["setup"]["steps"] for c in step.get("commands", [])]
+    assert "kubectl apply -f k8s/" in commands
+    assert not any("<<'EOF'" in c and all(ln.strip().startswith("#") for ln in c.splitlines()[1:-1]) for c in commands)

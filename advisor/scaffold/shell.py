@@ -92,12 +92,14 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
         cmd = raw[i]
         nxt = raw[i + 1] if i + 1 < len(raw) else None
         stripped = cmd.strip()
-        if spec.serving and re.match(r"kubectl apply -f -\s*<<", stripped):
+        if spec.serving and re.match(r"kubectl apply -f (-\s*<<|k8s/)", stripped):
             if spec.plan.hosts > 1 and not any(
                 LWS_MANIFESTS in r for r in raw
             ):  # the LeaderWorkerSet controller (https://lws.sigs.k8s.io/docs/installation/)
                 out.append(f"kubectl apply --server-side -f {LWS_MANIFESTS}")
             out.append("kubectl apply -f k8s/")
+        elif not spec.serving and stripped == "kubectl apply -f k8s/":
+            out.append("# kubectl apply -f k8s/: advisor scaffold writes k8s/ for a serving workload only")
         elif (
             spec.serving
             and stripped.startswith("gcloud container node-pools create")
