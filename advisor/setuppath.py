@@ -197,7 +197,8 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         "vllm_budget_items": "".join(f', "{f}"' for f in vllm_budget),
         "vllm_budget_args": "".join(f" {f}" for f in vllm_budget),
         "sglang_budget_args": "".join(f" {f}" for f in sglang_budget),
-        "min_nodes": str(hosts),
+        # the profile's replica floor (inference.min_replicas) in nodes, never above the peak's
+        "min_nodes": str(hosts * min(replicas, profile.inference.min_replicas if profile.inference is not None else 1)),
         "max_nodes": str(hosts * replicas),
         "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",
         "slices": str(max(1, math.ceil(count / max(1, per_host * hosts)))),

@@ -265,7 +265,8 @@ def test_setup_sh_commands(out: dict[str, Path]) -> None:
     reps = json.loads(run_cli("recommend", str(ROOT / "profiles" / "llm-chatbot.yaml"), "--format", "json", "--no-flip").out)["estimate"][
         "replicas"
     ]
-    assert f"--enable-autoscaling --min-nodes=1 --max-nodes={reps}" in chat and reps >= 2  # room for every replica
+    # room for every replica, and never fewer than the profile's inference.min_replicas (2: availability)
+    assert f"--enable-autoscaling --min-nodes=2 --max-nodes={reps}" in chat and reps >= 2
     assert "kubectl apply -f k8s/" in chat and "<<'EOF'" not in chat
     assert "set -- create connect deploy\n" in chat  # the default run stops before interactive steps
 

@@ -172,7 +172,8 @@ def make_plan(
         hosts=hosts,
         slices=slices,
         replicas=replicas,
-        min_replicas=1 if replicas > 1 else replicas,
+        # the profile's floor (inference.min_replicas: availability, zones) is kept however low the load gets
+        min_replicas=min(replicas, max(1, inf.min_replicas if inf is not None else 1)) if replicas > 1 else replicas,
         max_replicas=replicas,
         tensor=tensor,
         pipeline=pipeline,

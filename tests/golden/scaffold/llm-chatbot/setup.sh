@@ -7,7 +7,7 @@
 # tpu-v6e-slice.
 # plan: device=tpu accelerator=tpu-v6e accelerator_type=v6e-4 gke_accelerator=tpu-v6e-slice
 # plan: machine_type=ct6e-standard-4t topology=2x2 runtime_version=v2-alpha-tpuv6e
-# plan: chips_per_replica=4 chips_per_host=4 hosts=1 slices=1 replicas=4 min_replicas=1
+# plan: chips_per_replica=4 chips_per_host=4 hosts=1 slices=1 replicas=4 min_replicas=2
 # plan: max_replicas=4 tensor=4 pipeline=1 data=4 precision=bf16 quantization=none
 # plan: framework=pytorch serving_stack=vllm server=vllm server_note=-
 # plan: model_id=meta-llama/Llama-3.1-8B-Instruct context_len=8192 max_input_len=1024 max_seqs=27
@@ -52,7 +52,7 @@ step_create() {
   step '1/5 Create a GKE cluster with a TPU node pool'
   need PROJECT_ID
   gcloud container clusters create ${CLUSTER} --project=${PROJECT_ID} --location=${REGION} --num-nodes=1
-  gcloud container node-pools create ${NAME}-tpu --project=${PROJECT_ID} --cluster=${CLUSTER} --location=${REGION} --node-locations=${ZONE} --machine-type=ct6e-standard-4t --tpu-topology=2x2 --num-nodes=1 --enable-autoscaling --min-nodes=1 --max-nodes=4 --disk-size=150
+  gcloud container node-pools create ${NAME}-tpu --project=${PROJECT_ID} --cluster=${CLUSTER} --location=${REGION} --node-locations=${ZONE} --machine-type=ct6e-standard-4t --tpu-topology=2x2 --num-nodes=1 --enable-autoscaling --min-nodes=2 --max-nodes=4 --disk-size=150
 }
 
 # 2. Connect kubectl and store the Hugging Face token
@@ -84,7 +84,7 @@ step_check() {
 step_scale() {
   step '5/5 Scale out to the replicas needed for peak traffic'
   need PROJECT_ID
-  gcloud container node-pools update ${NAME}-tpu --project=${PROJECT_ID} --cluster=${CLUSTER} --location=${REGION} --enable-autoscaling --min-nodes=1 --max-nodes=4
+  gcloud container node-pools update ${NAME}-tpu --project=${PROJECT_ID} --cluster=${CLUSTER} --location=${REGION} --enable-autoscaling --min-nodes=2 --max-nodes=4
   kubectl scale deployment/${NAME} --replicas=4
 }
 
