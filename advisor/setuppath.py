@@ -11,7 +11,7 @@ from typing import Any
 from advisor import clouds, families, regions
 from advisor.catalog import Accelerator
 from advisor.conditions import evaluate
-from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, model_shape
+from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, model_shape
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.fmt import safe_name
@@ -240,8 +240,17 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     if profile.domain == "llm" or profile.model.architecture in ("transformer", "moe"):
         shape = model_shape(profile)
         out["layers"], out["emb_dim"] = str(shape.layers), str(shape.hidden)
+        # the rest of the shape MaxText would otherwise take from base.yml (16 query and 16 KV heads, an MLP of 7,168:
+        # a 70B profile trained as a ~20B model): heads of head_dim (the profile's, else 128) across the width, the
+        # KV heads the KV width holds, and the MLP at Llama 3's 3.5 x the width (8B 14,336; 70B 28,672), in 256s
+        att = profile.model.attention
+        head = (att.head_dim if att and att.head_dim else None) or HEAD_DIM
+        out["head_dim"] = str(head)
+        out["heads"] = str((att.heads if att and att.heads else None) or max(1, shape.hidden // head))
+        out["kv_heads"] = str(max(1, min(int(out["heads"]), shape.kv_dim // head)))
+        out["mlp_dim"] = str(max(256, round(3.5 * shape.hidden / 256) * 256))
     else:
-        out["layers"], out["emb_dim"] = "", ""
+        out["layers"], out["emb_dim"], out["heads"], out["kv_heads"], out["head_dim"], out["mlp_dim"] = "", "", "", "", "", ""
     return out
 
 

@@ -1586,3 +1586,18 @@ def test_skypilot_fallbacks_stay_in_the_pinned_regions(ctx) -> None:  # type: ig
     for item in items:
         _cloud, _, region = str(item.get("infra", "")).partition("/")
         assert region in pinned, item
+
+
+def test_maxtext_trains_the_model_of_the_profile_not_base_ymls(ctx) -> None:  # type: ignore[no-untyped-def]
+    # before: only base_num_decoder_layers and base_emb_dim were passed, so MaxText took 16 query and 16 KV heads and an
+    # MLP of 7,168 from base.yml: a 70B profile (80 x 8,192) trained as a ~20B model
+    p = ROOT / "profiles" / "llm-pretrain-70b.yaml"
+    rec = _rec(ctx, str(p))
+    _spec, files = _scaffold(ctx, rec, "maxtext-tpu")
+    text = files["setup.sh"]
+    keys = ("base_num_decoder_layers", "base_emb_dim", "base_num_query_heads", "base_num_kv_heads", "head_dim", "base_mlp_dim")
+    got = dict(re.findall(r"\b(" + "|".join(keys) + r")=(\d+)", text))
+    layers, emb, q, kv, head, mlp = (int(got[k]) for k in keys)
+    # the parameters the flags build: attention (q and o of q x head, k and v of kv x head) and a gated MLP, per layer
+    params = layers * (2 * emb * q * head + 2 * emb * kv * head + 3 * emb * mlp)
+    assert 0.8 * 70e9 <= params <= 1.05 * 70e9, (got, params)
