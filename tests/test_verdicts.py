@@ -439,3 +439,15 @@ def test_setup_text_says_true_things_and_every_command_runs(context: Context) ->
     commands = [c for step in rec.to_json()["setup"]["steps"] for c in step.get("commands", [])]
     assert "kubectl apply -f k8s/" in commands
     assert not any("<<'EOF'" in c and all(ln.strip().startswith("#") for ln in c.splitlines()[1:-1]) for c in commands)
+
+
+def test_a_preferred_region_that_does_not_offer_the_chip_is_said(context: Context) -> None:
+    # before: deployment.region eu-west-1 (a preference) and an H100 AWS does not sell there: the verdict and its
+    # commands moved to us-east-1 with no word
+    p = profile(model={"params_b": 8}, training={"tokens_b": 50, "seq_len": 4096}, deployment={"clouds": ["aws"], "region": "eu-west-1"},
+                goal={"optimize": "cost"})
+    e = estimate(p, context.catalog.get("h100"), 8, context.constants)
+    assert e.region is not None and e.region != "eu-west-1"
+    assert any("not offered in eu-west-1" in w and e.region in w for w in e.warnings), e.warnings
+    e = estimate(p, context.catalog.get("a100-40gb"), 8, context.constants)  # p4d is sold in eu-west-1
+    assert e.region == "eu-west-1" and not any("not offered in" in w for w in e.warnings)

@@ -222,6 +222,11 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
         return p, 1.0
     _total, priced, r, region = best
     e.region, e.zone = region, regions.zone_in(acc, priced.cloud or "", region)
+    pref = regions.preferred(dep, priced.cloud or "")
+    if pref is not None and region is not None and region != pref:  # deployment.region is a preference: say where it went
+        e.warnings.append(
+            f"{acc.id} is not offered in {pref} on {priced.cloud}: placed in {region} (pin deployment.regions to rule that out)"
+        )
     e.procurement = r.kind.id
     e.capacity = r.to_json(capacity.table().sources)
     if math.isfinite(hours) and r.billed_hours > hours + 1e-9:
