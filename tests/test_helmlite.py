@@ -818,3 +818,23 @@ def test_a_chart_whose_dependencies_is_no_list_is_read_past(tmp_path: Path) -> N
     _chart(chart, {}, {"pod.yaml": gpu.replace("name: p}", "name: q}")}, name="sub")
     _, data, err = _check(str(chart))
     assert "internal error" not in json.dumps(data) + err and data["results"], err
+
+
+def test_every_template_but_the_partials_is_a_manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Helm renders every file under templates/ except the partials (a name that starts with _) and NOTES.txt
+    (pkg/releaseutil/manifest_sorter.go): before, templates/deploy.tpl was taken for a helper and 64 x 8 L4 passed unseen."""
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("replicas: 64\n")
+    (chart / "templates" / "_helpers.tpl").write_text('{{- define "c.name" -}}trainer{{- end -}}\n')
+    (chart / "templates" / "NOTES.txt").write_text("Installed {{ .Release.Name }}\n")
+    (chart / "templates" / "deploy.tpl").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: {{ include \"c.name\" . }}, namespace: ml}\nspec:\n"
+        "  replicas: {{ .Values.replicas }}\n  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"
+    )
+    monkeypatch.setenv("PATH", "")  # advisor's own renderer
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check("chart")
+    assert [(x["source"]["address"], x["request"]["replicas"]) for x in data["results"]] == [("Deployment/ml/trainer", 64)], err

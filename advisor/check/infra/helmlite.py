@@ -883,7 +883,9 @@ def _template_files(chart: str) -> list[str]:
     for d, dirs, names in os.walk(top, followlinks=False):
         dirs.sort()
         for n in sorted(names):
-            if n.endswith((".yaml", ".yml", ".tpl")) and not os.path.islink(os.path.join(d, n)):
+            # Helm loads every file under templates/ and renders each as a manifest but the partials (a name that
+            # starts with _) and NOTES.txt (pkg/releaseutil/manifest_sorter.go, pkg/action): deploy.tpl is a manifest
+            if not os.path.islink(os.path.join(d, n)) and n != "NOTES.txt" and not n.startswith("."):
                 out.append(os.path.join(d, n))
     return out
 
@@ -937,7 +939,7 @@ def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 
                     defines[toks[0][1][1:-1]] = n.body
     out: list[Rendered] = []
     for f in files:
-        if os.path.basename(f).startswith("_") or f.endswith(".tpl") or f not in parsed:
+        if os.path.basename(f).startswith("_") or f not in parsed:
             continue
         root["Template"]["Name"] = f
         r = _Renderer(f, root, defines)
