@@ -838,3 +838,26 @@ def test_every_template_but_the_partials_is_a_manifest(tmp_path: Path, monkeypat
     monkeypatch.chdir(tmp_path)
     _code, data, err = _check("chart")
     assert [(x["source"]["address"], x["request"]["replicas"]) for x in data["results"]] == [("Deployment/ml/trainer", 64)], err
+
+
+def test_a_subcharts_values_are_scoped_by_its_chart_name_not_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Helm gives a subchart the parent's values under the subchart's Chart.yaml name (or alias): before, the folder name
+    was used, so charts/worker-sub (name: gpuworker) never saw `gpuworker.replicas: 64` and was judged at 1."""
+    chart = tmp_path / "chart"
+    sub = chart / "charts" / "worker-sub"
+    (sub / "templates").mkdir(parents=True)
+    (chart / "templates").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: parent\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpuworker:\n  replicas: 64\n")
+    (chart / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    (sub / "Chart.yaml").write_text("apiVersion: v2\nname: gpuworker\nversion: 0.1.0\n")
+    (sub / "values.yaml").write_text("replicas: 1\n")
+    (sub / "templates" / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: trainer, namespace: ml}\nspec:\n  replicas: {{ .Values.replicas }}\n"
+        "  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"
+    )
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check("chart")
+    assert [(x["source"]["address"], x["request"]["replicas"]) for x in data["results"]] == [("Deployment/ml/trainer", 64)], err

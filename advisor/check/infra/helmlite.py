@@ -959,27 +959,35 @@ def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: in
     if not os.path.isdir(sub_dir) or os.path.islink(sub_dir):
         return []
     conditions: dict[str, str] = {}
+    aliases: dict[str, list[str]] = {}  # a dependency's chart name -> the names its instances take values under
     deps = meta.get("dependencies")
     for dep in deps if isinstance(deps, list) else []:
-        if isinstance(dep, dict) and isinstance(dep.get("name"), str) and isinstance(dep.get("condition"), str):
-            conditions[str(dep.get("alias") or dep["name"])] = dep["condition"]
+        if isinstance(dep, dict) and isinstance(dep.get("name"), str):
+            key = str(dep.get("alias") or dep["name"])
+            if isinstance(dep.get("condition"), str):
+                conditions[key] = dep["condition"]
+            if dep.get("alias"):
+                aliases.setdefault(dep["name"], []).append(key)
     out: list[Rendered] = []
-    for name in sorted(os.listdir(sub_dir)):
-        path = os.path.join(sub_dir, name)
+    for folder in sorted(os.listdir(sub_dir)):
+        path = os.path.join(sub_dir, folder)
         if os.path.islink(path) or not os.path.isfile(os.path.join(path, "Chart.yaml")):
             continue
-        cond = conditions.get(name)
-        if cond:
-            v: Any = vals
-            for part in cond.split(",")[0].strip().split("."):
-                v = v.get(part) if isinstance(v, dict) else None
-            if v is False:
-                continue
-        mine = vals.get(name)
-        sub_vals: dict[str, Any] = dict(mine) if isinstance(mine, dict) else {}
-        if isinstance(vals.get("global"), dict):
-            sub_vals = {**sub_vals, "global": vals["global"]}
-        out += render_chart(path, sub_vals, depth + 1, count)
+        # Helm scopes a subchart's values by its Chart.yaml name (or each alias it is installed under), not its folder
+        cname = str(_chart_meta(path).get("name") or folder)
+        for name in aliases.get(cname) or [cname]:
+            cond = conditions.get(name)
+            if cond:
+                v: Any = vals
+                for part in cond.split(",")[0].strip().split("."):
+                    v = v.get(part) if isinstance(v, dict) else None
+                if v is False:
+                    continue
+            mine = vals.get(name)
+            sub_vals: dict[str, Any] = dict(mine) if isinstance(mine, dict) else {}
+            if isinstance(vals.get("global"), dict):
+                sub_vals = {**sub_vals, "global": vals["global"]}
+            out += render_chart(path, sub_vals, depth + 1, count)
     return out
 
 
