@@ -678,3 +678,22 @@ def test_a_karpenter_pool_of_cpu_families_the_catalog_prices_is_no_accelerator_r
     f.write_text(pool.format(name="gpu", key="karpenter.k8s.aws/instance-family", values="[g6e, c7i]"))
     out = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f)).out)
     assert [x["request"]["accelerator"] for x in out["results"]] == ["l40s"]
+
+
+def test_a_keda_scaled_object_scales_its_target_like_an_hpa(tmp_path: Path) -> None:
+    """Before: a KEDA ScaledObject with maxReplicaCount 64 on an 8-GPU Deployment was ignored (judged at 1 replica); an
+    HPA was not. Without maxReplicaCount KEDA's default, 100, is the top."""
+    f = tmp_path / "serve.yaml"
+    deploy = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n  replicas: 1\n  template:\n    spec:\n"
+        "      nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}\n"
+        "      containers: [{{name: c, image: x, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]\n---\n"
+    )
+    scaled = "apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {{name: s-{name}, namespace: ml}}\nspec:\n" \
+             "  scaleTargetRef: {{name: {name}}}\n{extra}  triggers: [{{type: cpu, metricMetadata: {{value: '50'}}}}]\n---\n"
+    f.write_text(deploy.format(name="a") + scaled.format(name="a", extra="  minReplicaCount: 1\n  maxReplicaCount: 64\n")
+                 + deploy.format(name="b") + scaled.format(name="b", extra=""))
+    out = {x["source"]["address"]: x["request"] for x in json.loads(run_cli("check", "--no-config", "--format", "json",
+                                                                            "--fail-on", "never", str(f)).out)["results"]}
+    assert (out["Deployment/ml/a"]["replicas_min"], out["Deployment/ml/a"]["replicas_max"]) == (1, 64)
+    assert out["Deployment/ml/b"]["replicas_max"] == 100

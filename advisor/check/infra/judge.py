@@ -36,7 +36,7 @@ def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) ->
         if a is not None:
             r.replicas_min, r.replicas_max = a.minimum, a.maximum
             r.where["replicas"] = a.pos
-            r.notes.append(f"replicas {a.minimum}..{a.maximum} from a HorizontalPodAutoscaler")
+            r.notes.append(f"replicas {a.minimum}..{a.maximum} from {a.what}")
 
 
 def _matches(req: Request, lp: LoadedProfile) -> bool:

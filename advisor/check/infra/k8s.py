@@ -89,6 +89,19 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                     )
                 )
             continue
+        if kind == "ScaledObject" and str(doc.data.get("apiVersion", "")).startswith("keda.sh/"):
+            # KEDA scales its target between minReplicaCount (default 0) and maxReplicaCount (default 100, KEDA's
+            # ScaledObject spec): judged at that maximum like an HPA's
+            ref = d.mapping(("spec", "scaleTargetRef"))
+            if isinstance(ref.get("name"), str):
+                lo = d.count(("spec", "minReplicaCount"), default=0)
+                hi = d.count(("spec", "maxReplicaCount"), default=100)
+                at = doc.where(("spec", "maxReplicaCount")) if "maxReplicaCount" in d.mapping(("spec",)) else doc.where(("spec",))
+                out.autoscalers.append(Autoscaler(
+                    (str(ref.get("kind") or "Deployment"), ns, str(ref["name"])), lo or 0, hi if hi is not None else 100, at,
+                    "a KEDA ScaledObject",
+                ))
+            continue
         if kind in CAPACITY_KINDS:
             note = _capacity_note(d, kind, name)
             if note:

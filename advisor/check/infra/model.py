@@ -147,12 +147,13 @@ def whole_number(doc: Document, loc: KeyPath, value: Any, req: Request | None = 
 
 @dataclass
 class Autoscaler:
-    """A HorizontalPodAutoscaler: replicas min..max of the workload it targets."""
+    """A HorizontalPodAutoscaler (or a KEDA ScaledObject): replicas min..max of the workload it targets."""
 
     target: tuple[str, str, str]
     minimum: int
     maximum: int
     pos: Pos
+    what: str = "a HorizontalPodAutoscaler"
 
 
 @dataclass
