@@ -577,3 +577,21 @@ def test_a_limit_that_cannot_be_verified_fails_closed(tmp_path: Path) -> None:
     # without limits the same files pass as before (the unknowns stay warnings)
     r = run_cli("check", "--no-config", "--format", "json", str(tmp_path / "a.yaml"), str(tmp_path / "sky.yaml"))
     assert r.code == 0, r.out
+
+
+def test_every_node_affinity_value_meets_the_allowlist(tmp_path: Path) -> None:
+    """Before: `operator: In, values: [nvidia-l4, nvidia-h100-80gb]` was read as L4 only and passed an allowlist of
+    tpu-v6e and l4, though the scheduler may place the pods on H100 nodes."""
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: ml}\nspec:\n  replicas: 2\n  template:\n    spec:\n"
+        "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "            nodeSelectorTerms:\n            - matchExpressions:\n"
+        "              - {key: cloud.google.com/gke-accelerator, operator: In, values: [nvidia-l4, nvidia-h100-80gb]}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"
+    )
+    base = tmp_path / "base.yaml"
+    base.write_text(BASE_POLICY)
+    r = run_cli("check", str(tmp_path / "d.yaml"), "--policy", str(base), "--format", "json")
+    [res] = json.loads(r.out)["results"]
+    msgs = [f["message"] for f in res["findings"] if f["rule"] == "policy-accelerator-not-allowed"]
+    assert r.code == 1 and res["request"]["accelerator"] == "l4" and any("h100" in m for m in msgs), res["findings"]

@@ -525,7 +525,8 @@ def max_chips(r: RequestJudging) -> Iterator[Hit]:
             req.pos("count"),
         )
     replicas = req.replicas(r.end)
-    for acc, n in req.options:
+    for acc, each in req.options:
+        n = each if each is not None else req.count  # an alternative of the same count (a node-affinity value)
         if n is not None and replicas is not None and n * replicas > limit and (total is None or total <= limit):
             yield (
                 f"may provision {acc or 'an unknown accelerator'} x {n} x {replicas} replicas instead (an alternative it lists), "

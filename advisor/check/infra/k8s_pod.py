@@ -125,6 +125,20 @@ def _selectors(d: ManifestDoc, pod: KeyPath) -> dict[str, tuple[str, KeyPath]]:
     return out
 
 
+def _affinity_others(d: ManifestDoc, pod: KeyPath, label: str) -> list[str]:
+    """The values after the first of a required node-affinity ``In`` term on ``label`` (nodes of any of them may
+    take the pod) and of its further selector terms (ORed): what the pod may be scheduled onto besides the first."""
+    req_loc = (*pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    terms = d.at(req_loc)
+    seen: list[str] = []
+    for term in terms[:16] if isinstance(terms, list) else []:
+        exprs = term.get("matchExpressions") if isinstance(term, dict) else None
+        for e in exprs if isinstance(exprs, list) else []:
+            if isinstance(e, dict) and e.get("operator") == "In" and e.get("key") == label and isinstance(e.get("values"), list):
+                seen += [str(v) for v in e["values"][:64] if isinstance(v, (str, int))]
+    return list(dict.fromkeys(seen))[1:]
+
+
 def _container_chips(d: ManifestDoc, loc: KeyPath, req: Request, res_key: str = "resources") -> tuple[int, str | None, KeyPath | None]:
     """Chips one container asks for (limits, else requests); -1 when a placeholder leaves it unknown."""
     for section in ("limits", "requests"):
@@ -254,6 +268,11 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
             req.set_hardware(value, hw)
             req.where["accelerator"] = d.doc.where(loc)
             req.cloud = clouds.by_kubernetes_label(label) or req.cloud
+            others = [v for v in _affinity_others(d, pod, label) if v != value]
+            if others:  # the scheduler may place the pod on any of them: the policy holds for each
+                req.alternatives = others
+                req.options = [(d.index.lookup(v).accelerator, None) for v in others]
+                req.notes.append(f"node affinity allows {', '.join([value, *others][:6])}: judged on {value}")
             break
     if hw is None and product and not req.unresolved:  # a DRA claim's CEL selector names the model
         hw = dra.product_hardware(d.index, product)
