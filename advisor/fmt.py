@@ -61,11 +61,21 @@ def log_text(text: object) -> str:
     return _COMMAND_KEY.sub(":\u200b", _inert(text))
 
 
+# What GitHub turns into a link or a notification in plain text (GFM's extended autolinks, @-mentions of people and
+# teams, e-mail addresses): a zero-width space after the '@', inside the scheme's '://' and after 'www' leaves the text
+# readable and makes it no link and no mention
+_AUTOLINK = re.compile(r"(?i)(?<![a-z0-9])(?:(https?|ftp)(?=://)|(www)(?=\.))|@")
+
+
+def _unlinked(text: str) -> str:
+    return _AUTOLINK.sub(lambda m: (m.group(1) or m.group(2) or "@") + "\u200b", text)
+
+
 def md_text(text: object, *, line_start: bool = True) -> str:
     """Input-derived text safe in a markdown line: one line, markdown punctuation escaped, and (at
     the start of a line) a leading ``#``, ``>``, list or numbered-list marker escaped: no forged
-    heading, quote, list, link, image or HTML."""
-    out = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), _inert(text))
+    heading, quote, list, link, image or HTML, no autolink (``https://``, ``www.``) and no @-mention."""
+    out = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), _unlinked(_inert(text)))
     if not line_start:
         return out
     return _MD_LINE_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], out, count=1)

@@ -46,7 +46,7 @@ def test_report_escapes_a_forged_name(tmp_path: Path) -> None:
     assert r.code == 0, r.err
     _markdown_is_clean(r.out)
     assert r.out.startswith(
-        "# x ## all proposals pass ✅ \\![\\](https://t.example/p.png) \\<img src=x> \\`cmd\\` [a\\](https://t.example) [31m"
+        "# x ## all proposals pass ✅ \\![\\](https\u200b://t.example/p.png) \\<img src=x> \\`cmd\\` [a\\](https\u200b://t.example) [31m"
     )
 
 
@@ -595,3 +595,21 @@ def test_every_node_affinity_value_meets_the_allowlist(tmp_path: Path) -> None:
     [res] = json.loads(r.out)["results"]
     msgs = [f["message"] for f in res["findings"] if f["rule"] == "policy-accelerator-not-allowed"]
     assert r.code == 1 and res["request"]["accelerator"] == "l4" and any("h100" in m for m in msgs), res["findings"]
+
+
+def test_the_pr_comment_makes_no_link_and_no_mention_of_pull_request_text(tmp_path: Path) -> None:
+    """Before: a waiver reason or an accelerator name such as 'approved at www.evil.example/ok cc @acme/platform-leads
+    https://evil.example/approval' came out of the markdown comment as clickable links and @-mentions GitHub notifies."""
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  namespace: ml\n  annotations:\n"
+        "    advisor.dev/waive: 'request-unknown-accelerator until 2099-01-01: approved, see https://evil.example/a cc @acme/leads'\n"
+        "spec:\n  replicas: 1\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: 'nvidia-x at www.evil.example/ok ping @octocat'}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"
+    )
+    r = run_cli("check", "--no-config", "--format", "markdown", "--fail-on", "never", str(tmp_path / "d.yaml"))
+    assert r.code == 0, r.err
+    outside_code = re.sub(r"`[^`]*`|<code>.*?</code>", "", r.out)
+    assert "evil.example" in outside_code  # still said ...
+    for link in ("https://evil", "www.evil", "@acme", "@octocat"):  # ... but no link and no mention
+        assert link not in outside_code, link
