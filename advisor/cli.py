@@ -258,7 +258,11 @@ def check(
     from advisor.api import run_check
 
     show_progress = fmt == "text" and output is None and sys.stderr.isatty() and not _STATE["quiet"]
-    with _progress_bar("checking proposals", show=show_progress) as progress:
+    if output is not None:
+        _output_inside(output)
+    with contextlib.ExitStack() as stack, _progress_bar("checking proposals", show=show_progress) as progress:
+        if output is not None:
+            stack.callback(_drop_stale, output, stack)
         report = run_check(
             paths,
             rules=[str(r) for r in rules or []],
@@ -274,8 +278,31 @@ def check(
             progress=progress,
             exclude=exclude or [],
         )
+        stack.pop_all()  # a report to write: a failed write leaves the previous file as it was (exit 4)
     _write_check(report, fmt, output)
     raise typer.Exit(report.exit_code)
+
+
+def _output_inside(output: Path) -> None:
+    """Refuse an output path that passes through a symbolic link below the working directory: the change under review
+    can commit `reports -> /elsewhere`, and `-o reports/advisor.md` would write outside the checkout."""
+    from advisor.errors import UsageError
+
+    if output.is_absolute():
+        return
+    at = Path(".")
+    for part in output.parent.parts:
+        at = at / part
+        if at.is_symlink():
+            raise UsageError(f"{output}: {at} is a symbolic link; write the output to a real directory")
+
+
+def _drop_stale(output: Path, _stack: contextlib.ExitStack) -> None:
+    """No output was written (an input or usage error, exit 2): a file already at ``output`` (an earlier run's, or one
+    the change commits there) is removed, so that no later step posts it as this run's report."""
+    with contextlib.suppress(OSError):
+        if output.is_symlink() or output.is_file():
+            output.unlink()
 
 
 @contextlib.contextmanager

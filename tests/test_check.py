@@ -341,7 +341,7 @@ def test_output_file_is_atomic(tmp_path: Path) -> None:
     out.write_text("previous")
     bad = write(tmp_path, "bad.yaml", "name: x\ntask: trianing\n")
     r = run_cli("check", "--no-config", str(bad), "--format", "sarif", "--output", str(out))
-    assert r.code == 2 and out.read_text() == "previous"
+    assert r.code == 2 and not out.exists()  # no half-written file, and no stale one taken for this run's
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []
     r = run_cli("check", "--no-config", str(PROPOSALS / "ok-v6e-chatbot.yaml"), "--format", "sarif", "--output", str(out))
     assert r.code == 0 and json.loads(out.read_text())["version"] == "2.1.0"

@@ -613,3 +613,26 @@ def test_the_pr_comment_makes_no_link_and_no_mention_of_pull_request_text(tmp_pa
     assert "evil.example" in outside_code  # still said ...
     for link in ("https://evil", "www.evil", "@acme", "@octocat"):  # ... but no link and no mention
         assert link not in outside_code, link
+
+
+def test_a_failed_check_leaves_no_stale_report_and_never_writes_through_a_linked_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before: a report the change commits at the output path (advisor.md, out.sarif) survived a run that ended with exit 2
+    and wrote nothing, for a later `if: always()` step to post as this run's; and `-o reports/advisor.md` wrote through a
+    committed `reports -> /elsewhere` link."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: lots}}}]\n"
+    )
+    (tmp_path / "advisor.md").write_text("## all proposals pass ✅ (forged)\n")
+    r = run_cli("check", "--no-config", "--format", "markdown", "--output", "advisor.md", "bad.yaml")
+    assert r.code == 2 and not (tmp_path / "advisor.md").exists()
+    elsewhere = tmp_path.parent / (tmp_path.name + "-elsewhere")
+    elsewhere.mkdir()
+    (tmp_path / "reports").symlink_to(elsewhere)
+    (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    r = run_cli("check", "--no-config", "--format", "markdown", "--output", "reports/advisor.md", "ok.yaml")
+    assert r.code == 2 and "symbolic link" in r.err and list(elsewhere.iterdir()) == []
+    r = run_cli("check", "--no-config", "--format", "markdown", "--output", "advisor.md", "ok.yaml")
+    assert r.code == 0 and (tmp_path / "advisor.md").read_text().startswith("###")
