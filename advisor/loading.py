@@ -9,7 +9,7 @@ from advisor.errors import InputError, Problem
 from advisor.model_families import load_families
 from advisor.models import Profile
 from advisor.validation import did_you_mean, validate_document
-from advisor.yamlsrc import MAX_BYTES, Document, load_file
+from advisor.yamlsrc import MAX_BYTES, OUTSIDE, Document, linked_outside, load_file
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,9 @@ def load_profiles(paths: Iterable[str], *, max_bytes: int = MAX_BYTES) -> list[L
     loaded: list[LoadedProfile] = []
     problems: list[Problem] = []
     for path in paths:
+        if linked_outside(path):  # never opened: a value of ~/.docker/config.json must not come back in a message
+            problems.append(Problem(path, 1, 1, OUTSIDE))
+            continue
         try:
             docs = load_file(path, max_bytes=max_bytes)
         except InputError as exc:

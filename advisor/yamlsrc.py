@@ -106,6 +106,48 @@ STDIN = "-"
 _STDIN: list[bytes] = []  # what the CLI read from standard input for the path "-", once
 
 
+OUTSIDE = (
+    "a symbolic link to a file outside the repository (or the directory checked): not read; a pull request must not point "
+    "the gate at the runner's files"
+)
+
+
+def upward(start: str, marker: str, exists: Any = os.path.exists, levels: int = 4096) -> str | None:
+    """The nearest directory at or above ``start`` holding ``marker`` (at most ``levels`` up)."""
+    d = os.path.abspath(start)
+    for _ in range(levels):
+        if exists(os.path.join(d, marker)):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
+    return None
+
+
+def git_root(start: str) -> str | None:
+    return upward(start, ".git")
+
+
+def read_boundary(path: str) -> str:
+    """What a file may resolve into: its repository's work tree, else the working directory."""
+    return os.path.realpath(git_root(os.path.dirname(os.path.abspath(path))) or os.getcwd())
+
+
+def escapes(path: str, boundary: str) -> bool:
+    """Whether ``path`` resolves, through symbolic links, outside ``boundary`` (a resolved path: see
+    ``read_boundary``); a checked-in link to ~/.aws/credentials or /proc/self/environ must not be read
+    into a report or an error message, nor a kustomization's base or a release's values file out of the repository."""
+    real = os.path.realpath(path)
+    return real != boundary and not real.startswith(boundary.rstrip(os.sep) + os.sep)
+
+
+def linked_outside(path: str) -> bool:
+    """A named input file that is (or passes through) a symbolic link resolving outside its repository's work tree
+    (else the working directory): never opened, so no value of the target reaches a message."""
+    return path != STDIN and os.path.realpath(path) != os.path.abspath(path) and escapes(path, read_boundary(path))
+
+
 def provide_stdin(raw: bytes) -> None:
     """Make ``raw`` the content of the path ``-`` (read once by the CLI, shared with workers),
     without a UTF-8 byte-order mark (so a plan JSON piped with one is still seen as JSON)."""

@@ -636,3 +636,18 @@ def test_a_failed_check_leaves_no_stale_report_and_never_writes_through_a_linked
     assert r.code == 2 and "symbolic link" in r.err and list(elsewhere.iterdir()) == []
     r = run_cli("check", "--no-config", "--format", "markdown", "--output", "advisor.md", "ok.yaml")
     assert r.code == 0 and (tmp_path / "advisor.md").read_text().startswith("###")
+
+
+def test_no_command_reads_a_profile_linked_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: `check` refused a link out of the repository, but validate, recommend, report and estimate followed
+    `profile.yaml -> ../secret` and echoed the target's values in their error messages ('SECRET123_task' is not one of)."""
+    secret = "SECRET-9c1e"
+    (tmp_path / "secret.yaml").write_text(f"task: {secret}\nmodel: {{params_b: {secret}}}\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "profile.yaml").symlink_to(tmp_path / "secret.yaml")
+    monkeypatch.chdir(repo)
+    for args in (("validate",), ("recommend",), ("report",), ("estimate", "--accelerator", "h100")):
+        r = run_cli(*args, "profile.yaml")
+        assert r.code == 2 and secret not in r.out + r.err, (args, r.err)
+        assert "symbolic link to a file outside the repository" in r.err, (args, r.err)

@@ -32,6 +32,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from advisor.errors import InputError, Problem
+from advisor.yamlsrc import OUTSIDE as OUTSIDE  # re-exported: the readers of the gate import them from here
+from advisor.yamlsrc import escapes as escapes
+from advisor.yamlsrc import git_root as _git_root
+from advisor.yamlsrc import read_boundary as _boundary
+from advisor.yamlsrc import upward as _upward
 
 SUFFIXES = (".yaml", ".yml", ".json", ".tf")
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # as kustomize looks for them
@@ -166,23 +171,6 @@ def _gitignore(directory: str) -> list[Pattern]:
     return [p for p in (Pattern.parse(line, directory) for line in lines[:10_000]) if p is not None]
 
 
-def _upward(start: str, marker: str, exists: Callable[[str], bool] = os.path.exists, levels: int = 4096) -> str | None:
-    """The nearest directory at or above ``start`` holding ``marker`` (at most ``levels`` up)."""
-    d = os.path.abspath(start)
-    for _ in range(levels):
-        if exists(os.path.join(d, marker)):
-            return d
-        up = os.path.dirname(d)
-        if up == d:
-            return None
-        d = up
-    return None
-
-
-def _git_root(start: str) -> str | None:
-    return _upward(start, ".git")
-
-
 @dataclass(frozen=True)
 class Tracked:
     """What git tracks in the repository around a directory (absolute paths)."""
@@ -242,28 +230,9 @@ def _inherited_gitignores(top: str) -> list[Pattern]:
     return out
 
 
-OUTSIDE = (
-    "a symbolic link to a file outside the repository (or the directory checked): not read; a pull request must not point "
-    "the gate at the runner's files"
-)
-
-
-def _boundary(path: str) -> str:
-    """What a file may resolve into: its repository's work tree, else the working directory."""
-    return os.path.realpath(_git_root(os.path.dirname(os.path.abspath(path))) or os.getcwd())
-
-
 def boundary(path: str) -> str:
     """What a file may read from (a kustomization's bases, a chart's files): its repository's work tree, else the working directory."""
     return _boundary(path)
-
-
-def escapes(path: str, boundary: str) -> bool:
-    """Whether ``path`` resolves, through symbolic links, outside ``boundary`` (a resolved path: see
-    ``boundary``); a checked-in link to ~/.aws/credentials or /proc/self/environ must not be read
-    into a report, nor a kustomization's base or a release's values file out of the repository."""
-    real = os.path.realpath(path)
-    return real != boundary and not real.startswith(boundary.rstrip(os.sep) + os.sep)
 
 
 def escaping_link(directory: str, boundary: str, limit: int = 20_000) -> str | None:
