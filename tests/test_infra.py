@@ -1953,3 +1953,18 @@ def test_resource_types_not_read_that_name_an_accelerator_machine_fail_closed(tm
         assert out[addr]["request"]["accelerator"] == "h100" and out[addr]["request"]["count"] is None, addr
         assert "request-unresolved" in {g["rule"] for g in out[addr]["findings"]}, addr
     assert "aws_s3_bucket.logs" not in out  # a name with a machine type inside it is not that machine
+
+
+def test_terraform_override_files_are_merged_into_what_they_override(tmp_path: Path) -> None:
+    """Before: main.tf asked for 8 nodes x 8 L4 (64 chips) and main_override.tf set node_count = 64 (512 chips, as Terraform
+    merges override files); the gate read 64 and skipped the override file 'without accelerator resources'."""
+    (tmp_path / "main.tf").write_text(
+        'resource "google_container_node_pool" "pool" {\n  name = "pool"\n  cluster = "c"\n  location = "us-central1-a"\n'
+        '  node_count = 8\n  node_config {\n    machine_type = "g2-standard-96"\n'
+        '    guest_accelerator {\n      type = "nvidia-l4"\n      count = 8\n    }\n  }\n}\n'
+    )
+    (tmp_path / "main_override.tf").write_text('resource "google_container_node_pool" "pool" {\n  node_count = 64\n}\n')
+    out = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path)).out)
+    [res] = out["results"]
+    assert res["request"]["total_chips"] == 512 and res["source"]["path"].endswith("main.tf")
+    assert any("override" in s["reason"] for s in out["skipped_files"] if s["path"].endswith("main_override.tf"))

@@ -418,7 +418,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         _SCOPES.clear()
     variables, locals_, region, tfvars = _module_scope(os.path.abspath(os.path.dirname(path)) if path != "-" else "", _SCOPES)
     blocks = {f"{m.group(1)}.{m.group(2)}": text.count("\n", 0, m.start()) + 1 for m in tfconfig.RESOURCE.finditer(text)}
-    resources = _resource_blocks(data)
+    resources, merged = _overridden(path, _resource_blocks(data))
     ctx = _HclCtx(path, text, index, blocks, _resource_refs(resources), region)
     out = Parsed("terraform-hcl")
     scope = _Scope(variables, locals_, os.path.dirname(os.path.abspath(path)) if path != "-" else None)
@@ -441,9 +441,53 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         req.notes.append("read from HCL source (literals, variable defaults, locals); the plan JSON is the authority")
         if tfvars:
             req.notes.append(f"variable values from {', '.join(tfvars)} (loaded as terraform plan loads them in this directory)")
+    if merged:
+        for req in out.requests:
+            if req.address.split("[")[0] in merged:
+                req.notes.append(f"with {merged[req.address.split('[')[0]]} merged in (a Terraform override file)")
     if not out.requests and not out.notes and not out.releases:
-        out.notes.append("Terraform HCL without accelerator resources")
+        out.notes.append("Terraform HCL without accelerator resources" if not _is_override(path) else
+                         "a Terraform override file: its blocks are merged into the resources they override in this directory's files")
     return out
+
+
+def _is_override(path: str) -> bool:
+    name = os.path.basename(path)
+    return name in ("override.tf", "override.tf.json") or name.endswith(("_override.tf", "_override.tf.json"))
+
+
+def _overridden(
+    path: str, resources: list[tuple[str, str, dict[str, Any]]]
+) -> tuple[list[tuple[str, str, dict[str, Any]]], dict[str, str]]:
+    """Terraform merges override files (override.tf, *_override.tf) into the directory's other files: an argument of an
+    overriding resource block replaces the original's, a nested block replaces the original's blocks of that type
+    (https://developer.hashicorp.com/terraform/language/files/override). A file's resources with their overrides merged
+    in (and which file each came from); an override file's own blocks that override another file's are left to that file."""
+    if path == "-":
+        return resources, {}
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".tf") and n != os.path.basename(path))[:200]
+    except OSError:
+        return resources, {}
+    if _is_override(path):  # blocks with an original elsewhere are read there, merged
+        originals = {f"{t}.{n}" for name in names if not _is_override(name)
+                     for t, n, _b in _resource_blocks(_sibling(directory, name) or {})}
+        return [r for r in resources if f"{r[0]}.{r[1]}" not in originals], {}
+    overrides: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for name in names:
+        if _is_override(name):
+            for t, n, b in _resource_blocks(_sibling(directory, name) or {}):
+                overrides.setdefault(f"{t}.{n}", []).append((name, b))
+    if not overrides:
+        return resources, {}
+    out, merged = [], {}
+    for t, n, body in resources:
+        for name, over in overrides.get(f"{t}.{n}", []):
+            body = {**body, **{k: v for k, v in over.items() if not k.startswith("__")}}
+            merged[f"{t}.{n}"] = name
+        out.append((t, n, body))
+    return out, merged
 
 
 # a block head of the file's text, read without parsing it: resource "TYPE" "NAME" { / module "NAME" {
