@@ -1968,3 +1968,17 @@ def test_terraform_override_files_are_merged_into_what_they_override(tmp_path: P
     [res] = out["results"]
     assert res["request"]["total_chips"] == 512 and res["source"]["path"].endswith("main.tf")
     assert any("override" in s["reason"] for s in out["skipped_files"] if s["path"].endswith("main_override.tf"))
+
+
+def test_terraform_json_syntax_fails_closed(tmp_path: Path) -> None:
+    """Before: a node pool of 64 x a3-highgpu-8g in main.tf.json (Terraform's JSON syntax, which terraform plan loads like
+    main.tf) was 'JSON that is neither a Terraform plan ...': skipped. Now each resource that buys accelerators is a request
+    of the hardware its machine names, its count not read."""
+    (tmp_path / "main.tf.json").write_text(json.dumps({"resource": {"google_container_node_pool": {"h100": {
+        "name": "h100", "cluster": "c", "location": "us-central1-a", "node_count": 64,
+        "node_config": {"machine_type": "a3-highgpu-8g", "guest_accelerator": [{"type": "nvidia-h100-80gb", "count": 8}]},
+    }}, "google_storage_bucket": {"b": {"name": "b", "location": "US"}}}}))
+    out = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path)).out)
+    [res] = out["results"]
+    assert res["source"]["address"] == "google_container_node_pool.h100" and res["request"]["accelerator"] == "h100"
+    assert res["request"]["count"] is None and "request-unresolved" in {f["rule"] for f in res["findings"]}

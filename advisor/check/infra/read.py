@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any
 
-from advisor.check.infra.model import Parsed
+from advisor.check.infra.model import Parsed, Request
 from advisor.check.infra.names import NameIndex
 from advisor.check.infra.sniff import doc_kind
 from advisor.errors import InputError
@@ -37,6 +37,8 @@ def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]
         raise
     if tfplan.is_plan(data):
         return [], tfplan.parse(path, text, data, index)
+    if path.endswith(".tf.json") and isinstance(data, dict):
+        return [], tf_json(path, text, data, index)
     if isinstance(data, dict) and isinstance(data.get("results"), list) and "advisor_version" in data:
         return [], Parsed("other", notes=["an 'advisor check --format json' result (use it with --baseline)"])
     kind = doc_kind(data)
@@ -50,6 +52,41 @@ def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]
         )
     docs = _json_documents(path, text, data)
     return _split(path, docs, [kind] * len(docs), index, len(text))
+
+
+def tf_json(path: str, text: str, data: dict[str, Any], index: NameIndex) -> Parsed:
+    """Terraform's JSON syntax (``*.tf.json``, loaded by ``terraform plan`` like ``*.tf``): not evaluated here, so it fails
+    closed: each resource of a type the gate reads, and each one (or module call) whose attributes name a machine with
+    accelerators, is a request whose count is not read (request-unresolved), the hardware where a machine name says it."""
+    from advisor.check.infra import tfplan
+
+    out = Parsed("terraform-hcl")
+    blocks: list[tuple[str, str, Any]] = []
+    res = data.get("resource")
+    for rtype, named in (res.items() if isinstance(res, dict) else []):
+        for name, body in (named.items() if isinstance(named, dict) else []):
+            blocks.append((str(rtype), str(name), body))
+    mods = data.get("module")
+    for name, body in (mods.items() if isinstance(mods, dict) else []):
+        blocks.append(("module", str(name), body))
+    for rtype, name, body in blocks[:1000]:
+        machine = tfplan.machine_named(index, body)
+        if machine is None and rtype not in tfplan.READ:
+            continue
+        address = f"module.{name}" if rtype == "module" else f"{rtype}.{name}"
+        at = text.find(f'"{name}"')
+        line = text.count("\n", 0, at) + 1 if at >= 0 else 1
+        req = Request(path, "terraform-hcl", address, line, 1)
+        if machine is not None:
+            req.set_hardware(machine, tfplan.machine_hardware(index, machine))
+        else:
+            req.hardware, req.unknown = rtype, "a Terraform JSON resource of a type that buys accelerators: not evaluated here"
+        req.unresolved.append(("count-unknown", "Terraform's JSON syntax (.tf.json) is not evaluated here: how many this asks for is "
+                               "not read; check the plan JSON (terraform show -json) instead", (line, 1)))
+        out.requests.append(req)
+    if not out.requests:
+        out.notes.append("Terraform JSON (.tf.json) without accelerator resources")
+    return out
 
 
 def _json_documents(path: str, text: str, data: Any) -> list[Document]:

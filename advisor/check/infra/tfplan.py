@@ -413,6 +413,12 @@ def machine_named(index: NameIndex, value: Any) -> str | None:
     return None
 
 
+def machine_hardware(index: NameIndex, name: str) -> Hardware:
+    """What a machine name ``machine_named`` found carries: an instance type by the instance index, else by name."""
+    dotted = "." in name or name.lower().startswith("standard_")
+    return (index.instance_accelerator(name) if dotted else None) or index.lookup(name)
+
+
 def _unread_type(
     ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str, Any], by_addr: dict[str, dict[str, Any]], consumed: set[str]
 ) -> Request | None:
@@ -422,7 +428,7 @@ def _unread_type(
     name = machine_named(ctx.index, after)
     if name is None:
         return None
-    req.set_hardware(name, ctx.index.lookup(name) if "." not in name else (ctx.index.instance_accelerator(name) or ctx.index.lookup(name)))
+    req.set_hardware(name, machine_hardware(ctx.index, name))
     rtype = req.address.split("[")[0].split(".")[-2] if "." in req.address else req.address
     req.unresolved.append((
         "count-unknown",
