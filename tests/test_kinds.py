@@ -697,3 +697,24 @@ def test_a_keda_scaled_object_scales_its_target_like_an_hpa(tmp_path: Path) -> N
                                                                             "--fail-on", "never", str(f)).out)["results"]}
     assert (out["Deployment/ml/a"]["replicas_min"], out["Deployment/ml/a"]["replicas_max"]) == (1, 64)
     assert out["Deployment/ml/b"]["replicas_max"] == 100
+
+
+def test_an_argo_fan_out_runs_that_many_pods_at_once(tmp_path: Path) -> None:
+    """Before: a step over withSequence {count: "64"} of an 8-L4 template was counted as one pod (8 chips). Now withItems and
+    withSequence fan it out (up to the workflow's parallelism), and withParam's width, known at run time, is unresolved."""
+    wf = (
+        "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n{par}  entrypoint: main\n"
+        "  templates:\n  - name: main\n    steps:\n    - - name: t\n        template: train\n        {fan}\n"
+        "  - name: train\n    nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}\n"
+        "    container: {{image: x, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}\n---\n"
+    )
+    f = tmp_path / "wf.yaml"
+    f.write_text(wf.format(name="seq", par="", fan='withSequence: {count: "64"}')
+                 + wf.format(name="items", par="  parallelism: 2\n", fan="withItems: [a, b, c]")
+                 + wf.format(name="param", par="", fan="withParam: '{{steps.gen.outputs.result}}'"))
+    out = {x["source"]["address"]: x for x in json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never",
+                                                                 str(f)).out)["results"]}
+    assert out["Workflow/ml/seq/train"]["request"]["total_chips"] == 512
+    assert out["Workflow/ml/items/train"]["request"]["total_chips"] == 16  # 3 items, 2 at once
+    assert out["Workflow/ml/param/train"]["request"]["total_chips"] is None
+    assert "request-unresolved" in {g["rule"] for g in out["Workflow/ml/param/train"]["findings"]}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from advisor.check.infra.k8s_pod import CHIP_RESOURCES, ManifestDoc
 from advisor.yamlsrc import KeyPath
@@ -207,10 +208,11 @@ def _volcano(d: ManifestDoc) -> list[Part]:
 
 def _argo(d: ManifestDoc, kind: str) -> list[Part]:
     """Argo Workflows: each template with a ``container``, ``script`` or ``containerSet`` is a pod, its
-    nodeSelector / affinity on the template. A step or DAG task runs it once; fan-out (withItems,
-    withParam) is not read, so one pod is counted and the note says so."""
+    nodeSelector / affinity on the template. A step or DAG task runs it once, or fanned out over withItems / withSequence
+    (that many pods at once, up to the workflow's parallelism); withParam's width is known at run time: request-unresolved."""
     spec: KeyPath = ("spec", "workflowSpec") if kind == "CronWorkflow" else ("spec",)
     out: list[Part] = []
+    fanout = _argo_fanout(d, spec)
     for i, t in enumerate(d.seq((*spec, "templates"))):
         base: KeyPath = (*spec, "templates", i)
         if not isinstance(t, dict):
@@ -222,8 +224,63 @@ def _argo(d: ManifestDoc, kind: str) -> list[Part]:
         if not blocks:
             continue
         name = t.get("name") if isinstance(t.get("name"), str) else str(i)
-        note = "an Argo template: one pod each time a step runs it; fan-out (withItems, withParam) is not read, one pod counted"
-        out.append(Part(str(name), base, 1, (1, 1), None, containers=blocks, notes=[note]))
+        width, where = fanout.get(str(name), (1, None))
+        if width is None:
+            note = "an Argo template run over withParam (or a sequence whose size is not written): how many pods at once is not read"
+            out.append(Part(str(name), base, 1, (None, None), where, containers=blocks, notes=[note]))
+        else:
+            note = (f"an Argo template fanned out to {width} pods at once (withItems / withSequence)" if width > 1 else
+                    "an Argo template: one pod each time a step runs it")
+            out.append(Part(str(name), base, 1, (width, width), where, containers=blocks, notes=[note]))
+    return out
+
+
+def _whole(v: object) -> int | None:
+    """An Argo sequence bound: a whole number, or one written as a string (Argo's fields are strings)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    return int(v) if isinstance(v, str) and v.isdigit() and len(v) < 10 else None
+
+
+def _argo_fanout(d: ManifestDoc, spec: KeyPath) -> dict[str, tuple[int | None, KeyPath | None]]:
+    """Per template name, the most pods one step or DAG task runs of it at once: withItems' length, withSequence's count
+    (or end - start + 1), None for withParam (known at run time), bounded by the workflow's ``parallelism``."""
+    cap = d.at((*spec, "parallelism"))
+    cap = cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
+    refs: list[tuple[dict[str, Any], KeyPath]] = []
+    for i, t in enumerate(d.seq((*spec, "templates"))):
+        if not isinstance(t, dict):
+            continue
+        steps = t.get("steps")
+        for j, group in enumerate(steps if isinstance(steps, list) else []):
+            for k, step in enumerate(group if isinstance(group, list) else [group]):
+                if isinstance(step, dict):
+                    refs.append((step, (*spec, "templates", i, "steps", j, k)))
+        tasks = t.get("dag", {}).get("tasks") if isinstance(t.get("dag"), dict) else None
+        for j, task in enumerate(tasks if isinstance(tasks, list) else []):
+            if isinstance(task, dict):
+                refs.append((task, (*spec, "templates", i, "dag", "tasks", j)))
+    out: dict[str, tuple[int | None, KeyPath | None]] = {}
+    for ref, loc in refs[:10_000]:
+        name = ref.get("template")
+        if not isinstance(name, str):
+            continue
+        width: int | None = 1
+        if isinstance(ref.get("withItems"), list):
+            width = len(ref["withItems"])
+        elif isinstance(ref.get("withSequence"), dict):
+            seq = ref["withSequence"]
+            count, start, end = _whole(seq.get("count")), _whole(seq.get("start", 0)), _whole(seq.get("end"))
+            width = count if count is not None else (end - start + 1 if end is not None and start is not None else None)
+        elif "withParam" in ref:
+            width = None
+        if width is not None and cap is not None:
+            width = min(width, cap)
+        old = out.get(name, (1, None))[0]
+        if old is None or width is None:
+            out[name] = (None, loc)
+        elif width >= old:
+            out[name] = (width, loc if width > 1 else None)
     return out
 
 
