@@ -1982,3 +1982,24 @@ def test_terraform_json_syntax_fails_closed(tmp_path: Path) -> None:
     [res] = out["results"]
     assert res["source"]["address"] == "google_container_node_pool.h100" and res["request"]["accelerator"] == "h100"
     assert res["request"]["count"] is None and "request-unresolved" in {f["rule"] for f in res["findings"]}
+
+
+def test_cloudformation_types_not_read_that_name_an_accelerator_machine_fail_closed(tmp_path: Path) -> None:
+    """Before: AWS::Batch::ComputeEnvironment with p4d.24xlarge, and a SageMaker HyperPod AWS::SageMaker::Cluster whose
+    instance group takes !Ref AcceleratedInstanceType (default ml.g5.8xlarge) inside an !If, were 'CloudFormation template
+    without accelerator requests'."""
+    f = tmp_path / "stack.yaml"
+    f.write_text(
+        "AWSTemplateFormatVersion: '2010-09-09'\nParameters:\n  AcceleratedInstanceType: {Type: String, Default: ml.g5.8xlarge}\n"
+        "Conditions:\n  Yes: !Equals [a, a]\nResources:\n"
+        "  CE:\n    Type: AWS::Batch::ComputeEnvironment\n    Properties:\n      Type: MANAGED\n"
+        "      ComputeResources: {Type: EC2, MaxvCpus: 1024, InstanceTypes: [p4d.24xlarge]}\n"
+        "  HyperPod:\n    Type: AWS::SageMaker::Cluster\n    Properties:\n      InstanceGroups: !If\n        - Yes\n"
+        "        - - {InstanceGroupName: gpu, InstanceType: !Ref AcceleratedInstanceType, InstanceCount: 4}\n"
+        "        - !Ref AWS::NoValue\n"
+        "  Logs:\n    Type: AWS::S3::Bucket\n    Properties: {BucketName: p4d.24xlarge-logs}\n"
+    )
+    out = {x["source"]["address"]: x["request"] for x in json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on",
+                                                                            "never", str(f)).out)["results"]}
+    assert out["CE"]["accelerator"] == "a100-40gb" and out["CE"]["count"] is None
+    assert out["HyperPod"]["accelerator"] == "a10g" and "Logs" not in out

@@ -90,6 +90,20 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
         resources = data.get("Resources") if isinstance(data.get("Resources"), dict) else {}
         for logical, res in list(resources.items())[:MAX_RESOURCES]:
             rtype = CFN_TYPES.get(str(res.get("Type"))) if isinstance(res, dict) else None
+            if rtype is None and isinstance(res, dict):
+                # a type not read here (AWS::Batch::ComputeEnvironment, AWS::SageMaker::Cluster, AWS::EC2::EC2Fleet, ...)
+                # whose properties name a machine with accelerators, parameter defaults included: failed closed
+                raw = res.get("Properties") if isinstance(res.get("Properties"), dict) else {}
+                # and the defaults of the parameters it refers to anywhere (inside an !If too)
+                machine = tfplan.machine_named(index, [_resolve(raw, params), *_ref_defaults(raw, params)])
+                if machine is not None:
+                    req = Request(doc.path, "cloudformation", str(logical), *doc.where(("Resources", logical)))
+                    req.set_hardware(machine, tfplan.machine_hardware(index, machine))
+                    req.cloud = "aws"
+                    req.unresolved.append(("count-unknown", f"{res.get('Type')} is a resource type advisor does not read: it names "
+                                           f"{machine}, but how many it provisions is not read", req.pos("count")))
+                    out.requests.append(req)
+                continue
             if rtype is None or not isinstance(res, dict):
                 continue
             props: dict[str, Any] = res["Properties"] if isinstance(res.get("Properties"), dict) else {}
@@ -119,6 +133,24 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                     req.notes.append(f"created only where condition {res['Condition']} holds")
                 req.notes.append(f"read as Terraform's {rtype}")
             out.requests += got
+    return out
+
+
+def _ref_defaults(node: Any, params: dict[str, Any], limit: int = 2_000) -> list[Any]:
+    """The Default of every parameter ``node`` refers to (``{"Ref": NAME}`` or ``!Ref NAME``), wherever it sits."""
+    out: list[Any] = []
+    queue, seen = [node], 0
+    while queue and seen < limit:
+        v = queue.pop()
+        seen += 1
+        if isinstance(v, dict):
+            ref = v.get("Ref", v.get("!Ref"))  # the long form, or the short !Ref tag as the lenient reader keeps it
+            p = params.get(ref) if isinstance(ref, str) else None
+            if isinstance(p, dict) and "Default" in p:
+                out.append(p["Default"])
+            queue.extend(v.values())
+        elif isinstance(v, list):
+            queue.extend(v)
     return out
 
 

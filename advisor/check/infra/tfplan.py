@@ -407,16 +407,17 @@ def machine_named(index: NameIndex, value: Any) -> str | None:
         elif isinstance(v, list):
             queue.extend(v)
         elif isinstance(v, str) and 2 < len(v) <= 64:
-            hw = index.instance_accelerator(v) if ("." in v or v.lower().startswith("standard_")) else index.lookup(v)
-            if hw is not None and hw.known and hw.chips and not index.is_cpu(hw.accelerator or ""):
+            hw = machine_hardware(index, v)
+            if hw.known and hw.chips and not index.is_cpu(hw.accelerator or ""):
                 return v
     return None
 
 
 def machine_hardware(index: NameIndex, name: str) -> Hardware:
     """What a machine name ``machine_named`` found carries: an instance type by the instance index, else by name."""
-    dotted = "." in name or name.lower().startswith("standard_")
-    return (index.instance_accelerator(name) if dotted else None) or index.lookup(name)
+    bare = name[3:] if name.startswith("ml.") else name  # SageMaker's ml.g5.8xlarge is EC2's g5.8xlarge
+    dotted = "." in bare or bare.lower().startswith("standard_")
+    return (index.instance_accelerator(bare) if dotted else None) or index.lookup(bare)
 
 
 def _unread_type(
