@@ -217,8 +217,11 @@ class NameIndex:
         return hw if (hw.known and hw.chips) or self.is_unsupported(name) else None
 
     def is_cpu(self, accelerator: str) -> bool:
+        """A catalog entry of a host family (a CPU machine priced for CPU inference): no accelerator."""
+        from advisor.families import family
+
         acc = self.catalog.accelerators.get(accelerator)
-        return acc is not None and acc.device == "cpu"
+        return acc is not None and not family(acc.device).accelerator
 
     def slice_of(self, accelerator: str, chips: int) -> Hardware | None:
         acc = self.catalog.accelerators.get(accelerator)
