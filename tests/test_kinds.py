@@ -718,3 +718,22 @@ def test_an_argo_fan_out_runs_that_many_pods_at_once(tmp_path: Path) -> None:
     assert out["Workflow/ml/items/train"]["request"]["total_chips"] == 16  # 3 items, 2 at once
     assert out["Workflow/ml/param/train"]["request"]["total_chips"] is None
     assert "request-unresolved" in {g["rule"] for g in out["Workflow/ml/param/train"]["findings"]}
+
+
+def test_the_eks_module_from_git_and_its_self_managed_groups_are_read(tmp_path: Path) -> None:
+    """Before: only the registry source's eks_managed_node_groups were read: the same module from its GitHub repository
+    (git::https://.../terraform-aws-eks.git?ref=...) and self_managed_node_groups were 'without accelerator resources'."""
+    f = tmp_path / "main.tf"
+    f.write_text(
+        'module "eks_git" {\n  source = "git::https://github.com/terraform-aws-modules/terraform-aws-eks.git?ref=v21.0.0"\n'
+        '  eks_managed_node_groups = {\n    efa = {\n      instance_types = ["p5.48xlarge"]\n      min_size = 1\n      max_size = 2\n'
+        '      desired_size = 1\n    }\n  }\n}\n'
+        'module "eks_self" {\n  source = "terraform-aws-modules/eks/aws"\n  self_managed_node_groups = {\n    gpu = {\n'
+        '      instance_type = "g5.12xlarge"\n      min_size = 1\n      max_size = 4\n      desired_size = 2\n    }\n  }\n}\n'
+    )
+    out = {x["source"]["address"]: x["request"] for x in json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on",
+                                                                            "never", str(f)).out)["results"]}
+    git = out['module.eks_git.module.eks_managed_node_group["efa"].aws_eks_node_group.this[0]']
+    assert (git["accelerator"], git["count"], git["replicas_max"]) == ("h100", 8, 2)
+    own = out['module.eks_self.module.self_managed_node_group["gpu"].aws_eks_node_group.this[0]']
+    assert (own["accelerator"], own["count"], own["replicas_max"]) == ("a10g", 4, 4)

@@ -785,7 +785,7 @@ def _gke_module_pools(
 
 # terraform-aws-modules/eks (registry or GitHub source): eks_managed_node_groups is a map of node groups, each an
 # aws_eks_node_group the module creates, over eks_managed_node_group_defaults
-_EKS_MODULE = re.compile(r"terraform-aws-modules/(?:terraform-aws-)?eks(?:/aws)?(?://|$)")
+_EKS_MODULE = re.compile(r"terraform-aws-modules/(?:terraform-aws-)?eks(?:/aws)?(?://|\.git|\?|$)")
 _GROUP_HARDWARE = {"instance_types", "min_size", "max_size", "desired_size", "capacity_type", "ami_type"}
 
 
@@ -795,14 +795,22 @@ def _eks_module_groups(
     """Each managed node group a call of the EKS module declares (``eks_managed_node_groups = {gpu = {instance_types,
     min_size, max_size, desired_size, capacity_type}}``), read as the aws_eks_node_group it creates, with the module's
     defaults (min 1, max 3, desired 1) and eks_managed_node_group_defaults under each group."""
-    base = f"module.{name}.module.eks_managed_node_group"
-    groups = scope.literal(body.get("eks_managed_node_groups", {}))
-    defaults = scope.literal(body.get("eks_managed_node_group_defaults", {}))
+    for kind in ("eks_managed", "self_managed"):  # managed node groups, and self-managed ones (an autoscaling group each)
+        if f"{kind}_node_groups" in body or kind == "eks_managed":
+            _eks_groups(ctx, scope, name, body, line, by_addr, unresolved, kind)
+
+
+def _eks_groups(
+    ctx: _HclCtx, scope: _Scope, name: str, body: dict[str, Any], line: int, by_addr: Changes, unresolved: Unknowns, kind: str,
+) -> None:
+    base = f"module.{name}.module.{kind}_node_group"
+    groups = scope.literal(body.get(f"{kind}_node_groups", {}))
+    defaults = scope.literal(body.get(f"{kind}_node_group_defaults", {}))
     defaults = defaults if isinstance(defaults, dict) else {}
     if isinstance(groups, Unresolved) or not isinstance(groups, dict):
         address = f'{base}["?"].aws_eks_node_group.this[0]'
         ctx.blocks[tfconfig.config_address(address)] = line
-        unresolved[address] = [("eks_managed_node_groups", str(body.get("eks_managed_node_groups"))[:80])]
+        unresolved[address] = [(f"{kind}_node_groups", str(body.get(f"{kind}_node_groups"))[:80])]
         return
     for key, group in list(groups.items())[:MAX_INSTANCES]:
         if not isinstance(group, dict):
@@ -810,11 +818,12 @@ def _eks_module_groups(
         merged = {**defaults, **group}
         address = f'{base}["{key}"].aws_eks_node_group.this[0]'
         ctx.blocks[tfconfig.config_address(address)] = line
-        unresolved[address] = [(f"eks_managed_node_groups.{key}.{f}", v.expr) for f, v in merged.items()
-                               if isinstance(v, Unresolved) and f in _GROUP_HARDWARE]
+        unresolved[address] = [(f"{kind}_node_groups.{key}.{f}", v.expr) for f, v in merged.items()
+                               if isinstance(v, Unresolved) and f in _GROUP_HARDWARE | {"instance_type"}]
         g = _plain(merged)
+        single = [g["instance_type"]] if isinstance(g.get("instance_type"), str) else None  # a self-managed group's one type
         after = {
-            "instance_types": g.get("instance_types") or ["t3.medium"],
+            "instance_types": g.get("instance_types") or single or ["t3.medium" if kind == "eks_managed" else "m6i.large"],
             "scaling_config": [{"min_size": g.get("min_size", 1), "max_size": g.get("max_size", 3),
                                 "desired_size": g.get("desired_size", 1)}],
             "capacity_type": g.get("capacity_type", "ON_DEMAND"),
