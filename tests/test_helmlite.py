@@ -861,3 +861,23 @@ def test_a_subcharts_values_are_scoped_by_its_chart_name_not_its_folder(tmp_path
     monkeypatch.chdir(tmp_path)
     _code, data, err = _check("chart")
     assert [(x["source"]["address"], x["request"]["replicas"]) for x in data["results"]] == [("Deployment/ml/trainer", 64)], err
+
+
+def test_a_template_comment_may_hold_an_action(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Go template comment ends at */}} (or */ -}}), whatever it holds: before, {{/* DEBUG {{ .Values.tag }} */}} ended
+    at the first }} and the rest of the comment leaked into the manifest (aws/sagemaker-hyperpod-cli's chart: exit 2)."""
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("replicas: 3\ntag: v1\n")
+    (chart / "templates" / "d.yaml").write_text(
+        '{{/* DEBUG: tag {{ .Values.tag | default "not set" }} */}}\n{{- /* another {{ .x }} */ -}}\n'
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: ml}\nspec:\n  replicas: {{ .Values.replicas }}\n"
+        "  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: 'x:{{ .Values.tag }}', resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check("chart")
+    assert code == 0 and not data["invalid"], err
+    assert [(x["source"]["address"], x["request"]["replicas"]) for x in data["results"]] == [("Deployment/ml/d", 3)]

@@ -75,7 +75,8 @@ class _Limit(Exception):
 
 # ----------------------------------------------------------------------------------------- lexing
 
-_ACTION = re.compile(r"\{\{(-[ \t\r\n])?(.*?)([ \t\r\n]-)?\}\}", re.S)
+# an action, or a comment {{/* ... */}} that ends only at */ followed by the delimiter (a comment may hold {{ }} itself)
+_ACTION = re.compile(r"\{\{(-[ \t\r\n])?(/\*.*?\*/|.*?)([ \t\r\n]-)?\}\}", re.S)
 
 
 @dataclass
