@@ -737,3 +737,31 @@ def test_the_eks_module_from_git_and_its_self_managed_groups_are_read(tmp_path: 
     assert (git["accelerator"], git["count"], git["replicas_max"]) == ("h100", 8, 2)
     own = out['module.eks_self.module.self_managed_node_group["gpu"].aws_eks_node_group.this[0]']
     assert (own["accelerator"], own["count"], own["replicas_max"]) == ("a10g", 4, 4)
+
+
+@pytest.mark.parametrize("text", [
+    # a sample's bare-word stand-in for a count, and an eksctl region left to fill in
+    "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: r, namespace: ml}\nspec:\n  headGroupSpec:\n    template:\n      spec:\n"
+    "        containers: [{name: h, image: x}]\n  workerGroupSpecs:\n  - groupName: g\n    replicas: PLACEHOLDER_NUM_NODES\n"
+    "    template:\n      spec:\n        nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\n"
+    "        containers: [{name: w, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n",
+])
+def test_a_bare_word_placeholder_is_unresolved_not_an_input_error(tmp_path: Path, text: str) -> None:
+    """Before: replicas: PLACEHOLDER_NUM_NODES (aws-samples/awsome-distributed-training's verl RayCluster) stopped the gate
+    with exit 2, while its $NUM_NODES twin was request-unresolved."""
+    f = tmp_path / "r.yaml"
+    f.write_text(text)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f))
+    assert r.code == 0, r.err
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["accelerator"] == "h100" and "request-unresolved" in {g["rule"] for g in res["findings"]}
+
+
+def test_an_eksctl_region_placeholder_is_no_region(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c, region: PLACEHOLDER_AWS_REGION}\n"
+        "managedNodeGroups:\n- name: gpu\n  instanceType: p5.48xlarge\n  desiredCapacity: 2\n"
+    )
+    [res] = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f)).out)["results"]
+    assert res["request"]["region"] != "PLACEHOLDER_AWS_REGION"

@@ -377,7 +377,7 @@ class _Batch:
         self.skipped += other.skipped
 
 
-TEMPLATE_MARK = re.compile(r"\{\{|\$\{|\$\(")
+TEMPLATE_MARK = re.compile(r"\{\{|\$\{|\$\(|%\{")
 
 
 def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[LoadedProfile], Any]:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from advisor.check.infra import tfplan
-from advisor.check.infra.model import Request
+from advisor.check.infra.model import Request, is_placeholder
 from advisor.check.infra.names import NameIndex
 from advisor.yamlsrc import Document
 
@@ -71,7 +71,8 @@ def requests(doc: Document, index: NameIndex, rtype: str, address: str, at: tupl
     for key in ("labels", "tags"):
         if isinstance(meta.get("labels"), dict) and not isinstance(after.get(key), dict):
             after[key] = meta["labels"]
-    region = next((str(after[k]) for k in ("region", "location", "zone") if isinstance(after.get(k), str)), None)
+    region = next((str(after[k]) for k in ("region", "location", "zone") if isinstance(after.get(k), str) and not is_placeholder(after[k])),
+                  None)
     return tfplan.read_as(doc.path, index, rtype, address, after, at, "kubernetes", region,
                           (f"a cloud resource declared as a Kubernetes object, read as Terraform's {rtype}",))
 
@@ -90,7 +91,7 @@ def eksctl_requests(doc: Document, index: NameIndex, address: str) -> list[Reque
     (eksctl's 2 nodes where none is set), ``spot: true`` or an all-spot ``instancesDistribution`` as spot."""
     data = doc.data
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    region = meta.get("region") if isinstance(meta.get("region"), str) else None
+    region = meta.get("region") if isinstance(meta.get("region"), str) and not is_placeholder(meta["region"]) else None
     out: list[Request] = []
     for key in ("nodeGroups", "managedNodeGroups"):
         groups = data.get(key)

@@ -13,7 +13,12 @@ from advisor.yamlsrc import Document, KeyPath
 Pos = tuple[int, int]
 HOURS_PER_MONTH = 730.0
 # ${..}, {{..}}, $(..); a whole $NAME (envsubst) or <NAME> (a document's placeholder: <number_of_gpus>, <your-vm-sku>)
-_PLACEHOLDER = re.compile(r"\$\{|\{\{|\$\(|^\s*\$[A-Za-z_][A-Za-z0-9_]*\s*$|^\s*<[A-Za-z][A-Za-z0-9_ .-]{0,60}>\s*$")
+# a template's or a document's stand-in for a value: ${X}, {{ x }}, $(X), $X, %{ if } (a Terraform template directive),
+# <your-region>, and the bare words samples use (PLACEHOLDER_NUM_NODES, REPLACE_ME, YOUR_REGION, CHANGE_ME)
+_PLACEHOLDER = re.compile(
+    r"\$\{|\{\{|\$\(|%\{|^\s*\$[A-Za-z_][A-Za-z0-9_]*\s*$|^\s*<[A-Za-z][A-Za-z0-9_ .-]{0,60}>\s*$"
+    r"|^\s*(?:PLACEHOLDER|REPLACE|YOUR|CHANGE_?ME|TODO|FIXME)(?:[_-][A-Za-z0-9_-]*)?\s*$"
+)
 
 
 @dataclass
