@@ -765,3 +765,17 @@ def test_an_eksctl_region_placeholder_is_no_region(tmp_path: Path) -> None:
     )
     [res] = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f)).out)["results"]
     assert res["request"]["region"] != "PLACEHOLDER_AWS_REGION"
+
+
+def test_an_eksctl_group_in_a_capacity_block_is_priced_as_reserved_capacity(tmp_path: Path) -> None:
+    """Before: capacityReservation / instanceMarketOptions.marketType capacity-block groups were priced on demand."""
+    f = tmp_path / "c.yaml"
+    f.write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c, region: us-east-1}\nmanagedNodeGroups:\n"
+        "- name: p5\n  instanceType: p5.48xlarge\n  desiredCapacity: 2\n  instanceMarketOptions: {marketType: capacity-block}\n"
+        "  capacityReservation: {capacityReservationTarget: {capacityReservationID: cr-1}}\n"
+        "- name: od\n  instanceType: p5.48xlarge\n  desiredCapacity: 2\n"
+    )
+    out = {x["source"]["address"].split("/")[-1]: x["request"] for x in
+           json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f)).out)["results"]}
+    assert out["p5"]["pricing"] == "reservation" and out["od"]["pricing"] == "on-demand"

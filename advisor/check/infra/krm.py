@@ -110,6 +110,14 @@ def eksctl_requests(doc: Document, index: NameIndex, address: str) -> list[Reque
                      "labels": g.get("labels"), "tags": g.get("tags")}
             name = g.get("name") if isinstance(g.get("name"), str) else str(i)
             at = doc.where((key, i, "name")) if "name" in g else doc.where((key, i))
-            out += tfplan.read_as(doc.path, index, "aws_eks_node_group", f"{address}/{key}/{name}", after, at, "kubernetes", region,
-                                  notes)
+            got = tfplan.read_as(doc.path, index, "aws_eks_node_group", f"{address}/{key}/{name}", after, at, "kubernetes", region,
+                                 notes)
+            market = g.get("instanceMarketOptions")
+            block = isinstance(market, dict) and market.get("marketType") == "capacity-block"
+            if g.get("capacityReservation") or block:
+                # an On-Demand Capacity Reservation or an EC2 Capacity Block: capacity bought ahead, billed as reserved
+                for req in got:
+                    req.pricing = "reservation"
+                    req.notes.append("runs in a capacity reservation / EC2 Capacity Block: priced as reserved capacity")
+            out += got
     return out
