@@ -451,3 +451,18 @@ def test_a_preferred_region_that_does_not_offer_the_chip_is_said(context: Contex
     assert any("not offered in eu-west-1" in w and e.region in w for w in e.warnings), e.warnings
     e = estimate(p, context.catalog.get("a100-40gb"), 8, context.constants)  # p4d is sold in eu-west-1
     assert e.region == "eu-west-1" and not any("not offered in" in w for w in e.warnings)
+
+
+def test_balanced_buys_schedule_margin_only_near_the_cheapest_that_meets_the_deadline(context: Context) -> None:
+    # before: 1,024 TPU v6e on a calendar block met the 720 h deadline in 624 h for $1.7M but missed the 20% balanced
+    # margin, so the verdict was 1,152 chips on a 1-year reservation for $19M (11x) to finish 69 h sooner
+    p = profile(model={"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8},
+                training={"tokens_b": 2000, "seq_len": 8192, "deadline_hours": 720},
+                software={"framework": "jax"}, deployment={"clouds": ["gcp"], "accelerators": ["tpu-v6e"]},
+                goal={"optimize": "balanced"})
+    cands = all_candidates(p, context.catalog, context.constants)
+    e = best(cands, "balanced", context.constants)
+    in_time = [x for x in cands if x.feasible and x.priced and (x.hours or math.inf) <= 720]
+    cheapest = min(x.cost_usd or math.inf for x in in_time)
+    slack = context.constants.scoring.balanced_cost_slack.value
+    assert e is not None and (e.cost_usd or 0.0) <= cheapest * (1 + slack) + 0.01, (e.count, e.cost_usd, cheapest)

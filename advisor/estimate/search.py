@@ -273,6 +273,10 @@ def best(
         if objective == "balanced":
             margin = c.scoring.balanced_deadline_margin.value
             early = [x for x in in_time if (x.hours or math.inf) <= deadline * (1.0 - margin)]
+            # the margin is bought only at a price near the cheapest that meets the deadline (balanced_cost_slack): never
+            # a 1-year reservation for a few days of schedule slack a calendar block at a tenth of the price would miss
+            cap = basis(min(in_time, key=key_cost)) * (1.0 + c.scoring.balanced_cost_slack.value) if in_time else math.inf
+            early = [x for x in early if basis(x) <= cap]
             if early:
                 return min(early, key=key_cost)
         if in_time:
