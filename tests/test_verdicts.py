@@ -466,3 +466,15 @@ def test_balanced_buys_schedule_margin_only_near_the_cheapest_that_meets_the_dea
     cheapest = min(x.cost_usd or math.inf for x in in_time)
     slack = context.constants.scoring.balanced_cost_slack.value
     assert e is not None and (e.cost_usd or 0.0) <= cheapest * (1 + slack) + 0.01, (e.count, e.cost_usd, cheapest)
+
+
+def test_a_reservation_priced_at_on_demand_for_want_of_a_committed_price_says_so(context: Context) -> None:
+    # before: a reserved b200 or v5p count was billed a year at on-demand rates, and v6e at its committed rate, with
+    # nothing said of the difference between the families
+    p = profile(model={"params_b": 405, "layers": 126, "hidden_size": 16384, "kv_heads": 8},
+                training={"tokens_b": 15600, "seq_len": 8192, "global_batch": 2048}, deployment={"clouds": ["gcp"]})
+    e = estimate(p, context.catalog.get("b200"), 4096, context.constants)
+    assert e.procurement == "reserved"
+    assert any("no committed-use price" in w and "b200" in w for w in e.warnings), e.warnings
+    v6e = estimate(p, context.catalog.get("tpu-v6e"), 8192, context.constants)
+    assert v6e.procurement == "reserved" and not any("no committed-use price" in w for w in v6e.warnings)

@@ -127,6 +127,8 @@ def apply_price(
     term = 0.0  # a kind with a minimum term bills it, used or not (training runs)
     if e.owned_chips is None and p.cloud not in (None, "on-prem") and not acc.local:
         p, term = _procure(e, profile, acc, p)
+        if p.warning and p.warning not in e.warnings:
+            e.warnings.append(p.warning)
         if p.usd is None:
             return
     usd = p.usd
@@ -175,9 +177,11 @@ def _kind_price(
     own = reach.limit.prices.get(acc.id) if reach.limit else None
     if own is not None:
         return Price(own, cloud, kind, None)
-    q = acc.price([cloud], "committed-1y", region, count) if kind == "reserved" else None
-    q = q or acc.price([cloud], "on-demand", region, count)
-    return Price(q.usd_per_chip_hour, cloud, kind, None) if q is not None else Price(base.usd, cloud, kind, base.warning)
+    committed = acc.price([cloud], "committed-1y", region, count) if kind == "reserved" else None
+    q = committed or acc.price([cloud], "on-demand", region, count)
+    warn = (f"{acc.id}: no committed-use price on {cloud} in the catalog: the reservation is priced at on-demand rates, an "
+            "upper bound (a negotiated term is usually cheaper)") if kind == "reserved" and committed is None else None
+    return Price(q.usd_per_chip_hour, cloud, kind, warn) if q is not None else Price(base.usd, cloud, kind, base.warning or warn)
 
 
 def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple[Price, float]:
