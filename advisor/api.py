@@ -52,8 +52,12 @@ def recommend_files(paths: Iterable[str], ctx: Context, *, with_flip: bool = Tru
 
 
 def estimate_config(profile: Profile, accelerator: str, count: int, ctx: Context) -> Estimate:
-    """What-if for one named configuration. Raises KeyError for an unknown accelerator."""
+    """What-if for one named configuration; on hardware the team owns (deployment.owned), within what it owns, as
+    ``recommend`` sizes it. Raises KeyError for an unknown accelerator."""
     acc = ctx.catalog.get(accelerator)
+    owned = sum(o.count for o in profile.deployment.owned or [] if ctx.catalog.get(o.accelerator).id == acc.id)
+    if owned and count <= owned:
+        return estimate(profile, acc, count, ctx.constants, owned_chips=owned)
     return estimate(profile, acc, count, ctx.constants)
 
 

@@ -478,3 +478,16 @@ def test_a_reservation_priced_at_on_demand_for_want_of_a_committed_price_says_so
     assert any("no committed-use price" in w and "b200" in w for w in e.warnings), e.warnings
     v6e = estimate(p, context.catalog.get("tpu-v6e"), 8192, context.constants)
     assert v6e.procurement == "reserved" and not any("no committed-use price" in w for w in v6e.warnings)
+
+
+def test_estimate_sizes_owned_hardware_as_recommend_does(context: Context, tmp_path: Any) -> None:
+    # before: `advisor estimate` on a profile that owns 64 H100 read "infeasible: on-prem: none owned" for 16 of them,
+    # while recommend called the same configuration feasible and owned
+    from advisor.api import estimate_config
+
+    p = profile(model={"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8},
+                training={"tokens_b": 10, "seq_len": 4096, "deadline_hours": 240},
+                deployment={"clouds": ["on-prem"], "owned": [{"accelerator": "h100", "count": 64}]}, goal={"optimize": "balanced"})
+    e = estimate_config(p, "h100", 16, context)
+    assert e.feasible and e.owned_chips == 64 and e.price_kind is not None, (e.why_not, e.price_kind)
+    assert not estimate_config(p, "h100", 128, context).feasible  # beyond what is owned, and nothing to buy it with
