@@ -491,3 +491,16 @@ def test_estimate_sizes_owned_hardware_as_recommend_does(context: Context, tmp_p
     e = estimate_config(p, "h100", 16, context)
     assert e.feasible and e.owned_chips == 64 and e.price_kind is not None, (e.why_not, e.price_kind)
     assert not estimate_config(p, "h100", 128, context).feasible  # beyond what is owned, and nothing to buy it with
+
+
+def test_an_encoder_is_priced_per_request_not_per_output_token() -> None:
+    # before: an embeddings API (output_tokens: 0) read "$1.112 per M output tokens", a figure that counted one token
+    # per request
+    ctx = Context.load()
+    p = Profile.model_validate({
+        "name": "emb", "task": "inference", "domain": "nlp", "model": {"params_b": 0.6, "layers": 24, "hidden_size": 1024},
+        "inference": {"peak_qps": 3000, "input_tokens": 256, "output_tokens": 0, "latency_p99_ms": 50},
+        "software": {"framework": "pytorch"}, "deployment": {"clouds": ["gcp"]},
+    })
+    e = estimate(p, ctx.catalog.get("l4"), 1, ctx.constants)
+    assert e.unit_cost is not None and e.unit_cost["unit"] == "per million requests" and e.usd_per_million_tokens is None

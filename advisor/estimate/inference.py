@@ -438,7 +438,7 @@ def _unit_cost(e: Estimate, profile: Profile, served_per_s: float, llm: bool) ->
     used = e.usd_per_chip_hour * e.count * (e.replicas or 1) * (e.hours or 0.0)
     if e.cost_usd and used > 0 and e.cost_usd > used * 1.001:  # billed beyond the hours it serves (a reservation for a nightly job)
         usd_per_request *= e.cost_usd / used
-    e.usd_per_million_tokens = usd_per_request / max(inf.output_tokens, 1) * 1e6 if llm else None
+    e.usd_per_million_tokens = usd_per_request / inf.output_tokens * 1e6 if llm and inf.output_tokens > 0 else None
     unit, per = unit_for(profile)
     e.unit_cost = {
         "unit": unit,

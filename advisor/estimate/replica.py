@@ -394,9 +394,9 @@ def unit_for(profile: Profile) -> tuple[str, float]:
         return fam.unit, fam.requests_per_unit
     if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
         return "per 1,000 images", 1_000.0
-    if is_llm_inference(profile):
+    if is_llm_inference(profile) and (profile.inference is None or profile.inference.output_tokens > 0):
         return "per million output tokens", 1e6
-    return "per million requests", 1e6
+    return "per million requests", 1e6  # an encoder (embeddings, a reranker: no output tokens) is priced per request
 
 
 def request_model_name(profile: Profile) -> str:
