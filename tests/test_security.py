@@ -651,3 +651,21 @@ def test_no_command_reads_a_profile_linked_outside_the_repository(tmp_path: Path
         r = run_cli(*args, "profile.yaml")
         assert r.code == 2 and secret not in r.out + r.err, (args, r.err)
         assert "symbolic link to a file outside the repository" in r.err, (args, r.err)
+
+
+def test_a_monthly_increase_limit_without_a_baseline_counts_every_resource_in_full(tmp_path: Path) -> None:
+    """Before: limits.max_monthly_increase_usd did nothing without --baseline (or a plan's prior state), and said nothing:
+    a change that asks for $4.1M a month passed a $10,000 limit."""
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: big, namespace: prod}\nspec:\n  replicas: 8\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"
+    )
+    base = tmp_path / "base.yaml"
+    base.write_text("limits:\n  max_monthly_increase_usd: 10000\n")
+    r = run_cli("check", str(tmp_path / "d.yaml"), "--policy", str(base), "--format", "json")
+    out = json.loads(r.out)
+    assert r.code == 1 and "policy-monthly-increase" in {f["rule"] for x in out["results"] for f in x["findings"]}
+    assert out["diff"]["baseline"] == "none"
+    base.write_text("limits:\n  max_monthly_increase_usd: 100000000\n")
+    assert run_cli("check", str(tmp_path / "d.yaml"), "--policy", str(base), "--format", "json").code == 0

@@ -78,7 +78,8 @@ def _md_diff(d: dict[str, Any]) -> list[str]:
     """The diff against the baseline: its totals, a table of what moved, the removed results."""
     delta = d["cost_delta_usd"] or 0.0
     sign = "+" if delta >= 0 else "-"
-    against = "the plan's prior state" if d.get("baseline") == "plan-prior-state" else "the baseline"
+    against = {"plan-prior-state": "the plan's prior state", "none": "nothing (no --baseline: every resource counts in full)"}.get(
+        str(d.get("baseline")), "the baseline")
     once = d.get("one_off_delta_usd") or 0.0
     one_off = ""
     if d.get("one_off_before_usd") or d.get("one_off_after_usd"):
