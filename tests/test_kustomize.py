@@ -334,3 +334,32 @@ def test_a_json_patch_replace_of_a_missing_member_adds_it_as_kustomize_does(tmp_
     code, data, err = _check("e2e")
     assert code == 0 and not data["invalid"], err
     assert _got(data)["Deployment/default/vllm [kustomize e2e]"]["total_chips"] == 18
+
+
+def test_transformers_that_scale_or_patch_are_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: an overlay's `transformers: [scale.yaml]` (a builtin PatchTransformer setting replicas to 64) was not applied:
+    the gate read 1 replica where kubectl kustomize builds 64. A ReplicaCountTransformer is applied too."""
+    base, overlay = tmp_path / "base", tmp_path / "overlay"
+    base.mkdir()
+    overlay.mkdir()
+    (base / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: trainer, namespace: ml}\nspec:\n  replicas: 1\n  template:\n"
+        "    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"
+    )
+    (base / "kustomization.yaml").write_text("resources: [deploy.yaml]\n")
+    (overlay / "scale.yaml").write_text(
+        "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: scale}\n"
+        "patch: '[{\"op\": \"replace\", \"path\": \"/spec/replicas\", \"value\": 64}]'\ntarget: {kind: Deployment, name: trainer}\n"
+    )
+    (overlay / "kustomization.yaml").write_text("resources: [../base]\ntransformers: [scale.yaml]\n")
+    monkeypatch.chdir(tmp_path)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(overlay))
+    got = {x["source"]["address"]: x["request"]["replicas"] for x in json.loads(r.out)["results"]}
+    assert 64 in got.values(), got
+    (overlay / "scale.yaml").write_text(
+        "apiVersion: builtin\nkind: ReplicaCountTransformer\nmetadata: {name: rc}\nreplica: {name: trainer, count: 32}\n"
+        "fieldSpecs: [{path: spec/replicas, kind: Deployment}]\n"
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(overlay))
+    assert 32 in {x["request"]["replicas"] for x in json.loads(r.out)["results"]}

@@ -41,7 +41,8 @@ MAX_DEPTH = 20  # kustomizations nested through resources / components
 MAX_RESOURCES = 20_000
 MAX_LOADS = 1_000  # kustomizations read in one build (a base reached through many paths is read once per path)
 MAX_BYTES = 8 * 1024 * 1024
-TRANSFORMS = ("patches", "patchesStrategicMerge", "patchesJson6902", "replicas", "components", "namePrefix", "nameSuffix", "namespace")
+TRANSFORMS = ("patches", "patchesStrategicMerge", "patchesJson6902", "replicas", "components", "namePrefix", "nameSuffix", "namespace",
+              "transformers")
 # Kubernetes strategic-merge keys of the lists a workload's pod spec holds (k8s.io/api struct tags
 # patchMergeKey); any other list is replaced whole, as strategic merge does without a key.
 MERGE_KEYS = {
@@ -258,6 +259,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
     if k.get("helmCharts"):
         b.unresolved.append(("kustomize", "helmCharts (rendered only with --enable-helm)", _known(at(("helmCharts",)))))
     _patches(k, doc, kfile, b, res, at)
+    _transformers(entries("transformers"), doc, kfile, b, res, at)
     for i, e in enumerate(entries("replicas")):
         if not isinstance(e, dict) or not isinstance(e.get("name"), str):
             raise InputError([doc.problem(("replicas", i), "replicas: each entry needs a name and a count")])
@@ -279,6 +281,39 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
             b.unresolved.append(("kustomize", f"replacements to {', '.join(touched)[:120]}", _known(at(("replacements", i)))))
     _names(k, doc, res, at)
     return res
+
+
+def _transformers(refs: list[Any], doc: Document, kfile: str, b: _Build, res: list[_Res], at: Any) -> None:
+    """``transformers:``, the builtin ones that change counts or selectors, as kustomize applies them: a PatchTransformer
+    (``patch`` on a ``target``) as a ``patches`` entry, a ReplicaCountTransformer (``replica: {name, count}``) as a
+    ``replicas`` entry; another kind (a plugin, a function) is said, not guessed."""
+    here = os.path.dirname(kfile)
+    for i, ref in enumerate(refs):
+        if isinstance(ref, dict):
+            configs = [ref]
+        elif isinstance(ref, str) and not _remote(ref):
+            path = _inside(os.path.normpath(os.path.join(here, ref)), b, doc, ("transformers", i))
+            configs = list(_resources_of(path)) if os.path.isfile(path) else []
+            if not configs:
+                b.unresolved.append(("kustomize", f"transformer {ref[:120]} (not read)", _known(at(("transformers", i)))))
+        else:
+            b.unresolved.append(("kustomize", f"transformer {str(ref)[:120]}", _known(at(("transformers", i)))))
+            continue
+        for t in configs[:100]:
+            kind = t.get("kind") if isinstance(t, dict) else None
+            where = at(("transformers", i))
+            if kind == "PatchTransformer" and t.get("patch") is not None:
+                _patches({"patches": [{"patch": t["patch"], "target": t.get("target")}]}, doc, kfile, b, res,
+                         lambda _loc, where=where: where)
+            elif kind == "ReplicaCountTransformer" and isinstance(t.get("replica"), dict):
+                name, count = t["replica"].get("name"), t["replica"].get("count")
+                if isinstance(name, str) and isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= 1_000_000:
+                    for r in res:
+                        if name in r.names and r.data.get("kind") in REPLICA_KINDS and isinstance(r.data.setdefault("spec", {}), dict):
+                            r.data["spec"]["replicas"] = count
+                            r.pos = where if where != (0, 0) else r.pos
+            else:
+                b.unresolved.append(("kustomize", f"transformer {kind or '?'} (not applied here)", _known(where)))
 
 
 def _name(data: dict[str, Any]) -> str:
