@@ -36,6 +36,11 @@ _MD_LINE_START = re.compile(r"^(\s*)(#|>|[-+*](?=\s|$)|\d+[.)](?=\s|$)|\[|=|~)")
 _CODE_PAIR = re.compile(r"`([^`]+)`")
 
 
+def no_controls(text: str) -> str:
+    """``text`` with its line breaks kept and every other control character gone (a vertical tab or form feed a space)."""
+    return _CONTROLS.sub("", text.replace("\x0b", " ").replace("\x0c", " "))
+
+
 def one_line(text: object) -> str:
     """``text`` on one line with no control characters: line breaks and tabs become spaces."""
     return _CONTROLS.sub("", _BREAKS.sub(" ", str(text)).replace("\t", " "))

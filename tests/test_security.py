@@ -669,3 +669,16 @@ def test_a_monthly_increase_limit_without_a_baseline_counts_every_resource_in_fu
     assert out["diff"]["baseline"] == "none"
     base.write_text("limits:\n  max_monthly_increase_usd: 100000000\n")
     assert run_cli("check", str(tmp_path / "d.yaml"), "--policy", str(base), "--format", "json").code == 0
+
+
+def test_github_annotations_carry_no_control_characters_of_the_input(tmp_path: Path) -> None:
+    """Before: a name with ESC (terminal colours), NUL, DEL or a vertical tab reached --format github's lines raw (the
+    workload-not-linked hint quotes the resource's address)."""
+    (tmp_path / "d.yaml").write_text(
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: "a\\e[31mred\\x7f\\vz", namespace: ml}\nspec:\n  replicas: 1\n'
+        "  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    r = run_cli("check", "--no-config", "--format", "github", "--fail-on", "never", str(tmp_path / "d.yaml"))
+    assert r.code == 0, r.err
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", r.out.replace("\n", "")), repr(r.out)

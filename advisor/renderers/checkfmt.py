@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
-from advisor.fmt import cell, hours, html_text, md_code, md_message, md_text, money, one_line, request_asks
+from advisor.fmt import cell, hours, html_text, md_code, md_message, md_text, money, no_controls, one_line, request_asks
 from advisor.renderers.json import dumps
 
 if TYPE_CHECKING:
@@ -356,7 +356,8 @@ def junit(report: CheckReport, opts: Any = None) -> str:
 
 
 def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # no control character of the input (ESC's terminal colours, NUL, DEL, a vertical tab) reaches the runner's log
+    return no_controls(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _gh_prop(text: str) -> str:
