@@ -180,13 +180,22 @@ TRAIN_TF = (
 )
 
 
+def _commit(root: Path, *add: str) -> None:
+    """A repository at ``root`` whose one commit holds ``add`` (git add's arguments: paths, -f)."""
+    import subprocess
+
+    git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=t", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", *add], check=True)
+    subprocess.run([*git, "commit", "-qm", "pr"], check=True)
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_tracked_file_is_read_whatever_the_pull_request_ignores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pull request writes the .gitignore files too: a file committed with `git add -f`, or
     under a hidden directory, is still infrastructure to judge. Untracked ignored files and
     hidden directories (.terraform) stay out; a hidden CI file without accelerators is not
     listed as skipped; --exclude (the workflow's) still leaves out a tracked file."""
-    import subprocess
 
     root = tmp_path / "pr"
     (root / ".infra").mkdir(parents=True)
@@ -198,10 +207,7 @@ def test_a_tracked_file_is_read_whatever_the_pull_request_ignores(tmp_path: Path
     (root / "scratch.tf").write_text(TRAIN_TF.format(name="scratch"))
     (root / ".github" / "workflows" / "ci.yml").write_text("name: ci\non: [push]\njobs: {t: {runs-on: x, steps: [{run: echo}]}}\n")
     (root / ".gitignore").write_text("gpu.tf\nscratch.tf\n")
-    git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=t", "-C", str(root)]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-f", "gpu.tf", ".infra", ".github", ".gitignore"], check=True)
-    subprocess.run([*git, "commit", "-qm", "pr"], check=True)
+    _commit(root, "-f", "gpu.tf", ".infra", ".github", ".gitignore")
     monkeypatch.chdir(root)
 
     r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", ".")
@@ -309,7 +315,6 @@ def test_a_chart_file_or_a_venv_marker_does_not_hide_the_pull_requests_files(tmp
     accelerator requests', and an empty pyvenv.cfg (or a node_modules / conda-meta name) hid its
     directory as 'a Python virtual environment': exit 0 on 512 H100 either way. The chart's own files
     (templates/, values) stay the chart's; the rest is read; untracked environments stay out."""
-    import subprocess
 
     root = tmp_path / "pr"
     for d in ("terraform", "infra/gpu", "node_modules/x", "templates", "scratch/.venv-like"):
@@ -322,10 +327,7 @@ def test_a_chart_file_or_a_venv_marker_does_not_hide_the_pull_requests_files(tmp
     (root / "node_modules" / "x" / "main.tf").write_text(TRAIN_TF.format(name="modules_hidden"))
     (root / "scratch" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (root / "scratch" / "main.tf").write_text(TRAIN_TF.format(name="untracked_env"))
-    git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=t", "-C", str(root)]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "Chart.yaml", "templates", "terraform", "infra", "node_modules"], check=True)
-    subprocess.run([*git, "commit", "-qm", "pr"], check=True)
+    _commit(root, "Chart.yaml", "templates", "terraform", "infra", "node_modules")
     monkeypatch.chdir(root)
     r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", ".")
     assert r.code == 0, r.err
