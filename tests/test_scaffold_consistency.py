@@ -582,8 +582,11 @@ def _region(case: Case) -> None:
         est = case.spec.est
         if est is not None and est.price_cloud == p.cloud and est.region:  # where the estimate was priced
             assert p.region == est.region, (p.region, est.region)
-        elif wanted and not cloud.owns_region(wanted):  # another cloud's region: the cloud's default
-            assert p.region == cloud.region or p.zone in (case.spec.acc.deploy.zones if case.spec.acc else [])
+        elif wanted and not cloud.owns_region(wanted):  # another cloud's region: a pinned one of this cloud, else its default
+            from advisor import regions
+
+            pinned = regions.pinned(case.spec.profile.deployment, p.cloud) or []
+            assert p.region in pinned or p.region == cloud.region or p.zone in (case.spec.acc.deploy.zones if case.spec.acc else [])
     if "REGION=" in case.sh:
         assert f"REGION=${{REGION:-{p.region}}}" in case.sh
     if "ZONE=" in case.sh:
