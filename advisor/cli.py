@@ -262,7 +262,7 @@ def check(
         _output_inside(output)
     with contextlib.ExitStack() as stack, _progress_bar("checking proposals", show=show_progress) as progress:
         if output is not None:
-            stack.callback(_drop_stale, output, stack)
+            stack.callback(_drop_stale, output)
         report = run_check(
             paths,
             rules=[str(r) for r in rules or []],
@@ -297,7 +297,7 @@ def _output_inside(output: Path) -> None:
             raise UsageError(f"{output}: {at} is a symbolic link; write the output to a real directory")
 
 
-def _drop_stale(output: Path, _stack: contextlib.ExitStack) -> None:
+def _drop_stale(output: Path) -> None:
     """No output was written (an input or usage error, exit 2): a file already at ``output`` (an earlier run's, or one
     the change commits there) is removed, so that no later step posts it as this run's report."""
     with contextlib.suppress(OSError):

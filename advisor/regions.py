@@ -47,10 +47,11 @@ def table() -> Table:
     return Table(known, offered, sources, covers)
 
 
-def unknown_in(cloud: str, acc: Accelerator, region: str) -> bool:
-    """Whether the sources of where ``cloud`` offers ``acc`` say nothing about ``region``."""
+def _may_run(cloud: str, acc: Accelerator, where: tuple[str, ...] | None, region: str) -> bool:
+    """Whether ``acc`` may run in ``region`` of ``cloud``: offered there, or the sources say nothing of it (no row, or a
+    row whose sources do not cover that region)."""
     cov = table().covers.get((cloud, acc.id))
-    return cov is not None and region not in cov
+    return where is None or region in where or (cov is not None and region not in cov)
 
 
 def cloud_of(region: str) -> str | None:
@@ -101,12 +102,12 @@ def placement(dep: Deployment, cloud: str, acc: Accelerator) -> tuple[str | None
     if pins is not None:
         if not pins:
             return None, f"{cloud}: none of deployment.regions ({', '.join(dep.regions or [])}) is a {cloud} region"
-        ok = [r for r in pins if where is None or r in where or unknown_in(cloud, acc, r)]
+        ok = [r for r in pins if _may_run(cloud, acc, where, r)]
         if not ok:
             return None, f"{cloud}: {acc.id} is not offered in {', '.join(pins)} (offered in {', '.join(where or ())})"
         return ok[0], None
     pref = preferred(dep, cloud)
-    if pref is not None and (where is None or pref in where or unknown_in(cloud, acc, pref)):
+    if pref is not None and _may_run(cloud, acc, where, pref):
         return pref, None
     return (where[0] if where else pref), None
 

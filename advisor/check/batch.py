@@ -455,8 +455,6 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
 
 
 def _chart_of(path: str) -> str | None:
-    import os
-
     from advisor.check.files import chart_of
 
     chart = chart_of(path) if path.endswith((".yaml", ".yml")) else None

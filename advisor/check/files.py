@@ -35,6 +35,7 @@ from advisor.errors import InputError, Problem
 from advisor.yamlsrc import OUTSIDE as OUTSIDE  # re-exported: the readers of the gate import them from here
 from advisor.yamlsrc import escapes as escapes
 from advisor.yamlsrc import git_root as _git_root
+from advisor.yamlsrc import linked_outside
 from advisor.yamlsrc import read_boundary as _boundary
 from advisor.yamlsrc import upward as _upward
 
@@ -330,7 +331,7 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
     if user and _ignored(os.path.abspath(path), False, user):
         sel.excluded += 1
         return
-    if os.path.realpath(path) != os.path.abspath(path) and escapes(path, _boundary(path)):
+    if linked_outside(path):
         sel.refused.append(Problem(path, 1, 1, OUTSIDE))
         return
     if path.endswith((".tfvars", ".tfvars.json")):  # variable values: the configuration they feed is what changes

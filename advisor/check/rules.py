@@ -570,12 +570,17 @@ def cloud_not_allowed(r: RequestJudging) -> Iterator[Hit]:
         yield f"cloud {req.cloud} is not in the policy's allowed_clouds ({', '.join(allowed)}).", (req.line, req.col)
 
 
+def _region_allowed(region: str, allowed: list[str]) -> bool:
+    """limits.allowed_regions holds glob patterns (europe-west4*)."""
+    return any(fnmatch.fnmatchcase(region, p) for p in allowed)
+
+
 @request_rule(
     "policy-region-not-allowed", "error", "Region not allowed by the policy",
     "The region is not in limits.allowed_regions (glob patterns).", "policy")
 def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
     allowed, req = r.policy.limits.allowed_regions, r.req
-    if req.action != "delete" and allowed is not None and req.region and not any(fnmatch.fnmatchcase(req.region, p) for p in allowed):
+    if req.action != "delete" and allowed is not None and req.region and not _region_allowed(req.region, allowed):
         yield f"region {req.region} is not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
 
 
@@ -608,7 +613,7 @@ def proposal_cloud_not_allowed(j: Judging) -> Iterator[Hit]:
 @proposal_check("policy-region-not-allowed")
 def proposal_region_not_allowed(j: Judging) -> Iterator[Hit]:
     allowed, region = j.policy.limits.allowed_regions, j.est.region
-    if allowed is not None and region and not any(fnmatch.fnmatchcase(region, p) for p in allowed):
+    if allowed is not None and region and not _region_allowed(region, allowed):
         yield f"runs in {region}, not in the policy's allowed_regions ({', '.join(allowed)}).", j.line_of("accelerator")
 
 

@@ -156,7 +156,9 @@ def apply_price(
         e.warnings.append(
             f"{e.capacity['title']}: billed {HOURS_PER_MONTH:g} h a month, used or not, for a job that runs {e.hours or 0:g} h of them"
         )
-        chip_hours, chip_hours_range = whole, (whole, whole) if chip_hours_range is not None else None
+        chip_hours = whole
+        if chip_hours_range is not None:
+            chip_hours_range = (whole, whole)
     # whole cents at the source, so that every renderer rounds the same figure (JSON keeps cents)
     e.cost_usd = round(chip_hours * usd, 2)
     if chip_hours_range is not None:

@@ -97,12 +97,9 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                 # and the defaults of the parameters it refers to anywhere (inside an !If too)
                 machine = tfplan.machine_named(index, [_resolve(raw, params), *_ref_defaults(raw, params)])
                 if machine is not None:
-                    req = Request(doc.path, "cloudformation", str(logical), *doc.where(("Resources", logical)))
-                    req.set_hardware(machine, tfplan.machine_hardware(index, machine))
-                    req.cloud = "aws"
-                    req.unresolved.append(("count-unknown", f"{res.get('Type')} is a resource type advisor does not read: it names "
-                                           f"{machine}, but how many it provisions is not read", req.pos("count")))
-                    out.requests.append(req)
+                    req = Request(doc.path, "cloudformation", str(logical), *doc.where(("Resources", logical)), cloud="aws")
+                    out.requests.append(tfplan.unread_request(req, index, machine, f"{res.get('Type')} is a resource type advisor "
+                                                              f"does not read: it names {machine}, but how many it provisions is not read"))
                 continue
             if rtype is None or not isinstance(res, dict):
                 continue
@@ -139,18 +136,11 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
 def _ref_defaults(node: Any, params: dict[str, Any], limit: int = 2_000) -> list[Any]:
     """The Default of every parameter ``node`` refers to (``{"Ref": NAME}`` or ``!Ref NAME``), wherever it sits."""
     out: list[Any] = []
-    queue, seen = [node], 0
-    while queue and seen < limit:
-        v = queue.pop()
-        seen += 1
-        if isinstance(v, dict):
-            ref = v.get("Ref", v.get("!Ref"))  # the long form, or the short !Ref tag as the lenient reader keeps it
-            p = params.get(ref) if isinstance(ref, str) else None
-            if isinstance(p, dict) and "Default" in p:
-                out.append(p["Default"])
-            queue.extend(v.values())
-        elif isinstance(v, list):
-            queue.extend(v)
+    for v in tfplan.values_of(node, limit):
+        ref = v.get("Ref", v.get("!Ref")) if isinstance(v, dict) else None  # the long form, or !Ref as the lenient reader keeps it
+        p = params.get(ref) if isinstance(ref, str) else None
+        if isinstance(p, dict) and "Default" in p:
+            out.append(p["Default"])
     return out
 
 

@@ -441,10 +441,10 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         req.notes.append("read from HCL source (literals, variable defaults, locals); the plan JSON is the authority")
         if tfvars:
             req.notes.append(f"variable values from {', '.join(tfvars)} (loaded as terraform plan loads them in this directory)")
-    if merged:
-        for req in out.requests:
-            if req.address.split("[")[0] in merged:
-                req.notes.append(f"with {merged[req.address.split('[')[0]]} merged in (a Terraform override file)")
+    for req in out.requests if merged else []:
+        over = merged.get(req.address.split("[")[0])
+        if over is not None:
+            req.notes.append(f"with {over} merged in (a Terraform override file)")
     if not out.requests and not out.notes and not out.releases:
         out.notes.append("Terraform HCL without accelerator resources" if not _is_override(path) else
                          "a Terraform override file: its blocks are merged into the resources they override in this directory's files")
@@ -795,9 +795,9 @@ def _eks_module_groups(
     """Each managed node group a call of the EKS module declares (``eks_managed_node_groups = {gpu = {instance_types,
     min_size, max_size, desired_size, capacity_type}}``), read as the aws_eks_node_group it creates, with the module's
     defaults (min 1, max 3, desired 1) and eks_managed_node_group_defaults under each group."""
-    for kind in ("eks_managed", "self_managed"):  # managed node groups, and self-managed ones (an autoscaling group each)
-        if f"{kind}_node_groups" in body or kind == "eks_managed":
-            _eks_groups(ctx, scope, name, body, line, by_addr, unresolved, kind)
+    _eks_groups(ctx, scope, name, body, line, by_addr, unresolved, "eks_managed")
+    if "self_managed_node_groups" in body:  # self-managed groups (an autoscaling group each), where the call declares them
+        _eks_groups(ctx, scope, name, body, line, by_addr, unresolved, "self_managed")
 
 
 def _eks_groups(

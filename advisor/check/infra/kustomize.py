@@ -266,12 +266,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
         count = e.get("count")
         if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 1_000_000:
             raise InputError([doc.problem(("replicas", i, "count"), f"replicas[{i}].count: expected a whole number, got {count!r}"[:200])])
-        for r in res:
-            if e["name"] in r.names and r.data.get("kind") in REPLICA_KINDS:
-                spec = r.data.setdefault("spec", {})
-                if isinstance(spec, dict):
-                    spec["replicas"] = count
-                    r.pos = at(("replicas", i)) if at(("replicas", i)) != (0, 0) else r.pos
+        _set_replicas(res, e["name"], count, at(("replicas", i)))
     for i, rep in enumerate(entries("replacements")):
         targets = rep.get("targets") if isinstance(rep, dict) else None
         paths = [str(p) for t in (targets if isinstance(targets, list) else []) if isinstance(t, dict)
@@ -281,6 +276,17 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
             b.unresolved.append(("kustomize", f"replacements to {', '.join(touched)[:120]}", _known(at(("replacements", i)))))
     _names(k, doc, res, at)
     return res
+
+
+def _set_replicas(res: list[_Res], name: str, count: int, pos: tuple[int, int]) -> None:
+    """``replicas`` of the workloads named ``name`` set to ``count`` (kustomize's replicas field and its transformer),
+    their position moved to where that was written (when it has one)."""
+    for r in res:
+        if name in r.names and r.data.get("kind") in REPLICA_KINDS:
+            spec = r.data.setdefault("spec", {})
+            if isinstance(spec, dict):
+                spec["replicas"] = count
+                r.pos = pos if pos != (0, 0) else r.pos
 
 
 def _transformers(refs: list[Any], doc: Document, kfile: str, b: _Build, res: list[_Res], at: Any) -> None:
@@ -308,10 +314,7 @@ def _transformers(refs: list[Any], doc: Document, kfile: str, b: _Build, res: li
             elif kind == "ReplicaCountTransformer" and isinstance(t.get("replica"), dict):
                 name, count = t["replica"].get("name"), t["replica"].get("count")
                 if isinstance(name, str) and isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= 1_000_000:
-                    for r in res:
-                        if name in r.names and r.data.get("kind") in REPLICA_KINDS and isinstance(r.data.setdefault("spec", {}), dict):
-                            r.data["spec"]["replicas"] = count
-                            r.pos = where if where != (0, 0) else r.pos
+                    _set_replicas(res, name, count, where)
             else:
                 b.unresolved.append(("kustomize", f"transformer {kind or '?'} (not applied here)", _known(where)))
 

@@ -77,12 +77,13 @@ def tf_json(path: str, text: str, data: dict[str, Any], index: NameIndex) -> Par
         at = text.find(f'"{name}"')
         line = text.count("\n", 0, at) + 1 if at >= 0 else 1
         req = Request(path, "terraform-hcl", address, line, 1)
+        why = ("Terraform's JSON syntax (.tf.json) is not evaluated here: how many this asks for is not read; check the plan "
+               "JSON (terraform show -json) instead")
         if machine is not None:
-            req.set_hardware(machine, tfplan.machine_hardware(index, machine))
+            tfplan.unread_request(req, index, machine, why)
         else:
             req.hardware, req.unknown = rtype, "a Terraform JSON resource of a type that buys accelerators: not evaluated here"
-        req.unresolved.append(("count-unknown", "Terraform's JSON syntax (.tf.json) is not evaluated here: how many this asks for is "
-                               "not read; check the plan JSON (terraform show -json) instead", (line, 1)))
+            req.unresolved.append(("count-unknown", why, (line, 1)))
         out.requests.append(req)
     if not out.requests:
         out.notes.append("Terraform JSON (.tf.json) without accelerator resources")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from advisor import clouds
@@ -395,22 +396,36 @@ def _read(
 MAX_SCAN = 2_000  # values of one resource looked at for a machine name
 
 
-def machine_named(index: NameIndex, value: Any) -> str | None:
-    """The first machine, instance or TPU type with accelerators (a3-highgpu-8g, p5.48xlarge, Standard_ND96isr_H100_v5,
-    v5p-1024) among the strings of a resource's attributes, breadth first and bounded; None where it names none."""
-    queue, seen = [value], 0
-    while queue and seen < MAX_SCAN:
-        v = queue.pop(0)
+def values_of(node: Any, limit: int = MAX_SCAN) -> Iterator[Any]:
+    """``node`` and every value inside it (a mapping's values, a list's items), breadth first, at most ``limit``."""
+    queue, seen = deque([node]), 0
+    while queue and seen < limit:
+        v = queue.popleft()
         seen += 1
+        yield v
         if isinstance(v, dict):
             queue.extend(v.values())
         elif isinstance(v, list):
             queue.extend(v)
-        elif isinstance(v, str) and 2 < len(v) <= 64:
+
+
+def machine_named(index: NameIndex, value: Any) -> str | None:
+    """The first machine, instance or TPU type with accelerators (a3-highgpu-8g, p5.48xlarge, Standard_ND96isr_H100_v5,
+    v5p-1024) among the strings of a resource's attributes, breadth first and bounded; None where it names none."""
+    for v in values_of(value):
+        if isinstance(v, str) and 2 < len(v) <= 64:
             hw = machine_hardware(index, v)
             if hw.known and hw.chips and not index.is_cpu(hw.accelerator or ""):
                 return v
     return None
+
+
+def unread_request(req: Request, index: NameIndex, machine: str, why: str) -> Request:
+    """``req`` as a request of the hardware ``machine`` names whose count is not read (request-unresolved, ``why``): a
+    resource no reader here evaluates (a type not read, Terraform's JSON syntax, a CloudFormation type) fails closed."""
+    req.set_hardware(machine, machine_hardware(index, machine))
+    req.unresolved.append(("count-unknown", why, req.pos("count")))
+    return req
 
 
 def machine_hardware(index: NameIndex, name: str) -> Hardware:
@@ -429,14 +444,9 @@ def _unread_type(
     name = machine_named(ctx.index, after)
     if name is None:
         return None
-    req.set_hardware(name, machine_hardware(ctx.index, name))
     rtype = req.address.split("[")[0].split(".")[-2] if "." in req.address else req.address
-    req.unresolved.append((
-        "count-unknown",
-        f"{rtype} is a resource type advisor does not read: it names {name}, but how many it provisions is not read; "
-        "check the plan of a type advisor reads, or waive with the count written in the reason",
-        req.pos("count"),
-    ))
+    unread_request(req, ctx.index, name, f"{rtype} is a resource type advisor does not read: it names {name}, but how many it "
+                   "provisions is not read; check the plan of a type advisor reads, or waive with the count written in the reason")
     req.notes.append(f"resource type not read; it names the machine {name}")
     return req
 
