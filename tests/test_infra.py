@@ -2003,3 +2003,70 @@ def test_cloudformation_types_not_read_that_name_an_accelerator_machine_fail_clo
                                                                             "never", str(f)).out)["results"]}
     assert out["CE"]["accelerator"] == "a100-40gb" and out["CE"]["count"] is None
     assert out["HyperPod"]["accelerator"] == "a10g" and "Logs" not in out
+
+
+_POOL_MODULE = (
+    'variable "nodes" { default = 1 }\nvariable "gpus" { default = 1 }\n'
+    'resource "google_container_node_pool" "pool" {\n  name = "pool"\n  cluster = "c"\n  location = "us-central1-a"\n'
+    '  node_count = var.nodes\n  node_config {\n    machine_type = "g2-standard-96"\n'
+    '    guest_accelerator {\n      type = "nvidia-l4"\n      count = var.gpus\n    }\n  }\n}\n'
+)
+
+
+def _results(*args: str) -> dict:
+    return json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", *args).out)
+
+
+def test_terraform_local_module_is_judged_with_the_inputs_of_its_call(tmp_path: Path) -> None:
+    """Before: ``module "training" { source = "./modules/pool"; nodes = 64; gpus = 8 }`` was read at the module's own
+    defaults (1 node x 1 L4) and the call's 512 chips passed a 64-chip policy. Now the call's inputs are the module's
+    variables, the request is the module instance the plan lists, at the module block, and the module's own file is not
+    judged again at its defaults."""
+    (tmp_path / ".git").mkdir()  # a repository: what its modules may be read from
+    (tmp_path / "modules" / "pool").mkdir(parents=True)
+    (tmp_path / "modules" / "pool" / "main.tf").write_text(_POOL_MODULE)
+    (tmp_path / "main.tf").write_text(
+        'provider "google" {}\n\nmodule "training" {\n  source = "./modules/pool"\n  nodes  = 64\n  gpus   = 8\n}\n'
+        'module "serving" {\n  source = "./modules/pool"\n  count  = 2\n  nodes  = 3\n}\n'
+    )
+    out = _results(str(tmp_path))
+    got = {r["source"]["address"]: (r["request"]["total_chips"], r["source"]["line"], r["source"]["path"]) for r in out["results"]}
+    assert got == {
+        "module.training.google_container_node_pool.pool": (512, 3, str(tmp_path / "main.tf")),
+        "module.serving[0].google_container_node_pool.pool": (3, 8, str(tmp_path / "main.tf")),
+        "module.serving[1].google_container_node_pool.pool": (3, 8, str(tmp_path / "main.tf")),
+    }
+    [skip] = [s for s in out["skipped_files"] if s["path"].endswith("pool/main.tf")]
+    assert "called from" in skip["reason"] and skip["reason"].endswith("with its inputs")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("limits:\n  max_chips: 64\n")
+    assert run_cli("check", "--policy", str(policy), str(tmp_path)).code == 1
+    # the module's file checked on its own is still read, at its defaults
+    [alone] = _results(str(tmp_path / "modules" / "pool" / "main.tf"))["results"]
+    assert alone["request"]["total_chips"] == 1
+
+
+def test_terraform_local_module_inputs_nested_unresolved_and_outside_the_repository(tmp_path: Path) -> None:
+    """A module calling a module is read through both calls; an input the source does not settle is unresolved (fails
+    closed), not the default; a source that leaves the repository is not read."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "modules" / "pool").mkdir(parents=True)
+    (repo / "modules" / "pool" / "main.tf").write_text(_POOL_MODULE)
+    (repo / "modules" / "cluster").mkdir()
+    (repo / "modules" / "cluster" / "main.tf").write_text(
+        'variable "size" { default = 1 }\nmodule "gpu" {\n  source = "../pool"\n  nodes = var.size\n  gpus = 8\n}\n'
+    )
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "main.tf").write_text(_POOL_MODULE)
+    (repo / "main.tf").write_text(
+        'module "a" {\n  source = "./modules/cluster"\n  size = 8\n}\n'
+        'module "b" {\n  source = "./modules/pool"\n  nodes = data.external.n.result\n}\n'
+        'module "c" {\n  source = "../outside"\n  nodes = 100\n}\n'
+    )
+    out = _results(str(repo / "main.tf"))
+    got = {r["source"]["address"]: r for r in out["results"]}
+    assert set(got) == {"module.a.module.gpu.google_container_node_pool.pool", "module.b.google_container_node_pool.pool"}
+    assert got["module.a.module.gpu.google_container_node_pool.pool"]["request"]["total_chips"] == 64
+    assert got["module.a.module.gpu.google_container_node_pool.pool"]["source"]["line"] == 1
+    assert "request-unresolved" in {f["rule"] for f in got["module.b.google_container_node_pool.pool"]["findings"]}

@@ -118,6 +118,7 @@ def run_check(
                         progress(done, len(todo))
         finally:
             _JOB = None
+    _called_modules(batch)
     _rendered(sel, ctx, policy, day, batch)
     results = batch.results
     _bound(batch)
@@ -158,6 +159,27 @@ def run_check(
         skipped_files=batch.skipped,
         excluded=sel.excluded,
     )
+
+
+def _called_modules(batch: _Batch) -> None:
+    """A module kept in the repository that a checked Terraform file calls is judged at the call, with the call's
+    inputs (advisor.check.infra.hcl._local_modules): its own files' requests, read at the module's variable defaults,
+    describe no deployment and are dropped, their files listed as skipped with the caller."""
+    if not batch.modules:
+        return
+    kept: list[Any] = []
+    dropped: dict[str, str] = {}
+    for req in batch.requests:
+        caller = batch.modules.get(os.path.dirname(os.path.abspath(req.path))) if req.kind == "terraform-hcl" else None
+        if caller is None:
+            kept.append(req)
+        else:
+            dropped.setdefault(req.path, caller)
+    batch.requests = kept
+    batch.skipped += [
+        (path, f"a Terraform module of this repository called from {caller}: its resources are judged at that call, with its inputs")
+        for path, caller in dropped.items()
+    ]
 
 
 def _rendered(sel: files.Selection, ctx: Context, policy: Policy, day: dt.date, batch: _Batch) -> None:
@@ -366,8 +388,11 @@ class _Batch:
     workloads: list[LoadedProfile] = field(default_factory=list)  # every profile read (for links)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     releases: list[Any] = field(default_factory=list)  # advisor.check.infra.model.ReleaseRef
+    modules: dict[str, str] = field(default_factory=dict)  # a local module's directory -> the first file that calls it
 
     def extend(self, other: _Batch) -> None:
+        for directory, caller in other.modules.items():
+            self.modules.setdefault(directory, caller)
         self.releases += other.releases
         self.results += other.results
         self.invalid += other.invalid
@@ -472,6 +497,8 @@ def _one_file(path: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch
             out.requests += parsed.requests
             out.autoscalers += parsed.autoscalers
             out.releases += parsed.releases
+            for directory in parsed.modules:
+                out.modules.setdefault(directory, path)
         if loaded:
             check_accelerators(loaded, ctx.catalog)
             judged = [judge(lp, ctx, policy, day) for lp in loaded]

@@ -424,6 +424,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     scope = _Scope(variables, locals_, os.path.dirname(os.path.abspath(path)) if path != "-" else None)
     by_addr, unresolved = _evaluate(ctx, scope, resources)
     _module_calls(ctx, scope, data, text, by_addr, unresolved)
+    modules = _local_modules(ctx, scope, data, by_addr, unresolved) if path != "-" else []
     tfplan.read_resources(ctx, by_addr, out)
     _report_unresolved(ctx, out, unresolved)
     if any(typ in tfk8s.TYPES for typ, _n, _b in resources):  # Kubernetes objects Terraform applies
@@ -445,6 +446,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         over = merged.get(req.address.split("[")[0])
         if over is not None:
             req.notes.append(f"with {over} merged in (a Terraform override file)")
+    out.modules = modules
     if not out.requests and not out.notes and not out.releases:
         out.notes.append("Terraform HCL without accelerator resources" if not _is_override(path) else
                          "a Terraform override file: its blocks are merged into the resources they override in this directory's files")
@@ -702,7 +704,7 @@ def _report_unresolved(ctx: _HclCtx, out: Parsed, unresolved: dict[str, list[tup
 _GKE_MODULE = re.compile(r"terraform-google-modules/(?:terraform-google-)?kubernetes-engine(?:/google)?(?://|$)")
 _POOL_HARDWARE = {"machine_type", "accelerator_type", "accelerator_count", "autoscaling", "min_count", "max_count", "total_min_count",
                   "total_max_count", "node_count", "initial_node_count", "node_locations", "spot", "preemptible", "tpu_topology"}
-_MODULE_BLOCK = re.compile(r'^\s*module\s+"([^"]+)"', re.M)
+_MODULE_BLOCK = re.compile(r'^[ \t]*module[ \t]+"([^"]+)"', re.M)  # [ \t]: \s would start at a blank line above
 
 
 Changes = dict[str, dict[str, Any]]  # plan resource_changes entries by address
@@ -723,6 +725,78 @@ def _module_calls(ctx: _HclCtx, scope: _Scope, data: dict[str, Any], text: str, 
                 if pattern.search(body["source"]):
                     reader(ctx, scope, name, body, lines.get(name, 1), by_addr, unresolved)
                     break
+
+
+# a call of a module kept in the repository (Terraform's "local paths" source: ./ or ../)
+_LOCAL_MODULE = re.compile(r"\.{1,2}/")
+# what a module block holds besides the module's inputs (Terraform's meta-arguments)
+_MODULE_META = {"source", "version", "count", "for_each", "providers", "depends_on"}
+MAX_MODULE_DEPTH = 8  # local modules calling local modules, as deep as this
+
+
+def _local_modules(
+    ctx: _HclCtx, scope: _Scope, data: dict[str, Any], by_addr: Changes, unresolved: Unknowns,
+    line: int | None = None, seen: tuple[str, ...] = (),
+) -> list[str]:
+    """The resources of each call of a module kept in the repository (``source = "./modules/pool"``), read from the
+    module's own .tf files with the call's inputs over the module's variable defaults (``nodes = 64``, not its default 1),
+    once per instance of the call (``count`` / ``for_each``), as the plan lists them: ``module.NAME[KEY].TYPE.NAME``, at
+    the module block's line (of the outermost call: the line a reviewer of this file reads). Modules those modules call
+    in turn are read the same way. Returns the directories read, so that their files are not also judged on their own at
+    their defaults (run_check). A source outside the repository (a link, ``../`` past its root) is not read."""
+    from advisor.yamlsrc import escapes, read_boundary
+
+    root = read_boundary(ctx.path)
+    lines = {m.group(1): ctx.text.count("\n", 0, m.start()) + 1 for m in _MODULE_BLOCK.finditer(ctx.text)} if line is None else {}
+    read: list[str] = []
+    for block in data.get("module", []):
+        for name, body in block.items() if isinstance(block, dict) else []:
+            source = body.get("source") if isinstance(body, dict) else None
+            if not isinstance(source, str) or not _LOCAL_MODULE.match(source) or scope.module_dir is None:
+                continue
+            directory = os.path.normpath(os.path.join(scope.module_dir, source))
+            if directory in seen or len(seen) >= MAX_MODULE_DEPTH or not os.path.isdir(directory) or escapes(directory, root):
+                continue
+            at = line if line is not None else lines.get(name, 1)
+            module = _module_files(directory)
+            resources = _resource_blocks(module)
+            defaults, locals_, _region, _tfvars = _module_scope(directory, _SCOPES)
+            inputs = {k: v for k, v in body.items() if k not in _MODULE_META and not k.startswith("__")}
+            for key, each, count_index, problem in _instances(scope, body):
+                scope.each, scope.count = each, count_index
+                given = {k: scope.literal(v) for k, v in inputs.items()}
+                scope.each, scope.count = None, None
+                inner = _Scope({**defaults, **given}, locals_, directory)
+                child = _HclCtx(ctx.path, ctx.text, ctx.index, {}, _resource_refs(resources), ctx.aws_region)
+                found, unknown = _evaluate(child, inner, resources)
+                read += _local_modules(child, inner, module, found, unknown, at, (*seen, directory))
+                prefix = f"module.{name}{key}."
+                for address, change in found.items():
+                    by_addr[prefix + address] = dict(change, address=prefix + address)
+                    unresolved[prefix + address] = unknown.get(address, []) + ([problem] if problem else [])
+                for base, addresses in child.config_index.items():
+                    config = tfconfig.config_address(prefix + base)
+                    ctx.config_index.setdefault(config, []).extend(prefix + a for a in addresses)
+                    ctx.blocks[config] = at
+                for base, refs in child.refs.items():
+                    ctx.refs[tfconfig.config_address(prefix + base)] = {tfconfig.config_address(prefix + r) for r in refs}
+            read.append(directory)
+    return read
+
+
+def _module_files(directory: str) -> dict[str, Any]:
+    """The ``resource`` and ``module`` blocks of every .tf file of a module's directory (as many as _module_scope reads)."""
+    merged: dict[str, list[Any]] = {"resource": [], "module": []}
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".tf"))
+    except OSError:
+        return merged
+    for n in names[:200]:
+        data = _sibling(directory, n)
+        for kind in merged:
+            got = data.get(kind) if isinstance(data, dict) else None
+            merged[kind] += got if isinstance(got, list) else []
+    return merged
 
 
 def _gke_module_pools(

@@ -184,6 +184,8 @@ class Parsed:
     autoscalers: list[Autoscaler] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     releases: list[ReleaseRef] = field(default_factory=list)
+    # directories of modules kept in the repository whose resources this file read at its calls (Terraform HCL)
+    modules: list[str] = field(default_factory=list)
 
 
 def label_variant(requests: list[Request], autoscalers: list[Autoscaler], label: str, note: str) -> None:
