@@ -1614,7 +1614,7 @@ def test_a_call_of_the_aks_module_is_read_as_the_pools_it_creates(tmp_path: Path
     assert res == {
         f'{pools}["gpu"]': ("Standard_ND96isr_H100_v5", 8, 0, 4, "spot", "westeurope", 1),
         f'{pools}["t4"]': ("Standard_NC4as_T4_v3", 1, 3, 3, "on-demand", "westeurope", 1),
-        "module.aks2.azurerm_kubernetes_cluster.main.default_node_pool": ("Standard_NC24ads_A100_v4", 1, 2, 2, "on-demand", "eastus", 25),
+        "module.aks2.azurerm_kubernetes_cluster.main.default_node_pool": ("Standard_NC24ads_A100_v4", 1, 2, 2, "on-demand", "eastus", 26),
     }
 
 
@@ -2070,3 +2070,87 @@ def test_terraform_local_module_inputs_nested_unresolved_and_outside_the_reposit
     assert got["module.a.module.gpu.google_container_node_pool.pool"]["request"]["total_chips"] == 64
     assert got["module.a.module.gpu.google_container_node_pool.pool"]["source"]["line"] == 1
     assert "request-unresolved" in {f["rule"] for f in got["module.b.google_container_node_pool.pool"]["findings"]}
+
+
+_CAPI = """\
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata:
+  name: gpu-md
+  annotations:
+    cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "2"
+    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: "16"
+spec:
+  clusterName: c
+  replicas: 4
+  template:
+    spec:
+      clusterName: c
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta2, kind: AWSMachineTemplate, name: gpu-tmpl}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: cpu-md}
+spec:
+  replicas: 40
+  template:
+    spec:
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta2, kind: AWSMachineTemplate, name: cpu-tmpl}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: AWSMachineTemplate
+metadata: {name: gpu-tmpl}
+spec:
+  template:
+    spec:
+      instanceType: p5.48xlarge
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: AWSMachineTemplate
+metadata: {name: cpu-tmpl}
+spec:
+  template:
+    spec:
+      instanceType: m7i.4xlarge
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: GCPMachineTemplate
+metadata: {name: orphan}
+spec:
+  template:
+    spec:
+      instanceType: a3-highgpu-8g
+"""
+
+
+def test_cluster_api_machine_deployments_are_read_with_their_templates(tmp_path: Path) -> None:
+    """Before: a Cluster API MachineDeployment of 64 p5.48xlarge machines (AWSMachineTemplate) was no request and passed a
+    64-chip policy. Now it is the node group it amounts to, scaled to the cluster autoscaler's max-size annotation; a CPU
+    template is no request; a template of accelerator machines whose deployment is not in the file fails closed."""
+    f = tmp_path / "capi.yaml"
+    f.write_text(_CAPI)
+    got = {r["source"]["address"]: r for r in _results(str(f))["results"]}
+    assert set(got) == {"MachineDeployment/default/gpu-md", "GCPMachineTemplate/default/orphan"}
+    md = got["MachineDeployment/default/gpu-md"]
+    req = md["request"]
+    assert (req["accelerator"], req["cloud"], req["total_chips"], md["source"]["line"]) == ("h100", "aws", 128, 4)
+    assert (md["request"]["count"], md["request"]["replicas_min"], md["request"]["replicas_max"]) == (8, 2, 16)
+    orphan = got["GCPMachineTemplate/default/orphan"]
+    assert orphan["request"]["accelerator"] == "h100" and "request-unresolved" in {x["rule"] for x in orphan["findings"]}
+
+
+def test_ack_nodegroup_and_aso_agent_pool_are_read_as_node_groups(tmp_path: Path) -> None:
+    """Before: an AWS Controllers for Kubernetes Nodegroup and an Azure Service Operator ManagedClustersAgentPool of 64
+    H100 machines each were no request (the gate read Config Connector and Crossplane only)."""
+    f = tmp_path / "pools.yaml"
+    f.write_text(
+        "apiVersion: eks.services.k8s.aws/v1alpha1\nkind: Nodegroup\nmetadata: {name: ack-ng}\n"
+        "spec: {name: ack-ng, clusterName: c, instanceTypes: [p5.48xlarge], capacityType: SPOT,\n"
+        "       scalingConfig: {minSize: 0, maxSize: 64, desiredSize: 2}}\n---\n"
+        "apiVersion: containerservice.azure.com/v1api20231001\nkind: ManagedClustersAgentPool\nmetadata: {name: aso-pool}\n"
+        "spec: {owner: {name: c}, vmSize: Standard_ND96isr_H100_v5, count: 64, scaleSetPriority: Spot}\n"
+    )
+    got = {r["source"]["address"]: r["request"] for r in _results(str(f))["results"]}
+    ack, aso = got["Nodegroup/default/ack-ng"], got["ManagedClustersAgentPool/default/aso-pool"]
+    assert (ack["accelerator"], ack["cloud"], ack["total_chips"], ack["pricing"]) == ("h100", "aws", 512, "spot")
+    assert (aso["accelerator"], aso["cloud"], aso["total_chips"], aso["pricing"]) == ("h100", "azure", 512, "spot")

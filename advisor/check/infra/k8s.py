@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.check.infra import dra, karpenter, krm
+from advisor.check.infra import capi, dra, karpenter, krm
 from advisor.check.infra.k8s_pod import CHIP_LIKE, CHIP_RESOURCES, TYPE_LABELS, ManifestDoc, pod_request, workload_link
 from advisor.check.infra.k8s_workloads import JOB_KINDS, Part, pod_templates
 from advisor.check.infra.model import (
@@ -67,7 +67,14 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
         got = dra.read_claim(doc.data) if dra.is_claim(doc.data) else None
         if got is not None:
             claims.setdefault(*got)
+    machine_templates = {capi.key_of(doc): doc for doc in manifests if capi.is_template(doc.data)}  # Cluster API's
+    machines_used: set[capi.Key] = set()
     for doc in manifests:
+        if capi.is_template(doc.data):  # read with the MachineDeployment / MachinePool that names it, or alone below
+            continue
+        if capi.is_owner(doc.data):
+            out.requests += capi.requests(doc, index, machine_templates, machines_used)
+            continue
         d = ManifestDoc(doc, index, claims)
         kind = doc.data["kind"]
         meta = d.mapping(("metadata",))
@@ -191,6 +198,7 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                     req.unresolved.append((fld, value, pos))
             made.append((part, req))
         out.requests += _groups(made)
+    out.requests += capi.unowned(index, machine_templates, machines_used)
     return out
 
 

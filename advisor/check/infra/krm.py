@@ -2,7 +2,9 @@
 Terraform: Config Connector (``*.cnrm.cloud.google.com``, the resource's arguments in ``spec``) and Crossplane's
 Upjet providers (``*.upbound.io``, the Terraform resource's arguments in ``spec.forProvider``). Both are generated
 from the Terraform providers' schemas with the argument names in camelCase, so each object is read by the Terraform
-plan reader of the resource it stands for (KRM_TYPES), its arguments in snake_case, at the object's name."""
+plan reader of the resource it stands for (KRM_TYPES), its arguments in snake_case, at the object's name. AWS
+Controllers for Kubernetes and Azure Service Operator follow their cloud's API instead; where a field's name differs
+from the Terraform argument (ASO's ``count``, Terraform's ``node_count``) KRM_RENAMES says so."""
 
 from __future__ import annotations
 
@@ -35,6 +37,14 @@ KRM_TYPES: dict[tuple[str, str], str] = {
     ("containerservice.azure.upbound.io", "KubernetesCluster"): "azurerm_kubernetes_cluster",
     ("compute.azure.upbound.io", "LinuxVirtualMachine"): "azurerm_linux_virtual_machine",
     ("compute.azure.upbound.io", "LinuxVirtualMachineScaleSet"): "azurerm_linux_virtual_machine_scale_set",
+    # AWS Controllers for Kubernetes (https://aws-controllers-k8s.github.io/community/reference/): the EKS API's fields
+    ("eks.services.k8s.aws", "Nodegroup"): "aws_eks_node_group",
+    # Azure Service Operator v2 (https://azure.github.io/azure-service-operator/reference/containerservice/): the ARM fields
+    ("containerservice.azure.com", "ManagedClustersAgentPool"): "azurerm_kubernetes_cluster_node_pool",
+}
+# where a format's field names differ from the Terraform argument its reader reads (after snake_case)
+KRM_RENAMES: dict[tuple[str, str], dict[str, str]] = {
+    ("containerservice.azure.com", "ManagedClustersAgentPool"): {"count": "node_count", "scale_set_priority": "priority"},
 }
 
 _CAMEL = re.compile(r"[a-z][a-zA-Z0-9]*")
@@ -67,6 +77,10 @@ def requests(doc: Document, index: NameIndex, rtype: str, address: str, at: tupl
     spec = doc.data.get("spec") if isinstance(doc.data.get("spec"), dict) else {}
     args = spec.get("forProvider") if isinstance(spec.get("forProvider"), dict) else spec
     after = _snake(args)
+    group_kind = (str(doc.data.get("apiVersion") or "").split("/")[0], str(doc.data.get("kind") or ""))
+    for field, argument in KRM_RENAMES.get(group_kind, {}).items():
+        if field in after and argument not in after:
+            after[argument] = after.pop(field)
     meta = doc.data.get("metadata") if isinstance(doc.data.get("metadata"), dict) else {}
     for key in ("labels", "tags"):
         if isinstance(meta.get("labels"), dict) and not isinstance(after.get(key), dict):
