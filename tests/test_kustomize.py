@@ -363,3 +363,21 @@ def test_transformers_that_scale_or_patch_are_applied(tmp_path: Path, monkeypatc
     )
     r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(overlay))
     assert 32 in {x["request"]["replicas"] for x in json.loads(r.out)["results"]}
+
+
+def test_a_resource_file_of_another_name_is_read_through_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: ``resources: [gpu.txt]`` (kustomize reads any file as YAML) holding 64 pods x 8 GPUs was neither built (no
+    transform) nor read on its own (not *.yaml): the kustomization was skipped and 512 chips passed. Now the build reads it;
+    a kustomization of *.yaml files only is still not built (its files are read on their own)."""
+    _tree(tmp_path, {
+        "gpu.txt": BASE.split("---")[0].replace("replicas: 1", "replicas: 64"),
+        "kustomization.yaml": "resources: [gpu.txt]\n",
+        "plain/deploy.yaml": BASE.split("---")[0],
+        "plain/kustomization.yaml": "resources: [deploy.yaml]\n",
+    })
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = _got(data)
+    assert set(got) == {"Deployment/default/vllm [kustomize .]", "Deployment/default/vllm"}, err
+    assert got["Deployment/default/vllm [kustomize .]"]["total_chips"] == 64 * 9
+    assert got["Deployment/default/vllm"]["path"] == "plain/deploy.yaml"

@@ -20,7 +20,8 @@ error at its entry; a file the kustomization names that is not in the repository
 deploy time) is left out of the build and said, as unresolved.
 
 A kustomization is built when it transforms something (patches, replicas, components, a name or
-namespace change, or a resource that is a directory); its resources are addressed
+namespace change, or a resource that is a directory) or lists a resource file not named *.yaml / *.yml / *.json (kustomize
+reads any file as YAML; the gate reads only those on their own); its resources are addressed
 ``Kind/namespace/name [kustomize DIR]`` and placed at the entry of its kustomization.yaml that
 last touched them (the ``replicas`` entry, a patch, or the ``resources`` entry). The files of a
 base are also read on their own, as everywhere.
@@ -41,6 +42,7 @@ MAX_DEPTH = 20  # kustomizations nested through resources / components
 MAX_RESOURCES = 20_000
 MAX_LOADS = 1_000  # kustomizations read in one build (a base reached through many paths is read once per path)
 MAX_BYTES = 8 * 1024 * 1024
+OWN_FILES = (".yaml", ".yml", ".json")  # resource files the gate reads on their own, beside the build
 TRANSFORMS = ("patches", "patchesStrategicMerge", "patchesJson6902", "replicas", "components", "namePrefix", "nameSuffix", "namespace",
               "transformers")
 # Kubernetes strategic-merge keys of the lists a workload's pod spec holds (k8s.io/api struct tags
@@ -109,7 +111,10 @@ def transforms(path: str) -> bool:
         return True
     base = os.path.dirname(path)
     listed = [r for key in ("resources", "bases") if isinstance(k.get(key), list) for r in k[key]]
-    return any(isinstance(r, str) and os.path.isdir(os.path.join(base, r)) for r in listed)
+    # a directory, or a file the gate does not read on its own: kustomize reads a resource as YAML whatever its name
+    # (``resources: [gpu.txt]``), so only the build sees it
+    return any(isinstance(r, str) and (os.path.isdir(os.path.join(base, r)) or (not _remote(r) and not r.endswith(OWN_FILES)))
+               for r in listed)
 
 
 def _load_kustomization(path: str) -> Document:
