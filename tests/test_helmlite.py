@@ -881,3 +881,28 @@ def test_a_template_comment_may_hold_an_action(tmp_path: Path, monkeypatch: pyte
     code, data, err = _check("chart")
     assert code == 0 and not data["invalid"], err
     assert [(x["source"]["address"], x["request"]["replicas"]) for x in data["results"]] == [("Deployment/ml/d", 3)]
+
+
+def test_a_template_that_branches_on_the_release_state_is_judged_as_install_and_upgrade(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: ``replicas: {{ if .Release.IsInstall }}1{{ else }}64{{ end }}`` rendered only as helm template's install
+    (1 pod x 8 L4) and passed a 64-chip policy, though every upgrade of the release deploys 64 pods. Now the chart is also
+    rendered as an upgrade (helm template --is-upgrade), its requests marked [helm upgrade]; a chart that never reads the
+    release's state renders once."""
+    deploy = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: trainer}\nspec:\n"
+        "  replicas: {{ if .Release.IsInstall }}{{ .Values.replicas }}{{ else }}64{{ end }}\n"
+        "  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers:\n      - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}\n"
+    )
+    _chart(tmp_path, {"replicas": 1}, {"deploy.yaml": deploy})
+    plain = deploy.replace(".Release.IsInstall", ".Values.replicas").replace("name: trainer", "name: plain")
+    _chart(tmp_path, {"replicas": 1}, {"deploy.yaml": plain}, name="plain")
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = {a: r["total_chips"] for a, r in _requests(data).items()}
+    assert got == {"Deployment/default/trainer": 8, "Deployment/default/trainer [helm upgrade]": 512, "Deployment/default/plain": 8}, err
+    (tmp_path / "policy.yaml").write_text("limits:\n  max_chips: 64\n")
+    r = run_cli("check", "--policy", "policy.yaml", "--format", "json", "charts/serve")
+    assert r.code == 1, r.out

@@ -254,23 +254,28 @@ def _bound(batch: _Batch) -> None:
 
 def _chart_with_helm(chart: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch) -> None:
     """``helm template`` once with the chart's values.yaml and once more with each values file beside it."""
-    from advisor.check.infra.helmlite import mark_variant, overlays
+    from advisor.check.infra.helmlite import UPGRADE_LABEL, UPGRADE_NOTE, branches_on_release, mark_variant, overlays
+    from advisor.check.infra.model import label_variant
 
     got = _Batch()
     for overlay in [None, *overlays(chart)]:
-        variant = _Batch()
-        _one_file(chart, ctx, policy, day, variant, text=_render_chart(chart, overlay))
-        if overlay is not None:
-            mark_variant(variant.requests, variant.autoscalers, overlay)
-        got.extend(variant)
+        for upgrade in (False, True) if branches_on_release(chart) else (False,):
+            variant = _Batch()
+            _one_file(chart, ctx, policy, day, variant, text=_render_chart(chart, overlay, upgrade))
+            if upgrade:
+                label_variant(variant.requests, variant.autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
+                variant.invalid = []  # said once, by the install's rendering
+            if overlay is not None:
+                mark_variant(variant.requests, variant.autoscalers, overlay)
+            got.extend(variant)
     if got.requests or got.autoscalers or got.results or got.invalid:
         got.skipped = []
     got.skipped = list(dict.fromkeys(got.skipped))
     out.extend(got)
 
 
-def _render_chart(chart: str, overlay: str | list[str] | None = None) -> str | InputError:
-    """``helm template CHART [-f VALUES ...]`` (bounded in time and size): the manifests the chart renders to."""
+def _render_chart(chart: str, overlay: str | list[str] | None = None, upgrade: bool = False) -> str | InputError:
+    """``helm template CHART [-f VALUES ...] [--is-upgrade]`` (bounded in time and size): the manifests the chart renders to."""
     import subprocess
 
     helm = files.helm()
@@ -278,7 +283,7 @@ def _render_chart(chart: str, overlay: str | list[str] | None = None) -> str | I
         return InputError.single(chart, 1, 1, "helm is not on PATH")
     try:
         overlays = [overlay] if isinstance(overlay, str) else list(overlay or [])
-        cmd = [helm, "template", chart, *(arg for f in overlays for arg in ("-f", f))]
+        cmd = [helm, "template", chart, *(arg for f in overlays for arg in ("-f", f)), *(["--is-upgrade"] if upgrade else [])]
         done = subprocess.run(cmd, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return InputError.single(chart, 1, 1, f"helm template failed: {type(exc).__name__}")
@@ -313,6 +318,14 @@ def _release(ref: Any, ctx: Context, policy: Policy, day: dt.date, out: _Batch) 
                     json.dump(layer, fh, default=str)  # JSON is YAML (a YAML date as its text)
                 extra.append(p)
             _one_file(ref.chart, ctx, policy, day, got, text=_render_chart(ref.chart, [*ref.files, *extra]))
+            from advisor.check.infra.helmlite import UPGRADE_LABEL, UPGRADE_NOTE, branches_on_release
+
+            if branches_on_release(ref.chart):
+                again = _Batch()
+                _one_file(ref.chart, ctx, policy, day, again, text=_render_chart(ref.chart, [*ref.files, *extra], upgrade=True))
+                label_variant(again.requests, again.autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
+                got.requests += again.requests
+                got.autoscalers += again.autoscalers
     else:
         from advisor.check.infra.helmlite import ChartRead, read_variant
         from advisor.check.infra.names import name_index

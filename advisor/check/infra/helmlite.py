@@ -891,11 +891,20 @@ def _template_files(chart: str) -> list[str]:
     return out
 
 
-def release_root(values: dict[str, Any], meta: dict[str, Any], chart: str) -> dict[str, Any]:
-    """What a template sees besides .Values, as ``helm template`` gives it with no flags."""
+# what differs between the install ``helm template`` renders and each later ``helm upgrade`` of the release
+RELEASE_STATE = re.compile(r"\.Release\.(?:IsInstall|IsUpgrade|Revision)\b")
+UPGRADE_LABEL = " [helm upgrade]"
+UPGRADE_NOTE = ("rendered as an upgrade of the release (.Release.IsUpgrade true, IsInstall false, Revision 2, as helm template "
+                "--is-upgrade): the chart's templates branch on the release's state, and every upgrade after the install deploys this")
+
+
+def release_root(values: dict[str, Any], meta: dict[str, Any], chart: str, upgrade: bool = False) -> dict[str, Any]:
+    """What a template sees besides .Values, as ``helm template`` gives it with no flags (an install), or with
+    ``--is-upgrade``."""
     return {
         "Values": values,
-        "Release": {"Name": RELEASE_NAME, "Namespace": "default", "Service": "Helm", "IsInstall": True, "IsUpgrade": False, "Revision": 1},
+        "Release": {"Name": RELEASE_NAME, "Namespace": "default", "Service": "Helm", "IsInstall": not upgrade, "IsUpgrade": upgrade,
+                    "Revision": 2 if upgrade else 1},
         "Chart": {
             "Name": meta.get("name", os.path.basename(os.path.abspath(chart))),
             "Version": meta.get("version", ""),
@@ -909,12 +918,14 @@ def release_root(values: dict[str, Any], meta: dict[str, Any], chart: str) -> di
     }
 
 
-def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 0, count: list[int] | None = None) -> list[Rendered]:
-    """Every template of ``chart`` (and of its unpacked subcharts) rendered with its values."""
+def render_chart(
+    chart: str, values: dict[str, Any] | None = None, depth: int = 0, count: list[int] | None = None, upgrade: bool = False
+) -> list[Rendered]:
+    """Every template of ``chart`` (and of its unpacked subcharts) rendered with its values (as an upgrade: ``upgrade``)."""
     count = count if count is not None else [0, 0]  # template files, template bytes
     meta = _chart_meta(chart)
     vals = _deep_merge(_values(chart), values or {})
-    root = release_root(vals, meta, chart)
+    root = release_root(vals, meta, chart, upgrade)
     files = _template_files(chart)
     count[0] += len(files)
     if count[0] > MAX_FILES:
@@ -951,11 +962,11 @@ def render_chart(chart: str, values: dict[str, Any] | None = None, depth: int = 
         text, lines = _lines(r.out)
         out.append(Rendered(f, text, lines, r.guessed))
     if depth < MAX_SUBCHART_DEPTH:
-        out += _subcharts(chart, meta, vals, depth, count)
+        out += _subcharts(chart, meta, vals, depth, count, upgrade)
     return out
 
 
-def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: int, count: list[int]) -> list[Rendered]:
+def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: int, count: list[int], upgrade: bool) -> list[Rendered]:
     sub_dir = os.path.join(chart, "charts")
     if not os.path.isdir(sub_dir) or os.path.islink(sub_dir):
         return []
@@ -988,7 +999,7 @@ def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: in
             sub_vals: dict[str, Any] = dict(mine) if isinstance(mine, dict) else {}
             if isinstance(vals.get("global"), dict):
                 sub_vals = {**sub_vals, "global": vals["global"]}
-            out += render_chart(path, sub_vals, depth + 1, count)
+            out += render_chart(path, sub_vals, depth + 1, count, upgrade)
     return out
 
 
@@ -1059,16 +1070,19 @@ def read_chart(chart: str, index: Any) -> ChartRead:
     with each values file beside it; positions are the templates'."""
     out = ChartRead()
     for overlay in [None, *overlays(chart)]:
-        got = ChartRead()
-        try:
-            _read_variant(chart, index, None if overlay is None else _values_file(overlay), got)
-        except InputError as exc:
-            got.problems += exc.problems
-        if overlay is not None:
-            mark_variant(got.requests, got.autoscalers, overlay)
-        out.requests += got.requests
-        out.autoscalers += got.autoscalers
-        out.problems += got.problems
+        for upgrade in (False, True) if branches_on_release(chart) else (False,):
+            got = ChartRead()
+            try:
+                _read_variant(chart, index, None if overlay is None else _values_file(overlay), got, upgrade)
+            except InputError as exc:
+                got.problems += exc.problems if not upgrade else []  # said once, by the install's rendering
+            if upgrade:
+                label_variant(got.requests, got.autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
+            if overlay is not None:
+                mark_variant(got.requests, got.autoscalers, overlay)
+            out.requests += got.requests
+            out.autoscalers += got.autoscalers
+            out.problems += got.problems
     missing = _missing_dependencies(chart)
     for dep in missing:
         if dep.asks:  # its GPUs are in a chart the repository does not hold: said, never passed over
@@ -1153,13 +1167,38 @@ def read_values(files: list[str], layers: list[dict[str, Any]]) -> dict[str, Any
 
 
 def read_variant(chart: str, index: Any, values: dict[str, Any]) -> ChartRead:
-    """The chart rendered once with ``values`` over its values.yaml."""
+    """The chart rendered once with ``values`` over its values.yaml (and once more as an upgrade, where its templates
+    branch on the release's state)."""
     out = ChartRead()
     _read_variant(chart, index, values, out)
+    if branches_on_release(chart):
+        again = ChartRead()
+        _read_variant(chart, index, values, again, upgrade=True)
+        label_variant(again.requests, again.autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
+        out.requests += again.requests
+        out.autoscalers += again.autoscalers
     return out
 
 
-def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: ChartRead) -> None:
+def _all_template_files(chart: str, depth: int = 0) -> list[str]:
+    """The template files of ``chart`` and of the subcharts unpacked under its charts/ (as deep as render_chart goes)."""
+    out = _template_files(chart)
+    sub_dir = os.path.join(chart, "charts")
+    if depth < MAX_SUBCHART_DEPTH and os.path.isdir(sub_dir) and not os.path.islink(sub_dir):
+        for folder in sorted(os.listdir(sub_dir)):
+            path = os.path.join(sub_dir, folder)
+            if not os.path.islink(path) and os.path.isfile(os.path.join(path, "Chart.yaml")):
+                out += _all_template_files(path, depth + 1)
+    return out[:MAX_FILES]
+
+
+def branches_on_release(chart: str) -> bool:
+    """Whether a template of the chart (or of its unpacked subcharts) reads .Release.IsInstall / IsUpgrade / Revision, so
+    that an upgrade may render what the install does not."""
+    return any(RELEASE_STATE.search(_read(path, MAX_TEMPLATE_BYTES)) for path in _all_template_files(chart))
+
+
+def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: ChartRead, upgrade: bool = False) -> None:
     from advisor.check.infra.read import split
     from advisor.check.infra.sniff import doc_kind
     from advisor.yamlsrc import load_documents
@@ -1169,7 +1208,7 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
         return split(r.path, docs, [doc_kind(d.data) for d in docs], index, len(r.text))[1]
 
     chips_in_values = bool(_CHIP_TEXT.search(repr(values) + repr(_values(chart))))
-    for r in render_chart(chart, values):
+    for r in render_chart(chart, values, upgrade=upgrade):
         if not r.text.strip():
             continue
         left_out: list[tuple[str, int]] = []
