@@ -1,9 +1,10 @@
-"""Terraform HCL source (``*.tf``), literal-only: read with ``python-hcl2`` (imported lazily; an
-optional dependency), variable defaults, locals, ``count`` and ``for_each`` over literals
-evaluated; each resource instance then goes through the plan JSON readers (``tfplan``), so a
-GKE node pool, a TPU VM, an EC2 instance or an Azure VM reads the same from either source.
-What cannot be evaluated without a plan (data sources, function calls, module outputs) is
-reported as unresolved, never read as zero. The plan JSON stays the authority.
+"""Terraform HCL source (``*.tf``), read without a plan: with ``python-hcl2`` (imported lazily; an
+optional dependency), variable defaults, locals and the expressions over them (``hclexpr``: operators,
+``for`` expressions, the pure built-in functions), ``count`` and ``for_each`` evaluated; each resource
+instance then goes through the plan JSON readers (``tfplan``), so a GKE node pool, a TPU VM, an EC2
+instance or an Azure VM reads the same from either source. Modules kept in the repository are read at
+their calls, with the calls' inputs. What cannot be evaluated without a plan (data sources, module
+outputs, resource attributes) is reported as unresolved, never read as zero. The plan JSON stays the authority.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from advisor.check.infra import tfconfig, tfk8s, tfplan
+from advisor.check.infra import hclexpr, tfconfig, tfk8s, tfplan
+from advisor.check.infra.hclexpr import Unresolved
 from advisor.check.infra.model import Parsed, Request, tf_waivers
 from advisor.check.infra.names import NameIndex
 
@@ -25,16 +27,6 @@ _PART = re.compile(r'\.([A-Za-z_][A-Za-z0-9_-]*)|\[\s*("(?:[^"\\]|\\.)*"|[0-9]+)
 _PLAIN_REF = re.compile(r'[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\s*(?:"(?:[^"\\]|\\.)*"|[0-9]+)\s*\])*')
 _INTERP = re.compile(r"\$\{([^{}]*)\}")
 _RESOURCE_REF = re.compile(r"\b((?:google|aws|azurerm)_[a-z0-9_]+)\.([A-Za-z_][A-Za-z0-9_-]*)")
-
-
-class Unresolved:
-    """An expression advisor does not evaluate (function calls, data sources, module outputs)."""
-
-    def __init__(self, expr: str) -> None:
-        self.expr = expr
-
-    def __repr__(self) -> str:
-        return f"Unresolved({self.expr!r})"
 
 
 MAX_HCL_BYTES = 256 * 1024  # python-hcl2 reads ~100 KB a second: a bound on the time one file takes
@@ -71,7 +63,7 @@ class _Scope:
         if self.each is not None and isinstance(self.each[0], (str, int)):
             expr = re.sub(r"\[\s*each\.key\s*\]", "[" + json.dumps(self.each[0]) + "]", expr)
         if not _PLAIN_REF.fullmatch(expr):
-            return _Expr(self, expr).run()
+            return hclexpr.evaluate(self, expr)
         if expr == "count.index" and self.count is not None:
             return self.count
         if expr in ("path.module", "path.root") and self.module_dir is not None:
@@ -97,7 +89,7 @@ class _Scope:
             # expression would come straight back to this reference)
             return Unresolved(expr)
         else:
-            return _Expr(self, expr).run()
+            return Unresolved(expr)  # module outputs, data sources, resource attributes: known after apply
         pos = 0
         while pos < len(tail):
             m = _PART.match(tail, pos)
@@ -118,6 +110,9 @@ class _Scope:
             m = _REF.match(v)
             if m:
                 return self.value(m.group(1))
+            inner = _whole(v)
+            if inner is not None:  # one interpolation with braces of its own: an object or a for expression
+                return hclexpr.evaluate(self, inner)
             if "${" in v:
                 pieces = list(_INTERP.finditer(v))
                 if len(pieces) != v.count("${"):
@@ -142,123 +137,28 @@ class _Scope:
         return v
 
 
-_TOKEN = re.compile(
-    r'\s*(?:(?P<num>[0-9]+(?:\.[0-9]+)?)|(?P<str>"(?:[^"\\$]|\\.)*")|(?P<op>==|!=|&&|\|\||>=|<=|[!?:()<>])'
-    r'|(?P<ref>[A-Za-z_][A-Za-z0-9_.\-\["\]]*))'
-)
-
-
-class _Expr:
-    """The few operators literal Terraform uses in ``count`` and the like: ``a ? b : c``, ``||``,
-    ``&&``, ``!``, comparisons, parentheses, over literals and references. Anything else (function
-    calls, arithmetic, splats) is unresolved."""
-
-    def __init__(self, scope: _Scope, text: str) -> None:
-        self.scope, self.text = scope, text
-        self.tokens: list[tuple[str, str]] = []
-        pos = 0
-        while pos < len(text):
-            m = _TOKEN.match(text, pos)
-            if m is None or m.end() == pos:
-                if text[pos:].strip() == "":
-                    break
-                self.tokens = [("bad", text)]
-                return
-            kind = m.lastgroup or "bad"
-            self.tokens.append((kind, m.group(kind)))
-            pos = m.end()
-        self.i = 0
-
-    def run(self) -> Any:
-        if not self.tokens or self.tokens[0][0] == "bad" or len(self.tokens) > 64:
-            return Unresolved(self.text)
-        try:
-            v = self._cond()
-        except (IndexError, ValueError):
-            return Unresolved(self.text)
-        return v if self.i == len(self.tokens) else Unresolved(self.text)
-
-    def _peek(self) -> str:
-        return self.tokens[self.i][1] if self.i < len(self.tokens) else ""
-
-    def _cond(self) -> Any:
-        c = self._or()
-        if self._peek() == "?":
-            self.i += 1
-            a = self._cond()
-            if self._peek() != ":":
-                raise ValueError
-            self.i += 1
-            b = self._cond()
-            if isinstance(c, Unresolved) or not isinstance(c, bool):
-                return Unresolved(self.text)
-            return a if c else b
-        return c
-
-    def _or(self) -> Any:
-        v = self._and()
-        while self._peek() == "||":
-            self.i += 1
-            w = self._and()
-            v = (v or w) if isinstance(v, bool) and isinstance(w, bool) else Unresolved(self.text)
-        return v
-
-    def _and(self) -> Any:
-        v = self._cmp()
-        while self._peek() == "&&":
-            self.i += 1
-            w = self._cmp()
-            v = (v and w) if isinstance(v, bool) and isinstance(w, bool) else Unresolved(self.text)
-        return v
-
-    def _cmp(self) -> Any:
-        v = self._not()
-        op = self._peek()
-        if op in ("==", "!=", ">", "<", ">=", "<="):
-            self.i += 1
-            w = self._not()
-            if isinstance(v, Unresolved) or isinstance(w, Unresolved):
-                return Unresolved(self.text)
-            if op in ("==", "!="):
-                return (v == w) == (op == "==")
-            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (v, w)):
-                return Unresolved(self.text)
-            return {">": v > w, "<": v < w, ">=": v >= w, "<=": v <= w}[op]
-        return v
-
-    def _not(self) -> Any:
-        if self._peek() == "!":
-            self.i += 1
-            v = self._not()
-            return (not v) if isinstance(v, bool) else Unresolved(self.text)
-        return self._atom()
-
-    def _atom(self) -> Any:
-        kind, tok = self.tokens[self.i]
-        self.i += 1
-        if tok == "(":
-            v = self._cond()
-            if self._peek() != ")":
-                raise ValueError
-            self.i += 1
-            return v
-        if kind == "num":
-            return float(tok) if "." in tok else int(tok)
-        if kind == "str":
-            return tok[1:-1]
-        if kind == "ref":
-            if tok in ("true", "false"):
-                return tok == "true"
-            if tok == "null":
-                return None
-            if self._peek() == "(":
-                raise ValueError  # a function call
-            plain = _PLAIN_REF.fullmatch(tok) and tok.split(".")[0] in ("var", "local", "each", "count")
-            v = self.scope.value(tok) if plain else Unresolved(tok)
-            if isinstance(v, str) and v in ("true", "false"):
-                return v == "true"
-            return v
-        raise ValueError
+def _whole(v: str) -> str | None:
+    """The inside of ``v`` where ``v`` is one ``${ ... }`` from end to end (braces and strings inside balanced)."""
+    if not (v.startswith("${") and v.endswith("}")):
+        return None
+    depth, i, quoted = 0, 1, False
+    while i < len(v):
+        c = v[i]
+        if quoted:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return v[2:-1] if i == len(v) - 1 else None
+        i += 1
+    return None
 
 
 ModuleScope = tuple[dict[str, Any], dict[str, Any], str | None, list[str]]  # variables, locals, AWS region, the tfvars files read

@@ -471,7 +471,7 @@ def _gpu(ctx: _Ctx, req: Request, machine: str | None, guest: Any, field: str) -
             raise InputError.single(ctx.path, req.line, req.col, f"{req.address}: {field}: {name} without a count")
     if machine:
         hw = ctx.index.lookup(machine)
-        if hw.known and hw.chips:
+        if hw.known and hw.chips and not (hw.accelerator and ctx.index.is_cpu(hw.accelerator)):  # a CPU machine the catalog prices
             req.set_hardware(machine, hw)
             req.count = hw.chips
             return True
