@@ -545,8 +545,9 @@ spec:
 
 def test_volcano_argo_and_kinds_no_reader_knows_are_read_never_passed_over(tmp_path: Path) -> None:
     """A Volcano Job (tasks x replicas pods) and an Argo Workflow (a pod per template) are read; a pod spec asking for
-    accelerators in any other kind (a Knative Service here) is counted once and flagged unresolved. All three were
-    skipped as 'Kubernetes manifest without accelerator requests'."""
+    accelerators in any other kind is counted once and flagged unresolved; a Knative Service (once such a kind, now read)
+    without max-scale has no upper bound and is flagged unresolved. All three were skipped as 'Kubernetes manifest without
+    accelerator requests'."""
     f = tmp_path / "m.yaml"
     f.write_text(_BATCH_KINDS)
     _, data = check(str(f))
@@ -557,9 +558,9 @@ def test_volcano_argo_and_kinds_no_reader_knows_are_read_never_passed_over(tmp_p
         "Job/default/pytorch-ddp/master": ("h100", 8, 8, False),
         "Job/default/pytorch-ddp/worker": ("h100", 24, 24, False),
         "Workflow/default/finetune/train": ("l4", 2, 2, False),
-        "Service/serving/llm/template.spec": ("l4", 1, 1, True),
+        "Service/serving/llm": ("l4", 1, None, True),  # Knative, read: no max-scale, so no upper bound (not read)
     }, got
-    assert "request-unresolved" in rules(res["Service/serving/llm/template.spec"])
+    assert "request-unresolved" in rules(res["Service/serving/llm"])
     assert "request-unresolved" not in rules(res["Job/default/pytorch-ddp/worker"])
     assert not data["skipped_files"]
 
@@ -2154,3 +2155,41 @@ def test_ack_nodegroup_and_aso_agent_pool_are_read_as_node_groups(tmp_path: Path
     ack, aso = got["Nodegroup/default/ack-ng"], got["ManagedClustersAgentPool/default/aso-pool"]
     assert (ack["accelerator"], ack["cloud"], ack["total_chips"], ack["pricing"]) == ("h100", "aws", 512, "spot")
     assert (aso["accelerator"], aso["cloud"], aso["total_chips"], aso["pricing"]) == ("h100", "azure", 512, "spot")
+
+
+def test_a_count_that_is_not_read_fails_max_chips_closed(tmp_path: Path) -> None:
+    """Before: ``count = var.n`` (no default), ``count = terraform.workspace == "prod" ? 16 : 1``, an Argo Rollouts Rollout
+    and a Knative Service (kinds not read: counted once) were judged at one instance or pod (8 L4) and passed a 64-chip
+    policy, with only a warning. Now a total read beside a count that was not is a lower bound, and max_chips fails closed
+    on it; a Rollout is read as the Deployment it is (16 x 8), a Knative Service between its min-scale and max-scale
+    annotations (unbounded without max-scale: not read)."""
+    (tmp_path / ".git").mkdir()
+    vm = ('  machine_type = "g2-standard-96"\n  zone = "us-central1-a"\n'
+          '  guest_accelerator {\n    type = "nvidia-l4"\n    count = 8\n  }\n}\n')
+    (tmp_path / "a.tf").write_text('variable "n" {}\nresource "google_compute_instance" "gpu" {\n  count = var.n\n' + vm)
+    (tmp_path / "b.tf").write_text('resource "google_compute_instance" "ws" {\n  count = terraform.workspace == "prod" ? 16 : 1\n' + vm)
+    (tmp_path / "c.tf").write_text('resource "google_compute_instance" "one" {\n' + vm)
+    (tmp_path / "rollout.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: r}\nspec:\n  replicas: 16\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"
+    )
+    knative = ("apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {{name: {name}}}\nspec:\n  template:\n"
+               "    metadata:\n      annotations: {{{ann}}}\n    spec:\n"
+               "      nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}\n"
+               "      containers: [{{name: c, image: x, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]\n")
+    (tmp_path / "kn.yaml").write_text(
+        knative.format(name="open", ann='autoscaling.knative.dev/min-scale: "2"') + "---\n"
+        + knative.format(name="bounded", ann='autoscaling.knative.dev/min-scale: "2", autoscaling.knative.dev/max-scale: "4"')
+    )
+    (tmp_path / "policy.yaml").write_text("limits:\n  max_chips: 64\n")
+    r = run_cli("check", "--policy", str(tmp_path / "policy.yaml"), "--format", "json", str(tmp_path))
+    assert r.code == 1, r.out
+    failing = {x["source"]["address"]: next((f["message"] for f in x["findings"] if f["rule"] == "policy-max-chips"), None)
+               for x in json.loads(r.out)["results"]}
+    assert failing["google_compute_instance.one"] is None  # read in full: 8 chips, within the limit
+    assert failing["Service/default/bounded"] is None  # 4 x 8 at most
+    for addr in ("google_compute_instance.gpu[0]", "google_compute_instance.ws[0]"):
+        assert failing[addr] and failing[addr].startswith("asks for at least 8 chips"), (addr, failing[addr])
+    assert failing["Rollout/default/r"] and failing["Rollout/default/r"].startswith("asks for 128 chips")
+    assert failing["Service/default/open"] and "could not be read" in failing["Service/default/open"]

@@ -524,6 +524,14 @@ def max_chips(r: RequestJudging) -> Iterator[Hit]:
             "as a literal, or check the rendered plan or manifest.",
             req.pos("count"),
         )
+    elif total is not None and (unread := req.count_unread()) is not None:
+        # a total read beside a count that was not (count = var.n without a default, replicas of a kind not read): a lower bound
+        fld, value = unread
+        yield (
+            f"asks for at least {total} chips, but {fld} ({value[:60]}) could not be read, so the policy's max_chips {limit} "
+            "cannot be verified; write it as a literal, or check the rendered plan or manifest.",
+            req.pos("count"),
+        )
     replicas = req.replicas(r.end)
     for acc, each in req.options:
         n = each if each is not None else req.count  # an alternative of the same count (a node-affinity value)

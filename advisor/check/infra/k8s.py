@@ -177,10 +177,11 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             req.replicas_min, req.replicas_max = reps
             if part.where is not None:
                 req.where["replicas"] = doc.where(part.where)
-            if reps == (None, None) and not part.unread and not req.unresolved and part.where is not None:
-                # a fan-out whose width is known at run time (Argo withParam): said, never taken for one
+            if reps[1] is None and not part.unread and not req.unresolved:
+                # a fan-out whose width is known at run time (Argo withParam), an autoscaler without a maximum (Knative
+                # without max-scale): said, never taken for one
                 req.unresolved.append(("count-unknown", "how many pods run at once is known only at run time "
-                                       f"({'; '.join(part.notes)[:160]})", doc.where(part.where)))
+                                       f"({'; '.join(part.notes)[:160]})", doc.where(part.where or part.pod)))
             req.link = workload_link(d, ("metadata",), (*part.pod[:-1], "metadata"))
             for meta_loc in (("metadata",), (*part.pod[:-1], "metadata")):
                 value = d.at((*meta_loc, "annotations", WAIVE_ANNOTATION))

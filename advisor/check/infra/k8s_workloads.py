@@ -52,12 +52,37 @@ READ_KINDS = {
 MAX_FOUND_PODS = 64  # pod specs searched for in a kind not read (a bound on a hostile document)
 
 
+KNATIVE_MIN = ("autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/minScale")
+KNATIVE_MAX = ("autoscaling.knative.dev/max-scale", "autoscaling.knative.dev/maxScale")
+
+
+def _knative(d: ManifestDoc) -> Part:
+    """A Knative Service: its revision template's pods, scaled between the template's min-scale and max-scale
+    annotations (https://knative.dev/docs/serving/autoscaling/scale-bounds/): min 0 and no upper bound by default (max-scale
+    0 or absent), so an unbounded service's replicas are not read (fails closed under a chip limit)."""
+    base: KeyPath = ("spec", "template", "metadata", "annotations")
+    ann = d.mapping(base)
+    lo_key = next((k for k in KNATIVE_MIN if k in ann), None)
+    hi_key = next((k for k in KNATIVE_MAX if k in ann), None)
+    lo = d.count((*base, lo_key), default=0) if lo_key else 0
+    hi = d.count((*base, hi_key), default=0) if hi_key else 0
+    part = Part("", ("spec", "template", "spec"), 1, (lo or 0, hi or None), (*base, hi_key) if hi_key else None)
+    if not hi:
+        part.notes.append("a Knative Service without autoscaling.knative.dev/max-scale: it scales without an upper bound")
+    return part
+
+
 def pod_templates(d: ManifestDoc, kind: str, api: str = "") -> list[Part]:
     """The pod templates of one workload, each with its pods per replica and replicas (min, max)."""
     if kind == "Job" and api.startswith("batch.volcano.sh/"):
         return _volcano(d)
     if kind in ARGO_KINDS and api.startswith("argoproj.io/"):
         return _argo(d, kind)
+    if kind == "Rollout" and api.startswith("argoproj.io/"):  # Argo Rollouts: a Deployment with a rollout strategy
+        n = d.count(("spec", "replicas"), default=1)
+        return [Part("", ("spec", "template", "spec"), 1, (n, n), ("spec", "replicas"))]
+    if kind == "Service" and api.startswith("serving.knative.dev/"):
+        return [_knative(d)]
     if kind not in READ_KINDS:
         return _found_pods(d, kind)
     if kind == "Pod":

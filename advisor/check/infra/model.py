@@ -21,6 +21,23 @@ _PLACEHOLDER = re.compile(
 )
 
 
+# an unresolved field whose path holds one of these decides how many chips a request asks for (Terraform arguments,
+# Kubernetes / Helm / provisioner fields): the count read beside it is a lower bound
+COUNT_FIELDS = frozenset({
+    "count", "for_each", "node_count", "initial_node_count", "min_node_count", "max_node_count", "total_min_node_count",
+    "total_max_node_count", "node_count_per_zone", "node_locations", "location", "zone", "zones", "autoscaling",
+    "scaling_config", "min_size", "max_size", "desired_size", "desired_capacity", "instances", "min_count", "max_count",
+    "target_size", "max_instance_count", "replicas", "replicaCount", "minReplicas", "maxReplicas", "parallelism",
+    "completions", "numNodes", "nodeCount", "num_nodes", "size", "workers", "nvidia.com/gpu", "google.com/tpu", "amd.com/gpu",
+    "accelerator_count", "accelerators",
+})
+# whole-request marks of the readers: an unread count, an unread kind's replicas (counted once), a guessed template
+# branch, a line left out of a render, a kustomize build or release part not evaluated
+COUNT_MARKS = frozenset({"count-unknown", "kind", "helm-condition", "helm-left-out", "helm-remote", "helm-dependency", "kustomize",
+                         "release"})
+_FIELD_PARTS = re.compile(r"[.\[\]\s]+")
+
+
 @dataclass
 class Request:
     path: str
@@ -68,6 +85,14 @@ class Request:
 
     def replicas(self, end: str = "max") -> int | None:
         return self.replicas_max if end == "max" else self.replicas_min
+
+    def count_unread(self) -> tuple[str, str] | None:
+        """The first unresolved field that decides how many chips this asks for (a count, a replica number, a scale, an
+        instance set, a branch or build the reader could not settle), as (field, value): its total is then a lower bound."""
+        for fld, value, _pos in self.unresolved:
+            if fld in COUNT_MARKS or COUNT_FIELDS & set(_FIELD_PARTS.split(fld)):
+                return fld, value
+        return None
 
     def total(self, end: str = "max") -> int | None:
         r = self.replicas(end)
