@@ -682,3 +682,16 @@ def test_github_annotations_carry_no_control_characters_of_the_input(tmp_path: P
     r = run_cli("check", "--no-config", "--format", "github", "--fail-on", "never", str(tmp_path / "d.yaml"))
     assert r.code == 0, r.err
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", r.out.replace("\n", "")), repr(r.out)
+
+
+def test_github_skipped_lines_carry_no_workflow_command(tmp_path: Path) -> None:
+    """Before: a file named ``x##[add-mask]advisor.yaml`` or ``notes::error forged/c.yaml`` was printed unchanged in
+    --format github's 'advisor check: skipped ...' lines, where a runner reads the legacy '##[command]' form anywhere in
+    a line. Now neither '##[' nor '::' of a name or reason reaches a plain log line."""
+    (tmp_path / "x##[add-mask]advisor.yaml").write_text("a: 1\n")
+    (tmp_path / "notes##[error]forged").mkdir()
+    (tmp_path / "notes##[error]forged" / "c.yaml").write_text("b: 2\n")
+    r = run_cli("check", "--no-config", "--format", "github", "--fail-on", "never", str(tmp_path))
+    skipped = [ln for ln in r.out.splitlines() if ln.startswith("advisor check: skipped")]
+    assert len(skipped) == 2, r.out
+    assert not any("##[" in ln for ln in skipped), skipped

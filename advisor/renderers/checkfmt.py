@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
-from advisor.fmt import cell, hours, html_text, md_code, md_message, md_text, money, no_controls, one_line, request_asks
+from advisor.fmt import cell, hours, html_text, log_text, md_code, md_message, md_text, money, no_controls, one_line, request_asks
 from advisor.renderers.json import dumps
 
 if TYPE_CHECKING:
@@ -377,7 +377,8 @@ def github(report: CheckReport, opts: Any = None) -> str:
             lines.append(
                 f"::{cmd} file={_gh_prop(r.path)},line={f.line},col={f.col},title={_gh_prop('advisor ' + f.rule)}::{_gh_data(f.message)}"
             )
-    lines += [f"advisor check: skipped {_gh_data(path)}: {_gh_data(why)}" for path, why in report.skipped_files]
+    # a plain log line, no command: nothing of a file's name or reason the runner would read as one ('::', '##[')
+    lines += [f"advisor check: skipped {log_text(path)}: {log_text(why)}" for path, why in report.skipped_files]
     s = report.summary
     lines.append(
         f"advisor check: {s['proposals']} proposal(s), {s['error']} with errors, {s['warning']} with warnings, {s['passed']} passed, "
