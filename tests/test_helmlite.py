@@ -906,3 +906,19 @@ def test_a_template_that_branches_on_the_release_state_is_judged_as_install_and_
     (tmp_path / "policy.yaml").write_text("limits:\n  max_chips: 64\n")
     r = run_cli("check", "--policy", "policy.yaml", "--format", "json", "charts/serve")
     assert r.code == 1, r.out
+
+
+def test_values_yml_is_not_the_charts_values_but_a_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a chart without values.yaml had its values.yml read as its values (replicas 1), though Helm loads only
+    values.yaml and renders the template's default (16 replicas of 8 L4): 128 chips passed as 8. Now the chart renders
+    with its defaults, and values.yml as a variant a pipeline may pass with -f."""
+    chart = _chart(tmp_path, {}, {"dep.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: {{ .Values.replicas | default 16 }}\n"
+        "  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n")})
+    (chart / "values.yaml").unlink()
+    (chart / "values.yml").write_text("replicas: 1\n")
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = {a: r["total_chips"] for a, r in _requests(data).items()}
+    assert got == {"Deployment/default/d": 128, "Deployment/default/d [-f values.yml]": 8}, (got, err)

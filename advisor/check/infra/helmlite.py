@@ -851,12 +851,12 @@ def _read(path: str, limit: int) -> str:
 
 
 def _values(chart: str) -> dict[str, Any]:
-    """The chart's values.yaml (positions kept out: the manifests carry them), a mapping or nothing."""
+    """The chart's values.yaml (positions kept out: the manifests carry them), a mapping or nothing. Helm loads that
+    name only (pkg/chart/loader: ``values.yaml``); a values.yml beside it is a values file a pipeline may pass with -f,
+    rendered as a variant of its own (overlays)."""
     path = os.path.join(chart, "values.yaml")
     if not os.path.isfile(path):
-        path = os.path.join(chart, "values.yml")
-        if not os.path.isfile(path):
-            return {}
+        return {}
     return _values_file(path)
 
 
@@ -1034,7 +1034,7 @@ def overlays(chart: str) -> list[str]:
     """The values files beside a chart's values.yaml (``values-prod.yaml``, ``prod.values.yaml``):
     what a deploy pipeline passes with ``-f``; each is rendered as a variant of its own."""
     try:
-        names = sorted(n for n in os.listdir(chart) if _OVERLAY.match(n) and n not in ("values.yaml", "values.yml"))
+        names = sorted(n for n in os.listdir(chart) if (_OVERLAY.match(n) or n == "values.yml") and n != "values.yaml")
     except OSError:
         return []
     return [os.path.join(chart, n) for n in names if os.path.isfile(os.path.join(chart, n)) and not os.path.islink(os.path.join(chart, n))][
