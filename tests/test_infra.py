@@ -2193,3 +2193,18 @@ def test_a_count_that_is_not_read_fails_max_chips_closed(tmp_path: Path) -> None
         assert failing[addr] and failing[addr].startswith("asks for at least 8 chips"), (addr, failing[addr])
     assert failing["Rollout/default/r"] and failing["Rollout/default/r"].startswith("asks for 128 chips")
     assert failing["Service/default/open"] and "could not be read" in failing["Service/default/open"]
+
+
+@pytest.mark.parametrize("instance,accelerator,cloud", [
+    ("g6.xlarge", "l4", "aws"), ("g2-standard-12", "l4", "gcp"), ("Standard_ND96isr_H100_v5", "h100", "azure"),
+])
+def test_an_instance_type_selector_says_its_cloud(tmp_path: Path, instance: str, accelerator: str, cloud: str) -> None:
+    """Before: ``node.kubernetes.io/instance-type: g6.xlarge`` (an EC2 instance) read as L4 'cloud not stated: priced on
+    gcp' and passed allowed_clouds: [gcp]. Now the instance type's name says its cloud."""
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+        f"      nodeSelector: {{node.kubernetes.io/instance-type: {instance}}}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    [res] = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path)).out)["results"]
+    assert (res["request"]["accelerator"], res["request"]["cloud"]) == (accelerator, cloud)

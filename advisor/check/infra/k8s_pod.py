@@ -267,7 +267,8 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
             hw = d.index.lookup(value)
             req.set_hardware(value, hw)
             req.where["accelerator"] = d.doc.where(loc)
-            req.cloud = clouds.by_kubernetes_label(label) or req.cloud
+            # the label's cloud (cloud.google.com/...), else the cloud the machine's name belongs to (g6.xlarge: EC2)
+            req.cloud = clouds.by_kubernetes_label(label) or d.index.machine_cloud(value) or req.cloud
             others = [v for v in _affinity_others(d, pod, label) if v != value]
             if others:  # the scheduler may place the pod on any of them: the policy holds for each
                 req.alternatives = others

@@ -83,6 +83,7 @@ class Hardware:
 
 
 _SUFFIX_T = re.compile(r"-([0-9]+)t$")
+_EC2_NAME = re.compile(r"(?:ml\.)?[a-z][a-z0-9-]*\.[0-9]*(?:nano|micro|small|medium|large|xlarge|metal)(?:-[0-9a-z]+)?")
 _TPU_N = re.compile(r"^(?:tpu-)?([a-z0-9]+?)-([0-9]+)$")
 _DIGITS = re.compile(r"[0-9]{1,4}")  # ASCII digits only
 
@@ -107,6 +108,7 @@ class NameIndex:
         self.core_named = {c.family: c for c in extra.tpu_core_named}
         self.host_only = [(h.pattern.lower(), h.reason) for h in extra.host_only]
         self.families = [(f.pattern.lower(), f.reason) for f in extra.unsupported_families]
+        self.clouds: dict[str, str] = {}  # machine / instance type -> the cloud whose name it is (catalog shapes and deploy)
         for acc in catalog.accelerators.values():
             self._from_catalog(acc)
         for e in extra.names:
@@ -118,6 +120,12 @@ class NameIndex:
         for n, mt in (acc.shapes.machine_types or {}).items():
             if self.host_reason(mt) is None:
                 add(mt.lower(), Hardware(acc.id, n))
+            cloud = acc.shapes.machine_types_cloud or acc.deploy.cloud
+            if cloud:
+                self.clouds.setdefault(mt.lower(), str(cloud))
+        for cloud, sizes in acc.deploy.instance_types.items():
+            for it in sizes.values():
+                self.clouds.setdefault(it.lower(), str(cloud))
         for sl in acc.shapes.slices or []:
             hosts = max(1, int(sl.hosts or 1))
             hw = Hardware(acc.id, sl.chips, hosts, sl.topology)
@@ -127,6 +135,7 @@ class NameIndex:
                 m = _SUFFIX_T.search(sl.machine_type)
                 per = int(m.group(1)) if m else sl.chips // hosts
                 add(sl.machine_type.lower(), Hardware(acc.id, per, 1))
+                self.clouds.setdefault(sl.machine_type.lower(), str(acc.deploy.cloud))
         if acc.deploy.gke_accelerator:
             add(acc.deploy.gke_accelerator.lower(), Hardware(acc.id))
         add(acc.id, Hardware(acc.id))
@@ -215,6 +224,16 @@ class NameIndex:
         if hw.accelerator and self.is_cpu(hw.accelerator):
             return None  # a CPU machine the catalog prices (c7i.2xlarge): no accelerator
         return hw if (hw.known and hw.chips) or self.is_unsupported(name) else None
+
+    def machine_cloud(self, name: str) -> str | None:
+        """The cloud a machine or instance type is named by: the catalog's, else the naming scheme (an Azure VM size starts
+        with Standard_, an EC2 or SageMaker instance type is family.size); None where the name says no cloud."""
+        key = name.strip().lower()
+        if key in self.clouds:
+            return self.clouds[key]
+        if key.startswith("standard_"):
+            return "azure"
+        return "aws" if _EC2_NAME.fullmatch(key) else None
 
     def is_cpu(self, accelerator: str) -> bool:
         """A catalog entry of a host family (a CPU machine priced for CPU inference): no accelerator."""
