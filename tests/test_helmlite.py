@@ -922,3 +922,21 @@ def test_values_yml_is_not_the_charts_values_but_a_variant(tmp_path: Path, monke
     _code, data, err = _check(".")
     got = {a: r["total_chips"] for a, r in _requests(data).items()}
     assert got == {"Deployment/default/d": 128, "Deployment/default/d [-f values.yml]": 8}, (got, err)
+
+
+@pytest.mark.parametrize(
+    "key", ['{{ tpl .Values.gpuResource . }}', '{{ .Values.gpuResource | b64dec }}', '{{ printf "nvidia.com/gp%c" 117 }}']
+)
+def test_a_resource_name_from_a_value_is_never_passed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    """Before: a chip resource whose name a template computes (``{{ tpl .Values.gpuResource . }}: 8``, b64dec of a value,
+    printf's %c verb) vanished: 'a Helm chart without accelerator requests', 16 pods of 8 H100 passed. Now %c is rendered
+    (nvidia.com/gpu) and a name not rendered is a resource whose chips are not read (request-unresolved)."""
+    _chart(tmp_path, {"gpuResource": "bnZpZGlhLmNvbS9ncHU="}, {"dep.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 16\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}\n"
+        f"      containers:\n      - name: c\n        image: x\n        resources:\n          limits:\n            {key}: 8\n")})
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    [req] = _requests(data).values()
+    assert req["accelerator"] == "h100", err
+    assert req["total_chips"] == 128 if "printf" in key else "request-unresolved" in req["rules"]

@@ -2208,3 +2208,17 @@ def test_an_instance_type_selector_says_its_cloud(tmp_path: Path, instance: str,
     )
     [res] = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path)).out)["results"]
     assert (res["request"]["accelerator"], res["request"]["cloud"]) == (accelerator, cloud)
+
+
+def test_a_placeholder_resource_name_is_a_request_not_read(tmp_path: Path) -> None:
+    """Before: ``${GPU_RESOURCE}: 8`` (envsubst at deploy time) under resources.limits made the file 'Kubernetes manifest
+    without accelerator requests'. Now it is a request whose chips are not read, and a chip limit fails closed on it."""
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 16\n  template:\n    spec:\n"
+        "      containers: [{name: c, image: x, resources: {limits: {cpu: 4, '${GPU_RESOURCE}': 8}}}]\n"
+    )
+    (tmp_path / "policy.yaml").write_text("limits:\n  max_chips: 64\n")
+    r = run_cli("check", "--policy", str(tmp_path / "policy.yaml"), "--format", "json", str(tmp_path / "d.yaml"))
+    assert r.code == 1, r.out
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["total_chips"] is None and "request-unresolved" in {f["rule"] for f in res["findings"]}

@@ -22,6 +22,7 @@ Positions are the template's: each rendered line maps back to the template line 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -311,13 +312,41 @@ def _default(d: Any, *v: Any) -> Any:
     return x if truth(x) else d
 
 
+_VERB = re.compile(r"%[-+ #0]*\d*(?:\.(\d+))?([A-Za-z%])")
+
+
+def _verb(verb: str, v: Any, precision: str | None = None) -> str:
+    """One Go fmt verb of a value: the ones charts use; any other is not rendered here (ValueError)."""
+    if verb in "sv":
+        return _string(v)
+    if verb == "q":
+        return json.dumps(_string(v))
+    if verb == "t" and isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(verb)
+    if verb == "d" and isinstance(v, int):
+        return str(v)
+    if verb == "c" and isinstance(v, int) and 0 <= v <= 0x10FFFF:
+        return chr(v)
+    if verb in "xXob" and isinstance(v, int):
+        return format(v, {"x": "x", "X": "X", "o": "o", "b": "b"}[verb])
+    if verb in "fFeE":
+        return format(float(v), f".{precision or 6}{verb.lower() if verb == 'F' else verb}")
+    if verb in "gG":  # Go's %g: the shortest representation
+        return repr(float(v)) if precision is None else format(float(v), f".{precision}{verb}")
+    raise ValueError(verb)
+
+
 def _printf(fmt: Any, *args: Any) -> Any:
+    """Go's fmt.Sprintf for the verbs charts use (%s %v %q %d %c %x %X %o %b %t %f %e %g, flags and widths read, not
+    applied); any other verb, too few arguments or an unknown argument is unknown, never text with the verb left in."""
     if isinstance(fmt, Unknown) or any(isinstance(a, Unknown) for a in args):
         return Unknown("printf")
     parts = iter(args)
     try:
-        return re.sub(r"%[-+ #0]*\d*(?:\.\d+)?[sdvqf%]", lambda m: "%" if m.group(0) == "%%" else _string(next(parts)), str(fmt))
-    except StopIteration:
+        return _VERB.sub(lambda m: "%" if m.group(2) == "%" else _verb(m.group(2), next(parts), m.group(1)), str(fmt))
+    except (StopIteration, ValueError):
         return Unknown("printf")
 
 

@@ -147,6 +147,12 @@ def _container_chips(d: ManifestDoc, loc: KeyPath, req: Request, res_key: str = 
         names = [n for n in CHIP_RESOURCES if n in res] or sorted(
             k for k in res if isinstance(k, str) and CHIP_LIKE.search(k) and not NOT_DEVICES.search(k.rsplit("/", 1)[-1])
         )
+        unnamed = [k for k in res if isinstance(k, str) and is_placeholder(k)]
+        if not names and unnamed:
+            # fail closed: a resource whose name is a placeholder (`${GPU_RESOURCE}: 8`, a Helm `tpl` of a value) may be
+            # any device; what it asks for is not read, never taken for none
+            req.unresolved.append((".".join(map(str, sec)), f"a resource named {unnamed[0][:60]}", d.doc.where((*sec, unnamed[0]))))
+            return -1, unnamed[0], (*sec, unnamed[0])
         if not names:
             continue
         total, where = 0, None
@@ -278,6 +284,9 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
     if hw is None and product and not req.unresolved:  # a DRA claim's CEL selector names the model
         hw = dra.product_hardware(d.index, product)
         req.set_hardware(product, hw)
+    if hw is None and is_placeholder(resource):  # a resource whose name is not read: any device, never none
+        req.unknown = f"the pod asks for a resource whose name is not read ({resource[:60]})"
+        req.hardware = resource[:80]
     if hw is None and not req.unresolved:
         req.unknown = (
             f"the pod asks for {resource} but names no accelerator type "
