@@ -251,6 +251,13 @@ def recommend(
     )
 
 
+def _short_of(e: Estimate) -> str:
+    """What keeps the closest configuration from being a verdict: its reasons, or that its cost is unknown."""
+    if e.why_not:
+        return e.why_not
+    return "unpriced: its cost cannot be weighed against the others" if e.cost_usd is None else "it meets the constraints"
+
+
 def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> list[str]:
     """What the verdict needs said with it: every family excluded, nothing feasible, the chosen
     configuration's own warnings, owned chips not enough, unpriced accelerators, an approximated model."""
@@ -264,7 +271,7 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
         near = decision.chosen
         warnings.append(
             f"no feasible {decision.device.upper()} configuration in the catalog for this workload"
-            + (f"; the closest is {near.accelerator} x {near.count} ({near.why_not})" if near else "")
+            + (f"; the closest is {near.accelerator} x {near.count} ({_short_of(near)})" if near else "")
             + "; see 'flip' for what makes it feasible"
         )
     if decision.chosen is not None:

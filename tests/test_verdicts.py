@@ -272,6 +272,21 @@ def test_a_chip_not_offered_in_the_pinned_region_is_infeasible(context: Context)
     assert estimate(p, context.catalog.get("h100"), 8, context.constants).region == "us-west-1"
 
 
+def test_an_unpriced_chip_is_held_to_the_pinned_regions_too(context: Context) -> None:
+    """Before: tpu-v7 (unpriced on GCP, its catalog zones only us-central1-c) was a feasible verdict for a team pinned to
+    asia-northeast3, and the setup created the slice in asia-northeast3-a; the warning read 'the closest is ... (None)'.
+    Now an unpriced configuration is held to deployment.regions as a priced one is."""
+    p = profile(model={"params_b": 13}, software={"framework": "jax"}, deployment={"clouds": ["gcp"], "regions": ["asia-northeast3"]},
+                training={"tokens_b": 200, "seq_len": 4096, "deadline_hours": 720}, goal={"optimize": "cost"})
+    e = estimate(p, context.catalog.get("tpu-v7"), 256, context.constants)
+    assert not e.feasible and "tpu-v7 is not offered in asia-northeast3" in (e.why_not or "")
+    inside = profile(model={"params_b": 13}, software={"framework": "jax"}, deployment={"clouds": ["gcp"], "regions": ["us-central1"]})
+    e = estimate(inside, context.catalog.get("tpu-v7"), 256, context.constants)
+    assert (e.region, e.zone) == ("us-central1", "us-central1-c") and "not offered" not in (e.why_not or "")
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert not any("(None)" in w for w in rec.warnings), rec.warnings
+
+
 def test_each_cloud_gets_its_own_region(context: Context) -> None:
     # deployment.region is a Google Cloud region: an AWS verdict must not be told --region us-central1
     p = profile(deployment={"clouds": ["aws"], "region": "us-central1"}, goal={"optimize": "cost"})

@@ -123,6 +123,8 @@ def apply_price(
         # unpriced configuration is named as on the cloud its setup would use)
         e.shape = acc.generic_shape_name(e.count)
     if p.usd is None:
+        if e.owned_chips is None and not acc.local:
+            _unpriced_placement(e, profile, acc)
         return
     term = 0.0  # a kind with a minimum term bills it, used or not (training runs)
     if e.owned_chips is None and p.cloud not in (None, "on-prem") and not acc.local:
@@ -184,6 +186,25 @@ def _kind_price(
     warn = (f"{acc.id}: no committed-use price on {cloud} in the catalog: the reservation is priced at on-demand rates, an "
             "upper bound (a negotiated term is usually cheaper)") if kind == "reserved" and committed is None else None
     return Price(q.usd_per_chip_hour, cloud, kind, warn) if q is not None else Price(base.usd, cloud, kind, base.warning or warn)
+
+
+def _unpriced_placement(e: Estimate, profile: Profile, acc: Accelerator) -> None:
+    """Where an unpriced configuration would run: regions pinned by deployment.regions hold for it as for a priced one
+    (the regions table, else the catalog's zones, say where each cloud offers the chip); not offered in any of them on
+    any allowed cloud, it is infeasible with the reason, as a priced one is (_procure)."""
+    dep = profile.deployment
+    reasons: list[str] = []
+    for cloud in dep.clouds:
+        if cloud == "on-prem" or not offered_on(acc, [cloud]):
+            continue
+        region, no = regions.placement(dep, cloud, acc)
+        if no is None:
+            e.region, e.zone = region, regions.zone_in(acc, cloud, region)
+            return
+        reasons.append(no)
+    if reasons and dep.regions:
+        why = "; ".join(reasons)
+        e.why_not = f"{e.why_not}; {why}" if e.why_not else why
 
 
 def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple[Price, float]:
