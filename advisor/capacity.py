@@ -5,6 +5,7 @@ reservations), for how long, at what price where it differs, and the step that o
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -92,6 +93,17 @@ def table() -> Table:
 # the profile's deployment.pricing -> the procurement kind it is (a commitment is a reservation)
 PRICING_KIND = {"on-demand": "on-demand", "spot": "spot", "committed-1y": "reserved", "committed-3y": "reserved"}
 COMMITTED_HOURS = {"committed-1y": 8760.0, "committed-3y": 26280.0}  # the terms a profile may state
+# the profile's deployment.procurement -> the capacity kinds each accepts
+PROCUREMENT_KINDS = {"on-demand": ("on-demand",), "spot": ("spot",), "dws": ("dws-flex-start",), "reservation": ("calendar", "reserved"),
+                     "committed": ("reserved",)}
+
+
+def accepted(procurement: str | Sequence[str] | None) -> frozenset[str] | None:
+    """The capacity kinds a profile's deployment.procurement accepts; None: any."""
+    if procurement is None:
+        return None
+    names = [procurement] if isinstance(procurement, str) else list(procurement)
+    return frozenset(k for n in names for k in PROCUREMENT_KINDS[n])
 
 
 @dataclass(frozen=True)
@@ -119,22 +131,28 @@ class Reach:
 
 def reach(
     cloud: str, device: str, accelerator: str, chips: int, hours: float, pricing: str, largest: int,
+    allowed: frozenset[str] | None = None,
 ) -> tuple[Reach | None, list[str]]:
     """The first procurement kind, from the profile's own (``pricing``) on in the table's order, that
     delivers ``chips`` on ``cloud`` for ``hours`` (math.inf: continuous serving); (None, what each
-    kind reaches) where none does. ``largest``: the catalog's largest published shape."""
+    kind reaches) where none does. ``largest``: the catalog's largest published shape. ``allowed``: the
+    kinds the team accepts (deployment.procurement), the only ones tried; None: any."""
     t = table()
     rows = [lim for lim in t.limits if lim.applies(cloud, device, accelerator)]
     start = PRICING_KIND.get(pricing, "on-demand")
+    kinds = list(t.order)
+    if allowed is not None and start not in allowed:
+        start = next(k for k in kinds if k in allowed)
     if not rows:
         return Reach(t.kinds[start], None, None, hours), []
-    kinds = list(t.order)
     # on-demand and spot escalate past each other's kind only to the reservation kinds
     ladder = (
         [start] + [k for k in kinds[kinds.index("dws-flex-start") :] if k != start]
         if start in ("on-demand", "spot")
         else kinds[kinds.index(start) :]
     )
+    if allowed is not None:
+        ladder = [k for k in dict.fromkeys([*ladder, *kinds]) if k in allowed]
     tried: list[str] = []
     for kid in ladder:
         lim = next((r for r in rows if r.kind == kid), None)

@@ -58,6 +58,9 @@ else:
     Cloud = Literal[_registry_ids("clouds.yaml", "clouds")]  # rules/clouds.yaml
     Device = Literal[_registry_ids("families.yaml", "families")]  # rules/families.yaml
 Pricing = Literal["on-demand", "spot", "committed-1y", "committed-3y"]
+# How a team is willing to obtain capacity (rules/capacity.yaml kinds): dws is GCP's Dynamic Workload Scheduler flex-start,
+# reservation a calendar-mode reservation / EC2 Capacity Block or a negotiated one, committed a committed-use term
+Procurement = Literal["on-demand", "spot", "dws", "reservation", "committed"]
 EdgeDevice = Literal["android", "jetson"]
 Experience = Literal["none", "some", "expert"]
 Optimize = Literal["cost", "time", "balanced"]
@@ -297,6 +300,9 @@ class Deployment(Strict):
         list[Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$")]], Field(min_length=1, max_length=32)
     ] | None = None
     pricing: Pricing = "on-demand"
+    # The procurement kinds the team accepts (one, or a list): a count no accepted kind delivers is infeasible, never
+    # bought some other way. Absent: any kind, escalating from the one `pricing` names (rules/capacity.yaml order).
+    procurement: Procurement | Annotated[list[Procurement], Field(min_length=1, max_length=5)] | None = None
     # Only these catalog ids are considered (a team with access to one chip, a published chip).
     accelerators: Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=64)] | None = None
     # Hardware the team already has: sized within it first (no price: chip-hours), more only if it is not enough.

@@ -519,3 +519,21 @@ def test_an_encoder_is_priced_per_request_not_per_output_token() -> None:
     })
     e = estimate(p, ctx.catalog.get("l4"), 1, ctx.constants)
     assert e.unit_cost is not None and e.unit_cost["unit"] == "per million requests" and e.usd_per_million_tokens is None
+
+
+def test_procurement_the_team_accepts_bounds_the_capacity(context: Context) -> None:
+    """deployment.procurement (DESIGN's third-round contract): before, a profile that said pricing: on-demand got 16,384 H100
+    on a 1-year AWS reservation billed 8,760 h for an 82 h run ($987M). A team that accepts on-demand only now gets no
+    count beyond on-demand reach; one that accepts reservations gets them."""
+    base = {"model": {"params_b": 70}, "training": {"tokens_b": 3000, "seq_len": 8192, "deadline_hours": 500},
+            "goal": {"optimize": "time"}}
+    h100 = context.catalog.get("h100")
+    only = profile(**base, deployment={"clouds": ["aws"], "procurement": "on-demand"})
+    e = estimate(only, h100, 2048, context.constants)
+    assert not e.feasible and not e.procurable and "beyond what can be obtained (aws on-demand 64" in (e.why_not or "")
+    assert estimate(only, h100, 64, context.constants).procurement == "on-demand"
+    blocks = profile(**base, deployment={"clouds": ["aws"], "procurement": ["on-demand", "reservation"]})
+    assert estimate(blocks, h100, 512, context.constants).procurement == "calendar"
+    assert estimate(profile(**base, deployment={"clouds": ["aws"]}), h100, 2048, context.constants).procurement == "reserved"
+    with pytest.raises(Exception, match="procurement"):
+        profile(**base, deployment={"clouds": ["aws"], "procurement": "barter"})

@@ -140,6 +140,10 @@ FIELD_DOCS: dict[str, str] = {
     "deployment.regions": "Regions it may run in (data residency), a hard constraint: each cloud runs only in its own listed regions "
                           "and only where it offers the accelerator (rules/regions.yaml); a cloud with none listed is out.",
     "deployment.pricing": "Price kind used for costs.",
+    "deployment.procurement": (
+        "The procurement kinds the team accepts (one or a list: on-demand, spot, dws, reservation, committed): a count none of "
+        "them delivers (rules/capacity.yaml) is infeasible, never bought another way. Absent: any kind, escalating from pricing."
+    ),
     "deployment.accelerators": "Only these catalog ids are considered (aliases accepted); a family with none listed is excluded.",
     "deployment.owned": "Hardware the team already has: the run is sized within it first, costed at its running cost only (power and "
                         "hosting, price kind 'owned (running cost)'; chip-hours where the chip's power is not in the catalog), and other "

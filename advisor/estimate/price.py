@@ -231,7 +231,8 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
             continue
         base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
         # the largest published shape bounds one replica; replicas are machines of their own
-        r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1))
+        r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1),
+                                  capacity.accepted(dep.procurement))
         if r is None:
             beyond.append(f"{cloud} {', '.join(tried)}")
             continue
