@@ -282,6 +282,14 @@ def decide(
     chosen = best_by.get(device)
     mine = [x for x in cands if x.device == device]
     feasible = chosen is not None or not mine
+    if chosen is None and mine and not any(best_by.get(d) is not None for d in live):
+        # nothing feasible in any family: the verdict is the configuration nearest to feasible of them all, not the
+        # nearest of the family the rules favour (a $60k budget once gave a TPU fleet at 2.9x the cost of a GPU one)
+        near = closest([x for x in cands if x.device in live])
+        if near is not None and near.device != device and _nearer(near, closest(mine)):
+            device = near.device
+            margin = scores[device] - max((scores[d] for d in live if d != device), default=-math.inf)
+            mine = [x for x in cands if x.device == device]
     if chosen is None and mine:
         chosen = closest(mine)
     conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
@@ -342,6 +350,20 @@ def _cost_decides(
     return ctr, priced[runner]
 
 
+def _nearer(a: Estimate, b: Estimate | None) -> bool:
+    """Whether ``a`` is materially nearer to feasible than ``b`` (closest's order between the two, a cost or time
+    beyond the tie threshold): the rules' family stays where the two are about as near."""
+    if b is None:
+        return True
+    if closest([a, b]) is not a:
+        return False
+    if a.mode == "training" and a.within_budget is False and b.within_budget is False and a.priced and b.priced:
+        return basis(a) < 0.9 * basis(b)
+    if a.mode != "training" and a.priced and b.priced and (a.meets_latency is not False) == (b.meets_latency is not False):
+        return basis(a) < 0.9 * basis(b)
+    return True
+
+
 def closest(cands: list[Estimate]) -> Estimate | None:
     """The configuration nearest to feasible: it fits memory and is offered; training: the
     fastest that can be obtained (offered, within reach) not past the knee; serving: the cheapest."""
@@ -350,8 +372,13 @@ def closest(cands: list[Estimate]) -> Estimate | None:
     if not usable:
         return None
     if usable[0].mode == "training":
-        # the fastest that can be obtained (offered on the clouds, within a procurement kind's reach)
+        # what can be obtained (offered on the clouds, within a procurement kind's reach); of it, where some meet the
+        # deadline and only the budget stands in the way, the cheapest of them (the one a budget nearest reaches);
+        # else the fastest not past the knee
         near = [x for x in usable if x.procurable and "not offered" not in (x.why_not or "")] or usable
+        in_time = [x for x in near if x.meets_deadline is not False and x.priced]
+        if in_time and all(x.within_budget is False for x in in_time):
+            return min(in_time, key=lambda x: (basis(x), x.hours or math.inf, x.accelerator, x.count))
         return min([x for x in near if not x.past_knee] or near, key=lambda x: (x.hours or math.inf, x.count, x.accelerator))
     # serving: offered first (on an allowed cloud, in an allowed region, within reach), then the smallest
     # latency overshoot, then the cheapest (dollars before chip-hours)

@@ -269,6 +269,13 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
         )
     if not decision.feasible:
         near = decision.chosen
+        live = [d for d in decision.scores if d not in {x.device for x in decision.excluded}]
+        top = max(live or decision.scores, key=lambda d: decision.scores[d])
+        if near is not None and decision.scores[top] > decision.scores[decision.device]:
+            warnings.append(
+                f"nothing is feasible in any family: the verdict is the configuration nearest to feasible of them all "
+                f"({near.accelerator} x {near.count}), not the nearest of the family the rules favour ({families.name(top)})"
+            )
         warnings.append(
             f"no feasible {decision.device.upper()} configuration in the catalog for this workload"
             + (f"; the closest is {near.accelerator} x {near.count} ({_short_of(near)})" if near else "")

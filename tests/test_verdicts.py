@@ -537,3 +537,27 @@ def test_procurement_the_team_accepts_bounds_the_capacity(context: Context) -> N
     assert estimate(profile(**base, deployment={"clouds": ["aws"]}), h100, 2048, context.constants).procurement == "reserved"
     with pytest.raises(Exception, match="procurement"):
         profile(**base, deployment={"clouds": ["aws"], "procurement": "barter"})
+
+
+def test_nothing_feasible_anywhere_gives_the_nearest_configuration_of_all(context: Context) -> None:
+    """Before: 128k-token prompts at 5 QPS with optimize: cost and a $60k budget (nothing fits it) gave the TPU family's
+    nearest (tpu-v6e x 8 x 157 replicas, $1.73M a month) because the rules favour TPUs, though b200 x 8 x 8 replicas
+    ($0.6M) was listed beside it; and a training row beyond its budget was shown at its fastest (256 nodes, $123M)
+    rather than the cheapest shape that meets the deadline."""
+    p = Profile.model_validate({
+        "name": "t", "task": "inference", "domain": "llm",
+        "model": {"params_b": 8, "architecture": "transformer", "precision": "bf16", "layers": 32, "hidden_size": 4096, "kv_heads": 8},
+        "inference": {"mode": "online", "peak_qps": 5, "input_tokens": 120000, "output_tokens": 1000, "latency_p99_ms": 60000},
+        "software": {"framework": "pytorch", "serving_stack": "vllm"}, "deployment": {"clouds": ["gcp"]},
+        "goal": {"optimize": "cost", "budget_usd": 60000},
+    })
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert not rec.decision.feasible and rec.estimate is not None
+    priced = [x for x in rec.candidates if x.cost_usd is not None and x.meets_latency is not False]
+    assert rec.estimate.cost_usd is not None and rec.estimate.cost_usd <= 1.1 * min(x.cost_usd or 0 for x in priced)
+    assert any("nearest to feasible of them all" in w for w in rec.warnings)
+    gpt2 = profile(model={"params_b": 1.5}, training={"tokens_b": 10, "seq_len": 1024, "deadline_hours": 24},
+                   deployment={"clouds": ["gcp"]}, goal={"optimize": "cost", "budget_usd": 100})
+    table = recommend(gpt2, context.kb, context.catalog, context.constants, with_flip=False, with_table=True).table
+    [h100] = [row for row in table if row.accelerator == "h100"]
+    assert h100.meets_deadline and h100.count <= 64, (h100.count, h100.cost_usd)  # the cheapest in time, not the fastest
