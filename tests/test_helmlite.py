@@ -940,3 +940,23 @@ def test_a_resource_name_from_a_value_is_never_passed_over(tmp_path: Path, monke
     [req] = _requests(data).values()
     assert req["accelerator"] == "h100", err
     assert req["total_chips"] == 128 if "printf" in key else "request-unresolved" in req["rules"]
+
+
+@pytest.mark.parametrize(
+    "cond", ['.Capabilities.APIVersions.Has "kueue.x-k8s.io/v1beta1"', 'semverCompare ">=1.31-0" .Capabilities.KubeVersion.Version']
+)
+def test_a_branch_the_cluster_decides_is_guessed_not_known(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cond: str) -> None:
+    """Before: a branch on the cluster's API groups or Kubernetes version was decided by advisor's fixed cluster (no
+    kueue, v1.30): 1 pod of 8 L4, and a 64-chip policy passed though a current cluster renders 16. Now such a branch is
+    a guessed condition (request-unresolved), and a chip limit fails closed on it."""
+    _chart(tmp_path, {}, {"dep.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n"
+        f"  replicas: {{{{ if {cond} }}}}16{{{{ else }}}}1{{{{ end }}}}\n"
+        "  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n")})
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "policy.yaml").write_text("limits:\n  max_chips: 64\n")
+    r = run_cli("check", "--policy", "policy.yaml", "--format", "json", ".")
+    assert r.code == 1, r.out
+    [res] = json.loads(r.out)["results"]
+    assert "request-unresolved" in {f["rule"] for f in res["findings"]}

@@ -789,7 +789,9 @@ class _Renderer:
             arms = [(b.expr, b.body), *b.branches]
             for cond, body in arms:
                 t = True if cond is None else truth(self.evaluate(cond, scope, b.line))
-                if t is None:
+                if t is None or (cond is not None and _CLUSTER_STATE.search(cond) and _counts_in(arms)):
+                    # unknown; or decided here by the cluster advisor assumes (its Kubernetes version, the API groups
+                    # it serves), which the cluster a chart is installed on decides: a guessed branch, said
                     self.guessed.append((str(cond)[:80], b.line))
                 if t is None or t:
                     self.run(body, scope.child(scope.dot))
@@ -918,6 +920,27 @@ def _template_files(chart: str) -> list[str]:
             if not os.path.islink(os.path.join(d, n)) and n != "NOTES.txt" and not n.startswith("."):
                 out.append(os.path.join(d, n))
     return out
+
+
+# what the cluster a chart is installed on decides (.Capabilities: its Kubernetes version, the API groups it serves)
+_CLUSTER_STATE = re.compile(r"\.Capabilities\.|\bsemverCompare\b")
+# what a branch must hold to change what a workload asks for (its replicas, resources, chips, nodes)
+_COUNTS = re.compile(r"replica|resources|limits|nvidia\.com|google\.com/tpu|amd\.com|gpu|tpu|accelerator|instance-type|"
+                     r"parallelism|completions|nodeSelector|affinity|Replicas|include|template", re.I)
+
+
+def _counts_in(arms: list[tuple[str | None, list[Any]]], depth: int = 0) -> bool:
+    """Whether any arm of a branch holds text or an action that may decide what a workload asks for (an include or a
+    nested template may: it is counted)."""
+    for _cond, body in arms:
+        for n in body:
+            if isinstance(n, _Text) and (_COUNTS.search(n.text) or n.text.strip().isdigit()):  # a number: a count, likely
+                return True
+            if isinstance(n, _Act) and _COUNTS.search(n.expr):
+                return True
+            if isinstance(n, _Block) and depth < 16 and (_COUNTS.search(n.expr) or _counts_in([(n.expr, n.body), *n.branches], depth + 1)):
+                return True
+    return False
 
 
 # what differs between the install ``helm template`` renders and each later ``helm upgrade`` of the release
