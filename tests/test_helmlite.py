@@ -960,3 +960,19 @@ def test_a_branch_the_cluster_decides_is_guessed_not_known(tmp_path: Path, monke
     assert r.code == 1, r.out
     [res] = json.loads(r.out)["results"]
     assert "request-unresolved" in {f["rule"] for f in res["findings"]}
+
+
+def test_a_document_break_glued_to_the_next_line_splits_as_helm_splits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: '---' followed by '{{- $root := . -}}' rendered '---apiVersion: batch/v1' (ai-infra-cluster-provisioning's
+    megatron-gke chart), which Helm splits as a document break and a YAML reader does not: an input error (duplicate key
+    'kind') and the Job's 128 GPUs never counted. Now the break is split off, the template's lines kept."""
+    _chart(tmp_path, {}, {"job.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n{{- $root := . -}}\n"
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  parallelism: 16\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n")})
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check(".")
+    assert code == 0, err
+    [(address, req)] = _requests(data).items()
+    assert (address, req["total_chips"], req["line"]) == ("Job/default/j", 128, 8)

@@ -1011,7 +1011,7 @@ def render_chart(
             r.run(parsed[f], _Scope(root, {"$": root}))
         except _Limit as exc:
             raise InputError.single(f, 1, 1, f"Helm template read without helm: {exc}") from None
-        text, lines = _lines(r.out)
+        text, lines = _split_documents(*_lines(r.out))
         out.append(Rendered(f, text, lines, r.guessed))
     if depth < MAX_SUBCHART_DEPTH:
         out += _subcharts(chart, meta, vals, depth, count, upgrade)
@@ -1053,6 +1053,30 @@ def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: in
                 sub_vals = {**sub_vals, "global": vals["global"]}
             out += render_chart(path, sub_vals, depth + 1, count, upgrade)
     return out
+
+
+# Helm splits rendered manifests where '---' follows a line break or the start, whatever comes after it on the line
+# (pkg/releaseutil/manifest.go: (?:^|\s*\n)---\s*): '{{- $x := . -}}' after '---' leaves '---apiVersion: v1', one
+# document break to Helm and a plain scalar to a YAML reader
+_GLUED_BREAK = re.compile(r"^---(?=[^\s-])")
+
+
+def _split_documents(text: str, lines: list[int]) -> tuple[str, list[int]]:
+    """The rendered text with a document break glued to the line after it put on a line of its own (each rendered line's
+    template line kept)."""
+    if "---" not in text:
+        return text, lines
+    out_text: list[str] = []
+    out_lines: list[int] = []
+    for i, line in enumerate(text.split("\n")):
+        at = lines[i] if i < len(lines) else (lines[-1] if lines else 1)
+        if _GLUED_BREAK.match(line):
+            out_text += ["---", line[3:]]
+            out_lines += [at, at]
+        else:
+            out_text.append(line)
+            out_lines.append(at)
+    return "\n".join(out_text), out_lines
 
 
 def remap(problems: list[Problem], rendered: Rendered) -> list[Problem]:
