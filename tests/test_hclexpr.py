@@ -106,3 +106,21 @@ def test_a_vendored_gke_module_reads_its_node_pools(tmp_path: Path) -> None:
     assert list(got) == ['module.gke.google_container_node_pool.pools["gpu"]']
     gpu = got['module.gke.google_container_node_pool.pools["gpu"]']
     assert (gpu["accelerator"], gpu["count"], gpu["replicas_min"], gpu["replicas_max"]) == ("a100-40gb", 8, 0, 4)
+
+
+def test_a_node_pool_location_decided_by_an_expression(tmp_path: Path) -> None:
+    """NVIDIA/nvidia-terraform-modules gke/main.tf: ``location = length(var.node_zones) == 1 ? one(var.node_zones) :
+    var.region``. Before: one() was not evaluated and the pool silently read as regional (3 zones: 6..15 nodes); now it is
+    zonal (2..5), and a location that cannot be read is said (its count is per zone) rather than taken as a region."""
+    f = tmp_path / "main.tf"
+    body = ('resource "google_container_node_pool" "gpu" {{\n  location = {loc}\n  node_count = 2\n'
+            '  autoscaling {{\n    min_node_count = 2\n    max_node_count = 5\n  }}\n'
+            '  node_config {{\n    machine_type = "n1-standard-4"\n    guest_accelerator {{\n      type = "nvidia-tesla-t4"\n'
+            '      count = 1\n    }}\n  }}\n}}\n')
+    f.write_text('variable "region" { default = "us-west1" }\nvariable "node_zones" { default = ["us-west1-b"] }\n'
+                 + body.format(loc="length(var.node_zones) == 1 ? one(var.node_zones) : var.region"))
+    [res] = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f)).out)["results"]
+    assert (res["request"]["replicas_min"], res["request"]["replicas_max"]) == (2, 5)
+    f.write_text(body.format(loc="data.google_compute_zones.z.names[0]"))
+    [res] = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f)).out)["results"]
+    assert any("location" in x["message"] for x in res["findings"] if x["rule"] == "request-unresolved")

@@ -306,6 +306,10 @@ HARDWARE_FIELDS = ("machine_type", "guest_accelerator", "accelerator_type", "acc
                    "desired_capacity", "min_size", "max_size", "scaling_config", "instances", "min_count", "max_count")
 
 
+# where a resource's location decides how many nodes it runs (a GKE node pool's counts are per zone of its location:
+# a region is three zones), so a location not read leaves its count not read
+ZONE_FIELDS = {"google_container_node_pool": ("location", "node_locations")}
+
 _SCOPES: dict[Any, ModuleScope] = {}
 
 
@@ -529,7 +533,8 @@ def _evaluate(
             after.pop("count", None)
             after.pop("for_each", None)
             unresolved.setdefault(address, [])
-            unresolved[address] += [(f, e) for f, e in _unresolved_paths(after) if f.split(".")[0] in HARDWARE_FIELDS]
+            fields = HARDWARE_FIELDS + ZONE_FIELDS.get(rtype, ())
+            unresolved[address] += [(f, e) for f, e in _unresolved_paths(after) if f.split(".")[0] in fields]
             unknown = {k: True for k, v in after.items() if isinstance(v, Unresolved)}
             by_addr[address] = {
                 "address": address,
