@@ -976,3 +976,23 @@ def test_a_document_break_glued_to_the_next_line_splits_as_helm_splits(tmp_path:
     assert code == 0, err
     [(address, req)] = _requests(data).items()
     assert (address, req["total_chips"], req["line"]) == ("Job/default/j", 128, 8)
+
+
+def test_static_files_of_a_chart_and_its_crds_directory_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a static template with no '{{' (a Config Connector ContainerNodePool of H100 nodes) was skipped unless it
+    named nvidia.com/gpu or a GKE label, and a Deployment under crds/ (which helm install applies as written) was never
+    read. Now every static template but CustomResourceDefinitions is read, and crds/ too."""
+    chart = _chart(tmp_path, {}, {"pool.yaml": (
+        "apiVersion: container.cnrm.cloud.google.com/v1beta1\nkind: ContainerNodePool\nmetadata: {name: p}\n"
+        "spec:\n  location: us-central1-a\n  nodeCount: 4\n  clusterRef: {name: c}\n"
+        "  nodeConfig:\n    machineType: a3-highgpu-8g\n"),
+        "crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: x.example.com}\n"})
+    (chart / "crds").mkdir()
+    (chart / "crds" / "dep.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 16\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n")
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = {a: (r["accelerator"], r["total_chips"]) for a, r in _requests(data).items()}
+    assert got == {"ContainerNodePool/default/p": ("h100", 32), "Deployment/default/d": ("l4", 128)}, (got, err)

@@ -909,6 +909,29 @@ def _deep_merge(base: Any, over: Any) -> Any:
     return over
 
 
+_KIND_LINE = re.compile(r"^kind:[ \t]*['\"]?([A-Za-z0-9]+)", re.M)
+
+
+def _only_crds(text: str) -> bool:
+    """Whether a file is CustomResourceDefinitions only (every top-level kind), the usual content of crds/ and of a
+    chart's static templates: nothing in it asks for an accelerator."""
+    kinds = _KIND_LINE.findall(text)
+    return bool(kinds) and all(k == "CustomResourceDefinition" for k in kinds)
+
+
+def _crd_files(chart: str) -> list[str]:
+    """The YAML files of a chart's crds/ directory (Helm installs them before the templates, as written)."""
+    top = os.path.join(chart, "crds")
+    if not os.path.isdir(top) or os.path.islink(top):
+        return []
+    out: list[str] = []
+    for d, dirs, names in os.walk(top, followlinks=False):
+        dirs.sort()
+        out += [os.path.join(d, n) for n in sorted(names)
+                if n.endswith((".yaml", ".yml", ".json")) and not os.path.islink(os.path.join(d, n))]
+    return out[:MAX_FILES]
+
+
 def _template_files(chart: str) -> list[str]:
     out: list[str] = []
     top = os.path.join(chart, "templates")
@@ -989,8 +1012,8 @@ def render_chart(
         count[1] += len(text)
         if count[1] > MAX_CHART_BYTES:
             raise InputError.single(f, 1, 1, f"Helm chart: more than {MAX_CHART_BYTES >> 20} MiB of templates (subcharts included)")
-        if "{{" not in text and not _CHIP_TEXT.search(text):
-            continue  # static and asks for no accelerator (a CustomResourceDefinition): nothing to render or judge
+        if "{{" not in text and not _CHIP_TEXT.search(text) and _only_crds(text):
+            continue  # static CustomResourceDefinitions asking for no accelerator: nothing to render or judge
         nodes = _parse(_lex(text), f)
         parsed[f] = nodes
         for n in nodes:
@@ -1013,6 +1036,13 @@ def render_chart(
             raise InputError.single(f, 1, 1, f"Helm template read without helm: {exc}") from None
         text, lines = _split_documents(*_lines(r.out))
         out.append(Rendered(f, text, lines, r.guessed))
+    for f in _crd_files(chart):  # crds/: applied by helm install as written, never templated
+        text = _read(f, MAX_TEMPLATE_BYTES)
+        count[1] += len(text)
+        if count[1] > MAX_CHART_BYTES:
+            raise InputError.single(f, 1, 1, f"Helm chart: more than {MAX_CHART_BYTES >> 20} MiB of templates (subcharts included)")
+        if not (_only_crds(text) and not _CHIP_TEXT.search(text)):
+            out.append(Rendered(f, text, list(range(1, text.count("\n") + 2)), []))
     if depth < MAX_SUBCHART_DEPTH:
         out += _subcharts(chart, meta, vals, depth, count, upgrade)
     return out
