@@ -1911,8 +1911,9 @@ def test_a_terraform_file_the_reader_cannot_parse_does_not_hide_its_accelerators
     pull request could hide a GPU node pool behind syntax the reader does not take. Each resource of a type that buys
     accelerators, and each call of a module from outside the repository, whose text (up to the next top-level block:
     not the locals after it) names an accelerator is now a request whose count is not read (request-unresolved), the
-    hardware known where the name is (a3-highgpu-8g is H100). A CPU pool, a bucket, a local module (its own files are
-    read) and a file that names no accelerator stay unread with the reason."""
+    hardware known where the name is (a3-highgpu-8g is H100). A CPU pool, a bucket and a file that names no
+    accelerator stay unread with the reason. A local module's call counts too: the inputs it passes (the machine type
+    here) are lost with the file, its own files alone read at their defaults (before: passed over)."""
     f = tmp_path / "main.tf"
     f.write_text(UNPARSEABLE_TF)
     code, data = check(str(f))
@@ -1921,6 +1922,7 @@ def test_a_terraform_file_the_reader_cannot_parse_does_not_hide_its_accelerators
     assert got == {
         "google_container_node_pool.gpu": ("h100", None, 1, {"request-unresolved"}),
         "module.tpu_pool": ("tpu-v6e", None, 18, {"request-unresolved"}),
+        "module.local_gpu_pool": ("a100-40gb", None, 23, {"request-unresolved"}),
     }, got
     assert code == 1 or any(r["status"] == "warning" for r in data["results"])
     f.write_text(UNPARSEABLE_TF.replace("a3-highgpu-8g", "n2-standard-8").replace("ct6e-standard-4t", "n2-standard-4")
@@ -2222,3 +2224,23 @@ def test_a_placeholder_resource_name_is_a_request_not_read(tmp_path: Path) -> No
     assert r.code == 1, r.out
     [res] = json.loads(r.out)["results"]
     assert res["request"]["total_chips"] is None and "request-unresolved" in {f["rule"] for f in res["findings"]}
+
+
+def test_a_module_not_read_whose_inputs_ask_for_chips_fails_closed(tmp_path: Path) -> None:
+    """Before: aws-ia/eks-data-addons installing the Triton chart with ``nvidia.com/gpu: 4`` in the Helm values it passes
+    on (ai-on-eks), and a module given ``instance_type = "p5.48xlarge"``, were 'Terraform HCL without accelerator
+    resources'. Now each is a request at the module block whose count is not read; a module whose inputs only name a
+    GPU feature flag (enable_nvidia_device_plugin) or a toleration of the GPU taint is none."""
+    (tmp_path / "main.tf").write_text(
+        'module "triton" {\n  source = "aws-ia/eks-data-addons/aws"\n  enable_nvidia_triton_server = true\n'
+        '  nvidia_triton_server_helm_config = {\n    values = [\n      <<-EOT\n      resources:\n        limits:\n'
+        '          nvidia.com/gpu: 4\n      EOT\n    ]\n  }\n}\n'
+        'module "nodes" {\n  source = "git::https://example.com/nodes.git"\n  instance_type = "p5.48xlarge"\n}\n'
+        'module "addons" {\n  source = "aws-ia/eks-blueprints-addons/aws"\n  enable_nvidia_device_plugin = true\n'
+        '  nvidia_device_plugin_helm_config = {\n    tolerations = [{ key = "nvidia.com/gpu", operator = "Exists" }]\n  }\n}\n'
+    )
+    got = {r["source"]["address"]: r for r in _results(str(tmp_path / "main.tf"))["results"]}
+    assert set(got) == {"module.triton", "module.nodes"}
+    assert got["module.nodes"]["request"]["accelerator"] == "h100" and got["module.nodes"]["source"]["line"] == 14
+    for r in got.values():
+        assert r["request"]["count"] is None and "request-unresolved" in {f["rule"] for f in r["findings"]}

@@ -329,6 +329,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     by_addr, unresolved = _evaluate(ctx, scope, resources)
     _module_calls(ctx, scope, data, text, by_addr, unresolved)
     modules = _local_modules(ctx, scope, data, by_addr, unresolved) if path != "-" else []
+    opaque = _opaque_modules(path, text, data, index)
     tfplan.read_resources(ctx, by_addr, out)
     _report_unresolved(ctx, out, unresolved)
     if any(typ in tfk8s.TYPES for typ, _n, _b in resources):  # Kubernetes objects Terraform applies
@@ -351,6 +352,7 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         if over is not None:
             req.notes.append(f"with {over} merged in (a Terraform override file)")
     out.modules = modules
+    out.requests += opaque
     if not out.requests and not out.notes and not out.releases:
         out.notes.append("Terraform HCL without accelerator resources" if not _is_override(path) else
                          "a Terraform override file: its blocks are merged into the resources they override in this directory's files")
@@ -400,7 +402,6 @@ def _overridden(
 _BLOCK_HEAD = re.compile(r'^[ \t]*(resource|module)[ \t]+"([A-Za-z0-9_-]{1,200})"(?:[ \t]+"([A-Za-z0-9_.-]{1,200})")?[ \t]*\{', re.M)
 # where a top-level block of any kind starts: a block's text ends there
 _TOP_BLOCK = re.compile(r'^(?:resource|module|data|locals|variable|output|provider|terraform|moved|import|check|removed)\b', re.M)
-_LOCAL_SOURCE = re.compile(r'^[ \t]*source[ \t]*=[ \t]*"\.{1,2}/', re.M)  # a module of the repository: its own files are read
 # what names an accelerator in Terraform text: the words, and machine / instance / VM size names of accelerator families
 _ACCELERATOR_WORD = re.compile(
     r"accelerator|gpu|tpu|nvidia|\b(?:p[2-6][a-z]*|g[4-6][a-z]*|trn[0-9][a-z]*|inf[0-9])\.[0-9]*x?large|\ba[0-4][a-z]?-[a-z]+gpu"
@@ -412,7 +413,7 @@ MAX_UNREAD = 1000
 
 def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[Request]:
     """Fail closed on a file the reader cannot parse (or too large to): each resource of a type that buys accelerators,
-    and each call of a module from outside the repository (a local module's own files are read), whose text (up to the
+    and each module call (a local module's inputs are lost with the file that passes them), whose text (up to the
     next top-level block) names an accelerator is a request of unknown hardware whose count is not read
     (request-unresolved), never a file skipped in silence: a pull request could otherwise hide an accelerator behind
     syntax this reader does not take. Where the name is one the index knows (p4d.24xlarge), that is the hardware asked
@@ -427,8 +428,6 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
             continue
         after = _TOP_BLOCK.search(text, m.end())
         end = after.start() if after else len(text)
-        if kind == "module" and _LOCAL_SOURCE.search(text, m.end(), end):
-            continue
         word = _ACCELERATOR_WORD.search(text, m.end(), end)
         if word is None:
             continue
@@ -687,6 +686,53 @@ def _local_modules(
                     ctx.refs[tfconfig.config_address(prefix + base)] = {tfconfig.config_address(prefix + r) for r in refs}
             read.append(directory)
     return read
+
+
+# what asks for chips in text a module passes on (Helm values, Kubernetes YAML, Karpenter pools as strings): a chip
+# resource of a device plugin given a number (`nvidia.com/gpu: 4`, `"nvidia.com/gpu" = 4`); a word such as `gpu` in an
+# input's name, or a toleration's key = "nvidia.com/gpu", does not
+_CHIP_KEY = re.compile(
+    r"((?:nvidia\.com|amd\.com)/gpu|google\.com/tpu|aws\.amazon\.com/neuron(?:core)?|habana\.ai/gaudi)[\"']?[ \t]*[:=][ \t]*[\"']?[0-9]"
+)
+
+
+def _opaque_modules(path: str, text: str, data: dict[str, Any], index: NameIndex) -> list[Request]:
+    """Fail closed on a call of a module this reader does not read (from a registry or Git, without a reader of its
+    inputs: MODULE_READERS) whose inputs ask for chips: a chip resource of a device plugin in the values it passes on
+    (``nvidia.com/gpu: 4`` in a Helm values heredoc) or a machine / instance type of an accelerator family the index
+    knows (``"p5.48xlarge"``). Each is a request at the module block whose count is not read (request-unresolved):
+    aws-ia/eks-data-addons installing a chart with 4 GPUs per pod was 'Terraform HCL without accelerator resources'."""
+    out: list[Request] = []
+    heads = {m.group(1): m for m in _MODULE_BLOCK.finditer(text)}
+    for block in data.get("module", []):
+        for name, body in block.items() if isinstance(block, dict) else []:
+            source = body.get("source") if isinstance(body, dict) else None
+            if not isinstance(source, str) or _LOCAL_MODULE.match(source) or any(p.search(source) for p, _r in MODULE_READERS):
+                continue
+            head = heads.get(name)
+            if head is None:
+                continue
+            after = _TOP_BLOCK.search(text, head.end())
+            end = after.start() if after else len(text)
+            chip = _CHIP_KEY.search(text, head.end(), end)
+            quoted = [q.group(1) for _, q in zip(range(200), _QUOTED.finditer(text, head.end(), end), strict=False)]
+            machine = next((q for q in quoted if index.instance_accelerator(q) is not None), None)
+            if chip is None and machine is None:
+                continue
+            line = text.count("\n", 0, head.start()) + 1
+            req = Request(path, "terraform-hcl", f"module.{name}", line, 1)
+            if machine is not None:
+                req.set_hardware(machine, index.lookup(machine))
+            else:
+                req.hardware = chip.group(1) if chip else None
+                req.unknown = (f"module.{name} ({source[:80]}) asks for {req.hardware} in the inputs it passes on; which accelerator "
+                               "is not read here")
+            what = machine or (chip.group(1) if chip else "")
+            req.count = None
+            req.unresolved.append(("count-unknown", f"module.{name} ({source[:80]}) is not read here, but its inputs name {what!r}: "
+                                   f"give the plan JSON ({PLAN_HINT})", (line, 1)))
+            out.append(req)
+    return out
 
 
 def _module_files(directory: str) -> dict[str, Any]:
