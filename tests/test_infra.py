@@ -2244,3 +2244,26 @@ def test_a_module_not_read_whose_inputs_ask_for_chips_fails_closed(tmp_path: Pat
     assert got["module.nodes"]["request"]["accelerator"] == "h100" and got["module.nodes"]["source"]["line"] == 14
     for r in got.values():
         assert r["request"]["count"] is None and "request-unresolved" in {f["rule"] for f in r["findings"]}
+
+
+def test_dra_first_available_alternatives_are_held_to_the_policy(tmp_path: Path) -> None:
+    """Before: a ResourceClaimTemplate whose firstAvailable lists 1 L4, then 8 H100, was read as its first alternative
+    only (1 L4 per pod) and passed a policy allowing L4 alone, though the scheduler falls back to the H100 when no L4 is
+    free. Now the others are alternatives, each held to the policy."""
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpus}\nspec:\n  spec:\n    devices:\n"
+        "      requests:\n      - name: g\n        firstAvailable:\n"
+        "        - {name: small, deviceClassName: gpu.nvidia.com, count: 1, selectors: [{cel: {expression: "
+        "'device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA L4\"'}}]}\n"
+        "        - {name: big, deviceClassName: gpu.nvidia.com, count: 8, selectors: [{cel: {expression: "
+        "'device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA H100 80GB HBM3\"'}}]}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: t}\nspec:\n  replicas: 8\n  template:\n    spec:\n"
+        "      resourceClaims: [{name: gpus, resourceClaimTemplateName: gpus}]\n"
+        "      containers: [{name: c, image: x, resources: {claims: [{name: gpus}]}}]\n"
+    )
+    (tmp_path / "policy.yaml").write_text("limits:\n  allowed_accelerators: [l4]\n  max_chips: 32\n")
+    r = run_cli("check", "--policy", str(tmp_path / "policy.yaml"), "--format", "json", str(tmp_path / "d.yaml"))
+    assert r.code == 1, r.out
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["accelerator"] == "l4" and res["request"]["total_chips"] == 8
+    assert {"policy-accelerator-not-allowed", "policy-max-chips"} <= {f["rule"] for f in res["findings"]}

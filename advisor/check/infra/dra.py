@@ -1,7 +1,8 @@
 """Dynamic Resource Allocation (``resource.k8s.io``, GA in Kubernetes 1.34): a pod asks for accelerators through
 ``spec.resourceClaims``, each naming a ResourceClaimTemplate (a claim per pod) or a ResourceClaim (shared by the pods that
 name it), whose ``spec.devices.requests`` name a device class and a count (``exactly: {deviceClassName, count,
-allocationMode}`` in v1; the same fields on the request in v1beta1; ``firstAvailable`` lists alternatives, the first read).
+allocationMode}`` in v1; the same fields on the request in v1beta1; ``firstAvailable`` lists alternatives: the first is
+read, the others are alternatives the scheduler may fall back to, each held to the policy).
 No ``nvidia.com/gpu`` appears anywhere, so such a pod passed as one without accelerators.
 
 The claims of the same file are indexed by namespace and name; a pod's claims are summed per device class of an
@@ -33,6 +34,8 @@ class Claim:
     resource: str | None  # the extended resource its accelerator devices stand for, None when it asks for none
     count: int | None  # accelerator devices, None when the claim does not fix it (allocationMode All, a placeholder)
     product: str | None  # a model a CEL selector names
+    # firstAvailable's other alternatives, (a model a selector names, devices): the scheduler falls back to any of them
+    others: tuple[tuple[str | None, int | None], ...] = ()
 
 
 def is_claim(data: dict[str, Any]) -> bool:
@@ -57,12 +60,20 @@ def read_claim(data: dict[str, Any]) -> tuple[tuple[str, str, str], Claim] | Non
     resource: str | None = None
     count: int | None = 0
     product: str | None = None
+    others: list[tuple[str | None, int | None]] = []
     for item in requests[:MAX_REQUESTS] if isinstance(requests, list) else []:
         item = _map(item)
         one = _map(item.get("exactly")) or item
         alternatives = item.get("firstAvailable")
         if isinstance(alternatives, list) and alternatives:
             one = _map(alternatives[0])
+            for alt in alternatives[1:MAX_REQUESTS]:
+                alt = _map(alt)
+                if ACCELERATOR_CLASSES.get(str(alt.get("deviceClassName"))) is None or alt.get("adminAccess") is True:
+                    continue
+                n = alt.get("count", 1)
+                fixed = None if alt.get("allocationMode") == "All" or isinstance(n, bool) or not isinstance(n, int) else n
+                others.append((_product(alt), fixed))
         res = ACCELERATOR_CLASSES.get(str(one.get("deviceClassName")))
         if res is None or one.get("adminAccess") is True:  # admin access (monitoring) allocates no device to the pod
             continue
@@ -72,12 +83,19 @@ def read_claim(data: dict[str, Any]) -> tuple[tuple[str, str, str], Claim] | Non
             count = None
         else:
             count += min(n, 1_000_000)
-        selectors = one.get("selectors")
-        for sel in selectors if isinstance(selectors, list) else []:
-            m = _PRODUCT.search(str(_map(_map(sel).get("cel")).get("expression", "")))
-            product = product or (m.group(1) if m else None)
+        product = product or _product(one)
     kind = str(data["kind"])
-    return (kind, ns if isinstance(ns, str) else "default", name), Claim(resource, count if resource else 0, product)
+    return (kind, ns if isinstance(ns, str) else "default", name), Claim(resource, count if resource else 0, product, tuple(others))
+
+
+def _product(request: dict[str, Any]) -> str | None:
+    """The model a request's CEL selector names (``productName == "H100"``), else None."""
+    selectors = request.get("selectors")
+    for sel in selectors if isinstance(selectors, list) else []:
+        m = _PRODUCT.search(str(_map(_map(sel).get("cel")).get("expression", "")))
+        if m:
+            return m.group(1)
+    return None
 
 
 def product_hardware(index: NameIndex, product: str) -> Hardware:

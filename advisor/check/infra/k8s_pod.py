@@ -237,6 +237,13 @@ def _claimed(d: ManifestDoc, pod: KeyPath, req: Request, asks: bool) -> tuple[in
                 total, resource = -1, resource or "resource.k8s.io claim"
             elif claim.resource is not None:
                 resource, product = resource or claim.resource, product or claim.product
+                for model, n in claim.others:  # firstAvailable: the scheduler may allocate any alternative instead
+                    hw = dra.product_hardware(d.index, model) if model else None
+                    req.options.append((hw.accelerator if hw is not None and hw.known else None, n))
+                    req.alternatives.append(model or "a device of the class")
+                if claim.others:
+                    req.notes.append(f"{kind} {name} lists alternatives (firstAvailable): judged on the first, each other held to "
+                                     "the policy")
                 if claim.count is None:
                     req.unresolved.append(("count-unknown", f"{kind} {name} asks for every matching device (allocationMode: All) "
                                            "or a count it does not fix", at))
