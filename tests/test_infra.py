@@ -2267,3 +2267,23 @@ def test_dra_first_available_alternatives_are_held_to_the_policy(tmp_path: Path)
     [res] = json.loads(r.out)["results"]
     assert res["request"]["accelerator"] == "l4" and res["request"]["total_chips"] == 8
     assert {"policy-accelerator-not-allowed", "policy-max-chips"} <= {f["rule"] for f in res["findings"]}
+
+
+def test_a_device_class_the_files_define_is_read(tmp_path: Path) -> None:
+    """Before: a DeviceClass named h100 defined in the repository (its CEL selector picks gpu.nvidia.com's H100 devices),
+    claimed 8 per pod by 16 pods, was no request: only the drivers' own class names were known."""
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: h100}\nspec:\n  selectors:\n"
+        "  - cel: {expression: 'device.driver == \"gpu.nvidia.com\" && device.attributes[\"gpu.nvidia.com\"].productName == "
+        "\"NVIDIA H100 80GB HBM3\"'}\n---\n"
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: nics}\nspec:\n  selectors:\n"
+        "  - cel: {expression: 'device.driver == \"rdma.example.com\"'}\n---\n"
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpus}\nspec:\n  spec:\n    devices:\n"
+        "      requests:\n      - {name: g, exactly: {deviceClassName: h100, count: 8}}\n"
+        "      - {name: n, exactly: {deviceClassName: nics, count: 4}}\n"
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: t}\nspec:\n  replicas: 16\n  template:\n    spec:\n"
+        "      resourceClaims: [{name: gpus, resourceClaimTemplateName: gpus}]\n"
+        "      containers: [{name: c, image: x, resources: {claims: [{name: gpus}]}}]\n"
+    )
+    [res] = _results(str(tmp_path / "d.yaml"))["results"]
+    assert (res["request"]["accelerator"], res["request"]["count"], res["request"]["total_chips"]) == ("h100", 8, 128)

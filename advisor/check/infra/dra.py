@@ -38,6 +38,30 @@ class Claim:
     others: tuple[tuple[str | None, int | None], ...] = ()
 
 
+_DRIVER = re.compile(r"device\.driver\s*==\s*['\"]([a-z0-9.-]{1,80})['\"]")
+
+
+def is_device_class(data: dict[str, Any]) -> bool:
+    api = data.get("apiVersion")
+    return isinstance(api, str) and api.split("/")[0] == "resource.k8s.io" and data.get("kind") == "DeviceClass"
+
+
+def read_device_class(data: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    """(name, the extended resource, a model its selector names) of a DeviceClass whose CEL selector picks an accelerator
+    driver's devices (``device.driver == "gpu.nvidia.com"``), as a team defines its own classes (``h100``); None otherwise."""
+    name = _map(data.get("metadata")).get("name")
+    selectors = _map(data.get("spec")).get("selectors")
+    if not isinstance(name, str):
+        return None
+    for sel in selectors if isinstance(selectors, list) else []:
+        expr = str(_map(_map(sel).get("cel")).get("expression", ""))
+        m = _DRIVER.search(expr)
+        if m and m.group(1) in ACCELERATOR_CLASSES:
+            model = _PRODUCT.search(expr)
+            return name, ACCELERATOR_CLASSES[m.group(1)], model.group(1) if model else None
+    return None
+
+
 def is_claim(data: dict[str, Any]) -> bool:
     api = data.get("apiVersion")
     return isinstance(api, str) and api.split("/")[0] == "resource.k8s.io" and data.get("kind") in CLAIM_KINDS
@@ -47,8 +71,12 @@ def _map(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-def read_claim(data: dict[str, Any]) -> tuple[tuple[str, str, str], Claim] | None:
-    """((kind, namespace, name), what it asks for) of a ResourceClaim / ResourceClaimTemplate; None when unnamed."""
+def read_claim(
+    data: dict[str, Any], classes: dict[str, tuple[str, str | None]] | None = None,
+) -> tuple[tuple[str, str, str], Claim] | None:
+    """((kind, namespace, name), what it asks for) of a ResourceClaim / ResourceClaimTemplate; None when unnamed.
+    ``classes``: the device classes the files define (name -> (extended resource, model)), beside the drivers' own."""
+    known = {k: (v, None) for k, v in ACCELERATOR_CLASSES.items()} | (classes or {})
     meta = _map(data.get("metadata"))
     name, ns = meta.get("name"), meta.get("namespace")
     if not isinstance(name, str):
@@ -69,12 +97,14 @@ def read_claim(data: dict[str, Any]) -> tuple[tuple[str, str, str], Claim] | Non
             one = _map(alternatives[0])
             for alt in alternatives[1:MAX_REQUESTS]:
                 alt = _map(alt)
-                if ACCELERATOR_CLASSES.get(str(alt.get("deviceClassName"))) is None or alt.get("adminAccess") is True:
+                cls = known.get(str(alt.get("deviceClassName")))
+                if cls is None or alt.get("adminAccess") is True:
                     continue
                 n = alt.get("count", 1)
                 fixed = None if alt.get("allocationMode") == "All" or isinstance(n, bool) or not isinstance(n, int) else n
-                others.append((_product(alt), fixed))
-        res = ACCELERATOR_CLASSES.get(str(one.get("deviceClassName")))
+                others.append((_product(alt) or cls[1], fixed))
+        cls = known.get(str(one.get("deviceClassName")))
+        res = cls[0] if cls else None
         if res is None or one.get("adminAccess") is True:  # admin access (monitoring) allocates no device to the pod
             continue
         resource = resource or res
@@ -83,7 +113,7 @@ def read_claim(data: dict[str, Any]) -> tuple[tuple[str, str, str], Claim] | Non
             count = None
         else:
             count += min(n, 1_000_000)
-        product = product or _product(one)
+        product = product or _product(one) or (cls[1] if cls else None)
     kind = str(data["kind"])
     return (kind, ns if isinstance(ns, str) else "default", name), Claim(resource, count if resource else 0, product, tuple(others))
 

@@ -63,8 +63,9 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
     out = Parsed("kubernetes")
     manifests = _manifests(docs)
     claims: dict[tuple[str, str, str], dra.Claim] = {}
+    classes = {c[0]: (c[1], c[2]) for doc in manifests if dra.is_device_class(doc.data) and (c := dra.read_device_class(doc.data))}
     for doc in manifests:
-        got = dra.read_claim(doc.data) if dra.is_claim(doc.data) else None
+        got = dra.read_claim(doc.data, classes) if dra.is_claim(doc.data) else None
         if got is not None:
             claims.setdefault(*got)
     machine_templates = {capi.key_of(doc): doc for doc in manifests if capi.is_template(doc.data)}  # Cluster API's
