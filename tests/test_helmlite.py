@@ -996,3 +996,24 @@ def test_static_files_of_a_chart_and_its_crds_directory_are_read(tmp_path: Path,
     _code, data, err = _check(".")
     got = {a: (r["accelerator"], r["total_chips"]) for a, r in _requests(data).items()}
     assert got == {"ContainerNodePool/default/p": ("h100", 32), "Deployment/default/d": ("l4", 128)}, (got, err)
+
+
+def test_an_argocd_application_set_renders_its_template_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: an ApplicationSet whose template installs the repository's chart with valuesObject.replicas: 16 was
+    'Kubernetes manifest without accelerator requests' (a plain Application was read): the chart's default of 1 pod
+    passed. Now its template is read as the release it makes, once per generator element (how many is not read: said,
+    and a chip limit fails closed on it)."""
+    _chart(tmp_path, {"replicas": 1}, {"d.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: {{ .Values.replicas }}\n"
+        "  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n")}, name="trainer")
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "set.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: trainers}\nspec:\n"
+        "  generators: [{list: {elements: [{region: us-central1}]}}]\n  template:\n    metadata: {name: 'trainer-{{region}}'}\n"
+        "    spec:\n      source: {repoURL: 'https://example.com/r', path: charts/trainer, helm: {valuesObject: {replicas: 16}}}\n"
+        "      destination: {namespace: ml}\n")
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = {a: (r["total_chips"], r["path"], "request-unresolved" in r["rules"]) for a, r in _requests(data).items()}
+    assert got["Deployment/default/d [argocd applicationset trainers]"] == (128, "apps/set.yaml", True), (got, err)

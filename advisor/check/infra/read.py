@@ -195,7 +195,7 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
     return loaded, out
 
 
-_RELEASE_KINDS = ("Application", "HelmRelease")
+_RELEASE_KINDS = ("Application", "ApplicationSet", "HelmRelease")
 
 
 def _remote_releases(path: str, docs: list[Document], kinds: list[str]) -> list[Any]:

@@ -94,21 +94,27 @@ def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     name = str(meta.get("name") or "?")
     out: list[ReleaseRef] = []
-    if kind == "Application" and api.startswith("argoproj.io/"):
-        spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    if kind in ("Application", "ApplicationSet") and api.startswith("argoproj.io/"):
+        # an ApplicationSet's generators make one Application per element from its template (how many is not read)
+        base: KeyPath = ("spec",) if kind == "Application" else ("spec", "template", "spec")
+        spec = _dig(data, base)
         sources: list[tuple[KeyPath, Any]] = []
         if isinstance(spec.get("source"), dict):
-            sources.append((("spec", "source"), spec["source"]))
+            sources.append(((*base, "source"), spec["source"]))
         for i, s in enumerate(spec.get("sources") or [] if isinstance(spec.get("sources"), list) else []):
             if isinstance(s, dict):
-                sources.append((("spec", "sources", i), s))
+                sources.append(((*base, "sources", i), s))
         for loc, src in sources:
             if not isinstance(src.get("path"), str):
                 continue
             chart = _chart_dir(repo_root, src["path"], repo_root)
             if chart is None:
                 continue
-            ref = ReleaseRef(doc.path, doc.where((*loc, "path")), f" [argocd {name}]", chart)
+            label = f" [argocd {name}]" if kind == "Application" else f" [argocd applicationset {name}]"
+            ref = ReleaseRef(doc.path, doc.where((*loc, "path")), label, chart)
+            if kind == "ApplicationSet":
+                ref.unread.append(("generators", "an ApplicationSet makes one Application per generator element: how many "
+                                   "is not read (each renders this chart)", doc.where(("spec",))))
             helm = src.get("helm") if isinstance(src.get("helm"), dict) else {}
             for j, f in enumerate(helm.get("valueFiles") or [] if isinstance(helm.get("valueFiles"), list) else []):
                 _value_file(ref, chart, f, doc.where((*loc, "helm", "valueFiles", j)), repo_root)
@@ -136,6 +142,12 @@ def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
                     ref.unread.append(("valuesFrom", "ConfigMap / Secret values", doc.where(("spec", "valuesFrom"))))
                 out.append(ref)
     return out[:MAX_REFS]
+
+
+def _dig(data: Any, path: KeyPath) -> dict[str, Any]:
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
 
 
 def _value_file(ref: ReleaseRef, base: str, f: Any, pos: Pos, repo_root: str) -> None:
@@ -325,10 +337,12 @@ def remote_requests(doc: Document, repo_root: str) -> list[Any]:
     name = str(meta.get("name") or "?")
     found: list[tuple[str, str, KeyPath, dict[str, Any]]] = []  # (label, chart from where, position, values)
     spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
-    if kind == "Application" and api.startswith("argoproj.io/"):
+    if kind in ("Application", "ApplicationSet") and api.startswith("argoproj.io/"):
+        base: KeyPath = ("spec",) if kind == "Application" else ("spec", "template", "spec")
+        spec = _dig(data, base)
         many = spec["sources"] if isinstance(spec.get("sources"), list) else []
-        sources: list[tuple[KeyPath, Any]] = [(("spec", "source"), spec.get("source"))]
-        sources += [(("spec", "sources", i), s) for i, s in enumerate(many)]
+        sources: list[tuple[KeyPath, Any]] = [((*base, "source"), spec.get("source"))]
+        sources += [((*base, "sources", i), s) for i, s in enumerate(many)]
         for loc, src in sources:
             if isinstance(src, dict) and isinstance(src.get("chart"), str) and not isinstance(src.get("path"), str):
                 helm: dict[str, Any] = src["helm"] if isinstance(src.get("helm"), dict) else {}
