@@ -381,3 +381,30 @@ def test_a_resource_file_of_another_name_is_read_through_the_build(tmp_path: Pat
     assert set(got) == {"Deployment/default/vllm [kustomize .]", "Deployment/default/vllm"}, err
     assert got["Deployment/default/vllm [kustomize .]"]["total_chips"] == 64 * 9
     assert got["Deployment/default/vllm"]["path"] == "plain/deploy.yaml"
+
+
+def test_helm_charts_are_inflated_as_kustomize_build_enable_helm_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a kustomization of ``helmCharts`` only (a chart of the repository under helmGlobals.chartHome with
+    valuesInline replicas: 16, or a chart pulled from a repository whose inline values ask for 8 H100) was no
+    kustomization at all ('YAML that is not a workload profile'): the chart's default of 1 pod passed, the remote chart
+    vanished. Now a local chart is rendered with valuesFile and valuesInline and patched like any resource of the build;
+    a remote one whose values ask for accelerators is a request whose chips are not read."""
+    _tree(tmp_path, {
+        "charts/trainer/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
+        "charts/trainer/values.yaml": "replicas: 1\n",
+        "charts/trainer/templates/d.yaml": (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: trainer}\nspec:\n  replicas: {{ .Values.replicas }}\n"
+            "  template:\n    spec:\n      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+            "      containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]\n"),
+        "local/kustomization.yaml": "helmGlobals: {chartHome: ../charts}\nhelmCharts:\n- name: trainer\n  releaseName: t\n"
+                                    "  valuesInline: {replicas: 16}\n",
+        "remote/kustomization.yaml": "helmCharts:\n- name: vllm\n  repo: https://charts.example.com\n  version: 1.0.0\n"
+                                     "  valuesInline: {resources: {limits: {nvidia.com/gpu: 8}}, replicaCount: 16}\n",
+    })
+    monkeypatch.chdir(tmp_path)
+    _code, data, err = _check(".")
+    got = _got(data)
+    local = got["Deployment/default/trainer [kustomize local]"]
+    assert (local["total_chips"], local["path"]) == (128, "local/kustomization.yaml"), err
+    remote = got["helm-chart/vllm 1.0.0 [kustomize remote]"]
+    assert remote["total_chips"] is None and remote["unresolved"], remote

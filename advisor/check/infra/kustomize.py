@@ -10,9 +10,13 @@ by the patch's own kind and name or by ``target`` kind / name / namespace),
 merge keys for the lists a pod spec holds (containers by name, volume mounts by mount path, ...)
 and the ``$patch: delete / replace`` directives.
 
+``helmCharts`` of a chart in the repository (under ``helmGlobals.chartHome``) are inflated as
+``kustomize build --enable-helm`` inflates them, with ``valuesFile`` and ``valuesInline``.
+
 Not evaluated, and said so on every request of the build (``request-unresolved``): remote
 resources (URLs; a strategic-merge patch of a resource they hold is read as that resource, the
-part known here, a lower bound), ``helmCharts``, a patch target chosen by label or annotation selector, and a
+part known here, a lower bound), ``helmCharts`` pulled from a repository (where their inline values
+ask for accelerators, a request whose chips are not read), a patch target chosen by label or annotation selector, and a
 ``replacements`` entry whose target is a field the gate counts (replicas, resources, node
 selectors, affinity). Generators, images, labels and the like change nothing counted and are
 ignored. Only files inside the repository are read; a cycle or a path out of the repository is an input
@@ -44,7 +48,7 @@ MAX_LOADS = 1_000  # kustomizations read in one build (a base reached through ma
 MAX_BYTES = 8 * 1024 * 1024
 OWN_FILES = (".yaml", ".yml", ".json")  # resource files the gate reads on their own, beside the build
 TRANSFORMS = ("patches", "patchesStrategicMerge", "patchesJson6902", "replicas", "components", "namePrefix", "nameSuffix", "namespace",
-              "transformers")
+              "transformers", "helmCharts")
 # Kubernetes strategic-merge keys of the lists a workload's pod spec holds (k8s.io/api struct tags
 # patchMergeKey); any other list is replaced whole, as strategic merge does without a key.
 MERGE_KEYS = {
@@ -97,6 +101,8 @@ class _Build:
     loads: int = 0  # kustomizations read so far
     remote: bool = False  # a resource could not be fetched (a URL): patches may target what it holds
     applied: set[str] = field(default_factory=set)  # patch files that changed a resource of the build
+    # helmCharts of a chart not in the repository whose values ask for accelerators: (chart, what they ask, position)
+    remote_asks: list[tuple[str, str, tuple[int, int]]] = field(default_factory=list)
 
 
 def transforms(path: str) -> bool:
@@ -261,8 +267,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
         for r in res:
             if r.pos == (0, 0):
                 r.pos = at(("components", i))
-    if k.get("helmCharts"):
-        b.unresolved.append(("kustomize", "helmCharts (rendered only with --enable-helm)", _known(at(("helmCharts",)))))
+    res += _helm_charts(k, doc, here, b, at)
     _patches(k, doc, kfile, b, res, at)
     _transformers(entries("transformers"), doc, kfile, b, res, at)
     for i, e in enumerate(entries("replicas")):
@@ -281,6 +286,63 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
             b.unresolved.append(("kustomize", f"replacements to {', '.join(touched)[:120]}", _known(at(("replacements", i)))))
     _names(k, doc, res, at)
     return res
+
+
+def _helm_charts(k: dict[str, Any], doc: Document, here: str, b: _Build, at: Any) -> list[_Res]:
+    """``helmCharts`` inflated as ``kustomize build --enable-helm`` inflates them: a chart of the repository under
+    ``helmGlobals.chartHome`` (default charts/) rendered with its values.yaml, ``valuesFile`` and ``valuesInline`` (advisor's
+    Helm reader, advisor.check.infra.helmlite), its resources then patched and scaled by the kustomization like any other.
+    A chart kustomize would pull from a repository is not rendered here: said, and where its inline values ask for
+    accelerators it is a request whose chips are not read (read())."""
+    from advisor.check.infra.asks import asks_for_chips
+    from advisor.check.infra.helmlite import render_chart
+    from advisor.yamlsrc import load_documents
+
+    charts = k.get("helmCharts")
+    if not charts:
+        return []
+    if not isinstance(charts, list):
+        raise InputError([doc.problem(("helmCharts",), "helmCharts: expected a list")])
+    home = k["helmGlobals"].get("chartHome") if isinstance(k.get("helmGlobals"), dict) else None
+    out: list[_Res] = []
+    for i, e in enumerate(charts[:MAX_RESOURCES]):
+        pos = _known(at(("helmCharts", i)))
+        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
+            b.unresolved.append(("kustomize", f"helmCharts[{i}] without a chart name", pos))
+            continue
+        chart = os.path.normpath(os.path.join(here, str(home or "charts"), e["name"]))
+        inline: dict[str, Any] = e["valuesInline"] if isinstance(e.get("valuesInline"), dict) else {}
+        if not os.path.isfile(os.path.join(chart, "Chart.yaml")) or _escapes(chart, b):
+            b.unresolved.append(("kustomize", f"helmCharts {e['name']} {e.get('version') or ''} from {e.get('repo') or '?'} "
+                                 "(pulled at build time, not rendered here)", pos))
+            asks = asks_for_chips(inline)
+            if asks:
+                b.remote_asks.append((f"{e['name']} {e.get('version') or ''}".strip(), asks, pos))
+            continue
+        values: dict[str, Any] = {}
+        if isinstance(e.get("valuesFile"), str):
+            vf = os.path.normpath(os.path.join(here, e["valuesFile"]))
+            loaded = _resources_of(vf) if os.path.isfile(vf) and not _escapes(vf, b) else []
+            values = loaded[0] if loaded and isinstance(loaded[0], dict) else {}
+        values = {**values, **inline}
+        for r in render_chart(chart, values):
+            for cond, _line in r.guessed:
+                b.unresolved.append(("helm-condition", cond, pos))
+            try:
+                docs = load_documents(r.text, r.path, max_nodes=500_000)
+            except InputError:
+                b.unresolved.append(("kustomize", f"helmCharts {e['name']}: {os.path.basename(r.path)} not read as rendered here", pos))
+                continue
+            for d in docs:
+                if isinstance(d.data, dict):
+                    out.append(_Res(d.data, pos, {_name(d.data)}))
+    return out
+
+
+def _escapes(path: str, b: _Build) -> bool:
+    from advisor.check.files import escapes
+
+    return escapes(path, os.path.realpath(b.boundary))
 
 
 def _set_replicas(res: list[_Res], name: str, count: int, pos: tuple[int, int]) -> None:
@@ -650,6 +712,14 @@ def read(kfile: str, boundary: str, index: Any, label: str) -> KustomizeRead:
     except InputError as exc:
         out.problems += exc.problems
         return out
+    from advisor.check.infra.model import Request
+
+    for chart, asks, (line, col) in record.remote_asks:  # a chart not rendered here whose values ask for accelerators
+        req = Request(kfile, "kubernetes", f"helm-chart/{chart}", line, col)
+        req.hardware, req.count = asks, None
+        req.unknown = "the accelerators are in a chart kustomize pulls at build time, not rendered here"
+        req.unresolved.append(("helm-remote", chart, (line, col)))
+        parsed.requests.append(req)
     label_variant(parsed.requests, parsed.autoscalers, label, f"as built by {kfile} (kustomize)")
     for req in parsed.requests:
         req.unresolved += record.unresolved

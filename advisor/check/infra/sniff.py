@@ -96,7 +96,7 @@ def _is_kustomization(data: dict[Any, Any], api: Any) -> bool:
         return api.startswith("kustomize.config.k8s.io/") and data.get("kind") in ("Kustomization", "Component")
     keys = {k for k in data if isinstance(k, str)}
     return bool(keys) and keys <= KUSTOMIZE_KEYS and isinstance(data.get("resources", data.get("bases", [])), list) and bool(
-        keys & {"resources", "bases", "patches", "patchesStrategicMerge", "components"}
+        keys & {"resources", "bases", "patches", "patchesStrategicMerge", "components", "helmCharts"}
     )
 
 
