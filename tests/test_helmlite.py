@@ -1017,3 +1017,9 @@ def test_an_argocd_application_set_renders_its_template_release(tmp_path: Path, 
     _code, data, err = _check(".")
     got = {a: (r["total_chips"], r["path"], "request-unresolved" in r["rules"]) for a, r in _requests(data).items()}
     assert got["Deployment/default/d [argocd applicationset trainers]"] == (128, "apps/set.yaml", True), (got, err)
+
+
+def test_len_of_a_string_counts_its_bytes_as_go_does() -> None:
+    """Before: ``{{ len "éé" }}`` rendered 2 (characters); helm renders 4 (Go's len counts UTF-8 bytes), so a count
+    written that way read half."""
+    assert _render('replicas: {{ len "éé" }}\nn: {{ len .Values.l }}\n', {"l": [1, 2, 3]}) == "replicas: 4\nn: 3\n"

@@ -512,7 +512,8 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "hasKey": _str_fn(lambda d, k: k in d if isinstance(d, dict) else False),
     "index": _index,
     "get": _str_fn(lambda d, k: d.get(k, "") if isinstance(d, dict) else ""),
-    "len": _str_fn(lambda v: len(v) if v is not None else 0),
+    # Go's len of a string counts its UTF-8 bytes ("é" is 2), of a list or map its items
+    "len": _str_fn(lambda v: len(v.encode("utf-8", "surrogatepass")) if isinstance(v, str) else (len(v) if v is not None else 0)),
     "list": lambda *a: list(a),
     "dict": _dict,
     "merge": _merge_fn(False),
