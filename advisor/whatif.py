@@ -139,8 +139,9 @@ def what_ifs(
     base_feasible = decide(profile, "reuse").feasible
 
     def changed(d: Any) -> bool:
-        """A different device that is feasible (a flip into 'nothing is feasible' helps no one)."""
-        return bool(d.device != base_device and (d.feasible or not base_feasible))
+        """A different device that is feasible (a flip into 'nothing is feasible' helps no one) with a configuration to run
+        (a flip to a family of which nothing can be sized, a TPU-only team's 'GPU', is no verdict a team can carry out)."""
+        return bool(d.device != base_device and (d.feasible or not base_feasible) and getattr(d, "chosen", None) is not None)
 
     for name, value, with_value, integer in _numeric_fields(profile):
         if value <= 0:

@@ -561,3 +561,18 @@ def test_nothing_feasible_anywhere_gives_the_nearest_configuration_of_all(contex
     table = recommend(gpt2, context.kb, context.catalog, context.constants, with_flip=False, with_table=True).table
     [h100] = [row for row in table if row.accelerator == "h100"]
     assert h100.meets_deadline and h100.count <= 64, (h100.count, h100.cost_usd)  # the cheapest in time, not the fastest
+
+
+def test_no_what_if_flips_to_a_family_nothing_of_which_can_be_sized(context: Context) -> None:
+    """Before: a TPU-only team (deployment.accelerators lists TPUs only) was told 'software.custom_cuda_kernels: false ->
+    true makes it GPU' (and fp64), a verdict of just 'GPU' with no accelerator, count or cost."""
+    p = Profile.model_validate({
+        "name": "t", "task": "inference", "domain": "llm",
+        "model": {"params_b": 32, "architecture": "transformer", "precision": "bf16", "layers": 64, "hidden_size": 5120, "kv_heads": 8},
+        "inference": {"mode": "online", "peak_qps": 20, "input_tokens": 1024, "output_tokens": 512, "latency_p99_ms": 15000},
+        "software": {"framework": "pytorch", "serving_stack": "vllm"},
+        "deployment": {"clouds": ["gcp"], "accelerators": ["tpu-v5e", "tpu-v6e", "tpu-v5p"]},
+        "team": {"tpu_experience": "expert", "gpu_experience": "none"}, "goal": {"optimize": "cost"},
+    })
+    rec = recommend(p, context.kb, context.catalog, context.constants)
+    assert not any("makes it GPU" in f for f in rec.flip), rec.flip
