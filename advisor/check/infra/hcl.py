@@ -409,6 +409,7 @@ _ACCELERATOR_WORD = re.compile(
 _READ_TYPES = tfplan.READ | tfk8s.TYPES  # the resource types the HCL reader reads
 _QUOTED = re.compile(r'"([^"\n\\$]{1,100})"')
 MAX_UNREAD = 1000
+_LOCAL_CALL = re.compile(r'^[ \t]*source[ \t]*=[ \t]*"\.{1,2}/', re.M)  # a module of the repository
 
 
 def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[Request]:
@@ -434,6 +435,8 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
         # a quoted machine / instance name the index knows ("a3-highgpu-8g") says the hardware; a bare word (gpu) does not
         quoted = [q.group(1) for _, q in zip(range(200), _QUOTED.finditer(text, m.end(), end), strict=False)]
         hint = next((q for q in quoted if _ACCELERATOR_WORD.search(q) and index.lookup(q).known), word.group(0))
+        if kind == "module" and _LOCAL_CALL.search(text, m.end(), end) and not index.lookup(hint).known:
+            continue  # a local module passed only variables (var.machine_type): its own files say what it asks for
         address = f"{first}.{second}" if kind == "resource" else f"module.{first}"
         line = text.count("\n", 0, m.start()) + 1
         req = Request(path, "terraform-hcl", address, line, 1)
