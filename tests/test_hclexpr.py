@@ -50,6 +50,10 @@ SCOPE = _Scope({"pools": POOLS, "size": 8, "on": True, "zones": ["us-central1-a"
     ("ceil(var.size / 3)", 3),
     ("var.zones[1]", "us-central1-b"),
     ("{ a = 1, \"b\" : [1, 2] }.b[1]", 2),
+    # an element whose value is known only after apply is unresolved, not its collection
+    ("{ a = 1, b = module.x.y }.a", 1),
+    ("merge({g = {t = \"p5\"}}, {s = module.v.x})[\"g\"].t", "p5"),
+    ("length([module.a.id, 2])", 2),
     # what is known only after apply, or not evaluated here: unresolved
     ("module.gke.name", Unresolved),
     ("data.google_compute_zones.available.names[0]", Unresolved),
@@ -124,3 +128,21 @@ def test_a_node_pool_location_decided_by_an_expression(tmp_path: Path) -> None:
     f.write_text(body.format(loc="data.google_compute_zones.z.names[0]"))
     [res] = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f)).out)["results"]
     assert any("location" in x["message"] for x in res["findings"] if x["rule"] == "request-unresolved")
+
+
+def test_one_attribute_not_read_does_not_drop_the_node_groups(tmp_path: Path) -> None:
+    """aws-samples/aws-do-eks eks-p6-b200: eks_managed_node_groups = merge({sys = {..., subnet_ids = [module output]}},
+    cond ? {gpu = {p6-b200.48xlarge, 0..128, CAPACITY_BLOCK}} : {}). Before: the one module output made the whole map
+    unresolved and the run said only 'cannot be evaluated' (up to 1,024 B200, exit 0). Now that attribute alone is."""
+    f = tmp_path / "main.tf"
+    f.write_text(
+        'variable "kind" { default = "managed" }\nlocals {\n  subnet = module.vpc.private_subnets[0]\n}\n'
+        'module "eks" {\n  source = "terraform-aws-modules/eks/aws"\n  eks_managed_node_groups = merge({\n'
+        '    sys = { instance_types = ["m5.large"], min_size = 1, max_size = 2, desired_size = 1, subnet_ids = [local.subnet] }\n'
+        '  }, var.kind == "managed" ? {\n    gpu = { instance_types = ["p6-b200.48xlarge"], capacity_type = "CAPACITY_BLOCK",\n'
+        '            min_size = 0, max_size = 128, desired_size = 2 }\n  } : {})\n}\n'
+    )
+    [res] = json.loads(run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(f)).out)["results"]
+    req = res["request"]
+    got = (req["accelerator"], req["count"], req["replicas_min"], req["replicas_max"], req["pricing"])
+    assert got == ("b200", 8, 0, 128, "reservation")

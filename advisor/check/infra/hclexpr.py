@@ -491,7 +491,7 @@ class _Parser:
             return None
         out: list[Any] = []
         while self.peek() != "]":
-            out.append(self.expr(live))
+            out.append(self.element(live))
             if self.peek() == ",":
                 self.take()
             elif self.peek() != "]":
@@ -537,13 +537,27 @@ class _Parser:
             if self.peek() not in ("=", ":"):
                 raise _Fail
             self.take()
-            v = self.expr(live)
+            v = self.element(live)
             if live:
                 obj[_tostring(k)] = v
             if self.peek() == ",":
                 self.take()
         self.take("}")
         return obj
+
+    def element(self, live: bool) -> Any:
+        """An element of a tuple or an object: where only its value cannot be read (a module output, a data source), it
+        is that element that is Unresolved, not the whole collection (a node group's subnet_ids does not hide its
+        instance types)."""
+        start = self.i
+        try:
+            return self.expr(live)
+        except _Fail:
+            if not live:
+                raise
+            self.i = start
+            self.expr(False)  # its extent; a syntax error still fails the whole
+            return Unresolved(" ".join(tok for _k, tok in self.toks[start:self.i])[:80])
 
     def _skip_one(self) -> None:
         tok = self.take()
