@@ -195,8 +195,8 @@ RULES: dict[str, Callable[[list[Any]], Any]] = {
     "can": _one(lambda v: not isinstance(v, Unresolved)),
     "one": _one(lambda v: (None if not _seq(v) else _seq(v)[0]) if len(_seq(v)) <= 1 else _fail()),
     "sum": _one(lambda v: _norm(sum(_num(x) for x in _seq(v)))),
-    "alltrue": _one(lambda v: all(_truth_of(x) for x in _seq(v))),
-    "anytrue": _one(lambda v: any(_truth_of(x) for x in _seq(v))),
+    "alltrue": _one(lambda v: all(_truth(x) for x in _seq(v))),
+    "anytrue": _one(lambda v: any(_truth(x) for x in _seq(v))),
     "reverse": _one(lambda v: list(reversed(_seq(v)))),
     "trimspace": _one(lambda v: _tostring(v).strip()),
     "startswith": lambda a: _tostring(a[0]).startswith(_tostring(a[1])) if len(a) == 2 else _fail(),
@@ -206,14 +206,6 @@ RULES: dict[str, Callable[[list[Any]], Any]] = {
     else _fail(),
     "slice": lambda a: _seq(a[0])[int(_num(a[1])):int(_num(a[2]))] if len(a) == 3 else _fail(),
 }
-
-
-def _truth_of(v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str) and v in ("true", "false"):
-        return v == "true"
-    raise _Fail
 
 
 def _fail() -> Any:
