@@ -352,30 +352,13 @@ class _Parser:
 
     def call(self, name: str, live: bool) -> Any:
         self.take("(")
-        args: list[Any] = []
-        raw: list[bool] = []
-        while self.peek() != ")":
-            if name in ("try", "can"):
-                start = self.i
-                try:
-                    args.append(self.expr(live))
-                    raw.append(True)
-                except _Fail:
-                    self.i = start
-                    self.expr(False)  # parse it; its value is the failure
-                    args.append(Unresolved(name))
-                    raw.append(False)
-            else:
-                args.append(self.expr(live))
-            if self.peek() == ",":
-                self.take()
-            elif self.peek() != ")":
-                raise _Fail
-        self.take(")")
+        # try / can take an argument that fails as its value (Unresolved); any other function fails with it
+        args = self._list(")", self.element if name in ("try", "can") else self.expr, live)
         if not live:
             return None
         if name == "try":
-            return next((a for a in args if not isinstance(a, Unresolved)), None) if any(raw) else _fail()
+            return next((a for a in args if not isinstance(a, Unresolved)), None) if any(
+                not isinstance(a, Unresolved) for a in args) else _fail()
         if name == "can":
             return bool(args) and not isinstance(args[0], Unresolved)
         fn = RULES.get(name)
@@ -481,14 +464,18 @@ class _Parser:
                 self._skip_one()
             self.take("]")
             return None
+        return self._list("]", self.element, live)
+
+    def _list(self, close: str, one: Callable[[bool], Any], live: bool) -> list[Any]:
+        """Comma-separated items up to ``close`` (taken), each parsed by ``one``."""
         out: list[Any] = []
-        while self.peek() != "]":
-            out.append(self.element(live))
+        while self.peek() != close:
+            out.append(one(live))
             if self.peek() == ",":
                 self.take()
-            elif self.peek() != "]":
+            elif self.peek() != close:
                 raise _Fail
-        self.take("]")
+        self.take(close)
         return out
 
     def object_or_for(self, live: bool) -> Any:
