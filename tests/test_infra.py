@@ -2287,3 +2287,22 @@ def test_a_device_class_the_files_define_is_read(tmp_path: Path) -> None:
     )
     [res] = _results(str(tmp_path / "d.yaml"))["results"]
     assert (res["request"]["accelerator"], res["request"]["count"], res["request"]["total_chips"]) == ("h100", 8, 128)
+
+
+def test_mig_slices_of_one_parent_gpu_are_one_gpu(tmp_path: Path) -> None:
+    """Before: NVIDIA's k8s-dra-driver-gpu quickstart gpu-test4 (four MIG slices per pod that a matchAttribute on
+    gpu.nvidia.com/parentUUID puts on one GPU, 4 pods) read as 4 GPUs per pod, 16 in all, with no note. Now the slices of
+    one parent are one GPU; without that constraint each slice stays a GPU (an upper bound), and says so."""
+    claim = ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: mig}\nspec:\n  spec:\n    devices:\n"
+             "      requests:\n" + "".join(f"      - {{name: r{i}, exactly: {{deviceClassName: mig.nvidia.com}}}}\n" for i in range(4))
+             + "CONSTRAINTS---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: pod}\nspec:\n  replicas: 4\n  template:\n"
+             "    spec:\n      resourceClaims: [{name: mig, resourceClaimTemplateName: mig}]\n"
+             "      containers: [{name: c, image: x, resources: {claims: [{name: mig}]}}]\n")
+    one_parent = "      constraints: [{matchAttribute: gpu.nvidia.com/parentUUID}]\n"
+    (tmp_path / "d.yaml").write_text(claim.replace("CONSTRAINTS", one_parent))
+    [res] = _results(str(tmp_path / "d.yaml"))["results"]
+    assert (res["request"]["count"], res["request"]["total_chips"]) == (1, 4)
+    (tmp_path / "d.yaml").write_text(claim.replace("CONSTRAINTS", ""))
+    [res] = _results(str(tmp_path / "d.yaml"))["results"]
+    assert (res["request"]["count"], res["request"]["total_chips"]) == (4, 16)
+    assert any("upper bound" in n for n in res["notes"])

@@ -36,6 +36,8 @@ class Claim:
     product: str | None  # a model a CEL selector names
     # firstAvailable's other alternatives, (a model a selector names, devices): the scheduler falls back to any of them
     others: tuple[tuple[str | None, int | None], ...] = ()
+    # how its MIG slices (mig.nvidia.com) were counted, where it asks for any: said on the pods' requests
+    mig: str | None = None
 
 
 _DRIVER = re.compile(r"device\.driver\s*==\s*['\"]([a-z0-9.-]{1,80})['\"]")
@@ -89,6 +91,7 @@ def read_claim(
     count: int | None = 0
     product: str | None = None
     others: list[tuple[str | None, int | None]] = []
+    slices = 0  # MIG slices among the devices counted
     for item in requests[:MAX_REQUESTS] if isinstance(requests, list) else []:
         item = _map(item)
         one = _map(item.get("exactly")) or item
@@ -113,9 +116,35 @@ def read_claim(
             count = None
         else:
             count += min(n, 1_000_000)
+            slices += min(n, 1_000_000) if one.get("deviceClassName") == MIG_CLASS else 0
         product = product or _product(one) or (cls[1] if cls else None)
+    mig = None
+    if slices and count is not None:
+        if slices == count and _one_parent(spec):
+            # every slice from one GPU (a matchAttribute constraint on the parent's UUID over all the requests): one GPU
+            count, mig = 1, f"{slices} MIG slices of one GPU (matchAttribute parentUUID): 1 GPU"
+        else:
+            mig = f"{slices} MIG slice(s) counted as whole GPUs (an upper bound: several may share one GPU)"
     kind = str(data["kind"])
-    return (kind, ns if isinstance(ns, str) else "default", name), Claim(resource, count if resource else 0, product, tuple(others))
+    claim = Claim(resource, count if resource else 0, product, tuple(others), mig)
+    return (kind, ns if isinstance(ns, str) else "default", name), claim
+
+
+MIG_CLASS = "mig.nvidia.com"
+
+
+def _one_parent(spec: dict[str, Any]) -> bool:
+    """Whether the claim constrains all its requests to one parent GPU (``matchAttribute: gpu.nvidia.com/parentUUID``
+    with no request list, or every request listed)."""
+    devices = _map(spec.get("devices"))
+    names = {str(_map(r).get("name")) for r in devices.get("requests") or [] if isinstance(devices.get("requests"), list)}
+    for c in devices.get("constraints") or [] if isinstance(devices.get("constraints"), list) else []:
+        c = _map(c)
+        if str(c.get("matchAttribute", "")).endswith("/parentUUID"):
+            listed = c.get("requests")
+            if not listed or (isinstance(listed, list) and names <= {str(x) for x in listed}):
+                return True
+    return False
 
 
 def _product(request: dict[str, Any]) -> str | None:

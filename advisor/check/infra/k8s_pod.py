@@ -241,6 +241,8 @@ def _claimed(d: ManifestDoc, pod: KeyPath, req: Request, asks: bool) -> tuple[in
                     hw = dra.product_hardware(d.index, model) if model else None
                     req.options.append((hw.accelerator if hw is not None and hw.known else None, n))
                     req.alternatives.append(model or "a device of the class")
+                if claim.mig:
+                    req.notes.append(f"{kind} {name}: {claim.mig}")
                 if claim.others:
                     req.notes.append(f"{kind} {name} lists alternatives (firstAvailable): judged on the first, each other held to "
                                      "the policy")
