@@ -373,6 +373,7 @@ class Scoring(Strict):
     budget_overrun_for_full_penalty: Value
     cost_tie_fraction: Value
     latency_tie_fraction: Value
+    nearest_family_margin: Value
 
 
 @dataclass(frozen=True)

@@ -286,7 +286,7 @@ def decide(
         # nothing feasible in any family: the verdict is the configuration nearest to feasible of them all, not the
         # nearest of the family the rules favour (a $60k budget once gave a TPU fleet at 2.9x the cost of a GPU one)
         near = closest([x for x in cands if x.device in live])
-        if near is not None and near.device != device and _nearer(near, closest(mine)):
+        if near is not None and near.device != device and _nearer(near, closest(mine), c.scoring.nearest_family_margin.value):
             device = near.device
             margin = scores[device] - max((scores[d] for d in live if d != device), default=-math.inf)
             mine = [x for x in cands if x.device == device]
@@ -350,23 +350,23 @@ def _cost_decides(
     return ctr, priced[runner]
 
 
-def _nearer(a: Estimate, b: Estimate | None) -> bool:
-    """Whether ``a`` is materially nearer to feasible than ``b`` (closest's order between the two, a cost or time
-    beyond the tie threshold): the rules' family stays where the two are about as near."""
+def _nearer(a: Estimate, b: Estimate | None, margin: float) -> bool:
+    """Whether ``a`` is materially nearer to feasible than ``b``: first in closest's order, and where the two stand
+    apart only by cost (training: both over budget; serving: both meeting the latency target or both missing it), cheaper
+    by more than ``margin`` (scoring's nearest_family_margin): the rules' family stays where the two are about as near."""
     if b is None:
         return True
     if closest([a, b]) is not a:
         return False
-    if a.mode == "training" and a.within_budget is False and b.within_budget is False and a.priced and b.priced:
-        return basis(a) < 0.9 * basis(b)
-    if a.mode != "training" and a.priced and b.priced and (a.meets_latency is not False) == (b.meets_latency is not False):
-        return basis(a) < 0.9 * basis(b)
-    return True
+    by_cost = (a.within_budget is False and b.within_budget is False) if a.mode == "training" else (
+        (a.meets_latency is not False) == (b.meets_latency is not False))
+    return not (by_cost and a.priced and b.priced) or basis(a) < (1.0 - margin) * basis(b)
 
 
 def closest(cands: list[Estimate]) -> Estimate | None:
-    """The configuration nearest to feasible: it fits memory and is offered; training: the
-    fastest that can be obtained (offered, within reach) not past the knee; serving: the cheapest."""
+    """The configuration nearest to feasible: it fits memory and is offered; training: where some that can be obtained
+    meet the deadline and all of those are over budget, the cheapest of them, else the fastest that can be obtained
+    (offered, within reach) not past the knee; serving: the cheapest."""
     usable = [x for x in cands if x.fits_memory and x.parallelism is not None] if cands and cands[0].mode == "training" else []
     usable = usable or [x for x in cands if x.fits_memory] or cands
     if not usable:

@@ -254,16 +254,16 @@ def _bound(batch: _Batch) -> None:
 
 def _chart_with_helm(chart: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch) -> None:
     """``helm template`` once with the chart's values.yaml and once more with each values file beside it."""
-    from advisor.check.infra.helmlite import UPGRADE_LABEL, UPGRADE_NOTE, branches_on_release, mark_variant, overlays
-    from advisor.check.infra.model import label_variant
+    from advisor.check.infra.helmlite import mark_upgrade, mark_variant, overlays, release_states
 
     got = _Batch()
+    states = release_states(chart)
     for overlay in [None, *overlays(chart)]:
-        for upgrade in (False, True) if branches_on_release(chart) else (False,):
+        for upgrade in states:
             variant = _Batch()
             _one_file(chart, ctx, policy, day, variant, text=_render_chart(chart, overlay, upgrade))
             if upgrade:
-                label_variant(variant.requests, variant.autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
+                mark_upgrade(variant.requests, variant.autoscalers)
                 variant.invalid = []  # said once, by the install's rendering
             if overlay is not None:
                 mark_variant(variant.requests, variant.autoscalers, overlay)
@@ -318,12 +318,12 @@ def _release(ref: Any, ctx: Context, policy: Policy, day: dt.date, out: _Batch) 
                     json.dump(layer, fh, default=str)  # JSON is YAML (a YAML date as its text)
                 extra.append(p)
             _one_file(ref.chart, ctx, policy, day, got, text=_render_chart(ref.chart, [*ref.files, *extra]))
-            from advisor.check.infra.helmlite import UPGRADE_LABEL, UPGRADE_NOTE, branches_on_release
+            from advisor.check.infra.helmlite import mark_upgrade, release_states
 
-            if branches_on_release(ref.chart):
-                again = _Batch()
+            if True in release_states(ref.chart):
+                again = _Batch()  # the upgrade's requests only: its problems are said once, by the install's rendering
                 _one_file(ref.chart, ctx, policy, day, again, text=_render_chart(ref.chart, [*ref.files, *extra], upgrade=True))
-                label_variant(again.requests, again.autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
+                mark_upgrade(again.requests, again.autoscalers)
                 got.requests += again.requests
                 got.autoscalers += again.autoscalers
     else:

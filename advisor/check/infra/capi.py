@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.check.infra import tfplan
-from advisor.check.infra.model import Request
+from advisor.check.infra.model import Request, value_at
 from advisor.check.infra.names import NameIndex
 from advisor.yamlsrc import Document
 
@@ -53,12 +53,6 @@ def is_template(data: dict[str, Any]) -> bool:
     return _group(data) in (INFRA_GROUP, f"infrastructure.{GROUP}") and data.get("kind") in TEMPLATES
 
 
-def _at(data: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        data = data.get(key) if isinstance(data, dict) else None
-    return data
-
-
 def key_of(doc: Document) -> Key:
     meta = doc.data.get("metadata") if isinstance(doc.data.get("metadata"), dict) else {}
     ns = str(meta["namespace"]) if isinstance(meta.get("namespace"), str) else "default"
@@ -77,7 +71,7 @@ def _group_of(
 ) -> list[Request]:
     """``sizes`` (desired, min, max) machines of the type ``template`` names, read as its cloud's node group."""
     cloud, path, rtype = TEMPLATES[str(template.data.get("kind"))]
-    machine = _at(template.data, path)
+    machine = value_at(template.data, path)
     if not isinstance(machine, str) or index.instance_accelerator(machine) is None:
         return []
     desired, lo, hi = sizes
@@ -104,7 +98,7 @@ def requests(owner: Document, index: NameIndex, templates: dict[Key, Document], 
     """The machines a MachineDeployment / MachineSet / MachinePool runs, where its infrastructure template is in ``templates``."""
     data = owner.data
     kind, ns, name = key_of(owner)
-    ref = _at(data, ("spec", "template", "spec", "infrastructureRef"))
+    ref = value_at(data, ("spec", "template", "spec", "infrastructureRef"))
     if not isinstance(ref, dict):
         return []
     key = (str(ref.get("kind")), str(ref.get("namespace") or ns), str(ref.get("name")))
@@ -114,13 +108,13 @@ def requests(owner: Document, index: NameIndex, templates: dict[Key, Document], 
     used.add(key)
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     notes: dict[str, Any] = meta["annotations"] if isinstance(meta.get("annotations"), dict) else {}
-    replicas = _at(data, ("spec", "replicas"))
+    replicas = value_at(data, ("spec", "replicas"))
     desired = _int(replicas) if replicas is not None else 1  # Cluster API's default of 1 replica
     lo, hi = _int(notes.get(MIN_ANNOTATION)), _int(notes.get(MAX_ANNOTATION))
     said: tuple[str, ...] = ()
     if kind == "MachinePool" and key[0] == "AWSMachinePool":
-        lo = _int(_at(template.data, ("spec", "minSize"))) if lo is None else lo
-        hi = _int(_at(template.data, ("spec", "maxSize"))) if hi is None else hi
+        lo = _int(value_at(template.data, ("spec", "minSize"))) if lo is None else lo
+        hi = _int(value_at(template.data, ("spec", "maxSize"))) if hi is None else hi
     if hi is not None:
         said = (f"scaled by the cluster autoscaler between {lo or 0} and {hi} machines: judged at {hi}",)
     if replicas is None and hi is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from advisor.check.infra import hclexpr, tfconfig, tfk8s, tfplan
@@ -427,14 +427,12 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
         kind, first, second = m.groups()
         if kind == "resource" and (second is None or first not in _READ_TYPES):
             continue
-        after = _TOP_BLOCK.search(text, m.end())
-        end = after.start() if after else len(text)
+        end = _block_end(text, m.end())
         word = _ACCELERATOR_WORD.search(text, m.end(), end)
         if word is None:
             continue
         # a quoted machine / instance name the index knows ("a3-highgpu-8g") says the hardware; a bare word (gpu) does not
-        quoted = [q.group(1) for _, q in zip(range(200), _QUOTED.finditer(text, m.end(), end), strict=False)]
-        hint = next((q for q in quoted if _ACCELERATOR_WORD.search(q) and index.lookup(q).known), word.group(0))
+        hint = next((q for q in _quoted(text, m.end(), end) if _ACCELERATOR_WORD.search(q) and index.lookup(q).known), word.group(0))
         if kind == "module" and _LOCAL_CALL.search(text, m.end(), end) and not index.lookup(hint).known:
             continue  # a local module passed only variables (var.machine_type): its own files say what it asks for
         address = f"{first}.{second}" if kind == "resource" else f"module.{first}"
@@ -614,6 +612,30 @@ _POOL_HARDWARE = {"machine_type", "accelerator_type", "accelerator_count", "auto
 _MODULE_BLOCK = re.compile(r'^[ \t]*module[ \t]+"([^"]+)"', re.M)  # [ \t]: \s would start at a blank line above
 
 
+def _module_blocks(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """(name, body, source) of every ``module`` block that names a source."""
+    for block in data.get("module", []):
+        for name, body in block.items() if isinstance(block, dict) else []:
+            if isinstance(body, dict) and isinstance(body.get("source"), str):
+                yield name, body, body["source"]
+
+
+def _module_lines(text: str) -> dict[str, int]:
+    """The line of each ``module "NAME" {`` block head of the file."""
+    return {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _MODULE_BLOCK.finditer(text)}
+
+
+def _block_end(text: str, start: int) -> int:
+    """Where the top-level block whose head ends at ``start`` ends: at the next top-level block, else the file's end."""
+    after = _TOP_BLOCK.search(text, start)
+    return after.start() if after else len(text)
+
+
+def _quoted(text: str, start: int, end: int) -> list[str]:
+    """The quoted strings of ``text[start:end]`` (at most 200): the machine and instance names a block may give."""
+    return [q.group(1) for _, q in zip(range(200), _QUOTED.finditer(text, start, end), strict=False)]
+
+
 Changes = dict[str, dict[str, Any]]  # plan resource_changes entries by address
 Unknowns = dict[str, list[tuple[str, str]]]  # per address, the hardware fields that cannot be evaluated
 
@@ -621,17 +643,12 @@ Unknowns = dict[str, list[tuple[str, str]]]  # per address, the hardware fields 
 def _module_calls(ctx: _HclCtx, scope: _Scope, data: dict[str, Any], text: str, by_addr: Changes, unresolved: Unknowns) -> None:
     """The resources a call of a registry module that creates accelerator nodes declares through its inputs
     (MODULE_READERS: its source -> the reader of its inputs), as the plan would list them, at the module block."""
-    lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _MODULE_BLOCK.finditer(text)}
-    for block in data.get("module", []):
-        if not isinstance(block, dict):
-            continue
-        for name, body in block.items():
-            if not isinstance(body, dict) or not isinstance(body.get("source"), str):
-                continue
-            for pattern, reader in MODULE_READERS:
-                if pattern.search(body["source"]):
-                    reader(ctx, scope, name, body, lines.get(name, 1), by_addr, unresolved)
-                    break
+    lines = _module_lines(text)
+    for name, body, source in _module_blocks(data):
+        for pattern, reader in MODULE_READERS:
+            if pattern.search(source):
+                reader(ctx, scope, name, body, lines.get(name, 1), by_addr, unresolved)
+                break
 
 
 # a call of a module kept in the repository (Terraform's "local paths" source: ./ or ../)
@@ -654,40 +671,38 @@ def _local_modules(
     from advisor.yamlsrc import escapes, read_boundary
 
     root = read_boundary(ctx.path)
-    lines = {m.group(1): ctx.text.count("\n", 0, m.start()) + 1 for m in _MODULE_BLOCK.finditer(ctx.text)} if line is None else {}
+    lines = _module_lines(ctx.text) if line is None else {}
     read: list[str] = []
-    for block in data.get("module", []):
-        for name, body in block.items() if isinstance(block, dict) else []:
-            source = body.get("source") if isinstance(body, dict) else None
-            if not isinstance(source, str) or not _LOCAL_MODULE.match(source) or scope.module_dir is None:
-                continue
-            directory = os.path.normpath(os.path.join(scope.module_dir, source))
-            if directory in seen or len(seen) >= MAX_MODULE_DEPTH or not os.path.isdir(directory) or escapes(directory, root):
-                continue
-            at = line if line is not None else lines.get(name, 1)
-            module = _module_files(directory)
-            resources = _resource_blocks(module)
-            defaults, locals_, _region, _tfvars = _module_scope(directory, _SCOPES)
-            inputs = {k: v for k, v in body.items() if k not in _MODULE_META and not k.startswith("__")}
-            for key, each, count_index, problem in _instances(scope, body):
-                scope.each, scope.count = each, count_index
-                given = {k: scope.literal(v) for k, v in inputs.items()}
-                scope.each, scope.count = None, None
-                inner = _Scope({**defaults, **given}, locals_, directory)
-                child = _HclCtx(ctx.path, ctx.text, ctx.index, {}, _resource_refs(resources), ctx.aws_region)
-                found, unknown = _evaluate(child, inner, resources)
-                read += _local_modules(child, inner, module, found, unknown, at, (*seen, directory))
-                prefix = f"module.{name}{key}."
-                for address, change in found.items():
-                    by_addr[prefix + address] = dict(change, address=prefix + address)
-                    unresolved[prefix + address] = unknown.get(address, []) + ([problem] if problem else [])
-                for base, addresses in child.config_index.items():
-                    config = tfconfig.config_address(prefix + base)
-                    ctx.config_index.setdefault(config, []).extend(prefix + a for a in addresses)
-                    ctx.blocks[config] = at
-                for base, refs in child.refs.items():
-                    ctx.refs[tfconfig.config_address(prefix + base)] = {tfconfig.config_address(prefix + r) for r in refs}
-            read.append(directory)
+    for name, body, source in _module_blocks(data):
+        if not _LOCAL_MODULE.match(source) or scope.module_dir is None:
+            continue
+        directory = os.path.normpath(os.path.join(scope.module_dir, source))
+        if directory in seen or len(seen) >= MAX_MODULE_DEPTH or not os.path.isdir(directory) or escapes(directory, root):
+            continue
+        at = line if line is not None else lines.get(name, 1)
+        module = _module_files(directory)
+        resources = _resource_blocks(module)
+        defaults, locals_, _region, _tfvars = _module_scope(directory, _SCOPES)
+        inputs = {k: v for k, v in body.items() if k not in _MODULE_META and not k.startswith("__")}
+        for key, each, count_index, problem in _instances(scope, body):
+            scope.each, scope.count = each, count_index
+            given = {k: scope.literal(v) for k, v in inputs.items()}
+            scope.each, scope.count = None, None
+            inner = _Scope({**defaults, **given}, locals_, directory)
+            child = _HclCtx(ctx.path, ctx.text, ctx.index, {}, _resource_refs(resources), ctx.aws_region)
+            found, unknown = _evaluate(child, inner, resources)
+            read += _local_modules(child, inner, module, found, unknown, at, (*seen, directory))
+            prefix = f"module.{name}{key}."
+            for address, change in found.items():
+                by_addr[prefix + address] = dict(change, address=prefix + address)
+                unresolved[prefix + address] = unknown.get(address, []) + ([problem] if problem else [])
+            for base, addresses in child.config_index.items():
+                config = tfconfig.config_address(prefix + base)
+                ctx.config_index.setdefault(config, []).extend(prefix + a for a in addresses)
+                ctx.blocks[config] = at
+            for base, refs in child.refs.items():
+                ctx.refs[tfconfig.config_address(prefix + base)] = {tfconfig.config_address(prefix + r) for r in refs}
+        read.append(directory)
     return read
 
 
@@ -707,34 +722,27 @@ def _opaque_modules(path: str, text: str, data: dict[str, Any], index: NameIndex
     aws-ia/eks-data-addons installing a chart with 4 GPUs per pod was 'Terraform HCL without accelerator resources'."""
     out: list[Request] = []
     heads = {m.group(1): m for m in _MODULE_BLOCK.finditer(text)}
-    for block in data.get("module", []):
-        for name, body in block.items() if isinstance(block, dict) else []:
-            source = body.get("source") if isinstance(body, dict) else None
-            if not isinstance(source, str) or _LOCAL_MODULE.match(source) or any(p.search(source) for p, _r in MODULE_READERS):
-                continue
-            head = heads.get(name)
-            if head is None:
-                continue
-            after = _TOP_BLOCK.search(text, head.end())
-            end = after.start() if after else len(text)
-            chip = _CHIP_KEY.search(text, head.end(), end)
-            quoted = [q.group(1) for _, q in zip(range(200), _QUOTED.finditer(text, head.end(), end), strict=False)]
-            machine = next((q for q in quoted if index.instance_accelerator(q) is not None), None)
-            if chip is None and machine is None:
-                continue
-            line = text.count("\n", 0, head.start()) + 1
-            req = Request(path, "terraform-hcl", f"module.{name}", line, 1)
-            if machine is not None:
-                req.set_hardware(machine, index.lookup(machine))
-            else:
-                req.hardware = chip.group(1) if chip else None
-                req.unknown = (f"module.{name} ({source[:80]}) asks for {req.hardware} in the inputs it passes on; which accelerator "
-                               "is not read here")
-            what = machine or (chip.group(1) if chip else "")
-            req.count = None
-            req.unresolved.append(("count-unknown", f"module.{name} ({source[:80]}) is not read here, but its inputs name {what!r}: "
-                                   f"give the plan JSON ({PLAN_HINT})", (line, 1)))
-            out.append(req)
+    for name, _body, source in _module_blocks(data):
+        head = heads.get(name)
+        if head is None or _LOCAL_MODULE.match(source) or any(p.search(source) for p, _r in MODULE_READERS):
+            continue
+        end = _block_end(text, head.end())
+        chip = _CHIP_KEY.search(text, head.end(), end)
+        machine = next((q for q in _quoted(text, head.end(), end) if index.instance_accelerator(q) is not None), None)
+        if chip is None and machine is None:
+            continue
+        line = text.count("\n", 0, head.start()) + 1
+        req = Request(path, "terraform-hcl", f"module.{name}", line, 1)
+        what = machine or (chip.group(1) if chip else "")
+        if machine is not None:
+            req.set_hardware(machine, index.lookup(machine))
+        else:
+            req.hardware = what
+            req.unknown = f"module.{name} ({source[:80]}) asks for {what} in the inputs it passes on; which accelerator is not read here"
+        req.count = None
+        req.unresolved.append(("count-unknown", f"module.{name} ({source[:80]}) is not read here, but its inputs name {what!r}: "
+                               f"give the plan JSON ({PLAN_HINT})", (line, 1)))
+        out.append(req)
     return out
 
 

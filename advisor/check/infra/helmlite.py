@@ -920,30 +920,26 @@ def _only_crds(text: str) -> bool:
     return bool(kinds) and all(k == "CustomResourceDefinition" for k in kinds)
 
 
+def _chart_files(chart: str, folder: str, keep: Callable[[str], bool]) -> list[str]:
+    """The files under one folder of a chart whose name ``keep`` takes, in a stable order, no link followed."""
+    out: list[str] = []
+    for d, dirs, names in os.walk(os.path.join(chart, folder), followlinks=False):
+        dirs.sort()
+        out += [os.path.join(d, n) for n in sorted(names) if keep(n) and not os.path.islink(os.path.join(d, n))]
+    return out
+
+
 def _crd_files(chart: str) -> list[str]:
     """The YAML files of a chart's crds/ directory (Helm installs them before the templates, as written)."""
-    top = os.path.join(chart, "crds")
-    if not os.path.isdir(top) or os.path.islink(top):
+    if os.path.islink(os.path.join(chart, "crds")):
         return []
-    out: list[str] = []
-    for d, dirs, names in os.walk(top, followlinks=False):
-        dirs.sort()
-        out += [os.path.join(d, n) for n in sorted(names)
-                if n.endswith((".yaml", ".yml", ".json")) and not os.path.islink(os.path.join(d, n))]
-    return out[:MAX_FILES]
+    return _chart_files(chart, "crds", lambda n: n.endswith((".yaml", ".yml", ".json")))[:MAX_FILES]
 
 
 def _template_files(chart: str) -> list[str]:
-    out: list[str] = []
-    top = os.path.join(chart, "templates")
-    for d, dirs, names in os.walk(top, followlinks=False):
-        dirs.sort()
-        for n in sorted(names):
-            # Helm loads every file under templates/ and renders each as a manifest but the partials (a name that
-            # starts with _) and NOTES.txt (pkg/releaseutil/manifest_sorter.go, pkg/action): deploy.tpl is a manifest
-            if not os.path.islink(os.path.join(d, n)) and n != "NOTES.txt" and not n.startswith("."):
-                out.append(os.path.join(d, n))
-    return out
+    # Helm loads every file under templates/ and renders each as a manifest but the partials (a name that starts with _)
+    # and NOTES.txt (pkg/releaseutil/manifest_sorter.go, pkg/action): deploy.tpl is a manifest
+    return _chart_files(chart, "templates", lambda n: n != "NOTES.txt" and not n.startswith("."))
 
 
 # what the cluster a chart is installed on decides (.Capabilities: its Kubernetes version, the API groups it serves)
@@ -1176,15 +1172,16 @@ def read_chart(chart: str, index: Any) -> ChartRead:
     """A chart's accelerator requests, read without helm, once with its values.yaml and once more
     with each values file beside it; positions are the templates'."""
     out = ChartRead()
+    states = release_states(chart)
     for overlay in [None, *overlays(chart)]:
-        for upgrade in (False, True) if branches_on_release(chart) else (False,):
+        for upgrade in states:
             got = ChartRead()
             try:
                 _read_variant(chart, index, None if overlay is None else _values_file(overlay), got, upgrade)
             except InputError as exc:
                 got.problems += exc.problems if not upgrade else []  # said once, by the install's rendering
             if upgrade:
-                label_variant(got.requests, got.autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
+                mark_upgrade(got.requests, got.autoscalers)
             if overlay is not None:
                 mark_variant(got.requests, got.autoscalers, overlay)
             out.requests += got.requests
@@ -1277,13 +1274,13 @@ def read_variant(chart: str, index: Any, values: dict[str, Any]) -> ChartRead:
     """The chart rendered once with ``values`` over its values.yaml (and once more as an upgrade, where its templates
     branch on the release's state)."""
     out = ChartRead()
-    _read_variant(chart, index, values, out)
-    if branches_on_release(chart):
-        again = ChartRead()
-        _read_variant(chart, index, values, again, upgrade=True)
-        label_variant(again.requests, again.autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
-        out.requests += again.requests
-        out.autoscalers += again.autoscalers
+    for upgrade in release_states(chart):
+        got = ChartRead()
+        _read_variant(chart, index, values, got, upgrade)
+        if upgrade:
+            mark_upgrade(got.requests, got.autoscalers)
+        out.requests += got.requests
+        out.autoscalers += got.autoscalers
     return out
 
 
@@ -1299,10 +1296,17 @@ def _all_template_files(chart: str, depth: int = 0) -> list[str]:
     return out[:MAX_FILES]
 
 
-def branches_on_release(chart: str) -> bool:
-    """Whether a template of the chart (or of its unpacked subcharts) reads .Release.IsInstall / IsUpgrade / Revision, so
-    that an upgrade may render what the install does not."""
-    return any(RELEASE_STATE.search(_read(path, MAX_TEMPLATE_BYTES)) for path in _all_template_files(chart))
+def release_states(chart: str) -> tuple[bool, ...]:
+    """How the chart is rendered, as ``upgrade`` flags: as installed (False), and once more as an upgrade (True) where a
+    template of the chart (or of its unpacked subcharts) reads .Release.IsInstall / IsUpgrade / Revision, so that an
+    upgrade may render what the install does not."""
+    branches = any(RELEASE_STATE.search(_read(path, MAX_TEMPLATE_BYTES)) for path in _all_template_files(chart))
+    return (False, True) if branches else (False,)
+
+
+def mark_upgrade(requests: list[Any], autoscalers: list[Any]) -> None:
+    """Requests of the upgrade rendering: their addresses say so (`` [helm upgrade]``), as a values file's variant's do."""
+    label_variant(requests, autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
 
 
 def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: ChartRead, upgrade: bool = False) -> None:

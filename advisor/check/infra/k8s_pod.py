@@ -14,7 +14,7 @@ from typing import Any
 from advisor import clouds
 from advisor.check.infra import dra
 from advisor.check.infra.dra import Claim
-from advisor.check.infra.model import Request, is_placeholder
+from advisor.check.infra.model import Request, is_placeholder, value_at
 from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.errors import InputError
 from advisor.yamlsrc import Document, KeyPath
@@ -52,13 +52,7 @@ class ManifestDoc:
         self.placeholders: list[tuple[KeyPath, str, str, tuple[int, int]]] = []
 
     def at(self, loc: KeyPath) -> Any:
-        node: Any = self.doc.data
-        for part in loc:
-            if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
-                node = node[part]
-            else:
-                return None
-        return node
+        return value_at(self.doc.data, loc)
 
     def fail(self, loc: KeyPath, message: str) -> InputError:
         return InputError([self.doc.problem(loc, f"{'.'.join(str(p) for p in loc)}: {message}")])

@@ -91,8 +91,7 @@ def requests(d: ManifestDoc, address: str, at: tuple[int, int]) -> list[Request]
     if not found and not chips:
         return []
     if req.cloud is None and found:  # instance names say their cloud: p5.48xlarge (EC2), Standard_ND96isr_H100_v5 (Azure)
-        first = next(iter(found)).lower()
-        req.cloud = "azure" if first.startswith("standard_") else ("aws" if "." in first else None)
+        req.cloud = index.machine_cloud(next(iter(found)))
     accs = {hw.accelerator for hw in found.values()}
     if len(found) and len(accs) == 1 and None not in accs:
         name = next(iter(found))

@@ -150,6 +150,17 @@ def tf_waivers(text: str, line: int) -> list[tuple[str, Pos]]:
     return out[:20]
 
 
+def value_at(data: Any, loc: KeyPath) -> Any:
+    """The value at ``loc`` (mapping keys, list indexes) in a document's data; None where the path does not lead."""
+    node = data
+    for part in loc:
+        if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+            node = node[part]
+        else:
+            return None
+    return node
+
+
 def is_placeholder(value: Any) -> bool:
     return isinstance(value, str) and bool(_PLACEHOLDER.search(value))
 

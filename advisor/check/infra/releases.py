@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.check.files import escapes
-from advisor.check.infra.model import Pos, ReleaseRef
+from advisor.check.infra.model import Pos, ReleaseRef, value_at
 from advisor.errors import InputError
 from advisor.yamlsrc import Document, KeyPath
 
@@ -95,9 +95,7 @@ def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
     name = str(meta.get("name") or "?")
     out: list[ReleaseRef] = []
     if kind in ("Application", "ApplicationSet") and api.startswith("argoproj.io/"):
-        # an ApplicationSet's generators make one Application per element from its template (how many is not read)
-        base: KeyPath = ("spec",) if kind == "Application" else ("spec", "template", "spec")
-        spec = _dig(data, base)
+        base, spec = _app_spec(data)
         sources: list[tuple[KeyPath, Any]] = []
         if isinstance(spec.get("source"), dict):
             sources.append(((*base, "source"), spec["source"]))
@@ -144,10 +142,12 @@ def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
     return out[:MAX_REFS]
 
 
-def _dig(data: Any, path: KeyPath) -> dict[str, Any]:
-    for key in path:
-        data = data.get(key) if isinstance(data, dict) else None
-    return data if isinstance(data, dict) else {}
+def _app_spec(data: dict[str, Any]) -> tuple[KeyPath, dict[str, Any]]:
+    """(where, what) of an Argo CD Application's spec; an ApplicationSet's is its template's (its generators make one
+    Application per element from it: how many is not read)."""
+    base: KeyPath = ("spec",) if data.get("kind") == "Application" else ("spec", "template", "spec")
+    spec = value_at(data, base)
+    return base, spec if isinstance(spec, dict) else {}
 
 
 def _value_file(ref: ReleaseRef, base: str, f: Any, pos: Pos, repo_root: str) -> None:
@@ -338,8 +338,7 @@ def remote_requests(doc: Document, repo_root: str) -> list[Any]:
     found: list[tuple[str, str, KeyPath, dict[str, Any]]] = []  # (label, chart from where, position, values)
     spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
     if kind in ("Application", "ApplicationSet") and api.startswith("argoproj.io/"):
-        base: KeyPath = ("spec",) if kind == "Application" else ("spec", "template", "spec")
-        spec = _dig(data, base)
+        base, spec = _app_spec(data)
         many = spec["sources"] if isinstance(spec.get("sources"), list) else []
         sources: list[tuple[KeyPath, Any]] = [((*base, "source"), spec.get("source"))]
         sources += [((*base, "sources", i), s) for i, s in enumerate(many)]
