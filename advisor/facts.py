@@ -116,6 +116,10 @@ FACTS: dict[str, Fact] = {
         Fact(FieldSpec("facts.train_flops", "number", doc="total training FLOPs (0 for inference)"), _train_flops),
         Fact(FieldSpec("facts.llm", "bool", doc="a language model (llm, or nlp transformer/moe)"), lambda p: p.is_language_model),
         Fact(
+            FieldSpec("facts.llm_server", "bool", doc="inference an LLM server runs: a language model, or an LLM serving stack"),
+            lambda p: p.serves_llm,
+        ),
+        Fact(
             FieldSpec("facts.large_llm", "bool", doc="a language model with >= 7 B active parameters"),
             lambda p: p.is_language_model and p.active_params_b >= 7,
         ),

@@ -105,6 +105,10 @@ class Step(Strict):
     clouds: list[Cloud] | None = None
     # Only for profiles whose software.framework is one of these; omit = every framework.
     frameworks: list[Framework] | None = None
+    # Only for profiles that meet this condition (the rules' condition language: profile fields and facts.*);
+    # omit = every profile. What serves the model is one: vLLM's command for a language model, Triton's for
+    # a model no LLM server runs (facts.llm_server).
+    when: Any = None
     # The reference for the command shapes of this step (official CLI docs).
     source: Annotated[list[Source], BeforeValidator(_listify), Field(max_length=10)] | None = None
 
@@ -178,6 +182,8 @@ class SetupPath:
     path: str
     line: int
     artefacts: tuple[str, ...] = DEFAULT_ARTEFACTS
+    # each step's compiled ``when`` (None: every profile), in the order of ``steps``
+    step_when: tuple[Condition | None, ...] = ()
 
 
 @dataclass
@@ -219,9 +225,9 @@ def _validate(doc: Document, cls: type[Strict]) -> tuple[Any, list[Problem]]:
         return None, problems_from(exc, doc, cls)
 
 
-def _parse_when(doc: Document, data: Any, problems: list[Problem]) -> Condition | None:
+def _parse_when(doc: Document, data: Any, problems: list[Problem], loc: tuple[str | int, ...] = ("when",)) -> Condition | None:
     parser = ConditionParser(doc)
-    cond = parser.parse(data, ("when",))
+    cond = parser.parse(data, loc)
     problems.extend(parser.problems)
     return cond
 
@@ -307,6 +313,12 @@ def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
         cond = _parse_when(doc, spec.when, problems)
         if cond is None:
             return None
+    step_when: list[Condition | None] = []
+    for si, step in enumerate(spec.steps):
+        parsed = None if step.when is None else _parse_when(doc, step.when, problems, ("steps", si, "when"))
+        if step.when is not None and parsed is None:
+            return None
+        step_when.append(parsed)
     return SetupPath(
         id=spec.id,
         title=spec.title,
@@ -320,6 +332,7 @@ def load_setup_file(path: Path, problems: list[Problem]) -> SetupPath | None:
         path=str(path),
         line=doc.start[0],
         artefacts=tuple(dict.fromkeys(spec.artefacts)) if spec.artefacts else DEFAULT_ARTEFACTS,
+        step_when=tuple(step_when),
     )
 
 

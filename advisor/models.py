@@ -33,6 +33,8 @@ Method = Literal["full", "lora", "qlora"]
 Mode = Literal["online", "batch"]
 Framework = Literal["pytorch", "jax", "tensorflow", "keras", "other"]
 ServingStack = Literal["vllm", "tgi", "jetstream", "triton", "tensorrt-llm", "sglang", "none"]
+# the serving stacks that are LLM servers (Profile.serves_llm)
+LLM_SERVERS = ("vllm", "tgi", "jetstream", "tensorrt-llm", "sglang")
 CudaLibrary = Literal[
     "deepspeed", "megatron", "flash-attention", "tensorrt", "apex", "bitsandbytes", "xformers",
     "triton-kernels", "onnxruntime",
@@ -371,6 +373,13 @@ class Profile(Strict):
         transformer/MoE. How a model decodes is the estimator's own question
         (``replica.is_llm_inference``: autoregressive generation, speech and TTS included)."""
         return self.domain == "llm" or (self.domain == "nlp" and self.model.architecture in ("transformer", "moe"))
+
+    @property
+    def serves_llm(self) -> bool:
+        """Inference that an LLM server runs (the rules' ``facts.llm_server``; the scaffold's serving files): a
+        language model, or a profile whose serving stack is one (vLLM, SGLang, TGI, TensorRT-LLM, JetStream).
+        Triton and ``none`` with another model (diffusion, vision, speech) serve it some other way."""
+        return self.task == "inference" and (self.software.serving_stack in LLM_SERVERS or self.is_language_model)
 
     @property
     def active_params_b(self) -> float:

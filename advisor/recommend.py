@@ -310,7 +310,7 @@ def _setup_plan(profile: Profile, kb: KnowledgeBase, decision: Decision, acc: Ac
     cloud = setup_cloud(profile, decision.chosen)
     path = choose_setup(profile, kb, decision.device, cloud, acc)
     setup = (
-        plan(path, placeholders(profile, acc, decision.chosen), profile.task, cloud, profile.software.framework)
+        plan(path, placeholders(profile, acc, decision.chosen), profile, cloud)
         if path
         else None
     )

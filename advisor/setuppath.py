@@ -15,7 +15,7 @@ from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM,
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.fmt import safe_name
-from advisor.knowledge import PLACEHOLDER, KnowledgeBase, SetupPath, bundled_data
+from advisor.knowledge import PLACEHOLDER, KnowledgeBase, SetupPath, Step, bundled_data
 from advisor.models import Profile
 
 
@@ -254,9 +254,23 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     return out
 
 
-def plan(path: SetupPath, values: dict[str, str], task: str = "", cloud: str = "", framework: str = "") -> SetupPlan:
+def applicable_steps(path: SetupPath, profile: Profile, cloud: str) -> list[Step]:
+    """The steps of ``path`` for ``profile``'s configuration on ``cloud``: its task, cloud and framework
+    (Step.applies) and each step's own ``when`` (what serves the model, for one), as recommend shows them and
+    the scaffold's setup.sh runs them."""
+    reader = FieldReader(profile)
+    conds = path.step_when or (None,) * len(path.steps)
+    return [
+        s for s, cond in zip(path.steps, conds, strict=True)
+        if s.applies(profile.task, cloud, profile.software.framework) and (cond is None or evaluate(cond, reader))
+    ]
+
+
+def plan(path: SetupPath, values: dict[str, str], profile: Profile | None = None, cloud: str = "") -> SetupPlan:
+    """``path``'s steps with the configuration's ``values`` filled in: those for ``profile`` on ``cloud``
+    (applicable_steps), every step without a profile."""
     def fill(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
-    steps = [s for s in path.steps if not task or s.applies(task, cloud, framework)]
+    steps = applicable_steps(path, profile, cloud) if profile is not None else list(path.steps)
     return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in steps])

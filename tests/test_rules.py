@@ -118,3 +118,45 @@ def test_user_rule_dir_adds_rules(tmp_path: Path) -> None:
     kb = load_knowledge([str(d)])
     assert kb.rule("my-rule") is not None
     assert len(kb.rules) == len(KB.rules) + 1
+
+
+SETUP = """\
+id: my-path
+title: A user setup path
+device: gpu
+source: https://example.com/how
+summary: Serve it.
+steps:
+  - title: Serve with vLLM
+    task: inference
+    when: {field: facts.llm_server, op: eq, value: true}
+    commands: ['vllm serve {model}']
+  - title: Start your own server
+    task: inference
+    when: {field: facts.llm_server, op: eq, value: false}
+"""
+
+
+def test_setup_step_when_picks_the_steps(tmp_path: Path) -> None:
+    """A step's ``when`` decides which steps a profile gets: vLLM's command for a language model, the team's own
+    server for a diffusion pipeline (its setup never runs ``vllm serve``)."""
+    from advisor.models import Profile
+    from advisor.setuppath import applicable_steps
+
+    d = _write(tmp_path / "rules" / "setup", "my-path.yaml", SETUP).parent
+    [path] = [p for p in load_knowledge([str(d)], builtin=False).setup_paths if p.id == "my-path"]
+    base = {"name": "x", "task": "inference", "inference": {"peak_qps": 1, "input_tokens": 10, "output_tokens": 10}}
+    llm = Profile.model_validate({**base, "domain": "llm", "model": {"params_b": 8}})
+    sdxl = Profile.model_validate({**base, "domain": "diffusion", "model": {"params_b": 3.5, "architecture": "diffusion"},
+                                   "software": {"serving_stack": "triton"}})
+    assert [s.title for s in applicable_steps(path, llm, "gcp")] == ["Serve with vLLM"]
+    assert [s.title for s in applicable_steps(path, sdxl, "gcp")] == ["Start your own server"]
+
+
+def test_setup_step_when_errors_have_positions(tmp_path: Path) -> None:
+    text = SETUP.replace("facts.llm_server, op: eq, value: true", "facts.llm_sever, op: eq, value: true")
+    d = _write(tmp_path / "rules" / "setup", "my-path.yaml", text).parent
+    with pytest.raises(InputError) as exc:
+        load_knowledge([str(d)], builtin=False)
+    messages = [str(p).replace(str(d) + "/setup/", "") for p in exc.value.problems]
+    assert any(m.startswith("my-path.yaml:9:19: error: unknown field 'facts.llm_sever'") for m in messages), messages

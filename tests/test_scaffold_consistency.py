@@ -389,14 +389,23 @@ def _framework(case: Case) -> None:
         assert case.plan.framework == case.spec.profile.software.framework
 
 
+# how setup.sh starts each LLM server of rules/serving-stacks.yaml
+_SERVER_LAUNCH = {"vllm": "vllm serve", "sglang": "launch_server", "tgi": "text-generation-inference"}
+
+
 @check("serving_stack", "server", "server_note")
 def _server(case: Case) -> None:
     from advisor.scaffold.stacks import servers
 
     p = case.plan
+    launched = {name for name, mark in _SERVER_LAUNCH.items() if mark in _code(case.sh)}
+    profile = case.spec.profile
+    if profile.task == "inference" and not profile.serves_llm:  # no LLM server runs it: setup.sh starts none (Triton, or its own)
+        assert not launched, f"setup.sh starts {launched} for a model no LLM server runs"
     if not p.server:
         assert p.server_note is None
         return
+    assert launched <= {p.server}, f"setup.sh starts {launched}, the plan's server is {p.server}"
     server = servers()[p.server]
     for d in case.k8s:
         for pod in _pods(d):

@@ -26,6 +26,7 @@ from advisor.scaffold.fill import fill_command
 from advisor.scaffold.plan import Plan
 from advisor.scaffold.spec import Spec, commands, train_model_id
 from advisor.scaffold.stacks import training_stack
+from advisor.setuppath import applicable_steps
 
 # Placeholders that become shell variables in setup.sh (overridable from the environment).
 SHELL_VARS = {
@@ -268,8 +269,7 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
 
     raw_steps: list[tuple[str, list[str], str | None, bool]] = [
         (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False)
-        for s in spec.path.steps
-        if s.applies(spec.profile.task, spec.plan.cloud, spec.plan.framework)
+        for s in applicable_steps(spec.path, spec.profile, spec.plan.cloud)
     ]
     cmds = commands(spec.path)
     if (

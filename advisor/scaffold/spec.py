@@ -118,7 +118,7 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
     name = values["name"]
     applies = path.when is None or evaluate(path.when, FieldReader(profile))
     inference = profile.task == "inference"
-    vllm = inference and (profile.software.serving_stack == "vllm" or profile.domain in ("llm", "nlp"))
+    vllm = profile.serves_llm
     serving = inference and "kubernetes" in path.artefacts
     training = profile.task in ("training", "fine-tuning")
     spec = Spec(
