@@ -285,7 +285,8 @@ def check(
 
 def _output_inside(output: Path) -> None:
     """Refuse an output path that passes through a symbolic link below the working directory: the change under review
-    can commit `reports -> /elsewhere`, and `-o reports/advisor.md` would write outside the checkout."""
+    can commit `reports -> /elsewhere`, and `-o reports/advisor.md` would write outside the checkout, or commit
+    `reports -> forged/` beside a forged `forged/advisor.md` for a later step to post as the report."""
     from advisor.errors import UsageError
 
     if output.is_absolute():
@@ -294,7 +295,11 @@ def _output_inside(output: Path) -> None:
     for part in output.parent.parts:
         at = at / part
         if at.is_symlink():
-            raise UsageError(f"{output}: {at} is a symbolic link; write the output to a real directory")
+            # no report is written there, and none the change put behind the link may pass for this run's: the link
+            # (not what it points to) is removed, so that a later step finds no file at the output path
+            with contextlib.suppress(OSError):
+                at.unlink()
+            raise UsageError(f"{output}: {at} is a symbolic link; write the output to a real directory (the link was removed)")
 
 
 def _drop_stale(output: Path) -> None:

@@ -222,12 +222,15 @@ def load_documents(
     max_depth: int = MAX_DEPTH,
     max_nodes: int = MAX_NODES,
     lenient: bool = False,
+    go_bools: bool = True,
 ) -> list[Document]:
     """Parse every document of ``text``. Raises InputError with positions. ``lenient``: another tool's tag
     (_foreign_tag) is tolerated, a local one read as ``{tag: value}`` (_local_tag) and a python name as untagged,
     and a merge key (``<<``) is a plain key (nothing is ever constructed from a tag): to tell what a file is, and
-    to read a CloudFormation template in its short form."""
-    builder = _Builder(path, max_depth, max_nodes, lenient)
+    to read a CloudFormation template in its short form. ``go_bools``: plain ``y``/``n`` are booleans, as the
+    tools that apply infrastructure files read them (a file under review: ``enabled: y`` turns autoscaling on for
+    kubectl); advisor's own inputs (profiles, policies, rules, the catalog: load_file) keep them as text."""
+    builder = _Builder(path, max_depth, max_nodes, lenient, go_bools)
     try:
         return builder.run(text)
     except yaml.MarkedYAMLError as exc:
@@ -244,7 +247,7 @@ def load_documents(
 
 
 def load_file(path: str, *, max_bytes: int = MAX_BYTES) -> list[Document]:
-    return load_documents(read_text(path, max_bytes=max_bytes), path)
+    return load_documents(read_text(path, max_bytes=max_bytes), path, go_bools=False)
 
 
 def _one_line(text: str) -> str:
@@ -286,12 +289,18 @@ class _Frame:
 _NO_KEY = object()
 
 
+# Plain scalars that YAML 1.1 (and go-yaml v2, which kubectl, Helm, eksctl and Kustomize read manifests and
+# values with through sigs.k8s.io/yaml) reads as booleans and PyYAML's resolver keeps as text
+_GO_BOOLS = {"y": True, "Y": True, "n": False, "N": False}
+
+
 class _Builder:
-    def __init__(self, path: str, max_depth: int, max_nodes: int, lenient: bool = False) -> None:
+    def __init__(self, path: str, max_depth: int, max_nodes: int, lenient: bool = False, go_bools: bool = False) -> None:
         self.path = path
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.lenient = lenient
+        self.go_bools = go_bools
 
     def _fail(self, mark: Any, message: str) -> InputError:
         return InputError.single(self.path, mark.line + 1, mark.column + 1, message)
@@ -369,7 +378,7 @@ class _Builder:
                 if _SURROGATE.search(event.value):
                     raise self._fail(mark, "a lone UTF-16 surrogate escape (\\uD800-\\uDFFF) is not a character")
                 try:
-                    value = self._scalar(event)
+                    value = self._scalar(event, as_key=bool(stack) and stack[-1].is_map and stack[-1].key is _NO_KEY)
                 except (ValueError, OverflowError):
                     raise self._fail(mark, f"number {event.value[:20]}... is too large") from None
                 if self.lenient and _local_tag(tag):
@@ -452,9 +461,10 @@ class _Builder:
                 doc.value_pos[(*parent.loc, len(parent.container))] = pos
             parent.container.append(value)
 
-    @staticmethod
-    def _scalar(event: Any) -> Any:
+    def _scalar(self, event: Any, as_key: bool = False) -> Any:
         tag = event.tag
+        if self.go_bools and not as_key and tag is None and not event.style and event.value in _GO_BOOLS:
+            return _GO_BOOLS[event.value]
         if tag in (None, "!"):
             tag = _resolver.resolve(ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
         node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)

@@ -638,6 +638,21 @@ def test_a_failed_check_leaves_no_stale_report_and_never_writes_through_a_linked
     assert r.code == 0 and (tmp_path / "advisor.md").read_text().startswith("###")
 
 
+def test_a_linked_output_directory_leaves_no_forged_report_at_the_output_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the change committed `out -> forged/` and a forged `forged/advisor.md` ('all pass'); `-o out/advisor.md` was
+    refused with exit 2, but the forged file stayed at the output path for an `if: always()` step to post. Now the link is
+    removed (its target left alone) and nothing is at the output path."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "forged").mkdir()
+    (tmp_path / "forged" / "advisor.md").write_text("## all proposals pass ✅ (forged)\n")
+    (tmp_path / "out").symlink_to(tmp_path / "forged")
+    (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    r = run_cli("check", "--no-config", "--format", "markdown", "--output", "out/advisor.md", "ok.yaml")
+    assert r.code == 2 and "symbolic link" in r.err
+    assert not (tmp_path / "out" / "advisor.md").exists() and not (tmp_path / "out").is_symlink()
+    assert (tmp_path / "forged" / "advisor.md").exists()  # the link's target is not the gate's to delete
+
+
 def test_no_command_reads_a_profile_linked_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: `check` refused a link out of the repository, but validate, recommend, report and estimate followed
     `profile.yaml -> ../secret` and echoed the target's values in their error messages ('SECRET123_task' is not one of)."""

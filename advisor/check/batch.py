@@ -192,6 +192,8 @@ def _rendered(sel: files.Selection, ctx: Context, policy: Policy, day: dt.date, 
             _chart_without_helm(chart, ctx, batch)
     for ref in batch.releases:
         _release(ref, ctx, policy, day, batch)
+    for owner in batch.builds:
+        _owner_build(owner, ctx, batch)
     patches: set[str] = set()
     for kfile in sel.kustomizations:
         patches |= _kustomization(kfile, ctx, batch)
@@ -374,6 +376,24 @@ def _kustomization(kfile: str, ctx: Context, out: _Batch) -> set[str]:
     return got.patches
 
 
+def _owner_build(owner: Any, ctx: Context, out: _Batch) -> None:
+    """What an Argo CD Application or a Flux Kustomization deploys when it builds a kustomization of the repository with
+    overrides of its own (replicas, patches, components): that build, read (kustomize.read_overrides)."""
+    from advisor.check.infra import kustomize
+    from advisor.check.infra.names import name_index
+
+    try:
+        got = kustomize.read_overrides(owner, files.boundary(owner.path), name_index(ctx.catalog))
+    except (RecursionError, MemoryError):
+        out.invalid.append(InvalidFile(owner.path, [Problem(owner.path, 1, 1, "kustomization too large or too deeply nested to build")]))
+        return
+    if got.problems:
+        out.invalid.append(InvalidFile(owner.path, got.problems))
+        return
+    out.requests += got.requests
+    out.autoscalers += got.autoscalers
+
+
 def _chart_without_helm(chart: str, ctx: Context, out: _Batch) -> None:
     """A chart on a runner without helm: advisor renders its templates with its values itself."""
     from advisor.check.infra.helmlite import read_chart
@@ -401,12 +421,14 @@ class _Batch:
     workloads: list[LoadedProfile] = field(default_factory=list)  # every profile read (for links)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     releases: list[Any] = field(default_factory=list)  # advisor.check.infra.model.ReleaseRef
+    builds: list[Any] = field(default_factory=list)  # documents that build a kustomization with overrides (Argo CD, Flux)
     modules: dict[str, str] = field(default_factory=dict)  # a local module's directory -> the first file that calls it
 
     def extend(self, other: _Batch) -> None:
         for directory, caller in other.modules.items():
             self.modules.setdefault(directory, caller)
         self.releases += other.releases
+        self.builds += other.builds
         self.results += other.results
         self.invalid += other.invalid
         self.requests += other.requests
@@ -416,6 +438,11 @@ class _Batch:
 
 
 TEMPLATE_MARK = re.compile(r"\{\{|\$\{|\$\(|%\{")
+# the top-level keys of what the gate reads (a workload profile, a Kubernetes manifest, a SkyPilot or dstack task, a
+# Cluster Toolkit blueprint, a CloudFormation template, a Ray cluster config): a file that cannot be read and has one
+# stays an input error
+READ_KEYS = re.compile(r"(?m)^[\"']?(?:name|task|model|inference|training|workload|apiVersion|kind|resources|num_nodes|run|setup|type|"
+                       r"deployment_groups|Resources|AWSTemplateFormatVersion|available_node_types|head_node_type)[\"']?\s*:")
 
 
 def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[LoadedProfile], Any]:
@@ -428,7 +455,7 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
         from advisor.check.infra.read import read_json
 
         return read_json(path, name_index(ctx.catalog))
-    if text is None and path.endswith(".tf"):
+    if text is None and path.endswith(files.TF_SUFFIXES):
         from advisor.check.infra.read import read_hcl
 
         return [], read_hcl(path, name_index(ctx.catalog))
@@ -463,6 +490,14 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
             # chart) and names no accelerator, chip resource or accelerator machine anywhere: nothing to judge
             return [], Parsed("other", notes=["a template that is not YAML until rendered (unrendered {{ }} / ${ } "
                                              "placeholders) and names no accelerator: nothing to judge"])
+        if (path != STDIN and lenient is None and exc.problems[0].message.startswith("invalid YAML") and not TEMPLATE_MARK.search(text)
+                and not READ_KEYS.search(text) and not names_hardware(text, name_index(ctx.catalog))):
+            # YAML no tool reads either (a syntax error: kueue's KEP metadata with unquoted @handles; not a refused tag or
+            # a limit) that names no accelerator and has none of the top-level keys of what the gate reads (a profile, a
+            # manifest, a SkyPilot or dstack task): no proposal, and no reason to stop a repository-wide run
+            p = exc.problems[0]
+            return [], Parsed("other", notes=[f"not valid YAML ({p.line}:{p.col}: {p.message[:80]}), and names no accelerator "
+                                             "and none of the keys of a profile, manifest or task: nothing to judge"])
         chart = _chart_of(path)
         if TEMPLATE_MARK.search(text) and chart is not None:
             # a template in a Helm chart's directory outside templates/ (files/ a template includes with .Files.Get and
@@ -505,11 +540,12 @@ def _one_file(path: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch
             raise text
         loaded, parsed = _read_one(path, ctx, text)
         if parsed is not None:
-            if not parsed.requests and not parsed.autoscalers and not parsed.releases and not loaded:
+            if not parsed.requests and not parsed.autoscalers and not parsed.releases and not parsed.builds and not loaded:
                 out.skipped.append((path, "; ".join(dict.fromkeys(parsed.notes)) or "no accelerator requests"))
             out.requests += parsed.requests
             out.autoscalers += parsed.autoscalers
             out.releases += parsed.releases
+            out.builds += parsed.builds
             for directory in parsed.modules:
                 out.modules.setdefault(directory, path)
         if loaded:

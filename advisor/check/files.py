@@ -39,7 +39,9 @@ from advisor.yamlsrc import linked_outside
 from advisor.yamlsrc import read_boundary as _boundary
 from advisor.yamlsrc import upward as _upward
 
-SUFFIXES = (".yaml", ".yml", ".json", ".tf")
+# Terraform's configuration files: OpenTofu loads *.tofu beside *.tf (and in their place where both are written)
+TF_SUFFIXES = (".tf", ".tofu")
+SUFFIXES = (".yaml", ".yml", ".json", *TF_SUFFIXES)
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # as kustomize looks for them
 # hidden names that are infrastructure by convention: read even where git does not track them (a copy, an archive)
 HIDDEN_READ = (".dstack.yml", ".dstack.yaml")  # dstack's default configuration file name
@@ -337,7 +339,7 @@ def _explicit(path: str, user: list[Pattern], sel: Selection, add: Callable[[str
     if path.endswith((".tfvars", ".tfvars.json")):  # variable values: the configuration they feed is what changes
         here = os.path.dirname(path) or "."
         try:
-            siblings = sorted(n for n in os.listdir(here) if n.endswith(".tf"))
+            siblings = sorted(n for n in os.listdir(here) if n.endswith(TF_SUFFIXES))
         except OSError:
             siblings = []
         for n in siblings[:200]:

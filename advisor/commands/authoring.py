@@ -283,7 +283,7 @@ def _check_starter(text: str, label: str) -> None:
     from advisor.yamlsrc import load_documents
 
     try:
-        (doc,) = load_documents(text, label)
+        (doc,) = load_documents(text, label, go_bools=False)
         validate_document(doc, Profile, what="a workload profile")
     except InputError as exc:
         messages = "; ".join(p.message for p in exc.problems)

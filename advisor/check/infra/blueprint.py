@@ -212,8 +212,8 @@ def _hardware(s: _Settings, req: Request, index: NameIndex) -> bool:
             return True  # a machine type that is not a literal: reported, not passed over
         return False
     hw = index.lookup(machine)
-    if not hw.known and not index.is_unsupported(machine):
-        return False  # a CPU machine: no accelerator asked for
+    if (not hw.known and not index.is_unsupported(machine)) or index.is_cpu(hw.accelerator or ""):
+        return False  # a CPU machine (one the catalog prices for CPU work too, n2-standard-8): no accelerator asked for
     req.set_hardware(machine, hw)
     req.where["accelerator"] = req.where["count"] = s.where("machine_type")
     req.count = hw.chips

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from advisor.check.files import TF_SUFFIXES
 from advisor.check.infra import hclexpr, tfconfig, tfk8s, tfplan
 from advisor.check.infra.hclexpr import Unresolved
 from advisor.check.infra.model import Parsed, Request, tf_waivers
@@ -29,6 +30,7 @@ _INTERP = re.compile(r"\$\{([^{}]*)\}")
 _RESOURCE_REF = re.compile(r"\b((?:google|aws|azurerm)_[a-z0-9_]+)\.([A-Za-z_][A-Za-z0-9_-]*)")
 
 
+MAX_STRING = 64 * 1024  # characters of a string interpolation builds (names and counts are short; doubling strings are not)
 MAX_HCL_BYTES = 256 * 1024  # python-hcl2 reads ~100 KB a second: a bound on the time one file takes
 _TREES: dict[str, Any] = {}
 
@@ -54,6 +56,9 @@ class _Scope:
         self.each: tuple[Any, Any] | None = None
         self.count: int | None = None
         self._busy: set[str] = set()
+        # each variable's and local's value, evaluated once: locals that refer to one another twice each
+        # ("${local.a}${local.a}") would otherwise be evaluated 2^depth times
+        self._known: dict[tuple[str, str, int], Any] = {}
 
     def value(self, expr: str) -> Any:
         """The value of a reference such as ``var.x``, ``local.y["k"].z``, ``each.value.m``."""
@@ -78,11 +83,15 @@ class _Scope:
             table = self.variables if head == "var" else self.locals
             if name not in table or f"{head}.{name}" in self._busy:
                 return Unresolved(expr)
-            self._busy.add(f"{head}.{name}")
-            try:
-                node = self.literal(table[name])
-            finally:
-                self._busy.discard(f"{head}.{name}")
+            memo = (head, name, id(table[name]))
+            if memo in self._known:
+                node = self._known[memo]
+            else:
+                self._busy.add(f"{head}.{name}")
+                try:
+                    node = self._known[memo] = self.literal(table[name])
+                finally:
+                    self._busy.discard(f"{head}.{name}")
             tail = rest[len(name):]
         elif head in ("each", "count", "var", "local"):
             # each.* without a resolved for_each, count.* without a count: unknown here (evaluating it as an
@@ -124,6 +133,8 @@ class _Scope:
                     if isinstance(got, (Unresolved, dict, list)):
                         return Unresolved(v)
                     parts.append((piece.span(), str(got).lower() if isinstance(got, bool) else str(got)))
+                if sum(len(text) for _span, text in parts) + len(v) > MAX_STRING:
+                    return Unresolved(f"(a string longer than {MAX_STRING // 1024} KiB)")
                 out, last = [], 0
                 for (a, b), text in parts:
                     out += [v[last:a], text]
@@ -202,7 +213,7 @@ def _module_scope(directory: str, cache: dict[Any, ModuleScope]) -> ModuleScope:
     file in the directory; cached by the directory and its files' sizes and modification times (a long-lived process sees
     an edit)."""
     try:
-        listed = sorted(n for n in os.listdir(directory or ".") if n.endswith(".tf") or ".tfvars" in n)
+        listed = sorted(n for n in os.listdir(directory or ".") if n.endswith(TF_SUFFIXES) or ".tfvars" in n)
     except OSError:
         listed = []
     stamp = []
@@ -219,7 +230,7 @@ def _module_scope(directory: str, cache: dict[Any, ModuleScope]) -> ModuleScope:
     declared: set[str] = set()
     locals_: dict[str, Any] = {}
     region: str | None = None
-    names = [n for n in listed if n.endswith(".tf")]
+    names = [n for n in listed if n.endswith(TF_SUFFIXES)]
     for n in names[:200]:
         data = _sibling(directory, n)
         for block in data.get("variable", []) if isinstance(data, dict) else []:
@@ -375,7 +386,7 @@ def _overridden(
         return resources, {}
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".tf") and n != os.path.basename(path))[:200]
+        names = sorted(n for n in os.listdir(directory) if n.endswith(TF_SUFFIXES) and n != os.path.basename(path))[:200]
     except OSError:
         return resources, {}
     if _is_override(path):  # blocks with an original elsewhere are read there, merged
@@ -518,8 +529,8 @@ def _evaluate(
     unresolved: dict[str, list[tuple[str, str]]] = {}
     total = 0
     for rtype, name, body in resources:
-        if rtype not in tfplan.READ and not tfplan.machine_named(ctx.index, body):
-            continue
+        if rtype in tfk8s.TYPES or (rtype not in tfplan.READ and not tfplan.machine_named(ctx.index, body)):
+            continue  # the Kubernetes objects Terraform applies are read as manifests (tfk8s), not as resources
         base = f"{rtype}.{name}"
         for key, each, count_index, problem in _instances(scope, body):
             address = base + key
@@ -750,7 +761,7 @@ def _module_files(directory: str) -> dict[str, Any]:
     """The ``resource`` and ``module`` blocks of every .tf file of a module's directory (as many as _module_scope reads)."""
     merged: dict[str, list[Any]] = {"resource": [], "module": []}
     try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".tf"))
+        names = sorted(n for n in os.listdir(directory) if n.endswith(TF_SUFFIXES))
     except OSError:
         return merged
     for n in names[:200]:

@@ -921,11 +921,25 @@ def _only_crds(text: str) -> bool:
 
 
 def _chart_files(chart: str, folder: str, keep: Callable[[str], bool]) -> list[str]:
-    """The files under one folder of a chart whose name ``keep`` takes, in a stable order, no link followed."""
+    """The files under one folder of a chart whose name ``keep`` takes, in a stable order. Links are followed as Helm's
+    loader follows them (a template that links to a file elsewhere in the repository is rendered), those that resolve
+    outside the repository never (the batch refuses such a chart), each directory once."""
+    from advisor.check.files import boundary, escapes
+
+    root = os.path.realpath(boundary(chart))
     out: list[str] = []
-    for d, dirs, names in os.walk(os.path.join(chart, folder), followlinks=False):
+    seen: set[str] = set()
+    for d, dirs, names in os.walk(os.path.join(chart, folder), followlinks=True):
+        real = os.path.realpath(d)
+        if real in seen or (os.path.islink(d) and escapes(real, root)):
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs.sort()
-        out += [os.path.join(d, n) for n in sorted(names) if keep(n) and not os.path.islink(os.path.join(d, n))]
+        out += [p for n in sorted(names) if keep(n) and os.path.isfile(p := os.path.join(d, n))
+                and not (os.path.islink(p) and escapes(os.path.realpath(p), root))]
+        if len(out) > MAX_FILES * 4:
+            break
     return out
 
 

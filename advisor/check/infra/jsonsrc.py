@@ -115,6 +115,33 @@ def loads(text: str, path: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
         raise InputError.single(path, 1, 1, "JSON nested too deeply") from None
 
 
+def loads_stream(text: str, path: str, *, max_depth: int = MAX_JSON_DEPTH, max_values: int = 10_000) -> list[tuple[Any, int, int]]:
+    """A stream of JSON values one after another (JSON Lines, or objects back to back as ``kubectl apply -f`` reads a
+    .json file): each value with the line and column it starts at, under the same bounds as ``loads``. Raises
+    InputError where the text is no such stream (the error of its first value that fails)."""
+    check_depth(text, path, max_depth)
+    check_surrogates(text, path)
+    decoder = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    out: list[tuple[Any, int, int]] = []
+    ws = re.compile(r"[ \t\r\n]*")
+    i = ws.match(text, 0).end()  # type: ignore[union-attr]
+    while i < len(text):
+        if len(out) >= max_values:
+            raise InputError.single(path, *_line_col(text, i), f"more than {max_values} JSON values in one file")
+        try:
+            value, end = decoder.raw_decode(text, i)
+        except _Duplicate as exc:
+            line, col = _duplicate_at(text, exc.key)
+            raise InputError.single(path, line, col, f"duplicate key {exc.key[:80]!r} in a JSON object") from None
+        except json.JSONDecodeError as exc:
+            raise InputError.single(path, exc.lineno, exc.colno, f"invalid JSON: {exc.msg}") from None
+        except ValueError as exc:
+            raise InputError.single(path, *_line_col(text, i), f"invalid JSON: {str(exc).splitlines()[0][:200]}") from None
+        out.append((value, *_line_col(text, i)))
+        i = ws.match(text, end).end()  # type: ignore[union-attr]
+    return out
+
+
 def load_json_file(path: str, *, max_bytes: int = MAX_JSON_BYTES) -> tuple[Any, str]:
     text = read_text(path, max_bytes=max_bytes)
     return loads(text, path), text

@@ -30,9 +30,21 @@ MAX_TOTAL_CHIPS = 1_000_000
 
 
 def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) -> None:
+    """Each workload's replicas from the autoscaler that targets it: by kind, namespace and name; where the workload or
+    the autoscaler names no namespace (the one it is applied to: kubectl -n, an Argo CD destination, a Flux
+    targetNamespace), by kind and name across namespaces, the largest maximum (an autoscaler is never left out because
+    one file of a pair says where both go)."""
     by_target = {a.target: a for a in autoscalers}
+    loose: dict[tuple[str, str], Autoscaler] = {}
+    for scaler in autoscalers:
+        key = (scaler.target[0], scaler.target[2])
+        if key not in loose or scaler.maximum > loose[key].maximum:
+            loose[key] = scaler
     for r in requests:
-        a = by_target.get(r.target) if r.target else None
+        a: Autoscaler | None = by_target.get(r.target) if r.target else None
+        if a is None and r.target:
+            other = loose.get((r.target[0], r.target[2]))
+            a = other if other is not None and (not r.namespaced or not other.namespaced) else None
         if a is not None:
             r.replicas_min, r.replicas_max = a.minimum, a.maximum
             r.where["replicas"] = a.pos

@@ -20,6 +20,7 @@ from advisor.check.infra.model import (
     Autoscaler,
     Parsed,
     Request,
+    is_placeholder,
     waiver_lines,
 )
 from advisor.check.infra.names import Hardware, NameIndex
@@ -93,7 +94,8 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                 hi = d.count(("spec", "maxReplicas"), default=lo)
                 out.autoscalers.append(
                     Autoscaler(
-                        (str(ref["kind"]), ns, str(ref["name"])), lo, hi if hi is not None else lo, doc.where(("spec", "maxReplicas"))
+                        (str(ref["kind"]), ns, str(ref["name"])), lo, hi if hi is not None else lo, doc.where(("spec", "maxReplicas")),
+                        namespaced="namespace" in meta,
                     )
                 )
             continue
@@ -107,7 +109,7 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                 at = doc.where(("spec", "maxReplicaCount")) if "maxReplicaCount" in d.mapping(("spec",)) else doc.where(("spec",))
                 out.autoscalers.append(Autoscaler(
                     (str(ref.get("kind") or "Deployment"), ns, str(ref["name"])), lo or 0, hi if hi is not None else 100, at,
-                    "a KEDA ScaledObject",
+                    "a KEDA ScaledObject", namespaced="namespace" in meta,
                 ))
             continue
         if kind in CAPACITY_KINDS:
@@ -134,6 +136,7 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             line, col = doc.where(("metadata", "name")) if "name" in meta else doc.start
             address = f"{kind}/{ns}/{name}" + (f"/{part.name}" if part.name else "")
             req = Request(doc.path, "kubernetes", address, line, col, scope=ns, target=(str(kind), ns, name))
+            req.namespaced = "namespace" in meta
             if part.named is not None:
                 _named_request(d, part, req)
             elif part.pods <= 0 or not pod_request(d, part.pod, req, part.containers):
@@ -171,6 +174,12 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                     req.shape_problems.append(
                         f"{pods} pod(s) x {per_pod} chips = {req.count}, but topology {req.topology} has {topo_chips} chips"
                     )
+                if req.count < topo_chips and not part.group:  # a leader / workers group fills its slice together
+                    # GKE provisions the whole slice a topology selector names (its node pool, or node auto-provisioning's):
+                    # the pods asking for part of it leave the rest idle, paid for; judged at the slice
+                    req.notes.append(f"judged at the {topo_chips} chips of the {req.topology} slice it selects (the pods ask for "
+                                     f"{req.count}; the rest of the slice is provisioned and idle)")
+                    req.count = topo_chips
             if topo_chips and per_pod:
                 req.hosts = max(1, topo_chips // per_pod)
             elif pods > 1:
@@ -209,11 +218,16 @@ def _named_request(d: ManifestDoc, part: Part, req: Request) -> None:
     the chips per pod as written or those of the machine type."""
     assert part.named is not None
     chip, n, loc, machine = part.named
-    hw = d.index.lookup(chip)
+    req.where["count"] = req.where["accelerator"] = d.doc.where(loc)
+    if is_placeholder(chip):  # `<your-vm-sku>`: the machine is chosen at deploy time
+        req.unresolved.append((".".join(str(p) for p in loc), chip[:80], d.doc.where(loc)))
+        return
+    hw = (d.index.instance_accelerator(chip) if machine else None) or d.index.lookup(chip)
     req.set_hardware(chip, hw)
+    if machine:  # a machine type says its cloud (KAITO's Standard_NC24ads_A100_v4: an Azure VM size)
+        req.cloud = d.index.machine_cloud(chip) or req.cloud
     if not hw.known:
         req.unknown = hw.reason or f"{chip!r} is not in the catalog"
-    req.where["count"] = req.where["accelerator"] = d.doc.where(loc)
     req.count = hw.chips if machine else n
     if not machine and n is None:
         req.unresolved.append((".".join(str(p) for p in loc), str(d.at(loc))[:80], d.doc.where(loc)))

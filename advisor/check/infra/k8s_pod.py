@@ -252,8 +252,10 @@ def _claimed(d: ManifestDoc, pod: KeyPath, req: Request, asks: bool) -> tuple[in
 
 
 def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tuple[KeyPath, str]] | None = None) -> bool:
-    """Fill accelerator, chips per pod, pricing and region from one pod spec; False if it asks for none."""
-    if d.at(pod) is None:
+    """Fill accelerator, chips per pod, pricing and region from one pod spec; False if it asks for none. With
+    ``containers`` outside the pod (a TrainJob's trainer.resourcesPerNode), a kind whose pod spec is optional
+    (no podSpecOverrides) is read from those alone."""
+    if d.at(pod) is None and not containers:
         return False
     d.mapping(pod)
     chips, resource, where = _pod_chips(d, pod, req, containers)

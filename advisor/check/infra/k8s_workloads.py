@@ -48,6 +48,7 @@ JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"} | set(REPLICA_SPECS) | {"Trai
 READ_KINDS = {
     "Pod", "Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "JobSet", "LeaderWorkerSet", "RayCluster", "RayService",
     "RayJob", "TrainJob", "InferenceService", "LLMInferenceService", "NIMService", "DynamoGraphDeployment", "Model", "Workspace",
+    "InferenceSet", "RAGEngine", "MultiRoleInference",
 } | set(REPLICA_SPECS) | ARGO_KINDS
 MAX_FOUND_PODS = 64  # pod specs searched for in a kind not read (a bound on a hostile document)
 
@@ -147,24 +148,58 @@ def pod_templates(d: ManifestDoc, kind: str, api: str = "") -> list[Part]:
         return _kubeai(d)
     if kind == "Model":
         return _found_pods(d, kind)
-    if kind == "Workspace" and api.startswith("kaito.sh/"):
-        return _kaito(d)
+    if kind in KAITO_KINDS and api.startswith("kaito.sh/"):
+        return _kaito(d, kind)
     if kind == "Workspace":
         return _found_pods(d, kind)
     return []
 
 
-def _kaito(d: ManifestDoc) -> list[Part]:
-    """KAITO Workspace (kaito.sh): ``resource.count`` nodes (default 1) of ``resource.instanceType``, a cloud
-    machine type (Standard_NC24ads_A100_v4) whose GPUs the inference or tuning job uses. Without an instance type
-    (nodes the team brings, preferredNodes) no request is known here."""
-    loc: KeyPath = ("resource", "instanceType")
-    if not isinstance(d.at(loc), str):
-        return []
-    nodes = d.count(("resource", "count"), default=1)
-    notes = ["KAITO Workspace: resource.count nodes of resource.instanceType, each with the GPUs of that machine type"]
-    return [Part("", ("resource",), 1 if nodes is None else nodes, (1, 1), ("resource", "count"), notes=notes,
-                 named=(str(d.at(loc)), None, loc, True))]
+# KAITO's kinds (kaito.sh) that name the machine type their nodes are created with
+KAITO_KINDS = ("Workspace", "InferenceSet", "RAGEngine", "MultiRoleInference")
+
+
+def _kaito(d: ManifestDoc, kind: str = "Workspace") -> list[Part]:
+    """KAITO (kaito.sh): nodes of an ``instanceType``, a cloud machine type (Standard_NC24ads_A100_v4) whose GPUs
+    the job uses. A Workspace: ``resource.count`` nodes (default 1); an InferenceSet: ``spec.replicas`` copies of its
+    template's resource, scaled up to ``nodeCountLimit`` nodes; a RAGEngine: ``spec.compute.count`` nodes; a
+    MultiRoleInference: each of ``spec.roles`` (prefill, decode) ``replicas`` nodes. Without an instance type (nodes
+    the team brings, preferredNodes) no request is known here."""
+    out: list[Part] = []
+
+    def machine(base: KeyPath, count: KeyPath, reps: tuple[int | None, int | None], where: KeyPath | None, name: str,
+                note: str) -> None:
+        loc: KeyPath = (*base, "instanceType")
+        if not isinstance(d.at(loc), str):
+            return
+        nodes = d.count(count, default=1)
+        out.append(Part(name, base, 1 if nodes is None else nodes, reps, where or count, notes=[note],
+                        named=(str(d.at(loc)), None, loc, True)))
+
+    if kind == "Workspace":
+        machine(("resource",), ("resource", "count"), (1, 1), None, "",
+                "KAITO Workspace: resource.count nodes of resource.instanceType, each with the GPUs of that machine type")
+    elif kind == "InferenceSet":
+        n = d.count(("spec", "replicas"), default=1)
+        n = 1 if n is None else n
+        per = d.count(("spec", "template", "resource", "count"), default=1) or 1
+        limit = d.count(("spec", "nodeCountLimit"), default=None)
+        top = max(n, limit // per) if limit else n
+        machine(("spec", "template", "resource"), ("spec", "template", "resource", "count"), (n, top), ("spec", "replicas"), "",
+                "KAITO InferenceSet: spec.replicas copies (up to nodeCountLimit nodes) of the template's resource.instanceType")
+    elif kind == "RAGEngine":
+        machine(("spec", "compute"), ("spec", "compute", "count"), (1, 1), None, "",
+                "KAITO RAGEngine: spec.compute.count nodes of spec.compute.instanceType")
+    elif kind == "MultiRoleInference":
+        roles = d.at(("spec", "roles"))
+        for i, role in enumerate(roles[:64] if isinstance(roles, list) else []):
+            if not isinstance(role, dict):
+                continue
+            r = d.count(("spec", "roles", i, "replicas"), default=1)
+            r = 1 if r is None else r
+            machine(("spec", "roles", i), ("spec", "roles", i, "nodeCount"), (r, r), ("spec", "roles", i, "replicas"),
+                    str(role.get("type") or i), "KAITO MultiRoleInference: each role's replicas of its instanceType")
+    return out
 
 
 def _dynamo(d: ManifestDoc) -> list[Part]:

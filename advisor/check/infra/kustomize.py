@@ -33,6 +33,7 @@ base are also read on their own, as everywhere.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from dataclasses import dataclass, field
@@ -48,7 +49,7 @@ MAX_LOADS = 1_000  # kustomizations read in one build (a base reached through ma
 MAX_BYTES = 8 * 1024 * 1024
 OWN_FILES = (".yaml", ".yml", ".json")  # resource files the gate reads on their own, beside the build
 TRANSFORMS = ("patches", "patchesStrategicMerge", "patchesJson6902", "replicas", "components", "namePrefix", "nameSuffix", "namespace",
-              "transformers", "helmCharts")
+              "transformers", "helmCharts", "replacements")
 # Kubernetes strategic-merge keys of the lists a workload's pod spec holds (k8s.io/api struct tags
 # patchMergeKey); any other list is replaced whole, as strategic merge does without a key.
 MERGE_KEYS = {
@@ -221,8 +222,10 @@ def _copy(v: Any) -> Any:
     return v
 
 
-def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res]:
-    doc = _load_kustomization(kfile)
+def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None, doc: Document | None = None) -> list[_Res]:
+    """One kustomization's resources, transformed (``doc``: a kustomization given as a document, not read from ``kfile``;
+    its relative paths are from ``kfile``'s directory)."""
+    doc = doc or _load_kustomization(kfile)
     k: dict[str, Any] = doc.data
     here = os.path.dirname(kfile)
     res: list[_Res] = list(inherited or [])
@@ -278,14 +281,94 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None) -> list[_Res
             raise InputError([doc.problem(("replicas", i, "count"), f"replicas[{i}].count: expected a whole number, got {count!r}"[:200])])
         _set_replicas(res, e["name"], count, at(("replicas", i)))
     for i, rep in enumerate(entries("replacements")):
-        targets = rep.get("targets") if isinstance(rep, dict) else None
-        paths = [str(p) for t in (targets if isinstance(targets, list) else []) if isinstance(t, dict)
-                 for p in (t["fieldPaths"] if isinstance(t.get("fieldPaths"), list) else []) if isinstance(p, str)]
-        touched = [p for p in paths if _COUNTED.search(p)]
-        if touched:
-            b.unresolved.append(("kustomize", f"replacements to {', '.join(touched)[:120]}", _known(at(("replacements", i)))))
+        _replacement(rep, res, b, at(("replacements", i)))
     _names(k, doc, res, at)
     return res
+
+
+_PATH_PART = re.compile(r"(?:\\.|[^.\\])+")
+
+
+def _field_path(path: str) -> list[str] | None:
+    """A replacement's fieldPath as its parts (``a.b\\.c`` -> a, b.c), None where it uses a form not read here."""
+    if not path or len(path) > 500 or "*" in path:
+        return None
+    return [part.replace("\\.", ".") for part in _PATH_PART.findall(path)]
+
+
+def _walk(node: Any, parts: list[str], create: bool = False) -> tuple[Any, str | int] | None:
+    """The container and key of ``parts`` in ``node`` (list entries by index or ``[key=value]``), None where absent."""
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        m = re.fullmatch(r"\[([^=\]]+)=([^\]]*)\]", part)
+        if isinstance(node, list):
+            if m:
+                idx = next((j for j, e in enumerate(node) if isinstance(e, dict) and str(e.get(m.group(1))) == m.group(2)), None)
+            elif part.isdigit():
+                idx = int(part) if int(part) < len(node) else None
+            else:
+                return None
+            if idx is None:
+                return None
+            if last:
+                return node, idx
+            node = node[idx]
+        elif isinstance(node, dict) and not m:
+            if last:
+                return node, part
+            if part not in node:
+                if not create:
+                    return None
+                node[part] = {}
+            node = node[part]
+        else:
+            return None
+    return None
+
+
+def _replacement(rep: Any, res: list[_Res], b: _Build, pos: tuple[int, int]) -> None:
+    """A ``replacements`` entry as kustomize applies it: the source resource's field (kind / name / namespace,
+    fieldPath, metadata.name by default) copied to each target's fieldPaths. A form not read here (a source file,
+    delimiter / index options, a wildcard path, a source that is not in the build, a target by label) leaves the
+    targets it may touch unresolved where it names a field that counts chips or says which."""
+    src = rep.get("source") if isinstance(rep, dict) else None
+    targets = rep.get("targets") if isinstance(rep, dict) else None
+    targets = [t for t in targets if isinstance(t, dict)] if isinstance(targets, list) else []
+    paths = [str(p) for t in targets for p in (t["fieldPaths"] if isinstance(t.get("fieldPaths"), list) else []) if isinstance(p, str)]
+    touched = [p for p in paths if _COUNTED.search(p)]
+
+    def unread(why: str) -> None:
+        if touched:
+            b.unresolved.append(("kustomize", f"replacements to {', '.join(touched)[:120]} ({why})", _known(pos)))
+
+    if not isinstance(src, dict) or not isinstance(src.get("kind"), str) or src.get("options"):
+        return unread("a source not read here")
+    found = _select(res, None, {k: src[k] for k in ("kind", "name", "namespace", "group", "version") if src.get(k)}, b, pos)
+    parts = _field_path(str(src.get("fieldPath") or "metadata.name"))
+    got = _walk(found[0].data, parts) if len(found) == 1 and parts else None
+    if got is None:
+        return unread("its source is not in the build")
+    container, key = got
+    value = container[key]
+    for t in targets:
+        sel = t.get("select")
+        options = t.get("options")
+        if not isinstance(sel, dict) or (options is not None and (not isinstance(options, dict) or set(options) - {"create"})):
+            return unread("a target form not read here")
+        create = bool((options or {}).get("create"))
+        rejects = t.get("reject") if isinstance(t.get("reject"), list) else []
+        chosen = [r for r in _select(res, None, sel, b, pos)
+                  if not any(r in _select(res, None, rj, b, pos) for rj in rejects if isinstance(rj, dict))]
+        for fp in (t.get("fieldPaths") if isinstance(t.get("fieldPaths"), list) else []):
+            tparts = _field_path(str(fp))
+            if tparts is None:
+                return unread("a target form not read here")
+            for r in chosen:
+                at_t = _walk(r.data, tparts, create)
+                if at_t is not None:
+                    at_t[0][at_t[1]] = copy.deepcopy(value)
+                    r.pos = pos if pos != (0, 0) else r.pos
+    return None
 
 
 def _helm_charts(k: dict[str, Any], doc: Document, here: str, b: _Build, at: Any) -> list[_Res]:
@@ -698,6 +781,63 @@ class KustomizeRead:
     autoscalers: list[Any] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     patches: set[str] = field(default_factory=set)  # patch files the build applied (judged in it, not on their own)
+
+
+def read_overrides(owner: Document, boundary: str, index: Any) -> KustomizeRead:
+    """The requests of the kustomization at an Argo CD Application's or a Flux Kustomization's path as that tool builds
+    it, with the owner's overrides (releases.kustomize_overrides): a kustomization over the path's own, placed in the owner's file. The
+    path's own build is judged on its own too; this is what the owner deploys."""
+    from advisor.check.infra.releases import OVERRIDE_KEYS, kustomize_overrides
+
+    out = KustomizeRead()
+    found = kustomize_overrides(owner.data) if isinstance(owner.data, dict) else None
+    if found is None:
+        return out
+    loc, rel, over = found
+    app = os.path.normpath(os.path.join(boundary, rel))
+    if not os.path.isdir(app) or _escapes(app, _Build(os.path.realpath(boundary), owner.path)):
+        return out  # not in the repository: nothing to build here
+    if find(app) is not None:
+        resources = ["."]
+    elif owner.data.get("kind") == "Kustomization":  # Flux generates one of every manifest under the path
+        resources = sorted(os.path.relpath(os.path.join(d, f), app) for d, _, fs in os.walk(app) for f in fs
+                           if f.endswith((".yaml", ".yml", ".json")))[:MAX_RESOURCES]
+    else:
+        return out  # Argo CD applies kustomize overrides to a kustomization only
+    data: dict[str, Any] = {"resources": resources}
+    for key, value in over.items():
+        if key == "postBuild":
+            continue
+        if key == "replicas" and isinstance(value, list):  # Argo CD takes a count as a string too
+            value = [dict(e, count=int(e["count"])) if isinstance(e, dict) and isinstance(e.get("count"), str)
+                     and e["count"].isdigit() else e for e in value]
+        data[OVERRIDE_KEYS[key]] = value
+    n = len(loc)
+    doc = Document(owner.path, owner.index, data, owner.where(loc),
+                   value_pos={(OVERRIDE_KEYS.get(k[n], k[n]), *k[n + 1:]): v for k, v in owner.value_pos.items()
+                              if k[:n] == loc and len(k) > n and isinstance(k[n], str)},
+                   key_pos={(OVERRIDE_KEYS.get(k[n], k[n]), *k[n + 1:]): v for k, v in owner.key_pos.items()
+                            if k[:n] == loc and len(k) > n and isinstance(k[n], str)})
+    from advisor.check.infra import k8s
+    from advisor.check.infra.model import label_variant
+
+    b = _Build(os.path.realpath(boundary), owner.path)
+    try:
+        res = _build_one(os.path.join(app, "kustomization.yaml"), b, None, doc)
+        parsed = k8s.parse([Document(owner.path, i, r.data, _known(r.pos)) for i, r in enumerate(res)], index)
+    except InputError as exc:
+        out.problems += exc.problems
+        return out
+    if "postBuild" in over:
+        b.unresolved.append(("kustomize", "Flux postBuild variable substitution", _known(owner.where((*loc, "postBuild")))))
+    meta = owner.data.get("metadata") if isinstance(owner.data.get("metadata"), dict) else {}
+    label = f" [{'flux' if owner.data.get('kind') == 'Kustomization' else 'argocd'} {str(meta.get('name') or '?')[:60]}]"
+    note = f"as {owner.data.get('kind')} {rel[:80]} builds it, with its kustomize overrides"
+    label_variant(parsed.requests, parsed.autoscalers, label, note)
+    for req in parsed.requests:
+        req.unresolved += list(dict.fromkeys(b.unresolved))
+    out.requests, out.autoscalers = parsed.requests, parsed.autoscalers
+    return out
 
 
 def read(kfile: str, boundary: str, index: Any, label: str) -> KustomizeRead:

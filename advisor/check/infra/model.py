@@ -62,6 +62,7 @@ class Request:
     action: str = "create"  # create | update | delete | replace | no-op
     link: str | None = None  # workload named by an annotation / label / tag
     scope: str | None = None  # Kubernetes namespace (spot policy)
+    namespaced: bool = True  # a Kubernetes object whose metadata names its namespace (else "default" stands for it)
     where: dict[str, Pos] = field(default_factory=dict)  # accelerator / count / replicas positions
     unresolved: list[tuple[str, str, Pos]] = field(default_factory=list)  # (field, value, position)
     shape_problems: list[str] = field(default_factory=list)
@@ -195,6 +196,7 @@ class Autoscaler:
     maximum: int
     pos: Pos
     what: str = "a HorizontalPodAutoscaler"
+    namespaced: bool = True  # its metadata names a namespace (else "default" stands for the one it is applied to)
 
 
 @dataclass
@@ -220,6 +222,8 @@ class Parsed:
     autoscalers: list[Autoscaler] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     releases: list[ReleaseRef] = field(default_factory=list)
+    # Argo CD Applications / Flux Kustomizations that deploy a kustomization of the repository with overrides of their own
+    builds: list[Document] = field(default_factory=list)
     # directories of modules kept in the repository whose resources this file read at its calls (Terraform HCL)
     modules: list[str] = field(default_factory=list)
 

@@ -84,6 +84,10 @@ class Hardware:
 
 _SUFFIX_T = re.compile(r"-([0-9]+)t$")
 _EC2_NAME = re.compile(r"(?:ml\.)?[a-z][a-z0-9-]*\.[0-9]*(?:nano|micro|small|medium|large|xlarge|metal)(?:-[0-9a-z]+)?")
+# Other spellings of a name the index holds: SageMaker's instance types are EC2's with "ml." in front (ml.g5.8xlarge is a
+# g5.8xlarge), and Compute Engine's virtual-workstation GPUs are the same chips with an NVIDIA RTX vWS licence
+# (nvidia-tesla-t4-vws is a T4: cloud.google.com/compute/docs/gpus#t4-gpus)
+_SPELLINGS = ((re.compile(r"^ml\."), ""), (re.compile(r"-vws$"), ""))
 _TPU_N = re.compile(r"^(?:tpu-)?([a-z0-9]+?)-([0-9]+)$")
 _DIGITS = re.compile(r"[0-9]{1,4}")  # ASCII digits only
 
@@ -185,6 +189,9 @@ class NameIndex:
         hit = self.names.get(key)
         if hit is not None:
             return hit
+        for alias, plain in _SPELLINGS:  # a name that is another's with a prefix or suffix of its own
+            if alias.search(key) and (hit := self.names.get(alias.sub(plain, key))) is not None:
+                return hit
         # third-party TPU spellings: tpu-v5e-8, v6e-16 (the slice of that family with that name suffix)
         m = _TPU_N.match(key)
         if m:

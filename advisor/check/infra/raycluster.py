@@ -102,8 +102,9 @@ def _hardware(
     if is_placeholder(hwname):
         req.unresolved.append((".".join(map(str, where)), hwname[:80], doc.where(where)))
     hw = index.lookup(hwname)
-    if not hw.known and not index.is_unsupported(hwname) and count is None and not advertised:
-        return False  # a CPU machine (m5.large, n2-standard-8): no accelerator asked for
+    cpu = (not hw.known and not index.is_unsupported(hwname)) or index.is_cpu(hw.accelerator or "")
+    if cpu and count is None and not advertised:
+        return False  # a CPU machine (m5.large, n2-standard-8, one the catalog prices for CPU work): no accelerator asked for
     req.set_hardware(hwname, hw)
     req.where["accelerator"] = req.where["count"] = doc.where(where)
     topo = node.get("acceleratorConfig", {}).get("topology") if isinstance(node.get("acceleratorConfig"), dict) else None

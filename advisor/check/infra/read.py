@@ -29,6 +29,12 @@ def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]
     try:
         data = jsonsrc.loads(text, path)
     except InputError as exc:
+        stream = _json_stream(path, text)
+        if stream is not None:  # values back to back (JSON Lines; kubectl apply reads each object): each a document
+            kinds = [doc_kind(d.data) for d in stream]
+            if all(k.startswith("other") for k in kinds) and not names_hardware(text, index):
+                return [], Parsed("other", notes=[f"a stream of {len(stream)} JSON values that names no accelerator: nothing to judge"])
+            return _split(path, stream, kinds, index, len(text))
         if path != STDIN and _not_json_syntax(text) and not names_hardware(text, index):
             # a .json file that is no JSON (a log of JSON lines, comments as in tsconfig / devcontainer files)
             # and names no accelerator: not a proposal, and not a reason to stop the gate
@@ -37,7 +43,7 @@ def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]
         raise
     if tfplan.is_plan(data):
         return [], tfplan.parse(path, text, data, index)
-    if path.endswith(".tf.json") and isinstance(data, dict):
+    if path.endswith((".tf.json", ".tofu.json")) and isinstance(data, dict):
         return [], tf_json(path, text, data, index)
     if isinstance(data, dict) and isinstance(data.get("results"), list) and "advisor_version" in data:
         return [], Parsed("other", notes=["an 'advisor check --format json' result (use it with --baseline)"])
@@ -90,6 +96,19 @@ def tf_json(path: str, text: str, data: dict[str, Any], index: NameIndex) -> Par
     return out
 
 
+def _json_stream(path: str, text: str) -> list[Document] | None:
+    """The documents of a stream of two or more JSON values, None where the text is no such stream."""
+    from advisor.check.infra import jsonsrc
+
+    try:
+        values = jsonsrc.loads_stream(text, path)
+    except InputError:
+        return None
+    if len(values) < 2:
+        return None
+    return [Document(path, i, value, (line, col)) for i, (value, line, col) in enumerate(values)]
+
+
 def _json_documents(path: str, text: str, data: Any) -> list[Document]:
     """JSON as documents with positions (JSON is YAML: the YAML reader gives the positions);
     when the YAML reader refuses it (tabs in odd places), the data without positions."""
@@ -130,9 +149,27 @@ def _not_json_syntax(text: str) -> bool:
     return False
 
 
+_CHAR_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))")
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with its JSON and YAML character escapes (backslash-u, -x, -U) decoded: a name spelled in escapes
+    (the escaped letters of nvidia.com/gpu) is the same name to the tool that reads the file."""
+    if "\\" not in text:
+        return text
+
+    def char(m: re.Match[str]) -> str:
+        code = int(next(g for g in m.groups() if g), 16)
+        return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else ""
+
+    return _CHAR_ESCAPE.sub(char, text)
+
+
 def names_hardware(text: str, index: NameIndex) -> bool:
     """Whether a file that cannot be read names accelerators anywhere: a chip resource or word, or any
-    word the name index resolves (a GPU or TPU machine type such as p5.48xlarge, a slice type)."""
+    word the name index resolves (a GPU or TPU machine type such as p5.48xlarge, a slice type), its
+    character escapes decoded."""
+    text = _unescaped(text)
     if _HARDWARE_TEXT.search(text):
         return True
     for word in dict.fromkeys(_TOKEN.findall(text)):
@@ -191,6 +228,7 @@ def _split(path: str, docs: list[Document], kinds: list[str], index: NameIndex, 
         raise InputError(problems)
     out.releases = _releases(path, docs, kinds)
     out.requests += _remote_releases(path, docs, kinds)
+    out.builds = _builds(path, docs, kinds)
     out.notes += list(dict.fromkeys(others))
     return loaded, out
 
@@ -209,6 +247,18 @@ def _remote_releases(path: str, docs: list[Document], kinds: list[str]) -> list[
 
     root = boundary(path) if path != "-" else os.getcwd()
     return [r for d in maybe for r in releases.remote_requests(d, root)]
+
+
+def _builds(path: str, docs: list[Document], kinds: list[str]) -> list[Document]:
+    """Argo CD Applications and Flux Kustomizations that build a kustomization of the repository with overrides of their
+    own (releases.kustomize_overrides): built after the files (advisor.check.infra.kustomize.read_overrides)."""
+    maybe = [d for d, k in zip(docs, kinds, strict=True)
+             if k == "kubernetes" and d.data.get("kind") in ("Application", "ApplicationSet", "Kustomization")]
+    if not maybe or path == "-":
+        return []
+    from advisor.check.infra import releases
+
+    return [d for d in maybe if releases.kustomize_overrides(d.data) is not None]
 
 
 def _releases(path: str, docs: list[Document], kinds: list[str]) -> list[Any]:

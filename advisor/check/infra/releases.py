@@ -142,6 +142,35 @@ def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
     return out[:MAX_REFS]
 
 
+# What an Argo CD Application's source.kustomize and a Flux Kustomization's spec may change of the build at their path,
+# as the kustomization keys they are (Argo CD: argo-cd docs user-guide/kustomize; Flux: kustomize.toolkit.fluxcd.io
+# Kustomization spec); postBuild (Flux's variable substitution) is said, not evaluated
+OVERRIDE_KEYS = {"patches": "patches", "replicas": "replicas", "components": "components", "namePrefix": "namePrefix",
+                 "nameSuffix": "nameSuffix", "namespace": "namespace", "targetNamespace": "namespace", "images": "images"}
+# the overrides that may change what the build asks for: only these make the owner's build worth reading apart
+_CHANGES_CHIPS = {"patches", "replicas", "components"}
+
+
+def kustomize_overrides(data: dict[str, Any]) -> tuple[KeyPath, str, dict[str, Any]] | None:
+    """(where, the path built, the overrides) of an Argo CD Application (or ApplicationSet template) whose source
+    builds a path with kustomize overrides, or of a Flux Kustomization that patches, scales or substitutes the path it
+    builds; None for anything else."""
+    kind, api = data.get("kind"), str(data.get("apiVersion") or "")
+    if kind in ("Application", "ApplicationSet") and api.startswith("argoproj.io/"):
+        base: KeyPath = ("spec",) if kind == "Application" else ("spec", "template", "spec")
+        spec = data.get("spec") if kind == "Application" else (data.get("spec") or {}).get("template", {}).get("spec")
+        src = spec.get("source") if isinstance(spec, dict) else None
+        if isinstance(src, dict) and isinstance(src.get("kustomize"), dict) and isinstance(src.get("path"), str):
+            over = {k: v for k, v in src["kustomize"].items() if k in OVERRIDE_KEYS}
+            return ((*base, "source", "kustomize"), src["path"], over) if set(over) & _CHANGES_CHIPS else None
+    if kind == "Kustomization" and api.startswith("kustomize.toolkit.fluxcd.io/"):
+        spec = data.get("spec")
+        if isinstance(spec, dict) and isinstance(spec.get("path"), str):
+            over = {k: v for k, v in spec.items() if k in OVERRIDE_KEYS or k == "postBuild"}
+            return (("spec",), spec["path"], over) if set(over) & _CHANGES_CHIPS else None
+    return None
+
+
 def _app_spec(data: dict[str, Any]) -> tuple[KeyPath, dict[str, Any]]:
     """(where, what) of an Argo CD Application's spec; an ApplicationSet's is its template's (its generators make one
     Application per element from it: how many is not read)."""

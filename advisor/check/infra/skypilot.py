@@ -178,8 +178,8 @@ def _hardware_options(
         itype = r.get("instance_type")
         if not opts and isinstance(itype, str):
             hw = index.lookup(itype)
-            if hw.known or index.is_unsupported(itype):
-                options.append((r, itype, hw.chips, (*loc, "instance_type")))
+            if (hw.known and not index.is_cpu(hw.accelerator or "")) or index.is_unsupported(itype):
+                options.append((r, itype, hw.chips, (*loc, "instance_type")))  # a CPU instance type asks for none
     return options, cheapest
 
 

@@ -13,12 +13,14 @@ RESOURCE = re.compile(r'^[ \t]*resource[ \t]+"([^"]+)"[ \t]+"([^"]+)"', re.M)
 
 
 def tf_blocks(directory: str) -> dict[str, tuple[str, int]]:
-    """``type.name`` -> (file, line) of every ``resource`` block in the directory's .tf files."""
+    """``type.name`` -> (file, line) of every ``resource`` block in the directory's .tf (and .tofu) files."""
     import os
+
+    from advisor.check.files import TF_SUFFIXES
 
     out: dict[str, tuple[str, int]] = {}
     try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".tf"))
+        names = sorted(n for n in os.listdir(directory) if n.endswith(TF_SUFFIXES))
     except OSError:
         return out
     for n in names[:500]:

@@ -409,13 +409,43 @@ def values_of(node: Any, limit: int = MAX_SCAN) -> Iterator[Any]:
             queue.extend(v)
 
 
+_ACCELERATOR_KEY = re.compile(r"(?i)accelerator|gpu|tpu")
+# the words of an accelerator's name in a field for one, where the catalog does not know the chip
+_ACCELERATOR_WORD = re.compile(r"(?i)nvidia|tesla|radeon|instinct|tpu|gaudi|trainium|inferentia|\b[ahlvtp]\d{1,3}\b")
+
+
+def _keyed_values(node: Any, limit: int = MAX_SCAN) -> Iterator[tuple[str, Any]]:
+    """(the key it is under, value) of ``node`` and every value inside it, breadth first, at most ``limit``; a list's
+    items keep the list's key."""
+    queue: deque[tuple[str, Any]] = deque([("", node)])
+    seen = 0
+    while queue and seen < limit:
+        key, v = queue.popleft()
+        seen += 1
+        yield key, v
+        if isinstance(v, dict):
+            queue.extend((f"{key}.{k}"[-200:], x) for k, x in v.items())
+        elif isinstance(v, list):
+            queue.extend((key, x) for x in v)
+
+
 def machine_named(index: NameIndex, value: Any) -> str | None:
     """The first machine, instance or TPU type with accelerators (a3-highgpu-8g, p5.48xlarge, Standard_ND96isr_H100_v5,
-    v5p-1024) among the strings of a resource's attributes, breadth first and bounded; None where it names none."""
-    for v in values_of(value):
+    v5p-1024) among the strings of a resource's attributes, breadth first and bounded, or an accelerator a field for one
+    names (accelerator_type = "nvidia-tesla-a100", node_selector { accelerator = "nvidia-l4" }, accelerator_config); None
+    where it names none."""
+    for key, v in _keyed_values(value):
         if isinstance(v, str) and 2 < len(v) <= 64:
             hw = machine_hardware(index, v)
-            if hw.known and hw.chips and not index.is_cpu(hw.accelerator or ""):
+            keyed = _ACCELERATOR_KEY.search(key)
+            if not hw.known and keyed:  # an API's enum spelling: NVIDIA_TESLA_V100 is nvidia-tesla-v100
+                v = v.lower().replace("_", "-")
+                hw = index.lookup(v)
+            if keyed and not hw.known and _ACCELERATOR_WORD.search(v):
+                return v  # an accelerator field naming a chip the catalog does not know (NVIDIA_TESLA_V100): unknown hardware
+            if not hw.known or index.is_cpu(hw.accelerator or ""):
+                continue
+            if hw.chips or keyed:
                 return v
     return None
 
@@ -556,6 +586,9 @@ def _node_pool(ctx: _Ctx, req: Request, after: dict[str, Any], unknown: dict[str
         return None
     zones = after.get("node_locations")
     n_zones = len(zones) if isinstance(zones, list) and zones else (1 if location and location.count("-") >= 2 else 3)
+    if (("node_locations" in after and not isinstance(zones, list)) or "node_locations" in unknown) and n_zones == 3:
+        # the zones are named but not read (var.zones without a default): a region's three is a guess, said
+        req.unresolved.append(("node_locations", "the pool's zones are not read (counts are per zone: 3 assumed)", req.pos("count")))
     auto = _first(after.get("autoscaling"))
     tmin = _num(ctx, req, "autoscaling.total_min_node_count", auto.get("total_min_node_count"))
     tmax = _num(ctx, req, "autoscaling.total_max_node_count", auto.get("total_max_node_count"))
