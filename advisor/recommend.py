@@ -27,7 +27,7 @@ from advisor.estimate.search import all_candidates, best, repriced_keep
 from advisor.fmt import money
 from advisor.knowledge import KnowledgeBase
 from advisor.models import Profile
-from advisor.setuppath import SetupPlan, choose_setup, placeholders, plan, setup_cloud
+from advisor.setuppath import SetupPlan, choose_setup, placeholders, plan, provisioning_kind, setup_cloud
 
 __all__ = ["ESTIMATOR_SOURCE", "Contribution", "Decision", "Exclusion", "Recommendation", "closest", "decide", "describe", "recommend"]
 
@@ -305,12 +305,20 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
     return warnings
 
 
+def _provisioning_kind(profile: Profile, chosen: Any) -> str | None:
+    """The procurement kind the verdict's provisioning commands take flags for: the kind its price is (Spot), else
+    the one its capacity comes from (a reservation, calendar or flex-start)."""
+    if chosen is None:
+        return provisioning_kind(profile.deployment.pricing, None)
+    return provisioning_kind(chosen.price_kind or profile.deployment.pricing, chosen.procurement)
+
+
 def _setup_plan(profile: Profile, kb: KnowledgeBase, decision: Decision, acc: Accelerator | None) -> SetupPlan | None:
     """The setup path for the verdict, led by the step that obtains a count beyond on-demand quota."""
     cloud = setup_cloud(profile, decision.chosen)
     path = choose_setup(profile, kb, decision.device, cloud, acc)
     setup = (
-        plan(path, placeholders(profile, acc, decision.chosen), profile, cloud)
+        plan(path, placeholders(profile, acc, decision.chosen), profile, cloud, _provisioning_kind(profile, decision.chosen))
         if path
         else None
     )

@@ -4,7 +4,9 @@ slice layout, server limits, precision, disk, checkpoints) — the plan the scaf
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +19,9 @@ from advisor.facts import FieldReader
 from advisor.fmt import safe_name
 from advisor.knowledge import PLACEHOLDER, KnowledgeBase, SetupPath, Step, bundled_data
 from advisor.models import Profile
+
+# procurement kinds whose capacity is reserved ahead (their provisioning flags: rules/provisioning.yaml)
+RESERVATION_KINDS = ("reserved", "calendar", "dws-flex-start")
 
 
 @dataclass
@@ -254,6 +259,88 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     return out
 
 
+@functools.cache
+def provisioning() -> dict[str, dict[str, Any]]:
+    """rules/provisioning.yaml: how each provisioning command takes Spot capacity and a disk size."""
+    data: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["commands"]
+    return data
+
+
+def provision(cmd: str, kind: str | None, disk_gb: int = 0) -> str:
+    """``cmd`` with the configuration's procurement ``kind`` and disk size where it provisions machines
+    (rules/provisioning.yaml): Spot flags when the estimate priced Spot capacity (``spot``), the reservation,
+    calendar or flex-start flags when its capacity comes from that kind, the boot disk sized for
+    the weights and checkpoints (``disk_gb``; 0: the command's own). What recommend shows and what
+    the scaffold's setup.sh runs, from one table."""
+    stripped = cmd.strip()
+    key, row = next(((head, r) for head, r in provisioning().items() if stripped.startswith(head + " ")), ("", None))
+    if row is None or "\n" in cmd:
+        return cmd
+    config = row.get("config")
+    if config and kind in config["kinds"]:  # the kind is stated in the command's config file, not its flags (eksctl)
+        return _with_config(config["template"], cmd, disk_gb or int(config["default_disk_gb"]), config["kinds"][kind])
+    flags: list[str] = row.get(kind, []) if kind else []
+    if flags:
+        replaced = row.get("replaces")
+        given = dict(w.split("=", 1) for w in cmd.split() if w.startswith("--") and "=" in w)
+        flags = [f.replace("{num_nodes}", given.get("--num-nodes", "1")) for f in flags]
+        for name in row.get("overrides", []):  # the kind's value of these flags replaces the command's
+            if any(f.split("=", 1)[0] == name for f in flags):
+                cmd = re.sub(rf"\s{re.escape(name)}(=|\s+)\S+", "", cmd)
+        # a flag the command already has (by name), or one it rules out, is not given twice
+        present = {w.split("=", 1)[0] for w in cmd.split() if w.startswith("-")}
+        present |= {flag for flag, others in row.get("conflicts", {}).items() if present & set(others)}
+        new = " ".join(_missing(flags, present))
+        if replaced and re.search(rf"(^|\s){re.escape(replaced)}(?=\s|$)", cmd):
+            cmd = re.sub(rf"(^|\s){re.escape(replaced)}(?=\s|$)", lambda m: m.group(1) + new, cmd)
+        elif new:
+            cmd = f"{cmd} {new}"
+        head = row.get("command", {}).get(kind)
+        if head:  # the kind's flags belong to another release track of the command
+            cmd = cmd.replace(key, head, 1)
+    if row.get("disk") and disk_gb:
+        disk = row["disk"].format(disk_gb=disk_gb)
+        flag = row["disk_flag"]
+        pattern = rf"\s{re.escape(flag)}(=|\s+)\S+"
+        cmd = re.sub(pattern, lambda m: " " + disk, cmd, count=1) if re.search(pattern, cmd) else f"{cmd} {disk}"
+    return cmd
+
+
+def _with_config(template: str, cmd: str, disk_gb: int, market: str) -> str:
+    """The command as ``template`` (rules/provisioning.yaml ``config``): a config file on stdin made from the command's
+    own flags (``--node-type=X`` is {node_type}), the disk (the plan's, else the tool's default) and the kind's
+    ``market`` lines; a flag the template names that the command lacks stays a placeholder of that name."""
+    given = {w[2:].split("=", 1)[0].replace("-", "_"): w.split("=", 1)[1] for w in cmd.split() if w.startswith("--") and "=" in w}
+    return template.format_map(_Keep(given, disk_gb=str(disk_gb), market=market))
+
+
+class _Keep(dict[str, str]):
+    """format_map values: a name with no value stays ``{name}``."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _missing(flags: list[str], present: set[str]) -> list[str]:
+    """``flags`` (a flag and the words that follow it as its value) without the flags already ``present``."""
+    out: list[str] = []
+    skip = False
+    for w in flags:
+        if w.startswith("-"):
+            skip = w.split("=", 1)[0] in present
+        if not skip:
+            out.append(w)
+    return out
+
+
+def provisioning_kind(pricing: str, procurement: str | None) -> str | None:
+    """The procurement kind a configuration's provisioning commands take flags for (rules/provisioning.yaml): spot
+    where the estimate priced Spot capacity, the reservation kind its capacity comes from, None for on-demand."""
+    if pricing == "spot":
+        return "spot"
+    return procurement if procurement in RESERVATION_KINDS else None
+
+
 def applicable_steps(path: SetupPath, profile: Profile, cloud: str) -> list[Step]:
     """The steps of ``path`` for ``profile``'s configuration on ``cloud``: its task, cloud and framework
     (Step.applies) and each step's own ``when`` (what serves the model, for one), as recommend shows them and
@@ -266,11 +353,18 @@ def applicable_steps(path: SetupPath, profile: Profile, cloud: str) -> list[Step
     ]
 
 
-def plan(path: SetupPath, values: dict[str, str], profile: Profile | None = None, cloud: str = "") -> SetupPlan:
+def plan(
+    path: SetupPath, values: dict[str, str], profile: Profile | None = None, cloud: str = "", kind: str | None = None,
+) -> SetupPlan:
     """``path``'s steps with the configuration's ``values`` filled in: those for ``profile`` on ``cloud``
-    (applicable_steps), every step without a profile."""
+    (applicable_steps), every step without a profile; each command that provisions machines with the flags of the
+    procurement ``kind`` and the disk (provision), as the scaffold's setup.sh runs it."""
+    disk = int(values.get("disk_gb") or 0)
+
     def fill(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
     steps = applicable_steps(path, profile, cloud) if profile is not None else list(path.steps)
-    return SetupPlan(path, [(fill(s.title), [fill(cmd) for cmd in s.commands], fill(s.note) if s.note else None) for s in steps])
+    return SetupPlan(
+        path, [(fill(s.title), [fill(provision(cmd, kind, disk)) for cmd in s.commands], fill(s.note) if s.note else None) for s in steps]
+    )

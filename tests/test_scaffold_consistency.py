@@ -612,7 +612,7 @@ def _region(case: Case) -> None:
 
 
 def _provisioning_lines(case: Case) -> list[tuple[str, dict[str, Any]]]:
-    from advisor.scaffold.shell import provisioning
+    from advisor.setuppath import provisioning
 
     out = []
     for line in case.sh.splitlines():
@@ -641,7 +641,7 @@ def _pricing(case: Case) -> None:
 def _procurement(case: Case) -> None:
     """Every provisioning command carries the flags of the capacity kind the estimate's count came from
     (a reservation by name, a Capacity Block, flex-start), and none of another kind's."""
-    from advisor.scaffold.plan import RESERVATION_KINDS
+    from advisor.setuppath import RESERVATION_KINDS
 
     p = case.plan
     if case.spec.est is not None:
@@ -1520,11 +1520,11 @@ def test_a_reservation_kind_is_named_in_the_provisioning_command(kind: str, cmd:
     consumes the reservation by name (setup.sh asks for it), never an on-demand request for 6,000 GPUs."""
     import dataclasses
 
-    from advisor.scaffold.shell import provision
+    from advisor.setuppath import provision
 
     [(_, case)] = [c for c in _cases_for(str(FIXTURES / "spot-moe-multislice.yaml")) if c[0] == "maxtext-tpu"]
     plan = dataclasses.replace(case.plan, pricing="on-demand", procurement=kind, disk_gb=0)
-    out = provision(plan, cmd)
+    out = provision(cmd, plan.provisioning_kind, plan.disk_gb)
     assert out.endswith(expect) and "--on-demand" not in out.split()
     # the calendar flags' release track (and the TPU VM's reservation by name)
     assert out.startswith("gcloud alpha ") == ("provisioning-model" in expect or ("tpu-vm" in cmd and kind == "reserved"))
@@ -1540,13 +1540,13 @@ def test_eksctl_takes_a_reservation_from_its_cluster_config(kind: str) -> None:
     disk; other kinds keep the flags."""
     import dataclasses
 
-    from advisor.scaffold.shell import provision
+    from advisor.setuppath import provision
 
     [(_, case)] = [c for c in _cases_for(str(FIXTURES / "spot-moe-multislice.yaml")) if c[0] == "maxtext-tpu"]
     plan = dataclasses.replace(case.plan, pricing="spot" if kind == "spot" else "on-demand",
                                procurement="" if kind == "spot" else kind, disk_gb=300)
     cmd = "eksctl create cluster --name=c1 --region=us-east-1 --nodegroup-name=ng --node-type=p5.48xlarge --nodes=18"
-    out = provision(plan, cmd)
+    out = provision(cmd, plan.provisioning_kind, plan.disk_gb)
     if kind not in ("reserved", "calendar"):
         assert out.startswith(cmd) and "-f -" not in out and "--node-volume-size=300" in out
         assert ("--spot" in out.split()) == (kind == "spot")
@@ -1566,7 +1566,7 @@ def test_eksctl_takes_a_reservation_from_its_cluster_config(kind: str) -> None:
     assert ng["capacityReservation"] == {"capacityReservationTarget": {"capacityReservationID": "cr-0123"}}
     assert ng.get("instanceMarketOptions") == ({"marketType": "capacity-block"} if kind == "calendar" else None)
     # a plan without a disk size gets eksctl's own default volume, never a volumeSize of 0
-    assert "    volumeSize: 80\n" in provision(dataclasses.replace(plan, disk_gb=0), cmd)
+    assert "    volumeSize: 80\n" in provision(cmd, plan.provisioning_kind, 0)
 
 
 @pytest.mark.parametrize("profile", ["profiles/deepseek-v3-serving.yaml", "tests/data/scaffold/latency-tuned-serving.yaml"])
@@ -1613,3 +1613,24 @@ def test_maxtext_trains_the_model_of_the_profile_not_base_ymls(ctx) -> None:  # 
     # the parameters the flags build: attention (q and o of q x head, k and v of kv x head) and a gated MLP, per layer
     params = layers * (2 * emb * q * head + 2 * emb * kv * head + 3 * emb * mlp)
     assert 0.8 * 70e9 <= params <= 1.05 * 70e9, (got, params)
+
+
+@pytest.mark.parametrize("fixture", ["spot-moe-multislice.yaml", "aws-spot-region.yaml"])
+def test_recommend_shows_the_provisioning_commands_setup_sh_runs(ctx: Any, fixture: str) -> None:
+    """Before: `advisor recommend` showed `xpk cluster create ... --on-demand` for a configuration priced on Spot
+    capacity, while setup.sh ran it with --spot: the setup the verdict shows now takes the same procurement flags
+    and disk (setuppath.provision, one table: rules/provisioning.yaml)."""
+    from advisor.setuppath import provisioning
+
+    rec = _rec(ctx, str(FIXTURES / fixture))
+    _spec, files = _scaffold(ctx, rec)
+    heads = tuple(h + " " for h in provisioning())
+    shown = [c.strip() for _t, cmds, _n in rec.setup.steps for c in cmds if c.strip().startswith(heads)]
+    assert shown, "the verdict's setup provisions machines"
+    sh = [line.strip() for line in _code(files["setup.sh"]).splitlines() if line.strip().startswith(heads)]
+    for cmd in shown:
+        head = " ".join(cmd.split()[:3])
+        same = [line for line in sh if line.startswith(head)]
+        assert same, (cmd, sh)
+        flags = {w.split("=", 1)[0] for w in cmd.split() if w.startswith("--")}
+        assert any(flags == {w.split("=", 1)[0] for w in line.split() if w.startswith("--")} for line in same), (cmd, same)

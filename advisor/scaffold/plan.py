@@ -22,6 +22,7 @@ from typing import Any
 from advisor.estimate.result import Estimate
 from advisor.models import Profile
 from advisor.scaffold.stacks import choose
+from advisor.setuppath import RESERVATION_KINDS, provisioning_kind
 
 # Precisions the weights are stored in at fewer bits than they were trained in: a quantized
 # checkpoint (or on-the-fly quantization) the server must load.
@@ -99,6 +100,11 @@ class Plan:
         return self.pricing == "spot"
 
     @property
+    def provisioning_kind(self) -> str | None:
+        """The procurement kind its provisioning commands take flags for (setuppath.provisioning_kind)."""
+        return provisioning_kind(self.pricing, self.procurement)
+
+    @property
     def reservation_kind(self) -> str | None:
         """The reservation kind the capacity comes from (its provisioning flags), None for on-demand and spot."""
         return self.procurement if self.procurement in RESERVATION_KINDS else None
@@ -110,7 +116,6 @@ class Plan:
 
 
 # capacity kinds (rules/capacity.yaml) that provisioning commands name explicitly (rules/provisioning.yaml)
-RESERVATION_KINDS = ("reserved", "calendar", "dws-flex-start")
 
 
 def plan_fields() -> tuple[str, ...]:

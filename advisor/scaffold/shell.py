@@ -14,19 +14,16 @@ script around the steps is written by ``setup_script``.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from advisor.families import family
 from advisor.knowledge import PLACEHOLDER, bundled_data
 from advisor.scaffold.fill import fill_command
-from advisor.scaffold.plan import Plan
 from advisor.scaffold.spec import Spec, commands, train_model_id
 from advisor.scaffold.stacks import training_stack
-from advisor.setuppath import applicable_steps
+from advisor.setuppath import applicable_steps, provision
 
 # Placeholders that become shell variables in setup.sh (overridable from the environment).
 SHELL_VARS = {
@@ -137,81 +134,7 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
         else:
             out.append(cmd)
         i += 1
-    return [provision(spec.plan, c) for c in out]
-
-
-@functools.cache
-def provisioning() -> dict[str, dict[str, Any]]:
-    """rules/provisioning.yaml: how each provisioning command takes Spot capacity and a disk size."""
-    data: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["commands"]
-    return data
-
-
-def provision(plan: Plan, cmd: str) -> str:
-    """``cmd`` with the plan's procurement kind and disk size where it provisions machines
-    (rules/provisioning.yaml): Spot flags when the estimate priced Spot capacity, the reservation,
-    calendar or flex-start flags when its capacity comes from that kind, the boot disk sized for
-    the weights and checkpoints."""
-    stripped = cmd.strip()
-    key, row = next(((head, r) for head, r in provisioning().items() if stripped.startswith(head + " ")), ("", None))
-    if row is None or "\n" in cmd:
-        return cmd
-    kind = "spot" if plan.spot else plan.reservation_kind
-    config = row.get("config")
-    if config and kind in config["kinds"]:  # the kind is stated in the command's config file, not its flags (eksctl)
-        return _with_config(config["template"], cmd, plan.disk_gb or int(config["default_disk_gb"]), config["kinds"][kind])
-    flags: list[str] = row.get(kind, []) if kind else []
-    if flags:
-        replaced = row.get("replaces")
-        given = dict(w.split("=", 1) for w in cmd.split() if w.startswith("--") and "=" in w)
-        flags = [f.replace("{num_nodes}", given.get("--num-nodes", "1")) for f in flags]
-        for name in row.get("overrides", []):  # the kind's value of these flags replaces the command's
-            if any(f.split("=", 1)[0] == name for f in flags):
-                cmd = re.sub(rf"\s{re.escape(name)}(=|\s+)\S+", "", cmd)
-        # a flag the command already has (by name), or one it rules out, is not given twice
-        present = {w.split("=", 1)[0] for w in cmd.split() if w.startswith("-")}
-        present |= {flag for flag, others in row.get("conflicts", {}).items() if present & set(others)}
-        new = " ".join(_missing(flags, present))
-        if replaced and re.search(rf"(^|\s){re.escape(replaced)}(?=\s|$)", cmd):
-            cmd = re.sub(rf"(^|\s){re.escape(replaced)}(?=\s|$)", lambda m: m.group(1) + new, cmd)
-        elif new:
-            cmd = f"{cmd} {new}"
-        head = row.get("command", {}).get(kind)
-        if head:  # the kind's flags belong to another release track of the command
-            cmd = cmd.replace(key, head, 1)
-    if row.get("disk") and plan.disk_gb:
-        disk = row["disk"].format(disk_gb=plan.disk_gb)
-        flag = row["disk_flag"]
-        pattern = rf"\s{re.escape(flag)}(=|\s+)\S+"
-        cmd = re.sub(pattern, lambda m: " " + disk, cmd, count=1) if re.search(pattern, cmd) else f"{cmd} {disk}"
-    return cmd
-
-
-def _with_config(template: str, cmd: str, disk_gb: int, market: str) -> str:
-    """The command as ``template`` (rules/provisioning.yaml ``config``): a config file on stdin made from the command's
-    own flags (``--node-type=X`` is {node_type}), the disk (the plan's, else the tool's default) and the kind's
-    ``market`` lines; a flag the template names that the command lacks stays a placeholder of that name."""
-    given = {w[2:].split("=", 1)[0].replace("-", "_"): w.split("=", 1)[1] for w in cmd.split() if w.startswith("--") and "=" in w}
-    return template.format_map(_Keep(given, disk_gb=str(disk_gb), market=market))
-
-
-class _Keep(dict[str, str]):
-    """format_map values: a name with no value stays ``{name}``."""
-
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
-def _missing(flags: list[str], present: set[str]) -> list[str]:
-    """``flags`` (a flag and the words that follow it as its value) without the flags already ``present``."""
-    out: list[str] = []
-    skip = False
-    for w in flags:
-        if w.startswith("-"):
-            skip = w.split("=", 1)[0] in present
-        if not skip:
-            out.append(w)
-    return out
+    return [provision(c, spec.plan.provisioning_kind, spec.plan.disk_gb) for c in out]
 
 
 def launch(spec: Spec) -> str:
