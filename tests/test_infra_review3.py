@@ -8,6 +8,8 @@ where the gate missed a request, misread it, reported a CPU machine as an accele
 - 06: kueue's KEP metadata (unquoted @handles: no YAML) names no accelerator and must not stop the run;
 - 08: a GKE node pool of a registry module whose zones are var.zones without a default: three zones is a guess, said;
 - 09: a KAITO Workspace's Azure VM size says its cloud; a `<your-vm-sku>` placeholder is not read;
+- 05: Cluster Toolkit modules not read (a Slurm TPU nodeset, a remote desktop, a Slurm login node) that create
+  accelerator machines fail closed;
 - 10: nvidia-tesla-t4-vws is a T4; 11: SageMaker HyperPod's ml.g5.8xlarge is a g5.8xlarge (A10G).
 """
 
@@ -74,3 +76,12 @@ def test_a_kaito_workspace_says_its_cloud_and_a_placeholder_sku_is_not_read() ->
 def test_other_spellings_of_known_chips(case: str, accelerator: str) -> None:
     _code, got, _ = _run(case)
     assert {v["accelerator"] for v in got.values()} == {accelerator}
+
+
+def test_blueprint_modules_not_read_that_create_accelerator_machines_fail_closed() -> None:
+    """Before: a Slurm TPU nodeset (node_type v3-8), a remote desktop with a T4 and a Slurm login node on a2-highgpu-1g
+    were 'Cluster Toolkit blueprint without accelerator requests'. Now each is a request of that hardware whose count is
+    not read; a module that only names accelerators in its templates' variables (Kueue flavors) is none."""
+    _code, got, _ = _run("05-blueprint-tpu-nodeset-and-other-gpu-modules")
+    hw = {a.rsplit("/", 1)[-1]: (v["hardware"], "request-unresolved" in v["rules"]) for a, v in got.items()}
+    assert hw == {"tpu_nodeset": ("v3-8", True), "remotedesktop": ("nvidia-tesla-t4-vws", True), "slurm_login": ("a2-highgpu-1g", True)}

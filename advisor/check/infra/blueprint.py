@@ -9,7 +9,9 @@ the deployment file beside it (``NAME-deployment.yaml`` with ``vars``, as ``gclu
 vars over them (``... [-d FILE]``); any other ``$(...)`` (a module's output, an expression) is
 ``request-unresolved``. Spot: ``spot`` / ``enable_spot_vm``; a specific reservation: ``reservation_affinity`` or
 ``reservation_name``; DWS flex-start: ``enable_flex_start`` / ``enable_queued_provisioning`` (noted, priced
-on-demand). A CPU machine asks for no accelerator and is not a request."""
+on-demand). A CPU machine asks for no accelerator and is not a request. A module of another kind whose settings
+name a machine with accelerators or an accelerator (``machine_type``, ``guest_accelerator``, a TPU ``node_type``: the
+Slurm TPU nodeset, a remote desktop, a Slurm login node) is a request of that hardware whose count is not read."""
 
 from __future__ import annotations
 
@@ -112,14 +114,17 @@ def _blueprint(doc: Document, index: NameIndex, vars_: dict[str, Any]) -> list[R
             if not isinstance(module, dict):
                 raise fail_at(doc, loc, "expected a mapping (id, source, settings)")
             kind = _kind(module.get("source"))
-            if kind is None:
-                continue
             settings: dict[str, Any] = module["settings"] if isinstance(module.get("settings"), dict) else {}
             mid = module.get("id") if isinstance(module.get("id"), str) else str(mi)
             line, col = doc.where((*loc, "id")) if "id" in module else doc.where(loc)
             req = Request(doc.path, "blueprint", f"{name}/{gname}/{mid}", line, col)
             req.cloud = "gcp"
             got = _Settings(doc, (*loc, "settings"), settings, vars_, req)
+            if kind is None:
+                unread = _unread_module(module, got, req, index)
+                if unread is not None:
+                    out.append(unread)
+                continue
             if not _hardware(got, req, index):
                 continue
             _replicas(got, req, kind)
@@ -134,6 +139,31 @@ def _blueprint(doc: Document, index: NameIndex, vars_: dict[str, Any]) -> list[R
             req.always_on = True
             out.append(req)
     return out
+
+
+_MACHINE_SETTINGS = ("machine_type", "guest_accelerator", "node_type", "accelerator_type", "accelerator_config", "tpu_type",
+                     "instance_type")
+
+
+def _unread_module(module: dict[str, Any], s: _Settings, req: Request, index: NameIndex) -> Request | None:
+    """A module of a kind not read here (a Slurm TPU nodeset, a remote desktop, a Slurm login node) whose settings name a
+    machine with accelerators or an accelerator (``machine_type: a2-highgpu-1g``, ``guest_accelerator`` T4,
+    ``node_type: v3-8``): a request of that hardware whose count is not read (request-unresolved), never a module
+    passed in silence."""
+    from advisor.check.infra import tfplan
+
+    # the settings that create machines (a module's template variables for kubectl manifests, Kueue's flavors and
+    # quotas, name accelerators too, and create nothing)
+    resolved = {k: s.value(k, counted=False) for k in s.settings if k in _MACHINE_SETTINGS}
+    machine = tfplan.machine_named(index, resolved)
+    if machine is None:
+        return None
+    req.unresolved = [u for u in req.unresolved if u[0] not in resolved]  # only the count is in question
+    source = str(module.get("source"))[:120]
+    tfplan.unread_request(req, index, machine, f"the module {source} is not read here: it names {machine}, but how many "
+                          "it creates is not read")
+    req.notes.append(f"module {source} not read; it names {machine}")
+    return req
 
 
 class _Settings:
