@@ -85,3 +85,18 @@ def test_blueprint_modules_not_read_that_create_accelerator_machines_fail_closed
     _code, got, _ = _run("05-blueprint-tpu-nodeset-and-other-gpu-modules")
     hw = {a.rsplit("/", 1)[-1]: (v["hardware"], "request-unresolved" in v["rules"]) for a, v in got.items()}
     assert hw == {"tpu_nodeset": ("v3-8", True), "remotedesktop": ("nvidia-tesla-t4-vws", True), "slurm_login": ("a2-highgpu-1g", True)}
+
+
+def test_a_multi_line_interpolation_is_parsed_and_a_comment_asks_for_nothing(tmp_path: Path) -> None:
+    """Before: a `${ ... }` spanning lines (valid Terraform) made python-hcl2 refuse the file, and the text fallback
+    reported the CPU node pool as hardware 'TPU', a word in a comment. Now the file is parsed (the interpolation joined
+    onto one line, later lines keeping their numbers): no request; and the same file with an L4 pool reads 2 nodes
+    per zone x 3 zones of 1 L4."""
+    _code, got, _ = _run("07-hcl2-multiline-interpolation-fallback")
+    assert got == {}
+    text = (CASES / "07-hcl2-multiline-interpolation-fallback" / "main.tf").read_text()
+    gpu = text.replace('default = "c2-standard-60"', 'default = "g2-standard-8"').replace("node_count = 1", "node_count = 2")
+    (tmp_path / "main.tf").write_text(gpu)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path / "main.tf"))
+    [res] = json.loads(r.out)["results"]
+    assert (res["request"]["accelerator"], res["request"]["total_chips"], res["source"]["line"]) == ("l4", 6, 6)

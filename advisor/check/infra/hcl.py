@@ -42,7 +42,14 @@ def _load(text: str) -> Any:
     key = str(hash(text))
     if key in _TREES:
         return _TREES[key]
-    tree = hcl2.loads(text, serialization_options=SerializationOptions(strip_string_quotes=True))
+    options = SerializationOptions(strip_string_quotes=True)
+    try:
+        tree = hcl2.loads(text, serialization_options=options)
+    except Exception:
+        joined = _joined_interpolations(text)
+        if joined == text:
+            raise
+        tree = hcl2.loads(joined, serialization_options=options)  # a `${ }` over several lines: Terraform takes it
     if len(_TREES) > 32:
         _TREES.clear()
     _TREES[key] = tree
@@ -429,7 +436,8 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
     next top-level block) names an accelerator is a request of unknown hardware whose count is not read
     (request-unresolved), never a file skipped in silence: a pull request could otherwise hide an accelerator behind
     syntax this reader does not take. Where the name is one the index knows (p4d.24xlarge), that is the hardware asked
-    for; its count is still not read. A file whose text names none stays skipped with the reason."""
+    for; its count is still not read. A file whose text names none stays skipped with the reason. Comments are not read."""
+    text = _without_comments(text)
     if not _ACCELERATOR_WORD.search(text):
         return []
     heads = list(_BLOCK_HEAD.finditer(text))[:MAX_UNREAD]
@@ -459,6 +467,54 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
                                f"{hint[:60]!r}: give the plan JSON ({PLAN_HINT})", (line, 1)))
         out.append(req)
     return out
+
+
+def _joined_interpolations(text: str) -> str:
+    """``text`` with each ``${ ... }`` interpolation inside a quoted string that spans lines joined onto one line, the
+    newlines it held put back after the end of that line (every later line keeps its number): Terraform takes such an
+    interpolation, python-hcl2 raises on it."""
+    out: list[str] = []
+    i, n, quoted, depth, held = 0, len(text), False, 0, 0
+    while i < n:
+        c = text[i]
+        if c == "\\" and quoted:
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        if depth:
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            elif c == "\n":
+                out.append(" ")
+                held += 1
+                i += 1
+                continue
+            out.append(c)
+        elif quoted and text.startswith("${", i):
+            depth = 1
+            out.append("${")
+            i += 2
+            continue
+        else:
+            if c == '"':
+                quoted = not quoted
+            elif c == "\n":
+                quoted = False
+                out.append("\n" * held)
+                held = 0
+            out.append(c)
+        i += 1
+    return "".join(out) + "\n" * held
+
+
+_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|(#|//)[^\n]*|/\*.*?\*/', re.S)
+
+
+def _without_comments(text: str) -> str:
+    """HCL text with its comments blanked (quoted strings kept, line numbers kept): a comment asks for nothing."""
+    return _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
 def _read_tree(text: str) -> dict[str, Any] | Parsed:
