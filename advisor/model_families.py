@@ -32,6 +32,9 @@ class Family(Strict):
     kind: Kind
     forward_flops: Annotated[float, Field(gt=0, le=1e18)]  # per image / denoising step / 30 s window / token
     decoder_flops_per_token: Annotated[float, Field(gt=0, le=1e15)] | None = None
+    # an encoder-decoder's cross-attention cache: values (keys and values, every decoder layer, every encoder position)
+    # one request holds while its transcript is decoded
+    cross_kv_values: Annotated[float, Field(gt=0, le=1e12)] | None = None
     params_m: Annotated[float, Field(gt=0, le=1e7)]
     resolution: Annotated[int, Field(gt=0, le=100_000)] | None = None
     # the unit its serving cost is quoted in ("per audio hour") and how many requests make one

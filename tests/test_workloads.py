@@ -273,3 +273,23 @@ def test_diffusion_serving_uses_the_given_flops_per_sample() -> None:
     assert "flops_per_sample" in e.assumptions["memory"]["request_model"]
     plain = estimate(Profile.model_validate(base), ctx.catalog.get("h100"), 8, ctx.constants)
     assert (e.latency_ms or 0) > 10 * (plain.latency_ms or 0)
+
+
+def test_an_encoder_decoder_decodes_step_by_step_and_holds_its_cross_attention_cache(ctx) -> None:  # type: ignore[no-untyped-def]
+    """Before: Whisper large-v3 (a 30 s window, 100 transcript tokens) was one pass per request: 26 ms on a v5e chip
+    at 20 windows a second, a batch of 1,024 on a 16 GB chip. Its decoder generates one token a step, each step reading
+    the decoder's 905 M parameters (1.8 GB) for the batch, and each request holds 246 MB of cross-attention keys and
+    values: at least 100 weight reads per request (> 200 ms at 819 GB/s) and a batch the chip's memory bounds."""
+    from advisor.estimate.search import estimate
+    from advisor.models import Profile
+
+    p = Profile.model_validate({
+        "name": "asr", "task": "inference", "domain": "speech",
+        "model": {"params_b": 1.55, "architecture": "transformer", "family": "whisper-large-v3"},
+        "inference": {"peak_qps": 1, "input_tokens": 0, "output_tokens": 100},
+    })
+    e = estimate(p, ctx.catalog.get("tpu-v5e"), 1, ctx.constants)
+    dec = e.assumptions["memory"]["decoder"]
+    assert dec["steps"] == 100 and 1.7 < dec["weights_gb_per_step"] < 1.9
+    assert 240 < dec["cross_attention_cache_mb_per_request"] < 250 and dec["max_batch_by_memory"] < 64
+    assert e.at_concurrency_1["latency_ms"] > 100 * 1.8e9 / 819e9 * 1000  # every step reads the decoder once

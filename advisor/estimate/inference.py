@@ -39,6 +39,7 @@ from advisor.estimate.replica import (
 )
 from advisor.estimate.result import GIB, HOURS_PER_MONTH, Estimate, rounded
 from advisor.families import family
+from advisor.model_families import family_of
 from advisor.models import Profile
 
 
@@ -484,11 +485,29 @@ def _replica(
     if not is_llm_inference(profile):
         flops_req = request_flops(profile, c)
         # embedding tables are gathered row by row, not streamed: a step reads the dense weights
-        request = serving.RequestReplica(weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, overhead)
+        fam = family_of(profile)
+        decoder = fam is not None and fam.kind == "speech" and bool(fam.decoder_flops_per_token) and inf.output_tokens > 1
+        dec_flops = fam.decoder_flops_per_token or 0.0 if fam is not None and decoder else 0.0
+        per_param = weights / max(profile.model.params_b * 1e9, 1.0)  # bytes per parameter as held
+        request = serving.RequestReplica(
+            weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, overhead,
+            decode_steps=inf.output_tokens if decoder else 0, decode_bytes=dec_flops / 2.0 * per_param, decode_flops=dec_flops,
+        )
+        # what one request holds while it is served: an encoder-decoder's cross-attention cache (in the activations' 16
+        # bits); a one-pass request, only its activations (not a bound here)
+        cache = (fam.cross_kv_values or 0.0) * 2.0 if fam is not None and decoder else 0.0
+        by_memory = (int(room // cache) if cache else 1024) if room > 0 else 0
         notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2), "request_flops": f"{flops_req:.3e}", "request_model": request_model_name(profile),
         }
-        return request, (1024 if room > 0 else 0), notes
+        if decoder:
+            notes["decoder"] = {
+                "steps": inf.output_tokens, "weights_gb_per_step": round(request.decode_bytes / 1e9, 3),
+                "cross_attention_cache_mb_per_request": round(cache / 1e6, 1), "max_batch_by_memory": by_memory,
+                "why": "an encoder-decoder generates its transcript one token a step, each step reading the decoder's weights "
+                       "once for the batch; each request holds its cross-attention keys and values (rules/model-families.yaml)",
+            }
+        return request, by_memory, notes
     ic = c.estimator.inference
     shape = model_shape(profile)
     replica = llm_replica(profile, acc, count, c)

@@ -257,7 +257,9 @@ def closed_loop_prefill(prompts: int, concurrency: int, tokens: int, budget: int
 
 @dataclass(frozen=True)
 class RequestReplica:
-    """One forward pass (or a fixed number of denoising steps) per request: vision, diffusion, encoders."""
+    """One forward pass (or a fixed number of denoising steps) per request: vision, diffusion, encoders; an
+    encoder-decoder (speech) adds its decoder's ``decode_steps`` steps, one token each, every step reading the
+    decoder's ``decode_bytes`` of weights once for the batch and computing ``decode_flops`` per request."""
 
     weights: float
     request_flops: float
@@ -265,10 +267,20 @@ class RequestReplica:
     bandwidth: float
     compute: float
     overhead: float
+    decode_steps: int = 0
+    decode_bytes: float = 0.0
+    decode_flops: float = 0.0  # per request per step (included in request_flops)
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
-        t = max(self.weights / (self.bandwidth * u_bw), b * self.request_flops / (self.compute * u_mfu)) + self.overhead
-        return Point(b, t, t, t, b * max(self.outputs, 1) / t)
+        bw, compute = self.bandwidth * u_bw, self.compute * u_mfu
+        if self.decode_steps <= 0:
+            t = max(self.weights / bw, b * self.request_flops / compute) + self.overhead
+            return Point(b, t, t, t, b * max(self.outputs, 1) / t)
+        encode_flops = self.request_flops - self.decode_steps * self.decode_flops
+        encode = max((self.weights - self.decode_bytes) / bw, b * encode_flops / compute) + self.overhead
+        step = max(self.decode_bytes / bw, b * self.decode_flops / compute) + self.overhead
+        latency = encode + self.decode_steps * step
+        return Point(b, encode + step, step, latency, b * max(self.outputs, 1) / latency)
 
 
 def _bracket(lo: int, hi: int, ok: Callable[[int], bool], hint: int | None) -> tuple[int, int]:
