@@ -13,7 +13,11 @@ month) forbids, written so that an earlier gate passed it (exit 0) or hung. Each
 - 14..17: Terraform types no reader takes (region commitment, Dataproc, Cloud Run job, notebooks runtime) whose
   accelerator fields name chips;
 - 18-tpu-multihost-job-underfilled: a Job asking for 4 chips of the 256-chip v6e 16x16 slice its selector names;
-- 19-hcl-string-doubling-dos: 24 locals each twice the one before: evaluated 2^24 times and 268 MB long before.
+- 19-hcl-string-doubling-dos: 24 locals each twice the one before: evaluated 2^24 times and 268 MB long before;
+- r4-02..r4-13: Argo CD spec.sources overrides, a replacement into a bracketed key ([nvidia.com/gpu]) or onto an
+  HPA's target, name-prefix / namespace overrides and autoscalers outside the build that scales them, Flux's generated
+  kustomization of a subdirectory with its own, an exact-namespace HPA shadowing a larger one, a leader/worker group
+  on part of a TPU slice, an unread Terraform type whose accelerator is a variable without a default, YAML in a .json.
 """
 
 from __future__ import annotations
@@ -28,6 +32,11 @@ import pytest
 from .conftest import ROOT, run_cli
 
 CASES = ROOT / "tests" / "data" / "hostile-pr"
+# round 4 (r4-): the attacks on round 3's own new readers; two do not end in exit 1:
+# - r4-01: a Deployment in a file whose second document is no YAML (kubectl applies the first): an input error now
+#   (exit 2), where the first document's escaped chip names had let it pass as "no YAML, names no accelerator";
+# - r4-14: an ApplicationSet whose template is null raised AttributeError (an internal error); now read past (exit 0)
+EXPECTED = {"r4-01-syntax-error-skip-partial-apply": 2, "r4-14-applicationset-null-template-crash": 0}
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in CASES.iterdir() if p.is_dir()))
@@ -39,7 +48,10 @@ def test_a_hostile_pull_request_fails_the_policy(tmp_path: Path, monkeypatch: py
     start = time.monotonic()
     r = run_cli("check", ".", "--policy", str(CASES / "policy.yaml"), "--format", "json")
     assert time.monotonic() - start < 20, "the gate must answer in good time"
-    assert r.code == 1, r.out[-2000:] + r.err[-2000:]
+    assert "internal error" not in r.err and "Traceback" not in r.err, r.err[-2000:]
+    assert r.code == EXPECTED.get(case, 1), r.out[-2000:] + r.err[-2000:]
+    if r.code != 1:
+        return
     errors = {f["rule"] for res in json.loads(r.out)["results"] for f in res["findings"] if f["severity"] == "error"}
     assert errors & {"policy-max-chips", "policy-accelerator-not-allowed", "policy-cloud-not-allowed", "policy-monthly-increase"}
 

@@ -441,7 +441,8 @@ TEMPLATE_MARK = re.compile(r"\{\{|\$\{|\$\(|%\{")
 # the top-level keys of what the gate reads (a workload profile, a Kubernetes manifest, a SkyPilot or dstack task, a
 # Cluster Toolkit blueprint, a CloudFormation template, a Ray cluster config): a file that cannot be read and has one
 # stays an input error
-READ_KEYS = re.compile(r"(?m)^[\"']?(?:name|task|model|inference|training|workload|apiVersion|kind|resources|num_nodes|run|setup|type|"
+READ_KEYS = re.compile(r"(?m)^(?:[?{\-][ \t]*)*[\"']?(?:name|task|model|inference|training|workload|apiVersion|kind|resources|num_nodes|"
+                       r"run|setup|type|"
                        r"deployment_groups|Resources|AWSTemplateFormatVersion|available_node_types|head_node_type)[\"']?\s*:")
 
 
@@ -491,7 +492,8 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
             return [], Parsed("other", notes=["a template that is not YAML until rendered (unrendered {{ }} / ${ } "
                                              "placeholders) and names no accelerator: nothing to judge"])
         if (path != STDIN and lenient is None and exc.problems[0].message.startswith("invalid YAML") and not TEMPLATE_MARK.search(text)
-                and not READ_KEYS.search(text) and not names_hardware(text, name_index(ctx.catalog))):
+                and not READ_KEYS.search(text) and not names_hardware(text, name_index(ctx.catalog))
+                and not _readable_parts(text, path, name_index(ctx.catalog))):
             # YAML no tool reads either (a syntax error: kueue's KEP metadata with unquoted @handles; not a refused tag or
             # a limit) that names no accelerator and has none of the top-level keys of what the gate reads (a profile, a
             # manifest, a SkyPilot or dstack task): no proposal, and no reason to stop a repository-wide run
@@ -525,6 +527,27 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
         # a values file kept in a chart's directory (configs/*.yaml passed with -f) that happens to look like another
         # tool's file: the chart's, not that tool's
         return [], Parsed("other", notes=[f"a YAML file of the Helm chart {chart} that is no manifest (a values file?)"])
+
+
+def _readable_parts(text: str, path: str, index: Any) -> bool:
+    """Whether a file that is no YAML as a whole holds a document that is (kubectl applies the documents before the one
+    it cannot read) and that is something the gate reads or names accelerators once its escapes are decoded (``\\/``,
+    a quoted line continuation): such a file is not skipped but stays an input error."""
+    import json
+
+    from advisor.check.infra.read import names_hardware
+    from advisor.check.infra.sniff import doc_kind
+    from advisor.yamlsrc import load_documents
+
+    for part in re.split(r"(?m)^---[ \t]*$", text)[:1000]:
+        try:
+            docs = load_documents(part, path)
+        except InputError:
+            continue
+        for d in docs:
+            if d.data is not None and (not doc_kind(d.data).startswith("other") or names_hardware(json.dumps(d.data, default=str), index)):
+                return True
+    return False
 
 
 def _chart_of(path: str) -> str | None:

@@ -599,6 +599,13 @@ def _evaluate(
                 continue
             after.pop("count", None)
             after.pop("for_each", None)
+            found = tfplan.machine_named(ctx.index, after) if rtype not in tfplan.READ else "read"
+            if found is None or found.startswith("${"):
+                # a type no reader takes whose accelerator field the source does not settle (var.gpu_type without a
+                # default): the field as written, so that it fails closed as unknown hardware
+                hint = found or tfplan.machine_named(ctx.index, body)
+                if hint is not None:
+                    after["accelerator_type"] = Unresolved(hint.removeprefix("${").removesuffix("}"))
             unresolved.setdefault(address, [])
             fields = HARDWARE_FIELDS + ZONE_FIELDS.get(rtype, ())
             unresolved[address] += [(f, e) for f, e in _unresolved_paths(after) if f.split(".")[0] in fields]

@@ -30,22 +30,25 @@ MAX_TOTAL_CHIPS = 1_000_000
 
 
 def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) -> None:
-    """Each workload's replicas from the autoscaler that targets it: by kind, namespace and name; where the workload or
-    the autoscaler names no namespace (the one it is applied to: kubectl -n, an Argo CD destination, a Flux
-    targetNamespace), by kind and name across namespaces, the largest maximum (an autoscaler is never left out because
-    one file of a pair says where both go)."""
-    by_target = {a.target: a for a in autoscalers}
-    loose: dict[tuple[str, str], Autoscaler] = {}
+    """Each workload's replicas from the autoscalers that may target it, the largest maximum of them (never the one
+    that scales it least): by kind, namespace and name; where the workload or the autoscaler names no namespace (the
+    one it is applied to: kubectl -n, an Argo CD destination, a Flux targetNamespace), by kind and name across
+    namespaces; and a workload of one rendering or build (``Kind/ns/name [kustomize DIR]``) also by its own name, for
+    an autoscaler written outside that rendering (an HPA beside the Argo CD Application that builds the workload)."""
+    by_target: dict[tuple[str, str, str], list[Autoscaler]] = {}
+    loose: dict[tuple[str, str], list[Autoscaler]] = {}
     for scaler in autoscalers:
-        key = (scaler.target[0], scaler.target[2])
-        if key not in loose or scaler.maximum > loose[key].maximum:
-            loose[key] = scaler
+        by_target.setdefault(scaler.target, []).append(scaler)
+        loose.setdefault((scaler.target[0], scaler.target[2]), []).append(scaler)
     for r in requests:
-        a: Autoscaler | None = by_target.get(r.target) if r.target else None
-        if a is None and r.target:
-            other = loose.get((r.target[0], r.target[2]))
-            a = other if other is not None and (not r.namespaced or not other.namespaced) else None
-        if a is not None:
+        if not r.target:
+            continue
+        kind, ns, name = r.target
+        names = dict.fromkeys([name, name.split(" [", 1)[0]])
+        found = [a for n in names for a in by_target.get((kind, ns, n), [])]
+        found += [a for n in names for a in loose.get((kind, n), []) if not r.namespaced or not a.namespaced]
+        if found:
+            a = max(found, key=lambda x: (x.maximum, x.minimum))
             r.replicas_min, r.replicas_max = a.minimum, a.maximum
             r.where["replicas"] = a.pos
             r.notes.append(f"replicas {a.minimum}..{a.maximum} from {a.what}")

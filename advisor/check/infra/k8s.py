@@ -266,6 +266,10 @@ def _groups(made: list[tuple[Part, Request]]) -> list[Request]:
                 req.shape_problems.append(
                     f"{req.hosts} pod(s) per group = {req.count} chips, but topology {req.topology} has {req.topology_chips} chips"
                 )
+                if req.count is not None and req.count < req.topology_chips:  # GKE provisions the whole slice
+                    req.notes.append(f"judged at the {req.topology_chips} chips of the {req.topology} slice the group selects "
+                                     f"(it asks for {req.count}; the rest of the slice is provisioned and idle)")
+                    req.count = req.topology_chips
             elif req.topology_chips and req.count:
                 req.hosts = max(1, req.hosts)
             leaders.pop(part.group, None)

@@ -286,14 +286,26 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None, doc: Documen
     return res
 
 
-_PATH_PART = re.compile(r"(?:\\.|[^.\\])+")
+_PATH_PART = re.compile(r"\[[^\]]*\]|(?:\\.|[^.\\\[])+")
+# what a replacement the build cannot apply may change so that the chips read are not those deployed: a count, the
+# hardware, or which workload an autoscaler or a patch finds (a name, a kind, a namespace, a selector)
+_REPLACED = re.compile(r"replicas|resources|nodeSelector|affinity|parallelism|completions|numOfHosts|size|topology|name|kind|"
+                       r"namespace|scaleTargetRef|selector|labels|tolerations|accelerator", re.I)
 
 
 def _field_path(path: str) -> list[str] | None:
-    """A replacement's fieldPath as its parts (``a.b\\.c`` -> a, b.c), None where it uses a form not read here."""
+    """A replacement's fieldPath as its parts, as kustomize (kyaml) reads it: ``a.b\\.c`` -> a, b.c; a bracketed key
+    kept whole, ``limits.[nvidia.com/gpu]`` -> limits, nvidia.com/gpu; a list selector ``[name=c]`` kept as written;
+    None where it uses a form not read here (a wildcard)."""
     if not path or len(path) > 500 or "*" in path:
         return None
-    return [part.replace("\\.", ".") for part in _PATH_PART.findall(path)]
+    parts = []
+    for part in _PATH_PART.findall(path):
+        if part.startswith("[") and part.endswith("]") and "=" not in part:
+            parts.append(part[1:-1])
+        else:
+            parts.append(part.replace("\\.", "."))
+    return parts
 
 
 def _walk(node: Any, parts: list[str], create: bool = False) -> tuple[Any, str | int] | None:
@@ -335,7 +347,7 @@ def _replacement(rep: Any, res: list[_Res], b: _Build, pos: tuple[int, int]) -> 
     targets = rep.get("targets") if isinstance(rep, dict) else None
     targets = [t for t in targets if isinstance(t, dict)] if isinstance(targets, list) else []
     paths = [str(p) for t in targets for p in (t["fieldPaths"] if isinstance(t.get("fieldPaths"), list) else []) if isinstance(p, str)]
-    touched = [p for p in paths if _COUNTED.search(p)]
+    touched = [p for p in paths if _REPLACED.search(p)]
 
     def unread(why: str) -> None:
         if touched:
@@ -365,9 +377,10 @@ def _replacement(rep: Any, res: list[_Res], b: _Build, pos: tuple[int, int]) -> 
                 return unread("a target form not read here")
             for r in chosen:
                 at_t = _walk(r.data, tparts, create)
-                if at_t is not None:
-                    at_t[0][at_t[1]] = copy.deepcopy(value)
-                    r.pos = pos if pos != (0, 0) else r.pos
+                if at_t is None:  # kustomize stops on a target field that is missing: what would apply is not known
+                    return unread(f"target field {str(fp)[:60]} not found")
+                at_t[0][at_t[1]] = copy.deepcopy(value)
+                r.pos = pos if pos != (0, 0) else r.pos
     return None
 
 
@@ -784,24 +797,48 @@ class KustomizeRead:
 
 
 def read_overrides(owner: Document, boundary: str, index: Any) -> KustomizeRead:
-    """The requests of the kustomization at an Argo CD Application's or a Flux Kustomization's path as that tool builds
-    it, with the owner's overrides (releases.kustomize_overrides): a kustomization over the path's own, placed in the owner's file. The
-    path's own build is judged on its own too; this is what the owner deploys."""
-    from advisor.check.infra.releases import OVERRIDE_KEYS, kustomize_overrides
+    """The requests of the kustomization at each path an Argo CD Application or a Flux Kustomization builds, as that
+    tool builds it, with the owner's overrides (releases.kustomize_overrides): a kustomization over the path's own,
+    placed in the owner's file. The path's own build is judged on its own too; this is what the owner deploys."""
+    from advisor.check.infra.releases import kustomize_overrides
 
     out = KustomizeRead()
-    found = kustomize_overrides(owner.data) if isinstance(owner.data, dict) else None
-    if found is None:
-        return out
-    loc, rel, over = found
+    for loc, rel, over in kustomize_overrides(owner.data) if isinstance(owner.data, dict) else []:
+        got = _override_build(owner, loc, rel, over, boundary, index)
+        out.requests += got.requests
+        out.autoscalers += got.autoscalers
+        out.problems += got.problems
+    return out
+
+
+def _flux_resources(app: str) -> list[str]:
+    """What Flux's generated kustomization of a directory without one lists: every manifest under it, and a
+    subdirectory that has a kustomization of its own as that one build (its files are not listed apart)."""
+    out: list[str] = []
+    for d, dirs, files in os.walk(app):
+        dirs.sort()
+        if d != app and find(d) is not None:
+            out.append(os.path.relpath(d, app))
+            dirs[:] = []
+            continue
+        out += [os.path.relpath(os.path.join(d, f), app) for f in sorted(files)
+                if f.endswith((".yaml", ".yml", ".json")) and f not in NAMES]
+        if len(out) > MAX_RESOURCES:
+            break
+    return out[:MAX_RESOURCES]
+
+
+def _override_build(owner: Document, loc: KeyPath, rel: str, over: dict[str, Any], boundary: str, index: Any) -> KustomizeRead:
+    from advisor.check.infra.releases import OVERRIDE_KEYS
+
+    out = KustomizeRead()
     app = os.path.normpath(os.path.join(boundary, rel))
     if not os.path.isdir(app) or _escapes(app, _Build(os.path.realpath(boundary), owner.path)):
         return out  # not in the repository: nothing to build here
     if find(app) is not None:
         resources = ["."]
     elif owner.data.get("kind") == "Kustomization":  # Flux generates one of every manifest under the path
-        resources = sorted(os.path.relpath(os.path.join(d, f), app) for d, _, fs in os.walk(app) for f in fs
-                           if f.endswith((".yaml", ".yml", ".json")))[:MAX_RESOURCES]
+        resources = _flux_resources(app)
     else:
         return out  # Argo CD applies kustomize overrides to a kustomization only
     data: dict[str, Any] = {"resources": resources}

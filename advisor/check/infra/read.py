@@ -29,11 +29,12 @@ def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]
     try:
         data = jsonsrc.loads(text, path)
     except InputError as exc:
-        stream = _json_stream(path, text)
-        if stream is not None:  # values back to back (JSON Lines; kubectl apply reads each object): each a document
+        stream = _json_stream(path, text) or _yaml_in_json(path, text)
+        if stream is not None:  # values back to back (JSON Lines; kubectl apply reads each object), or YAML (kubectl
+            # decodes a file by its content, not its name): each a document
             kinds = [doc_kind(d.data) for d in stream]
             if all(k.startswith("other") for k in kinds) and not names_hardware(text, index):
-                return [], Parsed("other", notes=[f"a stream of {len(stream)} JSON values that names no accelerator: nothing to judge"])
+                return [], Parsed("other", notes=[f"{len(stream)} JSON or YAML values that name no accelerator: nothing to judge"])
             return _split(path, stream, kinds, index, len(text))
         if path != STDIN and _not_json_syntax(text) and not names_hardware(text, index):
             # a .json file that is no JSON (a log of JSON lines, comments as in tsconfig / devcontainer files)
@@ -107,6 +108,18 @@ def _json_stream(path: str, text: str) -> list[Document] | None:
     if len(values) < 2:
         return None
     return [Document(path, i, value, (line, col)) for i, (value, line, col) in enumerate(values)]
+
+
+def _yaml_in_json(path: str, text: str) -> list[Document] | None:
+    """The documents of a .json file that is YAML (kubectl reads a manifest by its content: ``kind: Job`` in app.json is
+    applied), None where it is not YAML either or holds no mapping."""
+    if path == STDIN or text.lstrip("\ufeff \t\r\n")[:1] in ("{", "["):
+        return None  # JSON by its first character: kubectl decodes it as JSON, and so its errors are JSON's
+    try:
+        docs = [d for d in load_documents(text, path, max_nodes=MAX_MANIFEST_NODES) if d.data is not None]
+    except InputError:
+        return None
+    return docs if docs and any(isinstance(d.data, dict) for d in docs) else None
 
 
 def _json_documents(path: str, text: str, data: Any) -> list[Document]:
@@ -258,7 +271,7 @@ def _builds(path: str, docs: list[Document], kinds: list[str]) -> list[Document]
         return []
     from advisor.check.infra import releases
 
-    return [d for d in maybe if releases.kustomize_overrides(d.data) is not None]
+    return [d for d in maybe if releases.kustomize_overrides(d.data)]
 
 
 def _releases(path: str, docs: list[Document], kinds: list[str]) -> list[Any]:

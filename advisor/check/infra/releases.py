@@ -147,28 +147,34 @@ def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
 # Kustomization spec); postBuild (Flux's variable substitution) is said, not evaluated
 OVERRIDE_KEYS = {"patches": "patches", "replicas": "replicas", "components": "components", "namePrefix": "namePrefix",
                  "nameSuffix": "nameSuffix", "namespace": "namespace", "targetNamespace": "namespace", "images": "images"}
-# the overrides that may change what the build asks for: only these make the owner's build worth reading apart
-_CHANGES_CHIPS = {"patches", "replicas", "components"}
+# the overrides that may change what the build asks for or which autoscaler scales it (a name prefix, a namespace):
+# only these make the owner's build worth reading apart
+_CHANGES_CHIPS = {"patches", "replicas", "components", "namePrefix", "nameSuffix", "namespace", "targetNamespace"}
 
 
-def kustomize_overrides(data: dict[str, Any]) -> tuple[KeyPath, str, dict[str, Any]] | None:
-    """(where, the path built, the overrides) of an Argo CD Application (or ApplicationSet template) whose source
-    builds a path with kustomize overrides, or of a Flux Kustomization that patches, scales or substitutes the path it
-    builds; None for anything else."""
+def kustomize_overrides(data: dict[str, Any]) -> list[tuple[KeyPath, str, dict[str, Any]]]:
+    """(where, the path built, the overrides) of each source of an Argo CD Application (or ApplicationSet template:
+    ``spec.source`` and every ``spec.sources`` entry) that builds a path with kustomize overrides, or of a Flux
+    Kustomization that patches, scales, renames or moves the path it builds; empty for anything else."""
     kind, api = data.get("kind"), str(data.get("apiVersion") or "")
+    out: list[tuple[KeyPath, str, dict[str, Any]]] = []
     if kind in ("Application", "ApplicationSet") and api.startswith("argoproj.io/"):
-        base: KeyPath = ("spec",) if kind == "Application" else ("spec", "template", "spec")
-        spec = data.get("spec") if kind == "Application" else (data.get("spec") or {}).get("template", {}).get("spec")
-        src = spec.get("source") if isinstance(spec, dict) else None
-        if isinstance(src, dict) and isinstance(src.get("kustomize"), dict) and isinstance(src.get("path"), str):
-            over = {k: v for k, v in src["kustomize"].items() if k in OVERRIDE_KEYS}
-            return ((*base, "source", "kustomize"), src["path"], over) if set(over) & _CHANGES_CHIPS else None
-    if kind == "Kustomization" and api.startswith("kustomize.toolkit.fluxcd.io/"):
-        spec = data.get("spec")
-        if isinstance(spec, dict) and isinstance(spec.get("path"), str):
-            over = {k: v for k, v in spec.items() if k in OVERRIDE_KEYS or k == "postBuild"}
-            return (("spec",), spec["path"], over) if set(over) & _CHANGES_CHIPS else None
-    return None
+        base, spec = _app_spec(data)
+        sources: list[tuple[KeyPath, Any]] = [((*base, "source"), spec.get("source"))]
+        many = spec.get("sources")
+        sources += [((*base, "sources", i), s) for i, s in enumerate(many[:MAX_REFS] if isinstance(many, list) else [])]
+        for loc, src in sources:
+            if isinstance(src, dict) and isinstance(src.get("kustomize"), dict) and isinstance(src.get("path"), str):
+                over = {k: v for k, v in src["kustomize"].items() if k in OVERRIDE_KEYS}
+                if set(over) & _CHANGES_CHIPS:
+                    out.append(((*loc, "kustomize"), src["path"], over))
+    elif kind == "Kustomization" and api.startswith("kustomize.toolkit.fluxcd.io/"):
+        flux = data.get("spec")
+        if isinstance(flux, dict) and isinstance(flux.get("path"), str):
+            over = {k: v for k, v in flux.items() if k in OVERRIDE_KEYS or k == "postBuild"}
+            if set(over) & _CHANGES_CHIPS:
+                out.append((("spec",), flux["path"], over))
+    return out
 
 
 def _app_spec(data: dict[str, Any]) -> tuple[KeyPath, dict[str, Any]]:

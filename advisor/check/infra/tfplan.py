@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from advisor import clouds
+from advisor.check.infra.hclexpr import Unresolved
 from advisor.check.infra.model import Parsed, Request, tf_waivers
 from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.check.infra.tfconfig import ADDRESS, INDEX, config_address, config_refs, config_sources, provider_region
@@ -410,6 +411,10 @@ def values_of(node: Any, limit: int = MAX_SCAN) -> Iterator[Any]:
 
 
 _ACCELERATOR_KEY = re.compile(r"(?i)accelerator|gpu|tpu")
+# a field that names an accelerator (its type), not one that merely mentions one (gpu_driver_version)
+_ACCELERATOR_FIELD = re.compile(
+    r"(?i)(?:accelerator[^.]*\.(?:type|accelerator_type|name)|\.accelerator_type|\.accelerator|\.gpu_type|\.tpu_type)$"
+)
 # a Slurm TPU nodeset's node_type (v3-8, v5litepod-16): a TPU type, where the field's name says nothing of accelerators
 _TPU_TYPE = re.compile(r"(?i)^v\d+[a-z]*-\d+$")
 # the words of an accelerator's name in a field for one, where the catalog does not know the chip
@@ -437,6 +442,10 @@ def machine_named(index: NameIndex, value: Any) -> str | None:
     names (accelerator_type = "nvidia-tesla-a100", node_selector { accelerator = "nvidia-l4" }, accelerator_config); None
     where it names none."""
     for key, v in _keyed_values(value):
+        if isinstance(v, Unresolved) and _ACCELERATOR_FIELD.search(key):
+            v = f"${{{v.expr}}}"
+        if isinstance(v, str) and _ACCELERATOR_FIELD.search(key) and ("${" in v or v.startswith(("var.", "local."))):
+            return v[:64]  # an accelerator field the source does not settle (var.gpu_type, no default): unknown hardware
         if isinstance(v, str) and 2 < len(v) <= 64:
             hw = machine_hardware(index, v)
             keyed = _ACCELERATOR_KEY.search(key)
@@ -474,6 +483,8 @@ def _unread_type(
     google_dataproc_cluster, ...) whose attributes name a machine with accelerators: a request of that hardware whose count
     is not read (request-unresolved), never a resource passed in silence."""
     name = machine_named(ctx.index, after)
+    if name is None and unknown.get("accelerator_type") is True:
+        name = "var.accelerator (not settled)"  # an accelerator field the source leaves open (hcl: var.gpu_type, no default)
     if name is None:
         return None
     rtype = req.address.split("[")[0].split(".")[-2] if "." in req.address else req.address
