@@ -364,9 +364,9 @@ def _nearer(a: Estimate, b: Estimate | None, margin: float) -> bool:
 
 
 def closest(cands: list[Estimate]) -> Estimate | None:
-    """The configuration nearest to feasible: it fits memory and is offered; training: where some that can be obtained
-    meet the deadline and all of those are over budget, the cheapest of them, else the fastest that can be obtained
-    (offered, within reach) not past the knee; serving: the cheapest."""
+    """The configuration nearest to feasible: it fits memory and is offered; training: of those that can be obtained
+    (offered, within reach; priced before unpriced), where some meet the deadline and all of those are over budget, the
+    cheapest of them, else the fastest not past the knee; serving: the cheapest."""
     usable = [x for x in cands if x.fits_memory and x.parallelism is not None] if cands and cands[0].mode == "training" else []
     usable = usable or [x for x in cands if x.fits_memory] or cands
     if not usable:
@@ -376,6 +376,9 @@ def closest(cands: list[Estimate]) -> Estimate | None:
         # deadline and only the budget stands in the way, the cheapest of them (the one a budget nearest reaches);
         # else the fastest not past the knee
         near = [x for x in usable if x.procurable and "not offered" not in (x.why_not or "")] or usable
+        # a configuration with a price before one without: a chip the catalog prices on no allowed cloud has no
+        # capacity or procurement data either, so "within reach" says nothing of it (72 GB200 on demand)
+        near = [x for x in near if x.priced] or near
         in_time = [x for x in near if x.meets_deadline is not False and x.priced]
         if in_time and all(x.within_budget is False for x in in_time):
             return min(in_time, key=lambda x: (basis(x), x.hours or math.inf, x.accelerator, x.count))

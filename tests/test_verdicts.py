@@ -576,3 +576,17 @@ def test_no_what_if_flips_to_a_family_nothing_of_which_can_be_sized(context: Con
     })
     rec = recommend(p, context.kb, context.catalog, context.constants)
     assert not any("makes it GPU" in f for f in rec.flip), rec.flip
+
+
+def test_the_closest_configuration_when_nothing_is_feasible_has_a_price(context: Context) -> None:
+    """Before: a 34B pre-train on 2T tokens in 21 days, on-demand or Spot only, got 'gb200 x 72, unpriced' as its
+    closest configuration: a chip the catalog prices on no allowed cloud has no capacity data either, so it passed as
+    'within reach' where every priced GPU was held to the 64 on-demand allows. Now the closest is one with a price."""
+    p = profile(model={"params_b": 34, "layers": 48, "hidden_size": 8192, "kv_heads": 8},
+                training={"tokens_b": 2000, "seq_len": 4096, "global_batch": 1024, "deadline_hours": 504},
+                software={"framework": "pytorch", "cuda_libraries": ["megatron", "flash-attention"]},
+                deployment={"clouds": ["gcp", "aws"], "procurement": ["on-demand", "spot"]},
+                goal={"optimize": "time", "budget_usd": 8_000_000})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.estimate is not None and not rec.estimate.feasible
+    assert rec.estimate.priced and rec.estimate.procurement in ("on-demand", "spot"), (rec.estimate.accelerator, rec.estimate.count)
