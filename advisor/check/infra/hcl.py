@@ -599,11 +599,11 @@ def _evaluate(
                 continue
             after.pop("count", None)
             after.pop("for_each", None)
-            found = tfplan.machine_named(ctx.index, after) if rtype not in tfplan.READ else "read"
-            if found is None or found.startswith("${"):
+            if rtype not in tfplan.READ:
                 # a type no reader takes whose accelerator field the source does not settle (var.gpu_type without a
                 # default): the field as written, so that it fails closed as unknown hardware
-                hint = found or tfplan.machine_named(ctx.index, body)
+                found = tfplan.machine_named(ctx.index, after)
+                hint = found or tfplan.machine_named(ctx.index, body) if found is None or found.startswith("${") else None
                 if hint is not None:
                     after["accelerator_type"] = Unresolved(hint.removeprefix("${").removesuffix("}"))
             unresolved.setdefault(address, [])
