@@ -160,3 +160,14 @@ def test_setup_step_when_errors_have_positions(tmp_path: Path) -> None:
         load_knowledge([str(d)], builtin=False)
     messages = [str(p).replace(str(d) + "/setup/", "") for p in exc.value.problems]
     assert any(m.startswith("my-path.yaml:9:19: error: unknown field 'facts.llm_sever'") for m in messages), messages
+
+
+def test_a_kubernetes_path_deploys_the_teams_server_by_name() -> None:
+    """Before: an SGLang team on EKS was shown 'Deploy vLLM' while the scaffold's k8s/ ran SGLang; the step now names
+    the server the manifests run."""
+    from advisor.api import Context, recommend_files
+
+    ctx = Context.load()
+    [rec] = recommend_files([str(ROOT / "tests" / "data" / "scaffold" / "sglang-aws.yaml")], ctx, with_flip=False)
+    titles = [t for t, _c, _n in rec.setup.steps]
+    assert "Deploy the team's server (SGLang or TGI)" in titles and "Deploy vLLM" not in titles, titles
