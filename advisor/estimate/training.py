@@ -309,6 +309,10 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     apply_price(e, profile, acc, (e.hours or 0.0) * count)
     if t.deadline_hours is not None and e.hours is not None:
         e.meets_deadline = e.hours <= t.deadline_hours
+        if e.meets_deadline and e.hours_high is not None and e.hours_high > t.deadline_hours:
+            # the expected time meets it, the slow end of the range does not: said, so a team plans the slack
+            e.warnings.append(f"the deadline ({t.deadline_hours:g} h) is met at the expected {e.hours:.0f} h but not at the slow "
+                              f"end of the range ({e.hours_high:.0f} h): leave slack or take the next larger count")
     if profile.goal.budget_usd is not None and e.cost_usd is not None:
         e.within_budget = e.cost_usd <= profile.goal.budget_usd
 
