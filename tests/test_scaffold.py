@@ -576,3 +576,19 @@ def test_an_artefact_order_that_cannot_be_met_is_refused() -> None:
         run_order({"a": Generator(lambda b: None, after=("helm",))})
     with pytest.raises(ValueError, match="after every other"):
         run_order({"a": Generator(lambda b: None, after=("readme",)), "readme": Generator(lambda b: None, reads_all=True)})
+
+
+def test_steps_are_counted_for_the_batch_the_skeleton_runs(tmp_path: Path) -> None:
+    """Before: 112 chips and a global batch of 512: train.py ran 512 // 112 = 4 sequences per chip (448 a step) for the
+    steps counted at 512, and trained 262B of the profile's 300B tokens. Now its steps are counted for 448."""
+    out = tmp_path / "s"
+    r = run_cli("scaffold", str(ROOT / "tests" / "data" / "scaffold" / "batch-not-divisible.yaml"), "-o", str(out))
+    assert r.code == 0, r.err
+    train = (out / "train.py").read_text()
+    steps = int(re.search(r"^MAX_STEPS = (\d+)", train, re.M).group(1))  # type: ignore[union-attr]
+    batch = int(re.search(r"^GLOBAL_BATCH = (\d+)", train, re.M).group(1))  # type: ignore[union-attr]
+    profile = yaml.safe_load((ROOT / "tests" / "data" / "scaffold" / "batch-not-divisible.yaml").read_text())
+    chips = int(re.search(r"chips_per_replica=(\d+)", train).group(1))  # type: ignore[union-attr]
+    run = max(1, batch // chips) * chips
+    tokens = steps * run * profile["training"]["seq_len"]
+    assert abs(tokens / (profile["training"]["tokens_b"] * 1e9) - 1) < 0.01, (steps, run, chips)

@@ -158,6 +158,16 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
         spec.slices = spec.plan.slices
     if profile.training is not None:
         spec.global_batch, spec.max_steps = int(values["global_batch"]), int(values["steps"])
+        chips = est.count if est is not None else 0
+        if chips and spec.global_batch % chips and profile.training.tokens_b and "skeleton" in path.artefacts:
+            # the skeleton's train.py runs global_batch // chips sequences per chip (its data-parallel split), so a batch
+            # that does not divide over the chips trains a smaller one: its steps are counted for that batch, so the
+            # run still sees the profile's tokens (MaxText's fractional per_device_batch_size keeps the exact batch)
+            run = max(1, spec.global_batch // chips) * chips
+            t = profile.training
+            spec.max_steps = max(1, round(t.tokens_b * 1e9 / (t.seq_len * run)))
+            spec.warnings.append(f"the global batch of {spec.global_batch} does not divide over {chips} chips: train.py runs "
+                                 f"{run} sequences a step ({run // chips} per chip) for {spec.max_steps:,} steps")
     collect_warnings(spec)
     return spec
 
