@@ -341,15 +341,17 @@ def provisioning_kind(pricing: str, procurement: str | None) -> str | None:
     return procurement if procurement in RESERVATION_KINDS else None
 
 
-def applicable_steps(path: SetupPath, profile: Profile, cloud: str) -> list[Step]:
+def applicable_steps(path: SetupPath, profile: Profile, cloud: str, server: str | None = None) -> list[Step]:
     """The steps of ``path`` for ``profile``'s configuration on ``cloud``: its task, cloud and framework
     (Step.applies) and each step's own ``when`` (what serves the model, for one), as recommend shows them and
-    the scaffold's setup.sh runs them."""
+    the scaffold's setup.sh runs them; with the configuration's ``server`` known (the scaffold's plan), a step that
+    starts a server applies where it is that one."""
     reader = FieldReader(profile)
     conds = path.step_when or (None,) * len(path.steps)
     return [
         s for s, cond in zip(path.steps, conds, strict=True)
-        if s.applies(profile.task, cloud, profile.software.framework) and (cond is None or evaluate(cond, reader))
+        if s.applies(profile.task, cloud, profile.software.framework)
+        and (s.server == server if s.server and server else cond is None or evaluate(cond, reader))
     ]
 
 

@@ -192,7 +192,7 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
 
     raw_steps: list[tuple[str, list[str], str | None, bool]] = [
         (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False)
-        for s in applicable_steps(spec.path, spec.profile, spec.plan.cloud)
+        for s in applicable_steps(spec.path, spec.profile, spec.plan.cloud, spec.plan.server or None)
     ]
     cmds = commands(spec.path)
     if (
