@@ -487,7 +487,7 @@ def _replica(
         # embedding tables are gathered row by row, not streamed: a step reads the dense weights
         fam = family_of(profile)
         decoder = fam is not None and fam.kind == "speech" and bool(fam.decoder_flops_per_token) and inf.output_tokens > 1
-        dec_flops = fam.decoder_flops_per_token or 0.0 if fam is not None and decoder else 0.0
+        dec_flops = (fam.decoder_flops_per_token or 0.0) if fam is not None and decoder else 0.0
         per_param = weights / max(profile.model.params_b * 1e9, 1.0)  # bytes per parameter as held
         request = serving.RequestReplica(
             weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, overhead,

@@ -833,7 +833,9 @@ def _override_build(owner: Document, loc: KeyPath, rel: str, over: dict[str, Any
 
     out = KustomizeRead()
     app = os.path.normpath(os.path.join(boundary, rel))
-    if not os.path.isdir(app) or _escapes(app, _Build(os.path.realpath(boundary), owner.path)):
+    from advisor.check.files import escapes
+
+    if not os.path.isdir(app) or escapes(app, os.path.realpath(boundary)):
         return out  # not in the repository: nothing to build here
     if find(app) is not None:
         resources = ["."]

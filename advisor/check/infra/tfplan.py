@@ -417,8 +417,9 @@ _ACCELERATOR_FIELD = re.compile(
 )
 # a Slurm TPU nodeset's node_type (v3-8, v5litepod-16): a TPU type, where the field's name says nothing of accelerators
 _TPU_TYPE = re.compile(r"(?i)^v\d+[a-z]*-\d+$")
-# the words of an accelerator's name in a field for one, where the catalog does not know the chip
-_ACCELERATOR_WORD = re.compile(r"(?i)nvidia|tesla|radeon|instinct|tpu|gaudi|trainium|inferentia|\b[ahlvtp]\d{1,3}\b")
+# the words of a chip's name in a field for one, where the catalog does not know the chip (hcl.py's
+# _ACCELERATOR_WORD is another test: any mention of accelerators in a file's text)
+_CHIP_WORD = re.compile(r"(?i)nvidia|tesla|radeon|instinct|tpu|gaudi|trainium|inferentia|\b[ahlvtp]\d{1,3}\b")
 
 
 def _keyed_values(node: Any, limit: int = MAX_SCAN) -> Iterator[tuple[str, Any]]:
@@ -452,7 +453,7 @@ def machine_named(index: NameIndex, value: Any) -> str | None:
             if not hw.known and keyed:  # an API's enum spelling: NVIDIA_TESLA_V100 is nvidia-tesla-v100
                 v = v.lower().replace("_", "-")
                 hw = index.lookup(v)
-            if not hw.known and ((keyed and _ACCELERATOR_WORD.search(v)) or (key.endswith(".node_type") and _TPU_TYPE.match(v))):
+            if not hw.known and ((keyed and _CHIP_WORD.search(v)) or (key.endswith(".node_type") and _TPU_TYPE.match(v))):
                 return v  # an accelerator field naming a chip the catalog does not know (NVIDIA_TESLA_V100): unknown hardware
             if not hw.known or index.is_cpu(hw.accelerator or ""):
                 continue
