@@ -188,6 +188,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     # data-parallel attention (vLLM's form of it), and a p99 target's prompt-token budget per step where smaller than
     # the stack's default (estimate p99.prefill_budget)
     dp = int(par.get("attention_data") or 1) if profile.task == "inference" else 1
+    slices = max(1, math.ceil(count / max(1, per_host * hosts)))
     budget = est.prefill_budget if est is not None and profile.task == "inference" else 0
     stacks = bundled_data("serving-stacks.yaml")
     dp_flags = [f.format(dp=dp) for f in stacks["vllm"]["data_parallel_attention"]["gpu"]["flags"]] if dp > 1 else []
@@ -206,7 +207,11 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         "min_nodes": str(hosts * min(replicas, profile.inference.min_replicas if profile.inference is not None else 1)),
         "max_nodes": str(hosts * replicas),
         "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",
-        "slices": str(max(1, math.ceil(count / max(1, per_host * hosts)))),
+        "slices": str(slices),
+        # the TPU slices one queued resource holds (rules/provisioning.yaml nodes): one program over all of them, as
+        # Multislice (a serving replica is a queued resource of its own: independent replicas in one would be joined
+        # into one Multislice job)
+        "tpu_nodes": str(slices),
         "seq_len": "2048",
         "global_batch": "256",
         "steps": "100",
@@ -306,6 +311,22 @@ def provision(cmd: str, kind: str | None, disk_gb: int = 0) -> str:
     return cmd
 
 
+def multinode(cmd: str, nodes: int) -> str:
+    """``cmd`` for a configuration of ``nodes`` TPU slices in one queued resource (rules/provisioning.yaml ``nodes``):
+    created with --node-count, its hosts reached through the queued resource on every node. One slice: unchanged."""
+    if nodes <= 1:
+        return cmd
+    stripped = cmd.strip()
+    rows: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["nodes"]
+    key, row = next(((head, r) for head, r in rows.items() if stripped.startswith(head + " ")), ("", None))
+    if row is None:
+        return cmd
+    for old, new in row.get("replace", {}).items():
+        words = str(new).replace("{nodes}", str(nodes))
+        cmd = re.sub(rf"(?<!\S){re.escape(old)}(?!\S)", lambda _m: words, cmd)  # noqa: B023 (used at once)
+    return cmd.replace(key, row["command"], 1) if row.get("command") else cmd
+
+
 def _with_config(template: str, cmd: str, disk_gb: int, market: str) -> str:
     """The command as ``template`` (rules/provisioning.yaml ``config``): a config file on stdin made from the command's
     own flags (``--node-type=X`` is {node_type}), the disk (the plan's, else the tool's default) and the kind's
@@ -362,11 +383,13 @@ def plan(
     (applicable_steps), every step without a profile; each command that provisions machines with the flags of the
     procurement ``kind`` and the disk (provision), as the scaffold's setup.sh runs it."""
     disk = int(values.get("disk_gb") or 0)
+    nodes = int(values.get("tpu_nodes") or 1)
 
     def fill(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
     steps = applicable_steps(path, profile, cloud) if profile is not None else list(path.steps)
-    return SetupPlan(
-        path, [(fill(s.title), [fill(provision(cmd, kind, disk)) for cmd in s.commands], fill(s.note) if s.note else None) for s in steps]
-    )
+    return SetupPlan(path, [
+        (fill(s.title), [fill(multinode(provision(cmd, kind, disk), nodes)) for cmd in s.commands], fill(s.note) if s.note else None)
+        for s in steps
+    ])

@@ -592,3 +592,18 @@ def test_steps_are_counted_for_the_batch_the_skeleton_runs(tmp_path: Path) -> No
     run = max(1, batch // chips) * chips
     tokens = steps * run * profile["training"]["seq_len"]
     assert abs(tokens / (profile["training"]["tokens_b"] * 1e9) - 1) < 0.01, (steps, run, chips)
+
+
+def test_tpu_vm_multislice_is_one_queued_resource_of_every_slice(tmp_path: Path) -> None:
+    """A multislice plan on a TPU VM path (9 x v6e-64) is created as one queued resource of 9 nodes and run on every
+    host of every node (rules/provisioning.yaml nodes); before, setup.sh created one slice of the nine it priced."""
+    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-pretrain-70b.yaml"), "-o", str(tmp_path), "--path", "tpu-vm-jax")
+    assert r.code == 0, r.err
+    sh = (tmp_path / "setup.sh").read_text()
+    plan = re.search(r"slices=(\d+)", sh)
+    assert plan is not None and int(plan.group(1)) > 1
+    create = next(line for line in sh.splitlines() if "queued-resources create" in line)
+    assert f"--node-count={plan.group(1)}" in create and "--node-prefix=${NAME}" in create and "--node-id" not in create
+    assert "tpu-vm ssh" not in sh and "tpu-vm scp" not in sh
+    assert re.search(r"queued-resources ssh \$\{NAME\} .*--node=all --worker=all --command=\"python3 train.py\"", sh)
+    assert "setup.sh provisions one slice" not in r.out + r.err

@@ -282,8 +282,21 @@ def _slices(case: Case) -> None:
     _flags_are(case.sh, ("--num-slices",), p.slices)
     if case.sky is not None and p.accelerator_type:  # TPU: one SkyPilot node per slice
         assert case.sky.get("num_nodes", 1) == p.slices
-    if p.slices > 1 and "--num-slices" not in case.sh:
+    # TPU VM paths: one queued resource of every slice, its hosts reached on every node; serving replicas apart
+    nodes = p.slices
+    created = [line for line in case.sh.splitlines() if "tpus queued-resources create" in line]
+    for line in created:
+        if nodes > 1:
+            _flags_are(line, ("--node-count",), nodes)
+            assert "--node-id" not in line
+        else:
+            assert "--node-count" not in line and "--node-id" in line
+    if created and nodes > 1:
+        assert not re.search(r"tpus tpu-vm (ssh|scp)", case.sh), "every node of the queued resource is reached"
+    if p.slices > 1 and "--num-slices" not in case.sh and not created:
         assert any("TPU slices" in w for w in case.spec.warnings), "a multislice plan provisioned as one slice says so"
+    if created and case.spec.profile.task == "inference" and p.replicas > 1:
+        assert any(f"{p.replicas} serving replicas" in w for w in case.spec.warnings), "each replica its own queued resource"
 
 
 @check("replicas", "min_replicas", "max_replicas")

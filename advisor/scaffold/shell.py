@@ -23,7 +23,7 @@ from advisor.knowledge import PLACEHOLDER, bundled_data
 from advisor.scaffold.fill import fill_command
 from advisor.scaffold.spec import Spec, commands, train_model_id
 from advisor.scaffold.stacks import training_stack
-from advisor.setuppath import applicable_steps, provision
+from advisor.setuppath import applicable_steps, multinode, provision
 
 # Placeholders that become shell variables in setup.sh (overridable from the environment).
 SHELL_VARS = {
@@ -58,7 +58,7 @@ class Step:
 # include theirs): https://docs.cloud.google.com/compute/docs/gpus
 GCE_ATTACHED_GPU_FAMILIES = ("n1-",)
 LWS_MANIFESTS = "https://github.com/kubernetes-sigs/lws/releases/download/v0.7.0/manifests.yaml"
-_INTERACTIVE_SSH = re.compile(r"\b(?:compute|tpu-vm) ssh\b")
+_INTERACTIVE_SSH = re.compile(r"\b(?:compute|tpu-vm|queued-resources) ssh\b")
 
 
 def _kind(title: str, raw: list[str], device: str, task: str = "") -> str:
@@ -134,7 +134,8 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
         else:
             out.append(cmd)
         i += 1
-    return [provision(c, spec.plan.provisioning_kind, spec.plan.disk_gb) for c in out]
+    nodes = int(spec.values.get("tpu_nodes") or 1)
+    return [multinode(provision(c, spec.plan.provisioning_kind, spec.plan.disk_gb), nodes) for c in out]
 
 
 def launch(spec: Spec) -> str:

@@ -18,7 +18,7 @@ from advisor.errors import UsageError
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.families import family
-from advisor.knowledge import PLACEHOLDER, SetupPath
+from advisor.knowledge import PLACEHOLDER, SetupPath, bundled_data
 from advisor.models import Profile
 from advisor.recommend import Recommendation
 from advisor.scaffold.plan import Plan, make_plan, statement
@@ -185,11 +185,19 @@ def collect_warnings(spec: Spec) -> None:
             f"the verdict is {spec.rec.device_name}; these files use the best {family(spec.device).name} "
             "configuration instead, because the chosen setup path is for that family"
         )
-    if spec.slices > 1 and spec.est is not None and not any("--num-slices" in c for c in commands(spec.path)):
+    multi = ("--num-slices", *(head for head in bundled_data("provisioning.yaml")["nodes"] if head.endswith(" create")))
+    if spec.slices > 1 and spec.est is not None and not any(m in c for c in commands(spec.path) for m in multi):
         w.append(
             f"the configuration is {spec.slices} TPU slices ({spec.est.shape}): sky.yaml launches all "
             f"{spec.slices} (num_nodes), setup.sh provisions one slice; multislice training needs XPK/GKE "
             "(setup path maxtext-tpu) or queued resources with --node-count"
+        )
+    creates = [c for c in commands(spec.path) if any(c.strip().startswith(m + " ") for m in multi[1:])]
+    if creates and spec.profile.task == "inference" and spec.replicas > 1:
+        spec.warnings.append(
+            f"the configuration is {spec.replicas} serving replicas, a TPU slice each: setup.sh provisions one (a queued "
+            "resource of several nodes would join them into one Multislice job); run it once per replica with its own "
+            f"NAME (NAME={fmt.safe_name(spec.profile.name)}-2 ./setup.sh ...) and balance the requests over them"
         )
     fam = family(spec.device)
     if fam.accelerator and not fam.sliced and spec.nodes > 1 and spec.est is not None:
