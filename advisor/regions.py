@@ -19,9 +19,16 @@ class Table:
     sources: dict[tuple[str, str], tuple[str, ...]]
     # the regions a row's source lists at all (absent: every region): outside them the row says nothing
     covers: dict[tuple[str, str], frozenset[str]]
+    # the zones a row lists (Google Cloud): where setup may place the accelerator in its region
+    zones: dict[tuple[str, str], tuple[str, ...]]
 
 
-_ROW_FIELDS = frozenset({"cloud", "accelerator", "regions", "source", "note"})
+_ROW_FIELDS = frozenset({"cloud", "accelerator", "source", "note"})
+_ROW_OPTIONAL = frozenset({"regions", "zones", "covers"})
+
+
+def _region(zone: str) -> str:
+    return zone.rsplit("-", 1)[0]
 
 
 @lru_cache(maxsize=1)
@@ -33,18 +40,22 @@ def table() -> Table:
     offered: dict[tuple[str, str], tuple[str, ...]] = {}
     sources: dict[tuple[str, str], tuple[str, ...]] = {}
     covers: dict[tuple[str, str], frozenset[str]] = {}
+    zones: dict[tuple[str, str], tuple[str, ...]] = {}
     for i, row in enumerate(data["offered"]):
-        if not _ROW_FIELDS <= set(row) <= _ROW_FIELDS | {"covers"}:
-            raise ValueError(f"rules/regions.yaml: offered[{i}]: fields {sorted(row)}")
+        if not _ROW_FIELDS <= set(row) <= _ROW_FIELDS | _ROW_OPTIONAL or ("regions" in row) == ("zones" in row):
+            raise ValueError(f"rules/regions.yaml: offered[{i}]: fields {sorted(row)} (regions or zones, not both)")
         missing = [s for s in row["source"] if s not in urls]
         if missing:
             raise ValueError(f"rules/regions.yaml: offered[{i}]: sources {missing} not in 'sources'")
-        offered[(row["cloud"], row["accelerator"])] = tuple(row["regions"])
-        sources[(row["cloud"], row["accelerator"])] = tuple(urls[s] for s in row["source"])
+        key = (row["cloud"], row["accelerator"])
+        if "zones" in row:
+            zones[key] = tuple(row["zones"])
+        offered[key] = tuple(row["regions"]) if "regions" in row else tuple(dict.fromkeys(map(_region, row["zones"])))
+        sources[key] = tuple(urls[s] for s in row["source"])
         if "covers" in row:
-            covers[(row["cloud"], row["accelerator"])] = frozenset(row["covers"])
+            covers[key] = frozenset(row["covers"])
     known = {c: frozenset(ids) for c, ids in data["known"].items()}
-    return Table(known, offered, sources, covers)
+    return Table(known, offered, sources, covers, zones)
 
 
 def _may_run(cloud: str, acc: Accelerator, where: tuple[str, ...] | None, region: str) -> bool:
@@ -52,6 +63,11 @@ def _may_run(cloud: str, acc: Accelerator, where: tuple[str, ...] | None, region
     row whose sources do not cover that region)."""
     cov = table().covers.get((cloud, acc.id))
     return where is None or region in where or (cov is not None and region not in cov)
+
+
+def may_run(cloud: str, acc: Accelerator, region: str) -> bool:
+    """Whether ``acc`` may run in ``region`` of ``cloud`` as far as the sources say (_may_run)."""
+    return _may_run(cloud, acc, offered_in(cloud, acc), region)
 
 
 def cloud_of(region: str) -> str | None:
@@ -66,13 +82,22 @@ def cloud_of(region: str) -> str | None:
 
 
 def offered_in(cloud: str, acc: Accelerator) -> tuple[str, ...] | None:
-    """Regions where ``cloud`` offers ``acc``; None where unknown (not restricted)."""
+    """Regions where ``cloud`` offers ``acc``, those of the catalog's zones first (its default placement); None where
+    unknown (not restricted)."""
     row = table().offered.get((cloud, acc.id))
     if row is not None:
-        return row
+        own = [_region(z) for z in acc.deploy.zones] if cloud == acc.deploy.cloud else []
+        return tuple(dict.fromkeys([*(r for r in own if r in row), *row]))
     if cloud == acc.deploy.cloud and acc.deploy.zones:
-        return tuple(dict.fromkeys(z.rsplit("-", 1)[0] for z in acc.deploy.zones))
+        return tuple(dict.fromkeys(map(_region, acc.deploy.zones)))
     return None
+
+
+def zones_of(cloud: str, acc: Accelerator) -> tuple[str, ...]:
+    """The zones of ``cloud`` known to offer ``acc``: the catalog's own (deploy.zones, of deploy.cloud) first, then those
+    of its rules/regions.yaml row; empty where none are known."""
+    own = acc.deploy.zones if cloud == acc.deploy.cloud else []
+    return tuple(dict.fromkeys([*own, *table().zones.get((cloud, acc.id), ())]))
 
 
 def pinned(dep: Deployment, cloud: str) -> list[str] | None:
@@ -113,7 +138,7 @@ def placement(dep: Deployment, cloud: str, acc: Accelerator) -> tuple[str | None
 
 
 def zone_in(acc: Accelerator, cloud: str, region: str | None) -> str | None:
-    """A zone of ``region`` that offers ``acc`` (the catalog's zones, of ``deploy.cloud``), else None."""
-    if cloud != acc.deploy.cloud or region is None:
+    """A zone of ``region`` that offers ``acc`` on ``cloud`` (zones_of), else None."""
+    if region is None:
         return None
-    return next((z for z in acc.deploy.zones if z.rsplit("-", 1)[0] == region), None)
+    return next((z for z in zones_of(cloud, acc) if _region(z) == region), None)

@@ -119,7 +119,7 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     }
     if acc is not None:
         native = target.id == acc.deploy.cloud  # the cloud the catalog's deploy names are for
-        zones = acc.deploy.zones if native else []
+        zones = list(regions.zones_of(target.id, acc)) if native else []
         local = [z for z in zones if z.rsplit("-", 1)[0] == region]
         if priced_here and est is not None and est.zone:
             values["zone"] = est.zone

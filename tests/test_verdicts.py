@@ -287,6 +287,30 @@ def test_an_unpriced_chip_is_held_to_the_pinned_regions_too(context: Context) ->
     assert not any("(None)" in w for w in rec.warnings), rec.warnings
 
 
+def test_google_cloud_regions_come_from_every_zone_the_chip_is_sold_in(context: Context) -> None:
+    """Before: Google Cloud's regions were the catalog's few zones per chip, so a team pinned to Tokyo (asia-northeast1)
+    was told L4, H100 and v6e are not offered there (SkyPilot's catalog, compiled from the Compute Engine and Cloud TPU
+    APIs, sells all three in asia-northeast1) and its verdict was an unpriced GB200 'closest configuration'. A chip the
+    source does not list there (H200) stays ruled out; the price comes from another region and says so."""
+    tokyo = {"clouds": ["gcp"], "regions": ["asia-northeast1"]}
+    p = profile(model={"params_b": 8}, training={"tokens_b": 50, "seq_len": 4096}, deployment=tokyo, goal={"optimize": "cost"})
+    for acc, count in (("l4", 8), ("h100", 8), ("tpu-v6e", 8)):
+        e = estimate(p, context.catalog.get(acc), count, context.constants)
+        assert e.feasible and e.region == "asia-northeast1", (acc, e.why_not)
+        assert (e.zone or "").startswith("asia-northeast1-"), (acc, e.zone)
+        assert any("priced at us-" in w and "no asia-northeast1 price" in w for w in e.warnings), (acc, e.warnings)
+    h200 = estimate(p, context.catalog.get("h200"), 8, context.constants)
+    assert not h200.feasible and "h200 is not offered in asia-northeast1" in (h200.why_not or "")
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.decision.feasible and rec.estimate is not None and rec.estimate.region == "asia-northeast1"
+    setup = json.dumps(rec.setup.to_json() if rec.setup else {})
+    assert "asia-northeast1-" in setup and "us-central1" not in setup
+    # no region of the profile's: placed where the catalog's price is from, as before
+    e = estimate(profile(model={"params_b": 8}, training={"tokens_b": 50, "seq_len": 4096}), context.catalog.get("l4"), 8,
+                 context.constants)
+    assert e.region == "us-central1" and not any("rates" in w for w in e.warnings)
+
+
 def test_each_cloud_gets_its_own_region(context: Context) -> None:
     # deployment.region is a Google Cloud region: an AWS verdict must not be told --region us-central1
     p = profile(deployment={"clouds": ["aws"], "region": "us-central1"}, goal={"optimize": "cost"})

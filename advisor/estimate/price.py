@@ -216,7 +216,7 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
     chips = e.count * (e.replicas or 1)
     hours = (e.hours or 0.0) if e.mode == "training" else math.inf
     dep = profile.deployment
-    best: tuple[float, Price, capacity.Reach, str | None] | None = None
+    best: tuple[float, Price, capacity.Reach, str | None, str | None] | None = None
     beyond: list[str] = []
     elsewhere: list[str] = []
     for cloud in dict.fromkeys([p.cloud or "", *dep.clouds]):
@@ -229,6 +229,8 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
         q = acc.price([cloud], dep.pricing, region, e.count) or acc.price([cloud], "on-demand", region, e.count)
         if q is None:
             continue
+        if regions.preferred(dep, cloud) is None and q.region and regions.may_run(cloud, acc, q.region):
+            region = q.region  # no region of the profile's: where the price is from
         base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
         # the largest published shape bounds one replica; replicas are machines of their own
         r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1),
@@ -240,7 +242,7 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
         billed = r.billed_hours if math.isfinite(hours) else 1.0
         total = (priced.usd or 0.0) * (billed if math.isfinite(hours) else 1.0)
         if best is None or total < best[0]:
-            best = (total, priced, r, region)
+            best = (total, priced, r, region, q.region)
     if best is None:
         reasons = ([f"{chips:,} {acc.id} beyond what can be obtained ({'; '.join(beyond)} chips)"] if beyond else []) + elsewhere
         if reasons:
@@ -248,8 +250,13 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
             e.why_not = f"{e.why_not}; {why}" if e.why_not else why
             e.procurable = False
         return p, 1.0
-    _total, priced, r, region = best
+    _total, priced, r, region, rate_region = best
     e.region, e.zone = region, regions.zone_in(acc, priced.cloud or "", region)
+    if region is not None and rate_region is not None and rate_region != region:  # the catalog prices another region
+        e.warnings.append(
+            f"{acc.id} on {priced.cloud} is priced at {rate_region} rates: the catalog has no {region} price (prices differ "
+            "by region: check the cloud's price for it)"
+        )
     pref = regions.preferred(dep, priced.cloud or "")
     if pref is not None and region is not None and region != pref:  # deployment.region is a preference: say where it went
         e.warnings.append(

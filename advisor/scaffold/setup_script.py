@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 import textwrap
 
+from advisor import regions
 from advisor.scaffold.fill import sh_word
 from advisor.scaffold.plan import statement
 from advisor.scaffold.shell import SHELL_VARS, Step, auto_steps
@@ -95,8 +96,11 @@ def _sh_settings(spec: Spec, used: list[str], externals: list[str]) -> list[str]
             value = "${NAME}-cluster" if var == "CLUSTER" else sh_word(default)
             line = f"{var}=${{{var}:-{value}}}"
             comment = _VAR_COMMENTS.get(var, "")
-            if var == "ZONE" and spec.acc is not None and spec.acc.deploy.zones:
-                comment = f"{spec.acc.id} zones in the catalog: {', '.join(spec.acc.deploy.zones)}"
+            zones = regions.zones_of(spec.plan.cloud, spec.acc) if var == "ZONE" and spec.acc is not None else ()
+            if zones and spec.acc is not None:
+                here = [z for z in zones if z.rsplit("-", 1)[0] == v["region"]]
+                comment = (f"{spec.acc.id} zones in {v['region']}: {', '.join(here)}" if here else f"{spec.acc.id} zones: "
+                           f"{', '.join(zones[:8])}{', ...' if len(zones) > 8 else ''}") + " (rules/regions.yaml, the catalog)"
             L.append(f"{line}  # {comment}" if comment else line)
         for var in externals:
             comment = _VAR_COMMENTS.get(var, "needed by the steps that use it")

@@ -26,7 +26,7 @@ set -euo pipefail
 # ---- settings: override any of them from the environment ---------------------
 PROJECT_ID=${PROJECT_ID:-}  # your Google Cloud project id (required)
 REGION=${REGION:-us-central1}  # region of the bucket, cluster and image repository
-ZONE=${ZONE:-us-central1-a}  # tpu-v6e zones in the catalog: us-central1-a, us-central1-b, us-east1-d, us-east4-a, us-east5-a, us-west1-c, europe-west4-a
+ZONE=${ZONE:-us-central1-a}  # tpu-v6e zones in us-central1: us-central1-a, us-central1-b, us-central1-c (rules/regions.yaml, the catalog)
 NAME=${NAME:-llama3-8b-support-bot}  # prefix of every resource name
 CLUSTER=${CLUSTER:-${NAME}-cluster}  # Kubernetes cluster name
 HF_TOKEN=${HF_TOKEN:-}  # a Hugging Face access token (gated models such as Llama need one)

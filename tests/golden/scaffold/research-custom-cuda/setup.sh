@@ -27,7 +27,7 @@ set -euo pipefail
 
 # ---- settings: override any of them from the environment ---------------------
 PROJECT_ID=${PROJECT_ID:-}  # your Google Cloud project id (required)
-ZONE=${ZONE:-us-central1-b}  # b200 zones in the catalog: us-central1-b, us-east1-b, us-east4-b, us-south1-b, europe-west4-b
+ZONE=${ZONE:-us-central1-b}  # b200 zones in us-central1: us-central1-b (rules/regions.yaml, the catalog)
 NAME=${NAME:-hybrid-ssm-research-prototype}  # prefix of every resource name
 
 step() { printf '\n==> %s\n' "$*" >&2; }
