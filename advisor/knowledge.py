@@ -109,10 +109,10 @@ class Step(Strict):
     # omit = every profile. What serves the model is one: vLLM's command for a language model, Triton's for
     # a model no LLM server runs (facts.llm_server).
     when: Any = None
-    # The LLM server this step starts (an id of rules/serving-stacks.yaml): where the configuration's server is known
-    # (the scaffold's plan, which falls back to another server where the profile's cannot serve it), that alone
-    # decides whether the step applies; elsewhere ``when`` does.
-    server: Annotated[str, Field(max_length=40)] | None = None
+    # The LLM server(s) this step starts (ids of rules/serving-stacks.yaml): where the configuration's server is known
+    # (the scaffold's plan and recommend's setup, which fall back to another server where the profile's cannot serve
+    # it: SGLang from one host only on GPUs), that alone decides whether the step applies; elsewhere ``when`` does.
+    server: Annotated[list[Annotated[str, Field(max_length=40)]], BeforeValidator(_listify), Field(max_length=10)] | None = None
     # The reference for the command shapes of this step (official CLI docs).
     source: Annotated[list[Source], BeforeValidator(_listify), Field(max_length=10)] | None = None
 

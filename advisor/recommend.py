@@ -27,7 +27,7 @@ from advisor.estimate.search import all_candidates, best, repriced_keep
 from advisor.fmt import money
 from advisor.knowledge import KnowledgeBase
 from advisor.models import Profile
-from advisor.setuppath import SetupPlan, choose_setup, placeholders, plan, provisioning_kind, setup_cloud
+from advisor.setuppath import SetupPlan, choose_server, choose_setup, placeholders, plan, provisioning_kind, setup_cloud
 
 __all__ = ["ESTIMATOR_SOURCE", "Contribution", "Decision", "Exclusion", "Recommendation", "closest", "decide", "describe", "recommend"]
 
@@ -317,11 +317,11 @@ def _setup_plan(profile: Profile, kb: KnowledgeBase, decision: Decision, acc: Ac
     """The setup path for the verdict, led by the step that obtains a count beyond on-demand quota."""
     cloud = setup_cloud(profile, decision.chosen)
     path = choose_setup(profile, kb, decision.device, cloud, acc)
-    setup = (
-        plan(path, placeholders(profile, acc, decision.chosen), profile, cloud, _provisioning_kind(profile, decision.chosen))
-        if path
-        else None
-    )
+    values = placeholders(profile, acc, decision.chosen)
+    # the server the scaffold's files run (a replica over several hosts takes one that spans them): its steps only
+    server = (choose_server(profile.software.serving_stack, decision.device, int(values["hosts"]) > 1)[0] or None
+              if decision.chosen is not None and profile.serves_llm else None)
+    setup = plan(path, values, profile, cloud, _provisioning_kind(profile, decision.chosen), server) if path else None
     if setup is not None and decision.chosen is not None and decision.chosen.procurement not in (None, "on-demand", "spot"):
         # a count beyond on-demand quota: the step that obtains it comes first
         chosen = decision.chosen

@@ -362,6 +362,29 @@ def provisioning_kind(pricing: str, procurement: str | None) -> str | None:
     return procurement if procurement in RESERVATION_KINDS else None
 
 
+def choose_server(wanted: str, device: str, multi_host: bool) -> tuple[str, str | None]:
+    """The LLM server (rules/serving-stacks.yaml id) a configuration's artefacts run for the profile's ``wanted``
+    serving stack on ``device``, and why another one (None where it is the profile's); "" where no stack serves on
+    ``device``. A replica over several hosts (``multi_host``) takes a server that spans hosts on that device family."""
+    table: dict[str, dict[str, Any]] = bundled_data("serving-stacks.yaml")
+    spans = [k for k, v in table.items() if device in (v.get("multi_host") or {})]
+    runs = [k for k, v in table.items() if device in v["devices"]]
+    if not runs:
+        return "", None
+    fallback = spans[0] if multi_host and spans else runs[0]
+    title = {k: str(v["title"]) for k, v in table.items()}
+    s = table.get(wanted)
+    if s is None:
+        return fallback, (None if wanted in ("none", "") else f"the scaffold has no manifests for {wanted}, so they use {title[fallback]}")
+    if device not in s["devices"]:
+        return fallback, f"{title[wanted]} does not run on {device.upper()}s, so the manifests use {title[fallback]}"
+    if multi_host and wanted not in spans:
+        other = spans[0] if spans else fallback
+        return other, (f"{title[wanted]} serves from one machine only on {device.upper()}s and this replica spans hosts, so "
+                       f"the manifests use {title[other]}")
+    return wanted, None
+
+
 def applicable_steps(path: SetupPath, profile: Profile, cloud: str, server: str | None = None) -> list[Step]:
     """The steps of ``path`` for ``profile``'s configuration on ``cloud``: its task, cloud and framework
     (Step.applies) and each step's own ``when`` (what serves the model, for one), as recommend shows them and
@@ -372,12 +395,13 @@ def applicable_steps(path: SetupPath, profile: Profile, cloud: str, server: str 
     return [
         s for s, cond in zip(path.steps, conds, strict=True)
         if s.applies(profile.task, cloud, profile.software.framework)
-        and (s.server == server if s.server and server else cond is None or evaluate(cond, reader))
+        and (server in s.server if s.server and server else cond is None or evaluate(cond, reader))
     ]
 
 
 def plan(
     path: SetupPath, values: dict[str, str], profile: Profile | None = None, cloud: str = "", kind: str | None = None,
+    server: str | None = None,
 ) -> SetupPlan:
     """``path``'s steps with the configuration's ``values`` filled in: those for ``profile`` on ``cloud``
     (applicable_steps), every step without a profile; each command that provisions machines with the flags of the
@@ -388,7 +412,7 @@ def plan(
     def fill(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
-    steps = applicable_steps(path, profile, cloud) if profile is not None else list(path.steps)
+    steps = applicable_steps(path, profile, cloud, server) if profile is not None else list(path.steps)
     return SetupPlan(path, [
         (fill(s.title), [fill(multinode(provision(cmd, kind, disk), nodes)) for cmd in s.commands], fill(s.note) if s.note else None)
         for s in steps

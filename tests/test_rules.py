@@ -171,3 +171,17 @@ def test_a_kubernetes_path_deploys_the_teams_server_by_name() -> None:
     [rec] = recommend_files([str(ROOT / "tests" / "data" / "scaffold" / "sglang-aws.yaml")], ctx, with_flip=False)
     titles = [t for t, _c, _n in rec.setup.steps]
     assert "Deploy the team's server (SGLang or TGI)" in titles and "Deploy vLLM" not in titles, titles
+
+
+def test_recommend_shows_the_server_the_scaffold_runs() -> None:
+    """A 405B SGLang replica over two GPU hosts is served with vLLM (SGLang serves from one host only on GPUs): the
+    scaffold's k8s/ runs vLLM, and recommend's steps now deploy vLLM too (setuppath.choose_server, one choice for
+    both). Before, recommend showed 'Deploy the team's server (SGLang or TGI)' for it."""
+    from advisor.api import Context, recommend_files
+
+    ctx = Context.load()
+    [rec] = recommend_files([str(ROOT / "tests" / "data" / "scaffold" / "multihost-405b.yaml")], ctx, with_flip=False)
+    assert rec.estimate is not None and rec.estimate.device == "gpu"
+    assert rec.setup is not None
+    titles = [t for t, _c, _n in rec.setup.steps]
+    assert "Deploy vLLM" in titles and "Deploy the team's server (SGLang or TGI)" not in titles, titles

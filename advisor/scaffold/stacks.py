@@ -143,32 +143,19 @@ def servers() -> dict[str, Server]:
 
 
 def choose(wanted: str, device: str, multi_host: bool) -> tuple[Server, str | None]:
-    """The server for ``wanted`` on ``device``, and why another one was chosen (or None)."""
-    table = servers()
-    fallback = next((s for s in table.values() if device in s.devices), None)
-    if fallback is None:
+    """The server for ``wanted`` on ``device``, and why another one was chosen (or None): setuppath.choose_server, the
+    choice recommend's setup steps make too."""
+    from advisor.setuppath import choose_server
+
+    chosen, note = choose_server(wanted, device, multi_host)
+    if not chosen:
         from advisor.errors import UsageError
 
         raise UsageError(
             f"no serving stack in rules/serving-stacks.yaml runs on {device.upper()}s, so there are no serving files to write for "
             f"this configuration; add {device} to the `devices` of the stacks that serve on it"
         )
-    if multi_host:  # the first server that spans hosts on this device family
-        fallback = next((s for s in table.values() if s.serves_multi_host(device)), fallback)
-    s = table.get(wanted)
-    if s is None:
-        if wanted in ("none", ""):
-            return fallback, None
-        return fallback, f"the scaffold has no manifests for {wanted}, so they use {fallback.title}"
-    if device not in s.devices:
-        return fallback, f"{s.title} does not run on {device.upper()}s, so the manifests use {fallback.title}"
-    if multi_host and not s.serves_multi_host(device):
-        other = next((o for o in table.values() if o.serves_multi_host(device)), fallback)
-        return (
-            other,
-            f"{s.title} serves from one machine only on {device.upper()}s and this replica spans hosts, so the manifests use {other.title}",
-        )
-    return s, None
+    return servers()[chosen], note
 
 
 # --------------------------------------------------------------------------- training stacks
