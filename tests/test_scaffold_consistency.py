@@ -309,6 +309,16 @@ def _replicas(case: Case) -> None:
     for d in case.k8s:
         if d["kind"] == "HorizontalPodAutoscaler":
             assert (d["spec"]["minReplicas"], d["spec"]["maxReplicas"]) == (p.min_replicas, p.max_replicas)
+    if case.sky is not None and p.server and case.spec.profile.task == "inference":
+        # sky.yaml runs every replica the plan prices: a SkyServe service of them where each is one node
+        svc = case.sky.get("service")
+        if p.max_replicas > 1 and p.hosts * p.slices == 1:
+            assert svc is not None, "a service of several replicas is a SkyServe service"
+            policy = svc.get("replica_policy") or {"min_replicas": svc["replicas"], "max_replicas": svc["replicas"]}
+            assert (policy["min_replicas"], policy["max_replicas"]) == (p.min_replicas, p.max_replicas), svc
+            assert "sky serve up" in case.files["README.md"]
+        else:
+            assert svc is None
     if case.spec.serving:
         low = 0 if p.scheduled else p.hosts * p.min_replicas
         _flags_are(case.sh, ("--min-nodes",), low)

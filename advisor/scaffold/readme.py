@@ -15,7 +15,7 @@ from advisor.scaffold.kubernetes import monitoring_for, schedule_hours, server_a
 from advisor.scaffold.plan import statement
 from advisor.scaffold.shell import Step, auto_steps
 from advisor.scaffold.skeleton import stack_title
-from advisor.scaffold.skypilot import SkyEntry, cost_phrase, sky_entry
+from advisor.scaffold.skypilot import SkyEntry, cost_phrase, sky_command, sky_entry
 from advisor.scaffold.spec import Spec, one_line, shape
 from advisor.scaffold.stacks import servers
 
@@ -340,7 +340,7 @@ def _skypilot_section(spec: Spec, steps: list[Step], files: Mapping[str, str], f
         assert e is not None
         L.append("## SkyPilot")
         L.append("")
-        launch = f"sky launch -c {spec.name} sky.yaml" + (" --env HF_TOKEN" if p.model.hf_id else "")
+        launch = sky_command(spec)
         L.append(
             f"`{launch}` runs the same job through SkyPilot on any allowed cloud "
             f"({', '.join(c for c in p.deployment.clouds if c in clouds.rented()) or 'none'}), trying the chosen "

@@ -150,6 +150,38 @@ def _sky_scripts(spec: Spec) -> tuple[str, str]:
     return per_runtime(probe["setup"], runtime) + "\n", run + "\n"
 
 
+def serves_replicas(spec: Spec) -> bool:
+    """Whether sky.yaml is a SkyServe service: the plan's LLM server on more than one replica (or a range of them),
+    each replica one node (SkyServe replicas are single-node tasks)."""
+    p = spec.plan
+    return bool(p.server) and spec.profile.task == "inference" and p.hosts * p.slices == 1 and p.max_replicas > 1
+
+
+def sky_command(spec: Spec) -> str:
+    """How sky.yaml is started: ``sky serve up`` for a service of several replicas (SkyServe launches and balances
+    them), else ``sky launch`` of one cluster."""
+    env = " --env HF_TOKEN" if spec.profile.model.hf_id else ""
+    if serves_replicas(spec):
+        return f"sky serve up -n {spec.name} sky.yaml{env}"
+    return f"sky launch -c {spec.name} sky.yaml{env}"
+
+
+def _service(spec: Spec) -> dict[str, Any]:
+    """SkyServe's service section (https://docs.skypilot.co/en/stable/serving/autoscaling.html): the server's health
+    path as the readiness probe, the plan's replicas (fixed), or its range with the peak QPS each replica was sized
+    for (target_qps_per_replica)."""
+    p = spec.plan
+    out: dict[str, Any] = {"readiness_probe": servers()[p.server].health or "/"}
+    if p.min_replicas == p.max_replicas:
+        out["replicas"] = p.replicas
+    else:
+        inf = spec.profile.inference
+        per = (inf.peak_qps or 0.0) / max(1, p.max_replicas) if inf is not None else 0.0
+        out["replica_policy"] = {"min_replicas": p.min_replicas, "max_replicas": p.max_replicas,
+                                 **({"target_qps_per_replica": round(per, 3)} if per > 0 else {})}
+    return out
+
+
 def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
     assert spec.est is not None and spec.acc is not None
     first = sky_entry(spec, spec.acc, spec.est)
@@ -198,12 +230,16 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
         envs["HF_TOKEN"] = None  # required: pass it with --env HF_TOKEN
     if envs:
         task["envs"] = envs
+    if serves_replicas(spec):
+        task["service"] = _service(spec)
     setup, run = _sky_scripts(spec)
     task["setup"] = setup
     task["run"] = run
     header = [
         *yaml_header(spec, "SkyPilot task"),
-        "Launch: sky launch -c " + spec.name + " sky.yaml" + (" --env HF_TOKEN" if "HF_TOKEN" in envs else ""),
+        "Launch: " + sky_command(spec)
+        + (f" (SkyServe: the service section runs the plan's {spec.plan.replicas} replica(s) behind one endpoint)"
+           if serves_replicas(spec) else ""),
         "resources.ordered tries the chosen accelerator first, then the next-best feasible ones of the same",
         "family (same node count) in the order of advisor's table:",
     ]
