@@ -235,6 +235,9 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     out["max_seqs"] = str(est.batch or 1) if est is not None and est.mode == "inference" else "1"
     # one engine per data-parallel rank (vLLM --max-num-seqs is per engine): its share of the replica's batch
     out["engine_seqs"] = str(-(-int(out["max_seqs"]) // max(dp, 1)))
+    # the replica's batch per chip (JetStream/MaxText per_device_batch_size)
+    out["per_chip_batch"] = str(-(-int(out["max_seqs"]) // max(1, count)))
+    out.update(jetstream_model(profile.model.hf_id))
     # the longest prompt (a training profile on a serving path: half the context)
     out["max_input_len"] = str(
         min(max_model_len(profile), inf.max_input_tokens or inf.input_tokens) if inf else max_model_len(profile) // 2
@@ -262,6 +265,18 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     else:
         out["layers"], out["emb_dim"], out["heads"], out["kv_heads"], out["head_dim"], out["mlp_dim"] = "", "", "", "", "", ""
     return out
+
+
+def jetstream_model(hf_id: str | None) -> dict[str, str]:
+    """JetStream's names of the profile's model (rules/jetstream-models.yaml: the conversion script's MODEL and
+    MODEL_VARIATION, MaxText's tokenizer asset); where no row matches, shell variables setup.sh asks for."""
+    rows: list[dict[str, str]] = bundled_data("jetstream-models.yaml")["models"]
+    wanted = (hf_id or "").lower()
+    row = next((r for r in rows if wanted and wanted.startswith(r["prefix"].lower())), None)
+    if row is None:
+        return {"jetstream_model": "${MAXTEXT_MODEL}", "jetstream_size": "${MAXTEXT_SIZE}",
+                "jetstream_tokenizer": "${MAXTEXT_TOKENIZER}"}
+    return {"jetstream_model": row["model"], "jetstream_size": row["size"], "jetstream_tokenizer": row["tokenizer"]}
 
 
 @functools.cache

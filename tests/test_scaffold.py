@@ -607,3 +607,24 @@ def test_tpu_vm_multislice_is_one_queued_resource_of_every_slice(tmp_path: Path)
     assert "tpu-vm ssh" not in sh and "tpu-vm scp" not in sh
     assert re.search(r"queued-resources ssh \$\{NAME\} .*--node=all --worker=all --command=\"python3 train.py\"", sh)
     assert "setup.sh provisions one slice" not in r.out + r.err
+
+
+def test_jetstream_converts_and_serves_the_profiles_model(tmp_path: Path) -> None:
+    """The JetStream path converts and serves the profile's model (rules/jetstream-models.yaml), with the plan's batch per
+    chip; a model the conversion script is not known to take leaves MaxText's names to the user (setup.sh asks for
+    them) and says so. Before, every profile's setup.sh converted Llama-2 7B and served model_name=llama2-7b at
+    per_device_batch_size=11."""
+    prof = tmp_path / "l2.yaml"
+    prof.write_text(re.sub(r"hf_id: .*", "hf_id: meta-llama/Llama-2-13b-chat-hf", (ROOT / "profiles" / "llm-chatbot.yaml").read_text()))
+    r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "a"), "--path", "jetstream-maxtext-tpu")
+    assert r.code == 0, r.err
+    sh = (tmp_path / "a" / "setup.sh").read_text()
+    assert "model_ckpt_conversion.sh llama2 13b " in sh and "model_name=llama2-13b " in sh and "llama2-7b" not in sh
+    seqs, chips = re.search(r"max_seqs=(\d+)", sh), re.search(r"chips_per_replica=(\d+)", sh)
+    assert seqs and chips and f"per_device_batch_size={-(-int(seqs.group(1)) // int(chips.group(1)))}" in sh
+    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "-o", str(tmp_path / "b"), "--path", "jetstream-maxtext-tpu")
+    assert r.code == 0, r.err
+    sh = (tmp_path / "b" / "setup.sh").read_text()
+    assert "model_ckpt_conversion.sh ${MAXTEXT_MODEL} ${MAXTEXT_SIZE} " in sh and "model_name=${MAXTEXT_MODEL}-${MAXTEXT_SIZE} " in sh
+    assert re.search(r"need MAXTEXT_MODEL MAXTEXT_SIZE", sh)
+    assert "setup.sh asks for MAXTEXT_MODEL" in sh

@@ -27,6 +27,10 @@ _VAR_COMMENTS = {
     "RESERVATION": "the Compute Engine reservation the configuration's capacity is held in (reserved or calendar mode)",
     "CAPACITY_RESERVATION_ID": "the EC2 Capacity Reservation or Capacity Block id (cr-...) holding the instances",
     "CAPACITY_RESERVATION_GROUP": "the resource id of the Azure capacity reservation group holding the VMs",
+    # a model JetStream's conversion script is not known to take (rules/jetstream-models.yaml)
+    "MAXTEXT_MODEL": "MaxText model family of your checkpoint (llama2, gemma, mistral, ...)",
+    "MAXTEXT_SIZE": "its size as MaxText names it (7b, 13b, 70b, ...): model_name is MAXTEXT_MODEL-MAXTEXT_SIZE",
+    "MAXTEXT_TOKENIZER": "its tokenizer asset in MaxText (assets/tokenizer.llama2, assets/tokenizer.gemma, ...)",
 }
 
 

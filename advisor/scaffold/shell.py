@@ -183,8 +183,14 @@ def _schedule_steps(spec: Spec, cmds: list[str]) -> list[tuple[str, list[str], s
     ]
 
 
+# a placeholder whose value is a setting the user gives setup.sh (``${VAR}``: setuppath.jetstream_model where the model
+# is not in its table) is that shell variable, expanded where it stands
+_SHELL_VALUE = re.compile(r"\$\{([A-Z][A-Z0-9_]*)\}")
+
+
 def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     shell = dict(SHELL_VARS)
+    shell.update({k: m.group(1) for k, v in spec.values.items() if (m := _SHELL_VALUE.fullmatch(v))})
     literal = {k: v for k, v in spec.values.items() if k not in shell}
     for k in shell:
         literal.setdefault(k, spec.values.get(k, ""))
@@ -236,7 +242,7 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         assigned = {m for c in filled for m in re.findall(r"^([A-Z][A-Z0-9_]*)=", c, re.M)}  # set by the step itself
         for c in filled:
             for var in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", c):
-                if var in _AMBIENT or var in needs or var in assigned or (var in shell.values() and var != "PROJECT_ID"):
+                if var in _AMBIENT or var in needs or var in assigned or (var in SHELL_VARS.values() and var != "PROJECT_ID"):
                     continue
                 needs.append(var)
         steps.append(Step(key, title, filled, note, kind, needs, added))

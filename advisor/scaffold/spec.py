@@ -199,6 +199,12 @@ def collect_warnings(spec: Spec) -> None:
             "resource of several nodes would join them into one Multislice job); run it once per replica with its own "
             f"NAME (NAME={fmt.safe_name(spec.profile.name)}-2 ./setup.sh ...) and balance the requests over them"
         )
+    if any("{jetstream_model}" in c for c in commands(spec.path)) and spec.values.get("jetstream_model", "").startswith("${"):
+        spec.warnings.append(
+            f"JetStream's conversion script is known to take Llama 2 and Gemma checkpoints (rules/jetstream-models.yaml); "
+            f"{spec.profile.model.hf_id or 'this model'} is not one of them: setup.sh asks for MAXTEXT_MODEL, MAXTEXT_SIZE "
+            "and MAXTEXT_TOKENIZER (MaxText's names for it), or serve it with vLLM TPU (setup path gke-vllm-tpu)"
+        )
     fam = family(spec.device)
     if fam.accelerator and not fam.sliced and spec.nodes > 1 and spec.est is not None:
         w.append(
