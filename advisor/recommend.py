@@ -296,6 +296,14 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
     unpriced = sorted({x.accelerator for x in cands if x.device in sized and x.owned_chips is None} - priced_somewhere)
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
+    m = profile.model
+    if m.architecture == "moe" and not (m.experts and m.experts_per_token):
+        missing = [f for f, v in (("experts", m.experts), ("experts_per_token", m.experts_per_token)) if not v]
+        warnings.append(
+            f"model {', '.join(missing)} not given: the mixture of experts is sized with defaults (the median routed share "
+            "of open mixtures' active parameters, moe_routed_share; top-2 routing, Mixtral's, for its all-to-all; 8 experts "
+            "in the MaxText config); give both (DeepSeek-V3: 256 experts, 8 per token)"
+        )
     if decision.chosen is not None:
         approx = decision.chosen.assumptions.get("model_shape", {}).get("approximated") or decision.chosen.assumptions.get(
             "memory", {}

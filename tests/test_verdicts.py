@@ -630,3 +630,18 @@ def test_a_deadline_the_slow_end_of_the_range_misses_is_said(context: Context) -
     said = [w for w in estimate(tight, acc, 8, context.constants).warnings if "slow end of the range" in w]
     assert said and estimate(tight, acc, 8, context.constants).meets_deadline
     assert not [w for w in estimate(roomy, acc, 8, context.constants).warnings if "slow end of the range" in w]
+
+
+def test_a_mixture_of_experts_without_its_routing_says_so(context: Context) -> None:
+    """A MoE profile without model.experts / experts_per_token is sized with defaults (the routed share of its active
+    parameters, top-2 routing, 8 experts in MaxText's config): the warning says which. Before, silently."""
+    base = {"name": "t", "task": "inference", "domain": "llm",
+            "inference": {"peak_qps": 2, "input_tokens": 1000, "output_tokens": 200},
+            "software": {"framework": "pytorch", "serving_stack": "vllm"}, "deployment": {"clouds": ["gcp"]}}
+    bare = Profile.model_validate({**base, "model": {"params_b": 47, "active_params_b": 13, "architecture": "moe"}})
+    rec = recommend(bare, context.kb, context.catalog, context.constants, with_flip=False)
+    assert any(w.startswith("model experts, experts_per_token not given") for w in rec.warnings), rec.warnings
+    given = Profile.model_validate({**base, "model": {"params_b": 47, "active_params_b": 13, "architecture": "moe",
+                                                      "experts": 8, "experts_per_token": 2}})
+    rec = recommend(given, context.kb, context.catalog, context.constants, with_flip=False)
+    assert not any("experts" in w and "not given" in w for w in rec.warnings), rec.warnings
