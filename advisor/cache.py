@@ -123,13 +123,14 @@ def _trusted(path: Path) -> bool:
     return not (st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
-def load(root: Path) -> Any | None:
+def load(root: Path, sig: str | None = None) -> Any | None:
+    """The tables cached for ``root`` as its files are now (``sig``: their signature, taken before they are read)."""
     if os.environ.get("ADVISOR_NO_CACHE"):
         return None
     directory = _cache_dir()
     if directory is None:
         return None
-    path = directory / f"builtin-{signature(root)}.pickle"
+    path = directory / f"builtin-{sig or signature(root)}.pickle"
     if not (_trusted(directory) and _trusted(path)):
         return None
     key = _key(create=False)
@@ -145,7 +146,9 @@ def load(root: Path) -> Any | None:
         return None
 
 
-def store(root: Path, value: Any) -> None:
+def store(root: Path, value: Any, sig: str | None = None) -> None:
+    """Cache ``value`` under ``sig``, the signature of the files as they were when it was read (taken before reading:
+    a file edited while a run reads them leaves the run's tables under the old signature, never the new one)."""
     if os.environ.get("ADVISOR_NO_CACHE"):
         return
     directory = _cache_dir()
@@ -158,7 +161,7 @@ def store(root: Path, value: Any) -> None:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _trusted(directory):
             return
-        name = f"builtin-{signature(root)}.pickle"
+        name = f"builtin-{sig or signature(root)}.pickle"
         for old in directory.glob("builtin-*.pickle"):
             if old.name != name:  # another version's cache; a concurrent run's own file is kept
                 old.unlink(missing_ok=True)

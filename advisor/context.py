@@ -52,14 +52,15 @@ class Context:
         from advisor.validation import builtin_tables, prime_builtin_tables
 
         root = builtin_rules_dir()
-        hit = cache.load(root)
+        sig = cache.signature(root)  # before anything is read: a file edited meanwhile is not cached under its new state
+        hit = cache.load(root, sig)
         if isinstance(hit, tuple) and len(hit) == 2 and isinstance(hit[0], cls) and isinstance(hit[1], dict):
             prime_builtin_tables(hit[1])
             return hit[0]
         ctx = cls(load_knowledge([]), load_catalog([]), load_constants())
         ctx.catalog.dominated()  # computed once, kept with the catalog
         _read_builtin_tables()
-        cache.store(root, (ctx, builtin_tables()))
+        cache.store(root, (ctx, builtin_tables()), sig)
         return ctx
 
 

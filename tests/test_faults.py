@@ -508,6 +508,23 @@ def test_cache_deleted_mid_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert ctx.kb.rules and not (tmp_path / "cache").exists()
 
 
+def test_cache_is_stored_under_the_files_as_they_were_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule file edited while a run reads the built-in tables must not leave that run's (old) tables cached under the
+    new files' signature: the signature is taken before reading. Before, it was taken again when storing, and the next
+    run read the stale tables (an edited rules/kubernetes-targets.yaml ignored until the cache was cleared)."""
+    from advisor import cache
+    from advisor.api import Context
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("ADVISOR_NO_CACHE", raising=False)
+    states = iter(["before-the-edit", "after-the-edit"])  # the files change once, while the run reads them
+    monkeypatch.setattr(cache, "signature", lambda root: next(states, "after-the-edit"))
+    Context._builtin()
+    stored = sorted(p.name for p in (tmp_path / "cache").rglob("builtin-*.pickle"))
+    assert stored == ["builtin-before-the-edit.pickle"], stored
+
+
 @pytest.mark.slow
 def test_cache_shared_by_16_concurrent_runs(tmp_path: Path, fresh_cache: dict[str, str]) -> None:
     ref = _reference()
