@@ -314,6 +314,10 @@ def _replicas(case: Case) -> None:
         svc = case.sky.get("service")
         if p.max_replicas > 1 and p.hosts * p.slices == 1:
             assert svc is not None, "a service of several replicas is a SkyServe service"
+            # its run command and policy are the chosen configuration's: every fallback has its chips and replicas
+            for line in case.files["sky.yaml"].splitlines():
+                if line.startswith("#   ") and " x " in line and "replica" in line:
+                    assert f" x {p.chips_per_replica} x {p.replicas} replicas" in line or f" x {p.chips_per_replica} at " in line, line
             policy = svc.get("replica_policy") or {"min_replicas": svc["replicas"], "max_replicas": svc["replicas"]}
             assert (policy["min_replicas"], policy["max_replicas"]) == (p.min_replicas, p.max_replicas), svc
             assert "sky serve up" in case.files["README.md"]
@@ -628,10 +632,35 @@ def _region(case: Case) -> None:
             for value in _flag(case.sh, "--region", "--location", "--zone"):
                 assert value.startswith("$") or not clouds.cloud(other).owns_region(value) or cloud.owns_region(value), (other, value)
     if case.sky is not None:
-        for item in case.sky["resources"]["ordered"]:
+        from advisor import regions
+
+        items = case.sky["resources"]["ordered"]
+        for item in items:
             infra = item.get("infra", "")
-            if infra.startswith(p.cloud + "/"):
+            if not infra.startswith(p.cloud + "/"):
+                continue
+            if item["accelerators"] == items[0]["accelerators"]:  # the chosen configuration: the plan's region
                 assert infra == f"{p.cloud}/{p.region}"
+            else:  # a fallback: a region that offers it (the plan's where it does)
+                acc = _sky_accelerator(item["accelerators"])
+                assert acc is not None and regions.may_run(p.cloud, acc, infra.split("/", 1)[1]), (item, infra)
+    if case.spec.profile.deployment.clouds == ["on-prem"] and case.sky is not None:  # never a public cloud
+        assert all(item.get("infra") == "kubernetes" for item in case.sky["resources"]["ordered"]), case.sky["resources"]
+
+
+def _sky_accelerator(name: str) -> Any:
+    """The catalog entry of a SkyPilot accelerator name (H100:8, tpu-v4-8)."""
+    from advisor.api import Context
+
+    for acc in Context.load().catalog.accelerators.values():
+        sky = acc.deploy.skypilot or ""
+        if "{accelerator_type}" in sky:
+            head = sky.split("{", 1)[0]
+            if name.startswith(head) and any(sl.accelerator_type == name[len(head):] for sl in acc.shapes.slices):
+                return acc
+        elif sky and name.split(":", 1)[0] == sky:
+            return acc
+    return None
 
 
 def _provisioning_lines(case: Case) -> list[tuple[str, dict[str, Any]]]:

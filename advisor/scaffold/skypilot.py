@@ -88,6 +88,8 @@ def sky_entry(spec: Spec, acc: Accelerator, est: Estimate) -> SkyEntry:
         if price is not None:
             rates[cloud] = price.usd_per_chip_hour
     ranked = sorted(rates, key=lambda c: (c != est.price_cloud, rates[c], c))
+    if not ranked:  # hardware the team owns (on-prem): SkyPilot reaches it through its own cluster, never a cloud
+        ranked = [c for c in spec.profile.deployment.clouds if c not in clouds.rented() and clouds.cloud(c).owned]
     if family(acc.device).sliced:  # one SkyPilot node per slice of the multislice (the plan's slices)
         layout = family(acc.device).shapes.host_layout(acc, est.count)
         sky = acc.deploy.skypilot
@@ -125,6 +127,10 @@ def _fallbacks(spec: Spec, ctx: Context, first: SkyEntry) -> list[SkyEntry]:
         for cand in options:
             entry = sky_entry(spec, acc, cand)
             if not entry.verified or entry.nodes != first.nodes:
+                continue
+            # a service's run command and SkyServe policy are the first choice's (its chips, replicas and batch): a
+            # fallback serves under them only with the same chips per replica and the same replicas
+            if spec.plan.server and (cand.count != first.est.count or (cand.replicas or 1) != (first.est.replicas or 1)):
                 continue
             if family(acc.device).sliced and acc.slice_for(cand.count) is None:
                 continue
@@ -197,8 +203,11 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
             item: dict[str, Any] = {"accelerators": entry.accelerators}
             if cloud:  # the plan's region on the plan's cloud (infra: cloud/region), any region elsewhere
                 name = clouds.cloud(cloud).skypilot
-                region = plan.region if cloud == plan.cloud else None
-                if dep.regions:  # data residency: only in a pinned region that offers the chip, never "any region"
+                region = plan.region if cloud == plan.cloud and not clouds.cloud(cloud).owned else None
+                if region is not None and not regions.may_run(cloud, acc, region):
+                    # a fallback the plan's region does not offer: where its own estimate placed it, else any region
+                    region = entry.est.region if entry.est.price_cloud == cloud else None
+                if dep.regions and not clouds.cloud(cloud).owned:  # residency: only a pinned region that offers the chip
                     region, no = regions.placement(dep, cloud, acc)
                     if no is not None or region is None:
                         continue
