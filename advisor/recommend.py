@@ -296,6 +296,16 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
     unpriced = sorted({x.accelerator for x in cands if x.device in sized and x.owned_chips is None} - priced_somewhere)
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
+    dep = profile.deployment
+    chosen = decision.chosen
+    if (chosen is not None and chosen.price_cloud is None and chosen.owned_chips is None and "on-prem" in dep.clouds
+            and not dep.owned and not (dep.onprem is not None and dep.onprem.purchase)):
+        # on-prem hardware the team neither owns (deployment.owned) nor will buy (deployment.onprem.purchase)
+        warnings.append(
+            f"the verdict {chosen.accelerator} x {chosen.count} runs on-prem, and deployment.owned lists no hardware: it "
+            "is hardware to buy, not priced here (no capex, lead time or break-even against renting); list the chips you "
+            "have in deployment.owned, or set deployment.onprem.purchase for the purchase's cost and lead time"
+        )
     m = profile.model
     if m.architecture == "moe" and not (m.experts and m.experts_per_token):
         missing = [f for f, v in (("experts", m.experts), ("experts_per_token", m.experts_per_token)) if not v]

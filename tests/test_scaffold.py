@@ -628,3 +628,42 @@ def test_jetstream_converts_and_serves_the_profiles_model(tmp_path: Path) -> Non
     assert "model_ckpt_conversion.sh ${MAXTEXT_MODEL} ${MAXTEXT_SIZE} " in sh and "model_name=${MAXTEXT_MODEL}-${MAXTEXT_SIZE} " in sh
     assert re.search(r"need MAXTEXT_MODEL MAXTEXT_SIZE", sh)
     assert "setup.sh asks for MAXTEXT_MODEL" in sh
+
+
+def test_a_servicemonitor_is_applied_only_where_its_crd_is(tmp_path: Path) -> None:
+    """Off GKE the HPA's metric comes from a ServiceMonitor, a Prometheus Operator kind: it is written apart
+    (k8s/monitoring/, which 'kubectl apply -f k8s/' does not read) and applied where the cluster has its CRD. Before,
+    'kubectl apply -f k8s/' failed on a cluster without the operator (no matches for kind ServiceMonitor) and setup.sh
+    stopped there."""
+    prof = tmp_path / "svc.yaml"
+    prof.write_text((ROOT / "profiles" / "llm-chatbot.yaml").read_text().replace("clouds: [gcp]", "clouds: [aws]"))
+    r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "out"), "--path", "k8s-vllm-gpu")
+    assert r.code == 0, r.err
+    out = tmp_path / "out"
+    if not (out / "k8s" / "hpa.yaml").exists():
+        pytest.skip("one replica: no autoscaler")
+    assert (out / "k8s" / "monitoring" / "servicemonitor.yaml").exists() and not (out / "k8s" / "servicemonitor.yaml").exists()
+    sh = (out / "setup.sh").read_text()
+    guard = "if kubectl get crd servicemonitors.monitoring.coreos.com >/dev/null 2>&1; then"
+    assert f"{guard} kubectl apply -f k8s/monitoring/servicemonitor.yaml" in sh
+
+
+def test_train_py_that_cannot_hold_the_priced_state_says_so(tmp_path: Path) -> None:
+    """The estimate sizes training with the state sharded over all chips (FSDP / ZeRO-3); train.py keeps a full copy
+    per chip. Where that copy does not fit a chip, the scaffold says so (setup.sh and README). Before, a 13B full
+    fine-tune on A100 40GB got a train.py that runs out of memory at start, without a word."""
+    prof = tmp_path / "ft.yaml"
+    prof.write_text(
+        "name: ft13b\ntask: training\ndomain: llm\nmodel: {params_b: 13, layers: 40, hidden_size: 5120, kv_heads: 40}\n"
+        "training: {tokens_b: 5, seq_len: 4096, method: full}\nsoftware: {framework: pytorch}\n"
+        "deployment: {clouds: [aws], accelerators: [a100-40gb]}\n"
+    )
+    r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "out"))
+    assert r.code == 0, r.err
+    sh = (tmp_path / "out" / "setup.sh").read_text()
+    assert "keeps the whole training state on every chip" in " ".join(sh.replace("#", " ").split())
+    small = tmp_path / "small.yaml"
+    small.write_text(prof.read_text().replace("params_b: 13, layers: 40, hidden_size: 5120, kv_heads: 40", "params_b: 0.35"))
+    r = run_cli("scaffold", str(small), "-o", str(tmp_path / "small-out"))
+    assert r.code == 0, r.err
+    assert "keeps the whole training state" not in (tmp_path / "small-out" / "setup.sh").read_text()

@@ -650,3 +650,17 @@ def test_a_mixture_of_experts_without_its_routing_says_so(context: Context) -> N
                                                       "experts": 8, "experts_per_token": 2}})
     rec = recommend(given, context.kb, context.catalog, context.constants, with_flip=False)
     assert not any("experts" in w and "not given" in w for w in rec.warnings), rec.warnings
+
+
+def test_on_prem_hardware_nobody_owns_is_a_purchase_and_says_so(context: Context) -> None:
+    """A team that lists on-prem but owns nothing (no deployment.owned, no onprem.purchase) gets an unpriced on-prem
+    verdict: the warning says it is hardware to buy. Before, 'b200 x 8, unpriced' came without a word."""
+    p = profile(model={"params_b": 8, "layers": 32, "hidden_size": 4096}, training={"tokens_b": 100, "seq_len": 4096},
+                deployment={"clouds": ["on-prem"]})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.estimate is not None and rec.estimate.price_cloud is None
+    assert any("deployment.owned lists no hardware: it is hardware to buy" in w for w in rec.warnings), rec.warnings
+    owned = profile(model={"params_b": 8, "layers": 32, "hidden_size": 4096}, training={"tokens_b": 100, "seq_len": 4096},
+                    deployment={"clouds": ["on-prem"], "owned": [{"accelerator": "h100", "count": 16}]})
+    rec = recommend(owned, context.kb, context.catalog, context.constants, with_flip=False)
+    assert not any("hardware to buy" in w for w in rec.warnings), rec.warnings

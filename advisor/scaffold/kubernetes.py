@@ -193,7 +193,8 @@ def manifests(spec: Spec) -> dict[str, str]:
             ],
         ),
     }
-    if plan.replicas > 1 and server.metric is not None and not multi:
+    if autoscaled(spec):
+        assert server.metric is not None
         files.update(_autoscaling(spec, labels, server.metric))
     if plan.scheduled:
         files["k8s/schedule.yaml"] = _schedule(spec, labels, workload["kind"])
@@ -205,6 +206,12 @@ def _monitoring() -> dict[str, dict[str, str]]:
     """rules/kubernetes-targets.yaml ``monitoring``: the metrics object and HPA metric name per cloud."""
     data: dict[str, dict[str, str]] = bundled_data("kubernetes-targets.yaml")["monitoring"]
     return data
+
+
+def autoscaled(spec: Spec) -> bool:
+    """Whether k8s/ has an HPA and the metrics object it reads: several single-host replicas of a server with a metric."""
+    plan = spec.plan
+    return plan.replicas > 1 and plan.hosts == 1 and bool(plan.server) and servers()[plan.server].metric is not None
 
 
 def monitoring_for(spec: Spec) -> dict[str, str]:

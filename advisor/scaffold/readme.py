@@ -89,7 +89,8 @@ _FILE_ROLES = {
     "k8s/service.yaml": "Service in front of it (port 8000, OpenAI-compatible API)",
     "k8s/hpa.yaml": "HorizontalPodAutoscaler on running requests per pod",
     "k8s/podmonitoring.yaml": "exports the server's metrics to Cloud Monitoring for the HPA (GKE)",
-    "k8s/servicemonitor.yaml": "has the Prometheus Operator scrape the server's metrics for the HPA",
+    "k8s/monitoring/servicemonitor.yaml": "has the Prometheus Operator scrape the server's metrics for the HPA (setup.sh "
+    "applies it where the cluster has the operator's CRD)",
     "k8s/schedule.yaml": "CronJobs that stop the server outside the priced hours and start it again",
 }
 

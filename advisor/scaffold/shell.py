@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from advisor.families import family
 from advisor.knowledge import PLACEHOLDER, bundled_data
 from advisor.scaffold.fill import fill_command
+from advisor.scaffold.kubernetes import autoscaled, monitoring_for
 from advisor.scaffold.spec import Spec, commands, train_model_id
 from advisor.scaffold.stacks import training_stack
 from advisor.setuppath import applicable_steps, multinode, provision
@@ -96,6 +97,13 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
             ):  # the LeaderWorkerSet controller (https://lws.sigs.k8s.io/docs/installation/)
                 out.append(f"kubectl apply --server-side -f {LWS_MANIFESTS}")
             out.append("kubectl apply -f k8s/")
+            mon = monitoring_for(spec)
+            if autoscaled(spec) and mon.get("crd"):  # the metrics object, where the cluster has its CRD (else it fails)
+                out.append(
+                    f"if kubectl get crd {mon['crd']} >/dev/null 2>&1; then kubectl apply -f {mon['file']}; else echo "
+                    f"\"setup.sh: no {mon['kind']} CRD in this cluster: install the Prometheus Operator and prometheus-adapter, "
+                    f"then kubectl apply -f {mon['file']} (the HPA reads its metric)\" >&2; fi"
+                )
         elif not spec.serving and stripped == "kubectl apply -f k8s/":
             out.append("# kubectl apply -f k8s/: advisor scaffold writes k8s/ for a serving workload only")
         elif (

@@ -192,6 +192,16 @@ def collect_warnings(spec: Spec) -> None:
             f"{spec.slices} (num_nodes), setup.sh provisions one slice; multislice training needs XPK/GKE "
             "(setup path maxtext-tpu) or queued resources with --node-count"
         )
+    memory = (spec.est.assumptions.get("memory") or {}) if spec.est is not None and spec.training else {}
+    state_gb, chip_gb = float(memory.get("state_gb_total") or 0.0), (spec.acc.specs.memory_gib * 1.073741824 if spec.acc else 0.0)
+    if "skeleton" in spec.path.artefacts and chip_gb and state_gb > chip_gb and "sharded" in str(memory.get("sharding", "")):
+        w.append(
+            f"train.py keeps the whole training state on every chip (DistributedDataParallel / replicated parameters): "
+            f"{state_gb:,.0f} GB of weights, gradients and optimiser state against {chip_gb:,.0f} GB per chip, so it runs "
+            "out of memory at this size; the estimate assumes the state sharded over all chips: wrap the model in FSDP "
+            "(torch.distributed.fsdp.fully_shard), shard it with torch_xla SPMD or jax.sharding, or run the path's own "
+            "trainer where it has one (MaxText)"
+        )
     creates = [c for c in commands(spec.path) if any(c.strip().startswith(m + " ") for m in multi[1:])]
     if creates and spec.profile.task == "inference" and spec.replicas > 1:
         spec.warnings.append(
