@@ -9,6 +9,10 @@ from typing import Any
 
 _ASKS_KEY = re.compile(r"(?i)gpu|tpu|accelerator")
 _KEY_CHIP = re.compile(r"(?i)nvidia\.com/|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu|aws\.amazon\.com/neuron")
+# node labels that only say a node has (or runs the software for) an accelerator: a device plugin's or exporter's
+# DaemonSet selects them to run on every such node (nvidia.com/gpu.present, aws.amazon.com/neuron.present, the GPU
+# Operator's nvidia.com/gpu.deploy.*): placement, not a request for chips
+_PRESENCE_LABEL = re.compile(r"(?i)\.present$|/gpu\.deploy\.")
 
 
 def _asks(x: Any) -> bool:
@@ -31,7 +35,7 @@ def asks_for_chips(v: Any, where: str = "", depth: int = 0) -> str | None:
     if isinstance(v, dict):
         for k, x in list(v.items())[:10_000]:
             here = f"{where}.{k}" if where else str(k)
-            if isinstance(k, str) and (_ASKS_KEY.search(k) or _KEY_CHIP.search(k)):
+            if isinstance(k, str) and (_ASKS_KEY.search(k) or _KEY_CHIP.search(k)) and not _PRESENCE_LABEL.search(k):
                 if _asks(x):
                     return here
                 if isinstance(x, dict) and x.get("enabled") is not False:  # gpu: {enabled: true, number: 2}

@@ -1323,6 +1323,11 @@ def mark_upgrade(requests: list[Any], autoscalers: list[Any]) -> None:
     label_variant(requests, autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
 
 
+# template functions that insert a subtree of the values as YAML (a pod spec or its resources given at install), and a
+# helper given values to render (bitnami common's include "common.tplvalues.render" (dict "value" .Values.x ...))
+_INSERTS_VALUES = re.compile(r"\b(toYaml|toJson|toPrettyJson|toRawJson|tpl)\b|\binclude\b[^}]*\.Values")
+
+
 def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: ChartRead, upgrade: bool = False) -> None:
     from advisor.check.infra.read import split
     from advisor.check.infra.sniff import doc_kind
@@ -1360,9 +1365,14 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
                         raise first from None
         except InputError as exc:
             found = remap(exc.problems, r)
-            if not _CHIP_TEXT.search(r.text) and not _CHIP_TEXT.search(_read(r.path, MAX_TEMPLATE_BYTES)) and not chips_in_values:
-                # a template advisor cannot render that names no accelerator, nor do the values it is given
-                # (a pod spec in the values rendered through `tpl`): nothing to judge in it
+            template = _read(r.path, MAX_TEMPLATE_BYTES)
+            if not _CHIP_TEXT.search(r.text) and not _CHIP_TEXT.search(template) and (
+                not chips_in_values or not _INSERTS_VALUES.search(template)
+            ):
+                # a template advisor cannot render that names no accelerator, and no values can bring one in: the values
+                # name none, or the template inserts no values subtree (toYaml / tpl of a pod spec or resources). A
+                # Service labelled by a library chart's helper that is not vendored (bitnami common's
+                # include "common.labels.standard") is nothing to judge, whatever a sample application's values ask for
                 continue
             out.problems += [
                 Problem(

@@ -376,7 +376,8 @@ def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
             for i, v in enumerate(node[:1000]):
                 walk(v, (*loc, i), depth + 1)
 
-    walk(d.doc.data.get("spec"), ("spec",), 0)
+    for top in ("spec", "template"):  # a v1 PodTemplate keeps its pod under a top-level template (GKE queued provisioning)
+        walk(d.doc.data.get(top), (top,), 0)
     out = []
     for loc, lone in found:
         name = ".".join(str(p) for p in loc[1:]) or "spec"

@@ -1,0 +1,50 @@
+"""Real repository files a review read by hand (tests/data/infra-review5/*/README names each upstream file and commit),
+where the gate reported a request that is none, missed one, or stopped the run:
+
+- 02: a Helm release of a device plugin / exporter whose values only select nodes by a presence label
+  (aws.amazon.com/neuron.present, nvidia.com/gpu.present) asks for no chips;
+- 04: GKE queued provisioning: a v1 PodTemplate (its pod under a top-level ``template``) that a ProvisioningRequest
+  names asks for 8 GPUs;
+- 07: a chart that depends on a library chart not vendored (bitnami common): a Service labelled by its helper names no
+  accelerator and must not stop the run, though the chart's values ask for a GPU for a sample application.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .conftest import ROOT, run_cli
+
+CASES = ROOT / "tests" / "data" / "infra-review5"
+
+
+def _run(case: str) -> tuple[int, dict[str, dict[str, Any]], dict[str, Any]]:
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(CASES / case))
+    data = json.loads(r.out)
+    got = {x["source"]["address"]: x["request"] for x in data["results"]}
+    return r.code, got, data
+
+
+def test_a_presence_label_in_a_helm_release_is_no_request() -> None:
+    code, got, _ = _run("02-helm-release-nodeselector-label-false-positive")
+    assert code == 0 and got == {}, got
+
+
+def test_a_pod_template_of_queued_provisioning_is_read() -> None:
+    _code, got, _ = _run("04-provisioningrequest-podtemplate-missed")
+    [(address, req)] = got.items()
+    assert address.startswith("PodTemplate/ml-team/h100-job") and req["total_chips"] == 8, got
+
+
+def test_a_template_of_an_unvendored_library_chart_does_not_stop_the_run() -> None:
+    code, got, data = _run("07-helm-missing-library-include-exit2")
+    assert code == 0 and not data["invalid"], data["invalid"]
+    assert got == {}
+
+
+def test_an_unvendored_helper_given_values_that_ask_for_chips_fails_closed() -> None:
+    """07b (constructed): the same missing library's helper renders a pod spec from the values, which ask for 8 GPUs:
+    advisor cannot render it, so it stays an input error (exit 2), never passed over."""
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(CASES / "07b-unvendored-helper-renders-values"))
+    assert r.code == 2 and "job.yaml:8:7: error:" in r.err, (r.code, r.err)
