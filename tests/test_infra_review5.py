@@ -48,3 +48,15 @@ def test_an_unvendored_helper_given_values_that_ask_for_chips_fails_closed() -> 
     advisor cannot render it, so it stays an input error (exit 2), never passed over."""
     r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(CASES / "07b-unvendored-helper-renders-values"))
     assert r.code == 2 and "job.yaml:8:7: error:" in r.err, (r.code, r.err)
+
+
+def test_a_replacement_sourced_from_a_generated_config_map_is_applied() -> None:
+    """06: a kustomize overlay's replacement copies data.APP_LABEL of the ConfigMap its configMapGenerator makes (from
+    an env file) into the Deployment's labels: the build makes the ConfigMap, so the replacement applies and the 1-GPU
+    Deployment is read as built. Before, 'its source is not in the build' left 125 of 126 builds of
+    accelerated-platforms unresolved."""
+    _code, got, data = _run("06-kustomize-configmapgenerator-replacement-source/overlay")
+    [req] = [r for r in got.values() if r.get("total_chips")]
+    assert req["total_chips"] == 1 and req["accelerator"] == "l4", got
+    flagged = [f for x in data["results"] for f in x["findings"] if f["rule"] == "request-unresolved"]
+    assert not flagged, flagged

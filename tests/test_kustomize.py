@@ -408,3 +408,27 @@ def test_helm_charts_are_inflated_as_kustomize_build_enable_helm_does(tmp_path: 
     assert (local["total_chips"], local["path"]) == (128, "local/kustomization.yaml"), err
     remote = got["helm-chart/vllm 1.0.0 [kustomize remote]"]
     assert remote["total_chips"] is None and remote["unresolved"], remote
+
+
+def test_a_replacement_whose_source_lacks_the_field_is_said_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replacement sourced from a ConfigMap of the build that has no such key (data.replicas where the ConfigMap only
+    has data.other) leaves the count it replaces unresolved. Before, an internal error (KeyError) stopped the run: any
+    pull request could crash the gate with two files."""
+    overlay = """resources: [../../base, sizes.yaml]
+replacements:
+  - source: {kind: ConfigMap, name: sizes, fieldPath: data.replicas}
+    targets:
+      - select: {kind: Deployment}
+        fieldPaths: [spec.replicas]
+configMapGenerator:
+  - name: generated
+    literals: [a=1]
+"""
+    _tree(tmp_path, {"base/deploy.yaml": BASE.split("---")[0], "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+                     "overlays/prod/kustomization.yaml": overlay,
+                     "overlays/prod/sizes.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sizes}\ndata: {other: '1'}\n"})
+    monkeypatch.chdir(tmp_path)
+    code, data, err = _check(".")
+    assert code == 0, err
+    messages = _got(data)["Deployment/default/vllm [kustomize overlays/prod]"]["unresolved"]
+    assert any("replacements to spec.replicas" in m and "no data.replicas" in m for m in messages), messages

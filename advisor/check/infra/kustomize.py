@@ -18,8 +18,8 @@ resources (URLs; a strategic-merge patch of a resource they hold is read as that
 part known here, a lower bound), ``helmCharts`` pulled from a repository (where their inline values
 ask for accelerators, a request whose chips are not read), a patch target chosen by label or annotation selector, and a
 ``replacements`` entry whose target is a field the gate counts (replicas, resources, node
-selectors, affinity). Generators, images, labels and the like change nothing counted and are
-ignored. Only files inside the repository are read; a cycle or a path out of the repository is an input
+selectors, affinity). ``configMapGenerator`` ConfigMaps are built (literals, env files, files) so that a replacement
+sourced from one applies; other generators, images, labels and the like change nothing counted and are ignored. Only files inside the repository are read; a cycle or a path out of the repository is an input
 error at its entry; a file the kustomization names that is not in the repository (generated at
 deploy time) is left out of the build and said, as unresolved.
 
@@ -271,6 +271,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None, doc: Documen
             if r.pos == (0, 0):
                 r.pos = at(("components", i))
     res += _helm_charts(k, doc, here, b, at)
+    _config_maps(k, doc, here, b, res, at)
     _patches(k, doc, kfile, b, res, at)
     _transformers(entries("transformers"), doc, kfile, b, res, at)
     for i, e in enumerate(entries("replicas")):
@@ -360,6 +361,8 @@ def _replacement(rep: Any, res: list[_Res], b: _Build, pos: tuple[int, int]) -> 
     got = _walk(found[0].data, parts) if len(found) == 1 and parts else None
     if got is None:
         return unread("its source is not in the build")
+    if isinstance(got[0], dict) and got[1] not in got[0]:  # the source is built, the field it names is not there
+        return unread(f"its source has no {str(src.get('fieldPath'))[:60]}")
     container, key = got
     value = container[key]
     for t in targets:
@@ -433,6 +436,59 @@ def _helm_charts(k: dict[str, Any], doc: Document, here: str, b: _Build, at: Any
                 if isinstance(d.data, dict):
                     out.append(_Res(d.data, pos, {_name(d.data)}))
     return out
+
+
+MAX_GENERATED_BYTES = 1024 * 1024  # a configMapGenerator's env or data file read for the ConfigMap it makes
+
+
+def _config_maps(k: dict[str, Any], doc: Document, here: str, b: _Build, res: list[_Res], at: Any) -> None:
+    """The ConfigMaps ``configMapGenerator`` makes (``literals``, ``envs`` / ``env`` files of KEY=VALUE lines, ``files``
+    read whole), so that a replacement sourced from one reads its data as kustomize applies it; ``behavior: merge`` /
+    ``replace`` changes a ConfigMap the build already has. Their name hash suffix is left out: it changes nothing
+    counted. A file that cannot be read leaves the ConfigMap without that data (a replacement from it is then said)."""
+    from advisor.yamlsrc import read_text
+
+    gens = k.get("configMapGenerator")
+    if not isinstance(gens, list):
+        return
+    for i, g in enumerate(gens[:1000]):
+        if not isinstance(g, dict) or not isinstance(g.get("name"), str):
+            continue
+        data: dict[str, str] = {}
+        literals: list[Any] = g["literals"] if isinstance(g.get("literals"), list) else []
+        for lit in literals:
+            if isinstance(lit, str) and "=" in lit:
+                key, value = lit.split("=", 1)
+                data[key.strip()] = value
+        refs = [(f, j, r) for f in ("envs", "env") for j, r in enumerate(g[f] if isinstance(g.get(f), list) else [g.get(f)])
+                if isinstance(r, str)]
+        for f, j, ref in refs:
+            path = _inside(os.path.normpath(os.path.join(here, ref)), b, doc, ("configMapGenerator", i, f, j))
+            if os.path.isfile(path):
+                for line in read_text(path, max_bytes=MAX_GENERATED_BYTES).splitlines():
+                    line = line.strip()
+                    if line and not line.startswith("#") and "=" in line:
+                        key, value = line.split("=", 1)
+                        data[key.strip()] = value
+        files: list[Any] = g["files"] if isinstance(g.get("files"), list) else []
+        for j, ref in enumerate(files):
+            if not isinstance(ref, str):
+                continue
+            key, _, rel = ref.partition("=") if "=" in ref else (os.path.basename(ref), "", ref)
+            path = _inside(os.path.normpath(os.path.join(here, rel)), b, doc, ("configMapGenerator", i, "files", j))
+            if os.path.isfile(path):
+                data[key] = read_text(path, max_bytes=MAX_GENERATED_BYTES)
+        ns = g.get("namespace") if isinstance(g.get("namespace"), str) else None
+        same = [r for r in res if r.data.get("kind") == "ConfigMap" and _name(r.data) == g["name"]
+                and (ns is None or (r.data.get("metadata") or {}).get("namespace") == ns)]
+        if g.get("behavior") in ("merge", "replace") and same:
+            for r in same:
+                kept: dict[str, Any] = r.data["data"] if g.get("behavior") == "merge" and isinstance(r.data.get("data"), dict) else {}
+                r.data["data"] = {**kept, **data}
+            continue
+        meta: dict[str, Any] = {"name": g["name"], **({"namespace": ns} if ns else {})}
+        res.append(_Res({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data},
+                        at(("configMapGenerator", i)), {g["name"]}))
 
 
 def _escapes(path: str, b: _Build) -> bool:
