@@ -667,3 +667,16 @@ def test_train_py_that_cannot_hold_the_priced_state_says_so(tmp_path: Path) -> N
     r = run_cli("scaffold", str(small), "-o", str(tmp_path / "small-out"))
     assert r.code == 0, r.err
     assert "keeps the whole training state" not in (tmp_path / "small-out" / "setup.sh").read_text()
+
+
+def test_a_service_of_multi_node_replicas_says_sky_launch_starts_one(tmp_path: Path) -> None:
+    """A replica over two H100 VMs, three of them: SkyServe runs single-node replicas only, so sky.yaml is one
+    replica's cluster, and its header and the README say to launch one per replica. Before, nothing said it served a
+    third of the peak."""
+    r = run_cli("scaffold", str(ROOT / "tests" / "data" / "scaffold" / "multihost-replicas.yaml"), "-o", str(tmp_path / "o"))
+    assert r.code == 0, r.err
+    sky = (tmp_path / "o" / "sky.yaml").read_text()
+    reps = re.search(r"max_replicas=(\d+)", sky)
+    assert reps and int(reps.group(1)) > 1 and "num_nodes: 2" in sky and "service:" not in sky
+    assert f"sky launch starts one; launch {reps.group(1)} clusters" in " ".join(sky.replace("#", " ").split())
+    assert f"launch {reps.group(1)} clusters and balance" in (tmp_path / "o" / "README.md").read_text()

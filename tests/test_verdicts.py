@@ -14,6 +14,8 @@ from advisor.estimate.search import all_candidates, best, estimate
 from advisor.models import Profile
 from advisor.recommend import recommend
 
+from .conftest import ROOT
+
 
 @pytest.fixture(scope="module")
 def context() -> Context:
@@ -664,3 +666,15 @@ def test_on_prem_hardware_nobody_owns_is_a_purchase_and_says_so(context: Context
                     deployment={"clouds": ["on-prem"], "owned": [{"accelerator": "h100", "count": 16}]})
     rec = recommend(owned, context.kb, context.catalog, context.constants, with_flip=False)
     assert not any("hardware to buy" in w for w in rec.warnings), rec.warnings
+
+
+def test_a_service_priced_at_a_commitment_says_so(context: Context) -> None:
+    """A service whose count is beyond on-demand reach is priced at a reservation's rate: the warning says how much it
+    commits for the term and that autoscaling it down saves nothing. Before, 108 A100 were priced at a 1-year
+    commitment (about $2.2M) with no warning line."""
+    from advisor.api import recommend_files
+
+    [rec] = recommend_files([str(ROOT / "tests" / "data" / "scaffold" / "reserved-service.yaml")], context, with_flip=False)
+    e = rec.estimate
+    assert e is not None and e.procurement not in (None, "on-demand", "spot"), (e.procurement if e else None)
+    assert any("beyond on-demand reach" in w and "committed, billed whether used or not" in w for w in rec.warnings), rec.warnings

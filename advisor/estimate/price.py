@@ -268,6 +268,14 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
         e.warnings.append(
             f"{r.kind.title}: billed {r.billed_hours:,.0f} h for a {hours:,.1f} h run (its minimum term)"
         )
+    elif not math.isfinite(hours) and r.limit is not None and r.limit.min_hours > 0 and dep.pricing == "on-demand":
+        # a service beyond on-demand reach, priced at a term it commits to: what it commits and what autoscaling saves
+        chips, usd = e.count * (e.replicas or 1), priced.usd or 0.0
+        e.warnings.append(
+            f"{chips:,} {acc.id} are beyond on-demand reach on {priced.cloud}: priced as {r.kind.title} "
+            f"(${usd:,.2f}/chip-hour, a term of {r.limit.min_hours:,.0f} h: ${chips * usd * r.limit.min_hours:,.0f} "
+            "committed, billed whether used or not, so autoscaling the reserved capacity down saves nothing)"
+        )
     return priced, (r.billed_hours if math.isfinite(hours) and r.billed_hours > hours else 0.0)
 
 

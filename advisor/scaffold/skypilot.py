@@ -258,6 +258,12 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
         header.append(f"{first.accelerators} is not a SkyPilot accelerator name advisor knows: check `sky show-gpus`.")
     if plan.pricing.startswith("committed"):
         header.append("The estimate uses committed-use prices; SkyPilot launches on-demand unless you reserve capacity.")
+    if spec.plan.server and spec.profile.task == "inference" and spec.plan.max_replicas > 1 and not serves_replicas(spec):
+        header.append(
+            f"One replica of {spec.plan.max_replicas} spans {first.nodes} nodes (SkyServe replicas are single-node): "
+            f"sky launch starts one; launch {spec.plan.max_replicas} clusters (-c {spec.name}-1 ...) and balance "
+            "the requests over them"
+        )
     if first.nodes > 1 and family(spec.device).sliced:
         header.append(f"The configuration is {first.nodes} slices of {first.accelerators}: num_nodes launches one per slice.")
     return dump(task, header), fallbacks
