@@ -15,7 +15,7 @@ from advisor.scaffold.kubernetes import monitoring_for, schedule_hours, server_a
 from advisor.scaffold.plan import statement
 from advisor.scaffold.shell import Step, auto_steps
 from advisor.scaffold.skeleton import stack_title
-from advisor.scaffold.skypilot import SkyEntry, cost_phrase, serves_replicas, sky_command, sky_entry
+from advisor.scaffold.skypilot import SkyEntry, cost_phrase, one_replica_of, sky_command, sky_entry
 from advisor.scaffold.spec import Spec, one_line, shape
 from advisor.scaffold.stacks import servers
 
@@ -348,9 +348,9 @@ def _skypilot_section(spec: Spec, steps: list[Step], files: Mapping[str, str], f
             "accelerator first and then these fallbacks, in order (next-best feasible configurations of the same "
             "family with the same node count, so `setup` and `run` stay valid):"
         )
-        if spec.plan.server and p.task == "inference" and spec.plan.max_replicas > 1 and not serves_replicas(spec):
-            L[-1] += (f" It starts one replica of the plan's {spec.plan.max_replicas} (each spans several nodes, which "
-                      f"SkyServe does not run): launch {spec.plan.max_replicas} clusters and balance the requests over them.")
+        if n := one_replica_of(spec):
+            L[-1] += (f" It starts one replica of the plan's {n} (each spans several nodes, which SkyServe does not run): "
+                      f"launch {n} clusters and balance the requests over them.")
         L.append("")
         first = sky_entry(spec, spec.acc, e) if spec.acc else None
         if first is not None:

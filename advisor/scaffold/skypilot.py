@@ -163,6 +163,13 @@ def serves_replicas(spec: Spec) -> bool:
     return bool(p.server) and spec.profile.task == "inference" and p.hosts * p.slices == 1 and p.max_replicas > 1
 
 
+def one_replica_of(spec: Spec) -> int:
+    """The plan's replicas where sky.yaml starts only one of them (each spans several nodes: no SkyServe), else 0."""
+    p = spec.plan
+    several = bool(p.server) and spec.profile.task == "inference" and p.max_replicas > 1
+    return p.max_replicas if several and not serves_replicas(spec) else 0
+
+
 def sky_command(spec: Spec) -> str:
     """How sky.yaml is started: ``sky serve up`` for a service of several replicas (SkyServe launches and balances
     them), else ``sky launch`` of one cluster."""
@@ -258,11 +265,10 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
         header.append(f"{first.accelerators} is not a SkyPilot accelerator name advisor knows: check `sky show-gpus`.")
     if plan.pricing.startswith("committed"):
         header.append("The estimate uses committed-use prices; SkyPilot launches on-demand unless you reserve capacity.")
-    if spec.plan.server and spec.profile.task == "inference" and spec.plan.max_replicas > 1 and not serves_replicas(spec):
+    if n := one_replica_of(spec):
         header.append(
-            f"One replica of {spec.plan.max_replicas} spans {first.nodes} nodes (SkyServe replicas are single-node): "
-            f"sky launch starts one; launch {spec.plan.max_replicas} clusters (-c {spec.name}-1 ...) and balance "
-            "the requests over them"
+            f"One replica of {n} spans {first.nodes} nodes (SkyServe replicas are single-node): sky launch starts one; "
+            f"launch {n} clusters (-c {spec.name}-1 ...) and balance the requests over them"
         )
     if first.nodes > 1 and family(spec.device).sliced:
         header.append(f"The configuration is {first.nodes} slices of {first.accelerators}: num_nodes launches one per slice.")

@@ -193,7 +193,7 @@ def collect_warnings(spec: Spec) -> None:
             "(setup path maxtext-tpu) or queued resources with --node-count"
         )
     memory = (spec.est.assumptions.get("memory") or {}) if spec.est is not None and spec.training else {}
-    state_gb, chip_gb = float(memory.get("state_gb_total") or 0.0), (spec.acc.specs.memory_gib * 1.073741824 if spec.acc else 0.0)
+    state_gb, chip_gb = float(memory.get("state_gb_total") or 0.0), (spec.est.memory_capacity_gb if spec.est is not None else 0.0)
     if "skeleton" in spec.path.artefacts and chip_gb and state_gb > chip_gb and "sharded" in str(memory.get("sharding", "")):
         w.append(
             f"train.py keeps the whole training state on every chip (DistributedDataParallel / replicated parameters): "
@@ -204,13 +204,13 @@ def collect_warnings(spec: Spec) -> None:
         )
     creates = [c for c in commands(spec.path) if any(c.strip().startswith(m + " ") for m in multi[1:])]
     if creates and spec.profile.task == "inference" and spec.replicas > 1:
-        spec.warnings.append(
+        w.append(
             f"the configuration is {spec.replicas} serving replicas, a TPU slice each: setup.sh provisions one (a queued "
             "resource of several nodes would join them into one Multislice job); run it once per replica with its own "
             f"NAME (NAME={fmt.safe_name(spec.profile.name)}-2 ./setup.sh ...) and balance the requests over them"
         )
     if any("{jetstream_model}" in c for c in commands(spec.path)) and spec.values.get("jetstream_model", "").startswith("${"):
-        spec.warnings.append(
+        w.append(
             f"JetStream's conversion script is known to take Llama 2 and Gemma checkpoints (rules/jetstream-models.yaml); "
             f"{spec.profile.model.hf_id or 'this model'} is not one of them: setup.sh asks for MAXTEXT_MODEL, MAXTEXT_SIZE "
             "and MAXTEXT_TOKENIZER (MaxText's names for it), or serve it with vLLM TPU (setup path gke-vllm-tpu)"

@@ -19,9 +19,10 @@ part known here, a lower bound), ``helmCharts`` pulled from a repository (where 
 ask for accelerators, a request whose chips are not read), a patch target chosen by label or annotation selector, and a
 ``replacements`` entry whose target is a field the gate counts (replicas, resources, node
 selectors, affinity). ``configMapGenerator`` ConfigMaps are built (literals, env files, files) so that a replacement
-sourced from one applies; other generators, images, labels and the like change nothing counted and are ignored. Only files inside the repository are read; a cycle or a path out of the repository is an input
-error at its entry; a file the kustomization names that is not in the repository (generated at
-deploy time) is left out of the build and said, as unresolved.
+sourced from one applies; other generators, images, labels and the like change nothing counted and are ignored.
+Only files inside the repository are read; a cycle or a path out of the repository is an input error at its entry;
+a file the kustomization names that is not in the repository (generated at deploy time) is left out of the build and
+said, as unresolved.
 
 A kustomization is built when it transforms something (patches, replicas, components, a name or
 namespace change, or a resource that is a directory) or lists a resource file not named *.yaml / *.yml / *.json (kustomize
