@@ -680,3 +680,18 @@ def test_a_service_of_multi_node_replicas_says_sky_launch_starts_one(tmp_path: P
     assert reps and int(reps.group(1)) > 1 and "num_nodes: 2" in sky and "service:" not in sky
     assert f"sky launch starts one; launch {reps.group(1)} clusters" in " ".join(sky.replace("#", " ").split())
     assert f"launch {reps.group(1)} clusters and balance" in (tmp_path / "o" / "README.md").read_text()
+
+
+def test_spot_training_says_where_its_checkpoints_must_live(tmp_path: Path) -> None:
+    """A training run priced on Spot capacity: train.py's checkpoints go to the VM's own disk, which a preemption
+    deletes; the scaffold says to give it persistent storage and how to relaunch. Before, 'a restart resumes from the
+    latest' checkpoint that the preemption had deleted, without a word. On-demand, nothing is said."""
+    text = (ROOT / "profiles" / "gpt2-8gpu-day.yaml").read_text()
+    for pricing, said in (("spot", True), ("on-demand", False)):
+        prof = tmp_path / f"{pricing}.yaml"
+        prof.write_text(re.sub(r"pricing: \S+", f"pricing: {pricing}", text) if "pricing:" in text
+                        else text.replace("deployment:", f"deployment:\n  pricing: {pricing}", 1))
+        r = run_cli("scaffold", str(prof), "-o", str(tmp_path / pricing))
+        assert r.code == 0, r.err
+        sh = " ".join((tmp_path / pricing / "setup.sh").read_text().replace("#", " ").split())
+        assert ("Spot capacity: train.py checkpoints to --output-dir" in sh) is said, pricing

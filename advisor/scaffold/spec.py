@@ -202,6 +202,13 @@ def collect_warnings(spec: Spec) -> None:
             "(torch.distributed.fsdp.fully_shard), shard it with torch_xla SPMD or jax.sharding, or run the path's own "
             "trainer where it has one (MaxText)"
         )
+    if spec.training and spec.plan.spot and "skeleton" in spec.path.artefacts:
+        w.append(
+            "Spot capacity: train.py checkpoints to --output-dir (./checkpoints on the VM's own disk, deleted with a "
+            "preempted VM), so give it persistent storage (a bucket mounted with gcsfuse or Mountpoint for S3, a persistent "
+            "disk) and relaunch after a preemption (SkyPilot managed jobs, sky jobs launch sky.yaml, recover on their own); "
+            "the estimate counts no time lost to preemptions"
+        )
     creates = [c for c in commands(spec.path) if any(c.strip().startswith(m + " ") for m in multi[1:])]
     if creates and spec.profile.task == "inference" and spec.replicas > 1:
         w.append(
