@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,23 +100,36 @@ class Recommendation:
 
 
 def feasibility_changes(profile: Profile, e: Estimate) -> list[str]:
-    """The smallest changes to the constraints that make ``e`` feasible."""
-    out: list[str] = []
+    """The smallest changes to the constraints that make ``e`` feasible: one line per broken constraint where it is the
+    only one, one line of them together where several are broken (each alone leaves it infeasible), and what no
+    constraint change mends (memory, capacity, where the chip is offered) said with them."""
+    changes: list[str] = []
     if e.meets_deadline is False and profile.training is not None and e.hours:
-        out.append(
-            f"training.deadline_hours: {profile.training.deadline_hours:g} -> {math.ceil(e.hours):g} makes {e.accelerator} x {e.count} "
-            "feasible (the fastest before adding chips stops paying)"
-        )
+        changes.append(f"training.deadline_hours: {profile.training.deadline_hours:g} -> {math.ceil(e.hours):g}")
     if e.within_budget is False and e.cost_usd is not None:
-        out.append(f"goal.budget_usd: {profile.goal.budget_usd:g} -> {math.ceil(e.cost_usd):g} makes {e.accelerator} x {e.count} feasible")
+        changes.append(f"goal.budget_usd: {profile.goal.budget_usd:g} -> {math.ceil(e.cost_usd):g}")
     if e.meets_latency is False and profile.inference is not None and e.latency_ms:
         was = (
             f"{profile.inference.latency_p99_ms:g}"
             if profile.inference.latency_p99_ms is not None
             else f"(default {e.assumptions.get('latency_target_ms', 0):g})"
         )
-        out.append(f"inference.latency_p99_ms: {was} -> {math.ceil(e.latency_ms):g} makes {e.accelerator} x {e.count} feasible")
-    return out
+        changes.append(f"inference.latency_p99_ms: {was} -> {math.ceil(e.latency_ms):g}")
+    if not changes:
+        return []
+    what = f"{e.accelerator} x {e.count}"
+    blocked = [r for r in (e.why_not or "").split("; ") if r and not _CONSTRAINT_REASON.search(r)]
+    if blocked:  # a constraint change alone cannot make it feasible
+        return [f"{' and '.join(changes)} would still leave {what} infeasible: {'; '.join(blocked)}"]
+    if len(changes) == 1:
+        return [f"{changes[0]} makes {what} feasible" + (" (the fastest before adding chips stops paying)"
+                                                          if changes[0].startswith("training.deadline_hours") else "")]
+    return [f"{' and '.join(changes)} together make {what} feasible (each alone leaves it infeasible)"]
+
+
+# the reasons set_feasibility gives for a broken constraint (a deadline, the budget, a latency target), which a change
+# of that constraint mends
+_CONSTRAINT_REASON = re.compile(r"^takes [0-9.,]+ h, deadline|budget|^latency [0-9.,]+ ms >|p99|TTFT|TPOT|time to first|per output token")
 
 
 # --------------------------------------------------------------------------- flip

@@ -678,3 +678,25 @@ def test_a_service_priced_at_a_commitment_says_so(context: Context) -> None:
     e = rec.estimate
     assert e is not None and e.procurement not in (None, "on-demand", "spot"), (e.procurement if e else None)
     assert any("beyond on-demand reach" in w and "committed, billed whether used or not" in w for w in rec.warnings), rec.warnings
+
+
+def test_a_change_that_alone_leaves_the_closest_configuration_infeasible_is_not_offered_alone(context: Context) -> None:
+    """Where the closest configuration breaks the deadline and the budget, 'deadline -> X makes it feasible' alone was
+    false (applied, nothing met the constraints still): the flip now names both changes together, and a blocker no
+    constraint change mends (a count no accepted kind delivers) is said with them."""
+    from advisor.recommend import feasibility_changes
+
+    p = profile(model={"params_b": 70}, training={"tokens_b": 1400, "seq_len": 4096, "deadline_hours": 720},
+                deployment={"clouds": ["aws", "gcp"], "procurement": "on-demand"}, goal={"optimize": "cost", "budget_usd": 500000})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=True)
+    e = rec.estimate
+    assert e is not None and not rec.decision.feasible and e.meets_deadline is False and e.within_budget is False
+    lines = feasibility_changes(p, e)
+    assert len(lines) == 1 and "training.deadline_hours" in lines[0] and "goal.budget_usd" in lines[0], lines
+    assert "together make" in lines[0] or "would still leave" in lines[0], lines
+    assert not any(f.startswith("training.deadline_hours") and "makes" in f and "budget" not in f for f in rec.flip), rec.flip
+    import dataclasses
+
+    blocked = dataclasses.replace(e, why_not=f"{e.why_not}; 4,096 h200 beyond what can be obtained")
+    [line] = feasibility_changes(p, blocked)
+    assert "would still leave" in line and "beyond what can be obtained" in line, line
