@@ -60,3 +60,19 @@ def test_a_replacement_sourced_from_a_generated_config_map_is_applied() -> None:
     assert req["total_chips"] == 1 and req["accelerator"] == "l4", got
     flagged = [f for x in data["results"] for f in x["findings"] if f["rule"] == "request-unresolved"]
     assert not flagged, flagged
+
+
+def test_an_autoscaler_of_another_stack_judges_its_target_at_the_maximum() -> None:
+    """08: AIBrix's PodAutoscaler (scaleTargetRef, minReplicas 0, maxReplicas 10) scales a 1-GPU Deployment of 4
+    replicas: judged at 10, as an HPA would be. Before, at its static replicas, a silent undercount."""
+    _code, got, _ = _run("08-aibrix-podautoscaler-max")
+    [req] = got.values()
+    assert (req["replicas_min"], req["replicas_max"], req["total_chips"]) == (0, 10, 10), req
+
+
+def test_a_made_up_autoscaler_cannot_lower_the_count() -> None:
+    """08b (constructed, hostile): a kind known only by its autoscaler shape with maxReplicas 1 targets a Deployment of
+    40 replicas: it may raise the count judged, never lower it."""
+    _code, got, _ = _run("08b-made-up-autoscaler-cannot-lower")
+    [req] = got.values()
+    assert req["replicas_max"] == 40 and req["total_chips"] == 40, req

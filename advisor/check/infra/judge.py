@@ -49,9 +49,12 @@ def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) ->
         found += [a for n in names for a in loose.get((kind, n), []) if not r.namespaced or not a.namespaced]
         if found:
             a = max(found, key=lambda x: (x.maximum, x.minimum))
-            r.replicas_min, r.replicas_max = a.minimum, a.maximum
+            if a.raises_only and (r.replicas_max is None or a.maximum <= r.replicas_max):
+                continue  # a kind known by its shape only never lowers the replicas, nor settles unknown ones
+            low = min(a.minimum, r.replicas_min if r.replicas_min is not None else a.minimum) if a.raises_only else a.minimum
+            r.replicas_min, r.replicas_max = low, a.maximum
             r.where["replicas"] = a.pos
-            r.notes.append(f"replicas {a.minimum}..{a.maximum} from {a.what}")
+            r.notes.append(f"replicas {low}..{a.maximum} from {a.what}")
 
 
 def _matches(req: Request, lp: LoadedProfile) -> bool:

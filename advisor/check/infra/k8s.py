@@ -86,16 +86,20 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             else (str(meta["generateName"]) + "*" if isinstance(meta.get("generateName"), str) else "?")
         )
         ns = d.namespace = str(meta["namespace"]) if isinstance(meta.get("namespace"), str) else "default"
-        if kind == "HorizontalPodAutoscaler":
+        spec = d.mapping(("spec",))
+        if kind == "HorizontalPodAutoscaler" or (isinstance(spec.get("scaleTargetRef"), dict) and "maxReplicas" in spec):
+            # an HPA, or an autoscaler of its shape (scaleTargetRef + minReplicas / maxReplicas: AIBrix's PodAutoscaler,
+            # other serving stacks' own): its target is judged at the maximum
             ref = d.mapping(("spec", "scaleTargetRef"))
             if isinstance(ref.get("kind"), str) and isinstance(ref.get("name"), str):
                 lo = d.count(("spec", "minReplicas"), default=1)
                 lo = 1 if lo is None else lo
                 hi = d.count(("spec", "maxReplicas"), default=lo)
+                what = "a HorizontalPodAutoscaler" if kind == "HorizontalPodAutoscaler" else f"a {kind} ({doc.data.get('apiVersion')})"
                 out.autoscalers.append(
                     Autoscaler(
                         (str(ref["kind"]), ns, str(ref["name"])), lo, hi if hi is not None else lo, doc.where(("spec", "maxReplicas")),
-                        namespaced="namespace" in meta,
+                        what[:120], namespaced="namespace" in meta, raises_only=kind != "HorizontalPodAutoscaler",
                     )
                 )
             continue

@@ -197,6 +197,9 @@ class Autoscaler:
     pos: Pos
     what: str = "a HorizontalPodAutoscaler"
     namespaced: bool = True  # its metadata names a namespace (else "default" stands for the one it is applied to)
+    # an autoscaler of a kind the gate only knows by its shape (another stack's own): it may raise the replicas judged,
+    # never lower them below the workload's own (a made-up kind with maxReplicas: 1 must not hide a Deployment of 500)
+    raises_only: bool = False
 
 
 @dataclass
