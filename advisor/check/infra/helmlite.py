@@ -1323,9 +1323,28 @@ def mark_upgrade(requests: list[Any], autoscalers: list[Any]) -> None:
     label_variant(requests, autoscalers, UPGRADE_LABEL, UPGRADE_NOTE)
 
 
-# template functions that insert a subtree of the values as YAML (a pod spec or its resources given at install), and a
-# helper given values to render (bitnami common's include "common.tplvalues.render" (dict "value" .Values.x ...))
-_INSERTS_VALUES = re.compile(r"\b(toYaml|toJson|toPrettyJson|toRawJson|tpl)\b|\binclude\b[^}]*\.Values")
+# an action that inserts a subtree of the values as YAML (toYaml / tpl of a pod spec or its resources given at install,
+# or a helper given values to render: bitnami common's include "common.tplvalues.render" (dict "value" .Values.x ...))
+_INSERTING_ACTION = re.compile(r"\{\{[^}]*\b(?:toYaml|toJson|toPrettyJson|toRawJson|tpl|include)\b[^}]*\}\}")
+_VALUES_PATH = re.compile(r"\.Values((?:\.[A-Za-z0-9_]+)*)")
+
+
+def _inserts_chips(template: str, values: dict[str, Any]) -> bool:
+    """Whether ``template`` inserts a subtree of ``values`` that asks for accelerators (the paths of .Values its
+    inserting actions name, looked up in the values it is rendered with: a resources block asking for nvidia.com/gpu,
+    not tolerations that only name it); an action over all of .Values, or over a variable that may hold any of them
+    ($x, with toYaml / tpl but no .Values path), counts where the values ask for one."""
+    for m in _INSERTING_ACTION.finditer(template):
+        paths = [p for p in _VALUES_PATH.findall(m.group(0))]
+        if not paths and "include" in m.group(0) and "toYaml" not in m.group(0) and "tpl" not in m.group(0):
+            continue  # a helper given the context only (include "common.labels.standard" .): no values subtree
+        for path in paths or [""]:
+            node: Any = values
+            for key in [k for k in path.split(".") if k]:
+                node = node.get(key) if isinstance(node, dict) else None
+            if node is not None and (asks_for_chips(node) if isinstance(node, (dict, list)) else _CHIP_TEXT.search(str(node))):
+                return True  # a subtree that asks for chips (a resources block), not one that only names them (a toleration)
+    return False
 
 
 def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: ChartRead, upgrade: bool = False) -> None:
@@ -1367,7 +1386,7 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
             found = remap(exc.problems, r)
             template = _read(r.path, MAX_TEMPLATE_BYTES)
             if not _CHIP_TEXT.search(r.text) and not _CHIP_TEXT.search(template) and (
-                not chips_in_values or not _INSERTS_VALUES.search(template)
+                not chips_in_values or not _inserts_chips(template, {**_values(chart), **(values or {})})
             ):
                 # a template advisor cannot render that names no accelerator, and no values can bring one in: the values
                 # name none, or the template inserts no values subtree (toYaml / tpl of a pod spec or resources). A
