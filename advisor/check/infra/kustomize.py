@@ -291,8 +291,18 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None, doc: Documen
 _PATH_PART = re.compile(r"\[[^\]]*\]|(?:\\.|[^.\\\[])+")
 # what a replacement the build cannot apply may change so that the chips read are not those deployed: a count, the
 # hardware, or which workload an autoscaler or a patch finds (a name, a kind, a namespace, a selector)
-_REPLACED = re.compile(r"replicas|resources|nodeSelector|affinity|parallelism|completions|numOfHosts|size|topology|name|kind|"
+_REPLACED = re.compile(r"replicas|resources|nodeSelector|affinity|parallelism|completions|numOfHosts|size|topology|kind|"
                        r"namespace|scaleTargetRef|selector|labels|tolerations|accelerator", re.I)
+
+
+def _counted(path: str) -> bool:
+    """Whether a replacement's target field path may change what is counted: a key of it (bracketed list selectors
+    left out: the volume picked by ``[name=...]`` is not a name changed) names a count, the hardware or what selects
+    (_REPLACED), or is a resource's or a scale target's own name (metadata.name, scaleTargetRef.name; not a bucket's
+    bucketName, nor a service account's)."""
+    parts = [q for q in _PATH_PART.findall(path) if not q.startswith("[")]
+    return any(_REPLACED.search(q) or (q == "name" and i > 0 and parts[i - 1] in ("metadata", "scaleTargetRef"))
+               for i, q in enumerate(parts))
 
 
 def _field_path(path: str) -> list[str] | None:
@@ -349,7 +359,7 @@ def _replacement(rep: Any, res: list[_Res], b: _Build, pos: tuple[int, int]) -> 
     targets = rep.get("targets") if isinstance(rep, dict) else None
     targets = [t for t in targets if isinstance(t, dict)] if isinstance(targets, list) else []
     paths = [str(p) for t in targets for p in (t["fieldPaths"] if isinstance(t.get("fieldPaths"), list) else []) if isinstance(p, str)]
-    touched = [p for p in paths if _REPLACED.search(p)]
+    touched = [p for p in paths if _counted(p)]
 
     def unread(why: str) -> None:
         if touched:
