@@ -203,11 +203,11 @@ def collect_warnings(spec: Spec) -> None:
             "trainer where it has one (MaxText)"
         )
     if spec.training and spec.plan.spot and "skeleton" in spec.path.artefacts:
+        relaunch = " (SkyPilot managed jobs, sky jobs launch sky.yaml, recover on their own)" if spec.produces("skypilot") else ""
         w.append(
             "Spot capacity: train.py checkpoints to --output-dir (./checkpoints on the VM's own disk, deleted with a "
             "preempted VM), so give it persistent storage (a bucket mounted with gcsfuse or Mountpoint for S3, a persistent "
-            "disk) and relaunch after a preemption (SkyPilot managed jobs, sky jobs launch sky.yaml, recover on their own); "
-            "the estimate counts no time lost to preemptions"
+            f"disk) and relaunch after a preemption{relaunch}; the estimate counts no time lost to preemptions"
         )
     creates = [c for c in commands(spec.path) if any(c.strip().startswith(m + " ") for m in multi[1:])]
     if creates and spec.profile.task == "inference" and spec.replicas > 1:
