@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +22,7 @@ from advisor import __version__, capacity, families, whatif
 from advisor.catalog import Accelerator, Catalog
 from advisor.constants import Constants
 from advisor.decide import ESTIMATOR_SOURCE, Contribution, Decision, Exclusion, closest, decide, describe
+from advisor.estimate.price import CONSTRAINT_REASON
 from advisor.estimate.result import Estimate, rebudgeted
 from advisor.estimate.search import all_candidates, best, repriced_keep
 from advisor.fmt import money
@@ -118,7 +118,7 @@ def feasibility_changes(profile: Profile, e: Estimate) -> list[str]:
     if not changes:
         return []
     what = f"{e.accelerator} x {e.count}"
-    blocked = [r for r in (e.why_not or "").split("; ") if r and not _CONSTRAINT_REASON.search(r)]
+    blocked = [r for r in (e.why_not or "").split("; ") if r and not CONSTRAINT_REASON.search(r)]
     if blocked:  # a constraint change alone cannot make it feasible
         return [f"{' and '.join(changes)} would still leave {what} infeasible: {'; '.join(blocked)}"]
     if len(changes) == 1:
@@ -126,10 +126,6 @@ def feasibility_changes(profile: Profile, e: Estimate) -> list[str]:
                                                           if changes[0].startswith("training.deadline_hours") else "")]
     return [f"{' and '.join(changes)} together make {what} feasible (each alone leaves it infeasible)"]
 
-
-# the reasons set_feasibility gives for a broken constraint (a deadline, the budget, a latency target), which a change
-# of that constraint mends
-_CONSTRAINT_REASON = re.compile(r"^takes [0-9.,]+ h, deadline|budget|^latency [0-9.,]+ ms >|p99|TTFT|TPOT|time to first|per output token")
 
 
 # --------------------------------------------------------------------------- flip

@@ -27,7 +27,8 @@ _ROW_FIELDS = frozenset({"cloud", "accelerator", "source", "note"})
 _ROW_OPTIONAL = frozenset({"regions", "zones", "covers"})
 
 
-def _region(zone: str) -> str:
+def region_of(zone: str) -> str:
+    """The region of a zone id (us-central1-a -> us-central1)."""
     return zone.rsplit("-", 1)[0]
 
 
@@ -50,7 +51,7 @@ def table() -> Table:
         key = (row["cloud"], row["accelerator"])
         if "zones" in row:
             zones[key] = tuple(row["zones"])
-        offered[key] = tuple(row["regions"]) if "regions" in row else tuple(dict.fromkeys(map(_region, row["zones"])))
+        offered[key] = tuple(row["regions"]) if "regions" in row else tuple(dict.fromkeys(map(region_of, row["zones"])))
         sources[key] = tuple(urls[s] for s in row["source"])
         if "covers" in row:
             covers[key] = frozenset(row["covers"])
@@ -86,10 +87,10 @@ def offered_in(cloud: str, acc: Accelerator) -> tuple[str, ...] | None:
     unknown (not restricted)."""
     row = table().offered.get((cloud, acc.id))
     if row is not None:
-        own = [_region(z) for z in acc.deploy.zones] if cloud == acc.deploy.cloud else []
+        own = [region_of(z) for z in acc.deploy.zones] if cloud == acc.deploy.cloud else []
         return tuple(dict.fromkeys([*(r for r in own if r in row), *row]))
     if cloud == acc.deploy.cloud and acc.deploy.zones:
-        return tuple(dict.fromkeys(map(_region, acc.deploy.zones)))
+        return tuple(dict.fromkeys(map(region_of, acc.deploy.zones)))
     return None
 
 
@@ -141,4 +142,4 @@ def zone_in(acc: Accelerator, cloud: str, region: str | None) -> str | None:
     """A zone of ``region`` that offers ``acc`` on ``cloud`` (zones_of), else None."""
     if region is None:
         return None
-    return next((z for z in zones_of(cloud, acc) if _region(z) == region), None)
+    return next((z for z in zones_of(cloud, acc) if region_of(z) == region), None)

@@ -120,12 +120,12 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     if acc is not None:
         native = target.id == acc.deploy.cloud  # the cloud the catalog's deploy names are for
         zones = list(regions.zones_of(target.id, acc)) if native else []
-        local = [z for z in zones if z.rsplit("-", 1)[0] == region]
+        local = [z for z in zones if regions.region_of(z) == region]
         if priced_here and est is not None and est.zone:
             values["zone"] = est.zone
         elif local or (zones and not regions.pinned(profile.deployment, target.id)):
             values["zone"] = (local or zones)[0]
-            values["region"] = values["zone"].rsplit("-", 1)[0]
+            values["region"] = regions.region_of(values["zone"])
         values["runtime_version"] = acc.deploy.runtime_version or ""
         values["gke_accelerator"] = acc.deploy.gke_accelerator or ""
         count = est.count if est else acc.counts()[0]

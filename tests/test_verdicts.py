@@ -3,6 +3,7 @@ sells, owned against purchasable hardware, regions, tail latency and numeric wha
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -695,8 +696,6 @@ def test_a_change_that_alone_leaves_the_closest_configuration_infeasible_is_not_
     assert len(lines) == 1 and "training.deadline_hours" in lines[0] and "goal.budget_usd" in lines[0], lines
     assert "together make" in lines[0] or "would still leave" in lines[0], lines
     assert not any(f.startswith("training.deadline_hours") and "makes" in f and "budget" not in f for f in rec.flip), rec.flip
-    import dataclasses
-
     blocked = dataclasses.replace(e, why_not=f"{e.why_not}; 4,096 h200 beyond what can be obtained")
     [line] = feasibility_changes(p, blocked)
     assert "would still leave" in line and "beyond what can be obtained" in line, line

@@ -4,6 +4,7 @@ where an accelerator is offered, and the feasibility reasons of a priced estimat
 from __future__ import annotations
 
 import math
+import re
 
 from advisor import capacity, clouds, regions
 from advisor.catalog import Accelerator
@@ -277,6 +278,11 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
             "committed, billed whether used or not, so autoscaling the reserved capacity down saves nothing)"
         )
     return priced, (r.billed_hours if math.isfinite(hours) and r.billed_hours > hours else 0.0)
+
+
+# the reasons set_feasibility gives for a broken constraint (a deadline, the budget, a latency target), which a change
+# of that constraint mends (recommend.feasibility_changes tells them from the others: memory, capacity, region)
+CONSTRAINT_REASON = re.compile(r"^takes [0-9.,]+ h, deadline|budget|^latency [0-9.,]+ ms >|p99|TTFT|TPOT|time to first|per output token")
 
 
 def set_feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:

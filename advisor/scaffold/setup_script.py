@@ -102,7 +102,7 @@ def _sh_settings(spec: Spec, used: list[str], externals: list[str]) -> list[str]
             comment = _VAR_COMMENTS.get(var, "")
             zones = regions.zones_of(spec.plan.cloud, spec.acc) if var == "ZONE" and spec.acc is not None else ()
             if zones and spec.acc is not None:
-                here = [z for z in zones if z.rsplit("-", 1)[0] == v["region"]]
+                here = [z for z in zones if regions.region_of(z) == v["region"]]
                 comment = (f"{spec.acc.id} zones in {v['region']}: {', '.join(here)}" if here else f"{spec.acc.id} zones: "
                            f"{', '.join(zones[:8])}{', ...' if len(zones) > 8 else ''}") + " (rules/regions.yaml, the catalog)"
             L.append(f"{line}  # {comment}" if comment else line)

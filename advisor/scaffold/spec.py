@@ -185,8 +185,9 @@ def collect_warnings(spec: Spec) -> None:
             f"the verdict is {spec.rec.device_name}; these files use the best {family(spec.device).name} "
             "configuration instead, because the chosen setup path is for that family"
         )
-    multi = ("--num-slices", *(head for head in bundled_data("provisioning.yaml")["nodes"] if head.endswith(" create")))
-    if spec.slices > 1 and spec.est is not None and not any(m in c for c in commands(spec.path) for m in multi):
+    # the commands that create TPU slices as one queued resource of several nodes (rules/provisioning.yaml nodes)
+    qr_create = tuple(head for head in bundled_data("provisioning.yaml")["nodes"] if head.endswith(" create"))
+    if spec.slices > 1 and spec.est is not None and not any(m in c for c in commands(spec.path) for m in ("--num-slices", *qr_create)):
         w.append(
             f"the configuration is {spec.slices} TPU slices ({spec.est.shape}): sky.yaml launches all "
             f"{spec.slices} (num_nodes), setup.sh provisions one slice; multislice training needs XPK/GKE "
@@ -209,7 +210,7 @@ def collect_warnings(spec: Spec) -> None:
             "preempted VM), so give it persistent storage (a bucket mounted with gcsfuse or Mountpoint for S3, a persistent "
             f"disk) and relaunch after a preemption{relaunch}; the estimate counts no time lost to preemptions"
         )
-    creates = [c for c in commands(spec.path) if any(c.strip().startswith(m + " ") for m in multi[1:])]
+    creates = any(c.strip().startswith(m + " ") for c in commands(spec.path) for m in qr_create)
     if creates and spec.profile.task == "inference" and spec.replicas > 1:
         w.append(
             f"the configuration is {spec.replicas} serving replicas, a TPU slice each: setup.sh provisions one (a queued "

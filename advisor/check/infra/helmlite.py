@@ -1327,18 +1327,19 @@ def mark_upgrade(requests: list[Any], autoscalers: list[Any]) -> None:
 # or a helper given values to render: bitnami common's include "common.tplvalues.render" (dict "value" .Values.x ...))
 _INSERTING_ACTION = re.compile(r"\{\{[^}]*\b(?:toYaml|toJson|toPrettyJson|toRawJson|tpl|include)\b[^}]*\}\}")
 _VALUES_PATH = re.compile(r"\.Values((?:\.[A-Za-z0-9_]+)*)")
+_RENDERS_VALUE = re.compile(r"\b(?:toYaml|tpl)\b")
 
 
 def _inserts_chips(template: str, values: dict[str, Any]) -> bool:
     """Whether ``template`` inserts a subtree of ``values`` that asks for accelerators (the paths of .Values its
     inserting actions name, looked up in the values it is rendered with: a resources block asking for nvidia.com/gpu,
-    not tolerations that only name it); an action over all of .Values, or over a variable that may hold any of them
-    ($x, with toYaml / tpl but no .Values path), counts where the values ask for one."""
+    not tolerations that only name it); a toYaml / tpl of no .Values path (a variable that may hold any of them) counts
+    where the values ask for one; a helper given the context only (include "common.labels.standard" .) inserts none."""
     for m in _INSERTING_ACTION.finditer(template):
-        paths = [p for p in _VALUES_PATH.findall(m.group(0))]
-        if not paths and "include" in m.group(0) and "toYaml" not in m.group(0) and "tpl" not in m.group(0):
-            continue  # a helper given the context only (include "common.labels.standard" .): no values subtree
-        for path in paths or [""]:
+        action = m.group(0)
+        helper_only = "include" in action and not _RENDERS_VALUE.search(action)
+        paths = _VALUES_PATH.findall(action) or ([] if helper_only else [""])
+        for path in paths:
             node: Any = values
             for key in [k for k in path.split(".") if k]:
                 node = node.get(key) if isinstance(node, dict) else None
@@ -1357,6 +1358,7 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
         return split(r.path, docs, [doc_kind(d.data) for d in docs], index, len(r.text))[1]
 
     chips_in_values = bool(_CHIP_TEXT.search(repr(values) + repr(_values(chart))))
+    rendered_with = {**_values(chart), **(values or {})}  # what a template's .Values paths are looked up in
     for r in render_chart(chart, values, upgrade=upgrade):
         if not r.text.strip():
             continue
@@ -1386,7 +1388,7 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
             found = remap(exc.problems, r)
             template = _read(r.path, MAX_TEMPLATE_BYTES)
             if not _CHIP_TEXT.search(r.text) and not _CHIP_TEXT.search(template) and (
-                not chips_in_values or not _inserts_chips(template, {**_values(chart), **(values or {})})
+                not chips_in_values or not _inserts_chips(template, rendered_with)
             ):
                 # a template advisor cannot render that names no accelerator, and no values can bring one in: the values
                 # name none, or the template inserts no values subtree (toYaml / tpl of a pod spec or resources). A
