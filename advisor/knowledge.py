@@ -36,7 +36,7 @@ PLACEHOLDERS = frozenset(
         "max_seqs", "max_input_len", "per_device_batch", "num_experts", "experts_per_token",
         "weight_dtype", "disk_gb", "checkpoint_every", "mlx_quant", "gguf_quant", "vllm_dp_items", "vllm_dp_args", "engine_seqs",
         "vllm_budget_items", "vllm_budget_args", "sglang_budget_args", "per_chip_batch", "jetstream_model",
-        "jetstream_size", "jetstream_tokenizer",
+        "jetstream_size", "jetstream_tokenizer", "az_count_args",
     }
 )
 # The one placeholder syntax of setup-path text: ``{name}``.
@@ -116,6 +116,10 @@ class Step(Strict):
     server: Annotated[list[Annotated[str, Field(max_length=40)]], BeforeValidator(_listify), Field(max_length=10)] | None = None
     # The reference for the command shapes of this step (official CLI docs).
     source: Annotated[list[Source], BeforeValidator(_listify), Field(max_length=10)] | None = None
+    # Where the commands run: ``instance`` = on the machine an earlier step launches or reserves, not on the
+    # workstation that runs setup.sh (the scaffold runs such steps there: rules/provisioning.yaml ``remote``);
+    # omit = where setup.sh runs.
+    host: Literal["instance"] | None = None
 
     def applies(self, task: str, cloud: str, framework: str = "") -> bool:
         """Whether this step is for a profile of ``task`` and ``framework`` whose configuration runs on ``cloud``."""

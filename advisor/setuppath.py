@@ -208,6 +208,8 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         "max_nodes": str(hosts * replicas),
         "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",
         "slices": str(slices),
+        # az vm create takes --count for 2 to 250 VMs only (a single VM omits it): every node of every replica
+        "az_count_args": f" --count {hosts * replicas}" if hosts * replicas > 1 else "",
         # the TPU slices one queued resource holds (rules/provisioning.yaml nodes): one program over all of them, as
         # Multislice (a serving replica is a queued resource of its own: independent replicas in one would be joined
         # into one Multislice job)
@@ -427,8 +429,14 @@ def plan(
     def fill(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
+    def note(s: Step) -> str | None:  # a step of the launched machine says so (the scaffold's setup.sh runs it there)
+        where = ON_INSTANCE if s.host == "instance" else ""
+        return " ".join(p for p in (where, fill(s.note) if s.note else "") if p) or None
+
     steps = applicable_steps(path, profile, cloud, server) if profile is not None else list(path.steps)
     return SetupPlan(path, [
-        (fill(s.title), [fill(multinode(provision(cmd, kind, disk), nodes)) for cmd in s.commands], fill(s.note) if s.note else None)
-        for s in steps
+        (fill(s.title), [fill(multinode(provision(cmd, kind, disk), nodes)) for cmd in s.commands], note(s)) for s in steps
     ])
+
+
+ON_INSTANCE = "On the machine the steps above launch or reserve, not on the workstation."

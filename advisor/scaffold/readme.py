@@ -184,6 +184,7 @@ def _steps_section(spec: Spec, steps: list[Step], files: Mapping[str, str], fall
     setting_vars = [
         var for var in ("PROJECT_ID", "REGION", "ZONE", "NAME", "MODEL_ID", "HF_TOKEN") if any(var in c for s in steps for c in s.commands)
     ]
+    setting_vars += sorted({v for s in steps for v in s.needs} - set(setting_vars))  # the settings a step stops without
     L.append(
         "Set the variables at the top of `setup.sh` (or export them: "
         + ", ".join(f"`{v}`" for v in setting_vars)
@@ -210,17 +211,24 @@ def _steps_section(spec: Spec, steps: list[Step], files: Mapping[str, str], fall
             "cleanup": "deletes the resources: run it by name when done",
             "schedule": "service hours: run it from cron",
         }[s.kind]
+        if s.remote:  # a step of the launched machine (the path's host: instance)
+            hop = next((h for h in steps if h.runs), None)
+            how = ("interactive, " if s.kind == "interactive" else "") + (
+                f"on the machine: `./setup.sh {hop.key}` runs it there" if hop is not None and s.key in hop.runs
+                else f"on the machine, where `./setup.sh {hop.key}` copied this directory: run it there by name"
+                if hop is not None else "on the machine: copy this directory there and run it by name")
         added = "; added by the scaffold" if s.added else ""
         L.append(f"{n}. **{one_line(s.title)}** (`./setup.sh {s.key}`; {how}{added})")
         if s.note:
             L.append(f"   {one_line(s.note)}")
         L.append("")
-        L.append("   ```bash")
-        for c in s.commands:
-            for line in c.split("\n"):
-                L.append(f"   {line}".rstrip())
-        L.append("   ```")
-        L.append("")
+        if s.commands:
+            L.append("   ```bash")
+            for c in s.commands:
+                for line in c.split("\n"):
+                    L.append(f"   {line}".rstrip())
+            L.append("   ```")
+            L.append("")
     return L
 
 

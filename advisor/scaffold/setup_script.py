@@ -24,6 +24,7 @@ _VAR_COMMENTS = {
     "MODEL_ID": "Hugging Face model id",
     "HF_TOKEN": "a Hugging Face access token (gated models such as Llama need one)",
     "KEY_NAME": "the name of an EC2 key pair of yours (to SSH into the instance)",
+    "KEY_FILE": "the private key file of that key pair (ssh -i), e.g. ~/.ssh/KEY_NAME.pem",
     "RESERVATION": "the Compute Engine reservation the configuration's capacity is held in (reserved or calendar mode)",
     "CAPACITY_RESERVATION_ID": "the EC2 Capacity Reservation or Capacity Block id (cr-...) holding the instances",
     "CAPACITY_RESERVATION_GROUP": "the resource id of the Azure capacity reservation group holding the VMs",
@@ -184,7 +185,7 @@ def _sh_main(steps: list[Step], auto: list[Step]) -> list[str]:
             "training": " [trains; not needed to serve]",
             "cleanup": " [deletes resources]",
             "schedule": " [service hours: run from cron]",
-        }.get(s.kind, "")
+        }.get(s.kind, "") + (" [on the machine]" if s.remote else "")
         L.append(f"  {mark} {n:>2} {s.key:<{width}}  {one_line(s.title)}{tag}")
     L.append("STEPS")
     L.append("}")

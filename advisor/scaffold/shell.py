@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from advisor.families import family
 from advisor.knowledge import PLACEHOLDER, bundled_data
@@ -48,6 +49,8 @@ class Step:
     kind: str  # auto | interactive | device | provision | cleanup
     needs: list[str]
     added: bool = False  # added by the scaffold, not in the setup path
+    remote: bool = False  # runs on the launched machine (the setup path's ``host: instance``), not where setup.sh runs
+    runs: tuple[str, ...] = ()  # the steps this one runs on the launched machine (the step the scaffold adds for them)
 
     @property
     def runs_train(self) -> bool:
@@ -64,7 +67,7 @@ _INTERACTIVE_SSH = re.compile(r"\b(?:compute|tpu-vm|queued-resources) ssh\b")
 
 def _kind(title: str, raw: list[str], device: str, task: str = "") -> str:
     first = title.split()[0].lower() if title.split() else ""
-    if first in ("delete", "clean", "tear", "remove", "destroy"):
+    if first in ("delete", "clean", "tear", "remove", "destroy", "terminate", "release"):
         return "cleanup"
     if title.endswith("a day)") and first in ("stop", "start"):
         return "schedule"
@@ -205,10 +208,11 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     def prose(text: str) -> str:  # titles and notes name the configuration too
         return PLACEHOLDER.sub(lambda m: str(spec.values.get(m.group(1), m.group(0))), text)
 
+    applicable = applicable_steps(spec.path, spec.profile, spec.plan.cloud, spec.plan.server or None)
     raw_steps: list[tuple[str, list[str], str | None, bool]] = [
-        (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False)
-        for s in applicable_steps(spec.path, spec.profile, spec.plan.cloud, spec.plan.server or None)
+        (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False) for s in applicable
     ]
+    on_instance = {prose(s.title) for s in applicable if s.host == "instance"}
     cmds = commands(spec.path)
     if (
         "train.py" in files
@@ -235,7 +239,8 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         raw_steps.insert(at, _hf_secret_step())
     steps: list[Step] = []
     seen: set[str] = set()
-    for title, raw, note, added in raw_steps:
+
+    def make(title: str, raw: list[str], note: str | None, added: bool, values: Mapping[str, str] = literal) -> Step:
         rewritten = _rewrite(spec, raw)
         kind = _kind(title, rewritten, spec.device, spec.profile.task)
         base = "train" if added and "train.py" in title else re.sub(r"[^a-z0-9]", "", title.split()[0].lower()) if title.split() else "step"
@@ -245,23 +250,57 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
             key = f"{base}{suffix}"
             suffix += 1
         seen.add(key)
-        filled = [fill_command(c, literal, shell) for c in rewritten]
-        needs: list[str] = []
-        assigned = {m for c in filled for m in re.findall(r"^([A-Z][A-Z0-9_]*)=", c, re.M)}  # set by the step itself
-        for c in filled:
-            for var in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", c):
-                if var in _AMBIENT or var in needs or var in assigned or (var in SHELL_VARS.values() and var != "PROJECT_ID"):
-                    continue
-                needs.append(var)
-        steps.append(Step(key, title, filled, note, kind, needs, added))
+        filled = [fill_command(c, values, shell) for c in rewritten]
+        return Step(key, title, filled, note, kind, _needs(filled), added, remote=title in on_instance)
+
+    for title, raw, note, added in raw_steps:
+        steps.append(make(title, raw, note, added))
+    remote = [s for s in steps if s.remote]
+    row = _remote_row([c for s in steps for c in s.commands])
+    if remote and row is not None:  # reach the launched machine and run its steps there, with this setup.sh
+        names = [s.key for s in remote if s.kind == "auto"]
+        nodes = int(spec.values.get("max_nodes") or 1)
+        hop = make(
+            f"Run steps {', '.join(names)} on {row['machine']}",
+            list(row["commands"]),
+            f"Steps {', '.join(names)} run on the machine the steps before launched, not here: this copies the directory "
+            f"there and runs them with its setup.sh. {row['note']}"
+            + (f" The configuration has {nodes} machines and this reaches the first: copy the directory to each of the "
+               f"others and run ./setup.sh {' '.join(names)} there (several hosts of one training: see the train step)."
+               if nodes > 1 else ""),
+            True,
+            {**literal, "remote_steps": " ".join(names)},
+        )
+        hop.runs = tuple(names)
+        steps.insert(steps.index(remote[0]), hop)
     return steps
+
+
+def _needs(filled: list[str]) -> list[str]:
+    """The settings a step's commands read that setup.sh does not define and the step does not set itself."""
+    assigned = {m for c in filled for m in re.findall(r"^([A-Z][A-Z0-9_]*)=", c, re.M)}
+    assigned |= {m for c in filled for m in re.findall(r"\bread\s+(?:-\w+\s+)*([A-Z][A-Z0-9_]*)\b", c)}
+    needs: list[str] = []
+    for c in filled:
+        for var in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", c):
+            if var in _AMBIENT or var in needs or var in assigned or (var in SHELL_VARS.values() and var != "PROJECT_ID"):
+                continue
+            needs.append(var)
+    return needs
+
+
+def _remote_row(commands: list[str]) -> dict[str, Any] | None:
+    """rules/provisioning.yaml ``remote``: how setup.sh reaches the machine the first of ``commands`` that launches one
+    started (None: none does; the machine is the team's to reach)."""
+    table: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["remote"]
+    return next((row for c in commands for head, row in table.items() if c.strip().startswith(head + " ")), None)
 
 
 def auto_steps(steps: list[Step]) -> list[Step]:
     """The leading steps that only provision, install and launch: what ``./setup.sh`` runs."""
     out = []
     for s in steps:
-        if s.kind == "training":  # a serving path's optional training step
+        if s.kind == "training" or s.remote:  # a serving path's optional training step; a step run on the machine
             continue
         if s.kind != "auto" or s.runs_train:
             break

@@ -1,0 +1,144 @@
+"""setup.sh of a path that launches a machine runs the machine's steps on it, not on the workstation.
+
+The setup path marks them ``host: instance`` (rules/setup/gpu-any-cloud.yaml); the scaffold adds a step after the
+launch that copies the directory to the machine and runs them there (rules/provisioning.yaml ``remote``). These tests
+run the generated script with every tool it calls replaced by a stub that records its arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, run_cli
+
+PROFILES = ROOT / "tests" / "data" / "scaffold"
+# the tools the generated steps call, on the workstation or on the machine
+TOOLS = ("aws", "az", "ssh", "scp", "curl", "salloc", "srun", "squeue", "scancel",
+         "nvidia-smi", "pip", "python3", "torchrun", "tensorboard", "vllm")
+
+
+def _scaffold(tmp_path: Path, profile: Path, *extra: str) -> Path:
+    out = tmp_path / "out"
+    r = run_cli("scaffold", str(profile), "-o", str(out), *extra)
+    assert r.code == 0, r.err
+    return out / "setup.sh"
+
+
+def _run(tmp_path: Path, setup: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Run setup.sh with every tool stubbed: each call appends 'tool args' to a log and prints 'i-0abc'."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash not installed")
+    stubs = tmp_path / "bin"
+    stubs.mkdir(exist_ok=True)
+    log = tmp_path / "calls.log"
+    for tool in TOOLS:
+        f = stubs / tool
+        f.write_text(f'#!{bash}\necho "{tool} $*" >> "{log}"\necho i-0abc\n')
+        f.chmod(f.stat().st_mode | stat.S_IXUSR)
+    path = f"{stubs}:/usr/bin:/bin"
+    r = subprocess.run([bash, str(setup), *args], capture_output=True, text=True, timeout=60,
+                       env={"PATH": path, "HOME": str(tmp_path), "USER": "me", **env})
+    return r, (log.read_text().splitlines() if log.exists() else [])
+
+
+def _default_steps(setup: Path) -> list[str]:
+    m = re.search(r'if \[\[ \$# -eq 0 \]\]; then\n    set -- (.*)\n', setup.read_text())
+    assert m, "no default run in setup.sh"
+    return m.group(1).split()
+
+
+def test_aws_training_runs_the_machine_steps_over_ssh(tmp_path: Path) -> None:
+    """Before, ./setup.sh launched the instance and then ran nvidia-smi, pip install and torchrun on the workstation."""
+    setup = _scaffold(tmp_path, ROOT / "profiles" / "aws-only-team.yaml")
+    assert _default_steps(setup) == ["the", "launch", "run"]
+    r, calls = _run(tmp_path, setup, KEY_NAME="k", KEY_FILE="/k.pem")
+    assert r.returncode == 0, r.stderr
+    tools = [c.split()[0] for c in calls]
+    assert not {"nvidia-smi", "pip", "python3", "torchrun"} & set(tools), calls
+    assert any(c.startswith("aws ec2 run-instances ") and "--security-groups llama-13b-finetune-aws-ssh" in c for c in calls)
+    assert any(c.startswith("scp -i /k.pem ") and c.endswith(" -r . ubuntu@i-0abc:llama-13b-finetune-aws") for c in calls), calls
+    assert calls[-1] == "ssh -i /k.pem ubuntu@i-0abc cd llama-13b-finetune-aws && ./setup.sh check train"
+
+
+def test_the_machine_steps_need_the_key_file(tmp_path: Path) -> None:
+    setup = _scaffold(tmp_path, ROOT / "profiles" / "aws-only-team.yaml")
+    r, calls = _run(tmp_path, setup, "run")
+    assert r.returncode == 2 and "set KEY_FILE first" in r.stderr
+    assert calls == []
+
+
+def test_the_machine_steps_run_there_by_name(tmp_path: Path) -> None:
+    """On the machine, ./setup.sh check train runs the commands themselves."""
+    setup = _scaffold(tmp_path, ROOT / "profiles" / "aws-only-team.yaml")
+    r, calls = _run(tmp_path, setup, "check", "train")
+    assert r.returncode == 0, r.stderr
+    assert [c.split()[0] for c in calls] == ["nvidia-smi", "python3", "pip", "torchrun"]
+
+
+def test_terminate_needs_no_setting_it_reads_itself(tmp_path: Path) -> None:
+    """Before, the stop step said 'need IDS' (a variable it sets with read -a) and so could never run."""
+    setup = _scaffold(tmp_path, ROOT / "profiles" / "aws-only-team.yaml")
+    assert "need IDS" not in setup.read_text()
+    r, calls = _run(tmp_path, setup, "terminate")
+    assert r.returncode == 0, r.stderr
+    assert [c.split()[:3] for c in calls] == [["aws", "ec2", "describe-instances"], ["aws", "ec2", "terminate-instances"],
+                                              ["aws", "ec2", "wait"], ["aws", "ec2", "delete-security-group"]]
+
+
+def test_a_service_default_run_does_not_terminate_it(tmp_path: Path) -> None:
+    """Before, a serving profile's default run ended with the stop step: it served on the workstation, then
+    terminated the instance it had launched."""
+    setup = _scaffold(tmp_path, PROFILES / "sglang-aws.yaml", "--path", "gpu-any-cloud")
+    assert _default_steps(setup) == ["the", "launch", "run"]
+    assert re.search(r"^\s+\d+ terminate\s+.*\[deletes resources\]$", setup.read_text(), re.M)
+    assert re.search(r"^\s+\d+ serve\s+Serve with SGLang \[on the machine\]$", setup.read_text(), re.M)
+
+
+def test_azure_single_vm_takes_no_count(tmp_path: Path) -> None:
+    """az vm create takes --count for 2 to 250 VMs only; before, one VM was created with --count 1."""
+    setup = _scaffold(tmp_path, PROFILES / "azure-gpu.yaml")
+    create = next(line for line in setup.read_text().splitlines() if line.strip().startswith("az vm create "))
+    assert "--count" not in create
+    r, calls = _run(tmp_path, setup)
+    assert r.returncode == 0, r.stderr
+    assert calls[-1] == "ssh azureuser@i-0abc cd azure-finetune && ./setup.sh check train"
+
+
+def test_on_prem_runs_the_steps_on_the_allocation_and_releases_it(tmp_path: Path) -> None:
+    setup = _scaffold(tmp_path, PROFILES / "onprem-serving.yaml", "--path", "gpu-any-cloud")
+    text = setup.read_text()
+    assert _default_steps(setup) == ["the", "reserve", "run"]
+    r, calls = _run(tmp_path, setup)
+    assert r.returncode == 0, r.stderr
+    assert calls[-1].startswith("srun --jobid=i-0abc --nodes=1 --ntasks=1 --chdir=") and calls[-1].endswith(" ./setup.sh check serve")
+    assert "scancel --name=${NAME}" in text
+
+
+def test_readme_says_where_each_step_runs(tmp_path: Path) -> None:
+    setup = _scaffold(tmp_path, ROOT / "profiles" / "aws-only-team.yaml")
+    readme = (setup.parent / "README.md").read_text()
+    assert "(`./setup.sh check`; on the machine: `./setup.sh run` runs it there)" in readme
+    assert "`KEY_FILE`, `KEY_NAME`" in readme
+    assert "```bash\n   ```" not in readme  # a step without commands shows no empty block
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX shell")
+def test_every_machine_step_of_every_cloud_is_reached(tmp_path: Path) -> None:
+    """Each launching cloud of the path has a way to reach the machine (rules/provisioning.yaml remote)."""
+    for profile, extra, machine in (
+        (ROOT / "profiles" / "aws-only-team.yaml", (), "the instance"),
+        (PROFILES / "azure-gpu.yaml", (), "the VM"),
+        (PROFILES / "onprem-serving.yaml", ("--path", "gpu-any-cloud"), "the reserved node"),
+    ):
+        d = tmp_path / profile.stem
+        d.mkdir()
+        text = _scaffold(d, profile, *extra).read_text()
+        assert re.search(rf"^# \d+\. Run steps [a-z, ]+ on {machine}$", text, re.M), profile
