@@ -3,6 +3,7 @@ where the gate reported a request that is none, missed one, or stopped the run:
 
 - 02: a Helm release of a device plugin / exporter whose values only select nodes by a presence label
   (aws.amazon.com/neuron.present, nvidia.com/gpu.present) asks for no chips;
+- 03: a Spark Operator SparkApplication whose executors ask for GPUs (gpu: {name, quantity}) x executor.instances;
 - 04: GKE queued provisioning: a v1 PodTemplate (its pod under a top-level ``template``) that a ProvisioningRequest
   names asks for 8 GPUs;
 - 07: a chart that depends on a library chart not vendored (bitnami common): a Service labelled by its helper names no
@@ -12,6 +13,7 @@ where the gate reported a request that is none, missed one, or stopped the run:
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from .conftest import ROOT, run_cli
@@ -76,3 +78,39 @@ def test_a_made_up_autoscaler_cannot_lower_the_count() -> None:
     _code, got, _ = _run("08b-made-up-autoscaler-cannot-lower")
     [req] = got.values()
     assert req["replicas_max"] == 40 and req["total_chips"] == 40, req
+
+
+def test_spark_executors_asking_for_gpus_are_read() -> None:
+    """03: a Spark Operator SparkApplication's executors ask for a GPU each (gpu: {name, quantity}), four of them on
+    g6.2xlarge (L4); the driver asks for none. Before: 'Kubernetes manifest without accelerator requests', passed over."""
+    _code, got, _ = _run("03-sparkapplication-executor-gpu")
+    assert list(got) == ["SparkApplication/spark-team-a/tpcds-benchmark-rapids/executor"], got
+    req = got["SparkApplication/spark-team-a/tpcds-benchmark-rapids/executor"]
+    assert (req["accelerator"], req["count"], req["total_chips"], req["cloud"], req["always_on"]) == ("l4", 1, 4, "aws", False)
+
+
+def test_spark_dynamic_allocation_is_judged_at_its_maximum() -> None:
+    """03b (constructed after the operator's API): a ScheduledSparkApplication's template; dynamic allocation scales the
+    executors to maxExecutors (16 x 2 H100), the driver asks for 1; without maxExecutors the count has no upper bound and
+    is unresolved (fails closed), never taken for executor.instances."""
+    _code, got, _ = _run("03b-spark-dynamic-allocation")
+    assert got["ScheduledSparkApplication/data/nightly-embeddings/driver"]["total_chips"] == 1
+    ex = got["ScheduledSparkApplication/data/nightly-embeddings/executor"]
+    assert (ex["accelerator"], ex["count"], ex["replicas_min"], ex["replicas_max"], ex["total_chips"]) == ("h100", 2, 2, 16, 32)
+    unbounded = got["SparkApplication/data/unbounded/executor"]
+    assert unbounded["total_chips"] is None and unbounded["replicas_max"] is None
+
+
+def test_a_spark_gpu_the_file_does_not_fix_fails_closed(tmp_path: Path) -> None:
+    """A quantity or a resource name that is a template placeholder is unresolved, never zero."""
+    (tmp_path / "app.yaml").write_text(
+        "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: a, namespace: ml}\n"
+        "spec:\n  executor:\n    instances: 2\n    gpu: {name: nvidia.com/gpu, quantity: '${GPUS}'}\n"
+        "    nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\n"
+        "  driver:\n    gpu: {name: '${GPU_RESOURCE}', quantity: 1}\n"
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    data = json.loads(r.out)
+    rules = {x["source"]["address"]: {f["rule"] for f in x["findings"]} for x in data["results"]}
+    assert "request-unresolved" in rules["SparkApplication/ml/a/executor"], rules
+    assert "request-unresolved" in rules["SparkApplication/ml/a/driver"], rules

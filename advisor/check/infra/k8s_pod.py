@@ -135,6 +135,20 @@ def _affinity_others(d: ManifestDoc, pod: KeyPath, label: str) -> list[str]:
 
 def _container_chips(d: ManifestDoc, loc: KeyPath, req: Request, res_key: str = "resources") -> tuple[int, str | None, KeyPath | None]:
     """Chips one container asks for (limits, else requests); -1 when a placeholder leaves it unknown."""
+    if res_key == "gpu":  # a Spark pod's GPUSpec (name, quantity): the one resource it asks for
+        name = d.at((*loc, "gpu", "name"))
+        if d.at((*loc, "gpu")) is None:
+            return 0, None, None
+        if not isinstance(name, str) or is_placeholder(name):
+            req.unresolved.append((".".join(map(str, (*loc, "gpu", "name"))), str(name)[:60], d.doc.where((*loc, "gpu"))))
+            return -1, str(name)[:80], (*loc, "gpu")
+        known = len(req.unresolved)
+        n = d.count((*loc, "gpu", "quantity"), req)
+        if n is None and len(req.unresolved) == known:  # absent (a placeholder is unresolved already)
+            req.unresolved.append((".".join(map(str, (*loc, "gpu", "quantity"))), "(none)", d.doc.where((*loc, "gpu"))))
+        if n is None:
+            return -1, name, (*loc, "gpu")
+        return n, name, (*loc, "gpu", "quantity")
     for section in ("limits", "requests"):
         sec = (*loc, res_key, section)
         res = d.mapping(sec)

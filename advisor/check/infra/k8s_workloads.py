@@ -43,7 +43,9 @@ REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs",
 KSERVE_FRAMEWORKS = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface", "pmml", "lightgbm", "paddle")
 ARGO_KINDS = {"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}
 # The kinds that run to completion: the others are always on.
-JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"} | set(REPLICA_SPECS) | {"TrainJob"} | ARGO_KINDS
+# The Spark Operator's applications (kubeflow/spark-operator, sparkoperator.k8s.io): a driver and executors
+SPARK_KINDS = {"SparkApplication", "ScheduledSparkApplication"}
+JOB_KINDS = {"Job", "CronJob", "JobSet", "RayJob"} | set(REPLICA_SPECS) | {"TrainJob"} | ARGO_KINDS | SPARK_KINDS
 # The kinds read as workloads (any other is searched for pod specs)
 READ_KINDS = {
     "Pod", "Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "JobSet", "LeaderWorkerSet", "RayCluster", "RayService",
@@ -84,6 +86,8 @@ def pod_templates(d: ManifestDoc, kind: str, api: str = "") -> list[Part]:
         return [Part("", ("spec", "template", "spec"), 1, (n, n), ("spec", "replicas"))]
     if kind == "Service" and api.startswith("serving.knative.dev/"):
         return [_knative(d)]
+    if kind in SPARK_KINDS and api.startswith("sparkoperator.k8s.io/"):
+        return _spark(d, kind)
     if kind not in READ_KINDS:
         return _found_pods(d, kind)
     if kind == "Pod":
@@ -386,6 +390,35 @@ def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
         else:
             out.append(Part(name, loc, 1, (1, 1), None, unread=kind))
     return out
+
+
+def _spark(d: ManifestDoc, kind: str) -> list[Part]:
+    """A Spark Operator application (kubeflow/spark-operator api/v1beta2; a ScheduledSparkApplication's under
+    spec.template): its driver, one pod, and its executors, ``executor.instances`` pods, each asking for
+    ``gpu: {name, quantity}`` chips (GPUSpec) on the nodes its own nodeSelector / affinity select. With
+    ``dynamicAllocation.enabled`` the executors scale minExecutors..maxExecutors, and without maxExecutors without an upper
+    bound (Spark's spark.dynamicAllocation.maxExecutors: infinity), so the count is not read (fails closed under a limit)."""
+    root: KeyPath = ("spec", "template") if kind == "ScheduledSparkApplication" else ("spec",)
+    d.mapping(root)
+    out = [Part("driver", (*root, "driver"), 1, (1, 1), containers=[((*root, "driver"), SPARK_GPU)])]
+    n = d.count((*root, "executor", "instances"), default=1)
+    n = 1 if n is None else n
+    dyn: KeyPath = (*root, "dynamicAllocation")
+    if d.at((*dyn, "enabled")) is True:
+        lo = d.count((*dyn, "minExecutors"), default=0)
+        hi = d.count((*dyn, "maxExecutors"), default=None)
+        notes = [f"dynamic allocation: {lo or 0}..{hi if hi is not None else 'unbounded'} executors (minExecutors..maxExecutors)"]
+        reps: tuple[int | None, int | None] = (lo or 0, max(hi, n) if hi is not None else None)
+        out.append(Part("executor", (*root, "executor"), 1, reps, (*dyn, "maxExecutors") if hi is not None else None,
+                        containers=[((*root, "executor"), SPARK_GPU)], notes=notes))
+    else:
+        out.append(Part("executor", (*root, "executor"), 1, (n, n), (*root, "executor", "instances"),
+                        containers=[((*root, "executor"), SPARK_GPU)]))
+    return out
+
+
+# the container key of a Spark pod's accelerator request: gpu: {name: nvidia.com/gpu, quantity: N} (k8s_pod reads it)
+SPARK_GPU = "gpu"
 
 
 def _lws(d: ManifestDoc) -> list[Part]:
