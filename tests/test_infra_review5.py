@@ -114,3 +114,34 @@ def test_a_spark_gpu_the_file_does_not_fix_fails_closed(tmp_path: Path) -> None:
     rules = {x["source"]["address"]: {f["rule"] for f in x["findings"]} for x in data["results"]}
     assert "request-unresolved" in rules["SparkApplication/ml/a/executor"], rules
     assert "request-unresolved" in rules["SparkApplication/ml/a/driver"], rules
+
+
+def test_a_compute_class_of_the_run_gives_the_hardware() -> None:
+    """05: a Deployment asks for nvidia.com/gpu and selects the ComputeClass gpu-h100-80gb-high-x1, whose first priority
+    is an H100 (a3-highgpu-1g). Before: 'names no accelerator type', unknown and unpriced (138 requests of
+    accelerated-platforms)."""
+    _code, got, _ = _run("05-compute-class-hardware")
+    req = got["Deployment/inference/diffusers"]
+    assert (req["accelerator"], req["cloud"], req["total_chips"]) == ("h100", "gcp", 1), req
+
+
+def test_a_compute_class_first_priority_is_priced_and_the_others_are_held_to_the_policy(tmp_path: Path) -> None:
+    """05b (constructed after GKE's ComputeClass reference): the first priority (L4, Spot) is priced as Spot; the A100
+    machine type and the node pools after it are alternatives a chip policy holds too; a class no file defines leaves
+    the hardware unknown and says so; a type label of the pod's own wins over the class."""
+    _code, got, data = _run("05b-compute-class-priorities")
+    chat = got["Deployment/serve/chat"]
+    assert (chat["accelerator"], chat["pricing"], chat["total_chips"]) == ("l4", "spot", 3), chat
+    assert chat["alternatives"][0] == "a2-highgpu-1g"
+    assert got["Deployment/serve/pinned"]["accelerator"] == "a100-40gb"
+    assert got["Deployment/serve/elsewhere"]["accelerator"] is None
+    elsewhere = next(x for x in data["results"] if x["source"]["address"] == "Deployment/serve/elsewhere")
+    assert any("compute class 'defined-in-another-repo', which no file checked defines" in f["message"] for f in elsewhere["findings"])
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("limits:\n  allowed_accelerators: [l4]\n")
+    case = CASES / "05b-compute-class-priorities"
+    r = run_cli("check", "--policy", str(policy), "--format", "json", "--fail-on", "never",
+                str(case / "classes.yaml"), str(case / "workloads.yaml"))
+    out = json.loads(r.out)
+    chat_rules = {f["rule"] for x in out["results"] if x["source"]["address"] == "Deployment/serve/chat" for f in x["findings"]}
+    assert "policy-accelerator-not-allowed" in chat_rules, chat_rules

@@ -123,8 +123,10 @@ def run_check(
     results = batch.results
     _bound(batch)
     if batch.requests:
-        from advisor.check.infra.judge import apply_autoscalers, judge_request
+        from advisor.check.infra.judge import apply_autoscalers, apply_compute_classes, judge_request
+        from advisor.check.infra.names import name_index
 
+        apply_compute_classes(batch.requests, batch.autoscalers, name_index(ctx.catalog))
         apply_autoscalers(batch.requests, batch.autoscalers)
         for req in batch.requests:
             try:

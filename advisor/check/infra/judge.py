@@ -4,6 +4,7 @@ rules themselves are registered units in ``advisor.check.rules`` (``@request_rul
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import fnmatch
 import os
@@ -11,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from advisor import clouds
+from advisor.check.infra.k8s_pod import CLASS_NOTE
 from advisor.check.infra.model import HOURS_PER_MONTH, Autoscaler, Request
 from advisor.check.judge import Waiver, apply_waivers, judge, run_rules
 from advisor.check.judging import PATH_LINKED
@@ -22,11 +24,47 @@ from advisor.models import Proposal
 from advisor.yamlsrc import Document
 
 if TYPE_CHECKING:
+    from advisor.check.infra.names import NameIndex
     from advisor.context import Context
     from advisor.policy import Policy
 
 PRICE_KIND = {"on-demand": "on-demand", "spot": "spot", "reservation": "committed-1y"}
 MAX_TOTAL_CHIPS = 1_000_000
+
+
+def apply_compute_classes(requests: list[Request], autoscalers: list[Autoscaler], index: NameIndex) -> None:
+    """A pod that names no accelerator type but selects a GKE ComputeClass (cloud.google.com/compute-class) runs on the
+    machines of the class's priorities, GKE trying them in order: the first is priced (Spot where it says spot: true), the
+    others are alternatives held to the policy, as node-affinity alternatives are. A ComputeClass of any file of the run
+    (cluster-scoped: by name); one the run does not hold leaves the hardware unknown, and the finding says so."""
+    classes: dict[str, Autoscaler] = {}
+    for a in autoscalers:
+        if a.machines:  # two classes of one name (variants of a build, another file): every priority of both may be used
+            name = a.target[2].split(" [", 1)[0]
+            seen = classes.get(name)
+            classes[name] = a if seen is None else dataclasses.replace(seen, machines=seen.machines + a.machines)
+    for r in requests:
+        if r.compute_class is None or r.accelerator is not None:
+            continue
+        name, at = r.compute_class
+        cls = classes.get(name)
+        if cls is None:
+            if r.unknown:
+                r.unknown += f"; it selects compute class {name!r}, which no file checked defines"
+            r.notes.append(CLASS_NOTE.format(cls=name))
+            continue
+        (first, spot) = cls.machines[0]
+        others = [m for m in dict.fromkeys(m for m, _ in cls.machines[1:]) if m != first]
+        r.set_hardware(first, index.lookup(first))
+        r.where["accelerator"] = at
+        r.cloud = "gcp"
+        if spot:
+            r.pricing = "spot"
+        if others:
+            r.alternatives = others
+            r.options = [(index.lookup(m).accelerator, None) for m in others]
+        r.notes.append(f"compute class {name!r} ({cls.what}): judged on its first priority, {first}{' (Spot)' if spot else ''}"
+                       + (f"; {', '.join(others[:6])} after it, alternatives held to the policy" if others else ""))
 
 
 def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) -> None:
@@ -38,6 +76,8 @@ def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) ->
     by_target: dict[tuple[str, str, str], list[Autoscaler]] = {}
     loose: dict[tuple[str, str], list[Autoscaler]] = {}
     for scaler in autoscalers:
+        if scaler.machines:  # a ComputeClass (apply_compute_classes)
+            continue
         by_target.setdefault(scaler.target, []).append(scaler)
         loose.setdefault((scaler.target[0], scaler.target[2]), []).append(scaler)
     for r in requests:

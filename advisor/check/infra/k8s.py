@@ -120,6 +120,11 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             note = _capacity_note(d, kind, name)
             if note:
                 out.notes.append(note)
+            if kind == "ComputeClass" and str(doc.data.get("apiVersion", "")).startswith("cloud.google.com/"):
+                machines = _class_machines(d)
+                if machines:  # carried to the pods that select it (judge.apply_compute_classes)
+                    out.autoscalers.append(Autoscaler(("ComputeClass", "", name), 0, 0, doc.where(("spec", "priorities")),
+                                                      f"ComputeClass {name}"[:120], namespaced=False, machines=machines))
             continue
         if krm.is_eksctl(doc.data):  # an eksctl ClusterConfig: its node groups
             out.requests += krm.eksctl_requests(doc, index, f"{kind}/{name}")
@@ -283,6 +288,25 @@ def _groups(made: list[tuple[Part, Request]]) -> list[Request]:
 
 
 CAPACITY_KINDS = {"ComputeClass", "ResourceFlavor", "ClusterQueue", "LocalQueue", "ProvisioningRequest"}
+
+
+def _class_machines(d: ManifestDoc) -> tuple[tuple[str, bool], ...]:
+    """A GKE ComputeClass's priorities in order, each (the GPU or TPU type, else the machine type, else what it names:
+    a machine family or node pools, which name no accelerator; its spot flag):
+    https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass"""
+    out: list[tuple[str, bool]] = []
+    for i, prio in enumerate(d.seq(("spec", "priorities"))[:32]):
+        if not isinstance(prio, dict):
+            raise d.fail(("spec", "priorities", i), "expected a mapping")
+        names = [d.mapping(("spec", "priorities", i, k)).get("type") for k in ("gpu", "tpu")]
+        names += [prio.get("machineType")]
+        pools = prio.get("nodepools")
+        names += [f"machine family {prio['machineFamily']}" if isinstance(prio.get("machineFamily"), str) else None,
+                  "node pools " + ", ".join(map(str, pools[:4])) if isinstance(pools, list) and pools else None]
+        first = next((n for n in names if isinstance(n, str) and n.strip()), None)
+        if first is not None:
+            out.append((first[:80], prio.get("spot") is True))
+    return tuple(out)
 
 
 def _capacity_note(d: ManifestDoc, kind: str, name: str) -> str | None:

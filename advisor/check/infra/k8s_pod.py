@@ -265,6 +265,10 @@ def _claimed(d: ManifestDoc, pod: KeyPath, req: Request, asks: bool) -> tuple[in
     return total, resource, product
 
 
+# a pod that selects a compute class whose priorities are not read here
+CLASS_NOTE = "compute class {cls!r}: its priorities decide spot / on-demand; read as on-demand"
+
+
 def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tuple[KeyPath, str]] | None = None) -> bool:
     """Fill accelerator, chips per pod, pricing and region from one pod spec; False if it asks for none. With
     ``containers`` outside the pod (a TrainJob's trainer.resourcesPerNode), a kind whose pod spec is optional
@@ -328,9 +332,11 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
     if "cloud.google.com/reservation-name" in sels:
         req.pricing = "reservation"
     if "cloud.google.com/compute-class" in sels:
-        req.notes.append(
-            f"compute class {sels['cloud.google.com/compute-class'][0]!r}: its priorities decide spot / on-demand; read as on-demand"
-        )
+        cls, loc = sels["cloud.google.com/compute-class"]
+        if hw is None and not is_placeholder(cls):  # a ComputeClass of the run may name the machines (judge)
+            req.compute_class = (cls, d.doc.where(loc))
+        else:
+            req.notes.append(CLASS_NOTE.format(cls=cls))
     for label in ("topology.kubernetes.io/region", "topology.kubernetes.io/zone"):
         if label in sels:
             zone = sels[label][0]

@@ -75,6 +75,9 @@ class Request:
     target: tuple[str, str, str] | None = None  # Kubernetes (kind, namespace, name) for autoscalers
     config: tuple[str, int] | None = None  # plan JSON: the .tf file and line of the configuration block
     waivers: list[tuple[str, Pos]] = field(default_factory=list)  # "RULE until DATE: reason", where written
+    # a pod that names no accelerator type but selects a GKE ComputeClass (cloud.google.com/compute-class): its name and
+    # where the selector is; a ComputeClass of the run gives the hardware (judge.apply_compute_classes)
+    compute_class: tuple[str, Pos] | None = None
 
     def pos(self, what: str) -> Pos:
         return self.where.get(what, (self.line, self.col))
@@ -200,6 +203,9 @@ class Autoscaler:
     # an autoscaler of a kind the gate only knows by its shape (another stack's own): it may raise the replicas judged,
     # never lower them below the workload's own (a made-up kind with maxReplicas: 1 must not hide a Deployment of 500)
     raises_only: bool = False
+    # not an autoscaler but a GKE ComputeClass (target ("ComputeClass", "", NAME)), carried with them to the pods that
+    # select it: the machines of its priorities in order, each (GPU / TPU type or machine type, Spot), and its position
+    machines: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass
