@@ -1,6 +1,8 @@
 """Real repository files a review read by hand (tests/data/infra-review5/*/README names each upstream file and commit),
 where the gate reported a request that is none, missed one, or stopped the run:
 
+- 01: a Kubernetes object applied by a Terraform module of the repository (kubectl_manifest in ../mod) is read at the
+  module's call;
 - 02: a Helm release of a device plugin / exporter whose values only select nodes by a presence label
   (aws.amazon.com/neuron.present, nvidia.com/gpu.present) asks for no chips;
 - 03: a Spark Operator SparkApplication whose executors ask for GPUs (gpu: {name, quantity}) x executor.instances;
@@ -145,3 +147,21 @@ def test_a_compute_class_first_priority_is_priced_and_the_others_are_held_to_the
     out = json.loads(r.out)
     chat_rules = {f["rule"] for x in out["results"] if x["source"]["address"] == "Deployment/serve/chat" for f in x["findings"]}
     assert "policy-accelerator-not-allowed" in chat_rules, chat_rules
+
+
+def test_a_kubernetes_object_a_local_module_applies_is_read_at_the_call() -> None:
+    """01: root/main.tf calls ../mod, whose kubectl_manifest applies a 1-GPU Deployment. The module's own file is judged
+    at the call, not alone; before, the call read only the module's node pools and VMs, so the Deployment appeared
+    nowhere (exit 0, no result: aibrix's deployment/terraform)."""
+    _code, got, _ = _run("01-module-kubernetes-objects")
+    [(address, req)] = got.items()
+    assert address == "module.app.kubectl_manifest.model/Deployment/default/vllm" and req["total_chips"] == 1, got
+
+
+def test_a_module_object_takes_the_call_inputs() -> None:
+    """01b (constructed): the module's kubernetes_deployment_v1 has count from an input and GPUs and replicas from
+    inputs: the prod call (4 GPUs x 2 replicas) is 8 L4, the dev call (deploy_example_model = false) applies nothing."""
+    _code, got, _ = _run("01b-module-objects-by-input")
+    [(address, req)] = got.items()
+    assert address == "module.prod.kubernetes_deployment_v1.model[0]/Deployment/serving/model", got
+    assert (req["accelerator"], req["count"], req["replicas"], req["total_chips"]) == ("l4", 4, 2, 8)

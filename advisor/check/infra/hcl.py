@@ -346,12 +346,15 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     scope = _Scope(variables, locals_, os.path.dirname(os.path.abspath(path)) if path != "-" else None)
     by_addr, unresolved = _evaluate(ctx, scope, resources)
     _module_calls(ctx, scope, data, text, by_addr, unresolved)
-    modules = _local_modules(ctx, scope, data, by_addr, unresolved) if path != "-" else []
+    objects = Parsed("terraform-hcl")  # the Kubernetes objects the modules of the repository it calls apply
+    modules = _local_modules(ctx, scope, data, by_addr, unresolved, objects=objects) if path != "-" else []
     opaque = _opaque_modules(path, text, data, index)
     tfplan.read_resources(ctx, by_addr, out)
     _report_unresolved(ctx, out, unresolved)
     if any(typ in tfk8s.TYPES for typ, _n, _b in resources):  # Kubernetes objects Terraform applies
         _kubernetes_objects(ctx, scope, resources, out)
+    out.requests += objects.requests
+    out.autoscalers += objects.autoscalers
     if path != "-" and any(typ == "helm_release" for typ, _n, _b in resources):  # a chart released by Terraform
         from advisor.check.files import boundary
         from advisor.check.infra.releases import from_terraform, remote_terraform
@@ -734,14 +737,15 @@ MAX_MODULE_DEPTH = 8  # local modules calling local modules, as deep as this
 
 def _local_modules(
     ctx: _HclCtx, scope: _Scope, data: dict[str, Any], by_addr: Changes, unresolved: Unknowns,
-    line: int | None = None, seen: tuple[str, ...] = (),
+    line: int | None = None, seen: tuple[str, ...] = (), objects: Parsed | None = None,
 ) -> list[str]:
     """The resources of each call of a module kept in the repository (``source = "./modules/pool"``), read from the
     module's own .tf files with the call's inputs over the module's variable defaults (``nodes = 64``, not its default 1),
     once per instance of the call (``count`` / ``for_each``), as the plan lists them: ``module.NAME[KEY].TYPE.NAME``, at
-    the module block's line (of the outermost call: the line a reviewer of this file reads). Modules those modules call
-    in turn are read the same way. Returns the directories read, so that their files are not also judged on their own at
-    their defaults (run_check). A source outside the repository (a link, ``../`` past its root) is not read."""
+    the module block's line (of the outermost call: the line a reviewer of this file reads). The Kubernetes objects the
+    module applies (tfk8s.TYPES: kubectl_manifest, kubernetes_deployment_v1, ...) are read the same way, into
+    ``objects``. Modules those modules call in turn are read the same way. Returns the directories read, so that their
+    files are not also judged on their own at their defaults (run_check). A source outside the repository (a link, ``../`` past its root) is not read."""
     from advisor.yamlsrc import escapes, read_boundary
 
     root = read_boundary(ctx.path)
@@ -765,8 +769,21 @@ def _local_modules(
             inner = _Scope({**defaults, **given}, locals_, directory)
             child = _HclCtx(ctx.path, ctx.text, ctx.index, {}, _resource_refs(resources), ctx.aws_region)
             found, unknown = _evaluate(child, inner, resources)
-            read += _local_modules(child, inner, module, found, unknown, at, (*seen, directory))
+            inside = Parsed("terraform-hcl")
+            if objects is not None and any(typ in tfk8s.TYPES for typ, _n, _b in resources):
+                _kubernetes_objects(child, inner, resources, inside)
+            read += _local_modules(child, inner, module, found, unknown, at, (*seen, directory), inside if objects is not None else None)
             prefix = f"module.{name}{key}."
+            for req in inside.requests:  # at the call, as the plan lists them (module.NAME[KEY]. before the address)
+                req.address = prefix + req.address
+                req.line, req.col, req.where = at, 1, {}
+                req.unresolved = [(f, v, (at, 1)) for f, v, _ in req.unresolved]
+                req.notes.append(f"applied by the module {source} this file calls (module.{name}{key})")
+            for scaler in inside.autoscalers:
+                scaler.pos = (at, 1)
+            if objects is not None:
+                objects.requests += inside.requests
+                objects.autoscalers += inside.autoscalers
             for address, change in found.items():
                 by_addr[prefix + address] = dict(change, address=prefix + address)
                 unresolved[prefix + address] = unknown.get(address, []) + ([problem] if problem else [])
