@@ -745,7 +745,8 @@ def _local_modules(
     the module block's line (of the outermost call: the line a reviewer of this file reads). The Kubernetes objects the
     module applies (tfk8s.TYPES: kubectl_manifest, kubernetes_deployment_v1, ...) are read the same way, into
     ``objects``. Modules those modules call in turn are read the same way. Returns the directories read, so that their
-    files are not also judged on their own at their defaults (run_check). A source outside the repository (a link, ``../`` past its root) is not read."""
+    files are not also judged on their own at their defaults (run_check). A source outside the repository (a link,
+    ``../`` past its root) is not read."""
     from advisor.yamlsrc import escapes, read_boundary
 
     root = read_boundary(ctx.path)
