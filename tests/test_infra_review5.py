@@ -165,3 +165,19 @@ def test_a_module_object_takes_the_call_inputs() -> None:
     [(address, req)] = got.items()
     assert address == "module.prod.kubernetes_deployment_v1.model[0]/Deployment/serving/model", got
     assert (req["accelerator"], req["count"], req["replicas"], req["total_chips"]) == ("l4", 4, 2, 8)
+
+
+def test_a_trainium_instance_counts_its_chips(tmp_path: Path) -> None:
+    """trn1.32xlarge carries 16 Trainium chips (the Neuron docs): not in the catalog, so unknown and unpriced, but the
+    count is known, so a chip limit is judged on it. Before, the count was null (terraform-aws-eks-blueprints
+    patterns/aws-neuron-efa: 2 nodes read as '? chips', never held to max_chips)."""
+    (tmp_path / "main.tf").write_text(
+        'resource "aws_eks_node_group" "neuron" {\n  cluster_name = "c"\n  node_group_name = "neuron"\n'
+        '  instance_types = ["trn1.32xlarge"]\n  scaling_config {\n    desired_size = 2\n    min_size = 2\n    max_size = 2\n  }\n}\n'
+    )
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("limits:\n  max_chips: 16\n")
+    r = run_cli("check", "--policy", str(policy), "--format", "json", "--fail-on", "never", str(tmp_path / "main.tf"))
+    [res] = json.loads(r.out)["results"]
+    assert (res["request"]["hardware"], res["request"]["count"], res["request"]["total_chips"]) == ("trn1.32xlarge", 16, 32)
+    assert "policy-max-chips" in {f["rule"] for f in res["findings"]}
