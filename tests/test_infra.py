@@ -1447,7 +1447,8 @@ def test_an_eksctl_cluster_config_is_read_node_group_by_node_group(tmp_path: Pat
     groups). Before, it was skipped as a manifest without accelerator requests. Each node group is now read as the
     aws_eks_node_group it creates, in metadata.region, at its name: an all-spot instancesDistribution is spot, a group
     that sets no size gets eksctl's 2 nodes; a CPU group is no request. An accelerator family the catalog does not
-    hold (Trainium, an AWS P-family size the name index lacks) is an unknown accelerator, never passed over."""
+    hold (Trainium, an AWS P-family size the name index lacks) is an unknown accelerator, never passed over (a Trainium
+    size keeps the device count the Neuron docs give)."""
     (tmp_path / "cluster.yaml").write_text(EKSCTL)
     _, data = check(str(tmp_path / "cluster.yaml"))
     res = {a: (r["request"]["hardware"], r["request"]["accelerator"], r["request"]["count"], r["request"]["replicas_min"],
@@ -1455,7 +1456,7 @@ def test_an_eksctl_cluster_config_is_read_node_group_by_node_group(tmp_path: Pat
            for a, r in by_address(data).items()}
     assert res == {
         "ClusterConfig/ml/nodeGroups/gpu-spot": ("g5.12xlarge", "a10g", 4, 0, 4, "spot", "eu-west-1", 10),
-        "ClusterConfig/ml/nodeGroups/trainium": ("trn1.32xlarge", None, None, 1, 1, "on-demand", "eu-west-1", 17),
+        "ClusterConfig/ml/nodeGroups/trainium": ("trn1.32xlarge", None, 16, 1, 1, "on-demand", "eu-west-1", 17),
         "ClusterConfig/ml/managedNodeGroups/h100": ("p5.48xlarge", "h100", 8, 2, 2, "on-demand", "eu-west-1", 21),
         "ClusterConfig/ml/managedNodeGroups/new-family": ("p3dn.24xlarge", None, None, 1, 2, "on-demand", "eu-west-1", 24),
     }
