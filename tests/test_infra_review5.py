@@ -181,3 +181,21 @@ def test_a_trainium_instance_counts_its_chips(tmp_path: Path) -> None:
     [res] = json.loads(r.out)["results"]
     assert (res["request"]["hardware"], res["request"]["count"], res["request"]["total_chips"]) == ("trn1.32xlarge", 16, 32)
     assert "policy-max-chips" in {f["rule"] for f in res["findings"]}
+
+
+def test_an_oci_shape_names_its_gpus(tmp_path: Path) -> None:
+    """OME's runtimes select OCI shapes (node.kubernetes.io/instance-type: BM.GPU.H100.8): eight H100 on OCI, from
+    SkyPilot's OCI catalog. Before, unknown hardware; an OCI GPU shape the index lacks is still unknown, never a CPU."""
+    (tmp_path / "rt.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llama, namespace: ml}\nspec:\n  replicas: 2\n  template:\n"
+        "    spec:\n      nodeSelector: {node.kubernetes.io/instance-type: BM.GPU.H100.8}\n      containers:\n      - name: s\n"
+        "        resources: {limits: {nvidia.com/gpu: 8}}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: later, namespace: ml}\nspec:\n  template:\n"
+        "    spec:\n      nodeSelector: {node.kubernetes.io/instance-type: BM.GPU.X99.8}\n      containers:\n      - name: s\n"
+        "        resources: {limits: {nvidia.com/gpu: 8}}\n"
+    )
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    got = {x["source"]["address"]: x["request"] for x in json.loads(r.out)["results"]}
+    llama = got["Deployment/ml/llama"]
+    assert (llama["accelerator"], llama["cloud"], llama["total_chips"]) == ("h100", "oci", 16), llama
+    assert got["Deployment/ml/later"]["accelerator"] is None and got["Deployment/ml/later"]["cloud"] == "oci"

@@ -234,12 +234,15 @@ class NameIndex:
 
     def machine_cloud(self, name: str) -> str | None:
         """The cloud a machine or instance type is named by: the catalog's, else the naming scheme (an Azure VM size starts
-        with Standard_, an EC2 or SageMaker instance type is family.size); None where the name says no cloud."""
+        with Standard_, an OCI shape with BM. or VM., an EC2 or SageMaker instance type is family.size); None where the
+        name says no cloud."""
         key = name.strip().lower()
         if key in self.clouds:
             return self.clouds[key]
         if key.startswith("standard_"):
             return "azure"
+        if key.startswith(("bm.", "vm.")):  # an OCI shape (BM.GPU.H100.8, VM.GPU.A10.1)
+            return "oci"
         return "aws" if _EC2_NAME.fullmatch(key) else None
 
     def is_cpu(self, accelerator: str) -> bool:
