@@ -192,6 +192,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     budget = est.prefill_budget if est is not None and profile.task == "inference" else 0
     stacks = bundled_data("serving-stacks.yaml")
     dp_flags = [f.format(dp=dp) for f in stacks["vllm"]["data_parallel_attention"]["gpu"]["flags"]] if dp > 1 else []
+    vllm_precision = [str(f) for f in (stacks["vllm"].get("precision") or {}).get(profile.model.precision, [])]
     vllm_budget, sglang_budget = (
         [w.replace("{budget}", str(budget)) for w in stacks[s]["prefill_budget"]] if budget else [] for s in ("vllm", "sglang")
     )
@@ -203,6 +204,10 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         "vllm_budget_items": "".join(f', "{f}"' for f in vllm_budget),
         "vllm_budget_args": "".join(f" {f}" for f in vllm_budget),
         "sglang_budget_args": "".join(f" {f}" for f in sglang_budget),
+        # vLLM's flags for the profile's precision (serving-stacks.yaml precision: --dtype, on-the-fly FP8), as the
+        # scaffold's k8s/ runs it; a quantized checkpoint (int8, int4) names its own method and gets none
+        "vllm_precision_items": "".join(f', "{f}"' for f in vllm_precision),
+        "vllm_precision_args": "".join(f" {f}" for f in vllm_precision),
         # the profile's replica floor (inference.min_replicas) in nodes, never above the peak's
         "min_nodes": str(hosts * min(replicas, profile.inference.min_replicas if profile.inference is not None else 1)),
         "max_nodes": str(hosts * replicas),
@@ -237,6 +242,9 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     out["max_seqs"] = str(est.batch or 1) if est is not None and est.mode == "inference" else "1"
     # one engine per data-parallel rank (vLLM --max-num-seqs is per engine): its share of the replica's batch
     out["engine_seqs"] = str(-(-int(out["max_seqs"]) // max(dp, 1)))
+    # the flag in a manifest of vLLM's (a setup path's example Deployment): the batch the estimate sized a serving replica
+    # for; a profile that serves nothing (a path's example for a training profile) leaves vLLM's default
+    out["vllm_seqs_items"] = f', "--max-num-seqs={out["engine_seqs"]}"' if est is not None and est.mode == "inference" else ""
     # the replica's batch per chip (JetStream/MaxText per_device_batch_size)
     out["per_chip_batch"] = str(-(-int(out["max_seqs"]) // max(1, count)))
     out.update(jetstream_model(profile.model.hf_id))

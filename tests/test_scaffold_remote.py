@@ -142,3 +142,32 @@ def test_every_machine_step_of_every_cloud_is_reached(tmp_path: Path) -> None:
         d.mkdir()
         text = _scaffold(d, profile, *extra).read_text()
         assert re.search(rf"^# \d+\. Run steps [a-z, ]+ on {machine}$", text, re.M), profile
+
+
+@pytest.mark.parametrize("profile", [
+    ROOT / "profiles" / "llm-chatbot.yaml",  # GKE, vLLM TPU
+    ROOT / "profiles" / "text-embeddings.yaml",  # GKE, vLLM GPU
+    PROFILES / "int4-serving.yaml",  # a quantized checkpoint: no precision flag
+    PROFILES / "latency-tuned-serving.yaml",  # a p99 target's prefill budget
+])
+def test_recommend_shows_the_server_flags_the_scaffold_runs(tmp_path: Path, profile: Path) -> None:
+    """The vLLM manifest recommend shows (the setup path's step) and the scaffold's k8s/ Deployment start the server
+    with the same flags. Before, recommend's had neither --max-num-seqs (the batch the estimate sized a replica for) nor
+    the precision's --dtype / --quantization that k8s/ passes."""
+    import json
+
+    import yaml
+
+    r = run_cli("recommend", str(profile), "--format", "json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    rec = data["results"][0] if "results" in data else data
+    inline = next(line for s in rec["setup"]["steps"] for c in s["commands"] for line in c.splitlines()
+                  if line.strip().startswith('command: ["vllm", "serve"'))
+    shown = json.loads(inline.split("command:", 1)[1])
+    out = tmp_path / "out"
+    assert run_cli("scaffold", str(profile), "-o", str(out)).code == 0
+    docs = list(yaml.safe_load_all((out / "k8s" / "deployment.yaml").read_text()))
+    deploy = next(d for d in docs if d and d.get("kind") == "Deployment")
+    runs = deploy["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert sorted(shown) == sorted(runs), (shown, runs)
