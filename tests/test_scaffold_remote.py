@@ -20,7 +20,7 @@ from .conftest import ROOT, run_cli
 
 PROFILES = ROOT / "tests" / "data" / "scaffold"
 # the tools the generated steps call, on the workstation or on the machine
-TOOLS = ("aws", "az", "ssh", "scp", "curl", "salloc", "srun", "squeue", "scancel",
+TOOLS = ("aws", "az", "gcloud", "ssh", "scp", "curl", "salloc", "srun", "squeue", "scancel",
          "nvidia-smi", "pip", "python3", "torchrun", "tensorboard", "vllm")
 
 
@@ -41,7 +41,8 @@ def _run(tmp_path: Path, setup: Path, *args: str, **env: str) -> tuple[subproces
     log = tmp_path / "calls.log"
     for tool in TOOLS:
         f = stubs / tool
-        f.write_text(f'#!{bash}\necho "{tool} $*" >> "{log}"\necho i-0abc\n')
+        keep = f'cat > "{tmp_path}/{tool}.stdin"\n' if tool in ("ssh", "gcloud") else ""  # what the session is sent
+        f.write_text(f'#!{bash}\n{keep}echo "{tool} $*" >> "{log}"\necho i-0abc\n')
         f.chmod(f.stat().st_mode | stat.S_IXUSR)
     path = f"{stubs}:/usr/bin:/bin"
     r = subprocess.run([bash, str(setup), *args], capture_output=True, text=True, timeout=60,
@@ -171,3 +172,36 @@ def test_recommend_shows_the_server_flags_the_scaffold_runs(tmp_path: Path, prof
     deploy = next(d for d in docs if d and d.get("kind") == "Deployment")
     runs = deploy["spec"]["template"]["spec"]["containers"][0]["command"]
     assert sorted(shown) == sorted(runs), (shown, runs)
+
+
+def test_the_machine_gets_the_settings_on_stdin_never_on_a_command_line(tmp_path: Path) -> None:
+    """The steps on the instance read MODEL_ID (and a gated model's HF_TOKEN): the workstation's values reach the
+    machine on the SSH session's stdin, %q-quoted, and the remote shell reads them before setup.sh; the token never
+    appears in a command's arguments."""
+    setup = _scaffold(tmp_path, PROFILES / "sglang-aws.yaml", "--path", "gpu-any-cloud")
+    token = "hf_a b$c'd"
+    r, calls = _run(tmp_path, setup, KEY_NAME="k", KEY_FILE="/k.pem", HF_TOKEN=token, MODEL_ID="org/other")
+    assert r.returncode == 0, r.stderr
+    assert not any("hf_a" in c for c in calls), calls
+    assert calls[-1].endswith("set -a && . /dev/stdin && set +a && ./setup.sh check serve")
+    sent = (tmp_path / "ssh.stdin").read_text()
+    bash = shutil.which("bash")
+    assert bash is not None
+    got = subprocess.run([bash, "-c", 'set -a && . /dev/stdin && set +a && printf "%s|%s" "$MODEL_ID" "$HF_TOKEN"'],
+                         input=sent, capture_output=True, text=True, timeout=30)
+    assert got.stdout == f"org/other|{token}", (sent, got.stdout, got.stderr)
+
+
+def test_a_jetstream_tpu_vm_waits_for_its_queued_resource_and_runs_the_vm_steps_there(tmp_path: Path) -> None:
+    """Before, the reserve step opened an interactive SSH session right after queued-resources create (before the
+    slice was ACTIVE) and the next steps, meant for that session, ran on the workstation from a directory they did not
+    cd into (bash ../JetStream/...); the start step needed UNSCANNED_CKPT_PATH, which the conversion script only prints."""
+    setup = _scaffold(tmp_path, ROOT / "tests" / "data" / "scaffold" / "jetstream-13b.yaml")
+    text = setup.read_text()
+    assert _default_steps(setup) == ["reserve", "run", "send"]
+    reserve = text[text.index("step_reserve() {"):text.index("\n}\n", text.index("step_reserve() {"))]
+    assert "wait_active gcloud compute tpus queued-resources describe" in reserve and "tpu-vm ssh" not in reserve
+    assert '--worker=all --command="cd ${NAME} && set -a && . /dev/stdin && set +a && ./setup.sh get convert start"' in text
+    start = text[text.index("step_start() {"):text.index("\n}\n", text.index("step_start() {"))]
+    assert "cd ~/maxtext" in start and "UNSCANNED_CKPT_PATH=${UNSCANNED_CKPT_PATH:-" in start and "need UNSCANNED" not in start
+    assert "bash ~/JetStream/jetstream/tools/maxtext/model_ckpt_conversion.sh" in text

@@ -259,21 +259,47 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     row = _remote_row([c for s in steps for c in s.commands])
     if remote and row is not None:  # reach the launched machine and run its steps there, with this setup.sh
         names = [s.key for s in remote if s.kind == "auto"]
-        nodes = int(spec.values.get("max_nodes") or 1)
+        nodes = int(spec.values.get("max_nodes") or 1) if not row.get("one_replica") else 1
+        carried = _carried(remote)
         hop = make(
             f"Run steps {', '.join(names)} on {row['machine']}",
             list(row["commands"]),
             f"Steps {', '.join(names)} run on the machine the steps before launched, not here: this copies the directory "
-            f"there and runs them with its setup.sh. {row['note']}"
+            f"there and runs them with its setup.sh"
+            + (f", with this workstation's {', '.join(carried)} (those set)" if carried else "") + f". {row['note']}"
             + (f" The configuration has {nodes} machines and this reaches the first: copy the directory to each of the "
-               f"others and run ./setup.sh {' '.join(names)} there (several hosts of one training: see the train step)."
+               f"others and run ./setup.sh {' '.join(names)} there"
+               + (" (several hosts of one training: see the train step)." if spec.training else ".")
                if nodes > 1 else ""),
             True,
             {**literal, "remote_steps": " ".join(names)},
         )
+        if carried and row.get("carries") == "stdin":  # the settings those steps read, on stdin (never on a command line)
+            run = "./setup.sh " + " ".join(names)
+            hop.commands = [_remote_env(carried)] + [
+                f"printf '%s\\n' \"$REMOTE_ENV\" | {c.replace(run, 'set -a && . /dev/stdin && set +a && ' + run)}" if run in c else c
+                for c in hop.commands
+            ]
         hop.runs = tuple(names)
         steps.insert(steps.index(remote[0]), hop)
     return steps
+
+
+def _remote_env(names: list[str]) -> str:
+    """REMOTE_ENV: NAME=value lines (printf %q, for the machine's shell to read) of the settings among ``names`` that
+    are set on this workstation."""
+    lines = "; ".join(f'if [[ -n "${{{v}:-}}" ]]; then printf \'{v}=%q\\n\' "${v}"; fi' for v in names)
+    return f"REMOTE_ENV=$({lines})"
+
+
+def _carried(steps: list[Step]) -> list[str]:
+    """The settings of setup.sh that ``steps`` read (its variables and the ones they ask for), sorted."""
+    defined = set(SHELL_VARS.values())
+    used = {v for s in steps for c in s.commands for v in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", c) if v in defined}
+    out = used | {v for s in steps for v in s.needs}
+    if "MODEL_ID" in out:  # the machine loads the model by id: a gated one needs the token, where the workstation has one
+        out.add("HF_TOKEN")
+    return sorted(out)
 
 
 def _needs(filled: list[str]) -> list[str]:
