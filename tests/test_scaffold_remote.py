@@ -205,3 +205,37 @@ def test_a_jetstream_tpu_vm_waits_for_its_queued_resource_and_runs_the_vm_steps_
     start = text[text.index("step_start() {"):text.index("\n}\n", text.index("step_start() {"))]
     assert "cd ~/maxtext" in start and "UNSCANNED_CKPT_PATH=${UNSCANNED_CKPT_PATH:-" in start and "need UNSCANNED" not in start
     assert "bash ~/JetStream/jetstream/tools/maxtext/model_ckpt_conversion.sh" in text
+
+
+@pytest.mark.parametrize("profile", [PROFILES / "reserved-service.yaml", ROOT / "profiles" / "frontier-pretrain-405b.yaml"])
+def test_setup_leads_with_the_step_that_obtains_reserved_capacity(tmp_path: Path, profile: Path) -> None:
+    """A count beyond on-demand quota is priced under a reservation: recommend's setup leads with the step that obtains
+    it, and so do setup.sh and the README. Before, the scaffold dropped that step (its files began with creating the
+    cluster, as if the capacity were there)."""
+    import json
+
+    r = run_cli("recommend", str(profile), "--format", "json")
+    data = json.loads(r.out)
+    rec = data["results"][0] if "results" in data else data
+    first = rec["setup"]["steps"][0]
+    assert first["title"].startswith("Obtain the capacity: "), first
+    setup = _scaffold(tmp_path, profile)
+    text = setup.read_text()
+    assert f"# 1. {first['title']}\n" in text
+    assert _default_steps(setup)[0] == "obtain"
+    readme = (setup.parent / "README.md").read_text()
+    assert f"1. **{first['title']}**" in readme and first["note"].split(":")[0] in readme
+
+
+def test_maxtext_steps_run_from_the_checkout_whichever_runs_alone(tmp_path: Path) -> None:
+    """XPK puts the directory it runs from into the workload's image, so the workload is created from the MaxText
+    checkout; each step enters it in a subshell (a step run alone, or after another, starts beside setup.sh) and the
+    clone is made once. Before, the build step's cd maxtext was the only one: ./setup.sh run alone built the workload
+    from setup.sh's own directory, and a second ./setup.sh failed on git clone."""
+    setup = _scaffold(tmp_path, ROOT / "profiles" / "llm-pretrain-70b.yaml")
+    text = setup.read_text()
+    build = text[text.index("step_build() {"):text.index("\n}\n", text.index("step_build() {"))]
+    run = text[text.index("step_run() {"):text.index("\n}\n", text.index("step_run() {"))]
+    assert "[[ -d maxtext ]] || git clone --branch maxtext-v0.2.4" in build
+    assert "(cd maxtext && bash src/dependencies/scripts/docker_build_dependency_image.sh" in build
+    assert "(cd maxtext && xpk workload create " in run and run.rstrip().endswith(')')

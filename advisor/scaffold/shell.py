@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from advisor import capacity
 from advisor.families import family
 from advisor.knowledge import PLACEHOLDER, bundled_data
 from advisor.scaffold.fill import fill_command
@@ -231,6 +232,11 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         )
         at = next((i for i, s in enumerate(raw_steps) if _kind(s[0], s[1], spec.device) == "cleanup"), len(raw_steps))
         raw_steps.insert(at, extra)
+    est = spec.est
+    if est is not None and est.procurement not in (None, "", "on-demand", "spot"):
+        # a count beyond on-demand quota: the step that obtains it leads, as recommend shows it (capacity.setup_step)
+        title, text = capacity.setup_step(est.procurement or "", est.count * (est.replicas or 1), est.accelerator)
+        raw_steps.insert(0, (title, [], text, True))
     if spec.plan.scheduled and "kubernetes" not in spec.path.artefacts:
         at = next((i for i, s in enumerate(raw_steps) if _kind(s[0], s[1], spec.device) == "cleanup"), len(raw_steps))
         raw_steps[at:at] = _schedule_steps(spec, cmds)

@@ -42,52 +42,59 @@ need() {  # need VAR...: stop with a message when a setting is empty
   done
 }
 
-# 1. Pick a current PyTorch image and create the VM
+# 1. Obtain the capacity: Dynamic Workload Scheduler flex-start (up to 7 days)
+# Create the VMs or GKE node pool with flex-start provisioning (DWS): the
+# request queues until all 128 x b200 are free, then runs up to 7 days.
+step_obtain() {
+  step '1/7 Obtain the capacity: Dynamic Workload Scheduler flex-start (up to 7 days)'
+}
+
+# 2. Pick a current PyTorch image and create the VM
 # Image family names change with each release; if pytorch-latest-gpu is gone,
 # use a family from the first command. N1 machine types take their GPUs as
 # --accelerator, which the scaffold adds (type and count from the
 # configuration); A2/A3/A4/G2 machine types include their GPUs.
 step_pick() {
-  step '1/6 Pick a current PyTorch image and create the VM'
+  step '2/7 Pick a current PyTorch image and create the VM'
   need PROJECT_ID
   gcloud compute images list --project=deeplearning-platform-release --filter="family~pytorch" --format="value(family)" --no-standard-images
   gcloud compute instances create ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --machine-type=a4-highgpu-8g --image-family=pytorch-latest-gpu --image-project=deeplearning-platform-release --maintenance-policy=TERMINATE --boot-disk-size=150GB --metadata=install-nvidia-driver=True --provisioning-model=FLEX_START --instance-termination-action=DELETE --max-run-duration=7d --reservation-affinity=none
 }
 
-# 2. Check the GPUs
+# 3. Check the GPUs
 step_check() {
-  step '2/6 Check the GPUs'
+  step '3/7 Check the GPUs'
   need PROJECT_ID
   gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command='nvidia-smi && python3 -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"'
 }
 
-# 3. Copy code and data
+# 4. Copy code and data
 step_copy() {
-  step '3/6 Copy code and data'
+  step '4/7 Copy code and data'
   need PROJECT_ID
   gcloud compute scp train.py ${NAME}: --project=${PROJECT_ID} --zone=${ZONE}
   gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command="gcloud storage cp -r gs://${PROJECT_ID}-${NAME}/data ./data" || echo "setup.sh: nothing to copy from gs://${PROJECT_ID}-${NAME}/data yet (upload your data there); continuing" >&2
 }
 
-# 4. Train on all GPUs of the VM
+# 5. Train on all GPUs of the VM
 # For more than one VM, run torchrun with --nnodes set to the VM count and a
 # rendezvous endpoint on each, or move to GKE or Slurm (Cluster Toolkit).
 step_train() {
-  step '4/6 Train on all GPUs of the VM'
+  step '5/7 Train on all GPUs of the VM'
   need PROJECT_ID
   gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command="torchrun --standalone --nproc-per-node=gpu train.py"
 }
 
-# 5. Watch training in TensorBoard
+# 6. Watch training in TensorBoard
 step_watch() {
-  step '5/6 Watch training in TensorBoard'
+  step '6/7 Watch training in TensorBoard'
   need PROJECT_ID
   gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command="tensorboard --logdir ./runs --port 6006" -- -L 6006:localhost:6006
 }
 
-# 6. Delete the VM when done
+# 7. Delete the VM when done
 step_delete() {
-  step '6/6 Delete the VM when done'
+  step '7/7 Delete the VM when done'
   need PROJECT_ID
   gcloud compute instances delete ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --quiet
 }
@@ -95,29 +102,31 @@ step_delete() {
 list_steps() {
   cat <<'STEPS'
 steps (* = run by ./setup.sh without arguments):
-  *  1 pick    Pick a current PyTorch image and create the VM
-  *  2 check   Check the GPUs
-  *  3 copy    Copy code and data
-  *  4 train   Train on all GPUs of the VM
-     5 watch   Watch training in TensorBoard [interactive]
-     6 delete  Delete the VM when done [deletes resources]
+  *  1 obtain  Obtain the capacity: Dynamic Workload Scheduler flex-start (up to 7 days)
+  *  2 pick    Pick a current PyTorch image and create the VM
+  *  3 check   Check the GPUs
+  *  4 copy    Copy code and data
+  *  5 train   Train on all GPUs of the VM
+     6 watch   Watch training in TensorBoard [interactive]
+     7 delete  Delete the VM when done [deletes resources]
 STEPS
 }
 
 main() {
   cd "$(dirname "${BASH_SOURCE[0]}")"
   if [[ $# -eq 0 ]]; then
-    set -- pick check copy train
+    set -- obtain pick check copy train
   fi
   local s
   for s in "$@"; do
     case "$s" in
-      1 | pick) step_pick ;;
-      2 | check) step_check ;;
-      3 | copy) step_copy ;;
-      4 | train) step_train ;;
-      5 | watch) step_watch ;;
-      6 | delete) step_delete ;;
+      1 | obtain) step_obtain ;;
+      2 | pick) step_pick ;;
+      3 | check) step_check ;;
+      4 | copy) step_copy ;;
+      5 | train) step_train ;;
+      6 | watch) step_watch ;;
+      7 | delete) step_delete ;;
       -l | --list | -h | --help) list_steps ;;
       *) echo "setup.sh: unknown step '$s'" >&2; list_steps >&2; exit 2 ;;
     esac
