@@ -457,3 +457,45 @@ replacements:
     assert not got["Deployment/default/vllm [kustomize overlays/a]"]["unresolved"]
     assert not got["Deployment/default/vllm [kustomize overlays/b]"]["unresolved"]
     assert any("metadata.name" in m for m in got["Deployment/default/vllm [kustomize overlays/c]"]["unresolved"])
+
+
+_GPU_DEPLOY = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm, namespace: ml}
+spec:
+  replicas: 2
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+      - name: s
+        resources: {limits: {nvidia.com/gpu: 4}}
+"""
+
+
+def test_a_file_a_build_deploys_is_counted_once_in_the_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file as written and the kustomization that builds it (replicas 3) are both judged, but the summary's chips
+    and cost count what the build deploys, once. Before, total_chips added both (8 + 12 = 20: the review of sgl-project/ome
+    found 267 of 900 chips counted twice)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deploy.yaml").write_text(_GPU_DEPLOY)
+    (tmp_path / "kustomization.yaml").write_text("resources: [deploy.yaml]\nreplicas:\n- {name: vllm, count: 3}\n")
+    _code, data, _ = _check(".")
+    got = {r["source"]["address"]: r for r in data["results"]}
+    assert set(got) == {"Deployment/ml/vllm", "Deployment/ml/vllm [kustomize .]"}, set(got)
+    assert data["summary"]["total_chips"] == 12 and data["summary"]["counted_in_builds"] == 1
+    built = got["Deployment/ml/vllm [kustomize .]"]
+    assert data["summary"]["proposed_monthly_usd"] == built["proposal"]["request"]["cost_usd"], (data["summary"], built["proposal"])
+
+
+def test_a_build_that_scales_a_file_to_zero_does_not_hide_it_from_the_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile: a PR adds a kustomization that scales a 4-GPU x 2 Deployment to 0. The build asks for nothing, but the file
+    as written is still judged and held to the policy (a pipeline may apply it with kubectl apply -f)."""
+    (tmp_path / "deploy.yaml").write_text(_GPU_DEPLOY)
+    (tmp_path / "kustomization.yaml").write_text("resources: [deploy.yaml]\nreplicas:\n- {name: vllm, count: 0}\n")
+    (tmp_path / "policy.yaml").write_text("limits:\n  max_chips: 4\n")
+    monkeypatch.chdir(tmp_path)
+    r = run_cli("check", "deploy.yaml", "kustomization.yaml", "--policy", "policy.yaml", "--format", "json")
+    data = json.loads(r.out)
+    raw = next(x for x in data["results"] if x["source"]["address"] == "Deployment/ml/vllm")
+    assert "policy-max-chips" in {f["rule"] for f in raw["findings"]} and r.code == 1, (r.code, raw["findings"])

@@ -130,7 +130,13 @@ def run_check(
         apply_autoscalers(batch.requests, batch.autoscalers)
         for req in batch.requests:
             try:
-                results.append(judge_request(req, batch.workloads, ctx, policy, day))
+                got = judge_request(req, batch.workloads, ctx, policy, day)
+                if req.kind == "kubernetes" and " [" not in req.address and os.path.realpath(req.path) in batch.built:
+                    # the file as written, which a kustomization of the run also builds: judged here (a policy holds
+                    # for it), counted in the summary once, as the build deploys it
+                    got.in_build = True
+                    got.notes.append(IN_BUILD_NOTE)
+                results.append(got)
             except InputError as exc:
                 batch.invalid.append(InvalidFile(req.path, exc.problems))
             except Exception as exc:  # one member's bug marks that member, the batch still reports
@@ -182,6 +188,10 @@ def _called_modules(batch: _Batch) -> None:
         (path, f"a Terraform module of this repository called from {caller}: its resources are judged at that call, with its inputs")
         for path, caller in dropped.items()
     ]
+
+
+IN_BUILD_NOTE = ("a kustomization of this run builds this file: judged here as written and again as built; the summary's "
+                 "chips and cost count the build")
 
 
 def _rendered(sel: files.Selection, ctx: Context, policy: Policy, day: dt.date, batch: _Batch) -> None:
@@ -375,6 +385,7 @@ def _kustomization(kfile: str, ctx: Context, out: _Batch) -> set[str]:
         return set()
     out.requests += got.requests
     out.autoscalers += got.autoscalers
+    out.built |= got.members
     return got.patches
 
 
@@ -425,6 +436,7 @@ class _Batch:
     releases: list[Any] = field(default_factory=list)  # advisor.check.infra.model.ReleaseRef
     builds: list[Any] = field(default_factory=list)  # documents that build a kustomization with overrides (Argo CD, Flux)
     modules: dict[str, str] = field(default_factory=dict)  # a local module's directory -> the first file that calls it
+    built: set[str] = field(default_factory=set)  # resource files a kustomization of the run builds (real paths)
 
     def extend(self, other: _Batch) -> None:
         for directory, caller in other.modules.items():

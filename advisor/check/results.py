@@ -63,6 +63,9 @@ class ProposalResult:
     notes: list[str] = field(default_factory=list)
     cost_kind: str | None = None  # monthly | one-off (a run); None: from the proposal's task
     unlinked: bool = False  # an infrastructure request no workload profile describes
+    # a manifest file as written that a kustomization of the run also builds: judged, but its chips and cost are counted
+    # in the summary through the build (once), not twice
+    in_build: bool = False
 
     @property
     def chosen(self) -> Estimate | None:
@@ -158,6 +161,7 @@ class CheckReport:
     @property
     def summary(self) -> dict[str, Any]:
         checked = [r for r in self.results if r.status != "skipped"]
+        counted = [r for r in checked if not r.in_build]
         return {
             "profiles": len(self.results),
             "proposals": len(checked),
@@ -165,15 +169,16 @@ class CheckReport:
             "invalid": len(self.invalid),
             "skipped_files": len(self.skipped_files),
             "excluded_files": self.excluded,
-            "total_chips": sum((r.request or {}).get("total_chips") or 0 for r in checked),
+            "total_chips": sum((r.request or {}).get("total_chips") or 0 for r in counted),
+            "counted_in_builds": len(checked) - len(counted),
             "passed": sum(r.status == "pass" for r in checked),
             "warning": sum(r.status == "warning" for r in checked),
             "error": sum(r.status == "error" for r in checked),
             "waived": sum(f.waived for r in checked for f in r.findings),
             "findings": {s: sum(1 for r in checked for f in r.findings if f.severity == s and not f.waived) for s in SEVERITIES},
-            "proposed_cost_usd": _r(sum(r.proposal_cost or 0.0 for r in checked)) if len({r.kind_of_cost for r in checked}) <= 1 else None,
-            "proposed_monthly_usd": _r(sum(r.proposal_cost or 0.0 for r in checked if r.kind_of_cost == "monthly")),
-            "proposed_one_off_usd": _r(sum(r.proposal_cost or 0.0 for r in checked if r.kind_of_cost == "one-off")),
+            "proposed_cost_usd": _r(sum(r.proposal_cost or 0.0 for r in counted)) if len({r.kind_of_cost for r in counted}) <= 1 else None,
+            "proposed_monthly_usd": _r(sum(r.proposal_cost or 0.0 for r in counted if r.kind_of_cost == "monthly")),
+            "proposed_one_off_usd": _r(sum(r.proposal_cost or 0.0 for r in counted if r.kind_of_cost == "one-off")),
             "unpriced": sum(1 for r in checked if r.proposal_cost is None),
             "unlinked": sum(1 for r in checked if r.unlinked),
             "recommended_cost_usd": _r(sum(r.chosen.cost_usd or 0.0 for r in checked if r.chosen)),

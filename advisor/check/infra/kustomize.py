@@ -103,6 +103,7 @@ class _Build:
     loads: int = 0  # kustomizations read so far
     remote: bool = False  # a resource could not be fetched (a URL): patches may target what it holds
     applied: set[str] = field(default_factory=set)  # patch files that changed a resource of the build
+    members: set[str] = field(default_factory=set)  # the resource files it read (real paths): deployed through the build
     # helmCharts of a chart not in the repository whose values ask for accelerators: (chart, what they ask, position)
     remote_asks: list[tuple[str, str, tuple[int, int]]] = field(default_factory=list)
 
@@ -256,6 +257,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None, doc: Documen
                 for r in _build_dir(path, b, None):
                     res.append(_Res(r.data, pos if pos != (0, 0) else r.pos, r.names))
             elif os.path.isfile(path):
+                b.members.add(os.path.realpath(path))
                 for data in _resources_of(path):
                     res.append(_Res(_copy(data), pos, {_name(data)}))
             else:  # generated at deploy time (kubectl kustomize would stop here): built without it, and said
@@ -861,6 +863,7 @@ class KustomizeRead:
     autoscalers: list[Any] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     patches: set[str] = field(default_factory=set)  # patch files the build applied (judged in it, not on their own)
+    members: set[str] = field(default_factory=set)  # resource files the build read (deployed through it)
 
 
 def read_overrides(owner: Document, boundary: str, index: Any) -> KustomizeRead:
@@ -970,5 +973,6 @@ def read(kfile: str, boundary: str, index: Any, label: str) -> KustomizeRead:
     for req in parsed.requests:
         req.unresolved += record.unresolved
     out.patches = record.applied
+    out.members = record.members
     out.requests, out.autoscalers = parsed.requests, parsed.autoscalers
     return out
