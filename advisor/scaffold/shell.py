@@ -8,8 +8,10 @@ gets autoscaling bounds; ``queued-resources describe`` becomes a wait until the
 slice is ACTIVE; an SSH port forward followed by ``tensorboard`` becomes one SSH
 command that runs TensorBoard remotely; copying the (possibly still empty)
 ``data/`` folder of the bucket does not stop the script; and a TPU VM path that
-never runs ``train.py`` gets a step that does. Placeholders are filled by ``fill``; the
-script around the steps is written by ``setup_script``.
+never runs ``train.py`` gets a step that does; the steps of the machine a step launches (``host: instance``) are run
+there by a step the scaffold adds after the launch (rules/provisioning.yaml ``remote``), and a count beyond on-demand
+quota leads with the step that obtains it. Placeholders are filled by ``fill``; the script around the steps is written
+by ``setup_script``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ SHELL_VARS = {
 }
 # Environment variables setup.sh may read without defining them.
 _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
+# a shell variable a command reads ($VAR, ${VAR}, ${VAR:-...})
+_VAR = re.compile(r"\$\{?([A-Z][A-Z0-9_]*)")
 
 
 @dataclass
@@ -262,9 +266,9 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     for title, raw, note, added in raw_steps:
         steps.append(make(title, raw, note, added))
     remote = [s for s in steps if s.remote]
+    names = [s.key for s in remote if s.kind == "auto"]
     row = _remote_row([c for s in steps for c in s.commands])
-    if remote and row is not None:  # reach the launched machine and run its steps there, with this setup.sh
-        names = [s.key for s in remote if s.kind == "auto"]
+    if names and row is not None:  # reach the launched machine and run its steps there, with this setup.sh
         nodes = int(spec.values.get("max_nodes") or 1) if not row.get("one_replica") else 1
         carried = _carried(remote)
         hop = make(
@@ -301,7 +305,7 @@ def _remote_env(names: list[str]) -> str:
 def _carried(steps: list[Step]) -> list[str]:
     """The settings of setup.sh that ``steps`` read (its variables and the ones they ask for), sorted."""
     defined = set(SHELL_VARS.values())
-    used = {v for s in steps for c in s.commands for v in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", c) if v in defined}
+    used = {v for s in steps for c in s.commands for v in _VAR.findall(c) if v in defined}
     out = used | {v for s in steps for v in s.needs}
     if "MODEL_ID" in out:  # the machine loads the model by id: a gated one needs the token, where the workstation has one
         out.add("HF_TOKEN")
@@ -314,7 +318,7 @@ def _needs(filled: list[str]) -> list[str]:
     assigned |= {m for c in filled for m in re.findall(r"\bread\s+(?:-\w+\s+)*([A-Z][A-Z0-9_]*)\b", c)}
     needs: list[str] = []
     for c in filled:
-        for var in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", c):
+        for var in _VAR.findall(c):
             if var in _AMBIENT or var in needs or var in assigned or (var in SHELL_VARS.values() and var != "PROJECT_ID"):
                 continue
             needs.append(var)
