@@ -199,3 +199,20 @@ def test_an_oci_shape_names_its_gpus(tmp_path: Path) -> None:
     llama = got["Deployment/ml/llama"]
     assert (llama["accelerator"], llama["cloud"], llama["total_chips"]) == ("h100", "oci", 16), llama
     assert got["Deployment/ml/later"]["accelerator"] is None and got["Deployment/ml/later"]["cloud"] == "oci"
+
+
+def test_a_compute_class_too_long_to_read_fails_closed(tmp_path: Path) -> None:
+    """Hostile: a ComputeClass whose L4 priority comes first and an H100 41st, past the priorities read: the ones not
+    read are an unknown alternative, so a policy that allows only L4 still fails (never judged on the L4 alone)."""
+    prios = "".join(f"  - machineType: n2-standard-{i}\n" for i in range(40)) + "  - gpu: {type: nvidia-h100-80gb, count: 8}\n"
+    (tmp_path / "c.yaml").write_text(
+        "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: many}\nspec:\n  priorities:\n"
+        "  - gpu: {type: nvidia-l4, count: 1}\n" + prios + "---\napiVersion: apps/v1\nkind: Deployment\n"
+        "metadata: {name: d, namespace: ml}\nspec:\n  template:\n    spec:\n      nodeSelector: {cloud.google.com/compute-class: many}\n"
+        "      containers:\n      - name: s\n        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (tmp_path / "p.yaml").write_text("limits:\n  allowed_accelerators: [l4]\n")
+    r = run_cli("check", str(tmp_path / "c.yaml"), "--policy", str(tmp_path / "p.yaml"), "--format", "json")
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["accelerator"] == "l4" and r.code == 1
+    assert "policy-accelerator-not-allowed" in {f["rule"] for f in res["findings"]}

@@ -290,12 +290,16 @@ def _groups(made: list[tuple[Part, Request]]) -> list[Request]:
 CAPACITY_KINDS = {"ComputeClass", "ResourceFlavor", "ClusterQueue", "LocalQueue", "ProvisioningRequest"}
 
 
+MAX_CLASS_PRIORITIES = 32  # a ComputeClass's priorities read (a bound on a hostile document)
+
+
 def _class_machines(d: ManifestDoc) -> tuple[tuple[str, bool], ...]:
     """A GKE ComputeClass's priorities in order, each (the GPU or TPU type, else the machine type, else what it names:
     a machine family or node pools, which name no accelerator; its spot flag):
     https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass"""
     out: list[tuple[str, bool]] = []
-    for i, prio in enumerate(d.seq(("spec", "priorities"))[:32]):
+    priorities = d.seq(("spec", "priorities"))
+    for i, prio in enumerate(priorities[:MAX_CLASS_PRIORITIES]):
         if not isinstance(prio, dict):
             raise d.fail(("spec", "priorities", i), "expected a mapping")
         names = [d.mapping(("spec", "priorities", i, k)).get("type") for k in ("gpu", "tpu")]
@@ -306,6 +310,8 @@ def _class_machines(d: ManifestDoc) -> tuple[tuple[str, bool], ...]:
         first = next((n for n in names if isinstance(n, str) and n.strip()), None)
         if first is not None:
             out.append((first[:80], prio.get("spot") is True))
+    if len(priorities) > MAX_CLASS_PRIORITIES:  # the ones not read may name any machine: an unknown alternative, never none
+        out.append((f"priorities after the first {MAX_CLASS_PRIORITIES} (not read)", False))
     return tuple(out)
 
 
