@@ -202,9 +202,11 @@ def test_an_oci_shape_names_its_gpus(tmp_path: Path) -> None:
 
 
 def test_a_compute_class_too_long_to_read_fails_closed(tmp_path: Path) -> None:
-    """Hostile: a ComputeClass whose L4 priority comes first and an H100 41st, past the priorities read: the ones not
-    read are an unknown alternative, so a policy that allows only L4 still fails (never judged on the L4 alone)."""
-    prios = "".join(f"  - machineType: n2-standard-{i}\n" for i in range(40)) + "  - gpu: {type: nvidia-h100-80gb, count: 8}\n"
+    """Hostile: a ComputeClass of 41 L4 priorities (Spot and not, in turn) and an H100 42nd, past the priorities read:
+    the ones not read are an unknown alternative, so a policy that allows only L4 still fails (never judged on the L4
+    alone)."""
+    prios = "".join(f"  - gpu: {{type: nvidia-l4, count: 1}}\n    spot: {str(i % 2 == 0).lower()}\n" for i in range(40))
+    prios += "  - gpu: {type: nvidia-h100-80gb, count: 8}\n"
     (tmp_path / "c.yaml").write_text(
         "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: many}\nspec:\n  priorities:\n"
         "  - gpu: {type: nvidia-l4, count: 1}\n" + prios + "---\napiVersion: apps/v1\nkind: Deployment\n"
