@@ -218,3 +218,58 @@ def test_a_compute_class_too_long_to_read_fails_closed(tmp_path: Path) -> None:
     [res] = json.loads(r.out)["results"]
     assert res["request"]["accelerator"] == "l4" and r.code == 1
     assert "policy-accelerator-not-allowed" in {f["rule"] for f in res["findings"]}
+
+
+def test_spark_gpus_in_a_pod_template_or_the_spark_conf_are_read() -> None:
+    """03c (constructed after a review with hostile files): the executors' GPUs in their pod template (32 x 8 H100),
+    instances and GPUs only in sparkConf (64 x 8), and dynamic allocation switched on in sparkConf (up to 500 x 8).
+    Before, the first was skipped as asking for nothing (a regression of the Spark reader: the generic pod search had
+    found it), and the others were judged at one executor or not at all."""
+    _code, got, _ = _run("03c-spark-template-and-conf")
+    assert got["SparkApplication/data/d/executor-template"]["total_chips"] == 256, got
+    conf = got["SparkApplication/data/b/executor"]
+    assert (conf["count"], conf["replicas_max"], conf["total_chips"], conf["hardware"]) == (8, 64, 512, "nvidia.com/gpu"), conf
+    assert got["SparkApplication/data/c/executor"]["total_chips"] == 4000
+
+
+def test_a_compute_class_is_judged_on_a_priority_that_can_hold_the_pod(tmp_path: Path) -> None:
+    """A pod asking for nvidia.com/gpu selects a class whose first priority is a CPU machine type: judged on the H100
+    after it, not priced as 8 x n2-standard-8. Two ComputeClasses of one name that differ (a decoy file priced L4): no
+    price from either, every priority held to the policy, unresolved."""
+    pod = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: ml}\nspec:\n  replicas: 2\n  template:\n"
+           "    spec:\n      nodeSelector: {cloud.google.com/compute-class: big}\n      containers:\n      - name: s\n"
+           "        resources: {limits: {nvidia.com/gpu: 8}}\n")
+    cls = "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: big}\nspec:\n  priorities:\n"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "c.yaml").write_text(cls + "  - machineType: n2-standard-8\n  - gpu: {type: nvidia-h100-80gb, count: 8}\n")
+    (tmp_path / "a" / "pod.yaml").write_text(pod)
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path / "a"))
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["accelerator"] == "h100", res["request"]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "00-decoy.yaml").write_text(cls + "  - gpu: {type: nvidia-l4, count: 8}\n    spot: true\n")
+    (tmp_path / "b" / "c.yaml").write_text(cls + "  - gpu: {type: nvidia-h100-80gb, count: 8}\n")
+    (tmp_path / "b" / "pod.yaml").write_text(pod)
+    (tmp_path / "p.yaml").write_text("limits:\n  allowed_accelerators: [l4]\n")
+    r = run_cli("check", "--policy", str(tmp_path / "p.yaml"), "--format", "json", str(tmp_path / "b"))
+    [res] = json.loads(r.out)["results"]
+    rules = {f["rule"] for f in res["findings"]}
+    assert res["request"]["accelerator"] is None and res["request"]["alternatives"] == ["nvidia-l4", "nvidia-h100-80gb"]
+    assert {"request-unresolved", "policy-accelerator-not-allowed"} <= rules and r.code == 1, rules
+
+
+def test_a_module_object_of_an_unread_count_is_unresolved(tmp_path: Path) -> None:
+    """A module called with count = var.copies (no default): its Kubernetes objects, like its node pools, say the count
+    is not read (before, only the node pools did and the Deployment passed, counted once)."""
+    (tmp_path / ".git").mkdir()  # the repository boundary: ../mod is inside it
+    (tmp_path / "mod").mkdir()
+    (tmp_path / "mod" / "main.tf").write_text(
+        'resource "kubectl_manifest" "m" {\n  yaml_body = <<EOT\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: v\n'
+        '  namespace: ml\nspec:\n  template:\n    spec:\n      containers:\n        - name: s\n          resources:\n'
+        '            limits:\n              nvidia.com/gpu: "8"\nEOT\n}\n')
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "main.tf").write_text('variable "copies" {}\nmodule "k" {\n  source = "../mod"\n  count  = var.copies\n}\n')
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(tmp_path))
+    [res] = json.loads(r.out)["results"]
+    assert res["source"]["address"] == "module.k[0].kubectl_manifest.m/Deployment/ml/v", res["source"]
+    assert "request-unresolved" in {f["rule"] for f in res["findings"]}, res["findings"]

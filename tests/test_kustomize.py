@@ -499,3 +499,18 @@ def test_a_build_that_scales_a_file_to_zero_does_not_hide_it_from_the_policy(tmp
     data = json.loads(r.out)
     raw = next(x for x in data["results"] if x["source"]["address"] == "Deployment/ml/vllm")
     assert "policy-max-chips" in {f["rule"] for f in raw["findings"]} and r.code == 1, (r.code, raw["findings"])
+
+
+def test_a_file_whose_object_the_build_deletes_stays_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An overlay that reads a GPU Deployment file and deletes it ($patch: delete) deploys nothing of it: the file as
+    written is counted in the summary (before, it was left out as 'in the build', and the summary read 0 chips beside a
+    row of 8)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "gpu.yaml").write_text(_GPU_DEPLOY)
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(
+        "resources: [../base/gpu.yaml]\npatches:\n- patch: |-\n    $patch: delete\n    apiVersion: apps/v1\n    kind: Deployment\n"
+        "    metadata: {name: vllm, namespace: ml}\n")
+    _code, data, _ = _check(".")
+    assert data["summary"]["total_chips"] == 8 and data["summary"]["counted_in_builds"] == 0, data["summary"]

@@ -128,12 +128,18 @@ def run_check(
 
         apply_compute_classes(batch.requests, batch.autoscalers, name_index(ctx.catalog))
         apply_autoscalers(batch.requests, batch.autoscalers)
+        # the objects a kustomization of the run deploys (kind, namespace, name): a file it builds that holds one of them
+        # is counted through the build
+        deployed = {(r.target[0], r.target[1], r.target[2].split(" [", 1)[0]) for r in batch.requests
+                    if r.target is not None and " [kustomize " in r.address}
         for req in batch.requests:
             try:
                 got = judge_request(req, batch.workloads, ctx, policy, day)
-                if req.kind == "kubernetes" and " [" not in req.address and os.path.realpath(req.path) in batch.built:
-                    # the file as written, which a kustomization of the run also builds: judged here (a policy holds
-                    # for it), counted in the summary once, as the build deploys it
+                if (req.kind == "kubernetes" and " [" not in req.address and req.target in deployed
+                        and os.path.realpath(req.path) in batch.built):
+                    # the file as written, whose object a kustomization of the run also builds: judged here (a policy
+                    # holds for it), counted in the summary once, as the build deploys it (a build that deletes the
+                    # object, or renames it, leaves the file counted)
                     got.in_build = True
                     got.notes.append(IN_BUILD_NOTE)
                 results.append(got)

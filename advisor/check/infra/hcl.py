@@ -778,7 +778,8 @@ def _local_modules(
             for req in inside.requests:  # at the call, as the plan lists them (module.NAME[KEY]. before the address)
                 req.address = prefix + req.address
                 req.line, req.col, req.where = at, 1, {}
-                req.unresolved = [(f, v, (at, 1)) for f, v, _ in req.unresolved]
+                req.unresolved = [(f, v, (at, 1)) for f, v, _ in req.unresolved] + ([(problem[0], problem[1][:80], (at, 1))]
+                                                                                    if problem else [])
                 req.notes.append(f"applied by the module {source} this file calls (module.{name}{key})")
             for scaler in inside.autoscalers:
                 scaler.pos = (at, 1)

@@ -34,14 +34,21 @@ MAX_TOTAL_CHIPS = 1_000_000
 
 def apply_compute_classes(requests: list[Request], autoscalers: list[Autoscaler], index: NameIndex) -> None:
     """A pod that names no accelerator type but selects a GKE ComputeClass (cloud.google.com/compute-class) runs on the
-    machines of the class's priorities, GKE trying them in order: the first is priced (Spot where it says spot: true), the
-    others are alternatives held to the policy, as node-affinity alternatives are. A ComputeClass of any file of the run
-    (cluster-scoped: by name); one the run does not hold leaves the hardware unknown, and the finding says so."""
+    machines of the class's priorities, GKE trying them in order: of those that can hold what the pod asks for (a GPU
+    for nvidia.com/gpu, a TPU for google.com/tpu; not a CPU machine, not the other family; one the index does not know
+    may), the first is priced (Spot where it says spot: true) and the others are alternatives held to the policy, as
+    node-affinity alternatives are. A ComputeClass of any file of the run (cluster-scoped: by name); one the run does not
+    hold leaves the hardware unknown, and the finding says so; two of one name that differ leave it unknown and
+    unresolved (which one the cluster holds is not known here: never priced at either), every priority of both held to
+    the policy."""
     classes: dict[str, Autoscaler] = {}
+    twice: set[str] = set()
     for a in autoscalers:
-        if a.machines:  # two classes of one name (variants of a build, another file): every priority of both may be used
+        if a.machines:
             name = a.target[2].split(" [", 1)[0]
             seen = classes.get(name)
+            if seen is not None and seen.machines != a.machines:
+                twice.add(name)
             classes[name] = a if seen is None else dataclasses.replace(seen, machines=seen.machines + a.machines)
     for r in requests:
         if r.compute_class is None or r.accelerator is not None:
@@ -53,8 +60,18 @@ def apply_compute_classes(requests: list[Request], autoscalers: list[Autoscaler]
                 r.unknown += f"; it selects compute class {name!r}, which no file checked defines"
             r.notes.append(CLASS_NOTE.format(cls=name))
             continue
-        (first, spot) = cls.machines[0]
-        others = [m for m in dict.fromkeys(m for m, _ in cls.machines[1:]) if m != first]
+        wanted = "tpu" if (r.hardware or "").startswith("google.com/") else "gpu"
+        usable = [(m, spot) for m, spot in cls.machines if _holds(index, m, wanted)]
+        if name in twice:  # which one the cluster holds is not known here: no price from either, every priority held
+            r.unresolved.append(("cloud.google.com/compute-class", f"{name}: two ComputeClasses of this name differ", at))
+            r.alternatives = list(dict.fromkeys(m for m, _ in usable))
+            r.options = [(index.lookup(m).accelerator, None) for m in r.alternatives]
+            continue
+        if not usable:
+            if r.unknown:
+                r.unknown += f"; it selects compute class {name!r}, none of whose priorities is a {wanted.upper()}"
+            continue
+        (first, spot), others = usable[0], [m for m in dict.fromkeys(m for m, _ in usable[1:]) if m != usable[0][0]]
         r.set_hardware(first, index.lookup(first))
         r.where["accelerator"] = at
         r.cloud = "gcp"
@@ -63,8 +80,19 @@ def apply_compute_classes(requests: list[Request], autoscalers: list[Autoscaler]
         if others:
             r.alternatives = others
             r.options = [(index.lookup(m).accelerator, None) for m in others]
-        r.notes.append(f"compute class {name!r} ({cls.what}): judged on its first priority, {first}{' (Spot)' if spot else ''}"
+        r.notes.append(f"compute class {name!r} ({cls.what}): judged on its first priority with a {wanted.upper()}, {first}"
+                       f"{' (Spot)' if spot else ''}"
                        + (f"; {', '.join(others[:6])} after it, alternatives held to the policy" if others else ""))
+
+
+def _holds(index: NameIndex, machine: str, wanted: str) -> bool:
+    """Whether a ComputeClass priority's machine may hold a pod that asks for a ``wanted`` (gpu / tpu): an accelerator
+    of that family, or a name the index does not know (never ruled out)."""
+    hw = index.lookup(machine)
+    if hw.accelerator is None:
+        return True
+    acc = index.catalog.accelerators.get(hw.accelerator)
+    return acc is not None and not index.is_cpu(hw.accelerator) and acc.device == wanted
 
 
 def apply_autoscalers(requests: list[Request], autoscalers: list[Autoscaler]) -> None:

@@ -135,6 +135,12 @@ def _affinity_others(d: ManifestDoc, pod: KeyPath, label: str) -> list[str]:
 
 def _container_chips(d: ManifestDoc, loc: KeyPath, req: Request, res_key: str = "resources") -> tuple[int, str | None, KeyPath | None]:
     """Chips one container asks for (limits, else requests); -1 when a placeholder leaves it unknown."""
+    if res_key.startswith("spark.") and res_key.endswith(".resource.gpu.amount"):  # a Spark conf's GPUs per pod
+        vendor = d.mapping(loc).get(res_key.removesuffix(".amount") + ".vendor")
+        n = d.count((*loc, res_key), req)
+        # the vendor names the device plugin's domain (nvidia.com): the pod asks for VENDOR/gpu
+        name = (vendor if "/" in vendor else f"{vendor}/gpu") if isinstance(vendor, str) and vendor.strip() else "nvidia.com/gpu"
+        return (-1, name, (*loc, res_key)) if n is None else (n, name, (*loc, res_key))
     if res_key == "gpu":  # a Spark pod's GPUSpec (name, quantity): the one resource it asks for
         name = d.at((*loc, "gpu", "name"))
         if d.at((*loc, "gpu")) is None:

@@ -395,26 +395,47 @@ def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
 def _spark(d: ManifestDoc, kind: str) -> list[Part]:
     """A Spark Operator application (kubeflow/spark-operator api/v1beta2; a ScheduledSparkApplication's under
     spec.template): its driver, one pod, and its executors, ``executor.instances`` pods, each asking for
-    ``gpu: {name, quantity}`` chips (GPUSpec) on the nodes its own nodeSelector / affinity select. With
-    ``dynamicAllocation.enabled`` the executors scale minExecutors..maxExecutors, and without maxExecutors without an upper
-    bound (Spark's spark.dynamicAllocation.maxExecutors: infinity), so the count is not read (fails closed under a limit)."""
+    ``gpu: {name, quantity}`` chips (GPUSpec) on the nodes its own nodeSelector / affinity select, or, without one, the
+    ``spark.{driver,executor}.resource.gpu.amount`` of ``sparkConf`` (vendor ``...resource.gpu.vendor``, else
+    nvidia.com/gpu); a pod ``template`` of its own is read as a pod spec too. The executors are the larger of
+    ``executor.instances`` and ``spark.executor.instances``; with dynamic allocation (``dynamicAllocation.enabled`` or
+    ``spark.dynamicAllocation.enabled``) they scale min..max executors, and without a maximum without an upper bound
+    (Spark's spark.dynamicAllocation.maxExecutors: infinity), so the count is not read (fails closed under a limit)."""
     root: KeyPath = ("spec", "template") if kind == "ScheduledSparkApplication" else ("spec",)
     d.mapping(root)
-    out = [Part("driver", (*root, "driver"), 1, (1, 1), containers=[((*root, "driver"), SPARK_GPU)])]
-    n = d.count((*root, "executor", "instances"), default=1)
-    n = 1 if n is None else n
+    conf: KeyPath = (*root, "sparkConf")
+    settings = d.mapping(conf)
+
+    def conf_count(key: str) -> int | None:
+        return d.count((*conf, key), default=None) if key in settings else None
+
+    def asks(role: str) -> list[tuple[KeyPath, str]]:
+        if d.at((*root, role, "gpu")) is not None or f"spark.{role}.resource.gpu.amount" not in settings:
+            return [((*root, role), SPARK_GPU)]
+        return [(conf, f"spark.{role}.resource.gpu.amount")]
+
+    def with_template(part: Part, role: str) -> list[Part]:
+        pod: KeyPath = (*root, role, "template", "spec")
+        tpl = d.at(pod)
+        if not isinstance(tpl, dict) or not isinstance(tpl.get("containers"), list):
+            return [part]
+        return [part, Part(f"{role}-template", pod, part.pods, part.reps, part.where, notes=list(part.notes))]
+
+    out = with_template(Part("driver", (*root, "driver"), 1, (1, 1), containers=asks("driver")), "driver")
+    n = max(d.count((*root, "executor", "instances"), default=1) or 1, conf_count("spark.executor.instances") or 0)
     dyn: KeyPath = (*root, "dynamicAllocation")
-    if d.at((*dyn, "enabled")) is True:
-        lo = d.count((*dyn, "minExecutors"), default=0)
-        hi = d.count((*dyn, "maxExecutors"), default=None)
-        notes = [f"dynamic allocation: {lo or 0}..{hi if hi is not None else 'unbounded'} executors (minExecutors..maxExecutors)"]
-        reps: tuple[int | None, int | None] = (lo or 0, max(hi, n) if hi is not None else None)
-        out.append(Part("executor", (*root, "executor"), 1, reps, (*dyn, "maxExecutors") if hi is not None else None,
-                        containers=[((*root, "executor"), SPARK_GPU)], notes=notes))
+    if d.at((*dyn, "enabled")) is True or str(settings.get("spark.dynamicAllocation.enabled", "")).lower() == "true":
+        lo = d.count((*dyn, "minExecutors"), default=0) or conf_count("spark.dynamicAllocation.minExecutors") or 0
+        highs = [h for h in (d.count((*dyn, "maxExecutors"), default=None), conf_count("spark.dynamicAllocation.maxExecutors"))
+                 if h is not None]
+        hi = max(highs) if highs else None
+        notes = [f"dynamic allocation: {lo}..{hi if hi is not None else 'unbounded'} executors (minExecutors..maxExecutors)"]
+        reps: tuple[int | None, int | None] = (lo, max(hi, n) if hi is not None else None)
+        executor = Part("executor", (*root, "executor"), 1, reps, (*dyn, "maxExecutors") if hi is not None else None,
+                        containers=asks("executor"), notes=notes)
     else:
-        out.append(Part("executor", (*root, "executor"), 1, (n, n), (*root, "executor", "instances"),
-                        containers=[((*root, "executor"), SPARK_GPU)]))
-    return out
+        executor = Part("executor", (*root, "executor"), 1, (n, n), (*root, "executor", "instances"), containers=asks("executor"))
+    return out + with_template(executor, "executor")
 
 
 # the container key of a Spark pod's accelerator request: gpu: {name: nvidia.com/gpu, quantity: N} (k8s_pod reads it)
