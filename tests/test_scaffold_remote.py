@@ -66,7 +66,9 @@ def test_aws_training_runs_the_machine_steps_over_ssh(tmp_path: Path) -> None:
     assert not {"nvidia-smi", "pip", "python3", "torchrun"} & set(tools), calls
     assert any(c.startswith("aws ec2 run-instances ") and "--security-groups llama-13b-finetune-aws-ssh" in c for c in calls)
     assert any(c.startswith("scp -i /k.pem ") and c.endswith(" -r . ubuntu@i-0abc:llama-13b-finetune-aws") for c in calls), calls
-    assert calls[-1] == "ssh -i /k.pem ubuntu@i-0abc cd llama-13b-finetune-aws && ./setup.sh check train"
+    # train.py loads a Hugging Face model: the token, where set, goes on the session's stdin
+    assert calls[-1] == ("ssh -i /k.pem ubuntu@i-0abc cd llama-13b-finetune-aws && set -a && . /dev/stdin && set +a && "
+                         "./setup.sh check train")
 
 
 def test_the_machine_steps_need_the_key_file(tmp_path: Path) -> None:
@@ -110,7 +112,7 @@ def test_azure_single_vm_takes_no_count(tmp_path: Path) -> None:
     assert "--count" not in create
     r, calls = _run(tmp_path, setup)
     assert r.returncode == 0, r.stderr
-    assert calls[-1] == "ssh azureuser@i-0abc cd azure-finetune && ./setup.sh check train"
+    assert calls[-1] == "ssh azureuser@i-0abc cd azure-finetune && set -a && . /dev/stdin && set +a && ./setup.sh check train"
 
 
 def test_on_prem_runs_the_steps_on_the_allocation_and_releases_it(tmp_path: Path) -> None:
@@ -239,3 +241,30 @@ def test_maxtext_steps_run_from_the_checkout_whichever_runs_alone(tmp_path: Path
     assert "[[ -d maxtext ]] || git clone --branch maxtext-v0.2.4" in build
     assert "(cd maxtext && bash src/dependencies/scripts/docker_build_dependency_image.sh" in build
     assert "(cd maxtext && xpk workload create " in run and run.rstrip().endswith(')')
+
+
+def test_training_on_the_instance_gets_the_token_and_a_default_is_no_setting(tmp_path: Path) -> None:
+    """train.py loads a Hugging Face model by id (a gated one needs HF_TOKEN): the step that reaches the machine sends
+    the token where set; and a variable a command reads with a default of its own (${TRITON_TAG:-25.04}) is not a
+    setting the step stops without."""
+    setup = _scaffold(tmp_path, ROOT / "profiles" / "aws-only-team.yaml")
+    run = setup.read_text().split("step_run() {", 1)[1].split("\n}\n", 1)[0]
+    assert "printf 'HF_TOKEN=%q\\n'" in run
+    triton = _scaffold(tmp_path / "t", PROFILES / "diffusion-triton.yaml")
+    assert "need TRITON_TAG" not in triton.read_text() and "${TRITON_TAG:-25.04}" in triton.read_text()
+
+
+def test_a_training_of_several_instances_is_not_started_on_the_first_alone(tmp_path: Path) -> None:
+    """64 p5en instances: the step that reaches the machines installs the stack but does not start torchrun --standalone
+    on the first of them (63 others billed and idle); the instances' group admits traffic between them (rendezvous, NCCL)."""
+    profile = tmp_path / "multi.yaml"
+    profile.write_text((ROOT / "profiles" / "aws-only-team.yaml").read_text()
+                       .replace("params_b: 13", "params_b: 70").replace("tokens_b: 2", "tokens_b: 400")
+                       .replace("deadline_hours: 72", "deadline_hours: 240").replace("budget_usd: 5000", "budget_usd: 5000000"))
+    setup = _scaffold(tmp_path, profile)
+    text = setup.read_text()
+    hosts = int(re.search(r"hosts=(\d+)", text).group(1))  # type: ignore[union-attr]
+    assert hosts > 1, "the profile must need several instances"
+    run = text.split("step_run() {", 1)[1].split("\n}\n", 1)[0]
+    assert "./setup.sh check\"" in run and "check train" not in run
+    assert "--protocol -1 --source-group ${NAME}-ssh" in text

@@ -43,6 +43,8 @@ SHELL_VARS = {
 _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
 # a shell variable a command reads ($VAR, ${VAR}, ${VAR:-...})
 _VAR = re.compile(r"\$\{?([A-Z][A-Z0-9_]*)")
+# one read with a default of its own (${VAR:-x}, ${VAR-x}; not an empty one): never a setting the step stops without
+_DEFAULTED = re.compile(r"\$\{([A-Z][A-Z0-9_]*):?-[^}]")
 
 
 @dataclass
@@ -266,11 +268,13 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     for title, raw, note, added in raw_steps:
         steps.append(make(title, raw, note, added))
     remote = [s for s in steps if s.remote]
-    names = [s.key for s in remote if s.kind == "auto"]
+    # a training over several hosts is not started on the first alone (torchrun on each, or sky.yaml: the train step's note)
+    several = spec.training and int(spec.values.get("hosts") or 1) > 1
+    names = [s.key for s in remote if s.kind == "auto" and not (several and s.key.startswith("train"))]
     row = _remote_row([c for s in steps for c in s.commands])
     if names and row is not None:  # reach the launched machine and run its steps there, with this setup.sh
         nodes = int(spec.values.get("max_nodes") or 1) if not row.get("one_replica") else 1
-        carried = _carried(remote)
+        carried = _carried(remote, spec.training and "train.py" in files and train_model_id(spec) is not None)
         hop = make(
             f"Run steps {', '.join(names)} on {row['machine']}",
             list(row["commands"]),
@@ -291,6 +295,8 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
                 for c in hop.commands
             ]
         hop.runs = tuple(names)
+        # what those steps stop without, asked for here, before the machine is reached
+        hop.needs = list(dict.fromkeys(hop.needs + [v for s in remote if s.key in names for v in s.needs]))
         steps.insert(steps.index(remote[0]), hop)
     return steps
 
@@ -302,19 +308,22 @@ def _remote_env(names: list[str]) -> str:
     return f"REMOTE_ENV=$({lines})"
 
 
-def _carried(steps: list[Step]) -> list[str]:
-    """The settings of setup.sh that ``steps`` read (its variables and the ones they ask for), sorted."""
+def _carried(steps: list[Step], loads_model: bool = False) -> list[str]:
+    """The settings of setup.sh that ``steps`` read (its variables and the ones they ask for), sorted; HF_TOKEN too where
+    they load a Hugging Face model (MODEL_ID, or ``loads_model``: train.py's own model id), for a gated one."""
     defined = set(SHELL_VARS.values())
     used = {v for s in steps for c in s.commands for v in _VAR.findall(c) if v in defined}
     out = used | {v for s in steps for v in s.needs}
-    if "MODEL_ID" in out:  # the machine loads the model by id: a gated one needs the token, where the workstation has one
+    if "MODEL_ID" in out or loads_model:  # the machine loads the model by id: a gated one needs the token, where set
         out.add("HF_TOKEN")
     return sorted(out)
 
 
 def _needs(filled: list[str]) -> list[str]:
-    """The settings a step's commands read that setup.sh does not define and the step does not set itself."""
+    """The settings a step's commands read that setup.sh does not define, the step does not set itself and no expansion
+    gives a default."""
     assigned = {m for c in filled for m in re.findall(r"^([A-Z][A-Z0-9_]*)=", c, re.M)}
+    assigned |= {m for c in filled for m in _DEFAULTED.findall(c)}
     assigned |= {m for c in filled for m in re.findall(r"\bread\s+(?:-\w+\s+)*([A-Z][A-Z0-9_]*)\b", c)}
     needs: list[str] = []
     for c in filled:
