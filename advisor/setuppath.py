@@ -215,6 +215,8 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         "slices": str(slices),
         # az vm create takes --count for 2 to 250 VMs only (a single VM omits it): every node of every replica
         "az_count_args": f" --count {hosts * replicas}" if hosts * replicas > 1 else "",
+        # several VMs of one az vm create are named NAME0, NAME1, ...: the first one's suffix
+        "az_vm_suffix": "0" if hosts * replicas > 1 else "",
         # the TPU slices one queued resource holds (rules/provisioning.yaml nodes): one program over all of them, as
         # Multislice (a serving replica is a queued resource of its own: independent replicas in one would be joined
         # into one Multislice job)

@@ -268,3 +268,19 @@ def test_a_training_of_several_instances_is_not_started_on_the_first_alone(tmp_p
     run = text.split("step_run() {", 1)[1].split("\n}\n", 1)[0]
     assert "./setup.sh check\"" in run and "check train" not in run
     assert "--protocol -1 --source-group ${NAME}-ssh" in text
+
+
+def test_azure_vms_get_their_driver_and_several_are_reached_by_their_names(tmp_path: Path) -> None:
+    """Ubuntu2204 has no NVIDIA driver: the create step installs the NVIDIA GPU Driver extension. Several VMs of one
+    az vm create are named NAME0, NAME1, ...: the extension and the step that reaches the machine name NAME0 (before,
+    az vm show --name NAME found no VM)."""
+    one = _scaffold(tmp_path / "one", PROFILES / "azure-gpu.yaml").read_text()
+    assert "az vm extension set --resource-group ${NAME}-rg --vm-name ${NAME} --name NvidiaGpuDriverLinux" in one
+    profile = tmp_path / "serve.yaml"
+    profile.write_text("name: aks-big\ntask: inference\ndomain: llm\nmodel: {params_b: 8, precision: bf16, "
+                       "hf_id: meta-llama/Llama-3.1-8B-Instruct}\ninference: {peak_qps: 40, input_tokens: 1024, "
+                       "output_tokens: 256}\nsoftware: {serving_stack: vllm}\ndeployment: {clouds: [azure]}\n")
+    several = _scaffold(tmp_path / "several", profile, "--path", "gpu-any-cloud").read_text()
+    assert re.search(r"az vm create .* --count [2-9]", several)
+    assert "--vm-name ${NAME}0 --name NvidiaGpuDriverLinux" in several
+    assert "az vm show --show-details --resource-group ${NAME}-rg --name ${NAME}0" in several
