@@ -273,3 +273,24 @@ def test_a_module_object_of_an_unread_count_is_unresolved(tmp_path: Path) -> Non
     [res] = json.loads(r.out)["results"]
     assert res["source"]["address"] == "module.k[0].kubectl_manifest.m/Deployment/ml/v", res["source"]
     assert "request-unresolved" in {f["rule"] for f in res["findings"]}, res["findings"]
+
+
+def test_nested_module_calls_that_multiply_past_the_budget_are_an_input_error(tmp_path: Path) -> None:
+    """Hostile: three levels of local modules, each called with count = 20 and the last applying a GPU Deployment, are
+    8,420 module instances; before, each level was bounded on its own and the product ran for minutes (4 levels of 30:
+    past 120 s). Now the file is an input error that says so, in seconds."""
+    import time
+
+    (tmp_path / ".git").mkdir()
+    leaf = ('resource "kubectl_manifest" "m" {\n  yaml_body = <<EOT\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n'
+            '  name: v\nspec:\n  template:\n    spec:\n      containers:\n        - name: s\n          resources:\n'
+            '            limits:\n              nvidia.com/gpu: "8"\nEOT\n}\n')
+    for level, child in (("c", None), ("b", "c"), ("a", "b")):
+        (tmp_path / level).mkdir()
+        body = leaf if child is None else f'module "{child}" {{\n  source = "../{child}"\n  count  = 20\n}}\n'
+        (tmp_path / level / "main.tf").write_text(body)
+    (tmp_path / "main.tf").write_text('module "a" {\n  source = "./a"\n  count  = 20\n}\n')
+    start = time.perf_counter()
+    r = run_cli("check", "--no-config", str(tmp_path / "main.tf"))
+    assert time.perf_counter() - start < 60
+    assert r.code == 2 and "make more than 2,000 instances: check the plan JSON instead" in r.err, (r.code, r.err[-400:])

@@ -263,6 +263,8 @@ class _HclCtx(tfplan._Ctx):
     ) -> None:
         super().__init__(path, text, {}, index)
         self.blocks, self.refs, self.aws_region = blocks, refs, region
+        # module instances read so far under one file's calls, shared by the nested calls (MAX_MODULE_INSTANCES)
+        self.module_instances = [0]
 
     def pos(self, address: str) -> tuple[int, int]:
         return self.blocks.get(tfconfig.config_address(address), 1), 1
@@ -733,6 +735,9 @@ _LOCAL_MODULE = re.compile(r"\.{1,2}/")
 # what a module block holds besides the module's inputs (Terraform's meta-arguments)
 _MODULE_META = {"source", "version", "count", "for_each", "providers", "depends_on"}
 MAX_MODULE_DEPTH = 8  # local modules calling local modules, as deep as this
+# module instances one file's calls read, nested calls multiplied in (30 x 30 x 30 x 30 would be 810,000 reads, minutes):
+# beyond it the file is an input error that says to check the plan JSON, never minutes of work
+MAX_MODULE_INSTANCES = 2_000
 
 
 def _local_modules(
@@ -764,11 +769,18 @@ def _local_modules(
         defaults, locals_, _region, _tfvars = _module_scope(directory, _SCOPES)
         inputs = {k: v for k, v in body.items() if k not in _MODULE_META and not k.startswith("__")}
         for key, each, count_index, problem in _instances(scope, body):
+            ctx.module_instances[0] += 1
+            if ctx.module_instances[0] > MAX_MODULE_INSTANCES:
+                from advisor.errors import InputError
+
+                raise InputError.single(ctx.path, at, 1, f"module.{name}: the modules this file calls, nested calls multiplied in, "
+                                        f"make more than {MAX_MODULE_INSTANCES:,} instances: check the plan JSON instead")
             scope.each, scope.count = each, count_index
             given = {k: scope.literal(v) for k, v in inputs.items()}
             scope.each, scope.count = None, None
             inner = _Scope({**defaults, **given}, locals_, directory)
             child = _HclCtx(ctx.path, ctx.text, ctx.index, {}, _resource_refs(resources), ctx.aws_region)
+            child.module_instances = ctx.module_instances
             found, unknown = _evaluate(child, inner, resources)
             inside = Parsed("terraform-hcl")
             if objects is not None and any(typ in tfk8s.TYPES for typ, _n, _b in resources):
