@@ -169,6 +169,12 @@ def disk_gb(profile: Profile, hosts: int) -> int:
     return int(math.ceil((_BASE_DISK_GB + data / max(1, hosts)) / 50.0) * 50)
 
 
+def _flags(name: str, flags: list[str]) -> dict[str, str]:
+    """Server flags as two placeholders: ``NAME_items`` continues a JSON/YAML list of words (', "--x=1"'), ``NAME_args``
+    a command line (' --x=1'); both empty without flags."""
+    return {f"{name}_items": "".join(f', "{f}"' for f in flags), f"{name}_args": "".join(f" {f}" for f in flags)}
+
+
 def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -> dict[str, str]:
     """Parallelism and node counts every setup artefact states (the scaffold's plan reads them).
 
@@ -192,6 +198,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     budget = est.prefill_budget if est is not None and profile.task == "inference" else 0
     stacks = bundled_data("serving-stacks.yaml")
     dp_flags = [f.format(dp=dp) for f in stacks["vllm"]["data_parallel_attention"]["gpu"]["flags"]] if dp > 1 else []
+    vms = hosts * replicas  # the machines of every replica (an instance path launches them all)
     vllm_precision = [str(f) for f in (stacks["vllm"].get("precision") or {}).get(profile.model.precision, [])]
     vllm_budget, sglang_budget = (
         [w.replace("{budget}", str(budget)) for w in stacks[s]["prefill_budget"]] if budget else [] for s in ("vllm", "sglang")
@@ -199,24 +206,21 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     out = {
         "tp": str(tp),
         "pp": str(pp),
-        "vllm_dp_items": "".join(f', "{f}"' for f in dp_flags),
-        "vllm_dp_args": "".join(f" {f}" for f in dp_flags),
-        "vllm_budget_items": "".join(f', "{f}"' for f in vllm_budget),
-        "vllm_budget_args": "".join(f" {f}" for f in vllm_budget),
-        "sglang_budget_args": "".join(f" {f}" for f in sglang_budget),
+        **_flags("vllm_dp", dp_flags),
+        **_flags("vllm_budget", vllm_budget),
+        "sglang_budget_args": _flags("sglang_budget", sglang_budget)["sglang_budget_args"],
         # vLLM's flags for the profile's precision (serving-stacks.yaml precision: --dtype, on-the-fly FP8), as the
         # scaffold's k8s/ runs it; a quantized checkpoint (int8, int4) names its own method and gets none
-        "vllm_precision_items": "".join(f', "{f}"' for f in vllm_precision),
-        "vllm_precision_args": "".join(f" {f}" for f in vllm_precision),
+        **_flags("vllm_precision", vllm_precision),
         # the profile's replica floor (inference.min_replicas) in nodes, never above the peak's
         "min_nodes": str(hosts * min(replicas, profile.inference.min_replicas if profile.inference is not None else 1)),
         "max_nodes": str(hosts * replicas),
         "workload": "leaderworkerset" if hosts > 1 and profile.task == "inference" else "deployment",
         "slices": str(slices),
         # az vm create takes --count for 2 to 250 VMs only (a single VM omits it): every node of every replica
-        "az_count_args": f" --count {hosts * replicas}" if hosts * replicas > 1 else "",
+        "az_count_args": f" --count {vms}" if vms > 1 else "",
         # several VMs of one az vm create are named NAME0, NAME1, ...: the first one's suffix
-        "az_vm_suffix": "0" if hosts * replicas > 1 else "",
+        "az_vm_suffix": "0" if vms > 1 else "",
         # the TPU slices one queued resource holds (rules/provisioning.yaml nodes): one program over all of them, as
         # Multislice (a serving replica is a queued resource of its own: independent replicas in one would be joined
         # into one Multislice job)
