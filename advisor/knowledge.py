@@ -121,6 +121,9 @@ class Step(Strict):
     # workstation that runs setup.sh (the scaffold runs such steps there: rules/provisioning.yaml ``remote``);
     # omit = where setup.sh runs.
     host: Literal["instance"] | None = None
+    # The commands run until stopped (a server in the foreground): ./setup.sh without arguments runs no step after
+    # this one (or after the step that runs it on the launched machine), since none would start while it serves.
+    until_stopped: bool = False
 
     def applies(self, task: str, cloud: str, framework: str = "") -> bool:
         """Whether this step is for a profile of ``task`` and ``framework`` whose configuration runs on ``cloud``."""

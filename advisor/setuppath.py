@@ -349,13 +349,20 @@ def multinode(cmd: str, nodes: int) -> str:
         return cmd
     stripped = cmd.strip()
     rows: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["nodes"]
-    key, row = next(((head, r) for head, r in rows.items() if stripped.startswith(head + " ")), ("", None))
+    # the tool where a command starts: the line's start, or after ; && || | ( or then (a guarded copy: if ...; then ...)
+    key, row = next(((head, r) for head, r in rows.items() if re.search(_AT_COMMAND + re.escape(head) + r"\s", stripped)),
+                    ("", None))
     if row is None:
         return cmd
     for old, new in row.get("replace", {}).items():
         words = str(new).replace("{nodes}", str(nodes))
         cmd = re.sub(rf"(?<!\S){re.escape(old)}(?!\S)", lambda _m: words, cmd)  # noqa: B023 (used at once)
-    return cmd.replace(key, row["command"], 1) if row.get("command") else cmd
+    if row.get("command"):
+        cmd = re.sub(_AT_COMMAND + re.escape(key) + r"(?=\s)", lambda _m: str(row["command"]), cmd)
+    return cmd
+
+
+_AT_COMMAND = r"(?:^|(?<=[;&|(] )|(?<=\bthen ))"
 
 
 def _with_config(template: str, cmd: str, disk_gb: int, market: str) -> str:

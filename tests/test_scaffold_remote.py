@@ -21,7 +21,7 @@ from .conftest import ROOT, run_cli
 PROFILES = ROOT / "tests" / "data" / "scaffold"
 # the tools the generated steps call, on the workstation or on the machine
 TOOLS = ("aws", "az", "gcloud", "ssh", "scp", "curl", "salloc", "srun", "squeue", "scancel",
-         "nvidia-smi", "pip", "python3", "torchrun", "tensorboard", "vllm")
+         "nvidia-smi", "pip", "python3", "torchrun", "tensorboard", "vllm", "kubectl")
 
 
 def _scaffold(tmp_path: Path, profile: Path, *extra: str) -> Path:
@@ -31,8 +31,9 @@ def _scaffold(tmp_path: Path, profile: Path, *extra: str) -> Path:
     return out / "setup.sh"
 
 
-def _run(tmp_path: Path, setup: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    """Run setup.sh with every tool stubbed: each call appends 'tool args' to a log and prints 'i-0abc'."""
+def _run(tmp_path: Path, setup: Path, *args: str, _hook: str = "", **env: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Run setup.sh with every tool stubbed: each call appends 'tool args' to a log and prints 'i-0abc' (``_hook``: bash
+    each stub runs first, with $0 the tool's path)."""
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("bash not installed")
@@ -41,8 +42,9 @@ def _run(tmp_path: Path, setup: Path, *args: str, **env: str) -> tuple[subproces
     log = tmp_path / "calls.log"
     for tool in TOOLS:
         f = stubs / tool
-        keep = f'cat > "{tmp_path}/{tool}.stdin"\n' if tool in ("ssh", "gcloud") else ""  # what the session is sent
-        f.write_text(f'#!{bash}\n{keep}echo "{tool} $*" >> "{log}"\necho i-0abc\n')
+        # what it is sent (kubectl: appended, both ends of a pipe of two calls)
+        keep = f'cat {">>" if tool == "kubectl" else ">"} "{tmp_path}/{tool}.stdin"\n' if tool in ("ssh", "gcloud", "kubectl") else ""
+        f.write_text(f'#!{bash}\n{_hook}\n{keep}echo "{tool} $*" >> "{log}"\necho i-0abc\n')
         f.chmod(f.stat().st_mode | stat.S_IXUSR)
     path = f"{stubs}:/usr/bin:/bin"
     r = subprocess.run([bash, str(setup), *args], capture_output=True, text=True, timeout=60,
@@ -200,10 +202,11 @@ def test_a_jetstream_tpu_vm_waits_for_its_queued_resource_and_runs_the_vm_steps_
     cd into (bash ../JetStream/...); the start step needed UNSCANNED_CKPT_PATH, which the conversion script only prints."""
     setup = _scaffold(tmp_path, ROOT / "tests" / "data" / "scaffold" / "jetstream-13b.yaml")
     text = setup.read_text()
-    assert _default_steps(setup) == ["reserve", "run", "send"]
+    assert _default_steps(setup)[:2] == ["reserve", "run"]
     reserve = text[text.index("step_reserve() {"):text.index("\n}\n", text.index("step_reserve() {"))]
     assert "wait_active gcloud compute tpus queued-resources describe" in reserve and "tpu-vm ssh" not in reserve
-    assert '--worker=all --command="cd ${NAME} && set -a && . /dev/stdin && set +a && ./setup.sh get convert start"' in text
+    assert ('--worker=all --command="cd ${NAME} && set -a && . ./.remote-env && set +a && rm -f .remote-env && '
+            './setup.sh get convert start"') in text
     start = text[text.index("step_start() {"):text.index("\n}\n", text.index("step_start() {"))]
     assert "cd ~/maxtext" in start and "UNSCANNED_CKPT_PATH=${UNSCANNED_CKPT_PATH:-" in start and "need UNSCANNED" not in start
     assert "bash ~/JetStream/jetstream/tools/maxtext/model_ckpt_conversion.sh" in text
@@ -284,3 +287,71 @@ def test_azure_vms_get_their_driver_and_several_are_reached_by_their_names(tmp_p
     assert re.search(r"az vm create .* --count [2-9]", several)
     assert "--vm-name ${NAME}0 --name NvidiaGpuDriverLinux" in several
     assert "az vm show --show-details --resource-group ${NAME}-rg --name ${NAME}0" in several
+
+
+def test_no_step_is_run_after_a_server_that_runs_until_stopped(tmp_path: Path) -> None:
+    """The hop runs JetStream's server in the foreground on the TPU VM: a step after it would start only once the server
+    stops. Before, ./setup.sh without arguments ran reserve, run and send, and send (a test request to the server)
+    never ran while the server served (rules/setup: ``until_stopped``)."""
+    setup = _scaffold(tmp_path, PROFILES / "jetstream-13b.yaml")
+    assert _default_steps(setup) == ["reserve", "run"]
+    listing = setup.read_text()
+    assert re.search(r"\n     6 send +Send a test request\n", listing), listing
+    readme = (setup.parent / "README.md").read_text()
+    assert "./setup.sh send" in readme
+
+
+def test_every_host_of_a_tpu_slice_gets_the_settings_in_a_file_only_its_user_reads(tmp_path: Path) -> None:
+    """gcloud ... tpu-vm ssh --worker=all reaches every host of a slice at once, and one stdin reaches one of them: the
+    settings travel in .remote-env (mode 600) with the directory, each host reads and deletes it, and the workstation's
+    copy is gone after the copy, whether it worked or not. The session's command names the file, not the values."""
+    setup = _scaffold(tmp_path, PROFILES / "jetstream-13b.yaml")
+    work = setup.parent
+    # the stub of gcloud keeps what the copy sent: the file's mode and content while scp runs
+    hook = (f'if [[ "$3 $4" == "tpu-vm scp" && -f .remote-env ]]; then stat -c %a .remote-env > "{tmp_path}/mode"; '
+            f'cp .remote-env "{tmp_path}/sent"; fi')
+    project = "p q$r'1"
+    r, calls = _run(tmp_path, setup, "run", _hook=hook, PROJECT_ID=project)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "mode").read_text().strip() == "600"
+    assert not (work / ".remote-env").exists()
+    assert calls[-1].endswith("--command=cd jetstream-llama2-13b && set -a && . ./.remote-env && set +a && "
+                              "rm -f .remote-env && ./setup.sh get convert start")
+    bash = shutil.which("bash")
+    assert bash is not None
+    got = subprocess.run([bash, "-c", f'set -a && . "{tmp_path}/sent" && set +a && printf "%s" "$PROJECT_ID"'],
+                         capture_output=True, text=True, timeout=30)
+    assert got.stdout == project, got
+    # a failed copy leaves no file behind either
+    (tmp_path / "sent").unlink()
+    fail = 'if [[ "$3 $4" == "tpu-vm scp" ]]; then exit 1; fi'
+    r, calls = _run(tmp_path, setup, "run", _hook=fail, PROJECT_ID=project)
+    assert r.returncode != 0 and not (work / ".remote-env").exists()
+
+
+def test_the_hugging_face_token_is_never_a_command_argument(tmp_path: Path) -> None:
+    """kubectl create secret --from-literal=hf_api_token=$HF_TOKEN put the token in kubectl's arguments (ps on the
+    workstation), and huggingface-cli login --token $HF_TOKEN put it in gcloud's and the TPU hosts' (the seed's v5e
+    route): the token now reaches kubectl on its stdin and the TPU hosts as the Hub library's token file."""
+    token = "hf_s3cret value"
+    gke = _scaffold(tmp_path / "gke", ROOT / "profiles" / "llm-chatbot.yaml")
+    step = re.search(r"step_([a-z0-9]+)\(\) \{\n  step '[^']*Hugging Face token'", gke.read_text())
+    assert step, "no step stores the token"
+    r, calls = _run(tmp_path, gke, step.group(1), PROJECT_ID="p", HF_TOKEN=token)
+    assert r.returncode == 0, r.stderr
+    assert not any("s3cret" in c for c in calls), calls
+    assert token in (tmp_path / "kubectl.stdin").read_text()
+    assert any(c.startswith("kubectl create secret generic hf-secret --from-file=hf_api_token=/dev/stdin") for c in calls)
+    tpu = _scaffold(tmp_path / "tpu", ROOT / "profiles" / "llama3-8b-lora.yaml")
+    hook = f'if [[ "$3 $4" == "tpu-vm scp" ]]; then stat -c %a .hf-token > "{tmp_path}/mode"; cp .hf-token "{tmp_path}/tok"; fi'
+    r, calls = _run(tmp_path, tpu, "install", _hook=hook, PROJECT_ID="p", HF_TOKEN=token)
+    assert r.returncode == 0, r.stderr
+    assert not any("s3cret" in c for c in calls), calls
+    assert (tmp_path / "tok").read_text() == token and (tmp_path / "mode").read_text().strip() == "600"
+    assert any(c.startswith("gcloud compute tpus tpu-vm scp .hf-token ") and ":.cache/huggingface/token " in c for c in calls)
+    assert not (tpu.parent / ".hf-token").exists()
+    # without a token (a model that is not gated) the step runs and copies nothing
+    (tmp_path / "calls.log").unlink()
+    r, calls = _run(tmp_path, tpu, "install", PROJECT_ID="p")
+    assert r.returncode == 0, r.stderr
+    assert not any("huggingface/token" in c for c in calls)

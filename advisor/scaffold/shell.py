@@ -45,6 +45,8 @@ _AMBIENT = {"HOME", "PATH", "USER", "PWD", "SHELL", "TMPDIR"}
 _VAR = re.compile(r"\$\{?([A-Z][A-Z0-9_]*)")
 # one read with a default of its own (${VAR:-x}, ${VAR-x}; not an empty one): never a setting the step stops without
 _DEFAULTED = re.compile(r"\$\{([A-Z][A-Z0-9_]*):?-[^}]")
+# a command that runs only where the setting is set (if [[ -n "${VAR:-}" ]]; then ... fi): not one the step stops without
+_GUARDED = re.compile(r'if \[\[ -n "\$\{([A-Z][A-Z0-9_]*):-\}" \]\]; then .*; fi')
 
 
 @dataclass
@@ -58,6 +60,7 @@ class Step:
     added: bool = False  # added by the scaffold, not in the setup path
     remote: bool = False  # runs on the launched machine (the setup path's ``host: instance``), not where setup.sh runs
     runs: tuple[str, ...] = ()  # the steps this one runs on the launched machine (the step the scaffold adds for them)
+    blocks: bool = False  # serves until stopped (the setup path's ``until_stopped``, or a hop that runs such a step)
 
     @property
     def runs_train(self) -> bool:
@@ -69,6 +72,8 @@ class Step:
 # include theirs): https://docs.cloud.google.com/compute/docs/gpus
 GCE_ATTACHED_GPU_FAMILIES = ("n1-",)
 LWS_MANIFESTS = "https://github.com/kubernetes-sigs/lws/releases/download/v0.7.0/manifests.yaml"
+# the settings a hop carries to every host of a slice (rules/provisioning.yaml ``remote``, ``carries: file``)
+REMOTE_ENV_FILE = ".remote-env"
 _INTERACTIVE_SSH = re.compile(r"\b(?:compute|tpu-vm|queued-resources) ssh\b")
 
 
@@ -220,6 +225,7 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         (prose(s.title), list(s.commands), prose(s.note) if s.note else None, False) for s in applicable
     ]
     on_instance = {prose(s.title) for s in applicable if s.host == "instance"}
+    until_stopped = {prose(s.title) for s in applicable if s.until_stopped}
     cmds = commands(spec.path)
     if (
         "train.py" in files
@@ -263,7 +269,9 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
             suffix += 1
         seen.add(key)
         filled = [fill_command(c, values, shell) for c in rewritten]
-        return Step(key, title, filled, note, kind, _needs(filled), added, remote=title in on_instance)
+        return Step(
+            key, title, filled, note, kind, _needs(filled), added, remote=title in on_instance, blocks=title in until_stopped
+        )
 
     for title, raw, note, added in raw_steps:
         steps.append(make(title, raw, note, added))
@@ -288,13 +296,24 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
             True,
             {**literal, "remote_steps": " ".join(names)},
         )
+        run = "./setup.sh " + " ".join(names)
         if carried and row.get("carries") == "stdin":  # the settings those steps read, on stdin (never on a command line)
-            run = "./setup.sh " + " ".join(names)
             hop.commands = [_remote_env(carried)] + [
                 f"printf '%s\\n' \"$REMOTE_ENV\" | {c.replace(run, 'set -a && . /dev/stdin && set +a && ' + run)}" if run in c else c
                 for c in hop.commands
             ]
+        elif carried and row.get("carries") == "file":  # in a file only its user reads, copied with the directory
+            copy = next(i for i, c in enumerate(hop.commands) if run not in c and " scp " in c)
+            hop.commands = (
+                [_remote_env(carried), f"(umask 077 && printf '%s\\n' \"$REMOTE_ENV\" > {REMOTE_ENV_FILE})"]
+                + [
+                    f"if ! {c}; then rm -f {REMOTE_ENV_FILE}; exit 1; fi; rm -f {REMOTE_ENV_FILE}" if i == copy
+                    else c.replace(run, f"set -a && . ./{REMOTE_ENV_FILE} && set +a && rm -f {REMOTE_ENV_FILE} && {run}")
+                    for i, c in enumerate(hop.commands)
+                ]
+            )
         hop.runs = tuple(names)
+        hop.blocks = any(s.blocks for s in remote if s.key in names)
         # what those steps stop without, asked for here, before the machine is reached
         hop.needs = list(dict.fromkeys(hop.needs + [v for s in remote if s.key in names for v in s.needs]))
         steps.insert(steps.index(remote[0]), hop)
@@ -324,6 +343,7 @@ def _needs(filled: list[str]) -> list[str]:
     gives a default."""
     assigned = {m for c in filled for m in re.findall(r"^([A-Z][A-Z0-9_]*)=", c, re.M)}
     assigned |= {m for c in filled for m in _DEFAULTED.findall(c)}
+    assigned |= {m.group(1) for c in filled if (m := _GUARDED.fullmatch(c.strip()))}
     assigned |= {m for c in filled for m in re.findall(r"\bread\s+(?:-\w+\s+)*([A-Z][A-Z0-9_]*)\b", c)}
     needs: list[str] = []
     for c in filled:
@@ -342,7 +362,8 @@ def _remote_row(commands: list[str]) -> dict[str, Any] | None:
 
 
 def auto_steps(steps: list[Step]) -> list[Step]:
-    """The leading steps that only provision, install and launch: what ``./setup.sh`` runs."""
+    """The leading steps that only provision, install and launch: what ``./setup.sh`` runs. None after a step that serves
+    until stopped (or runs one on the machine): it would start only once the server stops."""
     out = []
     for s in steps:
         if s.kind == "training" or s.remote:  # a serving path's optional training step; a step run on the machine
@@ -350,4 +371,6 @@ def auto_steps(steps: list[Step]) -> list[Step]:
         if s.kind != "auto" or s.runs_train:
             break
         out.append(s)
+        if s.blocks:
+            break
     return out

@@ -29,7 +29,6 @@ REGION=${REGION:-us-central1}  # region of the bucket, cluster and image reposit
 ZONE=${ZONE:-us-central1-a}  # tpu-v6e zones in us-central1: us-central1-a, us-central1-b, us-central1-c (rules/regions.yaml, the catalog)
 NAME=${NAME:-llama3-8b-lora-domain}  # prefix of every resource name
 MODEL_ID=${MODEL_ID:-meta-llama/Meta-Llama-3-8B}  # Hugging Face model id
-HF_TOKEN=${HF_TOKEN:-}  # a Hugging Face access token (gated models such as Llama need one)
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
@@ -67,12 +66,15 @@ step_reserve() {
   wait_active gcloud compute tpus queued-resources describe ${NAME} --project=${PROJECT_ID} --zone=${ZONE}
 }
 
-# 2. Install PyTorch/XLA and the Hugging Face stack, and log in to the Hub
+# 2. Install PyTorch/XLA and the Hugging Face stack, and give the hosts your Hub token
+# A gated model (Llama, Gemma) needs your Hugging Face token: where HF_TOKEN
+# is set, it goes to every host as the file the Hub library reads
+# (~/.cache/huggingface/token), never on a command line.
 step_install() {
-  step '2/6 Install PyTorch/XLA and the Hugging Face stack, and log in to the Hub'
-  need PROJECT_ID HF_TOKEN
-  gcloud compute tpus tpu-vm ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --worker=all --command='pip install torch "torch_xla[tpu]" transformers datasets accelerate peft tensorboard -f https://storage.googleapis.com/libtpu-releases/index.html && git clone --depth 1 https://github.com/huggingface/transformers.git'
-  gcloud compute tpus tpu-vm ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --worker=all --command="huggingface-cli login --token $HF_TOKEN"
+  step '2/6 Install PyTorch/XLA and the Hugging Face stack, and give the hosts your Hub token'
+  need PROJECT_ID
+  gcloud compute tpus tpu-vm ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --worker=all --command='pip install torch "torch_xla[tpu]" transformers datasets accelerate peft tensorboard -f https://storage.googleapis.com/libtpu-releases/index.html && git clone --depth 1 https://github.com/huggingface/transformers.git && mkdir -p -m 700 ~/.cache/huggingface'
+  if [[ -n "${HF_TOKEN:-}" ]]; then (umask 077 && printf %s "$HF_TOKEN" > .hf-token); gcloud compute tpus tpu-vm scp .hf-token ${NAME}:.cache/huggingface/token --project=${PROJECT_ID} --zone=${ZONE} --worker=all || { rm -f .hf-token; exit 1; }; rm -f .hf-token; fi
 }
 
 # 3. Run a fine-tuning smoke test with the Trainer
@@ -116,7 +118,7 @@ list_steps() {
   cat <<'STEPS'
 steps (* = run by ./setup.sh without arguments):
   *  1 reserve  Reserve a v6e-1 slice and a bucket
-  *  2 install  Install PyTorch/XLA and the Hugging Face stack, and log in to the Hub
+  *  2 install  Install PyTorch/XLA and the Hugging Face stack, and give the hosts your Hub token
   *  3 run      Run a fine-tuning smoke test with the Trainer
      4 save     Save the result and watch the logs [interactive]
      5 train    Run the generated train.py on every host

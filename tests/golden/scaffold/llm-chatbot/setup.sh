@@ -60,7 +60,7 @@ step_connect() {
   step '2/5 Connect kubectl and store the Hugging Face token'
   need PROJECT_ID HF_TOKEN
   gcloud container clusters get-credentials ${CLUSTER} --project=${PROJECT_ID} --location=${REGION}
-  kubectl create secret generic hf-secret --from-literal=hf_api_token=$HF_TOKEN
+  printf %s "$HF_TOKEN" | kubectl create secret generic hf-secret --from-file=hf_api_token=/dev/stdin --dry-run=client -o yaml | kubectl apply -f -
 }
 
 # 3. Deploy vLLM TPU
