@@ -358,9 +358,17 @@ def _nearer(a: Estimate, b: Estimate | None, margin: float) -> bool:
         return True
     if closest([a, b]) is not a:
         return False
+    if _unobtainable(b) and not _unobtainable(a):  # a hard constraint (region, clouds, reach) before any cost
+        return True
     by_cost = (a.within_budget is False and b.within_budget is False) if a.mode == "training" else (
         (a.meets_latency is not False) == (b.meets_latency is not False))
     return not (by_cost and a.priced and b.priced) or basis(a) < (1.0 - margin) * basis(b)
+
+
+def _unobtainable(x: Estimate) -> bool:
+    """Serving: a configuration no allowed cloud and region offers, beyond a procurement kind's reach, or that its server
+    cannot run (a replica of several hosts where it serves from one): a hard constraint, never traded for cost."""
+    return not x.procurable or "not offered" in (x.why_not or "") or "serves a replica from one host" in (x.why_not or "")
 
 
 def closest(cands: list[Estimate]) -> Estimate | None:
@@ -386,7 +394,7 @@ def closest(cands: list[Estimate]) -> Estimate | None:
     # serving: offered first (on an allowed cloud, in an allowed region, within reach), then the smallest
     # latency overshoot, then the cheapest (dollars before chip-hours)
     return min(usable, key=lambda x: (
-        not x.procurable or "not offered" in (x.why_not or "") or "serves a replica from one host" in (x.why_not or ""),
+        _unobtainable(x),
         x.meets_latency is False and (x.latency_ms or math.inf),
         not x.priced, basis(x), x.accelerator, x.count,
     ))

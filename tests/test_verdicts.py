@@ -247,6 +247,27 @@ def test_the_closest_configuration_keeps_the_pinned_regions(context: Context) ->
             assert f"{e.accelerator} x {e.count}" in json.dumps(f), f
 
 
+def test_the_closest_configuration_never_trades_the_pinned_region_for_the_budget(context: Context) -> None:
+    """A residency team pinned to europe-west3 with a budget nothing meets: the rules favour TPUs, whose cheapest
+    configuration (v6e-8) is not sold there; before, it was the verdict, cheaper by more than the margin than the H100
+    plan sold in the region (region traded for cost), and the setup built TPU node pools in europe-west3-a."""
+    p = Profile.model_validate({
+        "name": "t", "task": "inference", "domain": "llm",
+        "model": {"params_b": 70.6, "precision": "bf16", "layers": 80, "hidden_size": 8192, "kv_heads": 8,
+                  "context_tokens": 131072, "hf_id": "meta-llama/Llama-3.3-70B-Instruct"},
+        "inference": {"mode": "online", "peak_qps": 8, "input_tokens": 1500, "output_tokens": 400, "latency_p99_ms": 20000},
+        "software": {"framework": "pytorch", "serving_stack": "vllm"},
+        "deployment": {"clouds": ["gcp"], "region": "europe-west3", "regions": ["europe-west3"]},
+        "team": {"tpu_experience": "none", "gpu_experience": "some"},
+        "goal": {"optimize": "balanced", "budget_usd": 60000},
+    })
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    e = rec.estimate
+    assert e is not None and not rec.decision.feasible
+    assert e.procurable and "not offered" not in (e.why_not or ""), (e.accelerator, e.why_not)
+    assert e.region == "europe-west3", (e.accelerator, e.region)
+
+
 def test_eu_regions_where_aws_sells_the_chip_are_feasible_at_their_own_price(context: Context) -> None:
     # before: AWS H100 was "not offered" outside four US/Tokyo regions (the regions its prices were
     # read in), so an EU residency team on AWS got no H100 at all; and a reservation was priced at
