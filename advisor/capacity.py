@@ -138,7 +138,8 @@ def reach(
     kind reaches) where none does. ``largest``: the catalog's largest published shape. ``allowed``: the
     kinds the team accepts (deployment.procurement), the only ones tried; None: any."""
     t = table()
-    rows = [lim for lim in t.limits if lim.applies(cloud, device, accelerator)]
+    # a row naming the accelerator before its device's (B200 on Google Cloud is not sold on demand, other GPUs are)
+    rows = sorted((lim for lim in t.limits if lim.applies(cloud, device, accelerator)), key=lambda r: not r.accelerators)
     start = PRICING_KIND.get(pricing, "on-demand")
     kinds = list(t.order)
     if allowed is not None and start not in allowed:
@@ -168,7 +169,7 @@ def reach(
         if chips <= cap and not long:
             return Reach(t.kinds[kid], lim, cap, max(hours, min_hours)), []
         limit_h = f" for up to {lim.max_hours:g} h" if lim.max_hours is not None else ""
-        tried.append(f"{kid} {cap:,}{limit_h}")
+        tried.append(f"{kid}: not sold" if cap == 0 else f"{kid} {cap:,}{limit_h}")
     return None, tried
 
 

@@ -204,6 +204,24 @@ def test_counts_beyond_on_demand_name_the_kind_that_delivers_them(context: Conte
     assert any("minimum term" in w for w in e.warnings)
 
 
+def test_google_cloud_sells_b200_and_h200_only_reserved_flex_start_or_spot(context: Context) -> None:
+    """A4 (B200) and A3 Ultra (H200) have no on-demand (standard) option on Google Cloud, A4X (GB200) only an AI
+    Hypercomputer reservation (rules/capacity.yaml, S_GCP_CONSUMPTION). Before, B200 was priced and set up on demand there:
+    3 x a4-highgpu-8g for a team that accepts on-demand only."""
+    short = profile(model={"params_b": 8}, training={"tokens_b": 20, "seq_len": 4096},
+                    deployment={"clouds": ["gcp"], "accelerators": ["b200"]})
+    e = recommend(short, context.kb, context.catalog, context.constants, with_flip=False).estimate
+    assert e is not None and e.accelerator == "b200" and e.price_cloud == "gcp"
+    assert e.procurement == "dws-flex-start", e.procurement
+    only = profile(deployment={"clouds": ["gcp"], "accelerators": ["b200", "h200"], "procurement": ["on-demand"]})
+    for x in all_candidates(only, context.catalog, context.constants):
+        assert not x.feasible and "on-demand: not sold" in (x.why_not or ""), (x.accelerator, x.count, x.why_not)
+    # with AWS allowed, on-demand B200 is an AWS instance, never named by Google Cloud's machine type
+    both = profile(deployment={"clouds": ["aws", "gcp"], "accelerators": ["b200"], "procurement": ["on-demand"]})
+    e = recommend(both, context.kb, context.catalog, context.constants, with_flip=False).estimate
+    assert e is not None and e.price_cloud == "aws" and "a4-highgpu" not in (e.shape or ""), (e.price_cloud, e.shape)
+
+
 def test_every_candidate_fits_its_procurement_kind(context: Context) -> None:
     for p in (profile(), profile(goal={"optimize": "cost"}), profile(model={"params_b": 70}, training={"tokens_b": 2000})):
         for e in all_candidates(p, context.catalog, context.constants):

@@ -132,6 +132,8 @@ def apply_price(
         p, term = _procure(e, profile, acc, p)
         if p.warning and p.warning not in e.warnings:
             e.warnings.append(p.warning)
+        if named_on is not None and p.cloud is not None and named_on != p.cloud:  # procured on another cloud
+            e.shape = acc.generic_shape_name(e.count)
         if p.usd is None:
             return
     usd = p.usd
