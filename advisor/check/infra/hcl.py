@@ -430,6 +430,9 @@ _ACCELERATOR_WORD = re.compile(
     r"accelerator|gpu|tpu|nvidia|\b(?:p[2-6][a-z]*|g[4-6][a-z]*|trn[0-9][a-z]*|inf[0-9])\.[0-9]*x?large|\ba[0-4][a-z]?-[a-z]+gpu"
     r"|\bg[2-4]-standard|\bct[4-7][a-z]*-|\btpu7x|standard_n[cdv]", re.I)
 _READ_TYPES = tfplan.READ | tfk8s.TYPES  # the resource types the HCL reader reads
+# a body that reads variables, locals or module inputs: evaluated before a type no reader takes is passed over
+_REFERENCES = re.compile(r"\b(?:var|local|module|each)\.")
+MAX_UNREAD_TEXT = 200_000
 _QUOTED = re.compile(r'"([^"\n\\$]{1,100})"')
 MAX_UNREAD = 1000
 _LOCAL_CALL = re.compile(r'^[ \t]*source[ \t]*=[ \t]*"\.{1,2}/', re.M)  # a module of the repository
@@ -590,8 +593,13 @@ def _evaluate(
     unresolved: dict[str, list[tuple[str, str]]] = {}
     total = 0
     for rtype, name, body in resources:
-        if rtype in tfk8s.TYPES or (rtype not in tfplan.READ and not tfplan.machine_named(ctx.index, body)):
+        if rtype in tfk8s.TYPES:
             continue  # the Kubernetes objects Terraform applies are read as manifests (tfk8s), not as resources
+        if rtype not in tfplan.READ and not tfplan.machine_named(ctx.index, body) and not (
+            _REFERENCES.search(json.dumps(body, default=str)[:MAX_UNREAD_TEXT])
+            and tfplan.machine_named(ctx.index, scope.literal(body))
+        ):
+            continue  # a type no reader takes whose attributes, evaluated (var.itype, local.groups), name no accelerator
         base = f"{rtype}.{name}"
         for key, each, count_index, problem in _instances(scope, body):
             address = base + key

@@ -86,8 +86,9 @@ _SUFFIX_T = re.compile(r"-([0-9]+)t$")
 _EC2_NAME = re.compile(r"(?:ml\.)?[a-z][a-z0-9-]*\.[0-9]*(?:nano|micro|small|medium|large|xlarge|metal)(?:-[0-9a-z]+)?")
 # Other spellings of a name the index holds: SageMaker's instance types are EC2's with "ml." in front (ml.g5.8xlarge is a
 # g5.8xlarge), and Compute Engine's virtual-workstation GPUs are the same chips with an NVIDIA RTX vWS licence
-# (nvidia-tesla-t4-vws is a T4: cloud.google.com/compute/docs/gpus#t4-gpus)
-_SPELLINGS = ((re.compile(r"^ml\."), ""), (re.compile(r"-vws$"), ""))
+# (nvidia-tesla-t4-vws is a T4: cloud.google.com/compute/docs/gpus#t4-gpus), and GPU Feature Discovery's product labels
+# are the driver's product names with "NVIDIA-" in front (NVIDIA-A100-SXM4-80GB: rules/names.yaml S_GFD_LABELS)
+_SPELLINGS = ((re.compile(r"^ml\."), ""), (re.compile(r"-vws$"), ""), (re.compile(r"^nvidia-"), ""))
 _TPU_N = re.compile(r"^(?:tpu-)?([a-z0-9]+?)-([0-9]+)$")
 _DIGITS = re.compile(r"[0-9]{1,4}")  # ASCII digits only
 

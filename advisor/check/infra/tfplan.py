@@ -455,6 +455,8 @@ def machine_named(index: NameIndex, value: Any) -> str | None:
                 hw = index.lookup(v)
             if not hw.known and ((keyed and _CHIP_WORD.search(v)) or (key.endswith(".node_type") and _TPU_TYPE.match(v))):
                 return v  # an accelerator field naming a chip the catalog does not know (NVIDIA_TESLA_V100): unknown hardware
+            if not hw.known and index.is_unsupported(v.removeprefix("ml.")):
+                return v  # accelerator hardware the catalog does not hold (VM.GPU.A10.1, trn1.32xlarge): unknown, not a CPU
             if not hw.known or index.is_cpu(hw.accelerator or ""):
                 continue
             if hw.chips or keyed:

@@ -1,0 +1,50 @@
+"""Real repository files a review read by hand (tests/data/infra-review8/*/README.md names each upstream file and
+commit), where the gate passed a request in silence or could not name its hardware:
+
+- 01: a Terraform resource of a type no reader takes (aws_emr_cluster, oci_core_instance, awscc_sagemaker_cluster)
+  whose machine is behind a variable, a local or a module input, or is accelerator hardware the catalog does not hold
+  (VM.GPU.A10.1, trn1.32xlarge): a request of that hardware with its count not read, never a file without accelerators;
+- 02: GPU Feature Discovery's product labels (nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, NVIDIA-H100-80GB-HBM3)
+  name the catalog's chips.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .conftest import ROOT, run_cli
+
+CASES = ROOT / "tests" / "data" / "infra-review8"
+
+
+def _run(path: Path) -> tuple[int, dict[str, dict[str, Any]], dict[str, Any]]:
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(path))
+    data = json.loads(r.out)
+    got = {f"{Path(x['source']['path']).parent.name}/{x['source']['address']}": x for x in data["results"]}
+    return r.code, got, data
+
+
+def test_an_unread_resource_type_behind_a_variable_or_of_unsupported_hardware_is_not_passed() -> None:
+    code, got, data = _run(CASES / "01-tf-unread-type-silent")
+    assert code == 0
+    rules = {k: {f["rule"] for f in x["findings"]} for k, x in got.items()}
+    # the machine behind var.itype's default: the hardware is known, its count is not
+    assert got["emr-p5-var/aws_emr_cluster.x"]["request"]["accelerator"] == "h100"
+    assert "request-unresolved" in rules["emr-p5-var/aws_emr_cluster.x"]
+    # accelerator hardware the catalog does not hold, on a type no reader takes: unknown and unresolved
+    for key in ("emr-trn1/aws_emr_cluster.x", "oci-a10/oci_core_instance.gpu_vm",
+                "hyperpod-module/module.hyperpod_cluster.awscc_sagemaker_cluster.hyperpod_cluster"):
+        assert {"request-unknown-accelerator", "request-unresolved"} <= rules[key], (key, rules.get(key))
+    skipped = {Path(s["path"]).parent.name for s in data["skipped"]}
+    assert not {"emr-p5-var", "emr-trn1", "oci-a10"} & skipped, data["skipped"]
+
+
+def test_gpu_feature_discovery_product_labels_name_the_chip() -> None:
+    _code, got, _ = _run(CASES / "02-gpu-product-gfd-label")
+    by = {k.split("/", 1)[1]: x["request"] for k, x in got.items()}
+    a100 = by["InferenceService/default/llama3-70b-instruct-4xa100/predictor"]
+    assert a100["accelerator"] == "a100-80gb" and a100["total_chips"] == 4, a100
+    assert by["Pod/default/h100-hbm3"]["accelerator"] == "h100"
+    assert by["Pod/default/control-l4"]["accelerator"] == "l4"
