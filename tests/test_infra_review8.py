@@ -5,7 +5,9 @@ commit), where the gate passed a request in silence or could not name its hardwa
   whose machine is behind a variable, a local or a module input, or is accelerator hardware the catalog does not hold
   (VM.GPU.A10.1, trn1.32xlarge): a request of that hardware with its count not read, never a file without accelerators;
 - 02: GPU Feature Discovery's product labels (nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, NVIDIA-H100-80GB-HBM3)
-  name the catalog's chips.
+  name the catalog's chips;
+- 03: a Terraform helm_release of a chart from a Helm repository whose values are a file of the repository
+  (values = [file("values.yaml")], or file(var.setup_yaml) with the variable's default) asking for GPUs.
 """
 
 from __future__ import annotations
@@ -48,3 +50,13 @@ def test_gpu_feature_discovery_product_labels_name_the_chip() -> None:
     assert a100["accelerator"] == "a100-80gb" and a100["total_chips"] == 4, a100
     assert by["Pod/default/h100-hbm3"]["accelerator"] == "h100"
     assert by["Pod/default/control-l4"]["accelerator"] == "l4"
+
+
+def test_a_remote_chart_released_with_a_values_file_that_asks_for_gpus_is_reported() -> None:
+    """Before, only values written inline (yamlencode) were read: file("...") and file(var.x) left the release out,
+    'Terraform HCL without accelerator resources' (vllm-project/production-stack's GKE and AKS tutorials)."""
+    _code, got, _ = _run(CASES / "03-remote-helm-release-values-file")
+    for key in ("control-yamlencode/helm_release.vllm", "file-literal/helm_release.vllm", "tf/helm_release.vllm"):
+        rules = {f["rule"] for f in got[key]["findings"]}
+        assert {"request-unknown-accelerator", "request-unresolved"} <= rules, (key, rules)
+        assert "requestGPU" in got[key]["request"]["hardware"], got[key]["request"]

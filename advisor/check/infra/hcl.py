@@ -362,8 +362,9 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         from advisor.check.infra.releases import from_terraform, remote_terraform
 
         root = boundary(path)
-        out.releases = from_terraform(path, resources, blocks, root, _load)
-        out.requests += remote_terraform(path, resources, blocks, root, _load)
+        released = [(t, n, _values_files_settled(scope, b) if t == "helm_release" else b) for t, n, b in resources]
+        out.releases = from_terraform(path, released, blocks, root, _load)
+        out.requests += remote_terraform(path, released, blocks, root, _load)
     for req in out.requests:
         req.waivers += tf_waivers(text, req.line)
         req.kind = "terraform-hcl"
@@ -380,6 +381,23 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
         out.notes.append("Terraform HCL without accelerator resources" if not _is_override(path) else
                          "a Terraform override file: its blocks are merged into the resources they override in this directory's files")
     return out
+
+
+_FILE_OF = re.compile(r"\A\$\{file\(([^()\"]{1,200})\)\}\Z")
+
+
+def _values_files_settled(scope: _Scope, body: dict[str, Any]) -> dict[str, Any]:
+    """A helm_release's ``values = [file(var.x)]`` with the path the source settles (the variable's default, a local)
+    written in, as ``file("PATH")``, for the release readers; a path it does not settle stays as written (not read)."""
+    values = body.get("values")
+    if not isinstance(values, list) or not any(isinstance(v, str) and _FILE_OF.match(v) for v in values):
+        return body
+    out = []
+    for v in values:
+        m = _FILE_OF.match(v) if isinstance(v, str) else None
+        got = scope.literal("${" + m.group(1).strip() + "}") if m else None
+        out.append(f'${{file("{got}")}}' if isinstance(got, str) and '"' not in got and "$" not in got else v)
+    return {**body, "values": out}
 
 
 def _is_override(path: str) -> bool:

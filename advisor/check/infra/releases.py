@@ -331,6 +331,10 @@ def remote_terraform(
         values: dict[str, Any] = {}
         for layer in ref.layers:
             values = {**values, **layer}
+        if ref.files:  # values = [file("...")]: the files of the repository, under the inline layers (helm -f, then --set)
+            from advisor.check.infra.helmlite import read_values
+
+            values = {**read_values(ref.files, []), **values}
         asks = asks_for_chips(values)
         if not asks:
             continue
