@@ -355,3 +355,22 @@ def test_the_hugging_face_token_is_never_a_command_argument(tmp_path: Path) -> N
     r, calls = _run(tmp_path, tpu, "install", PROJECT_ID="p")
     assert r.returncode == 0, r.stderr
     assert not any("huggingface/token" in c for c in calls)
+
+
+def test_a_service_priced_for_part_of_the_day_gets_a_pool_that_empties(tmp_path: Path) -> None:
+    """Priced at 12 h a day, the AKS GPU pool was created with a fixed --node-count and no autoscaler, so scaling the
+    Deployment to 0 left the VMs billed (twice the priced cost), while the README said the pool autoscales to zero. On
+    EKS a managed node group does not shrink without the Cluster Autoscaler or Karpenter: the README says so."""
+    aks = _scaffold(tmp_path / "aks", PROFILES / "aks-12h.yaml")
+    add = next(line for line in aks.read_text().splitlines() if "az aks nodepool add" in line)
+    assert "--enable-cluster-autoscaler --min-count 0 --max-count 7" in add, add
+    readme = (aks.parent / "README.md").read_text()
+    assert "cluster autoscaler (minimum 0 nodes)" in readme
+    text = (PROFILES / "aks-12h.yaml").read_text().replace("clouds: [azure]", "clouds: [aws]").replace("eastus2", "us-east-1")
+    (tmp_path / "eks.yaml").write_text(text)
+    eks = _scaffold(tmp_path / "eks", tmp_path / "eks.yaml")
+    create = next(line for line in eks.read_text().splitlines() if "eksctl create cluster" in line)
+    assert "--nodes-min=0" in create, create
+    readme = (eks.parent / "README.md").read_text()
+    assert "autoscales to zero" not in readme and "Cluster Autoscaler or Karpenter" in readme
+    assert "eksctl scale nodegroup" in (eks.parent / "k8s" / "schedule.yaml").read_text()

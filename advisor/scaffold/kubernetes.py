@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import textwrap
 from typing import Any
 
 from advisor.families import family
@@ -76,6 +77,8 @@ def node_selection(spec: Spec) -> dict[str, Any]:
         "nodeSelector": {k: fill(v) for k, v in (row.get("nodeSelector") or {}).items()},
         "tolerations": [dict(t) for t in row.get("tolerations") or []],
         "shm": bool(row.get("shm")),
+        # what removes the nodes once the replicas are scaled to 0 outside the priced hours
+        "empties": fill(str(row.get("empties") or "the nodes stay up: scale them down yourself")),
     }
 
 
@@ -337,8 +340,9 @@ def _schedule(spec: Spec, labels: dict[str, str], kind: str) -> str:
         })
     header = [
         *yaml_header(spec, "Service hours (CronJobs)"),
-        f"The estimate prices {plan.hours_per_day:g} h a day: {name} scales to 0 at {stop:02d}:00 UTC and back to",
-        f"{plan.min_replicas} replica(s) at {start:02d}:00 UTC (the HPA takes over from there); the node pool",
-        "autoscales to zero nodes in between. Edit the two schedules for your hours.",
+        *textwrap.wrap(
+            f"The estimate prices {plan.hours_per_day:g} h a day: {name} scales to 0 at {stop:02d}:00 UTC and back to "
+            f"{plan.min_replicas} replica(s) at {start:02d}:00 UTC (the HPA takes over from there); "
+            f"{node_selection(spec)['empties']}. Edit the two schedules for your hours.", 100),
     ]
     return "".join(dump(d, header if i == 0 else []) if i == 0 else "---\n" + dump(d, []) for i, d in enumerate(docs))

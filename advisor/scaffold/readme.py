@@ -11,7 +11,7 @@ from advisor.families import family
 from advisor.fmt import hours as _hours
 from advisor.fmt import md_message, md_text
 from advisor.fmt import money as _money
-from advisor.scaffold.kubernetes import monitoring_for, schedule_hours, server_argv
+from advisor.scaffold.kubernetes import monitoring_for, node_selection, schedule_hours, server_argv
 from advisor.scaffold.plan import statement
 from advisor.scaffold.shell import Step, auto_steps
 from advisor.scaffold.skeleton import stack_title
@@ -381,8 +381,8 @@ def _service_hours_section(spec: Spec, steps: list[Step], files: Mapping[str, st
             start, stop = schedule_hours(spec.plan)
             L.append(
                 f"The estimate prices {spec.plan.hours_per_day:g} h a day: `k8s/schedule.yaml` scales the server to 0 at "
-                f"{stop:02d}:00 UTC and back at {start:02d}:00 UTC, and the node pool autoscales to zero nodes in "
-                "between. Edit the two schedules for your hours."
+                f"{stop:02d}:00 UTC and back at {start:02d}:00 UTC; {node_selection(spec)['empties']}. Edit the two "
+                "schedules for your hours."
             )
         elif any(st.kind == "schedule" for st in steps):
             keys = " and ".join(f"`./setup.sh {st.key}`" for st in steps if st.kind == "schedule")
