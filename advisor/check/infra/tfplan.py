@@ -455,13 +455,21 @@ def machine_named(index: NameIndex, value: Any) -> str | None:
                 hw = index.lookup(v)
             if not hw.known and ((keyed and _CHIP_WORD.search(v)) or (key.endswith(".node_type") and _TPU_TYPE.match(v))):
                 return v  # an accelerator field naming a chip the catalog does not know (NVIDIA_TESLA_V100): unknown hardware
-            if not hw.known and index.is_unsupported(v.removeprefix("ml.")):
-                return v  # accelerator hardware the catalog does not hold (VM.GPU.A10.1, trn1.32xlarge): unknown, not a CPU
+            bare = v.strip().lower().removeprefix("ml.")
+            if not hw.known and (bare in index.unsupported or (_MACHINE_KEY.search(key) and index.is_unsupported(bare))):
+                # accelerator hardware the catalog does not hold (VM.GPU.A10.1, trn1.32xlarge) named as such, or a machine
+                # field's value of such a family (trn2.48xlarge): unknown hardware, not a CPU (a bucket named
+                # p5.48xlarge-logs is neither)
+                return v
             if not hw.known or index.is_cpu(hw.accelerator or ""):
                 continue
             if hw.chips or keyed:
                 return v
     return None
+
+
+# an attribute that names the machine (instance_type, machine_type, shape, vm_size, node_type, sku), at any depth
+_MACHINE_KEY = re.compile(r"(?:^|[._])(?:instance_types?|machine_type|shape|vm_size|node_type|sku|size)$")
 
 
 def unread_request(req: Request, index: NameIndex, machine: str, why: str) -> Request:
