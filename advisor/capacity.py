@@ -164,7 +164,7 @@ def reach(
         # a profile that states a commitment holds it anyway: the run pays the committed rate for its own
         # hours, up to the count a team commits to without negotiating (what the cloud's other kinds
         # reach); a count that only a negotiated reservation reaches is bought for the run: its term
-        held = max(((r.max_chips or largest) for r in rows if r.kind != "reserved"), default=0)
+        held = max(((largest if r.max_chips is None else r.max_chips) for r in rows if r.kind != "reserved"), default=0)
         min_hours = 0.0 if kid == "reserved" and pricing in COMMITTED_HOURS and chips <= held else lim.min_hours
         if chips <= cap and not long:
             return Reach(t.kinds[kid], lim, cap, max(hours, min_hours)), []

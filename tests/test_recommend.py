@@ -20,7 +20,7 @@ VERDICTS = {
     "qlora-single-gpu.yaml": "gpu",
     "image-generation.yaml": "tpu",
     "llama3-8b-lora.yaml": "tpu",
-    "llm-batch-summarise.yaml": "gpu",  # goal cost: b200 x 8 at saturation is the cheapest for the nightly volume
+    "llm-batch-summarise.yaml": "tpu",  # goal cost: v6e-8 x 5 on demand; B200 is not sold on demand on Google Cloud (a reservation)
     "llm-chatbot.yaml": "tpu",
     "llm-pretrain-70b.yaml": "tpu",
     "moe-serving.yaml": "gpu",
