@@ -45,6 +45,12 @@ COMPUTE_FALLBACK: dict[str, tuple[str, ...]] = {
 
 SourceIds = Annotated[list[Annotated[str, Field(min_length=1, max_length=80)]], Field(min_length=1, max_length=20)]
 Positive = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
+# A name that reaches generated commands and files (machine and slice types, topologies, zones, regions, runtime versions,
+# GKE labels, aliases): a cloud's name alphabet only. A catalog override comes from a pull request: a newline or shell
+# syntax in one would end a setup.sh comment or heredoc and run as a command (a review's finding).
+CloudName = Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$", min_length=1, max_length=64)]
+# Prose that reaches generated files (a chip's name and vendor): one line, no markdown or shell syntax
+OneLine = Annotated[str, Field(pattern=r"^[^\x00-\x1f\x7f`$<>|\\\[\]!*#@]+$", min_length=1, max_length=200)]
 
 
 
@@ -107,10 +113,10 @@ class Specs(Strict):
 
 class Slice(Strict):
     chips: Annotated[int, Field(gt=0, le=1_000_000)]
-    accelerator_type: Annotated[str, Field(min_length=1, max_length=64)]
-    topology: Annotated[str, Field(max_length=32)] | None = None
+    accelerator_type: CloudName
+    topology: CloudName | None = None
     hosts: Annotated[float, Field(gt=0, le=100_000)] | None = None
-    machine_type: Annotated[str, Field(max_length=64)] | None = None
+    machine_type: CloudName | None = None
 
 
 class Shapes(Strict):
@@ -119,7 +125,7 @@ class Shapes(Strict):
     gpus_per_node: Annotated[int, Field(ge=1, le=1024)] | None = None
     partial_node_counts: list[Annotated[int, Field(ge=1, le=1024)]] | None = None
     max_nodes: Annotated[int, Field(ge=1, le=100_000)] | None = None
-    machine_types: dict[int, Annotated[str, Field(max_length=64)]] | None = None
+    machine_types: dict[int, CloudName] | None = None
     # the cloud whose instance names machine_types are; elsewhere shapes get generic names
     machine_types_cloud: Cloud | None = None
     source: SourceIds
@@ -131,7 +137,7 @@ class Price(Strict):
     cloud: Cloud
     kind: Kind
     usd_per_chip_hour: Annotated[float, Field(gt=0, le=10_000, allow_inf_nan=False)]
-    region: Annotated[str, Field(max_length=64)] | None = None
+    region: CloudName | None = None
     min_count: Annotated[int, Field(ge=1, le=100_000)] | None = None  # e.g. on-demand only as whole 8-GPU VMs
     max_count: Annotated[int, Field(ge=1, le=100_000)] | None = None  # e.g. the 1-GPU size's rate, not a bigger VM's
     includes_host: bool = True
@@ -179,12 +185,12 @@ class Deploy(Strict):
     # written for Google Cloud, the one cloud selling TPUs; another cloud's instance names are in
     # `instance_types`). Code asks this, never a cloud's name.
     cloud: Cloud = "gcp"
-    runtime_version: str | None = None
-    gke_accelerator: str | None = None
+    runtime_version: CloudName | None = None
+    gke_accelerator: CloudName | None = None
     # SkyPilot accelerator name (`sky show-gpus`); TPUs: a template over the slice's accelerator_type.
     # Absent: SkyPilot does not list the chip, and generated tasks say it is unverified.
     skypilot: Annotated[str, Field(pattern=r"^[A-Za-z0-9{}_-]+$", max_length=64)] | None = None
-    zones: list[str] = Field(default_factory=list)
+    zones: list[CloudName] = Field(default_factory=list, max_length=200)
     # Per cloud other than shapes.machine_types_cloud: GPUs per instance -> that cloud's instance
     # type (EC2 instance type, Azure VM size), so setup files name the priced instance.
     instance_types: dict[Cloud, dict[int, Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$", max_length=64)]]] = Field(default_factory=dict)
@@ -204,9 +210,9 @@ class Accelerator(Strict):
     id: Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
     # a sized family of rules/families.yaml (tpu, gpu, cpu)
     device: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=32)]
-    name: Annotated[str, Field(min_length=1, max_length=200)]
-    vendor: Annotated[str, Field(min_length=1, max_length=64)]
-    aliases: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list)
+    name: OneLine
+    vendor: OneLine
+    aliases: list[CloudName] = Field(default_factory=list, max_length=50)
     clouds: list[Cloud] = Field(default_factory=list)  # where offered; empty = where priced
     specs: Specs
     shapes: Shapes

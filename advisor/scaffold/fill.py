@@ -40,6 +40,8 @@ def _fill_value(name: str, ctx: str, literal: Mapping[str, str], shell: Mapping[
         var = "${" + shell[name] + "}"
         return f"'\"{var}\"'" if ctx == "'" else var
     value = literal[name]
+    if ctx.startswith("heredoc"):  # a line of its own would end the heredoc early: a value is one line
+        value = " ".join(value.splitlines())
     if ctx == "'":
         return value.replace("'", "'\"'\"'")
     if ctx == '"':

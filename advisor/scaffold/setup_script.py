@@ -154,7 +154,7 @@ def _sh_steps(steps: list[Step]) -> list[str]:
     """One shell function per step, with its title, note and the settings it needs."""
     L: list[str] = []
     for n, s in enumerate(steps, 1):
-        L.append(f"# {n}. {s.title}")
+        L.append(f"# {n}. {' '.join(s.title.split())}")  # one comment line, whatever the title holds
         if s.note:
             L.extend(_comment(s.note))
         L.append(f"step_{s.key}() {{")

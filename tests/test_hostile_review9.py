@@ -1,0 +1,46 @@
+"""Hostile pull requests, a review of the whole tool (tests/data/hostile-review9): each case is a file set an attacker
+who controls every file of a pull request writes, where an earlier version ran the attacker's commands, passed
+accelerators the policy forbids or hung.
+
+- 01: a catalog override (negotiated prices kept in the repository) whose slice machine_type holds a newline and a
+  command: it ended setup.sh's step comment and ran on every ./setup.sh call (even --list), and its markdown reached
+  the report. Names that reach generated files are a cloud's name alphabet (catalog.CloudName); an override that is
+  not is an input error at its position.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from advisor.scaffold.fill import fill_command
+
+from .conftest import ROOT, run_cli
+
+CASES = ROOT / "tests" / "data" / "hostile-review9"
+
+
+@pytest.mark.parametrize("command", ["scaffold", "report", "recommend"])
+def test_a_catalog_override_cannot_carry_commands_or_markup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(CASES / "01-catalog-override-injection", repo)
+    monkeypatch.chdir(repo)
+    for override in ("policy/negotiated-prices.yaml", "policy/markdown.yaml"):
+        out = tmp_path / "out"
+        args = {"scaffold": ["-o", str(out)], "report": ["-o", str(tmp_path / "r.md")], "recommend": []}[command]
+        r = run_cli(command, "bert.yaml", "--catalog", override, *args)
+        assert r.code == 2, (command, override, r.code, r.out[-400:])
+        assert f"{override}:" in r.err and "machine_type" in r.err and "should match pattern" in r.err, r.err
+        assert not out.exists() and not (tmp_path / "r.md").exists()
+
+
+def test_a_value_in_a_heredoc_cannot_end_it() -> None:
+    """Defence in depth (every catalog and profile value is validated first): a placeholder's value in a heredoc body is
+    one line, so it cannot put the delimiter on a line of its own."""
+    cmd = "cat > job.yaml <<EOF\nmachineType: {machine_type}\nEOF"
+    got = fill_command(cmd, {"machine_type": "ct6e\nEOF\ntouch /tmp/x"}, {})
+    assert got.splitlines().count("EOF") == 1 and got.splitlines()[-1] == "EOF", got
+    quoted = fill_command("cat > job.yaml <<'EOF'\nmachineType: {machine_type}\nEOF", {"machine_type": "a\nEOF\nid"}, {})
+    assert quoted.splitlines().count("EOF") == 1, quoted
