@@ -5,11 +5,15 @@ accelerators the policy forbids or hung.
 - 01: a catalog override (negotiated prices kept in the repository) whose slice machine_type holds a newline and a
   command: it ended setup.sh's step comment and ran on every ./setup.sh call (even --list), and its markdown reached
   the report. Names that reach generated files are a cloud's name alphabet (catalog.CloudName); an override that is
-  not is an input error at its position.
+  not is an input error at its position;
+- 09: a Terraform file python-hcl2 cannot parse (valid HCL: enabled = !!true) whose node pool takes its machine from a
+  local of another file (machine_type = local.machine, "a3-highgpu-8g" in locals.tf): it was skipped as naming no
+  accelerator, so 100 x a3-highgpu-8g passed a policy allowing L4 only; now a request of unknown hardware, unresolved.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -44,3 +48,12 @@ def test_a_value_in_a_heredoc_cannot_end_it() -> None:
     assert got.splitlines().count("EOF") == 1 and got.splitlines()[-1] == "EOF", got
     quoted = fill_command("cat > job.yaml <<'EOF'\nmachineType: {machine_type}\nEOF", {"machine_type": "a\nEOF\nid"}, {})
     assert quoted.splitlines().count("EOF") == 1, quoted
+
+
+def test_an_unparseable_terraform_file_whose_machine_is_a_reference_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(CASES / "09-unparseable-tf-machine-elsewhere")
+    r = run_cli("check", "tf", "--policy", str(CASES / "policy-09.yaml"), "--format", "json")
+    assert r.code == 1, (r.code, r.err[-400:])
+    [res] = json.loads(r.out)["results"]
+    assert res["source"]["address"] == "google_container_node_pool.pool" and res["request"]["hardware"] == "local.machine"
+    assert {"request-unknown-accelerator", "request-unresolved"} <= {f["rule"] for f in res["findings"]}

@@ -448,6 +448,10 @@ _ACCELERATOR_WORD = re.compile(
     r"accelerator|gpu|tpu|nvidia|\b(?:p[2-6][a-z]*|g[4-6][a-z]*|trn[0-9][a-z]*|inf[0-9])\.[0-9]*x?large|\ba[0-4][a-z]?-[a-z]+gpu"
     r"|\bg[2-4]-standard|\bct[4-7][a-z]*-|\btpu7x|standard_n[cdv]", re.I)
 _READ_TYPES = tfplan.READ | tfk8s.TYPES  # the resource types the HCL reader reads
+# a machine or accelerator field set from a reference (machine_type = local.machine): what it names is in another file
+_MACHINE_BY_REFERENCE = re.compile(
+    r"\b(?:machine_type|instance_types?|vm_size|node_type|accelerator_type|type|sku)\s*=\s*\[?\s*"
+    r"(?P<ref>(?:var|local|module|each|data)\.[A-Za-z0-9_.\-\[\]\"]{1,80})")
 # a body that reads variables, locals or module inputs: evaluated before a type no reader takes is passed over
 _REFERENCES = re.compile(r"\b(?:var|local|module|each)\.")
 MAX_UNREAD_TEXT = 200_000
@@ -464,7 +468,7 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
     syntax this reader does not take. Where the name is one the index knows (p4d.24xlarge), that is the hardware asked
     for; its count is still not read. A file whose text names none stays skipped with the reason. Comments are not read."""
     text = _without_comments(text)
-    if not _ACCELERATOR_WORD.search(text):
+    if not _ACCELERATOR_WORD.search(text) and not _MACHINE_BY_REFERENCE.search(text):
         return []
     heads = list(_BLOCK_HEAD.finditer(text))[:MAX_UNREAD]
     out: list[Request] = []
@@ -474,10 +478,15 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
             continue
         end = _block_end(text, m.end())
         word = _ACCELERATOR_WORD.search(text, m.end(), end)
+        if word is None and kind == "resource" and (ref := _MACHINE_BY_REFERENCE.search(text, m.end(), end)) is not None:
+            # the machine comes from a variable, local or module output the lost file's module settles elsewhere
+            # (locals.tf): which one is not known once this file cannot be read, so it may be an accelerator
+            word = ref
         if word is None:
             continue
         # a quoted machine / instance name the index knows ("a3-highgpu-8g") says the hardware; a bare word (gpu) does not
-        hint = next((q for q in _quoted(text, m.end(), end) if _ACCELERATOR_WORD.search(q) and index.lookup(q).known), word.group(0))
+        named = word.group("ref") if "ref" in word.re.groupindex else word.group(0)
+        hint = next((q for q in _quoted(text, m.end(), end) if _ACCELERATOR_WORD.search(q) and index.lookup(q).known), named)
         if kind == "module" and _LOCAL_CALL.search(text, m.end(), end) and not index.lookup(hint).known:
             continue  # a local module passed only variables (var.machine_type): its own files say what it asks for
         address = f"{first}.{second}" if kind == "resource" else f"module.{first}"

@@ -1,0 +1,3 @@
+locals {
+  machine = "a3-highgpu-8g"
+}
