@@ -8,13 +8,18 @@ accelerators the policy forbids or hung.
   not is an input error at its position;
 - 09: a Terraform file python-hcl2 cannot parse (valid HCL: enabled = !!true) whose node pool takes its machine from a
   local of another file (machine_type = local.machine, "a3-highgpu-8g" in locals.tf): it was skipped as naming no
-  accelerator, so 100 x a3-highgpu-8g passed a policy allowing L4 only; now a request of unknown hardware, unresolved.
+  accelerator, so 100 x a3-highgpu-8g passed a policy allowing L4 only; now a request of unknown hardware, unresolved;
+- 13: a committed GPU manifest the change's .gitignore lists, in a checkout another user owns (a container job in CI):
+  git ls-files refused it ("dubious ownership") and the .gitignore alone decided, so 80 H100 passed; advisor names the
+  repository safe for its own git call, and any other git failure stops the run (exit 4).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -57,3 +62,46 @@ def test_an_unparseable_terraform_file_whose_machine_is_a_reference_fails_closed
     [res] = json.loads(r.out)["results"]
     assert res["source"]["address"] == "google_container_node_pool.pool" and res["request"]["hardware"] == "local.machine"
     assert {"request-unknown-accelerator", "request-unresolved"} <= {f["rule"] for f in res["findings"]}
+
+
+def _repo_of(tmp_path: Path, case: str) -> Path:
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git not installed")
+    repo = tmp_path / "repo"
+    shutil.copytree(CASES / case, repo)
+    (repo / "gitignore.pr").rename(repo / ".gitignore")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (["init", "-q", "."], ["add", "-A"], ["add", "-f", "k8s/gpu.yaml"],
+                 ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "pr"]):
+        subprocess.run([git, *args], cwd=repo, check=True, env=env, capture_output=True, timeout=60)
+    return repo
+
+
+def test_a_gitignore_cannot_hide_a_committed_file_from_a_checkout_another_user_owns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("needs root to give the checkout to another user")
+    repo = _repo_of(tmp_path, "13-gitignore-hides-tracked")
+    for d, _dirs, files in os.walk(repo):
+        for name in [d, *(os.path.join(d, f) for f in files)]:
+            os.chown(name, 1001, 1001)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(repo)
+    r = run_cli("check", "k8s", "--policy", str(CASES / "policy-13.yaml"), "--format", "json")
+    assert r.code == 1, (r.code, r.err[-400:])
+    assert json.loads(r.out)["summary"]["total_chips"] == 80
+
+
+def test_a_git_failure_stops_the_run_rather_than_trusting_the_gitignore(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo_of(tmp_path, "13-gitignore-hides-tracked")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text("#!/bin/sh\necho 'fatal: something went wrong' >&2\nexit 128\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.chdir(repo)
+    r = run_cli("check", "k8s", "--policy", str(CASES / "policy-13.yaml"), "--format", "json")
+    assert r.code == 4 and "git ls-files" in r.err and "something went wrong" in r.err, (r.code, r.err)

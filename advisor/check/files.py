@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from advisor.errors import InputError, Problem
+from advisor.errors import EnvironmentFault, InputError, Problem
 from advisor.yamlsrc import OUTSIDE as OUTSIDE  # re-exported: the readers of the gate import them from here
 from advisor.yamlsrc import escapes as escapes
 from advisor.yamlsrc import git_root as _git_root
@@ -186,8 +186,10 @@ class Tracked:
 
 
 def tracked(top: str) -> Tracked | None:
-    """The files ``git ls-files`` lists for the repository holding ``top``; None outside one, without
-    git, or when git fails (the repository's hooks and fsmonitor are not run)."""
+    """The files ``git ls-files`` lists for the repository holding ``top``; None outside one or without git (the
+    repository's hooks and fsmonitor are not run). The repository is named safe on the command line (git's "dubious
+    ownership" refusal of a checkout another user owns: a container job in CI); where git still fails, the run stops
+    (EnvironmentFault, exit 4): the .gitignore files of the change must not decide alone which committed file is read."""
     root = _git_root(top)
     git = shutil.which("git")
     if root is None or git is None:
@@ -196,13 +198,20 @@ def tracked(top: str) -> Tracked | None:
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     try:
         run = subprocess.run(
-            [git, "-c", "core.fsmonitor=false", "-C", root, "ls-files", "-z", "--cached"],
+            [git, "-c", "core.fsmonitor=false", "-c", f"safe.directory={root}", "-C", root, "ls-files", "-z", "--cached"],
             capture_output=True, timeout=60, env=env, stdin=subprocess.DEVNULL, check=False,
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise EnvironmentFault(root, "list the files git tracks (git ls-files)", str(exc)[:200]) from None
     if run.returncode != 0:
-        return None
+        why = run.stderr.decode("utf-8", "replace").strip().splitlines()
+        if any("not a git repository" in line for line in why):
+            return None  # a .git that holds no repository (a fixture's boundary marker): as outside one
+        raise EnvironmentFault(
+            root, "list the files git tracks (git ls-files)",
+            f"{(why[0] if why else f'exit {run.returncode}')[:200]}; without it a .gitignore of the change could hide a "
+            "committed file: fix git, or pass the files to check",
+        )
     files = frozenset(os.path.join(root, *p.split("/")) for p in run.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
     dirs: set[str] = set()
     for f in files:
