@@ -11,7 +11,9 @@ accelerators the policy forbids or hung.
   accelerator, so 100 x a3-highgpu-8g passed a policy allowing L4 only; now a request of unknown hardware, unresolved;
 - 13: a committed GPU manifest the change's .gitignore lists, in a checkout another user owns (a container job in CI):
   git ls-files refused it ("dubious ownership") and the .gitignore alone decided, so 80 H100 passed; advisor names the
-  repository safe for its own git call, and any other git failure stops the run (exit 4).
+  repository safe for its own git call, and any other git failure stops the run (exit 4);
+- 04, 05, 06: a .gitignore glob (*a*a*a*a*a*b) and a kustomize target name (a?a?...aaa...) that backtracked
+  exponentially against a long name (past 120 s), and a .gitignore range git accepts ([z-a]) that crashed the gate.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -105,3 +108,54 @@ def test_a_git_failure_stops_the_run_rather_than_trusting_the_gitignore(tmp_path
     monkeypatch.chdir(repo)
     r = run_cli("check", "k8s", "--policy", str(CASES / "policy-13.yaml"), "--format", "json")
     assert r.code == 4 and "git ls-files" in r.err and "something went wrong" in r.err, (r.code, r.err)
+
+
+def _plain_repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    repo = tmp_path / "repo"
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    (repo / ".git").mkdir()
+    return repo
+
+
+GPU_POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n"
+           "    resources: {limits: {nvidia.com/gpu: 8}}\n")
+
+
+@pytest.mark.parametrize("line", ["*a*a*a*a*a*b", "[z-a]", "[[:alpha:]]x", "[!a-"])
+def test_a_gitignore_line_neither_hangs_nor_crashes_the_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str) -> None:
+    repo = _plain_repo(tmp_path, {"k8s/" + "a" * 200 + ".yaml": GPU_POD, ".gitignore": line + "\n"})
+    monkeypatch.chdir(repo)
+    t = time.monotonic()
+    r = run_cli("check", "k8s", "--no-config", "--format", "json", "--fail-on", "never")
+    assert r.code == 0 and time.monotonic() - t < 30, (r.code, r.err[-300:], time.monotonic() - t)
+    assert json.loads(r.out)["summary"]["total_chips"] == 8
+
+
+def test_glob_matching_is_the_gitignore_semantics() -> None:
+    from advisor.check.files import _Glob
+
+    cases = [("*.yaml", "x.yaml", True), ("*.yaml", "a/x.yaml", False), ("**/foo", "a/b/foo", True), ("**/foo", "foo", True),
+             ("a/**/b", "a/b", True), ("a/**/b", "a/x/y/b", True), ("a/**/b", "ab", False), ("a/**", "a/x/y", True),
+             ("[a-c]x", "bx", True), ("[!a-c]x", "bx", False), ("[z-a]", "z", False), ("[[:digit:]]", "7", True),
+             ("?", "/", False), ("a\\*", "a*", True), ("a\\*", "ab", False)]
+    for pattern, text, want in cases:
+        assert _Glob(pattern).match(text) is want, (pattern, text)
+
+
+def test_a_kustomize_target_pattern_that_backtracks_is_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    n = 32
+    deploy = GPU_POD.replace("kind: Pod\nmetadata: {name: p}\nspec:\n", "kind: Deployment\nmetadata: {name: " + "a" * n + "b}\n"
+                             "spec:\n  replicas: 1\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n"
+                             "    spec:\n").replace("\n  containers:", "\n      containers:").replace("\n  - name", "\n      - name")
+    deploy = deploy.replace("\n    image: x\n    resources", "\n        image: x\n        resources")
+    kz = ("resources: [deploy.yaml]\npatches:\n- target: {kind: Deployment, name: \"" + "a?" * n + "a" * n + "\"}\n"
+          "  patch: |-\n    - {op: replace, path: /spec/replicas, value: 2}\n")
+    repo = _plain_repo(tmp_path, {"k8s/deploy.yaml": deploy, "k8s/kustomization.yaml": kz})
+    monkeypatch.chdir(repo)
+    t = time.monotonic()
+    r = run_cli("check", "k8s", "--no-config", "--format", "json", "--fail-on", "never")
+    assert time.monotonic() - t < 30 and r.code == 0, (r.code, r.err[-300:])
+    rules = {f["rule"] for x in json.loads(r.out)["results"] for f in x["findings"]}
+    assert "request-unresolved" in rules, rules

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from advisor.errors import EnvironmentFault, InputError, Problem
 from advisor.yamlsrc import OUTSIDE as OUTSIDE  # re-exported: the readers of the gate import them from here
@@ -62,36 +63,149 @@ class Selection:
     refused: list[Problem] = field(default_factory=list)  # files that must not be read (input errors)
 
 
-@lru_cache(maxsize=512)
-def _regex(pattern: str) -> re.Pattern[str]:
-    out = []
+_POSIX_CLASSES: dict[str, Callable[[str], bool]] = {
+    "alpha": str.isalpha, "digit": str.isdigit, "alnum": str.isalnum, "upper": str.isupper, "lower": str.islower,
+    "space": str.isspace, "xdigit": lambda ch: ch in "0123456789abcdefABCDEF",
+    "punct": lambda ch: ch.isprintable() and not ch.isalnum() and not ch.isspace(),
+}
+
+
+def _char_class(body: str) -> Callable[[str], bool]:
+    """A glob's ``[...]`` body as a predicate: ranges (a reversed one matches nothing, as in git), POSIX classes
+    ([:alpha:]; an unknown one matches nothing), ``!`` / ``^`` negation."""
+    negate = body[:1] in ("!", "^")
+    body = body[1:] if negate else body
+    singles: set[str] = set()
+    ranges: list[tuple[str, str]] = []
+    preds: list[Callable[[str], bool]] = []
     i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
+    while i < len(body):
+        if body.startswith("[:", i) and (j := body.find(":]", i + 2)) >= 0:
+            preds.append(_POSIX_CLASSES.get(body[i + 2 : j], lambda _ch: False))
+            i = j + 2
             continue
-        if pattern.startswith("**", i):
-            out.append(".*")
+        ch = body[i + 1] if body[i] == "\\" and i + 1 < len(body) else body[i]
+        i += 2 if body[i] == "\\" and i + 1 < len(body) else 1
+        if i + 1 < len(body) and body[i] == "-":
+            hi = body[i + 1]
+            ranges.append((ch, hi))
             i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = pattern.find("]", i + 1)
-            if j < 0:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : j].replace("\\", "\\\\")
-                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-                i = j
         else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
+            singles.add(ch)
+
+    def member(ch: str) -> bool:
+        hit = ch in singles or any(lo <= ch <= hi for lo, hi in ranges) or any(p(ch) for p in preds)
+        return hit != negate
+
+    return member
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """Where the bracket expression opened at ``i`` closes (-1: it does not): a ``]`` right after ``[`` or ``[!`` is a
+    member, ``[:alpha:]`` a class of its own, a backslash escapes."""
+    k = i + 1
+    if pattern[k : k + 1] in ("!", "^"):
+        k += 1
+    if pattern[k : k + 1] == "]":
+        k += 1
+    while k < len(pattern):
+        if pattern.startswith("[:", k) and (j := pattern.find(":]", k + 2)) >= 0:
+            k = j + 2
+        elif pattern[k] == "]":
+            return k
+        else:
+            k += 2 if pattern[k] == "\\" else 1
+    return -1
+
+
+class _Glob:
+    """A .gitignore pattern matched over a whole string without backtracking (a set of token positions advanced one
+    character at a time: time linear in the string's length times the pattern's), never a regex whose backtracking a
+    pattern of the change (``*a*a*a*a*a*b``) makes exponential against a long name. ``*`` and ``?`` stay within one
+    path component, ``**/`` is any number of whole directories, ``**`` anything."""
+
+    def __init__(self, pattern: str) -> None:
+        toks: list[tuple[str, Any]] = []
+        i = 0
+        while i < len(pattern):
+            c = pattern[i]
+            if pattern.startswith("**/", i):
+                toks.append(("dirs", None))
+                i += 3
+                continue
+            if pattern.startswith("**", i):
+                toks.append(("all", None))
+                i += 2
+                continue
+            if c == "*":
+                if not toks or toks[-1][0] != "star":  # ** within a name is *; runs of * are one
+                    toks.append(("star", None))
+            elif c == "?":
+                toks.append(("one", None))
+            elif c == "[" and (j := _class_end(pattern, i)) >= 0:
+                toks.append(("class", _char_class(pattern[i + 1 : j])))
+                i = j
+            elif c == "\\" and i + 1 < len(pattern):
+                toks.append(("lit", pattern[i + 1]))
+                i += 1
+            else:
+                toks.append(("lit", c))
+            i += 1
+        self.toks = toks
+
+    def _closure(self, states: set[int]) -> set[int]:
+        """``states`` with every position an empty match reaches (``*``, ``**``, ``**/`` match nothing too)."""
+        out, todo = set(states), [t for t in states if t >= 0]
+        while todo:
+            t = todo.pop()
+            if t < len(self.toks) and self.toks[t][0] in ("star", "all", "dirs") and t + 1 not in out:
+                out.add(t + 1)
+                todo.append(t + 1)
+        return out
+
+    def match(self, text: str) -> bool:
+        """Whether the pattern matches all of ``text``. A state is a token position; -(t + 1) is inside the ``**/`` at
+        t (any characters, left only after a slash)."""
+        states = self._closure({0})
+        end = len(self.toks)
+        for ch in text:
+            nxt: set[int] = set()
+            for t in states:
+                if t < 0:  # inside a **/: anything, and a slash may end it
+                    nxt.add(t)
+                    if ch == "/":
+                        nxt.add(-t)
+                    continue
+                if t == end:
+                    continue
+                kind, arg = self.toks[t]
+                if kind == "lit":
+                    if ch == arg:
+                        nxt.add(t + 1)
+                elif kind == "one":
+                    if ch != "/":
+                        nxt.add(t + 1)
+                elif kind == "class":
+                    if ch != "/" and arg(ch):
+                        nxt.add(t + 1)
+                elif kind == "star":
+                    if ch != "/":
+                        nxt.add(t)
+                elif kind == "all":
+                    nxt.add(t)
+                else:  # dirs: its first character
+                    nxt.add(-(t + 1))
+                    if ch == "/":
+                        nxt.add(t + 1)
+            if not nxt:
+                return False
+            states = self._closure(nxt)
+        return end in states
+
+
+@lru_cache(maxsize=4096)
+def _regex(pattern: str) -> _Glob:
+    return _Glob(pattern)
 
 
 @dataclass(frozen=True)

@@ -719,9 +719,10 @@ _NESTED_QUANTIFIER = re.compile(r"[)\]][*+?{]|\{\d")
 
 def _name_pattern(pattern: str) -> re.Pattern[str] | None:
     """A target name as kustomize reads it (a regular expression, anchored), when it is one that
-    runs in linear time on a Kubernetes name: at most three * / + and no quantified group or
-    class (a pull request writes both the pattern and the names it is matched against)."""
-    if len(pattern) > 253 or _NESTED_QUANTIFIER.search(pattern) or sum(pattern.count(c) for c in "*+") > 3:
+    runs in polynomial time on a Kubernetes name: at most three * / + / ? (a?a?...aaa... backtracks 2^n times) and no
+    quantified group or class (a pull request writes both the pattern and the names it is matched against)."""
+    quantifiers = sum(pattern.count(c) for c in "*+") + pattern.count("?") - pattern.count("(?")
+    if len(pattern) > 253 or _NESTED_QUANTIFIER.search(pattern) or quantifiers > 3:
         return None
     try:
         return re.compile(f"^(?:{pattern})$")
