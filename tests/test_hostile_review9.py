@@ -13,7 +13,10 @@ accelerators the policy forbids or hung.
   git ls-files refused it ("dubious ownership") and the .gitignore alone decided, so 80 H100 passed; advisor names the
   repository safe for its own git call, and any other git failure stops the run (exit 4);
 - 04, 05, 06: a .gitignore glob (*a*a*a*a*a*b) and a kustomize target name (a?a?...aaa...) that backtracked
-  exponentially against a long name (past 120 s), and a .gitignore range git accepts ([z-a]) that crashed the gate.
+  exponentially against a long name (past 120 s), and a .gitignore range git accepts ([z-a]) that crashed the gate;
+- 03: parts of a Helm chart that Helm deploys, unseen without helm: a packaged subchart (charts/gpu-0.1.0.tgz, not
+  listed in Chart.yaml) whose template asks for 8 H100 x 100, and charts/, charts/gpu or crds/ as links to directories
+  of the repository (Helm's loader follows them): each passed with exit 0, total_chips 0.
 """
 
 from __future__ import annotations
@@ -159,3 +162,26 @@ def test_a_kustomize_target_pattern_that_backtracks_is_not_run(tmp_path: Path, m
     assert time.monotonic() - t < 30 and r.code == 0, (r.code, r.err[-300:])
     rules = {f["rule"] for x in json.loads(r.out)["results"] for f in x["findings"]}
     assert "request-unresolved" in rules, rules
+
+
+@pytest.mark.parametrize("case", ["a-packaged-subchart", "b-charts-dir-symlink", "c-subchart-symlink", "d-crds-dir-symlink"])
+def test_every_part_of_a_chart_helm_deploys_is_read_without_helm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str,
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(CASES / "03-helm-chart-parts", repo, symlinks=True)
+    (repo / ".git").mkdir()
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no helm: advisor renders the chart itself
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "helm" else _which(name, *a, **k))
+    r = run_cli("check", f"deploy/{case}", "--policy", str(CASES / "policy-03.yaml"), "--format", "json")
+    assert r.code == 1, (case, r.code, r.err[-300:])
+    [res] = json.loads(r.out)["results"]
+    if case == "a-packaged-subchart":  # not rendered: the packaged templates name a chip resource
+        assert "gpu-0.1.0.tgz" in res["request"]["hardware"], res["request"]
+        assert {"request-unknown-accelerator", "request-unresolved"} <= {f["rule"] for f in res["findings"]}
+    else:
+        assert res["request"]["total_chips"] == 800, res["request"]
+
+
+_which = shutil.which

@@ -945,8 +945,7 @@ def _chart_files(chart: str, folder: str, keep: Callable[[str], bool]) -> list[s
 
 def _crd_files(chart: str) -> list[str]:
     """The YAML files of a chart's crds/ directory (Helm installs them before the templates, as written)."""
-    if os.path.islink(os.path.join(chart, "crds")):
-        return []
+    # a link is followed as Helm's loader follows it; _chart_files never leaves the repository
     return _chart_files(chart, "crds", lambda n: n.endswith((".yaml", ".yml", ".json")))[:MAX_FILES]
 
 
@@ -1061,7 +1060,7 @@ def render_chart(
 
 def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: int, count: list[int], upgrade: bool) -> list[Rendered]:
     sub_dir = os.path.join(chart, "charts")
-    if not os.path.isdir(sub_dir) or os.path.islink(sub_dir):
+    if not os.path.isdir(sub_dir) or not _in_repository(sub_dir, chart):
         return []
     conditions: dict[str, str] = {}
     aliases: dict[str, list[str]] = {}  # a dependency's chart name -> the names its instances take values under
@@ -1076,7 +1075,7 @@ def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: in
     out: list[Rendered] = []
     for folder in sorted(os.listdir(sub_dir)):
         path = os.path.join(sub_dir, folder)
-        if os.path.islink(path) or not os.path.isfile(os.path.join(path, "Chart.yaml")):
+        if not _in_repository(path, chart) or not os.path.isfile(os.path.join(path, "Chart.yaml")):
             continue
         # Helm scopes a subchart's values by its Chart.yaml name (or each alias it is installed under), not its folder
         cname = str(_chart_meta(path).get("name") or folder)
@@ -1244,12 +1243,12 @@ def _missing_dependencies(chart: str) -> list[_Dependency]:
     except InputError:
         return []
     data = docs[0].data if docs else None
-    if not isinstance(data, dict) or not isinstance(data.get("dependencies"), list):
+    if not isinstance(data, dict):
         return []
-    deps = data["dependencies"]
+    deps = data["dependencies"] if isinstance(data.get("dependencies"), list) else []
     vals = _values(chart)
     sub = os.path.join(chart, "charts")
-    held = set(os.listdir(sub)) if os.path.isdir(sub) and not os.path.islink(sub) else set()
+    held = set(os.listdir(sub)) if os.path.isdir(sub) and _in_repository(sub, chart) else set()
     out: list[_Dependency] = []
     for i, dep in enumerate(deps[:100]):
         if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
@@ -1267,11 +1266,66 @@ def _missing_dependencies(chart: str) -> list[_Dependency]:
             if v is False:
                 continue
         line, col = docs[0].where(("dependencies", i))
-        asks = asks_for_chips(vals.get(key), key)
+        asks = asks_for_chips(vals.get(key), key) or (_packaged_asks(os.path.join(sub, packaged)) if packaged else None)
         # a packaged subchart (charts/NAME-VERSION.tgz, what helm dependency build writes) is rendered by helm only
         where = f"charts/{packaged} (packaged: rendered by helm only)" if packaged else str(dep.get("repository") or "")
         out.append(_Dependency(str(data.get("name", "")), key, where, str(dep.get("version") or ""), path, line, col, asks))
+    listed = {str(d["name"]) for d in deps[:100] if isinstance(d, dict) and isinstance(d.get("name"), str)}
+    for h in sorted(held):  # Helm 3 renders every chart in charts/, listed or not
+        if h.endswith(".tgz") and not any(h.startswith(f"{n}-") for n in listed) and (asks := _packaged_asks(os.path.join(sub, h))):
+            out.append(_Dependency(str(data.get("name", "")), h.removesuffix(".tgz"), f"charts/{h} (packaged: rendered by helm only)",
+                                   "", path, 1, 1, asks))
     return out
+
+
+def _in_repository(path: str, chart: str) -> bool:
+    """Whether ``path`` of a chart is read: a directory of its own, or a link that resolves inside the repository (Helm's
+    loader follows links; one out of the repository is never followed)."""
+    if not os.path.islink(path):
+        return True
+    from advisor.check.files import boundary, escapes
+
+    return not escapes(os.path.realpath(path), os.path.realpath(boundary(chart)))
+
+
+# what a packaged subchart's templates hold when they ask for accelerators
+_CHIP_IN_TEMPLATE = re.compile(
+    r"nvidia\.com/(?:gpu|mig)|amd\.com/gpu|google\.com/tpu|aws\.amazon\.com/neuron|habana\.ai/|gke-accelerator|gke-tpu")
+MAX_PACKAGED_BYTES = 64 * 1024 * 1024  # a packaged subchart read uncompressed, at most (a gzip bomb stops here)
+
+
+def _packaged_asks(path: str) -> str | None:
+    """What in a packaged subchart (charts/NAME-VERSION.tgz, not rendered without helm) asks for accelerators: the first
+    chip resource or accelerator selector its templates name; one that cannot be read (corrupt, larger than
+    MAX_PACKAGED_BYTES uncompressed) is said too: never passed as asking for nothing."""
+    import io
+    import tarfile
+    import zlib
+
+    name = os.path.basename(path)
+    try:
+        if os.path.getsize(path) > MAX_PACKAGED_BYTES:
+            return f"charts/{name}: larger than {MAX_PACKAGED_BYTES // 2**20} MiB, not read"
+        with open(path, "rb") as f:
+            raw = f.read()
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        data = inflate.decompress(raw, MAX_PACKAGED_BYTES)
+        if inflate.unconsumed_tail:
+            return f"charts/{name}: more than {MAX_PACKAGED_BYTES // 2**20} MiB uncompressed, not read"
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            for i, member in enumerate(tar):
+                if i > 10_000:
+                    return f"charts/{name}: more than 10,000 files, not read"
+                if not member.isfile() or "/templates/" not in f"/{member.name}":
+                    continue
+                handle = tar.extractfile(member)
+                text = handle.read().decode("utf-8", "replace") if handle is not None else ""
+                hit = _CHIP_IN_TEMPLATE.search(text)
+                if hit:
+                    return f"charts/{name}: {member.name[:120]} names {hit.group(0)}"
+    except (OSError, tarfile.TarError, zlib.error, EOFError) as exc:
+        return f"charts/{name}: not readable ({str(exc)[:80]})"
+    return None
 
 
 def read_values(files: list[str], layers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1302,10 +1356,10 @@ def _all_template_files(chart: str, depth: int = 0) -> list[str]:
     """The template files of ``chart`` and of the subcharts unpacked under its charts/ (as deep as render_chart goes)."""
     out = _template_files(chart)
     sub_dir = os.path.join(chart, "charts")
-    if depth < MAX_SUBCHART_DEPTH and os.path.isdir(sub_dir) and not os.path.islink(sub_dir):
+    if depth < MAX_SUBCHART_DEPTH and os.path.isdir(sub_dir) and _in_repository(sub_dir, chart):
         for folder in sorted(os.listdir(sub_dir)):
             path = os.path.join(sub_dir, folder)
-            if not os.path.islink(path) and os.path.isfile(os.path.join(path, "Chart.yaml")):
+            if _in_repository(path, chart) and os.path.isfile(os.path.join(path, "Chart.yaml")):
                 out += _all_template_files(path, depth + 1)
     return out[:MAX_FILES]
 
