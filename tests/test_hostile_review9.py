@@ -16,7 +16,10 @@ accelerators the policy forbids or hung.
   exponentially against a long name (past 120 s), and a .gitignore range git accepts ([z-a]) that crashed the gate;
 - 03: parts of a Helm chart that Helm deploys, unseen without helm: a packaged subchart (charts/gpu-0.1.0.tgz, not
   listed in Chart.yaml) whose template asks for 8 H100 x 100, and charts/, charts/gpu or crds/ as links to directories
-  of the repository (Helm's loader follows them): each passed with exit 0, total_chips 0.
+  of the repository (Helm's loader follows them): each passed with exit 0, total_chips 0;
+- 11: a Job of 64 H100 that never ends, linked to a tiny fine-tuning profile the same change adds: its cost became a
+  one-off run of 10 minutes ($56), which max_monthly_increase_usd does not read ($512,941 a month passed, exit 0). A
+  linked estimate prices a run only within what the manifest enforces (activeDeadlineSeconds); else a month.
 """
 
 from __future__ import annotations
@@ -185,3 +188,21 @@ def test_every_part_of_a_chart_helm_deploys_is_read_without_helm(
 
 
 _which = shutil.which
+
+
+def test_a_profile_of_the_change_cannot_shorten_a_job_nothing_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(CASES / "11-linked-job-monthly", repo)
+    (repo / ".git").mkdir()
+    monkeypatch.chdir(repo)
+    policy = str(CASES / "policy-11.yaml")
+    r = run_cli("check", "k8s", "workloads", "--policy", policy, "--format", "json")
+    assert r.code == 1, (r.code, r.err[-300:])
+    [res] = json.loads(r.out)["results"]
+    assert res["cost_kind"] == "monthly" and "policy-monthly-increase" in {f["rule"] for f in res["findings"]}, res["cost_kind"]
+    # a deadline the manifest enforces prices the run at it (the most it runs), as a run
+    job = repo / "k8s" / "job.yaml"
+    job.write_text(job.read_text().replace("spec:\n", "spec:\n  activeDeadlineSeconds: 7200\n", 1))
+    r = run_cli("check", "k8s", "workloads", "--policy", policy, "--format", "json")
+    [res] = json.loads(r.out)["results"]
+    assert res["cost_kind"] == "one-off" and res["proposal"]["request"]["hours"] == pytest.approx(2.0), res["proposal"]["request"]

@@ -219,8 +219,20 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
         hours = HOURS_PER_MONTH
         if not req.always_on and profile.is_training:
             e = estimate(profile, acc, total, ctx.constants)
-            hours = min(max(e.hours or HOURS_PER_MONTH, 0.01), 1_000_000)
-            hours_note = f"hours from the workload's estimate at {acc.id} x {total}"
+            run = min(max(e.hours or HOURS_PER_MONTH, 0.01), 1_000_000)
+            bound = req.run_bound_hours
+            if bound is None:  # the profile (from the same change, perhaps) says how long; nothing makes the run stop
+                hours = HOURS_PER_MONTH
+                hours_note = (
+                    f"priced as a whole month (730 h): the workload's estimate at {acc.id} x {total} is {run:,.1f} h, but "
+                    f"nothing in {req.address} stops the run there (a Kubernetes Job: spec.activeDeadlineSeconds)"
+                )
+            else:  # the most it can run: what the manifest enforces, not what the profile expects
+                hours = min(max(bound, 0.01), HOURS_PER_MONTH)
+                hours_note = (
+                    f"hours from the run's deadline ({bound:,.1f} h, activeDeadlineSeconds), the most it runs; the workload's "
+                    f"estimate at {acc.id} x {total} is {run:,.1f} h"
+                )
         dep = profile.deployment.model_copy(update={
             "clouds": [req.cloud] if req.cloud else profile.deployment.clouds,
             "pricing": PRICE_KIND[req.pricing] if req.pricing != "reservation" else "committed-1y",
@@ -262,7 +274,8 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
     result.status = "error" if result.active("error") else "warning" if result.active("warning") else "pass"
     result.cost_kind = (
         "one-off"
-        if (lp is not None and not req.always_on and lp.profile.is_training and hours_note.startswith("hours from"))
+        if (lp is not None and not req.always_on and lp.profile.is_training and hours_note.startswith("hours from")
+            and (req.run_bound_hours or 0.0) < HOURS_PER_MONTH)
         else "monthly"
     )
     if lp is None:

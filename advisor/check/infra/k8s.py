@@ -151,6 +151,8 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             elif part.pods <= 0 or not pod_request(d, part.pod, req, part.containers):
                 continue
             req.always_on = kind not in JOB_KINDS
+            if not req.always_on:
+                req.run_bound_hours = _run_bound_hours(doc.data, str(kind))
             per_pod = req.count
             topo_chips = req.topology_chips
             pods, reps = part.pods, part.reps
@@ -340,3 +342,27 @@ def _capacity_note(d: ManifestDoc, kind: str, name: str) -> str | None:
     return (
         f"{kind} {name} names {', '.join(dict.fromkeys(found))}: capacity it allows, not a request (counted where a workload asks for it)"
     )
+
+
+def _run_bound_hours(d: dict[str, Any], kind: str) -> float | None:
+    """What stops a run of this kind, in hours: activeDeadlineSeconds of a Job, RayJob or Argo Workflow, runPolicy's of a
+    Kubeflow job, every replicated Job's of a JobSet (the largest); None where nothing does (a CronJob runs again on its
+    schedule, a Job without a deadline runs as long as its pods do)."""
+    def mapping(v: Any) -> dict[str, Any]:
+        return v if isinstance(v, dict) else {}
+
+    def seconds(v: Any) -> float | None:
+        return float(v) if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 10**9 else None
+
+    spec = mapping(d.get("spec"))
+    s: float | None = None
+    if kind in ("Job", "RayJob", "Workflow"):
+        s = seconds(spec.get("activeDeadlineSeconds"))
+    elif kind == "JobSet":
+        jobs: list[Any] = spec["replicatedJobs"] if isinstance(spec.get("replicatedJobs"), list) else []
+        each = [seconds(mapping(mapping(mapping(j).get("template")).get("spec")).get("activeDeadlineSeconds")) for j in jobs]
+        known = [x for x in each if x is not None]
+        s = max(known) if known and len(known) == len(each) else None
+    elif "runPolicy" in spec:
+        s = seconds(mapping(spec["runPolicy"]).get("activeDeadlineSeconds"))
+    return None if s is None else s / 3600.0

@@ -58,6 +58,9 @@ class Request:
     region: str | None = None
     pricing: str = "on-demand"  # on-demand | spot | reservation
     always_on: bool = True
+    # what stops a run the manifest starts, in hours (a Job's spec.activeDeadlineSeconds): a linked workload's estimate
+    # prices the run only within it (None: nothing does, so the run is priced as a month)
+    run_bound_hours: float | None = None
     cap: bool = False  # count is a ceiling over machines the platform picks (auto-provisioning limits), not one shape
     action: str = "create"  # create | update | delete | replace | no-op
     link: str | None = None  # workload named by an annotation / label / tag
