@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Catalog", "Context", "Estimate", "LoadedProfile", "Recommendation", "check_accelerators",
     "check_rule_ids", "check_rules", "estimate_config", "estimate_file", "estimate_files", "import_prices", "load_catalog", "load_profiles",
-    "recommend_files", "recommend_profile", "render_report", "resolve_hardware", "run_check", "scaffold",
+    "recommend_files", "recommend_profile", "refuse_links", "render_report", "resolve_hardware", "run_check", "scaffold",
     "validate_files", "write_output", "write_scaffold",
 ]
 
@@ -139,6 +139,13 @@ def validate_files(paths: Iterable[str], catalogs: Iterable[str] = ()) -> list[L
     if any(lp.profile.proposal is not None for lp in loaded):  # only proposals name catalog ids
         check_accelerators(loaded, Context.load([], catalogs).catalog)
     return loaded
+
+
+def refuse_links(path: str | os.PathLike[str]) -> None:
+    """Refuse an output path through a symbolic link below the working directory (advisor.output.refuse_links)."""
+    from advisor.output import refuse_links as refuse
+
+    refuse(path)
 
 
 def write_output(path: str | os.PathLike[str], text: str) -> None:

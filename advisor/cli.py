@@ -193,6 +193,9 @@ def report(
     if output == "-":
         _emit(text)
         return
+    from advisor.api import refuse_links
+
+    refuse_links(output)
     write_output(output, text)
     if not _STATE["quiet"]:
         _note(f"wrote {output}\n")
@@ -287,19 +290,9 @@ def _output_inside(output: Path) -> None:
     """Refuse an output path that passes through a symbolic link below the working directory: the change under review
     can commit `reports -> /elsewhere`, and `-o reports/advisor.md` would write outside the checkout, or commit
     `reports -> forged/` beside a forged `forged/advisor.md` for a later step to post as the report."""
-    from advisor.errors import UsageError
+    from advisor.api import refuse_links
 
-    if output.is_absolute():
-        return
-    at = Path(".")
-    for part in output.parent.parts:
-        at = at / part
-        if at.is_symlink():
-            # no report is written there, and none the change put behind the link may pass for this run's: the link
-            # (not what it points to) is removed, so that a later step finds no file at the output path
-            with contextlib.suppress(OSError):
-                at.unlink()
-            raise UsageError(f"{output}: {at} is a symbolic link; write the output to a real directory (the link was removed)")
+    refuse_links(output)
 
 
 def _drop_stale(output: Path) -> None:

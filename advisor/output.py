@@ -25,6 +25,25 @@ from advisor.errors import AdvisorError, EnvironmentFault, UsageError, environme
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
+def refuse_links(output: str | os.PathLike[str]) -> None:
+    """Refuse a relative output path that passes through a symbolic link below the working directory, the output path
+    itself included (every command that writes: check, report, scaffold, init, catalog import). The change under review
+    can commit ``reports -> /elsewhere`` or ``advisor.md -> /dev/null``: a report would be written outside the checkout,
+    or into a device and lost, or a committed ``reports -> forged/`` pass a forged file off as this run's. The link (not
+    what it points to) is removed, so that a later step finds no file at the output path. An absolute path is the
+    user's own choice (``/dev/stdout``)."""
+    path = Path(output)
+    if path.is_absolute():
+        return
+    at = Path(".")
+    for part in path.parts:
+        at = at / part
+        if at.is_symlink():
+            with contextlib.suppress(OSError):
+                at.unlink()
+            raise UsageError(f"{path}: {at} is a symbolic link; write the output to a real path (the link was removed)")
+
+
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
     """Hold SIGINT/SIGTERM back for a few instructions (so a temp file is never created unrecorded)."""

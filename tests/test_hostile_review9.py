@@ -19,7 +19,9 @@ accelerators the policy forbids or hung.
   of the repository (Helm's loader follows them): each passed with exit 0, total_chips 0;
 - 11: a Job of 64 H100 that never ends, linked to a tiny fine-tuning profile the same change adds: its cost became a
   one-off run of 10 minutes ($56), which max_monthly_increase_usd does not read ($512,941 a month passed, exit 0). A
-  linked estimate prices a run only within what the manifest enforces (activeDeadlineSeconds); else a month.
+  linked estimate prices a run only within what the manifest enforces (activeDeadlineSeconds); else a month;
+- 07, 10: an output path through a link the change commits: advisor.md -> /dev/null (the report lost), scaffold ->
+  ../outside (an executable setup.sh written out of the checkout), reports -> ../outside for report -o.
 """
 
 from __future__ import annotations
@@ -206,3 +208,22 @@ def test_a_profile_of_the_change_cannot_shorten_a_job_nothing_stops(tmp_path: Pa
     r = run_cli("check", "k8s", "workloads", "--policy", policy, "--format", "json")
     [res] = json.loads(r.out)["results"]
     assert res["cost_kind"] == "one-off" and res["proposal"]["request"]["hours"] == pytest.approx(2.0), res["proposal"]["request"]
+
+
+@pytest.mark.parametrize("command", ["check", "report", "scaffold", "init"])
+def test_no_command_writes_through_a_link_the_change_commits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(CASES / "01-catalog-override-injection", repo)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monkeypatch.chdir(repo)
+    out = {"check": "advisor.md", "report": "reports/r.md", "scaffold": "scaffold", "init": "new/w.yaml"}[command]
+    link = Path(out.split("/")[0])
+    link.symlink_to(outside if command != "check" else Path(os.devnull))
+    args = {"check": ["check", "bert.yaml", "--format", "markdown", "-o", out],
+            "report": ["report", "bert.yaml", "-o", out],
+            "scaffold": ["scaffold", "bert.yaml", "-o", out],
+            "init": ["init", out]}[command]
+    r = run_cli(*args)
+    assert r.code == 2 and "symbolic link" in r.err, (command, r.code, r.err[-300:])
+    assert not link.is_symlink() and list(outside.iterdir()) == []

@@ -407,8 +407,9 @@ def init_cmd(
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from advisor.api import write_output
+    from advisor.api import refuse_links, write_output
 
+    refuse_links(target)
     write_output(target, text)
     if not _quiet():
         size_text = _number(answers.params_b)

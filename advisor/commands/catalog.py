@@ -83,6 +83,9 @@ def import_cmd(
         when = dt.date.fromisoformat(as_of)
     except ValueError:
         raise UsageError(f"--as-of {as_of!r}: expected a date, YYYY-MM-DD") from None
+    from advisor.api import refuse_links
+
+    refuse_links(output)
     result = import_prices(str(csv_file), cloud, str(output), as_of=when, regions=region or (), source_url=source_url,
                            catalogs=[str(c) for c in catalog or []], strict_drift=strict_drift)
     for gap in result.drift:

@@ -45,6 +45,9 @@ def scaffold_cmd(
         raise UsageError(f"{file}: scaffold takes one profile, the file holds {len(recs)}")
     rec = recs[0]
     files = scaffold(rec, ctx, path)
+    from advisor.api import refuse_links
+
+    refuse_links(output)  # a committed scaffold -> ~/bin would put an executable setup.sh there
     written = write_scaffold(files, output, force=force)
     from advisor.commands.session import _STATE
 

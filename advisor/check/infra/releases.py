@@ -331,10 +331,8 @@ def remote_terraform(
         values: dict[str, Any] = {}
         for layer in ref.layers:
             values = {**values, **layer}
-        if ref.files:  # values = [file("...")]: the files of the repository, under the inline layers (helm -f, then --set)
-            from advisor.check.infra.helmlite import read_values
-
-            values = {**read_values(ref.files, []), **values}
+        for f in reversed(ref.files):  # values = [file("...")]: files of the repository, under the inline layers
+            values = {**_values_file(f), **values}
         asks = asks_for_chips(values)
         if not asks:
             continue
@@ -345,6 +343,18 @@ def remote_terraform(
         req.unresolved.append(("helm-remote", chart, ref.pos))
         out.append(req)
     return out
+
+
+def _values_file(path: str) -> dict[str, Any]:
+    """A values file a release names: a mapping, or nothing (empty, or not one: Helm would refuse it)."""
+    from advisor.yamlsrc import load_documents, read_text
+
+    docs = load_documents(read_text(path, max_bytes=MAX_VALUES_BYTES), path)
+    data = docs[0].data if docs else None
+    return data if isinstance(data, dict) else {}
+
+
+MAX_VALUES_BYTES = 8 * 1024 * 1024
 
 
 def _layers(values: list[Any], sets: Any) -> dict[str, Any]:
