@@ -20,6 +20,10 @@ accelerators the policy forbids or hung.
 - 11: a Job of 64 H100 that never ends, linked to a tiny fine-tuning profile the same change adds: its cost became a
   one-off run of 10 minutes ($56), which max_monthly_increase_usd does not read ($512,941 a month passed, exit 0). A
   linked estimate prices a run only within what the manifest enforces (activeDeadlineSeconds); else a month;
+- 02: kustomize overlays that kubectl kustomize (v5.5) builds to 100 replicas of 8 L4 read at 1 (800 GPUs under
+  max_chips 64, exit 0): replicas after the kustomization's own ReplicaCountTransformer, replicas and a JSON 6902
+  patch naming the prefixed name, and configurations (field specs) ignored. The builtin transformers now run in
+  kustomize's order, its own transformers last, and configurations are request-unresolved;
 - 07, 10: an output path through a link the change commits: advisor.md -> /dev/null (the report lost), scaffold ->
   ../outside (an executable setup.sh written out of the checkout), reports -> ../outside for report -o.
 """
@@ -227,3 +231,20 @@ def test_no_command_writes_through_a_link_the_change_commits(tmp_path: Path, mon
     r = run_cli(*args)
     assert r.code == 2 and "symbolic link" in r.err, (command, r.code, r.err[-300:])
     assert not link.is_symlink() and list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("case", ["a-transformer-after-replicas", "b-replicas-by-prefixed-name", "c-json6902-by-prefixed-name",
+                                  "d-configurations-extend-replicas"])
+def test_kustomize_overlays_are_built_in_kustomizes_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(CASES / "02-kustomize-order", repo)
+    (repo / ".git").mkdir()
+    monkeypatch.chdir(repo)
+    r = run_cli("check", case, "--policy", str(CASES / "policy-02.yaml"), "--format", "json")
+    assert r.code == 1, (case, r.code, r.err[-300:])
+    built = [x for x in json.loads(r.out)["results"] if "[kustomize" in x["key"]]
+    assert built, case
+    if case.startswith("d-"):  # the field specs are not applied: the count is not known
+        assert "request-unresolved" in {f["rule"] for f in built[0]["findings"]}
+    else:
+        assert built[0]["request"]["total_chips"] == 800, built[0]["request"]

@@ -275,8 +275,15 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None, doc: Documen
                 r.pos = at(("components", i))
     res += _helm_charts(k, doc, here, b, at)
     _config_maps(k, doc, here, b, res, at)
-    _patches(k, doc, kfile, b, res, at)
-    _transformers(entries("transformers"), doc, kfile, b, res, at)
+    # kustomize's order (api/internal/target/kusttarget_configplugin.go): strategic-merge patches and patches, the
+    # namespace and name prefix / suffix, JSON 6902 patches, replicas, replacements, and the kustomization's own
+    # transformers after every builtin one
+    _patches(k, doc, kfile, b, res, at, ("patchesStrategicMerge", "patches"))
+    _names(k, doc, res, at)
+    _patches(k, doc, kfile, b, res, at, ("patchesJson6902",))
+    if k.get("configurations"):  # field specs of the builtin transformers (replicas of a CRD, parallelism): not applied
+        b.unresolved.append(("kustomize", "configurations (field specs of the builtin transformers, not applied here)",
+                             _known(at(("configurations",)))))
     for i, e in enumerate(entries("replicas")):
         if not isinstance(e, dict) or not isinstance(e.get("name"), str):
             raise InputError([doc.problem(("replicas", i), "replicas: each entry needs a name and a count")])
@@ -286,7 +293,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None, doc: Documen
         _set_replicas(res, e["name"], count, at(("replicas", i)))
     for i, rep in enumerate(entries("replacements")):
         _replacement(rep, res, b, at(("replacements", i)))
-    _names(k, doc, res, at)
+    _transformers(entries("transformers"), doc, kfile, b, res, at)
     return res
 
 
@@ -600,16 +607,19 @@ def _patch_docs(e: Any, here: str, b: _Build, doc: Document, loc: KeyPath, inlin
     raise InputError([doc.problem(loc, "kustomize: a patch is a path or a YAML document")])
 
 
-def _patches(k: dict[str, Any], doc: Document, kfile: str, b: _Build, res: list[_Res], at: Any) -> None:
+def _patches(
+    k: dict[str, Any], doc: Document, kfile: str, b: _Build, res: list[_Res], at: Any,
+    keys: tuple[str, ...] = ("patchesStrategicMerge", "patches", "patchesJson6902"),
+) -> None:
     here = os.path.dirname(kfile)
     work: list[tuple[KeyPath, Any, dict[str, Any] | None, str | None]] = []  # (entry, patch data, target, its file)
-    for key in ("patchesStrategicMerge", "patches", "patchesJson6902"):
+    for key in keys:
         if k.get(key) is not None and not isinstance(k.get(key), list):
             raise InputError([doc.problem((key,), f"{key}: expected a list")])
-    for i, e in enumerate(k.get("patchesStrategicMerge") or []):
+    for i, e in enumerate(k.get("patchesStrategicMerge") or [] if "patchesStrategicMerge" in keys else []):
         src_file, docs = _patch_docs(e, here, b, doc, ("patchesStrategicMerge", i))
         work += [(("patchesStrategicMerge", i), p, None, src_file) for p in docs]
-    for key in ("patches", "patchesJson6902"):
+    for key in [x for x in ("patches", "patchesJson6902") if x in keys]:
         for i, e in enumerate(k.get(key) or []):
             if not isinstance(e, dict):
                 raise InputError([doc.problem((key, i), f"{key}[{i}]: expected a mapping with path or patch")])
