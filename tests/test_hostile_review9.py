@@ -24,6 +24,10 @@ accelerators the policy forbids or hung.
   max_chips 64, exit 0): replicas after the kustomization's own ReplicaCountTransformer, replicas and a JSON 6902
   patch naming the prefixed name, and configurations (field specs) ignored. The builtin transformers now run in
   kustomize's order, its own transformers last, and configurations are request-unresolved;
+- 14: a glob path (k8s/**/*.yaml, the Action's paths input) skipped the committed k8s/.gpu.yaml and k8s/.hidden/*.yaml
+  (glob never matches a leading dot): 160 H100 passed, where the directory k8s fails; now the same files are read;
+- 12: a Jsonnet file an Argo CD directory application deploys (100 x 8 H100) was neither read nor listed (exit 0): one
+  that names accelerators is now an input error at that name, another a skipped file;
 - 07, 10: an output path through a link the change commits: advisor.md -> /dev/null (the report lost), scaffold ->
   ../outside (an executable setup.sh written out of the checkout), reports -> ../outside for report -o.
 """
@@ -248,3 +252,30 @@ def test_kustomize_overlays_are_built_in_kustomizes_order(tmp_path: Path, monkey
         assert "request-unresolved" in {f["rule"] for f in built[0]["findings"]}
     else:
         assert built[0]["request"]["total_chips"] == 800, built[0]["request"]
+
+
+def test_a_glob_path_reads_committed_hidden_files_as_the_directory_walk_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git not installed")
+    repo = _plain_repo(tmp_path, {"k8s/.gpu.yaml": GPU_POD, "k8s/.hidden/gpu2.yaml": GPU_POD.replace("name: p", "name: q"),
+                                  "k8s/.untracked/gpu3.yaml": GPU_POD.replace("name: p", "name: r")})
+    (repo / ".git").rmdir()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (["init", "-q", "."], ["add", "k8s/.gpu.yaml", "k8s/.hidden/gpu2.yaml"]):
+        subprocess.run([git, *args], cwd=repo, check=True, env=env, capture_output=True, timeout=60)
+    monkeypatch.chdir(repo)
+    r = run_cli("check", "k8s/**/*.yaml", "--no-config", "--format", "json", "--fail-on", "never")
+    got = sorted(x["source"]["path"] for x in json.loads(r.out)["results"])
+    assert got == ["k8s/.gpu.yaml", "k8s/.hidden/gpu2.yaml"], got  # the untracked hidden file stays out, as in the walk
+
+
+def test_a_jsonnet_file_that_names_accelerators_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deploy = "{ kind: 'Deployment', spec: { template: { spec: { containers: [{ resources: { limits: { 'nvidia.com/gpu': 8 } } }] } } } }"
+    repo = _plain_repo(tmp_path, {"apps/train/deploy.jsonnet": deploy, "apps/lib/util.libsonnet": "{ name: 'x' }"})
+    monkeypatch.chdir(repo)
+    r = run_cli("check", ".", "--no-config", "--format", "json")
+    assert r.code == 2 and "apps/train/deploy.jsonnet:1:" in r.err and "Jsonnet" in r.err, (r.code, r.err[-300:])
+    (repo / "apps" / "train" / "deploy.jsonnet").unlink()
+    r = run_cli("check", ".", "--no-config", "--format", "json")
+    assert r.code == 0 and any(x["path"].endswith("util.libsonnet") for x in json.loads(r.out)["skipped_files"]), r.out[-300:]

@@ -426,11 +426,12 @@ def select(
             add(raw)
             continue
         if any(ch in raw for ch in "*?[") and not os.path.exists(raw):
-            matches = sorted(glob.glob(raw, recursive=True))
+            # hidden names too (glob skips them): a committed k8s/.gpu.yaml is read as the directory walk reads it
+            matches = sorted(glob.glob(raw, recursive=True, include_hidden=True))
             if not matches:
                 problems.append(Problem(raw, 1, 1, "pattern matches no file"))
             for m in matches:
-                if os.path.isdir(m):
+                if os.path.isdir(m) or not _glob_keeps(m):
                     continue
                 _explicit(m, user, sel, add)
             continue
@@ -441,6 +442,44 @@ def select(
     if problems:
         raise InputError(problems)
     return sel
+
+
+# Jsonnet, which Argo CD evaluates in a directory application (every *.jsonnet) and Tanka and kubecfg deploy: not
+# evaluated here, so one that names accelerators stops the run (never passed over), and another is listed as skipped
+JSONNET = (".jsonnet", ".libsonnet")
+# (the chip resources and accelerator selectors only: a Grafana mixin's dashboards say "GPU" without asking for one)
+_ACCELERATOR_TEXT = re.compile(r"nvidia\.com/(?:gpu|mig)|amd\.com/gpu|google\.com/tpu|aws\.amazon\.com/neuron|habana\.ai/gaudi"
+                               r"|gke-accelerator|gke-tpu-accelerator|karpenter\.k8s\.aws/instance-gpu")
+
+
+def _jsonnet(path: str, sel: Selection) -> None:
+    try:
+        with open(path, "rb") as f:
+            text = f.read(4 * 1024 * 1024).decode("utf-8", "replace")
+    except OSError as exc:
+        sel.skipped.append((path, f"Jsonnet, not readable: {exc.strerror or exc}"))
+        return
+    hit = _ACCELERATOR_TEXT.search(text)
+    if hit is None:
+        sel.skipped.append((path, "Jsonnet (not evaluated by advisor) that names no accelerator"))
+        return
+    line = text.count("\n", 0, hit.start()) + 1
+    col = hit.start() - (text.rfind("\n", 0, hit.start()) + 1) + 1
+    sel.refused.append(Problem(path, line, col, f"Jsonnet names {hit.group(0)!r}, and advisor does not evaluate Jsonnet (Argo "
+                               "CD deploys every *.jsonnet of a directory application): check its output instead, "
+                               "jsonnet FILE | advisor check -"))
+
+
+def _glob_keeps(path: str) -> bool:
+    """Whether a file a pattern matched is read: one under a hidden name only where git tracks it (or there is no git:
+    then it is read), as the directory walk decides; never one under .git."""
+    parts = Path(path).parts
+    if ".git" in parts:
+        return False
+    if not any(p.startswith(".") and p not in (".", "..") and p not in HIDDEN_READ for p in parts):
+        return True
+    known = tracked(os.path.dirname(path) or ".")
+    return known is None or known.has(os.path.abspath(path), False)
 
 
 TFVARS = ("terraform.tfvars", "terraform.tfvars.json")  # Terraform loads these first, then *.auto.tfvars(.json) by name
@@ -549,6 +588,9 @@ def _walk(top: str, user: list[Pattern], sel: Selection, add: Callable[[str], No
                 continue
             if e.name in KUSTOMIZATIONS and e.is_file() and not excluded(path, False):
                 sel.kustomizations.append(path)
+            if e.name.endswith(JSONNET) and e.is_file() and not excluded(path, False):
+                _jsonnet(path, sel)
+                continue
             if not e.name.endswith(SUFFIXES) or not e.is_file():
                 continue
             if excluded(path, False):
