@@ -28,6 +28,8 @@ accelerators the policy forbids or hung.
   (glob never matches a leading dot): 160 H100 passed, where the directory k8s fails; now the same files are read;
 - 12: a Jsonnet file an Argo CD directory application deploys (100 x 8 H100) was neither read nor listed (exit 0): one
   that names accelerators is now an input error at that name, another a skipped file;
+- 08: a CronJob every minute with concurrencyPolicy Allow (the default) and day-long runs (~1,440 Jobs of 8 GPUs at
+  once) was read as one Job; its runs may overlap, so the count is request-unresolved unless Forbid or Replace;
 - 07, 10: an output path through a link the change commits: advisor.md -> /dev/null (the report lost), scaffold ->
   ../outside (an executable setup.sh written out of the checkout), reports -> ../outside for report -o.
 """
@@ -279,3 +281,19 @@ def test_a_jsonnet_file_that_names_accelerators_stops_the_run(tmp_path: Path, mo
     (repo / "apps" / "train" / "deploy.jsonnet").unlink()
     r = run_cli("check", ".", "--no-config", "--format", "json")
     assert r.code == 0 and any(x["path"].endswith("util.libsonnet") for x in json.loads(r.out)["skipped_files"]), r.out[-300:]
+
+
+@pytest.mark.parametrize("policy, unresolved", [(None, True), ("Allow", True), ("Forbid", False), ("Replace", False)])
+def test_a_cronjob_whose_runs_may_overlap_is_not_one_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str | None, unresolved: bool,
+) -> None:
+    pod = GPU_POD.split("spec:\n", 1)[1].replace("\n  ", "\n          ").replace("  containers:", "          containers:", 1)
+    cron = ("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: train}\nspec:\n  schedule: '* * * * *'\n"
+            + (f"  concurrencyPolicy: {policy}\n" if policy else "")
+            + "  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n" + pod)
+    repo = _plain_repo(tmp_path, {"k8s/cron.yaml": cron})
+    monkeypatch.chdir(repo)
+    r = run_cli("check", "k8s", "--no-config", "--format", "json", "--fail-on", "never")
+    [res] = json.loads(r.out)["results"]
+    assert res["request"]["count"] == 8
+    assert ("request-unresolved" in {f["rule"] for f in res["findings"]}) is unresolved, (policy, res["findings"])

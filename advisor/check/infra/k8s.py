@@ -213,6 +213,9 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             req.notes += part.notes
             if part.unread:
                 req.unresolved.append(("kind", part.unread, doc.where(part.pod)))
+            overlap = _overlapping_runs(doc.data, str(kind))
+            if overlap is not None:
+                req.unresolved.append(("count-unknown", overlap, doc.where(("spec",)) if "spec" in doc.data else doc.start))
             # a count that is a placeholder (`replicas: ${N}`, envsubst's `$N`) scales this pod template when it
             # sits beside it (its parent is a prefix of the pod's path), or scales them all (a job-wide field)
             for loc, fld, value, pos in d.placeholders:
@@ -366,3 +369,21 @@ def _run_bound_hours(d: dict[str, Any], kind: str) -> float | None:
     elif "runPolicy" in spec:
         s = seconds(mapping(spec["runPolicy"]).get("activeDeadlineSeconds"))
     return None if s is None else s / 3600.0
+
+
+# the kinds that start a run on a schedule, with concurrencyPolicy (Allow by default: a run starts on every tick, whether
+# the last one ended or not): https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#concurrency-policy
+SCHEDULED_KINDS = ("CronJob", "CronWorkflow", "ScheduledSparkApplication")
+
+
+def _overlapping_runs(data: dict[str, Any], kind: str) -> str | None:
+    """Why a scheduled kind's runs may overlap (how many run at once is not known), or None: concurrencyPolicy Forbid or
+    Replace keeps one at a time."""
+    if kind not in SCHEDULED_KINDS:
+        return None
+    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    policy = spec.get("concurrencyPolicy", "Allow") if isinstance(spec, dict) else "Allow"
+    if policy in ("Forbid", "Replace"):
+        return None
+    return (f"{kind} concurrencyPolicy {policy!s:.20} (Allow by default) starts a run on every schedule tick whether the last "
+            "one ended: how many run at once is not known; set Forbid or Replace to keep one")
