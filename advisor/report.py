@@ -311,11 +311,13 @@ def _verdict_view(rec: Recommendation) -> dict[str, Any]:
             verdict["time"] = (
                 f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
             )
-            if est.p99:  # the tail the targets are held to (an upper bound), at the server's prompt-token budget
+            if est.p99 and "ttft_ms" in est.p99:  # the tail the targets are held to (an upper bound), at the server's budget
                 verdict["time"] += (
                     f"; p99 {est.p99['latency_ms']:,.0f} ms per request, TTFT {est.p99['ttft_ms']:,.0f} ms, "
                     f"TPOT {est.p99['tpot_ms']:,.1f} ms, slowest token {est.p99.get('itl_ms', est.p99['tpot_ms']):,.1f} ms (an upper bound)"
                 )
+            elif est.p99:  # a replica serving batches: about two batches at the p99
+                verdict["time"] += f"; p99 {est.p99['latency_ms']:,.0f} ms per request (the rest of a batch in flight, then its own)"
                 if est.prefill_budget:
                     verdict["time"] += f"; the server takes {est.prefill_budget:,} prompt tokens per step, set for the p99 targets"
             verdict["cost"] = (

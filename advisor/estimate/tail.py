@@ -111,3 +111,19 @@ def p99(
         },
         "method": "M/M/c wait for a slot (Erlang C) + prompt chunks sharing decode steps + p99 output length (an upper bound)",
     }
+
+
+def batch_p99(batch_s: float, busy: float) -> dict[str, Any]:
+    """The p99 latency of a replica that serves requests in batches (an encoder, a speech or diffusion model; not an LLM's
+    continuous batching): the typical request takes one batch, ``batch_s``; one that arrives while a batch is being served
+    (``busy``: the share of time the replica serves one, its arrivals over its capacity) waits for the rest of it first,
+    uniform over the batch's time. So P(wait > w) = busy x (1 - w / batch_s), and the p99 wait is batch_s x (1 - 0.01 /
+    busy) where busy > 1%, else none: at 66% busy the p99 is ~2 batches, where the typical request is one."""
+    busy = min(max(busy, 0.0), 1.0)
+    wait = batch_s * (1.0 - 0.01 / busy) if busy > 0.01 else 0.0
+    return {
+        "latency_ms": round((batch_s + wait) * 1000, 1),
+        "terms": {"batch_ms": round(batch_s * 1000, 1), "busy": round(busy, 3), "batch_wait_p99_ms": round(wait * 1000, 1)},
+        "method": "a request that arrives while a batch is served waits for the rest of it (uniform over the batch's time), "
+                  "then its own batch",
+    }
