@@ -223,14 +223,17 @@ def load_documents(
     max_nodes: int = MAX_NODES,
     lenient: bool = False,
     go_bools: bool = True,
+    last_wins: bool = False,
 ) -> list[Document]:
     """Parse every document of ``text``. Raises InputError with positions. ``lenient``: another tool's tag
     (_foreign_tag) is tolerated, a local one read as ``{tag: value}`` (_local_tag) and a python name as untagged,
     and a merge key (``<<``) is a plain key (nothing is ever constructed from a tag): to tell what a file is, and
     to read a CloudFormation template in its short form. ``go_bools``: plain ``y``/``n`` are booleans, as the
     tools that apply infrastructure files read them (a file under review: ``enabled: y`` turns autoscaling on for
-    kubectl); advisor's own inputs (profiles, policies, rules, the catalog: load_file) keep them as text."""
-    builder = _Builder(path, max_depth, max_nodes, lenient, go_bools)
+    kubectl); advisor's own inputs (profiles, policies, rules, the catalog: load_file) keep them as text. ``last_wins``: a
+    key written twice keeps its last value, as Helm reads a values file (go-yaml v2 unstrict); otherwise two differing
+    values of one key are an input error (which one a tool keeps is ambiguous)."""
+    builder = _Builder(path, max_depth, max_nodes, lenient, go_bools, last_wins)
     try:
         return builder.run(text)
     except yaml.MarkedYAMLError as exc:
@@ -295,12 +298,15 @@ _GO_BOOLS = {"y": True, "Y": True, "n": False, "N": False}
 
 
 class _Builder:
-    def __init__(self, path: str, max_depth: int, max_nodes: int, lenient: bool = False, go_bools: bool = False) -> None:
+    def __init__(
+        self, path: str, max_depth: int, max_nodes: int, lenient: bool = False, go_bools: bool = False, last_wins: bool = False,
+    ) -> None:
         self.path = path
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.lenient = lenient
         self.go_bools = go_bools
+        self.last_wins = last_wins
 
     def _fail(self, mark: Any, message: str) -> InputError:
         return InputError.single(self.path, mark.line + 1, mark.column + 1, message)
@@ -433,6 +439,12 @@ class _Builder:
                     raise self._fail(mark, "a mapping or list cannot be a mapping key")
                 if value == "<<" and isinstance(value, str) and not self.lenient:
                     raise self._fail(mark, "merge keys (<<) are not supported")
+                if value in parent.container and self.last_wins:
+                    # the tool reads it so (Helm's values, through go-yaml v2 unstrict): the later value replaces the
+                    # earlier, as if the key were written once
+                    parent.key = value
+                    doc.key_pos[(*parent.loc, value)] = (mark.line + 1, mark.column + 1)
+                    return
                 if value in parent.container:
                     line, col = doc.key_pos.get((*parent.loc, value), (0, 0))
                     where = ".".join(str(p) for p in (*parent.loc, value))

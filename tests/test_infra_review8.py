@@ -7,7 +7,10 @@ commit), where the gate passed a request in silence or could not name its hardwa
 - 02: GPU Feature Discovery's product labels (nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, NVIDIA-H100-80GB-HBM3)
   name the catalog's chips;
 - 03: a Terraform helm_release of a chart from a Helm repository whose values are a file of the repository
-  (values = [file("values.yaml")], or file(var.setup_yaml) with the variable's default) asking for GPUs.
+  (values = [file("values.yaml")], or file(var.setup_yaml) with the variable's default) asking for GPUs;
+- 06: a Helm values file with a key written twice (nim-deploy's RAG blueprint values-os.yaml): Helm keeps the last value
+  (go-yaml v2 unstrict), so does advisor; a values file no chart of the run owns is skipped, not an input error (the
+  whole repository's run stopped with exit 2 on it).
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ def test_an_unread_resource_type_behind_a_variable_or_of_unsupported_hardware_is
     for key in ("emr-trn1/aws_emr_cluster.x", "oci-a10/oci_core_instance.gpu_vm",
                 "hyperpod-module/module.hyperpod_cluster.awscc_sagemaker_cluster.hyperpod_cluster"):
         assert {"request-unknown-accelerator", "request-unresolved"} <= rules[key], (key, rules.get(key))
-    skipped = {Path(s["path"]).parent.name for s in data["skipped"]}
-    assert not {"emr-p5-var", "emr-trn1", "oci-a10"} & skipped, data["skipped"]
+    skipped = {Path(s["path"]).parent.name for s in data["skipped_files"]}
+    assert not {"emr-p5-var", "emr-trn1", "oci-a10"} & skipped, data["skipped_files"]
 
 
 def test_gpu_feature_discovery_product_labels_name_the_chip() -> None:
@@ -60,3 +63,12 @@ def test_a_remote_chart_released_with_a_values_file_that_asks_for_gpus_is_report
         rules = {f["rule"] for f in got[key]["findings"]}
         assert {"request-unknown-accelerator", "request-unresolved"} <= rules, (key, rules)
         assert "requestGPU" in got[key]["request"]["hardware"], got[key]["request"]
+
+
+def test_a_values_file_with_a_duplicate_key_reads_as_helm_reads_it() -> None:
+    code, got, data = _run(CASES / "06-values-duplicate-key")
+    assert code == 0 and not data["invalid"], data["invalid"]
+    [req] = [x["request"] for x in got.values()]
+    assert req["total_chips"] == 2, req  # gpus: 1 then gpus: 2: the last
+    skipped = data["skipped_files"]
+    assert any(s["path"].endswith("values-os.yaml") and "duplicate key" in s["reason"] for s in skipped), skipped

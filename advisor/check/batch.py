@@ -493,7 +493,9 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
         from advisor.check.infra.read import names_hardware, template_hint
 
         try:  # read leniently (any tag as untagged, a merge key as a key): YAML of another tool is no proposal
-            lenient = [d for d in load_documents(text, path, max_nodes=500_000, lenient=True) if d.data is not None]
+            # (a key written twice keeps its last value here, as go-yaml v2 and PyYAML read it: a Helm values file or a CI
+            # config with a duplicate key is still no proposal; one that is a manifest or task stays an input error)
+            lenient = [d for d in load_documents(text, path, max_nodes=500_000, lenient=True, last_wins=True) if d.data is not None]
         except InputError:
             lenient = None
         if lenient is not None and any(doc_kind(d.data) == "cloudformation" for d in lenient):

@@ -1172,7 +1172,7 @@ def _values_file(path: str) -> dict[str, Any]:
     """A values file: a mapping, or nothing when it is empty."""
     from advisor.yamlsrc import load_documents
 
-    docs = load_documents(_read(path, MAX_TEMPLATE_BYTES), path)
+    docs = load_documents(_read(path, MAX_TEMPLATE_BYTES), path, last_wins=True)  # Helm keeps a duplicate key's last value
     data = docs[0].data if docs else None
     if data is None:
         return {}

@@ -349,7 +349,7 @@ def _values_file(path: str) -> dict[str, Any]:
     """A values file a release names: a mapping, or nothing (empty, or not one: Helm would refuse it)."""
     from advisor.yamlsrc import load_documents, read_text
 
-    docs = load_documents(read_text(path, max_bytes=MAX_VALUES_BYTES), path)
+    docs = load_documents(read_text(path, max_bytes=MAX_VALUES_BYTES), path, last_wins=True)  # as Helm reads it
     data = docs[0].data if docs else None
     return data if isinstance(data, dict) else {}
 
