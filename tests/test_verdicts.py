@@ -434,6 +434,23 @@ def test_a_p99_target_is_compared_with_a_p99_estimate(context: Context) -> None:
     assert "typical" in out["percentiles"]["ttft_ms"]
 
 
+def test_a_diffusion_model_without_its_compute_says_the_image_figure_is_assumed(context: Context) -> None:
+    """A text-to-video model (Wan2.1-T2V-14B, 720p x 81 frames) was sized with SDXL's per-image compute, ~300x too little,
+    without a word (found by an expert review): the estimate says so, and the user's own figure is what counts."""
+    base: dict[str, Any] = {
+        "name": "t", "task": "inference", "domain": "diffusion",
+        "model": {"params_b": 14, "architecture": "diffusion", "precision": "bf16", "hf_id": "Wan-AI/Wan2.1-T2V-14B-Diffusers"},
+        "inference": {"peak_qps": 0.1, "input_tokens": 512, "output_tokens": 1, "steps": 50, "latency_p99_ms": 600000},
+        "software": {"framework": "pytorch"}, "deployment": {"clouds": ["gcp"]}, "goal": {"optimize": "cost"},
+    }
+    e = estimate(Profile.model_validate(base), context.catalog.get("h100"), 8, context.constants)
+    assert any("SDXL's per 1024x1024 image" in w for w in e.warnings), e.warnings
+    given = dict(base, model={**base["model"], "flops_per_sample": 6.8e17})
+    g = estimate(Profile.model_validate(given), context.catalog.get("h100"), 8, context.constants)
+    assert not any("SDXL's per 1024x1024 image" in w for w in g.warnings)
+    assert g.latency_ms is not None and e.latency_ms is not None and g.latency_ms > 50 * e.latency_ms
+
+
 def test_a_replica_serving_batches_meets_a_p99_target_with_its_p99(context: Context) -> None:
     """Speech, embeddings and diffusion replicas serve batches: a request that arrives while one is served waits for the
     rest of it, so the p99 is about two batches. Before, a 120 ms p99 target was met by an 83.8 ms typical request

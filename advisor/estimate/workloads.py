@@ -29,7 +29,15 @@ WITH_FORMULA = ("transformer", "moe", "cnn", "diffusion")
 def formula_warning(profile: Profile) -> str | None:
     """A warning for a model whose compute has no formula (given FLOPs or a family silence it)."""
     m = profile.model
-    if m.architecture in WITH_FORMULA or m.flops_per_sample or family_of(profile) or m.embeddings:
+    if m.flops_per_sample or family_of(profile) or m.embeddings:
+        return None
+    if profile.inference is not None and (profile.domain == "diffusion" or m.architecture == "diffusion"):
+        # the one diffusion figure is SDXL's per 1024x1024 image (rules/estimator.yaml request_flops): a larger image or a
+        # video (its frames times latent tokens, attention quadratic in them) computes far more per denoising step
+        return ("diffusion compute per request is SDXL's per 1024x1024 image (3,100 FLOP per parameter per denoising step, "
+                "MLPerf): a larger image or a video costs far more (Wan2.1 at 720p x 81 frames ~300x); set "
+                "model.flops_per_sample (per request) or model.family for a real figure")
+    if m.architecture in WITH_FORMULA:
         return None
     unit = "sample" if profile.training is not None and profile.training.sample_based else "token"
     return (
