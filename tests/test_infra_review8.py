@@ -8,6 +8,8 @@ commit), where the gate passed a request in silence or could not name its hardwa
   name the catalog's chips;
 - 03: a Terraform helm_release of a chart from a Helm repository whose values are a file of the repository
   (values = [file("values.yaml")], or file(var.setup_yaml) with the variable's default) asking for GPUs;
+- 04: the GKE registry module called inside a module of the repository (nim-deploy's gke-cluster wrapper, its GPU pool
+  from the caller's gpu_pools): the caller was 'Terraform HCL without accelerator resources';
 - 06: a Helm values file with a key written twice (nim-deploy's RAG blueprint values-os.yaml): Helm keeps the last value
   (go-yaml v2 unstrict), so does advisor; a values file no chart of the run owns is skipped, not an input error (the
   whole repository's run stopped with exit 2 on it).
@@ -72,3 +74,10 @@ def test_a_values_file_with_a_duplicate_key_reads_as_helm_reads_it() -> None:
     assert req["total_chips"] == 2, req  # gpus: 1 then gpus: 2: the last
     skipped = data["skipped_files"]
     assert any(s["path"].endswith("values-os.yaml") and "duplicate key" in s["reason"] for s in skipped), skipped
+
+
+def test_a_registry_module_called_inside_a_local_module_is_read_with_the_callers_inputs() -> None:
+    _code, got, _ = _run(CASES / "04-local-module-wrapping-gke-module")
+    wrapped = got['setup/module.gke-cluster.module.gke.google_container_node_pool.pools["gpu-pool"]']["request"]
+    direct = got['control-direct/module.gke.google_container_node_pool.pools["gpu-pool"]']["request"]
+    assert (wrapped["accelerator"], wrapped["total_chips"]) == (direct["accelerator"], direct["total_chips"]) == ("l4", 3), wrapped

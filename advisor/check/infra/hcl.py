@@ -817,6 +817,8 @@ def _local_modules(
             child = _HclCtx(ctx.path, ctx.text, ctx.index, {}, _resource_refs(resources), ctx.aws_region)
             child.module_instances = ctx.module_instances
             found, unknown = _evaluate(child, inner, resources)
+            # the registry modules it calls in turn (a wrapper of the GKE module: node_pools from its own inputs)
+            _module_calls(child, inner, module, "", found, unknown)
             inside = Parsed("terraform-hcl")
             if objects is not None and any(typ in tfk8s.TYPES for typ, _n, _b in resources):
                 _kubernetes_objects(child, inner, resources, inside)
