@@ -10,6 +10,9 @@ commit), where the gate passed a request in silence or could not name its hardwa
   (values = [file("values.yaml")], or file(var.setup_yaml) with the variable's default) asking for GPUs;
 - 04: the GKE registry module called inside a module of the repository (nim-deploy's gke-cluster wrapper, its GPU pool
   from the caller's gpu_pools): the caller was 'Terraform HCL without accelerator resources';
+- 05: a chart whose only template includes a library subchart's named template (nim-deploy's triton-cosmos-embed):
+  Helm compiles every chart's templates into one set, so the helper renders the GPU Deployment; advisor kept each
+  chart's defines apart and passed the chart as asking for nothing;
 - 06: a Helm values file with a key written twice (nim-deploy's RAG blueprint values-os.yaml): Helm keeps the last value
   (go-yaml v2 unstrict), so does advisor; a values file no chart of the run owns is skipped, not an input error (the
   whole repository's run stopped with exit 2 on it).
@@ -81,3 +84,9 @@ def test_a_registry_module_called_inside_a_local_module_is_read_with_the_callers
     wrapped = got['setup/module.gke-cluster.module.gke.google_container_node_pool.pools["gpu-pool"]']["request"]
     direct = got['control-direct/module.gke.google_container_node_pool.pools["gpu-pool"]']["request"]
     assert (wrapped["accelerator"], wrapped["total_chips"]) == (direct["accelerator"], direct["total_chips"]) == ("l4", 3), wrapped
+
+
+def test_a_named_template_of_a_library_subchart_serves_its_parent() -> None:
+    _code, _got, data = _run(CASES / "05-helm-library-chart-helpers")
+    chips = {x["source"]["path"].split("05-helm-library-chart-helpers/")[1]: x["request"]["total_chips"] for x in data["results"]}
+    assert chips == {"app/templates/base.yaml": 8, "control-same-chart/templates/base.yaml": 8}, chips

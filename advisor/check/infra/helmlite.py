@@ -1003,11 +1003,39 @@ def release_root(values: dict[str, Any], meta: dict[str, Any], chart: str, upgra
     }
 
 
+def _tree_defines(chart: str) -> dict[str, list[Any]]:
+    """The named templates of every template file of ``chart`` and its unpacked subcharts, as Helm compiles them into one
+    set ("template names are global": a library chart's helpers serve its parent), the deepest first so that a chart's
+    own definition of a name wins over its subcharts' (Helm parses the parent's templates last)."""
+    out: dict[str, list[Any]] = {}
+    files = sorted(_all_template_files(chart), key=lambda f: (-f.count(os.sep), f))
+    for f in files:
+        try:
+            text = _read(f, MAX_TEMPLATE_BYTES)
+            if "define" not in text and "block" not in text:
+                continue
+            nodes = _parse(_lex(text), f)
+        except (InputError, ValueError):
+            continue  # said where the file is rendered
+        for n in nodes:
+            if isinstance(n, _Block) and n.kind in ("define", "block"):
+                try:
+                    toks = _tokens(n.expr)
+                except ValueError:
+                    continue
+                if toks and toks[0][0] in ("str", "raw"):
+                    out[toks[0][1][1:-1]] = n.body
+    return out
+
+
 def render_chart(
-    chart: str, values: dict[str, Any] | None = None, depth: int = 0, count: list[int] | None = None, upgrade: bool = False
+    chart: str, values: dict[str, Any] | None = None, depth: int = 0, count: list[int] | None = None, upgrade: bool = False,
+    shared: dict[str, list[Any]] | None = None,
 ) -> list[Rendered]:
-    """Every template of ``chart`` (and of its unpacked subcharts) rendered with its values (as an upgrade: ``upgrade``)."""
+    """Every template of ``chart`` (and of its unpacked subcharts) rendered with its values (as an upgrade: ``upgrade``);
+    the named templates of the whole chart tree are one set (``shared``), as Helm compiles them."""
     count = count if count is not None else [0, 0]  # template files, template bytes
+    shared = shared if shared is not None else _tree_defines(chart)
     meta = _chart_meta(chart)
     vals = _deep_merge(_values(chart), values or {})
     root = release_root(vals, meta, chart, upgrade)
@@ -1016,7 +1044,7 @@ def render_chart(
     if count[0] > MAX_FILES:
         raise InputError.single(chart, 1, 1, f"Helm chart: more than {MAX_FILES} template files (subcharts included)")
     parsed: dict[str, list[Any]] = {}
-    defines: dict[str, list[Any]] = {}
+    defines: dict[str, list[Any]] = dict(shared)
     for f in files:
         text = _read(f, MAX_TEMPLATE_BYTES)
         count[1] += len(text)
@@ -1054,11 +1082,14 @@ def render_chart(
         if not (_only_crds(text) and not _CHIP_TEXT.search(text)):
             out.append(Rendered(f, text, list(range(1, text.count("\n") + 2)), []))
     if depth < MAX_SUBCHART_DEPTH:
-        out += _subcharts(chart, meta, vals, depth, count, upgrade)
+        out += _subcharts(chart, meta, vals, depth, count, upgrade, shared)
     return out
 
 
-def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: int, count: list[int], upgrade: bool) -> list[Rendered]:
+def _subcharts(
+    chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: int, count: list[int], upgrade: bool,
+    shared: dict[str, list[Any]] | None = None,
+) -> list[Rendered]:
     sub_dir = os.path.join(chart, "charts")
     if not os.path.isdir(sub_dir) or not _in_repository(sub_dir, chart):
         return []
@@ -1091,7 +1122,7 @@ def _subcharts(chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: in
             sub_vals: dict[str, Any] = dict(mine) if isinstance(mine, dict) else {}
             if isinstance(vals.get("global"), dict):
                 sub_vals = {**sub_vals, "global": vals["global"]}
-            out += render_chart(path, sub_vals, depth + 1, count, upgrade)
+            out += render_chart(path, sub_vals, depth + 1, count, upgrade, shared)
     return out
 
 
