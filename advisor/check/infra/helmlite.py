@@ -1017,15 +1017,20 @@ def _tree_defines(chart: str) -> dict[str, list[Any]]:
             nodes = _parse(_lex(text), f)
         except (InputError, ValueError):
             continue  # said where the file is rendered
-        for n in nodes:
-            if isinstance(n, _Block) and n.kind in ("define", "block"):
-                try:
-                    toks = _tokens(n.expr)
-                except ValueError:
-                    continue
-                if toks and toks[0][0] in ("str", "raw"):
-                    out[toks[0][1][1:-1]] = n.body
+        _add_defines(nodes, out)
     return out
+
+
+def _add_defines(nodes: list[Any], into: dict[str, list[Any]]) -> None:
+    """The named templates (``define`` / ``block`` "NAME") of a parsed template file, into ``into`` by name."""
+    for n in nodes:
+        if isinstance(n, _Block) and n.kind in ("define", "block"):
+            try:
+                toks = _tokens(n.expr)
+            except ValueError:
+                continue
+            if toks and toks[0][0] in ("str", "raw"):
+                into[toks[0][1][1:-1]] = n.body
 
 
 def render_chart(
@@ -1054,14 +1059,7 @@ def render_chart(
             continue  # static CustomResourceDefinitions asking for no accelerator: nothing to render or judge
         nodes = _parse(_lex(text), f)
         parsed[f] = nodes
-        for n in nodes:
-            if isinstance(n, _Block) and n.kind in ("define", "block"):
-                try:
-                    toks = _tokens(n.expr)
-                except ValueError:
-                    continue
-                if toks and toks[0][0] in ("str", "raw"):
-                    defines[toks[0][1][1:-1]] = n.body
+        _add_defines(nodes, defines)
     out: list[Rendered] = []
     for f in files:
         if os.path.basename(f).startswith("_") or f not in parsed:
