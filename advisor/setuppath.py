@@ -446,6 +446,8 @@ def plan(
     procurement ``kind`` and the disk (provision), as the scaffold's setup.sh runs it."""
     disk = int(values.get("disk_gb") or 0)
     nodes = int(values.get("tpu_nodes") or 1)
+    if "machine_type" in values and not values["machine_type"]:  # none in the catalog for this cloud: said, as setup.sh says it
+        values = {**values, "machine_type": "MACHINE_TYPE"}
 
     def fill(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)

@@ -434,6 +434,20 @@ def test_a_p99_target_is_compared_with_a_p99_estimate(context: Context) -> None:
     assert "typical" in out["percentiles"]["ttft_ms"]
 
 
+def test_the_setup_names_the_machine_a_team_chooses_where_the_catalog_has_none(context: Context) -> None:
+    """On owned servers the catalog names no instance type: the setup text read 'The configuration's machine is  (8
+    GPU(s) each, 2 of them)' with the name blank (found by an expert review); it says MACHINE_TYPE, as setup.sh does."""
+    p = profile(model={"params_b": 13, "layers": 40, "hidden_size": 5120, "kv_heads": 40},
+                training={"tokens_b": 20, "seq_len": 4096, "global_batch": 512, "deadline_hours": 336},
+                software={"framework": "pytorch", "cuda_libraries": ["deepspeed", "flash-attention"]},
+                deployment={"clouds": ["on-prem"], "owned": [{"accelerator": "a100-80gb", "count": 16}]},
+                goal={"optimize": "balanced"})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.setup is not None
+    text = json.dumps(rec.to_json()["setup"])
+    assert "machine is  (" not in text and "machine is MACHINE_TYPE (" in text, text[:400]
+
+
 def test_a_diffusion_model_without_its_compute_says_the_image_figure_is_assumed(context: Context) -> None:
     """A text-to-video model (Wan2.1-T2V-14B, 720p x 81 frames) was sized with SDXL's per-image compute, ~300x too little,
     without a word (found by an expert review): the estimate says so, and the user's own figure is what counts."""
