@@ -421,6 +421,7 @@ def select(
             seen.add(path)
             sel.files.append(path)
 
+    listed: dict[str, Tracked | None] = {}  # git ls-files of each repository the patterns reach, asked once
     for raw in paths:
         if raw == "-":
             add(raw)
@@ -431,7 +432,7 @@ def select(
             if not matches:
                 problems.append(Problem(raw, 1, 1, "pattern matches no file"))
             for m in matches:
-                if os.path.isdir(m) or not _glob_keeps(m):
+                if os.path.isdir(m) or not _glob_keeps(m, listed):
                     continue
                 _explicit(m, user, sel, add)
             continue
@@ -470,15 +471,20 @@ def _jsonnet(path: str, sel: Selection) -> None:
                                "jsonnet FILE | advisor check -"))
 
 
-def _glob_keeps(path: str) -> bool:
+def _glob_keeps(path: str, listed: dict[str, Tracked | None]) -> bool:
     """Whether a file a pattern matched is read: one under a hidden name only where git tracks it (or there is no git:
-    then it is read), as the directory walk decides; never one under .git."""
+    then it is read), as the directory walk decides; never one under .git. ``listed``: git ls-files by repository root,
+    filled as the patterns reach each (one git call per repository, not per file)."""
     parts = Path(path).parts
     if ".git" in parts:
         return False
     if not any(p.startswith(".") and p not in (".", "..") and p not in HIDDEN_READ for p in parts):
         return True
-    known = tracked(os.path.dirname(path) or ".")
+    here = os.path.dirname(path) or "."
+    root = _git_root(here) or ""
+    if root not in listed:
+        listed[root] = tracked(here)
+    known = listed[root]
     return known is None or known.has(os.path.abspath(path), False)
 
 

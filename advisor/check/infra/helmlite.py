@@ -1007,8 +1007,14 @@ def _tree_defines(chart: str) -> dict[str, list[Any]]:
     """The named templates of every template file of ``chart`` and its unpacked subcharts, as Helm compiles them into one
     set ("template names are global": a library chart's helpers serve its parent), the deepest first so that a chart's
     own definition of a name wins over its subcharts' (Helm parses the parent's templates last)."""
-    out: dict[str, list[Any]] = {}
     files = sorted(_all_template_files(chart), key=lambda f: (-f.count(os.sep), f))
+    # a chart is rendered once per values overlay and release state: its tree is parsed for names once, while its files
+    # stay as they were
+    key = tuple((f, *_stamp(f)) for f in files)
+    hit = _TREE_DEFINES.get(key)
+    if hit is not None:
+        return hit
+    out: dict[str, list[Any]] = {}
     for f in files:
         try:
             text = _read(f, MAX_TEMPLATE_BYTES)
@@ -1018,7 +1024,22 @@ def _tree_defines(chart: str) -> dict[str, list[Any]]:
         except (InputError, ValueError):
             continue  # said where the file is rendered
         _add_defines(nodes, out)
+    if len(_TREE_DEFINES) >= 64:
+        _TREE_DEFINES.clear()
+    _TREE_DEFINES[key] = out
     return out
+
+
+_TREE_DEFINES: dict[tuple[tuple[str, int, int], ...], dict[str, list[Any]]] = {}
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    """(mtime in ns, size) of a file, (0, -1) where it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0, -1
+    return st.st_mtime_ns, st.st_size
 
 
 def _add_defines(nodes: list[Any], into: dict[str, list[Any]]) -> None:

@@ -381,7 +381,7 @@ def _overlapping_runs(data: dict[str, Any], kind: str) -> str | None:
     Replace keeps one at a time."""
     if kind not in SCHEDULED_KINDS:
         return None
-    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    spec = data.get("spec")
     policy = spec.get("concurrencyPolicy", "Allow") if isinstance(spec, dict) else "Allow"
     if policy in ("Forbid", "Replace"):
         return None
