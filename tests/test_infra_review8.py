@@ -15,7 +15,10 @@ commit), where the gate passed a request in silence or could not name its hardwa
   chart's defines apart and passed the chart as asking for nothing;
 - 06: a Helm values file with a key written twice (nim-deploy's RAG blueprint values-os.yaml): Helm keeps the last value
   (go-yaml v2 unstrict), so does advisor; a values file no chart of the run owns is skipped, not an input error (the
-  whole repository's run stopped with exit 2 on it).
+  whole repository's run stopped with exit 2 on it);
+- 07: a GitHub Actions workflow that is not valid YAML (a heredoc line at column 1 ends its run block): its top-level
+  name counted as a SkyPilot task's, so four such files made awsome-distributed-training's run exit 2; a broken
+  task, or a file with a manifest's keys beside on and jobs, stays an input error.
 """
 
 from __future__ import annotations
@@ -90,3 +93,15 @@ def test_a_named_template_of_a_library_subchart_serves_its_parent() -> None:
     _code, _got, data = _run(CASES / "05-helm-library-chart-helpers")
     chips = {x["source"]["path"].split("05-helm-library-chart-helpers/")[1]: x["request"]["total_chips"] for x in data["results"]}
     assert chips == {"app/templates/base.yaml": 8, "control-same-chart/templates/base.yaml": 8}, chips
+
+
+def test_a_broken_github_workflow_is_skipped_and_a_broken_task_stays_an_input_error() -> None:
+    case = CASES / "07-broken-workflow"
+    code, got, data = _run(case / "fsdp-regression-test.yml")
+    assert code == 0 and not got, data
+    (skip,) = data["skipped_files"]
+    assert skip["reason"].startswith("a GitHub Actions workflow that is not valid YAML (34:1:"), skip
+    for name in ("broken-task.yaml", "workflow-with-manifest-keys.yml"):
+        r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(case / name))
+        assert r.code == 2, (name, r.out)
+        assert f"{name}:" in r.err and "error: invalid YAML" in r.err, r.err

@@ -464,6 +464,9 @@ TEMPLATE_MARK = re.compile(r"\{\{|\$\{|\$\(|%\{")
 READ_KEYS = re.compile(r"(?m)^(?:[?{\-][ \t]*)*[\"']?(?:name|task|model|inference|training|workload|apiVersion|kind|resources|num_nodes|"
                        r"run|setup|type|"
                        r"deployment_groups|Resources|AWSTemplateFormatVersion|available_node_types|head_node_type)[\"']?\s*:")
+# the keys of READ_KEYS no GitHub Actions workflow has at its top (name, run and type may be a workflow's or a step's)
+STRONG_KEYS = re.compile(r"(?m)^(?:[?{\-][ \t]*)*[\"']?(?:task|model|inference|training|workload|apiVersion|kind|resources|num_nodes|"
+                         r"setup|deployment_groups|Resources|AWSTemplateFormatVersion|available_node_types|head_node_type)[\"']?\s*:")
 
 
 def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[LoadedProfile], Any]:
@@ -508,20 +511,28 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
             p = exc.problems[0]
             return [], Parsed("other", notes=[f"YAML the gate does not read ({p.line}:{p.col}: {p.message[:80]}) that holds no "
                                              "workload profile and no infrastructure the gate reads"])
-        if TEMPLATE_MARK.search(text) and not names_hardware(text, name_index(ctx.catalog)):
+        from advisor.check.infra.sniff import WORKFLOW, text_workflow
+
+        workflow = text_workflow(text) and not STRONG_KEYS.search(text)
+        if TEMPLATE_MARK.search(text) and not workflow and not names_hardware(text, name_index(ctx.catalog)):
             # a template that is no YAML until rendered (kserve's e2e test resources, a Helm template outside a
             # chart) and names no accelerator, chip resource or accelerator machine anywhere: nothing to judge
             return [], Parsed("other", notes=["a template that is not YAML until rendered (unrendered {{ }} / ${ } "
                                              "placeholders) and names no accelerator: nothing to judge"])
-        if (path != STDIN and lenient is None and exc.problems[0].message.startswith("invalid YAML") and not TEMPLATE_MARK.search(text)
-                and not READ_KEYS.search(text) and not names_hardware(text, name_index(ctx.catalog))
+        if (path != STDIN and lenient is None and exc.problems[0].message.startswith("invalid YAML")
+                and (workflow or (not TEMPLATE_MARK.search(text) and not READ_KEYS.search(text)))
+                and not names_hardware(text, name_index(ctx.catalog))
                 and not _readable_parts(text, path, name_index(ctx.catalog))):
-            # YAML no tool reads either (a syntax error: kueue's KEP metadata with unquoted @handles; not a refused tag or
-            # a limit) that names no accelerator and has none of the top-level keys of what the gate reads (a profile, a
-            # manifest, a SkyPilot or dstack task): no proposal, and no reason to stop a repository-wide run
+            # YAML no tool reads either (a syntax error: kueue's KEP metadata with unquoted @handles, a workflow whose
+            # heredoc ends its run block; not a refused tag or a limit) that names no accelerator and has none of the
+            # top-level keys of what the gate reads (a profile, a manifest, a SkyPilot or dstack task), or whose keys
+            # are a GitHub Actions workflow's (its name is the workflow's, its ${{ }} expressions GitHub's, not a
+            # template to render first): no proposal, and no reason to stop a repository-wide run
             p = exc.problems[0]
-            return [], Parsed("other", notes=[f"not valid YAML ({p.line}:{p.col}: {p.message[:80]}), and names no accelerator "
-                                             "and none of the keys of a profile, manifest or task: nothing to judge"])
+            where = f"({p.line}:{p.col}: {p.message[:80]})"
+            return [], Parsed("other", notes=[
+                f"{WORKFLOW} that is not valid YAML {where} and names no accelerator: nothing to judge" if workflow else
+                f"not valid YAML {where}, and names no accelerator and none of the keys of a profile, manifest or task: nothing to judge"])
         chart = _chart_of(path)
         if TEMPLATE_MARK.search(text) and chart is not None:
             # a template in a Helm chart's directory outside templates/ (files/ a template includes with .Files.Get and

@@ -145,7 +145,9 @@ _HARDWARE_TEXT = re.compile(
     r"(?i)nvidia\.com/|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu|aws\.amazon\.com/neuron|habana\.ai/"
     r"|accelerators?[\"']?\s*[:=]|accelerator_(?:type|count|config)|\bgpus?[\"']?\s*[:=]|\btpus?[\"']?\s*[:=]"
 )
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,63}")
+# a word of free text, not one written after an @ (a git ref: a GitHub Actions step's uses: actions/checkout@v4, whose
+# v4 is no TPU v4)
+_WORD = re.compile(r"(?<![@A-Za-z0-9._-])[A-Za-z0-9][A-Za-z0-9._-]{1,63}")
 
 
 def _not_json_syntax(text: str) -> bool:
@@ -185,7 +187,7 @@ def names_hardware(text: str, index: NameIndex) -> bool:
     text = _unescaped(text)
     if _HARDWARE_TEXT.search(text):
         return True
-    for word in dict.fromkeys(_TOKEN.findall(text)):
+    for word in dict.fromkeys(_WORD.findall(text)):
         hw = index.lookup(word)
         if hw.known or hw.chips:
             return True

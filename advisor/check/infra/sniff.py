@@ -108,9 +108,24 @@ def _list_reason(data: list[Any]) -> str:
     return "a YAML list, not a workload profile"
 
 
+WORKFLOW = "a GitHub Actions workflow"
+_TOP_KEY = re.compile(r"""(?m)^["']?([A-Za-z_$][\w.$/-]*)["']?[ \t]*:(?=[ \t]|$)""")
+
+
+def is_workflow(keys: set[str]) -> bool:
+    """A GitHub Actions workflow's own top-level keys (``on`` and ``jobs``, neither a key of anything the gate reads)."""
+    return "on" in keys and "jobs" in keys
+
+
+def text_workflow(text: str) -> bool:
+    """Whether the top-level keys written in a text (one not valid YAML as a whole: a heredoc line at column 1 ending a
+    ``run: |`` block) are a GitHub Actions workflow's. Its ``name`` is then the workflow's, not a task's."""
+    return is_workflow(set(_TOP_KEY.findall(text)))
+
+
 def _other_reason(data: dict[Any, Any], keys: set[str]) -> str:
-    if ("on" in keys or True in data) and "jobs" in keys:
-        return "a GitHub Actions workflow"
+    if is_workflow(keys | ({"on"} if True in data else set())):
+        return WORKFLOW
     if isinstance(data.get("services"), dict) and keys <= {
         "services",
         "version",
