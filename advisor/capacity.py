@@ -30,6 +30,17 @@ class Limit:
     prices: dict[str, float]
     sources: tuple[str, ...]
     note: str
+    # (up to hours, step): a run of up to that many hours is bought in whole steps (an EC2 Capacity Block by the day
+    # up to 14 days, by the week beyond; a calendar-mode reservation by the day); none: by the hour
+    increments: tuple[tuple[float | None, float], ...] = ()
+
+    def billed(self, hours: float, min_hours: float) -> float:
+        """The hours a run of ``hours`` is billed: at least ``min_hours``, in the whole steps the kind is sold in."""
+        for up_to, step in self.increments:
+            if up_to is None or hours <= up_to:
+                hours = math.ceil(hours / step - 1e-9) * step
+                break
+        return max(hours, min_hours)
 
     def applies(self, cloud: str, device: str, accelerator: str) -> bool:
         if self.cloud != cloud:
@@ -48,7 +59,21 @@ class Table:
 
 
 _KIND_FIELDS = {"title", "setup"}
-_LIMIT_FIELDS = {"cloud", "device", "accelerators", "kind", "max_chips", "min_hours", "max_hours", "usd_per_chip_hour", "source", "note"}
+_LIMIT_FIELDS = {"cloud", "device", "accelerators", "kind", "max_chips", "min_hours", "max_hours", "increments", "usd_per_chip_hour",
+                 "source", "note"}
+
+
+def _increments(where: str, raw: Any) -> tuple[tuple[float | None, float], ...]:
+    """``increments: [{up_to_hours: 336, hours: 24}, {up_to_hours: null, hours: 168}]``: ascending, the last open."""
+    out: list[tuple[float | None, float]] = []
+    for j, inc in enumerate(raw or ()):
+        if not isinstance(inc, dict) or set(inc) != {"up_to_hours", "hours"} or not float(inc["hours"]) > 0:
+            raise ValueError(f"{where}: increments[{j}] needs up_to_hours (null: beyond the last) and hours > 0")
+        up_to = None if inc["up_to_hours"] is None else float(inc["up_to_hours"])
+        if out and (out[-1][0] is None or (up_to is not None and up_to <= (out[-1][0] or 0.0))):
+            raise ValueError(f"{where}: increments[{j}]: up_to_hours must ascend, null only last")
+        out.append((up_to, float(inc["hours"])))
+    return tuple(out)
 
 
 def _limit(i: int, raw: dict[str, Any], kinds: dict[str, Kind], sources: dict[str, str]) -> Limit:
@@ -68,7 +93,7 @@ def _limit(i: int, raw: dict[str, Any], kinds: dict[str, Kind], sources: dict[st
         kind=str(raw["kind"]), max_chips=None if raw["max_chips"] is None else int(raw["max_chips"]),
         min_hours=float(raw["min_hours"]), max_hours=None if raw["max_hours"] is None else float(raw["max_hours"]),
         prices={str(k): float(v) for k, v in (raw.get("usd_per_chip_hour") or {}).items()},
-        sources=tuple(raw["source"]), note=str(raw["note"]),
+        sources=tuple(raw["source"]), note=str(raw["note"]), increments=_increments(where, raw.get("increments")),
     )
 
 
@@ -114,6 +139,12 @@ class Reach:
     limit: Limit | None  # None: the table has no row for this cloud and family (unbounded)
     max_chips: int | None
     billed_hours: float
+    min_hours: float = 0.0  # the term billed at least (none where a stated commitment holds the chips)
+
+    def bill(self, hours: float) -> float:
+        """The hours a run of ``hours`` under this kind is billed (a run of another length than the one reached: the
+        ends of its time range)."""
+        return hours if self.limit is None or math.isinf(hours) else self.limit.billed(hours, self.min_hours)
 
     def to_json(self, sources: dict[str, str]) -> dict[str, Any]:
         lim = self.limit
@@ -167,7 +198,7 @@ def reach(
         held = max(((largest if r.max_chips is None else r.max_chips) for r in rows if r.kind != "reserved"), default=0)
         min_hours = 0.0 if kid == "reserved" and pricing in COMMITTED_HOURS and chips <= held else lim.min_hours
         if chips <= cap and not long:
-            return Reach(t.kinds[kid], lim, cap, max(hours, min_hours)), []
+            return Reach(t.kinds[kid], lim, cap, hours if math.isinf(hours) else lim.billed(hours, min_hours), min_hours), []
         limit_h = f" for up to {lim.max_hours:g} h" if lim.max_hours is not None else ""
         tried.append(f"{kid}: not sold" if cap == 0 else f"{kid} {cap:,}{limit_h}")
     return None, tried

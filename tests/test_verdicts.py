@@ -141,6 +141,32 @@ def test_a_stated_commitment_does_not_stretch_to_a_cluster_nobody_commits_for_on
     assert e.capacity is not None and e.capacity["billed_hours"] == pytest.approx(e.hours or 0.0, rel=1e-3)
 
 
+def test_a_capacity_block_is_billed_in_the_whole_days_and_weeks_it_is_sold_in(context: Context) -> None:
+    # before: a 44.8 h run on EC2 Capacity Blocks was billed 44.8 h; blocks are sold by the day up to 14 days
+    # and by the week beyond (docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html)
+    p = profile(model={"params_b": 13}, training={"tokens_b": 1000, "seq_len": 4096}, deployment={"clouds": ["aws"]})
+    acc = context.catalog.get("h100")
+    for n in (512, 128):  # 124 h: six days; 496 h: three weeks
+        e = estimate(p, acc, n, context.constants)
+        assert e.procurement == "calendar" and e.capacity is not None and e.hours, (n, e.procurement)
+        hours = e.hours
+        billed = e.capacity["billed_hours"]
+        step = 24.0 if hours <= 336 else 168.0
+        assert billed == math.ceil(hours / step) * step and billed > hours, (n, hours, billed)
+        assert e.cost_usd == pytest.approx(n * billed * (e.usd_per_chip_hour or 0.0), abs=0.02)
+        # the ends of the cost range are the ends of the time range, each bought in whole steps
+        for h, usd in ((e.hours_low, e.cost_low), (e.hours_high, e.cost_high)):
+            assert h is not None and usd is not None
+            days = math.ceil(h / (24.0 if h <= 336 else 168.0)) * (24.0 if h <= 336 else 168.0)
+            assert usd == pytest.approx(n * max(days, 24.0) * (e.usd_per_chip_hour or 0.0), abs=0.02), (h, usd)
+        assert any(f"billed {billed:,.0f} h for a {hours:,.1f} h run (bought in whole steps of {step:g} h)" in w
+                   for w in e.warnings), e.warnings
+    from advisor import capacity
+
+    (row,) = [r for r in capacity.table().limits if r.cloud == "aws" and r.kind == "calendar"]
+    assert [row.billed(h, row.min_hours) for h in (3.0, 24.0, 24.5, 336.0, 337.0, 500.0)] == [24, 24, 48, 336, 504, 504]
+
+
 def test_replicas_of_a_one_gpu_machine_are_not_capped_at_one_machine(context: Context) -> None:
     # before: 7 replicas of a 1-GPU g6e.xlarge read "7 l40s beyond what can be obtained (aws
     # on-demand 1 ...)": the largest single machine capped the whole fleet

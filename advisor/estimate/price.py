@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from advisor import capacity, clouds, regions
 from advisor.catalog import Accelerator
@@ -127,9 +128,10 @@ def apply_price(
         if e.owned_chips is None and not acc.local:
             _unpriced_placement(e, profile, acc)
         return
-    term = 0.0  # a kind with a minimum term bills it, used or not (training runs)
+    # a kind with a minimum term, or sold in whole days, bills it, used or not (training runs): hours -> hours billed
+    bill: Callable[[float], float] | None = None
     if e.owned_chips is None and p.cloud not in (None, "on-prem") and not acc.local:
-        p, term = _procure(e, profile, acc, p)
+        p, bill = _procure(e, profile, acc, p)
         if p.warning and p.warning not in e.warnings:
             e.warnings.append(p.warning)
         if named_on is not None and p.cloud is not None and named_on != p.cloud:  # procured on another cloud
@@ -152,8 +154,8 @@ def apply_price(
                 f"the amortised rate assumes {e.purchase['amortisation_years']:g} years at {e.purchase['utilisation_assumed']:.0%} use, "
                 f"this run is {e.hours / life:.1%} of that"
             )
-    if term and e.mode == "training" and e.hours:
-        chip_hours = max(chip_hours, term * e.count)
+    if bill is not None and e.mode == "training" and e.hours:
+        chip_hours = max(chip_hours, bill(e.hours) * e.count)
     whole = e.count * (e.replicas or 1) * HOURS_PER_MONTH
     if e.mode != "training" and e.capacity is not None and e.capacity["min_hours"] and chip_hours < whole:
         # a reservation (or a calendar block) is billed round the clock, used or not: a job that runs a
@@ -169,7 +171,7 @@ def apply_price(
     if chip_hours_range is not None:
         e.cost_low, e.cost_high = round(chip_hours_range[0] * usd, 2), round(chip_hours_range[1] * usd, 2)
     elif e.hours_low is not None and e.hours_high is not None:
-        lo, hi = max(e.hours_low, term), max(e.hours_high, term)
+        lo, hi = (bill(e.hours_low), bill(e.hours_high)) if bill is not None and e.mode == "training" else (e.hours_low, e.hours_high)
         e.cost_low, e.cost_high = round(lo * e.count * usd, 2), round(hi * e.count * usd, 2)
 
 
@@ -210,12 +212,13 @@ def _unpriced_placement(e: Estimate, profile: Profile, acc: Accelerator) -> None
         e.why_not = f"{e.why_not}; {why}" if e.why_not else why
 
 
-def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple[Price, float]:
+def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple[Price, Callable[[float], float] | None]:
     """Where the configuration's chips (all replicas) can be obtained for its duration: of the
     profile's clouds that price ``acc``, the one that bills least under the first procurement kind
     that reaches them (rules/capacity.yaml). Sets ``procurement`` and ``capacity``; beyond every
     kind's reach, the configuration is infeasible and says what each cloud delivers. Returns the
-    price and the hours billed at least (a minimum term; 0 for serving, billed by the month)."""
+    price and, for a run, what a run of so many hours is billed (a minimum term, whole days); None for serving
+    (billed by the month) and where no kind delivers."""
     chips = e.count * (e.replicas or 1)
     hours = (e.hours or 0.0) if e.mode == "training" else math.inf
     dep = profile.deployment
@@ -252,7 +255,7 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
             why = "; ".join(reasons)
             e.why_not = f"{e.why_not}; {why}" if e.why_not else why
             e.procurable = False
-        return p, 1.0
+        return p, None
     _total, priced, r, region, rate_region = best
     e.region, e.zone = region, regions.zone_in(acc, priced.cloud or "", region)
     if region is not None and rate_region is not None and rate_region != region:  # the catalog prices another region
@@ -268,9 +271,10 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
     e.procurement = r.kind.id
     e.capacity = r.to_json(capacity.table().sources)
     if math.isfinite(hours) and r.billed_hours > hours + 1e-9:
-        e.warnings.append(
-            f"{r.kind.title}: billed {r.billed_hours:,.0f} h for a {hours:,.1f} h run (its minimum term)"
-        )
+        lim = r.limit
+        why = ("its minimum term" if lim is None or r.billed_hours <= lim.min_hours + 1e-9 else
+               f"bought in whole steps of {next(st for up, st in lim.increments if up is None or hours <= up):g} h")
+        e.warnings.append(f"{r.kind.title}: billed {r.billed_hours:,.0f} h for a {hours:,.1f} h run ({why})")
     elif not math.isfinite(hours) and r.limit is not None and r.limit.min_hours > 0 and dep.pricing == "on-demand":
         # a service beyond on-demand reach, priced at a term it commits to: what it commits and what autoscaling saves
         chips, usd = e.count * (e.replicas or 1), priced.usd or 0.0
@@ -279,7 +283,7 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
             f"(${usd:,.2f}/chip-hour, a term of {r.limit.min_hours:,.0f} h: ${chips * usd * r.limit.min_hours:,.0f} "
             "committed, billed whether used or not, so autoscaling the reserved capacity down saves nothing)"
         )
-    return priced, (r.billed_hours if math.isfinite(hours) and r.billed_hours > hours else 0.0)
+    return priced, (r.bill if math.isfinite(hours) else None)
 
 
 # the reasons set_feasibility gives for a broken constraint (a deadline, the budget, a latency target), which a change
