@@ -79,13 +79,15 @@ def edge_route(profile: Profile) -> str | None:
 
 
 def max_model_len(profile: Profile) -> int:
-    """The context a server must accept: model.context_tokens, else the longest prompt + output."""
-    if profile.model.context_tokens:
-        return profile.model.context_tokens
-    inf = profile.inference
+    """The context a server must accept: the longest prompt + the longest output (inference.max_input_tokens +
+    max_output_tokens, defaulting to the averages), at most the model's context (model.context_tokens); a profile that
+    serves nothing (a training profile on a serving path), the model's context or 2,048. The model's whole context
+    would let one long prompt past the latency the replicas were sized for, and makes vLLM TPU compile its shapes."""
+    inf, context = profile.inference, profile.model.context_tokens
     if inf is None:
-        return 2048
-    return (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
+        return context or 2048
+    asked = (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
+    return min(asked, context) if context else asked
 
 
 def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None, cloud: str | None = None) -> dict[str, str]:

@@ -467,9 +467,10 @@ def _context(case: Case) -> None:
         assert set(re.findall(r"max_prefill_predict_length=(\d+)", line)) <= {str(p.max_input_len)}
     if p.server:
         inf = case.spec.profile.inference
-        if inf is not None and not case.spec.profile.model.context_tokens:
-            # the longest request, never the average one
-            assert p.context_len == (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
+        if inf is not None:
+            # the longest request, never the average one, nor the model's whole context
+            asked = (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
+            assert p.context_len == min(asked, case.spec.profile.model.context_tokens or asked)
 
 
 @check("attention_data")
@@ -912,6 +913,21 @@ def test_max_model_len_is_the_longest_request_not_the_average(ctx) -> None:  # t
     [dep] = _docs(files["k8s/deployment.yaml"])
     assert "7168" in " ".join(dep["spec"]["template"]["spec"]["containers"][0]["command"])
     run_checks(Case(spec, spec.plan, files))
+
+
+def test_max_model_len_is_not_the_models_whole_context(ctx, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # before: model.context_tokens 131072 set --max-model-len=131072 for a service sized for 2,000 + 300 tokens (the
+    # documented flag is max input + max output): one long prompt would break the TTFT target the replicas were sized for
+    base = yaml.safe_load((FIXTURES / "sglang-8b.yaml").read_text())
+    for context, want in ((131072, 6144 + 1024), (4096, 4096)):  # a shorter model context caps the longest request
+        base["model"]["context_tokens"] = context
+        f = tmp_path / f"ctx-{context}.yaml"
+        f.write_text(yaml.safe_dump(base))
+        spec, files = _scaffold(ctx, _rec(ctx, str(f)), "gke-vllm-gpu")
+        assert spec.plan.context_len == want
+        [dep] = _docs(files["k8s/deployment.yaml"])
+        assert f"--context-length {want}" in " ".join(dep["spec"]["template"]["spec"]["containers"][0]["command"])  # SGLang
+        run_checks(Case(spec, spec.plan, files))
 
 
 def test_gce_vm_with_attached_gpu_gets_accelerator(ctx) -> None:  # type: ignore[no-untyped-def]

@@ -62,7 +62,8 @@ FIELD_DOCS: dict[str, str] = {
                               "layers: 1024). Default 4096.",
     "model.attention.sliding_fraction": "Sliding window: share of layers that are windowed; the rest attend to the whole context (Gemma "
                                         "3: 5/6). Default 1.",
-    "model.context_tokens": "Maximum context length, tokens.",
+    "model.context_tokens": "The model's maximum context length, tokens: a generated server accepts the longest prompt + output "
+    "(inference.max_input_tokens + max_output_tokens), at most this.",
     "model.flops_per_sample": "FLOPs of one forward pass over one sample (an image, a row); training counts 3x per sample. ResNet-152 at "
                               "224x224: ~23e9.",
     "model.hf_id": "Hugging Face model id, used in the setup commands (for example meta-llama/Llama-3.1-8B-Instruct).",

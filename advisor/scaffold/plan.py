@@ -57,7 +57,7 @@ class Plan:
     server: str  # the LLM server the artefacts run (serving-stacks.yaml id); "" when not serving
     server_note: str | None  # why server differs from serving_stack
     model_id: str
-    context_len: int  # max model length: the longest prompt + the longest output (or model.context_tokens)
+    context_len: int  # max model length: the longest prompt + the longest output, at most model.context_tokens
     max_input_len: int  # the longest prompt (prefill length)
     max_seqs: int  # sequences a serving replica runs at once: the estimate's batch; 0 without serving
     num_experts: int  # MoE routed experts; 1 for a dense model (MaxText's convention)
