@@ -13,7 +13,7 @@ from typing import Any
 from advisor import clouds, families, regions
 from advisor.catalog import Accelerator
 from advisor.conditions import evaluate
-from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, model_shape
+from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, is_llm_inference, model_shape
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.fmt import safe_name
@@ -248,8 +248,17 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         out["checkpoint_every"] = "0"
     inf = profile.inference
     out["max_seqs"] = str(est.batch or 1) if est is not None and est.mode == "inference" else "1"
+    # the batch the server may run at once: an LLM replica's batch at peak (more sequences would stretch the time per
+    # output token past what was sized); a replica serving whole requests in batches (an encoder, speech, an image
+    # model) batches what is queued, up to the largest batch that still meets the latency target (the capacity the
+    # replicas were counted at), never the few requests the peak keeps in flight on average (a cap of 2 leaves no room
+    # for a burst)
+    out["server_seqs"] = out["max_seqs"]
+    if est is not None and est.mode == "inference" and not is_llm_inference(profile):
+        cap = (est.assumptions.get("operating_point") or {}).get("concurrency_at_capacity")
+        out["server_seqs"] = str(max(int(out["max_seqs"]), int(cap or 1)))
     # one engine per data-parallel rank (vLLM --max-num-seqs is per engine): its share of the replica's batch
-    out["engine_seqs"] = str(-(-int(out["max_seqs"]) // max(dp, 1)))
+    out["engine_seqs"] = str(-(-int(out["server_seqs"]) // max(dp, 1)))
     # the flag in a manifest of vLLM's (a setup path's example Deployment): the batch the estimate sized a serving replica
     # for; a profile that serves nothing (a path's example for a training profile) leaves vLLM's default
     out["vllm_seqs_items"] = f', "--max-num-seqs={out["engine_seqs"]}"' if est is not None and est.mode == "inference" else ""

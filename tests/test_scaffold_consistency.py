@@ -507,12 +507,18 @@ def _prefill_budget(case: Case) -> None:
     assert _flag(case.sh, *flags) <= want, _flag(case.sh, *flags)
 
 
-@check("max_seqs")
+@check("max_seqs", "server_seqs")
 def _max_seqs(case: Case) -> None:
     p = case.plan
-    if case.spec.est is not None and case.spec.est.mode == "inference":
-        assert p.max_seqs == (case.spec.est.batch or 1)
-    per_rank = -(-p.max_seqs // p.attention_data)  # data-parallel attention: one scheduler per rank
+    est = case.spec.est
+    if est is not None and est.mode == "inference":
+        assert p.max_seqs == (est.batch or 1)
+        # the server's cap: an LLM replica's batch at peak; a batching replica's largest batch within the latency target
+        from advisor.estimate.replica import is_llm_inference
+
+        cap = est.assumptions["operating_point"]["concurrency_at_capacity"]
+        assert p.server_seqs == (p.max_seqs if is_llm_inference(case.spec.profile) else max(p.max_seqs, cap))
+    per_rank = -(-p.server_seqs // p.attention_data)  # data-parallel attention: one scheduler per rank
     _server_flags(case, ("--max-num-seqs", "--max-running-requests", "--max-concurrent-requests"), per_rank)
     if p.server:
         for cmd in case.commands():
@@ -780,7 +786,7 @@ def test_an_inconsistent_plan_fails(name: str) -> None:
     changed must fail (the checks read the files, not the plan alone)."""
     profile = FIXTURES / (
         "int4-serving.yaml"
-        if name in ("server", "server_note", "max_seqs", "min_replicas", "max_replicas", "hours_per_day")
+        if name in ("server", "server_note", "max_seqs", "server_seqs", "min_replicas", "max_replicas", "hours_per_day")
         else "spot-moe-multislice.yaml"
     )
     [(_path, case)] = [c for c in _cases_for(str(profile)) if c[1].spec.path.id == c[1].spec.rec.setup.path.id]
@@ -912,6 +918,22 @@ def test_max_model_len_is_the_longest_request_not_the_average(ctx) -> None:  # t
     assert spec.plan.context_len == 6144 + 1024
     [dep] = _docs(files["k8s/deployment.yaml"])
     assert "7168" in " ".join(dep["spec"]["template"]["spec"]["containers"][0]["command"])
+    run_checks(Case(spec, spec.plan, files))
+
+
+def test_a_batching_server_is_capped_at_its_capacity_batch_not_its_peak_concurrency(ctx) -> None:  # type: ignore[no-untyped-def]
+    # before: an embedding service at 20,000 requests/s ran vllm with --max-num-seqs=2 (the two requests a replica has
+    # in flight at peak by Little's law) for a replica priced at 1,786 requests/s at its latency target's batch
+    rec = _rec(ctx, str(FIXTURES / "embeddings-20k.yaml"))
+    spec, files = _scaffold(ctx, rec)
+    est = spec.est
+    cap = est.assumptions["operating_point"]["concurrency_at_capacity"]
+    assert est.batch < cap and spec.plan.max_seqs == est.batch and spec.plan.server_seqs == cap
+    [dep] = _docs(files["k8s/deployment.yaml"])
+    assert f"--max-num-seqs={cap}" in dep["spec"]["template"]["spec"]["containers"][0]["command"]
+    [hpa] = [d for d in _docs(files["k8s/hpa.yaml"]) if d["kind"] == "HorizontalPodAutoscaler"]
+    assert hpa["spec"]["metrics"][0]["pods"]["target"]["averageValue"] == str(est.batch)  # scaled on what peak keeps in flight
+    assert f"batches up to {cap} requests" in files["README.md"]
     run_checks(Case(spec, spec.plan, files))
 
 

@@ -25,7 +25,7 @@ def server_argv(spec: Spec, model: str, tp: int | str, pp: int | str) -> list[st
     """The plan's server command: its model, parallelism, max model length, max sequences and precision."""
     plan = spec.plan
     return servers()[plan.server].argv(
-        spec.device, model, tp, pp, plan.context_len, VLLM_PORT, plan.max_seqs, plan.server_precision, plan.attention_data,
+        spec.device, model, tp, pp, plan.context_len, VLLM_PORT, plan.server_seqs, plan.server_precision, plan.attention_data,
         plan.prefill_budget,
     )
 

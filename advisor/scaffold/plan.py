@@ -59,7 +59,8 @@ class Plan:
     model_id: str
     context_len: int  # max model length: the longest prompt + the longest output, at most model.context_tokens
     max_input_len: int  # the longest prompt (prefill length)
-    max_seqs: int  # sequences a serving replica runs at once: the estimate's batch; 0 without serving
+    max_seqs: int  # sequences a serving replica runs at peak: the estimate's batch (the autoscaler's target); 0 without serving
+    server_seqs: int  # the server's cap on them (--max-num-seqs): the batch at peak, or a batching replica's capacity batch
     num_experts: int  # MoE routed experts; 1 for a dense model (MaxText's convention)
     experts_per_token: int  # MoE top-k; 1 for a dense model
     seq_len: int  # training sequence length; 0 without training
@@ -193,6 +194,7 @@ def make_plan(
         context_len=int(values.get("max_model_len") or 2048),
         max_input_len=int(values.get("max_input_len") or 0),
         max_seqs=int(values.get("max_seqs") or 1) if inference and est is not None else 0,
+        server_seqs=int(values.get("server_seqs") or 1) if inference and est is not None else 0,
         num_experts=int(values.get("num_experts") or 1),
         experts_per_token=int(values.get("experts_per_token") or 1),
         seq_len=t.seq_len if t else 0,

@@ -307,6 +307,13 @@ def _kubernetes_section(spec: Spec, steps: list[Step], files: Mapping[str, str],
                 f"{p.inference.peak_qps if p.inference else 0:g} requests/s at peak). `setup.sh` applies the whole "
                 "`k8s/` folder with `kubectl apply -f k8s/`."
             )
+        if plan.server_seqs > plan.max_seqs:
+            L.append("")
+            L.append(
+                f"The server batches up to {plan.server_seqs} requests at once: the largest batch that still meets the latency "
+                f"target, the capacity each replica was counted at; at peak a replica has about {plan.max_seqs} in flight "
+                "(the autoscaler's target), and a burst is absorbed by larger batches rather than a queue."
+            )
         L.append("")
         L.append(
             f"`--max-model-len` / context length {plan.context_len:,} tokens: "

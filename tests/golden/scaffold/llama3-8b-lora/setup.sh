@@ -11,10 +11,10 @@
 # plan: max_replicas=1 tensor=1 pipeline=1 data=1 precision=bf16 quantization=none
 # plan: framework=pytorch serving_stack=none server=- server_note=-
 # plan: model_id=meta-llama/Meta-Llama-3-8B context_len=8192 max_input_len=4096 max_seqs=0
-# plan: num_experts=1 experts_per_token=1 seq_len=4096 global_batch=64 checkpoint_every=256
-# plan: per_device_batch=64 hours_per_day=24 disk_gb=150 region=us-central1 zone=us-central1-a
-# plan: pricing=on-demand procurement=on-demand price_cloud=gcp cloud=gcp attention_data=1
-# plan: prefill_budget=0
+# plan: server_seqs=0 num_experts=1 experts_per_token=1 seq_len=4096 global_batch=64
+# plan: checkpoint_every=256 per_device_batch=64 hours_per_day=24 disk_gb=150 region=us-central1
+# plan: zone=us-central1-a pricing=on-demand procurement=on-demand price_cloud=gcp cloud=gcp
+# plan: attention_data=1 prefill_budget=0
 #
 # Usage:
 #   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order

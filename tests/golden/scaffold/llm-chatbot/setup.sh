@@ -11,10 +11,10 @@
 # plan: max_replicas=4 tensor=4 pipeline=1 data=4 precision=bf16 quantization=none
 # plan: framework=pytorch serving_stack=vllm server=vllm server_note=-
 # plan: model_id=meta-llama/Llama-3.1-8B-Instruct context_len=1280 max_input_len=1024 max_seqs=27
-# plan: num_experts=1 experts_per_token=1 seq_len=0 global_batch=0 checkpoint_every=0
-# plan: per_device_batch=0 hours_per_day=24 disk_gb=150 region=us-central1 zone=us-central1-a
-# plan: pricing=on-demand procurement=on-demand price_cloud=gcp cloud=gcp attention_data=1
-# plan: prefill_budget=0
+# plan: server_seqs=27 num_experts=1 experts_per_token=1 seq_len=0 global_batch=0
+# plan: checkpoint_every=0 per_device_batch=0 hours_per_day=24 disk_gb=150 region=us-central1
+# plan: zone=us-central1-a pricing=on-demand procurement=on-demand price_cloud=gcp cloud=gcp
+# plan: attention_data=1 prefill_budget=0
 #
 # Usage:
 #   PROJECT_ID=my-project ./setup.sh    run the steps marked * in ./setup.sh --list, in order

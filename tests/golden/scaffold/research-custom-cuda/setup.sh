@@ -8,7 +8,7 @@
 # plan: chips_per_host=8 hosts=16 slices=1 replicas=1 min_replicas=1 max_replicas=1 tensor=1
 # plan: pipeline=4 data=32 precision=bf16 quantization=none framework=pytorch serving_stack=none
 # plan: server=- server_note=- model_id=YOUR_ORG/YOUR_MODEL context_len=8192 max_input_len=4096
-# plan: max_seqs=0 num_experts=1 experts_per_token=1 seq_len=2048 global_batch=512
+# plan: max_seqs=0 server_seqs=0 num_experts=1 experts_per_token=1 seq_len=2048 global_batch=512
 # plan: checkpoint_every=4768 per_device_batch=4 hours_per_day=24 disk_gb=150 region=us-central1
 # plan: zone=us-central1-b pricing=dws-flex-start procurement=dws-flex-start price_cloud=gcp
 # plan: cloud=gcp attention_data=1 prefill_budget=0
