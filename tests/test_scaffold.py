@@ -592,6 +592,9 @@ def test_steps_are_counted_for_the_batch_the_skeleton_runs(tmp_path: Path) -> No
     run = max(1, batch // chips) * chips
     tokens = steps * run * profile["training"]["seq_len"]
     assert abs(tokens / (profile["training"]["tokens_b"] * 1e9) - 1) < 0.01, (steps, run, chips)
+    # the README's summary says so too (before: "steps of 512 sequences", the batch it does not run)
+    readme = (out / "README.md").read_text()
+    assert f"train.py runs {steps:,} steps of {run} sequences" in readme and f"steps of {batch} sequences" not in readme
 
 
 def test_tpu_vm_multislice_is_one_queued_resource_of_every_slice(tmp_path: Path) -> None:

@@ -52,9 +52,12 @@ def _estimate_lines(spec: Spec, written: Callable[[str], bool]) -> list[str]:
             out.append(f"- Deadline {t.deadline_hours:g} h: {'met' if e.meets_deadline else 'missed'}.")
         if e.tokens_per_second:
             out.append(f"- Throughput: {e.tokens_per_second:,.0f} training tokens/s for the whole configuration.")
+        short = spec.run_batch != spec.global_batch
         out.append(
-            f"- {'train.py runs' if written('train.py') else 'The run is'} {spec.max_steps:,} steps of {spec.global_batch} sequences x "
-            f"{t.seq_len if t else 0} tokens (training.tokens_b / (seq_len x global batch))."
+            f"- {'train.py runs' if written('train.py') else 'The run is'} {spec.max_steps:,} steps of {spec.run_batch} sequences x "
+            f"{t.seq_len if t else 0} tokens (training.tokens_b / (seq_len x "
+            + (f"the {spec.run_batch} of the global batch of {spec.global_batch} that divide over {e.count} chips))." if short
+               else "global batch)).")
         )
     else:
         reps = e.replicas or 1

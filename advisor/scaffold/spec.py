@@ -50,6 +50,7 @@ class Spec:
     generations: list[str] = field(default_factory=list)  # the family's catalog entries (names)
     global_batch: int = 0
     max_steps: int = 0
+    run_batch: int = 0  # the sequences a step of the skeleton runs: the global batch, less what does not divide over the chips
     warnings: list[str] = field(default_factory=list)
 
     def produces(self, artefact: str) -> bool:
@@ -158,6 +159,7 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
         spec.slices = spec.plan.slices
     if profile.training is not None:
         spec.global_batch, spec.max_steps = int(values["global_batch"]), int(values["steps"])
+        spec.run_batch = spec.global_batch
         chips = est.count if est is not None else 0
         if chips and spec.global_batch % chips and profile.training.tokens_b and "skeleton" in path.artefacts:
             # the skeleton's train.py runs global_batch // chips sequences per chip (its data-parallel split), so a batch
@@ -165,7 +167,7 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
             # run still sees the profile's tokens (MaxText's fractional per_device_batch_size keeps the exact batch)
             run = max(1, spec.global_batch // chips) * chips
             t = profile.training
-            spec.max_steps = max(1, round(t.tokens_b * 1e9 / (t.seq_len * run)))
+            spec.max_steps, spec.run_batch = max(1, round(t.tokens_b * 1e9 / (t.seq_len * run))), run
             spec.warnings.append(f"the global batch of {spec.global_batch} does not divide over {chips} chips: train.py runs "
                                  f"{run} sequences a step ({run // chips} per chip) for {spec.max_steps:,} steps")
     collect_warnings(spec)
