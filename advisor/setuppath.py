@@ -230,12 +230,17 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         "seq_len": "2048",
         "global_batch": "256",
         "steps": "100",
+        "spmd_batch": "8",
+        "grad_accum": "1",
     }
     t = profile.training
     if t is not None:
         batch = t.global_batch or (max(8, 4 * count) if est else 256)
         out["seq_len"], out["global_batch"] = str(t.seq_len), str(batch)
         out["per_device_batch"] = f"{round(batch / max(1, count), 4):g}"  # MaxText per_device_batch_size
+        # an SPMD (FSDPv2) step of the Hugging Face Trainer: one sequence a chip, accumulated to the global batch
+        out["spmd_batch"] = str(min(batch, max(1, count)))
+        out["grad_accum"] = str(max(1, batch // int(out["spmd_batch"])))
         if est is not None:
             out["steps"] = str(max(1, round(t.tokens_b * 1e9 / (t.seq_len * batch))))
         # steps between checkpoints: every CHECKPOINT_HOURS of the estimated run (Spot capacity is

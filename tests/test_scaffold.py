@@ -698,3 +698,21 @@ def test_spot_training_says_where_its_checkpoints_must_live(tmp_path: Path) -> N
         assert r.code == 0, r.err
         sh = " ".join((tmp_path / pricing / "setup.sh").read_text().replace("#", " ").split())
         assert ("Spot capacity: train.py checkpoints to --output-dir" in sh) is said, pricing
+
+
+def test_the_hf_trainer_smoke_test_runs_the_plans_shapes_sharded_over_the_slice(tmp_path: Path) -> None:
+    """Before: the Hugging Face fine-tuning route ran run_clm.py at 1,024-token blocks, 8 sequences, unsharded ('a smoke
+    test on one chip') for an 8B full fine-tune planned at 8,192 tokens with FSDPv2 over a v6e-8: it cannot fit one chip.
+    Now the step runs the plan's block size and global batch with the Trainer's FSDPv2 over every chip."""
+    r = run_cli("scaffold", str(ROOT / "tests" / "data" / "scaffold" / "xla-fsdp-8b.yaml"), "-o", str(tmp_path))
+    assert r.code == 0, r.err
+    sh = (tmp_path / "setup.sh").read_text()
+    plan = dict(re.findall(r"(\w+)=(\S+)", " ".join(line for line in sh.splitlines() if line.startswith("# plan:"))))
+    [run] = [line for line in sh.splitlines() if "run_clm.py" in line and not line.startswith("#")]
+    flag = dict(re.findall(r"--(\w+) ([^-\s]\S*)", run))
+    assert flag["block_size"] == plan["seq_len"] == "8192"
+    assert int(flag["per_device_train_batch_size"]) * int(flag["gradient_accumulation_steps"]) == int(plan["global_batch"])
+    assert int(flag["per_device_train_batch_size"]) == int(plan["chips_per_replica"])  # one sequence a chip per micro-step
+    assert "XLA_USE_SPMD=1" in run and flag["fsdp"] == "full_shard" and flag["fsdp_config"] == "fsdp-v2.json"
+    assert '\\"xla_fsdp_v2\\": true' in sh and "> fsdp-v2.json" in sh
+    assert "16 GiB HBM each" not in sh  # the v5e note on a v6e plan

@@ -56,8 +56,9 @@ wait_active() {  # wait_active DESCRIBE-COMMAND...: poll a queued resource until
 }
 
 # 1. Reserve a v6e-1 slice and a bucket
-# v5e chips have 16 GiB HBM each: size the slice so weights, gradients and
-# optimiser state fit when sharded.
+# A chip holds 16 GiB of HBM on v5e, 32 GiB on v6e: size the slice so weights,
+# gradients and optimiser state fit when sharded over it (the next steps shard
+# them with FSDPv2).
 step_reserve() {
   step '1/6 Reserve a v6e-1 slice and a bucket'
   need PROJECT_ID
@@ -77,16 +78,20 @@ step_install() {
   if [[ -n "${HF_TOKEN:-}" ]]; then (umask 077 && printf %s "$HF_TOKEN" > .hf-token); gcloud compute tpus tpu-vm scp .hf-token ${NAME}:.cache/huggingface/token --project=${PROJECT_ID} --zone=${ZONE} --worker=all || { rm -f .hf-token; exit 1; }; rm -f .hf-token; fi
 }
 
-# 3. Run a fine-tuning smoke test with the Trainer
-# run_clm.py groups text into fixed 1024-token blocks, so shapes stay static.
-# This plain launch is a smoke test on one chip; to spread a 7B+ model over
-# the slice use the Trainer's FSDPv2 (SPMD) mode (--fsdp full_shard with
-# xla_fsdp_v2 enabled in the FSDP config), and swap in your own data set from
-# the data/ folder of the bucket.
+# 3. Run a smoke test of the plan with the Trainer (FSDPv2 over the slice)
+# 50 steps at the plan's shapes: 4096-token blocks (run_clm.py groups text
+# into fixed blocks, so shapes stay static), 1 sequence(s) a step accumulated
+# 64 time(s) to the global batch, and the model's weights, gradients and
+# optimiser state sharded over every chip of the slice with the Trainer's
+# FSDPv2 (SPMD: XLA_USE_SPMD=1; in SPMD mode the Trainer's per-device batch is
+# the whole slice's). Swap in your own data set from the data/ folder of the
+# bucket; a model too large for the slice even sharded fails here, before the
+# run.
 step_run() {
-  step '3/6 Run a fine-tuning smoke test with the Trainer'
+  step '3/6 Run a smoke test of the plan with the Trainer (FSDPv2 over the slice)'
   need PROJECT_ID
-  gcloud compute tpus tpu-vm ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --worker=all --command="PJRT_DEVICE=TPU python3 transformers/examples/pytorch/language-modeling/run_clm.py --model_name_or_path ${MODEL_ID} --dataset_name wikitext --dataset_config_name wikitext-2-raw-v1 --do_train --block_size 1024 --per_device_train_batch_size 8 --max_steps 50 --output_dir /tmp/${NAME} --report_to tensorboard --logging_dir ./runs"
+  gcloud compute tpus tpu-vm ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --worker=all --command='echo "{\"xla\": true, \"xla_fsdp_v2\": true, \"xla_fsdp_grad_ckpt\": true}" > fsdp-v2.json'
+  gcloud compute tpus tpu-vm ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --worker=all --command="PJRT_DEVICE=TPU XLA_USE_SPMD=1 python3 transformers/examples/pytorch/language-modeling/run_clm.py --model_name_or_path ${MODEL_ID} --dataset_name wikitext --dataset_config_name wikitext-2-raw-v1 --do_train --block_size 4096 --per_device_train_batch_size 1 --gradient_accumulation_steps 64 --fsdp full_shard --fsdp_config fsdp-v2.json --dataloader_drop_last --max_steps 50 --output_dir /tmp/${NAME} --report_to tensorboard --logging_dir ./runs"
 }
 
 # 4. Save the result and watch the logs
@@ -119,7 +124,7 @@ list_steps() {
 steps (* = run by ./setup.sh without arguments):
   *  1 reserve  Reserve a v6e-1 slice and a bucket
   *  2 install  Install PyTorch/XLA and the Hugging Face stack, and give the hosts your Hub token
-  *  3 run      Run a fine-tuning smoke test with the Trainer
+  *  3 run      Run a smoke test of the plan with the Trainer (FSDPv2 over the slice)
      4 save     Save the result and watch the logs [interactive]
      5 train    Run the generated train.py on every host
      6 delete   Delete the TPU when done [deletes resources]
