@@ -817,3 +817,16 @@ def test_a_change_that_alone_leaves_the_closest_configuration_infeasible_is_not_
     blocked = dataclasses.replace(e, why_not=f"{e.why_not}; 4,096 h200 beyond what can be obtained")
     [line] = feasibility_changes(p, blocked)
     assert "would still leave" in line and "beyond what can be obtained" in line, line
+
+
+def test_a_megatron_team_moving_to_tpu_is_set_up_with_maxtext(context: Context) -> None:
+    # before: a Megatron-LM team's TPU verdict warned "Megatron-LM does not run on TPU: port to MaxText (JAX)" and set up
+    # the PyTorch/XLA route, a second port of the same model code (found by an expert review)
+    from advisor.setuppath import choose_setup
+
+    big = {"params_b": 70, "architecture": "transformer"}
+    megatron = profile(model=big, software={"framework": "pytorch", "cuda_libraries": ["megatron"]})
+    plain = profile(model=big, software={"framework": "pytorch"})
+    chosen = {name: choose_setup(p, context.kb, "tpu", "gcp") for name, p in (("megatron", megatron), ("plain", plain))}
+    assert chosen["megatron"] is not None and chosen["megatron"].id == "maxtext-tpu"
+    assert chosen["plain"] is not None and chosen["plain"].id == "vertex-ai-tpu"  # the PyTorch route for a team new to TPUs
