@@ -716,3 +716,22 @@ def test_the_hf_trainer_smoke_test_runs_the_plans_shapes_sharded_over_the_slice(
     assert "XLA_USE_SPMD=1" in run and flag["fsdp"] == "full_shard" and flag["fsdp_config"] == "fsdp-v2.json"
     assert '\\"xla_fsdp_v2\\": true' in sh and "> fsdp-v2.json" in sh
     assert "16 GiB HBM each" not in sh  # the v5e note on a v6e plan
+
+
+@pytest.mark.parametrize("path", ["tpu-vm-pytorch-xla", "gpu-vm-pytorch"])
+def test_the_stand_in_model_runs_at_a_long_context_without_a_dense_mask(tmp_path: Path, path: str) -> None:
+    """Before: train.py's stand-in at SEQ_LEN = 131072 built torch.nn.Transformer.generate_square_subsequent_mask(131072),
+    64 GiB in fp32, and attended through TransformerEncoderLayer (batch x heads x S^2 scores): it could not run on a
+    32 GiB v6e chip or an 80 GB GPU. Now its blocks attend through a flash kernel (no S x S tensor)."""
+    r = run_cli("scaffold", str(ROOT / "tests" / "data" / "scaffold" / "long-context-128k.yaml"), "-o", str(tmp_path),
+                "--path", path)
+    assert r.code == 0, r.err
+    train = (tmp_path / "train.py").read_text()
+    compile(train, "train.py", "exec")
+    assert re.search(r"^SEQ_LEN = 131072$", train, re.M)
+    assert "generate_square_subsequent_mask" not in train and "TransformerEncoder" not in train
+    if path.startswith("tpu"):
+        assert "from torch_xla.experimental.custom_kernel import flash_attention" in train
+        assert "flash_attention(q, k, v, causal=True, sm_scale=" in train
+    else:
+        assert "F.scaled_dot_product_attention(q, k, v, is_causal=True)" in train
