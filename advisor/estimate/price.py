@@ -270,7 +270,9 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
         )
     e.procurement = r.kind.id
     e.capacity = r.to_json(capacity.table().sources)
-    if math.isfinite(hours) and r.billed_hours > hours + 1e-9:
+    # the hours billed beyond the run's: said where they matter (a minimum term, a whole day on a short run); a few
+    # hours of a last day on a month's run stay in the cost and in capacity.billed_hours
+    if math.isfinite(hours) and r.billed_hours > hours * 1.05:
         lim = r.limit
         why = ("its minimum term" if lim is None or r.billed_hours <= lim.min_hours + 1e-9 else
                f"bought in whole steps of {next(st for up, st in lim.increments if up is None or hours <= up):g} h")

@@ -39,8 +39,8 @@ import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.distributed.xla_multiprocessing as xmp
 import torch_xla.runtime as xr
-from torch_xla.experimental.custom_kernel import flash_attention
 from torch.utils.tensorboard import SummaryWriter
+from torch_xla.experimental.custom_kernel import flash_attention
 
 MODEL_ID = 'meta-llama/Meta-Llama-3-8B'  # Hugging Face model id, or None for the small stand-in model below
 METHOD = 'lora'  # full | lora | qlora
