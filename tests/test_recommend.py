@@ -25,7 +25,7 @@ VERDICTS = {
     "llm-pretrain-70b.yaml": "tpu",
     "moe-serving.yaml": "gpu",
     "deepseek-v3-serving.yaml": "gpu",  # MLA + 256 experts at DeepSeek's published load: B200 with data-parallel attention
-    "recsys-api.yaml": "tpu",
+    "recsys-api.yaml": "cpu",  # 0.1 B dense parameters a request; its 64 embedding rows are gathered, not multiplied
     "recsys-training.yaml": "tpu",  # embeddings sharded over a v5e slice: the all-to-all stays on ICI
     "speech-asr.yaml": "tpu",
     "text-embeddings.yaml": "gpu",  # goal cost: the L4 serves it for less than a v5e-1

@@ -493,13 +493,14 @@ def _replica(
         decoder = fam is not None and fam.kind == "speech" and bool(fam.decoder_flops_per_token) and inf.output_tokens > 1
         dec_flops = (fam.decoder_flops_per_token or 0.0) if fam is not None and decoder else 0.0
         per_param = weights / max(profile.model.params_b * 1e9, 1.0)  # bytes per parameter as held
+        # what one request holds while it is served: an encoder-decoder's cross-attention cache (in the activations' 16
+        # bits), which every decode step reads whole; a one-pass request, only its activations (not a bound here)
+        cache = (fam.cross_kv_values or 0.0) * 2.0 if fam is not None and decoder else 0.0
         request = serving.RequestReplica(
             weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, overhead,
             decode_steps=inf.output_tokens if decoder else 0, decode_bytes=dec_flops / 2.0 * per_param, decode_flops=dec_flops,
+            request_bytes=workloads.embedding_lookup_bytes(profile), decode_request_bytes=cache,
         )
-        # what one request holds while it is served: an encoder-decoder's cross-attention cache (in the activations' 16
-        # bits); a one-pass request, only its activations (not a bound here)
-        cache = (fam.cross_kv_values or 0.0) * 2.0 if fam is not None and decoder else 0.0
         by_memory = (int(room // cache) if cache else 1024) if room > 0 else 0
         notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2), "request_flops": f"{flops_req:.3e}", "request_model": request_model_name(profile),
@@ -509,7 +510,13 @@ def _replica(
                 "steps": inf.output_tokens, "weights_gb_per_step": round(request.decode_bytes / 1e9, 3),
                 "cross_attention_cache_mb_per_request": round(cache / 1e6, 1), "max_batch_by_memory": by_memory,
                 "why": "an encoder-decoder generates its transcript one token a step, each step reading the decoder's weights "
-                       "once for the batch; each request holds its cross-attention keys and values (rules/model-families.yaml)",
+                       "once for the batch and every running request's cross-attention keys and values, which each request "
+                       "holds (rules/model-families.yaml)",
+            }
+        if request.request_bytes:
+            notes["embedding_lookups"] = {
+                "bytes_per_request": round(request.request_bytes),
+                "why": "each request gathers its rows of the tables (lookups_per_sample x dim): a read, not matmul FLOPs",
             }
         return request, by_memory, notes
     ic = c.estimator.inference

@@ -90,14 +90,18 @@ def unused_fields(profile: Profile) -> list[str]:
                 or profile.domain == "vision"
                 or m.architecture == "cnn"
                 or (fam is not None and fam.kind in ("diffusion", "vision"))
+                or (profile.domain == "recommendation" and m.embeddings is not None)
             )
         )
         if one_pass and "input_tokens" in given:
             notes.append((["inference.input_tokens"], "a one-pass request's FLOPs do not depend on the prompt length"))
     if inf is not None and not profile.is_training and m.embeddings is not None:
         given = m.embeddings.model_fields_set
-        notes.append(([f"model.embeddings.{n}" for n in ("lookups_per_sample", "tables") if n in given],
-                      "serving holds the tables; it has no per-lookup cost model"))
+        # a recommendation request gathers its lookups_per_sample rows (a read per request); the pooled vectors per
+        # table are exchanged only by training's all-to-all
+        unread = ("tables",) if profile.domain == "recommendation" else ("lookups_per_sample", "tables")
+        notes.append(([f"model.embeddings.{n}" for n in unread if n in given],
+                      "serving gathers each request's rows from the tables it holds; the pooled vectors are exchanged only in training"))
         if profile.domain != "recommendation":
             notes.append(
                 (

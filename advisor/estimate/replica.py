@@ -399,12 +399,19 @@ def unit_for(profile: Profile) -> tuple[str, float]:
     return "per million requests", 1e6  # an encoder (embeddings, a reranker: no output tokens) is priced per request
 
 
+def recommendation_lookups(profile: Profile) -> bool:
+    """A recommendation model with embedding tables: its requests gather rows, the dense layers compute."""
+    return profile.domain == "recommendation" and profile.model.embeddings is not None
+
+
 def request_model_name(profile: Profile) -> str:
     if profile.model.flops_per_sample:
         return given_request_formula(profile)[1]
     fam = workloads.request_flops(profile)
     if fam is not None:
         return fam[1]
+    if recommendation_lookups(profile):
+        return "recommendation: 2 x dense params per request (one sample); its embedding rows are gathered, lookups x dim bytes"
     if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
         return "diffusion: flops_per_param_per_step x params x steps"
     if profile.domain == "vision" or profile.model.architecture == "cnn":
@@ -433,6 +440,10 @@ def request_flops(profile: Profile, c: Constants) -> float:
         return fam[0]
     rf = c.estimator.request_flops
     n = profile.active_params_b * 1e9
+    if recommendation_lookups(profile):
+        # a recommendation model's request is one sample through its dense layers: the embedding rows it looks up are
+        # gathered (workloads.embedding_lookup_bytes), not multiplied (DLRM, Naumov et al. 2019, arXiv:1906.00091)
+        return 2.0 * profile.active_dense_params
     if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
         steps = profile.inference.steps or int(rf.diffusion_default_steps.value)
         return rf.diffusion_flops_per_param_per_step.value * n * steps

@@ -270,15 +270,20 @@ class RequestReplica:
     decode_steps: int = 0
     decode_bytes: float = 0.0
     decode_flops: float = 0.0  # per request per step (included in request_flops)
+    # bytes each request of the batch reads apart from the shared weights: a recommendation model's embedding rows
+    # (lookups x dim, gathered once per request), an encoder-decoder's cross-attention keys and values (read by every
+    # decode step, in every decoder layer)
+    request_bytes: float = 0.0
+    decode_request_bytes: float = 0.0
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
         bw, compute = self.bandwidth * u_bw, self.compute * u_mfu
         if self.decode_steps <= 0:
-            t = max(self.weights / bw, b * self.request_flops / compute) + self.overhead
+            t = max((self.weights + b * self.request_bytes) / bw, b * self.request_flops / compute) + self.overhead
             return Point(b, t, t, t, b * max(self.outputs, 1) / t)
         encode_flops = self.request_flops - self.decode_steps * self.decode_flops
-        encode = max((self.weights - self.decode_bytes) / bw, b * encode_flops / compute) + self.overhead
-        step = max(self.decode_bytes / bw, b * self.decode_flops / compute) + self.overhead
+        encode = max((self.weights - self.decode_bytes + b * self.request_bytes) / bw, b * encode_flops / compute) + self.overhead
+        step = max((self.decode_bytes + b * self.decode_request_bytes) / bw, b * self.decode_flops / compute) + self.overhead
         latency = encode + self.decode_steps * step
         return Point(b, encode + step, step, latency, b * max(self.outputs, 1) / latency)
 

@@ -140,3 +140,12 @@ def embedding_serving_bytes(profile: Profile) -> float:
     if emb is None:
         return 0.0
     return emb.params * PRECISION_BYTES[emb.precision or profile.model.precision]
+
+
+def embedding_lookup_bytes(profile: Profile) -> float:
+    """Bytes one recommendation request gathers from the tables: lookups_per_sample rows of dim values (0 for any
+    other model, or without model.embeddings)."""
+    emb = profile.model.embeddings
+    if emb is None or profile.domain != "recommendation":
+        return 0.0
+    return float(emb.lookups_per_sample) * emb.dim * PRECISION_BYTES[emb.precision or profile.model.precision]
