@@ -110,8 +110,10 @@ FACTS: dict[str, Fact] = {
         Fact(FieldSpec("facts.is_training", "bool", doc="task is training or fine-tuning"), lambda p: p.is_training),
         Fact(FieldSpec("facts.is_inference", "bool", doc="task is inference"), lambda p: p.task == "inference"),
         Fact(
-            FieldSpec("facts.active_params_b", "number", doc="active parameters per token, billions"),
-            lambda p: p.active_params_b,
+            FieldSpec("facts.active_params_b", "number",
+                      doc="active parameters per token, billions (a recommender's embedding tables are gathered, not computed: "
+                          "outside them)"),
+            lambda p: p.active_dense_params / 1e9,
         ),
         Fact(FieldSpec("facts.train_flops", "number", doc="total training FLOPs (0 for inference)"), _train_flops),
         Fact(FieldSpec("facts.llm", "bool", doc="a language model (llm, or nlp transformer/moe)"), lambda p: p.is_language_model),
