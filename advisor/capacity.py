@@ -33,9 +33,14 @@ class Limit:
     # (up to hours, step): a run of up to that many hours is bought in whole steps (an EC2 Capacity Block by the day
     # up to 14 days, by the week beyond; a calendar-mode reservation by the day); none: by the hour
     increments: tuple[tuple[float | None, float], ...] = ()
+    # hours at the end of what is bought that a run cannot use (EC2 terminates a Capacity Block's instances 30 minutes
+    # before it ends): a run is bought that much longer
+    unusable_hours: float = 0.0
 
     def billed(self, hours: float, min_hours: float) -> float:
-        """The hours a run of ``hours`` is billed: at least ``min_hours``, in the whole steps the kind is sold in."""
+        """The hours a run of ``hours`` is billed: at least ``min_hours``, in the whole steps the kind is sold in, with
+        the unusable end of the last one on top of the run."""
+        hours += self.unusable_hours
         for up_to, step in self.increments:
             if up_to is None or hours <= up_to:
                 hours = math.ceil(hours / step - 1e-9) * step
@@ -59,8 +64,8 @@ class Table:
 
 
 _KIND_FIELDS = {"title", "setup"}
-_LIMIT_FIELDS = {"cloud", "device", "accelerators", "kind", "max_chips", "min_hours", "max_hours", "increments", "usd_per_chip_hour",
-                 "source", "note"}
+_LIMIT_FIELDS = {"cloud", "device", "accelerators", "kind", "max_chips", "min_hours", "max_hours", "increments", "unusable_hours",
+                 "usd_per_chip_hour", "source", "note"}
 
 
 def _increments(where: str, raw: Any) -> tuple[tuple[float | None, float], ...]:
@@ -94,6 +99,7 @@ def _limit(i: int, raw: dict[str, Any], kinds: dict[str, Kind], sources: dict[st
         min_hours=float(raw["min_hours"]), max_hours=None if raw["max_hours"] is None else float(raw["max_hours"]),
         prices={str(k): float(v) for k, v in (raw.get("usd_per_chip_hour") or {}).items()},
         sources=tuple(raw["source"]), note=str(raw["note"]), increments=_increments(where, raw.get("increments")),
+        unusable_hours=float(raw.get("unusable_hours") or 0.0),
     )
 
 
