@@ -73,8 +73,25 @@ def _split(doc: Document, loc: KeyPath, text: str) -> tuple[str, int | None]:
     if count <= 0 or count > 1024:
         raise fail_at(doc, loc, f"{text[:80]!r}: count out of range (0 < count <= 1024)")
     if count != int(count):
-        return name, None  # a fractional GPU share
+        # a fractional share of one GPU (SkyPilot's job queue: T4:0.5 runs two jobs on one T4) occupies a node that holds
+        # the whole GPU: one chip; a fraction above one names no launchable node
+        return name, (1 if count < 1 else None)
     return name, int(count)
+
+
+def _share(doc: Document, where: KeyPath) -> float | None:
+    """The fractional GPU share written at ``where`` (``T4:0.5``), or None."""
+    node: Any = doc.data
+    for k in where[:-1]:
+        node = node[k] if isinstance(node, (dict, list)) else None
+    last = where[-1]
+    value = node[last] if isinstance(node, (dict, list)) else None
+    text = value if isinstance(value, str) else (last if isinstance(last, str) else "")
+    n = text.partition(":")[2].strip()
+    if not _NUMBER.fullmatch(n):
+        return None
+    share = float(n)
+    return share if 0 < share < 1 else None
 
 
 def _cloud(res: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -142,10 +159,17 @@ def _resources(doc: Document) -> tuple[dict[str, Any], KeyPath] | None:
         res, res_loc = (res[0] if res else None), ("resources", 0)
     if not isinstance(res, dict):
         raise fail_at(doc, res_loc, "expected a mapping")
-    for typo in ("accelerator", "gpus", "gpu", "accelerator_type"):
+    for typo in ("accelerator", "gpu", "accelerator_type"):
         if typo in res:
             raise fail_at(doc, (*res_loc, typo), "unknown resources field; did you mean 'accelerators'?")
+    if "gpus" in res and "accelerators" in res:  # gpus is SkyPilot's alias of accelerators (sky/resources.py RESOURCE_CONFIG_ALIASES)
+        raise fail_at(doc, (*res_loc, "gpus"), "'gpus' is an alias of 'accelerators': give one of them")
     return res, res_loc
+
+
+def _accelerators_key(r: dict[str, Any]) -> str:
+    """The key a resources mapping names its accelerators under: ``accelerators``, or its alias ``gpus``."""
+    return "gpus" if "gpus" in r and "accelerators" not in r else "accelerators"
 
 
 def _choices(doc: Document, res: dict[str, Any], res_loc: KeyPath) -> tuple[list[tuple[dict[str, Any], KeyPath]], bool]:
@@ -171,7 +195,8 @@ def _hardware_options(
     """The accelerator options of every choice (an ``instance_type`` when it names no accelerators); True when the cheapest is launched."""
     options: list[Option] = []
     for r, loc in choices:
-        opts, is_set = _options(doc, (*loc, "accelerators"), r.get("accelerators"))
+        key = _accelerators_key(r)
+        opts, is_set = _options(doc, (*loc, key), r.get(key))
         cheapest = cheapest or is_set
         for name_, n, where in opts:
             options.append((r, name_, n, where))
@@ -185,7 +210,7 @@ def _hardware_options(
 
 def _option(index: NameIndex, o: Option) -> tuple[str | None, int | None]:
     hw = index.lookup(o[1])
-    return hw.accelerator, (hw.chips if hw.known and hw.hosts is not None and hw.chips else o[2])
+    return hw.accelerator, (hw.chips if hw.hosts is not None and hw.chips else o[2])
 
 
 def _set_choice(doc: Document, req: Request, options: list[Option], cheapest: bool, index: NameIndex) -> Hardware:
@@ -197,13 +222,15 @@ def _set_choice(doc: Document, req: Request, options: list[Option], cheapest: bo
     hw = index.lookup(hwname)
     req.set_hardware(hwname, hw)
     req.where["accelerator"] = req.where["count"] = doc.where(where)
-    if hw.known and hw.hosts is not None and hw.chips:  # a TPU slice name: the whole slice
+    if hw.hosts is not None and hw.chips:  # a TPU slice name: the whole slice (a generation the catalog lacks too: v2-8 is 4)
         req.count, req.hosts = hw.chips, hw.hosts
         req.topology = hw.topology
     else:
         req.count = n if n is not None else None
         if n is None:
             req.unresolved.append(("resources.accelerators", f"{hwname} (fractional share)", doc.where(where)))
+        elif (share := _share(doc, where)) is not None:
+            req.notes.append(f"a {share:g} share of one {hwname}: the node holds the whole GPU, counted as 1")
     req.alternatives = [f"{o[1]}:{o[2]}" for o in options if o is not picked]
     req.options = [_option(index, o) for o in options if o is not picked]
     if req.alternatives:

@@ -21,7 +21,7 @@ SKY_KEYS = {
 ADVISOR_API = ("advisor", "advisor.dev")
 TASKS = ("training", "fine-tuning", "inference")
 SKY_CORE = {"resources", "run", "setup", "num_nodes", "service", "pool"}
-SKY_RESOURCE_KEYS = {"accelerators", "instance_type", "any_of", "ordered", "infra", "cloud", "use_spot", "cpus", "memory"}
+SKY_RESOURCE_KEYS = {"accelerators", "gpus", "instance_type", "any_of", "ordered", "infra", "cloud", "use_spot", "cpus", "memory"}
 # dstack configurations (dstackai/dstack core/models/configurations.py, fleets.py): their type and top-level keys
 DSTACK_TYPES = {"task", "service", "dev-environment", "fleet"}
 DSTACK_CORE = {"resources", "commands", "nodes", "replicas", "groups", "ide", "ssh_config", "placement", "instance_types", "spot_policy"}

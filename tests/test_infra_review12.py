@@ -1,0 +1,51 @@
+"""SkyPilot tasks from real repositories a review read by hand (tests/data/infra-review12/README.md names each upstream
+file): a fractional GPU share (T4:0.5), TPU v2/v3 slice names that count TensorCores, and `gpus`, SkyPilot's alias of
+`accelerators`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .conftest import ROOT, run_cli
+
+CASES = ROOT / "tests" / "data" / "infra-review12"
+
+
+def _check(path: Path) -> tuple[int, dict[str, Any], str]:
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(path))
+    return r.code, (json.loads(r.out) if r.out.strip() else {}), r.err
+
+
+def _one(path: Path) -> dict[str, Any]:
+    code, data, err = _check(path)
+    assert code == 0, err
+    (result,) = data["results"]
+    return result
+
+
+def test_a_fractional_gpu_share_is_one_gpu_on_its_node() -> None:
+    # before: 't4 x ? x 1', request-unresolved: '... is not a literal value ... Run the check on the rendered output'
+    r = _one(CASES / "01-skypilot-fractional" / "job.yaml")
+    assert r["request"]["accelerator"] == "t4" and r["request"]["total_chips"] == 1, r["request"]
+    assert "request-unresolved" not in {f["rule"] for f in r["findings"]}
+    assert "a 0.5 share of one T4: the node holds the whole GPU, counted as 1" in json.dumps(r)
+    over = _one(CASES / "01-skypilot-fractional" / "over-one.yaml")
+    assert "request-unresolved" in {f["rule"] for f in over["findings"]}
+
+
+def test_tpu_v2_and_v3_slice_names_count_their_chips() -> None:
+    # before: count 1 beside a finding that said '4 chips: the name counts TensorCores'
+    code, data, err = _check(CASES / "03-skypilot-tpu-v2-v3")
+    assert code == 0, err
+    chips = {Path(x["source"]["path"]).name: x["request"]["total_chips"] for x in data["results"]}
+    assert chips == {"tpu-v2-8.yaml": 4, "tpu-v3-32.yaml": 16, "tpu-v4-8.yaml": 4}
+
+
+def test_gpus_is_an_alias_of_accelerators() -> None:
+    # before: 'resources.gpus: unknown resources field; did you mean accelerators?', exit 2
+    r = _one(CASES / "05-skypilot-gpus-alias" / "task.yaml")
+    assert r["request"]["accelerator"] == "h100" and r["request"]["total_chips"] == 16, r["request"]
+    code, _data, err = _check(CASES / "05-skypilot-gpus-alias" / "both.yaml")
+    assert code == 2 and "'gpus' is an alias of 'accelerators': give one of them" in err, err
