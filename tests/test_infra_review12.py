@@ -49,3 +49,13 @@ def test_gpus_is_an_alias_of_accelerators() -> None:
     assert r["request"]["accelerator"] == "h100" and r["request"]["total_chips"] == 16, r["request"]
     code, _data, err = _check(CASES / "05-skypilot-gpus-alias" / "both.yaml")
     assert code == 2 and "'gpus' is an alias of 'accelerators': give one of them" in err, err
+
+
+def test_a_template_document_beside_a_manifest_is_left_out_and_the_manifest_read() -> None:
+    # before: 'a mapping or list cannot be a mapping key; an unrendered template placeholder ...', the file invalid
+    # and exit 2, the 8-H100 Deployment in it not reported
+    r = _one(CASES / "02-placeholder-in-other-document" / "deploy.yaml")
+    assert r["request"]["accelerator"] == "h100" and r["request"]["total_chips"] == 8, r["request"]
+    assert "a document that is not YAML until rendered (an unrendered placeholder) and names no accelerator, left out" in json.dumps(r)
+    code, _data, err = _check(CASES / "02-placeholder-in-other-document" / "gpu-in-template.yaml")
+    assert code == 2 and "gpu-in-template.yaml:" in err, err

@@ -513,6 +513,19 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
                                              "workload profile and no infrastructure the gate reads"])
         from advisor.check.infra.sniff import WORKFLOW, text_workflow
 
+        if TEMPLATE_MARK.search(text) and (kept := _without_broken_templates(text, path, name_index(ctx.catalog))) is not None:
+            # a document that is a template until rendered (a Secret's {{HF_TOKEN}}) and names no accelerator, beside
+            # documents that are YAML: those are read, each on its own, with their own lines; the template one is left out
+            blanked, spans = kept
+            loaded, parsed = _read_one(path, ctx, blanked)
+            if parsed is not None:
+                for first, last in spans:
+                    note = (f"lines {first}-{last} of the file: a document that is not YAML until rendered (an unrendered "
+                            "placeholder) and names no accelerator, left out; the file's other documents are read")
+                    parsed.notes.append(note)
+                    for req in parsed.requests:
+                        req.notes.append(note)
+            return loaded, parsed
         workflow = text_workflow(text) and not STRONG_KEYS.search(text)
         if TEMPLATE_MARK.search(text) and not workflow and not names_hardware(text, name_index(ctx.catalog)):
             # a template that is no YAML until rendered (kserve's e2e test resources, a Helm template outside a
@@ -560,6 +573,38 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
         # a values file kept in a chart's directory (configs/*.yaml passed with -f) that happens to look like another
         # tool's file: the chart's, not that tool's
         return [], Parsed("other", notes=[f"a YAML file of the Helm chart {chart} that is no manifest (a values file?)"])
+
+
+def _without_broken_templates(text: str, path: str, index: Any) -> tuple[str, list[tuple[int, int]]] | None:
+    """``text`` with each ``---`` document that is no YAML, holds an unrendered placeholder and names no accelerator
+    blanked out line for line (so the others keep their positions), and the (first, last) lines of each; None when no
+    document is so, when another document cannot be read either, or when what is left is no YAML."""
+    from advisor.check.infra.read import names_hardware
+    from advisor.yamlsrc import load_documents
+
+    lines = text.split("\n")
+    bounds = [i for i, line in enumerate(lines) if re.fullmatch(r"---[ \t]*\r?", line)][:1000]
+    starts = [0, *[b + 1 for b in bounds]]
+    ends = [*bounds, len(lines)]
+    spans: list[tuple[int, int]] = []
+    for a, b in zip(starts, ends, strict=True):
+        part = "\n".join(lines[a:b])
+        try:
+            load_documents(part, path)
+        except InputError:
+            if not TEMPLATE_MARK.search(part) or names_hardware(part, index):
+                return None
+            spans.append((a, b))
+    if not spans or len(spans) == len(starts):
+        return None
+    for a, b in spans:
+        lines[a:b] = [""] * (b - a)
+    blanked = "\n".join(lines)
+    try:
+        load_documents(blanked, path)
+    except InputError:
+        return None
+    return blanked, [(a + 1, b) for a, b in spans]
 
 
 def _readable_parts(text: str, path: str, index: Any) -> bool:
