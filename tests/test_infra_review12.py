@@ -59,3 +59,14 @@ def test_a_template_document_beside_a_manifest_is_left_out_and_the_manifest_read
     assert "a document that is not YAML until rendered (an unrendered placeholder) and names no accelerator, left out" in json.dumps(r)
     code, _data, err = _check(CASES / "02-placeholder-in-other-document" / "gpu-in-template.yaml")
     assert code == 2 and "gpu-in-template.yaml:" in err, err
+
+
+def test_kuberays_default_max_replicas_is_no_input_error() -> None:
+    # before: 'maxReplicas: 2147483647 is out of range (0..10000000)', the chart invalid, exit 2
+    case = CASES / "07-kuberay-default-maxreplicas"
+    r = _one(case / "raycluster.yaml")
+    assert r["request"]["accelerator"] == "b200" and r["request"]["total_chips"] == 32, r["request"]
+    assert "request-unresolved" not in {f["rule"] for f in r["findings"]}
+    auto = _one(case / "autoscaled.yaml")
+    assert "request-unresolved" in {f["rule"] for f in auto["findings"]}
+    assert "2147483647 (KubeRay's default: no upper bound)" in json.dumps(auto)

@@ -457,6 +457,9 @@ def _lws(d: ManifestDoc) -> list[Part]:
     return [Part("", worker, size, (reps, reps), ("spec", "replicas"))]
 
 
+_MAX_INT32 = 2**31 - 1
+
+
 def _ray(d: ManifestDoc, kind: str) -> list[Part]:
     """KubeRay: worker groups run ``replicas`` x ``numOfHosts`` pods; minReplicas / maxReplicas
     apply only when the cluster enables in-tree autoscaling (otherwise KubeRay keeps ``replicas``)."""
@@ -472,7 +475,15 @@ def _ray(d: ManifestDoc, kind: str) -> list[Part]:
             continue
         reps = d.count((*wbase, "replicas"), default=None)
         lo = d.count((*wbase, "minReplicas"), default=0)
-        hi = d.count((*wbase, "maxReplicas"), default=None)
+        # minReplicas / maxReplicas count only under in-tree autoscaling; maxReplicas' default is maxInt32 (KubeRay
+        # raycluster_types.go: no upper bound), which under autoscaling leaves the group's size unresolved
+        top = d.at((*wbase, "maxReplicas"))
+        unbounded = isinstance(top, int) and not isinstance(top, bool) and top == _MAX_INT32
+        hi = d.count((*wbase, "maxReplicas"), default=None) if auto and not unbounded else None
+        if auto and unbounded:
+            loc = (*wbase, "maxReplicas")
+            what = f"{_MAX_INT32} (KubeRay's default: no upper bound)"
+            d.placeholders.append((loc, ".".join(str(p) for p in loc), what, d.doc.where(loc)))
         notes = []
         if auto:
             lo = 0 if lo is None else lo
