@@ -5,6 +5,7 @@ stack serves them, and the published-measurement calibration per family."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Any
 
@@ -365,14 +366,14 @@ def test_70b_chat_at_2s_p99_is_bounded_by_the_per_step_floor() -> None:
     assert (t.at_concurrency_1 or {})["tpot_ms"] == pytest.approx(v7_tpot, rel=0.01) and v7_tpot < 9.9
     assert t.feasible and t.meets_latency
     # FP8 weights halve the read: H200 x 8 then clears the per-step floor (8.8 ms); its p99 (an upper bound) sits at
-    # the 2 s target itself, the 1,000-token prompts prefilled in two 512-token steps (the budget the target sets), so
-    # a 2.05 s target is met
+    # the 2 s target itself, the 1,000-token prompts prefilled in two 512-token steps (the budget the target sets) after
+    # the wait behind earlier prompts, so a 2.1 s target is met
     fp8_model = p.model.model_copy(update={"precision": "fp8"})
     fp8 = estimate(p.model_copy(update={"model": fp8_model}), h200, 8, C)
     assert (fp8.at_concurrency_1 or {})["tpot_ms"] < 9.9
-    assert fp8.p99 is not None and fp8.p99["latency_ms"] <= 2000 * 1.02
+    assert fp8.p99 is not None and fp8.p99["latency_ms"] <= 2000 * 1.04
     assert fp8.p99["prefill_budget"]["tokens"] == 512
-    looser = p.inference.model_copy(update={"latency_p99_ms": 2050})  # type: ignore[union-attr]
+    looser = p.inference.model_copy(update={"latency_p99_ms": 2100})  # type: ignore[union-attr]
     fp8 = estimate(p.model_copy(update={"model": fp8_model, "inference": looser}), h200, 8, C)
     assert fp8.feasible and fp8.meets_latency
 
@@ -608,3 +609,23 @@ def test_a_latency_tie_goes_to_the_replica_on_fewer_hosts() -> None:
     assert best([quick, one], "balanced", C) is quick
     dear = dataclasses.replace(one, cost_usd=(two.cost_usd or 0) * 1.5)
     assert best([twin, dear], "time", C) is twin
+
+
+def test_p99_ttft_waits_behind_the_prompts_ahead_of_it() -> None:
+    """Before: the p99 TTFT of one 8 x B200 replica of Llama-3.1-405B FP8 at 4 requests/s (2,048-token prompts, 139 ms of
+    prefill each: the prefill 55% busy) was its typical 150 ms, and a 300 ms p99 TTFT target read as met; first come,
+    first served prefill is an M/D/1 queue whose p99 wait is 0.54 s by simulation (an expert review). Now the p99 adds
+    the wait behind earlier prompts (Kingman's exponential tail with the M/D/1 mean)."""
+    from advisor.estimate import tail
+
+    # against a direct simulation of that queue (400,000 Poisson arrivals, 139 ms prefills, 55% busy: p99 wait 0.538 s)
+    # the approximation is 15% high, on the safe side
+    assert 0.538 <= tail.prefill_queue_p99_s(0.1386, 0.55) <= 0.538 * 1.2
+    assert tail.prefill_queue_p99_s(0.1386, 0.005) == 0.0 and tail.prefill_queue_p99_s(0.1, 1.0) == math.inf
+    p = chat(model={"params_b": 405, "layers": 126, "hidden_size": 16384, "kv_heads": 8, "precision": "fp8"},
+             inference={"peak_qps": 4, "input_tokens": 2048, "output_tokens": 256, "ttft_p99_ms": 300},
+             software={"serving_stack": "vllm"}, deployment={"clouds": ["gcp", "aws"]})
+    e = estimate(p, CAT.get("b200"), 8, C)
+    assert e.p99 is not None
+    terms = e.p99["terms"]
+    assert terms["prefill_queue_p99_ms"] > 0 and e.p99["ttft_ms"] >= (e.ttft_ms or 0.0) + terms["prefill_queue_p99_ms"] - 0.1
