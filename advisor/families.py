@@ -15,7 +15,7 @@ in the data file.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -221,9 +221,19 @@ class Setup:
     kubernetes_resource: str | None
     runtime_version: bool
     cloud_vm: bool
+    # a chip vendor's own resource name, device plugin and server images where they differ from the family's
+    vendors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def skeleton(self, framework: str) -> str | None:
         return self.skeletons.get(framework) or self.skeletons.get("default")
+
+    def vendor(self, name: str | None) -> Mapping[str, Any]:
+        """The vendor's row (``default`` for a vendor without one)."""
+        return self.vendors.get(name or "", self.vendors.get("default", {}))
+
+    def resource(self, vendor: str | None) -> str | None:
+        """The extended resource a pod of this vendor's chips requests (nvidia.com/gpu, amd.com/gpu, google.com/tpu)."""
+        return self.vendor(vendor).get("kubernetes_resource") or self.kubernetes_resource
 
 
 @dataclass(frozen=True)
@@ -288,6 +298,7 @@ _FIELDS = {
     "serving_overhead", "decode_utilisation", "fast_domain", "scale_out", "unit", "rival", "setup",
 }
 _SETUP_FIELDS = {"skeletons", "runtime", "kubernetes_resource", "runtime_version", "cloud_vm"}
+_VENDOR_FIELDS = {"kubernetes_resource", "device_plugin", "images", "source"}
 
 
 def _build(fid: str, raw: dict[str, Any]) -> Family:
@@ -302,11 +313,15 @@ def _build(fid: str, raw: dict[str, Any]) -> Family:
         raise ValueError(f"rules/families.yaml: family {fid}: stacks needs a default")
     scaling = None if raw["scaling"] is None else _SCALINGS[raw["scaling"]]
     st = raw["setup"]
-    if set(st) != _SETUP_FIELDS:
-        raise ValueError(f"rules/families.yaml: family {fid}: setup fields {sorted(set(st) ^ _SETUP_FIELDS)}")
+    if set(st) - {"vendors"} != _SETUP_FIELDS:
+        raise ValueError(f"rules/families.yaml: family {fid}: setup fields {sorted((set(st) - {'vendors'}) ^ _SETUP_FIELDS)}")
+    vendors = dict(st.get("vendors") or {})
+    for vid, row in vendors.items():
+        if not isinstance(row, dict) or set(row) - _VENDOR_FIELDS or "source" not in row:
+            raise ValueError(f"rules/families.yaml: family {fid}: setup.vendors.{vid}: fields {sorted(_VENDOR_FIELDS)}, source needed")
     setup = Setup(
         skeletons=dict(st["skeletons"]), runtime=st["runtime"], kubernetes_resource=st["kubernetes_resource"],
-        runtime_version=bool(st["runtime_version"]), cloud_vm=bool(st["cloud_vm"]),
+        runtime_version=bool(st["runtime_version"]), cloud_vm=bool(st["cloud_vm"]), vendors=vendors,
     )
     return Family(
         id=fid, name=str(raw["name"]), colour=str(raw["colour"]), preference=int(raw["preference"]),

@@ -347,7 +347,8 @@ def _setup_plan(profile: Profile, kb: KnowledgeBase, decision: Decision, acc: Ac
     path = choose_setup(profile, kb, decision.device, cloud, acc)
     values = placeholders(profile, acc, decision.chosen)
     # the server the scaffold's files run (a replica over several hosts takes one that spans them): its steps only
-    server = (choose_server(profile.software.serving_stack, decision.device, int(values["hosts"]) > 1)[0] or None
+    server = (choose_server(profile.software.serving_stack, decision.device, int(values["hosts"]) > 1, values.get("vendor") or None)[0]
+              or None
               if decision.chosen is not None and profile.serves_llm else None)
     setup = plan(path, values, profile, cloud, _provisioning_kind(profile, decision.chosen), server) if path else None
     if setup is not None and decision.chosen is not None and decision.chosen.procurement not in (None, "on-demand", "spot"):

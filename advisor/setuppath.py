@@ -119,6 +119,15 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         "chips_per_host": "",
         "hosts": "1",
     }
+    # the chip vendor's Kubernetes resource and the device plugin that advertises it (rules/families.yaml setup.vendors):
+    # amd.com/gpu through ROCm's plugin for an AMD Instinct, nvidia.com/gpu through NVIDIA's for the rest
+    fam = families.family(acc.device if acc is not None else "gpu").setup
+    vendor = acc.vendor if acc is not None else None
+    resource = fam.resource(vendor) or families.family("gpu").setup.resource(None) or ""
+    values["vendor"] = vendor or ""
+    values["gpu_resource"] = resource
+    values["gpu_resource_column"] = resource.replace(".", "\\.")
+    values["device_plugin"] = str(fam.vendor(vendor).get("device_plugin") or families.family("gpu").setup.vendor(None).get("device_plugin"))
     if acc is not None:
         native = target.id == acc.deploy.cloud  # the cloud the catalog's deploy names are for
         zones = list(regions.zones_of(target.id, acc)) if native else []
@@ -416,11 +425,20 @@ def provisioning_kind(pricing: str, procurement: str | None) -> str | None:
     return procurement if procurement in RESERVATION_KINDS else None
 
 
-def choose_server(wanted: str, device: str, multi_host: bool) -> tuple[str, str | None]:
+def choose_server(wanted: str, device: str, multi_host: bool, vendor: str | None = None) -> tuple[str, str | None]:
     """The LLM server (rules/serving-stacks.yaml id) a configuration's artefacts run for the profile's ``wanted``
     serving stack on ``device``, and why another one (None where it is the profile's); "" where no stack serves on
-    ``device``. A replica over several hosts (``multi_host``) takes a server that spans hosts on that device family."""
+    ``device``. A replica over several hosts (``multi_host``) takes a server that spans hosts on that device family.
+    A chip vendor with images of its own (rules/families.yaml setup.vendors: AMD's ROCm builds) takes a server it has
+    one for."""
     table: dict[str, dict[str, Any]] = bundled_data("serving-stacks.yaml")
+    own = families.family(device).setup.vendor(vendor).get("images") if device in families.ids() else None
+    if own:
+        if wanted in table and wanted not in own and device in table[wanted]["devices"]:
+            first = next(k for k in table if k in own)
+            return first, (f"{table[wanted]['title']} has no {vendor} build the scaffold knows, so the manifests use "
+                           f"{table[first]['title']} ({own[first]})")
+        table = {k: v for k, v in table.items() if k in own}
     spans = [k for k, v in table.items() if device in (v.get("multi_host") or {})]
     runs = [k for k, v in table.items() if device in v["devices"]]
     if not runs:

@@ -180,7 +180,8 @@ def _device(case: Case) -> None:
 
     fam = family(case.plan.device)
     assert f"{fam.name} setup" in case.files["README.md"].splitlines()[0]
-    resource = fam.setup.kubernetes_resource
+    acc = case.spec.acc
+    resource = fam.setup.resource(acc.vendor if acc is not None else None)  # the chip vendor's (amd.com/gpu for AMD)
     for d in case.k8s:
         for pod in _pods(d):
             for c in pod["containers"]:
@@ -1724,3 +1725,26 @@ def test_recommend_shows_the_provisioning_commands_setup_sh_runs(ctx: Any, fixtu
         assert same, (cmd, sh)
         flags = {w.split("=", 1)[0] for w in cmd.split() if w.startswith("--")}
         assert any(flags == {w.split("=", 1)[0] for w in line.split() if w.startswith("--")} for line in same), (cmd, same)
+
+
+def test_an_amd_instinct_is_scheduled_through_rocms_device_plugin(ctx) -> None:  # type: ignore[no-untyped-def]
+    # before: an MI300X verdict's setup applied NVIDIA's device plugin, asked for nvidia.com/gpu and ran the CUDA image
+    # vllm/vllm-openai: no node advertises nvidia.com/gpu, the pods stay Pending (found by an expert review)
+    rec = _rec(ctx, str(FIXTURES / "amd-mi300x-azure.yaml"))
+    assert rec.estimate.accelerator == "mi300x"
+    spec, files = _scaffold(ctx, rec)
+    [dep] = _docs(files["k8s/deployment.yaml"])
+    [c] = dep["spec"]["template"]["spec"]["containers"]
+    assert c["image"] == "rocm/vllm:latest"
+    assert c["resources"]["limits"] == {"amd.com/gpu": str(spec.plan.chips_per_host)}
+    sh = files["setup.sh"]
+    assert "kubectl apply -f https://raw.githubusercontent.com/ROCm/k8s-device-plugin/master/k8s-ds-amdgpu-dp.yaml" in sh
+    assert "nvidia-device-plugin" not in sh and "nvidia.com/gpu" not in files["k8s/deployment.yaml"]
+    run_checks(Case(spec, spec.plan, files))
+    # an NVIDIA GPU on the same route keeps NVIDIA's plugin, resource and image
+    nv = _rec(ctx, str(FIXTURES / "aks-serving.yaml"))
+    spec, files = _scaffold(ctx, nv)
+    [dep] = _docs(files["k8s/deployment.yaml"])
+    [c] = dep["spec"]["template"]["spec"]["containers"]
+    assert c["image"] == "vllm/vllm-openai:latest" and "nvidia.com/gpu" in c["resources"]["limits"]
+    assert "nvidia-device-plugin.yml" in files["setup.sh"]

@@ -33,11 +33,14 @@ def server_argv(spec: Spec, model: str, tp: int | str, pp: int | str) -> list[st
 def _container(spec: Spec) -> dict[str, Any]:
     plan = spec.plan
     server = servers()[plan.server]
-    resource = family(spec.device).setup.kubernetes_resource or "cpu"
+    setup = family(spec.device).setup
+    vendor = spec.acc.vendor if spec.acc is not None else None
+    resource = setup.resource(vendor) or "cpu"  # amd.com/gpu for an AMD Instinct (ROCm's device plugin)
+    image = (setup.vendor(vendor).get("images") or {}).get(server.id) or server.image[spec.device]
     argv = server_argv(spec, plan.model_id, plan.tensor, plan.pipeline)
     container: dict[str, Any] = {
         "name": "vllm" if server.id == "vllm" else server.id,
-        "image": server.image[spec.device],
+        "image": image,
         "command": ["sh", "-c", server.shell(spec.device, argv)] if spec.device in server.prepare else argv,
         "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-secret", "key": "hf_api_token"}}}],
         "ports": [{"name": "http", "containerPort": VLLM_PORT}],

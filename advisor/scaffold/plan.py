@@ -162,7 +162,7 @@ def make_plan(
     data = replicas if inference else int(par.get("data") or max(1, count // max(1, tensor * pipeline)))
     server, note = "", None
     if inference and est is not None and runs_server:
-        chosen, note = choose(profile.software.serving_stack, device, hosts > 1)
+        chosen, note = choose(profile.software.serving_stack, device, hosts > 1, values.get("vendor") or None)
         server = chosen.id
     t, inf = profile.training, profile.inference
     return Plan(

@@ -142,12 +142,12 @@ def servers() -> dict[str, Server]:
     return out
 
 
-def choose(wanted: str, device: str, multi_host: bool) -> tuple[Server, str | None]:
-    """The server for ``wanted`` on ``device``, and why another one was chosen (or None): setuppath.choose_server, the
-    choice recommend's setup steps make too."""
+def choose(wanted: str, device: str, multi_host: bool, vendor: str | None = None) -> tuple[Server, str | None]:
+    """The server for ``wanted`` on ``device`` (the chip's ``vendor``), and why another one was chosen (or None):
+    setuppath.choose_server, the choice recommend's setup steps make too."""
     from advisor.setuppath import choose_server
 
-    chosen, note = choose_server(wanted, device, multi_host)
+    chosen, note = choose_server(wanted, device, multi_host, vendor)
     if not chosen:
         from advisor.errors import UsageError
 
