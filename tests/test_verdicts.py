@@ -832,3 +832,17 @@ def test_a_megatron_team_moving_to_tpu_is_set_up_with_maxtext(context: Context) 
     chosen = {name: choose_setup(p, context.kb, "tpu", "gcp") for name, p in (("megatron", megatron), ("plain", plain))}
     assert chosen["megatron"] is not None and chosen["megatron"].id == "maxtext-tpu"
     assert chosen["plain"] is not None and chosen["plain"].id == "vertex-ai-tpu"  # the PyTorch route for a team new to TPUs
+
+
+def test_inference_gpus_on_small_vms_reach_further_on_demand_than_eight_training_nodes(context: Context) -> None:
+    # before: 143 single-L40S g6e.xlarge replicas were 'beyond on-demand reach' (a cap of eight 8-GPU VMs) and priced as a
+    # 1-year reservation, $2.33M committed for a consumer service (an expert review); inference GPUs come one to a few to
+    # a VM on G-family quota: 256 of them on demand (design), training parts keep 64
+    from advisor import capacity
+
+    r, _ = capacity.reach("aws", "gpu", "l40s", 143, math.inf, "on-demand", 143)
+    assert r is not None and r.kind.id == "on-demand"
+    r, _ = capacity.reach("aws", "gpu", "l40s", 300, math.inf, "on-demand", 300)
+    assert r is not None and r.kind.id != "on-demand"
+    r, _ = capacity.reach("aws", "gpu", "h100", 143, math.inf, "on-demand", 143)
+    assert r is not None and r.kind.id != "on-demand"
