@@ -31,6 +31,9 @@ def test_a_fractional_gpu_share_is_one_gpu_on_its_node() -> None:
     assert r["request"]["accelerator"] == "t4" and r["request"]["total_chips"] == 1, r["request"]
     assert "request-unresolved" not in {f["rule"] for f in r["findings"]}
     assert "a 0.5 share of one T4: the node holds the whole GPU, counted as 1" in json.dumps(r)
+    # options of any_of that inherit the base's accelerators (a path the document does not hold): read, not a crash
+    inherit = _one(CASES / "01-skypilot-fractional" / "any-of-inherits.yaml")
+    assert inherit["request"]["accelerator"] == "t4" and inherit["request"]["total_chips"] == 1, inherit["request"]
     over = _one(CASES / "01-skypilot-fractional" / "over-one.yaml")
     assert "request-unresolved" in {f["rule"] for f in over["findings"]}
 

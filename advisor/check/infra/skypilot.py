@@ -82,10 +82,18 @@ def _split(doc: Document, loc: KeyPath, text: str) -> tuple[str, int | None]:
 def _share(doc: Document, where: KeyPath) -> float | None:
     """The fractional GPU share written at ``where`` (``T4:0.5``), or None."""
     node: Any = doc.data
-    for k in where[:-1]:
-        node = node[k] if isinstance(node, (dict, list)) else None
+    for k in where:  # the path of an option merged from any_of / ordered over the base may not be in the document
+        parent = node
+        if isinstance(node, dict):
+            node = node.get(k)
+        elif isinstance(node, list) and isinstance(k, int) and 0 <= k < len(node):
+            node = node[k]
+        else:
+            return None
     last = where[-1]
-    value = node[last] if isinstance(node, (dict, list)) else None
+    value = node
+    if not isinstance(value, str) and not (isinstance(parent, dict) and isinstance(last, str)):
+        return None
     text = value if isinstance(value, str) else (last if isinstance(last, str) else "")
     n = text.partition(":")[2].strip()
     if not _NUMBER.fullmatch(n):
