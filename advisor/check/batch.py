@@ -461,12 +461,19 @@ TEMPLATE_MARK = re.compile(r"\{\{|\$\{|\$\(|%\{")
 # the top-level keys of what the gate reads (a workload profile, a Kubernetes manifest, a SkyPilot or dstack task, a
 # Cluster Toolkit blueprint, a CloudFormation template, a Ray cluster config): a file that cannot be read and has one
 # stays an input error
-READ_KEYS = re.compile(r"(?m)^(?:[?{\-][ \t]*)*[\"']?(?:name|task|model|inference|training|workload|apiVersion|kind|resources|num_nodes|"
-                       r"run|setup|type|"
-                       r"deployment_groups|Resources|AWSTemplateFormatVersion|available_node_types|head_node_type)[\"']?\s*:")
-# the keys of READ_KEYS no GitHub Actions workflow has at its top (name, run and type may be a workflow's or a step's)
-STRONG_KEYS = re.compile(r"(?m)^(?:[?{\-][ \t]*)*[\"']?(?:task|model|inference|training|workload|apiVersion|kind|resources|num_nodes|"
-                         r"setup|deployment_groups|Resources|AWSTemplateFormatVersion|available_node_types|head_node_type)[\"']?\s*:")
+_TASK_KEYS = ("task", "model", "inference", "training", "workload", "apiVersion", "kind", "resources", "num_nodes", "setup",
+              "deployment_groups", "Resources", "AWSTemplateFormatVersion", "available_node_types", "head_node_type")
+_WORKFLOW_KEYS = ("name", "run", "type")  # a GitHub Actions workflow's (or a step's) as well as a task's
+
+
+def _top_keys(keys: tuple[str, ...]) -> re.Pattern[str]:
+    """A line that writes one of ``keys`` at the top of a document (or of a list item / flow mapping there)."""
+    return re.compile(r"(?m)^(?:[?{\-][ \t]*)*[\"']?(?:" + "|".join(keys) + r")[\"']?\s*:")
+
+
+# the top-level keys of a profile, manifest or task; STRONG_KEYS those of them no GitHub Actions workflow has at its top
+READ_KEYS = _top_keys(_TASK_KEYS + _WORKFLOW_KEYS)
+STRONG_KEYS = _top_keys(_TASK_KEYS)
 
 
 def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[LoadedProfile], Any]:
