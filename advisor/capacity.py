@@ -129,6 +129,19 @@ PROCUREMENT_KINDS = {"on-demand": ("on-demand",), "spot": ("spot",), "dws": ("dw
                      "committed": ("reserved",)}
 
 
+def step_of(lim: Limit, billed: float) -> float | None:
+    """The step a run billed ``billed`` hours under ``lim`` is bought in (None: by the hour, or a serving month)."""
+    if math.isinf(billed):
+        return None
+    return next((st for up, st in lim.increments if up is None or billed <= up), None)
+
+
+def step_hours(cap: dict[str, Any]) -> float | None:
+    """The step of an estimate's ``capacity`` (Reach.to_json), None where it is billed by the hour."""
+    step = cap.get("step_hours")
+    return float(step) if step else None
+
+
 def accepted(procurement: str | Sequence[str] | None) -> frozenset[str] | None:
     """The capacity kinds a profile's deployment.procurement accepts; None: any."""
     if procurement is None:
@@ -160,6 +173,8 @@ class Reach:
             "max_chips": self.max_chips,
             "min_hours": lim.min_hours if lim else 0.0,
             "max_hours": lim.max_hours if lim else None,
+            "step_hours": step_of(lim, self.billed_hours) if lim else None,
+            "unusable_hours": lim.unusable_hours if lim else 0.0,
             "billed_hours": None if math.isinf(self.billed_hours) else round(self.billed_hours, 3),
             "sources": [sources.get(s, s) for s in lim.sources] if lim else [],
             "note": lim.note if lim else "no capacity row for this cloud and family: not bounded",

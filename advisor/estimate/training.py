@@ -446,11 +446,34 @@ def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, own
         margin = c.scoring.balanced_deadline_margin.value
         goals = {"cost": [target], "balanced": [target * (1.0 - margin), target], "time": []}[profile.goal.optimize]
         for goal in goals:
-            if _solve_count(shapes, est, fitting, knee, goal) is not None:
+            if (solved := _solve_count(shapes, est, fitting, knee, goal)) is not None:
+                if profile.goal.optimize != "time":
+                    _whole_steps(shapes, est, fitting, knee, solved)
                 break
         for n, e in memo.items():
             e.past_knee = n > knee
     return [memo[n] for n in sorted(memo)]
+
+
+def _whole_steps(shapes: list[int], est: Any, fitting: list[int], knee: int, n: int, most: int = 6) -> None:
+    """Where the capacity that delivers ``n`` is bought in whole steps (a Capacity Block or calendar reservation by the
+    day), the cost of a count is a sawtooth: n x the steps its run needs. So the smallest counts that finish one, two,
+    ... steps sooner than ``n``'s run (up to ``most``) are estimated too, and the cheapest of them can be chosen: 184 H100
+    over 8 days cost less than 144 over 11."""
+    from advisor import capacity
+
+    e = est(n)
+    step = capacity.step_hours(e.capacity) if e.capacity is not None else None
+    if not step or e.hours is None:
+        return
+    unusable = float(e.capacity.get("unusable_hours") or 0.0)
+    billed = float(e.capacity.get("billed_hours") or 0.0)
+    fastest = min((est(m).hours or math.inf) for m in fitting if m <= knee) if fitting else math.inf
+    for k in range(1, most + 1):
+        goal = billed - k * step - unusable
+        if goal <= fastest or goal <= 0:
+            return
+        _solve_count(shapes, est, fitting, knee, goal)
 
 
 def _round_up_in(shapes: list[int], n: int) -> int | None:
