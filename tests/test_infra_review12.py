@@ -73,3 +73,10 @@ def test_kuberays_default_max_replicas_is_no_input_error() -> None:
     auto = _one(case / "autoscaled.yaml")
     assert "request-unresolved" in {f["rule"] for f in auto["findings"]}
     assert "2147483647 (KubeRay's default: no upper bound)" in json.dumps(auto)
+
+
+def test_a_dstack_fleet_that_names_its_instance_types_alone_is_read() -> None:
+    # before: 'dstack configuration without accelerator requests' (the reader needed a resources block first)
+    r = _one(CASES / "06-dstack-fleet-instance-types" / "fleet.dstack.yml")
+    req = r["request"]
+    assert req["accelerator"] == "h100" and req["total_chips"] == 16 and req["cloud"] == "gcp", req

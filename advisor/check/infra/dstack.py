@@ -199,6 +199,8 @@ def _config(doc: Document, index: NameIndex, out: Parsed, *, numbered: bool) -> 
 def _request(doc: Document, index: NameIndex, data: dict[str, Any], part: dict[str, Any], at: KeyPath, address: str) -> Request | None:
     """The request of a configuration (``part`` is the configuration) or of one of its groups; None without a GPU."""
     res = part.get("resources")
+    if res is None and data.get("type") == "fleet" and data.get("instance_types"):
+        res = {}  # a fleet that names its instance types alone (dstack's GCP cluster examples: [a3-highgpu-8g])
     if res is None:
         return None
     if not isinstance(res, dict):
@@ -264,6 +266,8 @@ def _hardware(doc: Document, index: NameIndex, req: Request, spec: _Spec, loc: K
     if is_placeholder(name):
         req.unresolved.append((".".join(map(str, loc)), name[:80], doc.where(loc)))
     req.set_hardware(name, hw)
+    if req.cloud is None and (own := index.machine_cloud(name)) is not None:
+        req.cloud = own  # an instance type is one cloud's (a3-highgpu-8g: Google Cloud), never priced on another
     if hw.chips and (hw.hosts is not None or not spec.count_given):  # a TPU slice or an instance type: its own chips
         req.count, req.hosts, req.topology = hw.chips, max(hw.hosts or 1, 1), hw.topology
     else:
