@@ -274,8 +274,9 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
     # hours of a last day on a month's run stay in the cost and in capacity.billed_hours
     if math.isfinite(hours) and r.billed_hours > hours * 1.05:
         lim = r.limit
-        why = ("its minimum term" if lim is None or r.billed_hours <= lim.min_hours + 1e-9 else
-               f"bought in whole steps of {next(st for up, st in lim.increments if up is None or hours <= up):g} h")
+        step = capacity.step_of(lim, r.billed_hours) if lim is not None else None
+        why = ("its minimum term" if lim is None or step is None or r.billed_hours <= lim.min_hours + 1e-9 else
+               f"bought in whole steps of {step:g} h")
         e.warnings.append(f"{r.kind.title}: billed {r.billed_hours:,.0f} h for a {hours:,.1f} h run ({why})")
     elif not math.isfinite(hours) and r.limit is not None and r.limit.min_hours > 0 and dep.pricing == "on-demand":
         # a service beyond on-demand reach, priced at a term it commits to: what it commits and what autoscaling saves
