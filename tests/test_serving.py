@@ -403,6 +403,11 @@ def test_fp8_on_a_chip_without_fp8_is_served_weight_only() -> None:
     a100 = estimate(p, CAT.get("a100-80gb"), 1, C)
     assert any("no FP8 arithmetic" in w for w in a100.warnings)
     assert not any("no FP8 arithmetic" in w for w in estimate(p, CAT.get("h100"), 1, C).warnings)
+    # TPU v5p and v6e have no FP8 datapath (the TPU7x table lists FP8 at their bf16 rate): weight-only there too,
+    # while Ironwood computes FP8 natively
+    for tpu in ("tpu-v5p", "tpu-v6e"):
+        assert any("no FP8 arithmetic" in w for w in estimate(p, CAT.get(tpu), 8, C).warnings), tpu
+    assert not any("no FP8 arithmetic" in w for w in estimate(p, CAT.get("tpu-v7"), 8, C).warnings)
 
 
 def test_the_prefill_token_budget_is_vllms_default_on_each_chip() -> None:
