@@ -735,3 +735,27 @@ def test_the_stand_in_model_runs_at_a_long_context_without_a_dense_mask(tmp_path
         assert "flash_attention(q, k, v, causal=True, sm_scale=" in train
     else:
         assert "F.scaled_dot_product_attention(q, k, v, is_causal=True)" in train
+
+
+@pytest.mark.parametrize(("hf_id", "flag"), [
+    ("meta-llama/Llama-3.1-8B-Instruct", True),  # bf16 weights quantized to FP8 on the fly
+    ("meta-llama/Llama-3.1-8B-Instruct-FP8", False),  # Meta's FBGEMM FP8 release: config quant_method fbgemm_fp8
+    ("RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic", False),  # compressed-tensors
+    ("nvidia/Llama-3.1-8B-Instruct-FP8", False),  # modelopt
+])
+def test_a_published_fp8_checkpoint_gets_no_on_the_fly_quantization_flag(tmp_path: Path, hf_id: str, flag: bool) -> None:
+    """Before: every fp8 profile's server got --quantization=fp8, which vLLM refuses when the checkpoint's config names
+    another method (ModelConfig._verify_quantization: Meta's FP8 405B is fbgemm_fp8), so the Deployment crash-looped.
+    A checkpoint whose name says it is published quantized (rules/checkpoints.yaml) is served with no such flag."""
+    data = yaml.safe_load((ROOT / "profiles" / "llm-chatbot.yaml").read_text())
+    data["model"].update(precision="fp8", hf_id=hf_id)
+    data["deployment"]["clouds"] = ["aws"]
+    data["deployment"].pop("region", None)
+    profile = tmp_path / "p.yaml"
+    profile.write_text(yaml.safe_dump(data))
+    r = run_cli("scaffold", str(profile), "-o", str(tmp_path / "out"), "--path", "gke-vllm-gpu")
+    assert r.code == 0, r.err
+    argv = "\n".join(p.read_text() for p in sorted((tmp_path / "out" / "k8s").glob("*.yaml")))
+    assert ("--quantization=fp8" in argv) is flag, hf_id
+    readme = (tmp_path / "out" / "README.md").read_text()
+    assert ("Precision: the published checkpoint" in readme) is not flag

@@ -21,7 +21,7 @@ from typing import Any
 
 from advisor.estimate.result import Estimate
 from advisor.models import Profile
-from advisor.scaffold.stacks import choose
+from advisor.scaffold.stacks import checkpoint_method, choose
 from advisor.setuppath import RESERVATION_KINDS, provisioning_kind
 
 # Precisions the weights are stored in at fewer bits than they were trained in: a quantized
@@ -91,10 +91,20 @@ class Plan:
     def server_precision(self) -> str:
         """The precision whose server flags apply: the compute precision, except where the weights are stored
         quantized at another precision and the computation is itself quantized (gpt-oss's MXFP4 experts with fp8
-        activations): that checkpoint names its own method, and an on-the-fly fp8 flag would fight it."""
+        activations): that checkpoint names its own method, and an on-the-fly fp8 flag would fight it. A checkpoint
+        published quantized (its name says so: ...-FP8, -AWQ, -quantized.w8a8; rules/checkpoints.yaml) gets no
+        quantization flag either: vLLM refuses a --quantization that differs from its config's method (Meta's FP8
+        405B is fbgemm_fp8, Red Hat's FP8 releases compressed-tensors), so "" (no precision flags)."""
+        if self.precision in QUANTIZED and self.checkpoint_method:
+            return ""
         if self.quantization not in ("none", self.precision) and self.precision in QUANTIZED:
             return self.quantization
         return self.precision
+
+    @property
+    def checkpoint_method(self) -> str | None:
+        """The quantization the served checkpoint is published in (stacks.checkpoint_method), None for another."""
+        return checkpoint_method(self.model_id) if self.model_id else None
 
     @property
     def spot(self) -> bool:

@@ -420,7 +420,16 @@ def _plan_section(spec: Spec, steps: list[Step], files: Mapping[str, str], fallb
             key, _, value = word.partition("=")
             L.append(f"| {key} | {value} |")
     L.append("")
-    if spec.plan.server and spec.plan.quantization != "none":
+    if spec.plan.server and spec.plan.quantization != "none" and spec.plan.checkpoint_method:
+        title = servers()[spec.plan.server].title
+        L.append(
+            f"Precision: the published checkpoint {spec.plan.model_id}, quantized to {spec.plan.quantization}"
+            + ("" if spec.plan.checkpoint_method == spec.plan.quantization else f" ({spec.plan.checkpoint_method})")
+            + f": {title} reads the method from its config, so the server "
+            "gets no quantization flag (vLLM refuses a --quantization that differs from the config's method)."
+        )
+        L.append("")
+    elif spec.plan.server and spec.plan.quantization != "none":
         note = servers()[spec.plan.server].precision_note(spec.plan.quantization)
         L.append(f"Precision: {note or f'{spec.plan.quantization} (on-the-fly quantization; the server flags say so)'}.")
         L.append("")

@@ -109,6 +109,26 @@ def _per_device(value: Any, devices: tuple[str, ...]) -> dict[str, tuple[str, ..
 
 
 @functools.cache
+def checkpoint_method(model_id: str) -> str | None:
+    """The quantization a checkpoint is published in, read from its Hugging Face name (rules/checkpoints.yaml): a
+    marker word of its repository name (Llama-3.1-405B-Instruct-FP8, Qwen2.5-7B-Instruct-AWQ, ...-quantized.w4a16)
+    or a release published quantized (gpt-oss: mxfp4). None for any other name. Such a checkpoint's config names its
+    method, and the server reads it from there."""
+    import fnmatch
+    import re
+
+    from advisor.knowledge import bundled_data
+
+    data: dict[str, Any] = bundled_data("checkpoints.yaml")
+    name = model_id.strip().lower()
+    for row in data["native"]:
+        if fnmatch.fnmatchcase(name, str(row["pattern"]).lower()):
+            return str(row["method"])
+    words = set(re.split(r"[-_.]", name.rsplit("/", 1)[-1]))
+    found = [m for m in data["markers"] if m in words]
+    return found[0] if found else None
+
+
 def servers() -> dict[str, Server]:
     from advisor.knowledge import bundled_data
 
