@@ -128,6 +128,11 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     values["gpu_resource"] = resource
     values["gpu_resource_column"] = resource.replace(".", "\\.")
     values["device_plugin"] = str(fam.vendor(vendor).get("device_plugin") or families.family("gpu").setup.vendor(None).get("device_plugin"))
+    # the install line of the training skeleton this family runs for the profile's framework, with the method's extras
+    # (QLoRA: bitsandbytes), the same line sky.yaml and the Dockerfile install (rules/training-stacks.yaml)
+    values["train_pip"] = stack_pip(
+        fam.skeleton(profile.software.framework), fam.runtime or "", profile.training.method if profile.training else None,
+    )
     if acc is not None:
         native = target.id == acc.deploy.cloud  # the cloud the catalog's deploy names are for
         zones = list(regions.zones_of(target.id, acc)) if native else []
@@ -497,3 +502,38 @@ def plan(
 
 
 ON_INSTANCE = "On the machine the steps above launch or reserve, not on the workstation."
+
+
+# --------------------------------------------------------------------------- training stacks
+
+
+@functools.cache
+def _training() -> dict[str, Any]:
+    from advisor.knowledge import bundled_data
+
+    data: dict[str, Any] = bundled_data("training-stacks.yaml")
+    return data
+
+
+def training_stack(stack: str) -> dict[str, Any]:
+    """One training stack's row of rules/training-stacks.yaml."""
+    row: dict[str, Any] = _training()["stacks"][stack]
+    return row
+
+
+def per_runtime(value: Any, runtime: str, default: str | None = None) -> Any:
+    """A stack value given once, or per device runtime (with a ``default`` key)."""
+    if isinstance(value, dict):
+        return value.get(runtime, value.get("default", default))
+    return value if value is not None else default
+
+
+def stack_pip(stack: str | None, runtime: str, method: str | None = None) -> str:
+    """The install line of ``stack`` on ``runtime``, with the training method's extra packages."""
+    default: str = _training()["default_pip"]
+    if stack is None:
+        return default
+    row = training_stack(stack)
+    cmd: str = per_runtime(row.get("pip"), runtime, default) or default
+    extra = (row.get("method_pip") or {}).get(method or "")
+    return f"{cmd} {extra}" if extra else cmd

@@ -759,3 +759,23 @@ def test_a_published_fp8_checkpoint_gets_no_on_the_fly_quantization_flag(tmp_pat
     assert ("--quantization=fp8" in argv) is flag, hf_id
     readme = (tmp_path / "out" / "README.md").read_text()
     assert ("Precision: the published checkpoint" in readme) is not flag
+
+
+def test_a_qlora_setup_installs_what_train_py_imports_and_runs_the_micro_batch_priced(tmp_path: Path) -> None:
+    """Before: setup.sh installed 'torch transformers accelerate tensorboard' (no peft, no bitsandbytes) while train.py
+    imports both, and train.py ran all 4 sequences x 4,096 tokens per GPU at once with no activation checkpointing
+    (~365 GB of Llama-70B activations per GPU), where the estimate's memory assumed checkpointed activations."""
+    r = run_cli("scaffold", str(ROOT / "tests" / "data" / "scaffold" / "qlora-70b-one-node.yaml"), "-o", str(tmp_path))
+    assert r.code == 0, r.err
+    sh, sky, train = ((tmp_path / f).read_text() for f in ("setup.sh", "sky.yaml", "train.py"))
+    [install] = [line.split("&& ", 2)[-1] for line in sh.splitlines() if "pip install" in line and not line.lstrip().startswith("#")]
+    assert {"peft", "bitsandbytes", "accelerate", "transformers"} <= set(install.split())
+    assert install.strip() in sky  # one install line for setup.sh and sky.yaml
+    assert 'gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})' in train
+    assert "prepare_model_for_kbit_training(model, use_gradient_checkpointing=True)" in train
+    micro = int(re.search(r"^MICRO_BATCH = (\d+)", train, re.M).group(1))  # type: ignore[union-attr]
+    plan = dict(re.findall(r"(\w+)=(\S+)", " ".join(line for line in sh.splitlines() if line.startswith("# plan:"))))
+    share = int(plan["global_batch"]) // int(plan["chips_per_replica"])
+    assert 1 <= micro <= share
+    assert "(loss / accum).backward()" in train and "model.no_sync()" in train
+    compile(train, "train.py", "exec")

@@ -21,10 +21,11 @@ _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]*")
 
 
-# Placeholders whose value is several shell words (flags), each quoted on its own; the server flags a setup text
+# Placeholders whose value is several shell words (flags, an install line; split as the shell would), each quoted on
+# its own; the server flags a setup text
 # appends to a command (' --data-parallel-size=8 --enable-expert-parallel') keep their leading space.
 WORD_LISTS = frozenset({"mlx_quant", "vllm_dp_args", "vllm_budget_args", "sglang_budget_args", "az_count_args", "remote_steps",
-                        "vllm_precision_args", "az_vm_suffix"})
+                        "vllm_precision_args", "az_vm_suffix", "train_pip"})
 
 
 def sh_word(value: str) -> str:
@@ -51,7 +52,7 @@ def _fill_value(name: str, ctx: str, literal: Mapping[str, str], shell: Mapping[
     if ctx == "heredoc-literal":
         return value
     if name in WORD_LISTS:
-        return (" " if value[:1].isspace() else "") + " ".join(sh_word(w) for w in value.split())
+        return (" " if value[:1].isspace() else "") + " ".join(sh_word(w) for w in shlex.split(value))
     return sh_word(value)
 
 

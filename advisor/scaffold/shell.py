@@ -27,8 +27,7 @@ from advisor.knowledge import PLACEHOLDER, bundled_data
 from advisor.scaffold.fill import fill_command
 from advisor.scaffold.kubernetes import autoscaled, monitoring_for
 from advisor.scaffold.spec import Spec, commands, train_model_id
-from advisor.scaffold.stacks import training_stack
-from advisor.setuppath import applicable_steps, multinode, provision
+from advisor.setuppath import applicable_steps, multinode, provision, training_stack
 
 # Placeholders that become shell variables in setup.sh (overridable from the environment).
 SHELL_VARS = {

@@ -14,7 +14,7 @@ from pathlib import Path
 from advisor.families import family
 from advisor.scaffold.plan import statement
 from advisor.scaffold.spec import Spec, one_line, train_model_id, verdict_line
-from advisor.scaffold.stacks import per_runtime, stack_pip, training_stack
+from advisor.setuppath import per_runtime, stack_pip, training_stack
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "scaffold"
 
@@ -38,6 +38,7 @@ def train_py(spec: Spec) -> str:
         method=repr(t.method if t else "full"),
         seq_len=str(t.seq_len if t else 2048),
         global_batch=str(spec.global_batch or 256),
+        micro_batch=str(micro_batch(spec)),
         max_steps=str(spec.max_steps or 100),
         checkpoint_every=str(plan.checkpoint_every or spec.max_steps or 100),
         checkpoint_why=("about every 30 minutes of the estimated run: Spot capacity is reclaimed without notice"
@@ -46,6 +47,27 @@ def train_py(spec: Spec) -> str:
         torch_dtype=TORCH_DTYPE.get(plan.precision, "bfloat16"),
     )
     return "".join(f"# {line}\n" for line in statement(plan)) + text
+
+
+# the share of a GPU's memory train.py fills with the model's state and micro-batches (the allocator's fragmentation,
+# CUDA context and NCCL buffers take the rest)
+_MEMORY_USE = 0.9
+
+
+def micro_batch(spec: Spec) -> int:
+    """Sequences one GPU runs per forward/backward in train.py (the rest of its share of the global batch accumulates):
+    as many as fit beside a whole copy of the training state (DistributedDataParallel holds one on each GPU; the
+    estimate's memory.state_gb_total), at the estimate's checkpointed activations per sequence (memory.
+    activations_gb_per_sequence, whole: train.py splits no layer over GPUs), at least 1 and at most the GPU's share of the
+    global batch. 1 without an estimate."""
+    est = spec.est
+    memory = (est.assumptions.get("memory") or {}) if est is not None else {}
+    if est is None or not est.memory_capacity_gb or not memory.get("activations_gb_per_sequence"):
+        return 1
+    per_seq = float(memory["activations_gb_per_sequence"])  # train.py splits no layer over GPUs
+    free = _MEMORY_USE * est.memory_capacity_gb - float(memory.get("state_gb_total") or 0.0)
+    share = max(1, -(-(spec.global_batch or 1) // max(1, est.count)))
+    return max(1, min(share, int(free // per_seq) if free > 0 else 1))
 
 
 # torch dtypes of the profile precisions train.py computes in (quantized ones compute in bf16)

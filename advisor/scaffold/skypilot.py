@@ -18,7 +18,8 @@ from advisor.scaffold.kubernetes import VLLM_PORT, server_argv
 from advisor.scaffold.shell import launch
 from advisor.scaffold.skeleton import pip
 from advisor.scaffold.spec import Spec, dump, stack_for, yaml_header
-from advisor.scaffold.stacks import per_runtime, servers, training_stack
+from advisor.scaffold.stacks import servers
+from advisor.setuppath import per_runtime, training_stack
 
 # SkyPilot's own values for a server's multi-host flags (serving-stacks.yaml multi_host uses the
 # LeaderWorkerSet's): SKYPILOT_NODE_RANK and SKYPILOT_NODE_IPS (head first) are set on every node

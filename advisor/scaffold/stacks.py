@@ -181,33 +181,5 @@ def choose(wanted: str, device: str, multi_host: bool, vendor: str | None = None
 # --------------------------------------------------------------------------- training stacks
 
 
-@functools.cache
-def _training() -> dict[str, Any]:
-    from advisor.knowledge import bundled_data
-
-    data: dict[str, Any] = bundled_data("training-stacks.yaml")
-    return data
-
-
-def training_stack(stack: str) -> dict[str, Any]:
-    """One training stack's row of rules/training-stacks.yaml."""
-    row: dict[str, Any] = _training()["stacks"][stack]
-    return row
-
-
-def per_runtime(value: Any, runtime: str, default: str | None = None) -> Any:
-    """A stack value given once, or per device runtime (with a ``default`` key)."""
-    if isinstance(value, dict):
-        return value.get(runtime, value.get("default", default))
-    return value if value is not None else default
-
-
-def stack_pip(stack: str | None, runtime: str, method: str | None = None) -> str:
-    """The install line of ``stack`` on ``runtime``, with the training method's extra packages."""
-    default: str = _training()["default_pip"]
-    if stack is None:
-        return default
-    row = training_stack(stack)
-    cmd: str = per_runtime(row.get("pip"), runtime, default) or default
-    extra = (row.get("method_pip") or {}).get(method or "")
-    return f"{cmd} {extra}" if extra else cmd
+# the training stacks' rows and install lines (rules/training-stacks.yaml) are read in advisor.setuppath, whose
+# placeholders fill them into setup paths too

@@ -25,6 +25,7 @@ TensorBoard logs go to --logdir (./runs): tensorboard --logdir ./runs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import os
 import time
@@ -41,6 +42,7 @@ MODEL_ID = None  # Hugging Face model id, or None for the small stand-in model b
 METHOD = 'full'  # full | lora | qlora
 SEQ_LEN = 2048
 GLOBAL_BATCH = 512  # sequences per optimiser step, over all GPUs
+MICRO_BATCH = 4  # sequences per GPU per forward/backward, as the estimate sized its memory; the rest accumulates
 MAX_STEPS = 4768  # from the profile: training.tokens_b / (seq_len x global batch)
 CHECKPOINT_EVERY = 4768  # steps between checkpoints (about every 2 hours of the estimated run); a restart resumes from the latest
 DTYPE = torch.bfloat16  # the profile's precision (bf16)
@@ -65,6 +67,7 @@ def parse_args() -> argparse.Namespace:
     )
     p.add_argument("--seq-len", type=int, default=SEQ_LEN)
     p.add_argument("--global-batch", type=int, default=GLOBAL_BATCH)
+    p.add_argument("--micro-batch", type=int, default=MICRO_BATCH)
     p.add_argument("--max-steps", type=int, default=MAX_STEPS)
     p.add_argument("--checkpoint-every", type=int, default=CHECKPOINT_EVERY)
     p.add_argument("--lr", type=float, default=2e-4 if METHOD != "full" else 3e-5)
@@ -126,6 +129,12 @@ def build_model(args: argparse.Namespace) -> tuple[torch.nn.Module, int]:
         )
         kwargs["device_map"] = {"": int(os.environ.get("LOCAL_RANK", 0))}
     model = AutoModelForCausalLM.from_pretrained(args.model, **kwargs)
+    # activations recomputed in the backward pass, as the estimate's memory assumed (a layer keeps its input only)
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if args.method == "qlora":
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=True)
     if args.method in ("lora", "qlora"):
         from peft import LoraConfig, get_peft_model
 
@@ -189,6 +198,9 @@ def main() -> None:
     if device.type == "cuda":
         torch.cuda.set_device(device)
     per_gpu = max(1, args.global_batch // world)
+    micro = max(1, min(per_gpu, args.micro_batch))
+    accum = max(1, per_gpu // micro)  # micro-batches per optimiser step on each GPU
+    per_gpu = micro * accum
 
     model, vocab = build_model(args)
     if args.method != "qlora":
@@ -199,14 +211,17 @@ def main() -> None:
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0 if args.method != "full" else 0.1)
     writer = SummaryWriter(args.logdir) if rank == 0 else None
-    data = batches(args, vocab, per_gpu, rank, world)
+    data = batches(args, vocab, micro, rank, world)
     first = resume(args, model, optimizer, device)
     started = time.time()
     for step in range(first, args.max_steps):
-        input_ids = next(data).to(device, non_blocking=True)
-        with torch.autocast(device.type, dtype=DTYPE, enabled=torch.float32 != DTYPE):
-            loss = model(input_ids=input_ids, labels=input_ids).loss
-        loss.backward()
+        for i in range(accum):
+            input_ids = next(data).to(device, non_blocking=True)
+            # gradients are averaged over GPUs only on the last micro-batch
+            sync = model.no_sync() if distributed and i < accum - 1 else contextlib.nullcontext()
+            with sync, torch.autocast(device.type, dtype=DTYPE, enabled=torch.float32 != DTYPE):
+                loss = model(input_ids=input_ids, labels=input_ids).loss
+                (loss / accum).backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
