@@ -16,6 +16,10 @@ class Kind:
     id: str
     title: str
     setup: str
+    # interruptions of one VM per hour (low, expected, high), for a kind whose capacity is reclaimed (spot); None: none
+    interruptions: tuple[float, float, float] | None = None
+    # hours between a run's checkpoints on this kind (the scaffold's period; half is lost per interruption); 0: default
+    checkpoint_hours: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class Table:
 
 
 _KIND_FIELDS = {"title", "setup"}
+_KIND_OPTIONAL = {"interruptions_per_vm_hour", "checkpoint_hours", "source"}
 _LIMIT_FIELDS = {"cloud", "device", "accelerators", "kind", "max_chips", "min_hours", "max_hours", "increments", "unusable_hours",
                  "usd_per_chip_hour", "source", "note"}
 
@@ -110,9 +115,16 @@ def table() -> Table:
     data = bundled_data("capacity.yaml")
     kinds = {}
     for kid, raw in data["kinds"].items():
-        if set(raw) != _KIND_FIELDS:
+        if not _KIND_FIELDS <= set(raw) <= _KIND_FIELDS | _KIND_OPTIONAL:
             raise ValueError(f"rules/capacity.yaml: kind {kid}: fields {sorted(set(raw) ^ _KIND_FIELDS)}")
-        kinds[kid] = Kind(kid, str(raw["title"]), str(raw["setup"]))
+        rate = raw.get("interruptions_per_vm_hour")
+        if rate is not None and (not raw.get("source") or any(s not in data["sources"] for s in raw["source"])):
+            raise ValueError(f"rules/capacity.yaml: kind {kid}: interruptions_per_vm_hour needs sources in 'sources'")
+        kinds[kid] = Kind(
+            kid, str(raw["title"]), str(raw["setup"]),
+            None if rate is None else (float(rate["low"]), float(rate["expected"]), float(rate["high"])),
+            float(raw.get("checkpoint_hours") or 0.0),
+        )
     sources = {sid: str(s.get("url") or "") for sid, s in data["sources"].items()}
     order = tuple(data["order"])
     if set(order) != set(kinds):

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from advisor import clouds, families, regions
+from advisor import capacity, clouds, families, regions
 from advisor.catalog import Accelerator
 from advisor.conditions import evaluate
 from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, is_llm_inference, model_shape
@@ -157,7 +157,8 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
 
 
 # Hours of training between checkpoints: on Spot capacity (reclaimed at any time) and otherwise.
-CHECKPOINT_HOURS = {"spot": 0.5, "default": 2.0}
+# (spot: rules/capacity.yaml kinds.spot.checkpoint_hours, the period the estimate's interruption cost assumes)
+CHECKPOINT_HOURS = {"default": 2.0}
 # A MoE profile without a routed-expert count: Mixtral 8x7B's 8 (the estimator's default top-2
 # routing, estimate/replica.py DEFAULT_EXPERTS_PER_TOKEN, is Mixtral's too).
 DEFAULT_EXPERTS = 8
@@ -260,7 +261,8 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         # steps between checkpoints: every CHECKPOINT_HOURS of the estimated run (Spot capacity is
         # reclaimed without warning, so more often there); the skeleton resumes from the latest
         steps = int(out["steps"])
-        every_h = CHECKPOINT_HOURS["spot" if profile.deployment.pricing == "spot" else "default"]
+        spot = profile.deployment.pricing == "spot"
+        every_h = capacity.table().kinds["spot"].checkpoint_hours if spot else CHECKPOINT_HOURS["default"]
         per_hour = steps / est.hours if est is not None and est.hours else float(steps)
         out["checkpoint_every"] = str(max(1, min(steps, round(per_hour * every_h))))
     else:

@@ -169,6 +169,34 @@ def test_a_capacity_block_is_billed_in_the_whole_days_and_weeks_it_is_sold_in(co
     assert [row.billed(h, row.min_hours) for h in (3.0, 23.5, 23.6, 335.5, 336.0, 500.0)] == [24, 24, 48, 336, 504, 504]
 
 
+def test_a_run_on_spot_capacity_takes_longer_by_its_interruptions(context: Context) -> None:
+    """Before: a spot run and the same run on demand had the same hours (a 7-slice v6e multislice, 28 VMs, 4% inside
+    its deadline), though any VM's preemption stops the run for half a checkpoint period and a restart. Now each VM
+    is interrupted at rules/capacity.yaml's rate, and the slow end of the range takes one interruption per VM-day."""
+    from advisor import capacity
+
+    spot = profile(model={"params_b": 7}, training={"tokens_b": 300, "seq_len": 4096},
+                   deployment={"clouds": ["gcp"], "pricing": "spot"})
+    demand = profile(model={"params_b": 7}, training={"tokens_b": 300, "seq_len": 4096}, deployment={"clouds": ["gcp"]})
+    acc = context.catalog.get("tpu-v6e")
+    s, d = (estimate(p, acc, 112, context.constants) for p in (spot, demand))
+    assert s.procurement == "spot" and d.procurement == "on-demand"
+    assert s.hours and d.hours and s.hours_high and d.hours_high and s.capacity is not None
+    kind = capacity.table().kinds["spot"]
+    assert kind.interruptions is not None and kind.checkpoint_hours > 0
+    note = s.capacity["interruptions"]
+    assert note["vms"] == 28  # 7 slices of v6e-16, 4 hosts each
+    restart = float(d.assumptions["startup_hours"])  # paid once by any run, and again after each interruption
+    loss = kind.checkpoint_hours / 2 + restart
+    assert note["hours_lost_each"] == pytest.approx(loss, abs=1e-3)
+    for h_spot, h_demand, rate in ((s.hours, d.hours, kind.interruptions[1]), (s.hours_high, d.hours_high, kind.interruptions[2])):
+        assert h_spot == pytest.approx(restart + (h_demand - restart) * (1 + rate * 28 * loss), rel=1e-3)  # startup_hours is rounded
+    assert s.hours_high > d.hours_high * 1.3  # one interruption per VM-day costs a third more time
+    assert s.cost_usd and s.usd_per_chip_hour and s.cost_usd == pytest.approx(112 * s.hours * s.usd_per_chip_hour, abs=0.05)
+    assert any("each interruption costs" in w for w in s.warnings) and not any("each interruption costs" in w for w in d.warnings)
+    assert "interruptions" not in (d.capacity or {})
+
+
 def test_replicas_of_a_one_gpu_machine_are_not_capped_at_one_machine(context: Context) -> None:
     # before: 7 replicas of a 1-GPU g6e.xlarge read "7 l40s beyond what can be obtained (aws
     # on-demand 1 ...)": the largest single machine capped the whole fleet

@@ -107,7 +107,11 @@ def apply_price(
     acc: Accelerator,
     chip_hours: float,
     chip_hours_range: tuple[float, float] | None = None,
+    restart_hours: float = 0.0,
 ) -> None:
+    """Price the configuration ``e`` (``chip_hours`` of it; a serving range in ``chip_hours_range``): where its chips
+    are obtained and under which procurement kind, what that bills. A run on reclaimable capacity (spot) also takes
+    longer by its interruptions, each costing half a checkpoint period and ``restart_hours`` (its start-up) again."""
     if e.owned_chips is not None:
         e.shape = f"{e.count} x {acc.id} (owned)"
         # Already paid for: only its running cost (power, hosting); chip-hours where that is unknown.
@@ -154,6 +158,8 @@ def apply_price(
                 f"the amortised rate assumes {e.purchase['amortisation_years']:g} years at {e.purchase['utilisation_assumed']:.0%} use, "
                 f"this run is {e.hours / life:.1%} of that"
             )
+    if e.mode == "training" and e.hours:
+        chip_hours *= _interruptions(e, acc, restart_hours)
     if bill is not None and e.mode == "training" and e.hours:
         chip_hours = max(chip_hours, bill(e.hours) * e.count)
     whole = e.count * (e.replicas or 1) * HOURS_PER_MONTH
@@ -173,6 +179,50 @@ def apply_price(
     elif e.hours_low is not None and e.hours_high is not None:
         lo, hi = (bill(e.hours_low), bill(e.hours_high)) if bill is not None and e.mode == "training" else (e.hours_low, e.hours_high)
         e.cost_low, e.cost_high = round(lo * e.count * usd, 2), round(hi * e.count * usd, 2)
+
+
+def _interruptions(e: Estimate, acc: Accelerator, restart_hours: float) -> float:
+    """A run on capacity that is reclaimed (rules/capacity.yaml: spot's interruptions_per_vm_hour): each of its VMs
+    (hosts) is interrupted at a rate per hour, and every interruption stops the whole run for half a checkpoint period
+    of lost work plus its start-up again, so its hours after start-up grow by 1 + rate x VMs x that loss (the goodput
+    law of rules/estimator.yaml failure_cost_hours). The range takes the low and high rates. Scales the hours, the
+    throughput and their ranges, says so in capacity.interruptions and a warning; returns the factor on the hours
+    (1 on a kind that is not reclaimed)."""
+    kind = capacity.table().kinds.get(e.procurement or "")
+    if kind is None or kind.interruptions is None or not e.hours:
+        return 1.0
+    layout = family(acc.device).shapes.host_layout(acc, e.count)
+    vms = max(1, int(layout.get("hosts") or 1)) * max(1, int(layout.get("slices") or 1))
+    loss = kind.checkpoint_hours / 2.0 + restart_hours
+    low, mid, high = (1.0 + rate * vms * loss for rate in kind.interruptions)
+
+    def grown(hours: float, factor: float) -> float:
+        return restart_hours + max(hours - restart_hours, 0.0) * factor
+
+    before = e.hours
+    e.hours = grown(e.hours, mid)
+    if e.hours_low is not None and e.hours_high is not None:
+        e.hours_low, e.hours_high = grown(e.hours_low, low), grown(e.hours_high, high)
+        if e.ranges.get("hours") is not None:
+            e.ranges["hours"] = (e.hours_low, e.hours_high)
+    if e.tokens_per_second:
+        e.tokens_per_second /= mid
+    tps = e.ranges.get("tokens_per_second")
+    if tps is not None:
+        e.ranges["tokens_per_second"] = (tps[0] / high, tps[1] / low)
+    if e.capacity is not None:
+        e.capacity["interruptions"] = {
+            "vms": vms, "per_vm_hour": dict(zip(("low", "expected", "high"), kind.interruptions, strict=True)),
+            "hours_lost_each": round(loss, 3), "checkpoint_hours": kind.checkpoint_hours,
+            "hours_factor": {"low": round(low, 4), "expected": round(mid, 4), "high": round(high, 4)},
+        }
+    e.warnings.append(
+        f"{kind.title}: {vms} VM(s), each reclaimed about {kind.interruptions[1] * HOURS_PER_MONTH:.0%} a month (no cloud "
+        f"publishes a rate for accelerator VMs); each interruption costs ~{loss:.2f} h (half the {kind.checkpoint_hours:g} h "
+        f"checkpoint period and the start-up): {before:,.0f} h -> {e.hours:,.0f} h expected, "
+        f"{grown(before, high):,.0f} h at one interruption per VM-day"
+    )
+    return mid
 
 
 def _kind_price(

@@ -306,7 +306,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     _times(e, rate, count, eff, floor, compile_h, emb.seconds, t.tokens_b * 1e9)
     e.parallelism = plan.to_json() if plan is not None else None
 
-    apply_price(e, profile, acc, (e.hours or 0.0) * count)
+    apply_price(e, profile, acc, (e.hours or 0.0) * count, restart_hours=compile_h)
     if t.deadline_hours is not None and e.hours is not None:
         e.meets_deadline = e.hours <= t.deadline_hours
         if e.meets_deadline and e.hours_high is not None and e.hours_high > t.deadline_hours:
