@@ -80,3 +80,14 @@ def test_a_dstack_fleet_that_names_its_instance_types_alone_is_read() -> None:
     r = _one(CASES / "06-dstack-fleet-instance-types" / "fleet.dstack.yml")
     req = r["request"]
     assert req["accelerator"] == "h100" and req["total_chips"] == 16 and req["cloud"] == "gcp", req
+
+
+def test_an_eks_auto_mode_node_pool_is_read_as_karpenters() -> None:
+    # before: 'Kubernetes manifest without accelerator requests' (only karpenter.k8s.aws/ labels were read)
+    case = CASES / "09-eks-automode-nodepool"
+    r = _one(case / "automode-np-gpu.yaml")
+    rules = {f["rule"] for f in r["findings"]}
+    assert {"request-unresolved", "request-unknown-accelerator"} <= rules, rules
+    assert r["request"]["cloud"] == "aws" and "p5" in json.dumps(r["request"]), r["request"]
+    named = _one(case / "automode-gpu-name.yaml")["request"]
+    assert (named["accelerator"], named["total_chips"], named["cloud"]) == ("h100", 16, "aws"), named

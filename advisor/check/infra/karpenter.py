@@ -5,8 +5,9 @@ types the pool's requirements allow, until the pool's ``limits`` are reached
 autoscaling group's maximum (one group of that many chips, 0 to 1 of it, ``Request.cap``: no shape).
 
 The hardware comes from the requirements whose operator is ``In``: instance types (``node.kubernetes.io/instance-type``,
-Azure's ``karpenter.azure.com/sku-name``), instance families (``karpenter.k8s.aws/instance-family``: the family's sizes
-in the name index) and GPU names (``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``). A pool
+Azure's ``karpenter.azure.com/sku-name``), instance families (``karpenter.k8s.aws/instance-family``, EKS Auto Mode's ``eks.amazonaws.com/instance-family``: the
+family's sizes in the name index) and GPU names (``karpenter.k8s.aws/instance-gpu-name``, ``eks.amazonaws.com/instance-gpu-name``,
+``karpenter.azure.com/sku-gpu-name``). A pool
 that allows several accelerators is a request of unknown hardware (Karpenter picks at launch); a pool that only allows
 accelerator machines but sets no accelerator limit is request-unresolved (nothing bounds it). A pool that names no
 accelerator is no request: the pods that ask for chips are counted where they ask."""
@@ -20,14 +21,16 @@ from advisor.check.infra.model import Request
 from advisor.check.infra.names import Hardware
 
 TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type", "karpenter.azure.com/sku-name")
-FAMILY_KEYS = ("karpenter.k8s.aws/instance-family", "karpenter.azure.com/sku-family")
+# EKS Auto Mode's managed Karpenter takes the same requirements under its own prefix (eks.amazonaws.com/instance-family,
+# instance-gpu-name: https://docs.aws.amazon.com/eks/latest/userguide/create-node-pool.html, "EKS Auto Mode Supported Labels")
+FAMILY_KEYS = ("karpenter.k8s.aws/instance-family", "karpenter.azure.com/sku-family", "eks.amazonaws.com/instance-family")
 GPU_NAME_KEYS = ("karpenter.k8s.aws/instance-gpu-name", "karpenter.azure.com/sku-gpu-name",
-                 "karpenter.k8s.aws/instance-accelerator-name")
+                 "karpenter.k8s.aws/instance-accelerator-name", "eks.amazonaws.com/instance-gpu-name")
 CAPACITY_KEY = "karpenter.sh/capacity-type"
 # the extended resources a pool's limits cap in chips (a Neuron core is not a chip: its limit is said, not counted)
 CHIP_LIMITS = ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "google.com/tpu")
 MAX_VALUES = 1_000
-CLOUD_MARKS = (("aws", "karpenter.k8s.aws"), ("azure", "karpenter.azure.com"))  # the provider's node class / label prefix
+CLOUD_MARKS = (("aws", "karpenter.k8s.aws"), ("aws", "eks.amazonaws.com"), ("azure", "karpenter.azure.com"))  # the provider's node class / label prefix
 
 
 def is_nodepool(data: dict[str, Any]) -> bool:
