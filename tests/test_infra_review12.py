@@ -91,3 +91,22 @@ def test_an_eks_auto_mode_node_pool_is_read_as_karpenters() -> None:
     assert r["request"]["cloud"] == "aws" and "p5" in json.dumps(r["request"]), r["request"]
     named = _one(case / "automode-gpu-name.yaml")["request"]
     assert (named["accelerator"], named["total_chips"], named["cloud"]) == ("h100", 16, "aws"), named
+
+
+def test_a_helm_dependency_from_a_directory_of_the_repository_is_rendered_with_its_parent() -> None:
+    # before: 'helm-dependency/dynamo-platform/dynamo-operator', hardware 'dynamo-operator.gpuDiscovery.enabled',
+    # unknown and request-unresolved: a dependency taken from file://components/operator was 'not held'
+    case = CASES / "10-helm-file-dependency"
+    code, data, err = _check(case / "platform")
+    assert code == 0 and data["results"] == [], (err, data["results"])
+    # the parent's values reach the dependency's templates; the dependency is not counted again on its own
+    code, data, err = _check(case / "local-gpu")
+    assert code == 0, err
+    (r,) = data["results"]
+    assert (r["request"]["accelerator"], r["request"]["total_chips"]) == ("l4", 4), r["request"]
+    assert any("takes as a dependency (file://)" in s["reason"] for s in data["skipped_files"]), data["skipped_files"]
+    # a file:// path out of the repository is never followed: the dependency stays unrendered, its values said
+    code, data, err = _check(case / "outside" / "chart")
+    assert code == 0, err
+    (r,) = data["results"]
+    assert r["source"]["address"] == "helm-dependency/outside/escape" and "request-unresolved" in {f["rule"] for f in r["findings"]}

@@ -1109,8 +1109,8 @@ def _subcharts(
     chart: str, meta: dict[str, Any], vals: dict[str, Any], depth: int, count: list[int], upgrade: bool,
     shared: dict[str, list[Any]] | None = None,
 ) -> list[Rendered]:
-    sub_dir = os.path.join(chart, "charts")
-    if not os.path.isdir(sub_dir) or not _in_repository(sub_dir, chart):
+    folders = _subchart_dirs(chart, meta)
+    if not folders:
         return []
     conditions: dict[str, str] = {}
     aliases: dict[str, list[str]] = {}  # a dependency's chart name -> the names its instances take values under
@@ -1123,12 +1123,9 @@ def _subcharts(
             if dep.get("alias"):
                 aliases.setdefault(dep["name"], []).append(key)
     out: list[Rendered] = []
-    for folder in sorted(os.listdir(sub_dir)):
-        path = os.path.join(sub_dir, folder)
-        if not _in_repository(path, chart) or not os.path.isfile(os.path.join(path, "Chart.yaml")):
-            continue
+    for path in folders:
         # Helm scopes a subchart's values by its Chart.yaml name (or each alias it is installed under), not its folder
-        cname = str(_chart_meta(path).get("name") or folder)
+        cname = str(_chart_meta(path).get("name") or os.path.basename(path))
         for name in aliases.get(cname) or [cname]:
             cond = conditions.get(name)
             if cond:
@@ -1142,6 +1139,58 @@ def _subcharts(
             if isinstance(vals.get("global"), dict):
                 sub_vals = {**sub_vals, "global": vals["global"]}
             out += render_chart(path, sub_vals, depth + 1, count, upgrade, shared)
+    return out
+
+
+def _local_dependencies(chart: str, meta: dict[str, Any]) -> dict[str, str]:
+    """The dependencies of ``chart`` that Helm takes from a directory of the same repository (``repository:
+    file://PATH``, PATH from the chart's directory, as ``helm dependency update`` copies it): name -> the directory,
+    where it holds a Chart.yaml inside the repository (a path out of it is never followed)."""
+    from advisor.check.files import boundary, escapes
+
+    deps = meta.get("dependencies")
+    root = os.path.realpath(boundary(chart))
+    out: dict[str, str] = {}
+    for dep in (deps if isinstance(deps, list) else [])[:100]:
+        if not isinstance(dep, dict) or not isinstance(dep.get("name"), str) or not isinstance(dep.get("repository"), str):
+            continue
+        repo = dep["repository"].strip()
+        if not repo.startswith("file://"):
+            continue
+        path = os.path.normpath(os.path.join(chart, repo.removeprefix("file://")))
+        if escapes(os.path.realpath(path), root) or not os.path.isfile(os.path.join(path, "Chart.yaml")):
+            continue
+        out[dep["name"]] = path
+    return out
+
+
+def local_dependency_dirs(chart: str) -> list[str]:
+    """The directories of the repository that ``chart`` takes as dependencies (file://), rendered with it."""
+    try:
+        return sorted(_local_dependencies(chart, _chart_meta(chart)).values())
+    except InputError:
+        return []
+
+
+def _subchart_dirs(chart: str, meta: dict[str, Any] | None = None) -> list[str]:
+    """The unpacked subcharts Helm renders with ``chart``: every directory of its charts/ holding a Chart.yaml, and the
+    dependencies it takes from a directory of the repository (file://) that charts/ does not hold."""
+    out: list[str] = []
+    sub_dir = os.path.join(chart, "charts")
+    held: set[str] = set()
+    if os.path.isdir(sub_dir) and _in_repository(sub_dir, chart):
+        for folder in sorted(os.listdir(sub_dir)):
+            path = os.path.join(sub_dir, folder)
+            if _in_repository(path, chart) and os.path.isfile(os.path.join(path, "Chart.yaml")):
+                out.append(path)
+                held.add(folder)
+    if meta is None:
+        try:
+            meta = _chart_meta(chart)
+        except InputError:
+            meta = {}
+    local = _local_dependencies(chart, meta)
+    out += [path for name, path in sorted(local.items()) if name not in held and path not in out]
     return out
 
 
@@ -1300,12 +1349,13 @@ def _missing_dependencies(chart: str) -> list[_Dependency]:
     sub = os.path.join(chart, "charts")
     held = set(os.listdir(sub)) if os.path.isdir(sub) and _in_repository(sub, chart) else set()
     out: list[_Dependency] = []
+    local = _local_dependencies(chart, data)
     for i, dep in enumerate(deps[:100]):
         if not isinstance(dep, dict) or not isinstance(dep.get("name"), str):
             continue
         name = dep["name"]
-        if name in held:
-            continue  # vendored as a directory: rendered as a subchart
+        if name in held or name in local:
+            continue  # vendored as a directory, or a directory of the repository (file://): rendered as a subchart
         packaged = next((h for h in sorted(held) if h.startswith(f"{name}-") and h.endswith(".tgz")), None)
         key = str(dep.get("alias") or name)
         cond = dep.get("condition")
@@ -1405,12 +1455,9 @@ def read_variant(chart: str, index: Any, values: dict[str, Any]) -> ChartRead:
 def _all_template_files(chart: str, depth: int = 0) -> list[str]:
     """The template files of ``chart`` and of the subcharts unpacked under its charts/ (as deep as render_chart goes)."""
     out = _template_files(chart)
-    sub_dir = os.path.join(chart, "charts")
-    if depth < MAX_SUBCHART_DEPTH and os.path.isdir(sub_dir) and _in_repository(sub_dir, chart):
-        for folder in sorted(os.listdir(sub_dir)):
-            path = os.path.join(sub_dir, folder)
-            if _in_repository(path, chart) and os.path.isfile(os.path.join(path, "Chart.yaml")):
-                out += _all_template_files(path, depth + 1)
+    if depth < MAX_SUBCHART_DEPTH:
+        for path in _subchart_dirs(chart):
+            out += _all_template_files(path, depth + 1)
     return out[:MAX_FILES]
 
 

@@ -5,10 +5,10 @@ types the pool's requirements allow, until the pool's ``limits`` are reached
 autoscaling group's maximum (one group of that many chips, 0 to 1 of it, ``Request.cap``: no shape).
 
 The hardware comes from the requirements whose operator is ``In``: instance types (``node.kubernetes.io/instance-type``,
-Azure's ``karpenter.azure.com/sku-name``), instance families (``karpenter.k8s.aws/instance-family``, EKS Auto Mode's ``eks.amazonaws.com/instance-family``: the
-family's sizes in the name index) and GPU names (``karpenter.k8s.aws/instance-gpu-name``, ``eks.amazonaws.com/instance-gpu-name``,
-``karpenter.azure.com/sku-gpu-name``). A pool
-that allows several accelerators is a request of unknown hardware (Karpenter picks at launch); a pool that only allows
+Azure's ``karpenter.azure.com/sku-name``), instance families (``karpenter.k8s.aws/instance-family``, EKS Auto Mode's
+``eks.amazonaws.com/instance-family``: the family's sizes in the name index) and GPU names
+(``karpenter.k8s.aws/instance-gpu-name``, ``eks.amazonaws.com/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``).
+A pool that allows several accelerators is a request of unknown hardware (Karpenter picks at launch); a pool that only allows
 accelerator machines but sets no accelerator limit is request-unresolved (nothing bounds it). A pool that names no
 accelerator is no request: the pods that ask for chips are counted where they ask."""
 
@@ -30,7 +30,8 @@ CAPACITY_KEY = "karpenter.sh/capacity-type"
 # the extended resources a pool's limits cap in chips (a Neuron core is not a chip: its limit is said, not counted)
 CHIP_LIMITS = ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "google.com/tpu")
 MAX_VALUES = 1_000
-CLOUD_MARKS = (("aws", "karpenter.k8s.aws"), ("aws", "eks.amazonaws.com"), ("azure", "karpenter.azure.com"))  # the provider's node class / label prefix
+# the provider's node class / label prefix
+CLOUD_MARKS = (("aws", "karpenter.k8s.aws"), ("aws", "eks.amazonaws.com"), ("azure", "karpenter.azure.com"))
 
 
 def is_nodepool(data: dict[str, Any]) -> bool:
