@@ -110,3 +110,12 @@ def test_a_helm_dependency_from_a_directory_of_the_repository_is_rendered_with_i
     assert code == 0, err
     (r,) = data["results"]
     assert r["source"]["address"] == "helm-dependency/outside/escape" and "request-unresolved" in {f["rule"] for f in r["findings"]}
+
+
+def test_a_kai_scheduler_gpu_share_is_a_gpu_request() -> None:
+    # before: 'Kubernetes manifest without accelerator requests' (the share is an annotation, not a resource limit)
+    case = CASES / "12-kai-gpu-fraction"
+    ray = _one(case / "raycluster-half-gpu.yaml")
+    assert ray["request"]["total_chips"] == 2 and "KAI Scheduler GPU sharing (gpu-fraction: 0.5)" in json.dumps(ray)
+    dep = _one(case / "deployment.yaml")["request"]
+    assert (dep["accelerator"], dep["total_chips"]) == ("l4", 3), dep

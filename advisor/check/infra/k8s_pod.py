@@ -271,6 +271,30 @@ def _claimed(d: ManifestDoc, pod: KeyPath, req: Request, asks: bool) -> tuple[in
     return total, resource, product
 
 
+# KAI Scheduler's GPU sharing: a pod asks for part of one GPU with an annotation, and no nvidia.com/gpu limit
+# (NVIDIA/KAI-Scheduler docs/gpu-sharing: gpu-fraction "0.5" of a device's memory, or gpu-memory "2000" MiB of it)
+KAI_SHARE_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+
+
+def _shared_gpu(d: ManifestDoc, pod: KeyPath, req: Request) -> KeyPath | None:
+    """Where a pod asks KAI Scheduler for a share of a GPU (KAI_SHARE_ANNOTATIONS on its metadata), or None: the pod
+    holds part of one GPU, counted as one whole GPU (the pods of a workload may share one: an upper bound, said)."""
+    if not pod or pod[-1] != "spec":
+        return None
+    meta = (*pod[:-1], "metadata", "annotations")
+    annotations = d.at(meta)
+    if not isinstance(annotations, dict):
+        return None
+    for key in KAI_SHARE_ANNOTATIONS:
+        value = annotations.get(key)
+        if value is None or str(value).strip() in ("", "0", "0.0"):
+            continue
+        req.notes.append(f"KAI Scheduler GPU sharing ({key}: {str(value)[:20]}): each pod holds part of one GPU, counted as "
+                         "one whole GPU (pods may share a GPU: an upper bound)")
+        return (*meta, key)
+    return None
+
+
 # a pod that selects a compute class whose priorities are not read here
 CLASS_NOTE = "compute class {cls!r}: its priorities decide spot / on-demand; read as on-demand"
 
@@ -288,7 +312,10 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
         chips = chips + claimed if chips >= 0 and claimed >= 0 else -1
         resource = resource or claimed_resource
     if not resource:
-        return False
+        shared = _shared_gpu(d, pod, req)
+        if shared is None:
+            return False
+        chips, resource, where = 1, "nvidia.com/gpu", shared
     if where is not None:
         req.where["count"] = d.doc.where(where)
     sels = _selectors(d, pod)
