@@ -119,3 +119,12 @@ def test_a_kai_scheduler_gpu_share_is_a_gpu_request() -> None:
     assert ray["request"]["total_chips"] == 2 and "KAI Scheduler GPU sharing (gpu-fraction: 0.5)" in json.dumps(ray)
     dep = _one(case / "deployment.yaml")["request"]
     assert (dep["accelerator"], dep["total_chips"]) == ("l4", 3), dep
+
+
+def test_an_intel_gpu_asked_through_dra_is_a_request_of_unknown_hardware() -> None:
+    # before: 'Kubernetes manifest without accelerator requests' (only NVIDIA's and AMD's device classes were read)
+    case = CASES / "04-dra-intel-gpu"
+    for name in ("deployment-xpu-dra.yaml", "dgd-xpu-dra.yaml"):
+        r = _one(case / name)
+        assert r["request"]["total_chips"] == 1 and r["request"]["accelerator"] is None, (name, r["request"])
+        assert "request-unknown-accelerator" in {f["rule"] for f in r["findings"]}, name

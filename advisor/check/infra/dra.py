@@ -20,8 +20,11 @@ from typing import Any
 from advisor.check.infra.names import Hardware, NameIndex
 
 # device class -> the extended resource it stands for: NVIDIA's k8s-dra-driver-gpu (gpu.nvidia.com, mig.nvidia.com),
-# AMD's k8s-gpu-dra-driver (gpu.amd.com)
-ACCELERATOR_CLASSES = {"gpu.nvidia.com": "nvidia.com/gpu", "mig.nvidia.com": "nvidia.com/gpu", "gpu.amd.com": "amd.com/gpu"}
+# AMD's k8s-gpu-dra-driver (gpu.amd.com), Intel's intel-resource-drivers-for-kubernetes (gpu.intel.com for its GPUs,
+# the device plugin's gpu.intel.com/i915; gaudi.intel.com for Gaudi, habana.ai/gaudi): hardware the catalog may lack is
+# reported unknown, never passed over
+ACCELERATOR_CLASSES = {"gpu.nvidia.com": "nvidia.com/gpu", "mig.nvidia.com": "nvidia.com/gpu", "gpu.amd.com": "amd.com/gpu",
+                       "gpu.intel.com": "gpu.intel.com/i915", "gaudi.intel.com": "habana.ai/gaudi"}
 CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 MAX_REQUESTS = 256
 _PRODUCT = re.compile(r"productName\s*==\s*['\"]([^'\"]{1,80})['\"]")
