@@ -128,3 +128,11 @@ def test_an_intel_gpu_asked_through_dra_is_a_request_of_unknown_hardware() -> No
         r = _one(case / name)
         assert r["request"]["total_chips"] == 1 and r["request"]["accelerator"] is None, (name, r["request"])
         assert "request-unknown-accelerator" in {f["rule"] for f in r["findings"]}, name
+
+
+def test_a_skypilot_set_on_spot_takes_the_option_cheapest_at_its_own_count() -> None:
+    # before: a100-40gb x 1 (ranked by Azure's A100 spot row, which is for 8 GPUs), priced on gcp at 4.3x the L4
+    r = _one(CASES / "08-skypilot-spot-set" / "gemma3.yaml")
+    assert (r["request"]["accelerator"], r["request"]["total_chips"]) == ("l4", 1), r["request"]
+    dstack = _one(CASES / "08-skypilot-spot-set" / "gemma.dstack.yml")
+    assert (dstack["request"]["accelerator"], dstack["request"]["total_chips"]) == ("l4", 1), dstack["request"]

@@ -149,12 +149,13 @@ def _cloud_region(data: dict[str, Any]) -> tuple[str | None, str | None]:
     return cloud, region
 
 
-def _price(index: NameIndex, hw: Hardware, cloud: str | None, spot: bool) -> float:
+def _price(index: NameIndex, hw: Hardware, cloud: str | None, spot: bool, count: int | None = None) -> float:
     """What one unit of ``hw`` costs an hour, to rank alternatives: spot where asked and priced, else on-demand (the
-    most a spot offer costs); an unpriced one ranks last."""
+    most a spot offer costs), at a row that holds ``count`` chips (as the request is priced: an 8-GPU machine's row
+    prices no single GPU); an unpriced one ranks last."""
     acc = index.catalog.accelerators.get(hw.accelerator or "")
     where = [cloud] if cloud else clouds.rented()
-    price = ((acc.price(where, "spot") if spot else None) or acc.price(where, "on-demand")) if acc else None
+    price = ((acc.price(where, "spot", None, count) if spot else None) or acc.price(where, "on-demand", None, count)) if acc else None
     return price.usd_per_chip_hour * (hw.chips or 1) if price else float("inf")
 
 
@@ -261,7 +262,11 @@ def _hardware(doc: Document, index: NameIndex, req: Request, spec: _Spec, loc: K
         return
     spot = req.pricing == "spot"
     options = [(n, _lookup(index, n, spec)) for n in names]
-    picked = min(options, key=lambda o: (_price(index, o[1], req.cloud, spot), options.index(o))) if len(options) > 1 else options[0]
+    def chips(hw: Hardware) -> int | None:  # the count the option is judged at (below)
+        return hw.chips if hw.chips and (hw.hosts is not None or not spec.count_given) else hi
+
+    picked = (min(options, key=lambda o: (_price(index, o[1], req.cloud, spot, chips(o[1])), options.index(o)))
+              if len(options) > 1 else options[0])
     name, hw = picked
     if is_placeholder(name):
         req.unresolved.append((".".join(map(str, loc)), name[:80], doc.where(loc)))

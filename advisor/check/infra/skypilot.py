@@ -300,7 +300,10 @@ def _pick(options: list[Any], cheapest: bool, index: NameIndex) -> Any:
         acc = index.catalog.accelerators.get(hw.accelerator or "")
         n = hw.chips if hw.hosts is not None and hw.chips else (o[2] or 1)
         named = _cloud(o[0])[0]  # a task that names a cloud is priced on it
-        price = acc.price([named] if named else clouds.rented(), "spot" if o[0].get("use_spot") else "on-demand") if acc else None
+        # priced as the judge prices the request (judge.price_request): the cheapest row of that kind that holds the
+        # option's count (Azure's A100 spot row is an 8-GPU machine: it prices no A100:1)
+        kind = "spot" if o[0].get("use_spot") else "on-demand"
+        price = acc.price([named] if named else clouds.rented(), kind, None, n) if acc else None
         return ((price.usd_per_chip_hour * n * HOURS_PER_MONTH) if price else float("inf"), options.index(o))
 
     return min(options, key=cost)
