@@ -326,6 +326,26 @@ HARDWARE_FIELDS = ("machine_type", "guest_accelerator", "accelerator_type", "acc
                    "desired_capacity", "min_size", "max_size", "scaling_config", "instances", "min_count", "max_count")
 
 
+# attributes inside a hardware block (node_config) that decide neither the accelerator, the count, the price nor the
+# location: a reference there (service_account = google_service_account.x.email) leaves the request read, where any
+# other attribute not evaluated still leaves it unresolved (an attribute this list does not name fails closed)
+IDENTITY_FIELDS = frozenset({
+    "service_account", "oauth_scopes", "labels", "resource_labels", "tags", "metadata", "image_type", "boot_disk_kms_key",
+    "disk_size_gb", "disk_type", "taint", "effective_taints", "workload_metadata_config", "shielded_instance_config",
+    "kubelet_config", "linux_node_config", "logging_variant", "gcfs_config", "gvnic", "advanced_machine_features",
+    "confidential_nodes", "sandbox_config", "resource_manager_tags", "storage_pools", "secondary_boot_disks",
+    "containerd_config", "fast_socket", "local_nvme_ssd_block_config", "ephemeral_storage_local_ssd_config",
+    "boot_disk", "enable_confidential_storage", "windows_node_config",
+})
+
+
+def _decides(field: str) -> bool:
+    """Whether a field path not evaluated can change what a request asks for or costs: not an identity, disk or label
+    attribute of a hardware block (IDENTITY_FIELDS, at any depth below the block)."""
+    parts = field.split(".")
+    return not (len(parts) > 1 and any(p in IDENTITY_FIELDS for p in parts[1:]))
+
+
 # where a resource's location decides how many nodes it runs (a GKE node pool's counts are per zone of its location:
 # a region is three zones), so a location not read leaves its count not read
 ZONE_FIELDS = {"google_container_node_pool": ("location", "node_locations")}
@@ -648,7 +668,7 @@ def _evaluate(
                     after["accelerator_type"] = Unresolved(hint.removeprefix("${").removesuffix("}"))
             unresolved.setdefault(address, [])
             fields = HARDWARE_FIELDS + ZONE_FIELDS.get(rtype, ())
-            unresolved[address] += [(f, e) for f, e in _unresolved_paths(after) if f.split(".")[0] in fields]
+            unresolved[address] += [(f, e) for f, e in _unresolved_paths(after) if f.split(".")[0] in fields and _decides(f)]
             unknown = {k: True for k, v in after.items() if isinstance(v, Unresolved)}
             by_addr[address] = {
                 "address": address,
