@@ -147,3 +147,14 @@ def test_a_reference_in_an_identity_attribute_leaves_a_terraform_pool_read() -> 
     code, data, err = _check(case / "machine" / "main.tf")  # the machine type not read: said, never priced as read
     assert code == 0 and not data["results"], err
     assert "node_config.machine_type cannot be evaluated" in data["skipped_files"][0]["reason"], data["skipped_files"]
+
+
+def test_leaderworkerset_subgroups_that_each_fill_a_slice_are_a_real_shape() -> None:
+    # before: tpu-v6e x 16 with proposal-not-a-real-shape ('4 pod(s) x 4 chips = 16, but topology 2x4 has 8 chips')
+    case = CASES / "13-lws-subgroups"
+    r = _one(case / "lws.yaml")
+    assert (r["request"]["accelerator"], r["request"]["total_chips"]) == ("tpu-v6e", 16), r["request"]
+    assert "proposal-not-a-real-shape" not in {f["rule"] for f in r["findings"]}
+    assert "2 subgroup(s) of 2 pods (LeaderWorkerSet subGroupPolicy), each one 2x4 slice of 8 chips" in json.dumps(r)
+    four = _one(case / "subgroup-of-four.yaml")
+    assert "proposal-not-a-real-shape" in {f["rule"] for f in four["findings"]}

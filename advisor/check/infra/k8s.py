@@ -28,6 +28,17 @@ from advisor.errors import InputError
 from advisor.yamlsrc import Document, KeyPath
 
 
+def _subgroups_fill(part: Part, per_pod: int | None, topo_chips: int | None, req: Request) -> bool:
+    """Whether a LeaderWorkerSet part's subgroups (subGroupPolicy.subGroupSize pods each) each fill one slice of the
+    topology its pods select (two 2x4 v6e slices for 4 workers of 4 chips in subgroups of 2): then the group's chips
+    are that many whole slices, a real shape; said in a note (req.subgroups)."""
+    if not (part.subgroup and per_pod and topo_chips) or part.pods % part.subgroup or per_pod * part.subgroup != topo_chips:
+        return False
+    req.subgroups = part.pods // part.subgroup
+    req.notes.append(f"{req.subgroups} subgroup(s) of {part.subgroup} pods (LeaderWorkerSet subGroupPolicy), each one "
+                     f"{req.topology} slice of {topo_chips} chips")
+    return True
+
 def is_manifest(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and isinstance(data.get("kind"), str)
 
@@ -169,7 +180,9 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                     )
             if per_pod is not None:
                 req.count = per_pod * pods
-            if topo_chips and req.count is not None and req.count != topo_chips:
+            if _subgroups_fill(part, per_pod, topo_chips, req):
+                pass  # each LWS subgroup is one whole slice: a real shape
+            elif topo_chips and req.count is not None and req.count != topo_chips:
                 if (
                     per_pod is not None
                     and per_pod
@@ -191,7 +204,9 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                     req.notes.append(f"judged at the {topo_chips} chips of the {req.topology} slice it selects (the pods ask for "
                                      f"{req.count}; the rest of the slice is provisioned and idle)")
                     req.count = topo_chips
-            if topo_chips and per_pod:
+            if part.subgroup and req.subgroups:
+                req.hosts = part.subgroup
+            elif topo_chips and per_pod:
                 req.hosts = max(1, topo_chips // per_pod)
             elif pods > 1:
                 req.hosts = pods
@@ -276,7 +291,9 @@ def _groups(made: list[tuple[Part, Request]]) -> list[Request]:
             req.notes.append(f"leader and {part.pods} worker pod(s) per group, counted together")
             req.unresolved += lead.unresolved
             req.shape_problems = [m for m in req.shape_problems if "topology" not in m]
-            if req.topology_chips and req.count != req.topology_chips:
+            if req.subgroups and not lead.count:  # a leader without chips beside whole-slice subgroups: still whole slices
+                req.hosts = part.subgroup
+            elif req.topology_chips and req.count != req.topology_chips:
                 req.shape_problems.append(
                     f"{req.hosts} pod(s) per group = {req.count} chips, but topology {req.topology} has {req.topology_chips} chips"
                 )

@@ -36,6 +36,9 @@ class Part:
     # where it is written, whether the name is a machine type whose chips those are: KAITO's instanceType). KubeAI's
     # resourceProfile "nvidia-gpu-l4:2" is ("l4", 2, ..., False); chips None on an accelerator name: unresolved
     named: tuple[str, int | None, KeyPath, bool] | None = None
+    # pods of each LeaderWorkerSet subgroup among this part's pods (subGroupPolicy.subGroupSize), each subgroup placed
+    # on its own slice (the subgroup-exclusive-topology annotation); 0 without subgroups
+    subgroup: int = 0
 
 
 REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs", "JAXJob": "jaxReplicaSpecs",
@@ -451,10 +454,15 @@ def _lws(d: ManifestDoc) -> list[Part]:
     size = 1 if size is None else size
     base: KeyPath = ("spec", "leaderWorkerTemplate")
     worker: KeyPath = (*base, "workerTemplate", "spec")
+    # subgroups (LWS KEP 115): size divisible by subGroupSize, or size - 1 with the leader as the extra pod; a leader
+    # that asks for no chips leaves the workers in subgroups of subGroupSize
+    sub = d.count((*base, "subGroupPolicy", "subGroupSize"), default=0) or 0
     if d.at((*base, "leaderTemplate")) is not None:
+        workers_sub = sub if sub > 1 and (size - 1) % sub == 0 else 0
         return [Part("leader", (*base, "leaderTemplate", "spec"), 1, (reps, reps), ("spec", "replicas"), group="lws", role="leader"),
-                Part("workers", worker, size - 1, (reps, reps), ("spec", "replicas"), group="lws", role="workers")]
-    return [Part("", worker, size, (reps, reps), ("spec", "replicas"))]
+                Part("workers", worker, size - 1, (reps, reps), ("spec", "replicas"), group="lws", role="workers",
+                     subgroup=workers_sub)]
+    return [Part("", worker, size, (reps, reps), ("spec", "replicas"), subgroup=sub if sub > 1 and size % sub == 0 else 0)]
 
 
 _MAX_INT32 = 2**31 - 1

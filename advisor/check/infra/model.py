@@ -54,6 +54,7 @@ class Request:
     hosts: int = 1  # hosts per replica
     topology: str | None = None  # TPU slice topology asked for
     topology_chips: int | None = None
+    subgroups: int = 0  # LeaderWorkerSet subgroups per replica, each one whole slice of the topology (0: none)
     cloud: str | None = None
     region: str | None = None
     pricing: str = "on-demand"  # on-demand | spot | reservation
