@@ -158,3 +158,13 @@ def test_leaderworkerset_subgroups_that_each_fill_a_slice_are_a_real_shape() -> 
     assert "2 subgroup(s) of 2 pods (LeaderWorkerSet subGroupPolicy), each one 2x4 slice of 8 chips" in json.dumps(r)
     four = _one(case / "subgroup-of-four.yaml")
     assert "proposal-not-a-real-shape" in {f["rule"] for f in four["findings"]}
+
+
+def test_a_broken_manifest_that_names_no_accelerator_does_not_stop_the_run() -> None:
+    # before: 'llm-gateway.yaml:10:9: error: invalid YAML ...', exit 2 with --fail-on never, for a Gateway
+    case = CASES / "14-broken-manifest"
+    code, data, err = _check(case / "llm-gateway.yaml")
+    assert code == 0 and not data["results"], err
+    assert data["skipped_files"][0]["reason"].startswith("a Kubernetes manifest that is not valid YAML (10:9:"), data
+    code, data, err = _check(case / "broken-gpu.yaml")
+    assert code == 2 and "broken-gpu.yaml:14:10: error: invalid YAML" in err, err

@@ -101,7 +101,12 @@ def test_a_broken_github_workflow_is_skipped_and_a_broken_task_stays_an_input_er
     assert code == 0 and not got, data
     (skip,) = data["skipped_files"]
     assert skip["reason"].startswith("a GitHub Actions workflow that is not valid YAML (34:1:"), skip
-    for name in ("broken-task.yaml", "workflow-with-manifest-keys.yml"):
-        r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(case / name))
-        assert r.code == 2, (name, r.out)
-        assert f"{name}:" in r.err and "error: invalid YAML" in r.err, r.err
+    r = run_cli("check", "--no-config", "--format", "json", "--fail-on", "never", str(case / "broken-task.yaml"))
+    assert r.code == 2, r.out
+    assert "broken-task.yaml:" in r.err and "error: invalid YAML" in r.err, r.err
+    # on and jobs beside a manifest's apiVersion and kind: not read as a workflow; a broken manifest that names no
+    # accelerator is skipped as such (tests/test_infra_review12.py), never as a workflow
+    code, got, data = _run(case / "workflow-with-manifest-keys.yml")
+    assert code == 0 and not got, data
+    (skip,) = data["skipped_files"]
+    assert skip["reason"].startswith("a Kubernetes manifest that is not valid YAML"), skip

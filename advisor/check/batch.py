@@ -493,6 +493,9 @@ def _top_keys(keys: tuple[str, ...]) -> re.Pattern[str]:
 # the top-level keys of a profile, manifest or task; STRONG_KEYS those of them no GitHub Actions workflow has at its top
 READ_KEYS = _top_keys(_TASK_KEYS + _WORKFLOW_KEYS)
 STRONG_KEYS = _top_keys(_TASK_KEYS)
+# a Kubernetes manifest's top-level keys, and a workload profile's (a profile is never skipped: its errors are the user's)
+MANIFEST_KEYS = re.compile(r"(?m)^[\"']?apiVersion[\"']?\s*:")
+PROFILE_KEYS = _top_keys(("task", "model", "inference", "training", "workload", "deployment", "goal"))
 
 
 def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[LoadedProfile], Any]:
@@ -572,6 +575,17 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
             return [], Parsed("other", notes=[
                 f"{WORKFLOW} that is not valid YAML {where} and names no accelerator: nothing to judge" if workflow else
                 f"not valid YAML {where}, and names no accelerator and none of the keys of a profile, manifest or task: nothing to judge"])
+        if (path != STDIN and lenient is None and exc.problems[0].message.startswith("invalid YAML")
+                and MANIFEST_KEYS.search(text) and not PROFILE_KEYS.search(text) and not TEMPLATE_MARK.search(text)
+                and not names_hardware(text, name_index(ctx.catalog))
+                and not _readable_parts(text, path, name_index(ctx.catalog))):
+            # a Kubernetes manifest with a syntax error (GKE samples' over-indented Gateway and HTTPRoute) that names no
+            # accelerator, chip resource or accelerator machine anywhere: kubectl cannot apply it, it asks for nothing,
+            # and a gate on accelerator spend does not stop a repository-wide run on it
+            p = exc.problems[0]
+            return [], Parsed("other", notes=[
+                f"a Kubernetes manifest that is not valid YAML ({p.line}:{p.col}: {p.message[:80]}; kubectl cannot apply it "
+                "either) and names no accelerator: nothing to judge"])
         chart = _chart_of(path)
         if TEMPLATE_MARK.search(text) and chart is not None:
             # a template in a Helm chart's directory outside templates/ (files/ a template includes with .Files.Get and
