@@ -1005,9 +1005,10 @@ def release_root(values: dict[str, Any], meta: dict[str, Any], chart: str, upgra
 
 def _tree_defines(chart: str) -> dict[str, list[Any]]:
     """The named templates of every template file of ``chart`` and its unpacked subcharts, as Helm compiles them into one
-    set ("template names are global": a library chart's helpers serve its parent), the deepest first so that a chart's
-    own definition of a name wins over its subcharts' (Helm parses the parent's templates last)."""
-    files = sorted(_all_template_files(chart), key=lambda f: (-f.count(os.sep), f))
+    set ("template names are global": a library chart's helpers serve its parent), in Helm's parse order (_helm_order:
+    the deepest first, so that a chart's own definition of a name wins over its subcharts', and at one depth the
+    alphabetically first file's)."""
+    files = _helm_order(_all_template_files(chart))
     # a chart is rendered once per values overlay and release state: its tree is parsed for names once, while its files
     # stay as they were
     key = tuple((f, *_stamp(f)) for f in files)
@@ -1042,8 +1043,17 @@ def _stamp(path: str) -> tuple[int, int]:
     return st.st_mtime_ns, st.st_size
 
 
-def _add_defines(nodes: list[Any], into: dict[str, list[Any]]) -> None:
-    """The named templates (``define`` / ``block`` "NAME") of a parsed template file, into ``into`` by name."""
+def _helm_order(files: list[str]) -> list[str]:
+    """Template files in the order Helm parses them into one template set (pkg/engine sortTemplates:
+    sort.Reverse(byPathLen), the deepest path first and, at one depth, the names in descending order): a name defined
+    twice keeps the definition parsed last, the alphabetically first file's at one depth."""
+    return sorted(files, key=lambda f: (f.count(os.sep), f), reverse=True)
+
+
+def _add_defines(nodes: list[Any], into: dict[str, list[Any]], override: bool = True) -> None:
+    """The named templates (``define`` / ``block`` "NAME") of a parsed template file, into ``into`` by name: a later
+    definition replaces an earlier one unless its body is empty (only whitespace and comments: text/template's
+    IsEmptyTree rule), or ``override`` is False (the names already there stand)."""
     for n in nodes:
         if isinstance(n, _Block) and n.kind in ("define", "block"):
             try:
@@ -1051,7 +1061,11 @@ def _add_defines(nodes: list[Any], into: dict[str, list[Any]]) -> None:
             except ValueError:
                 continue
             if toks and toks[0][0] in ("str", "raw"):
-                into[toks[0][1][1:-1]] = n.body
+                name = toks[0][1][1:-1]
+                empty = all(isinstance(x, _Text) and not x.text.strip() for x in n.body)
+                if name in into and (not override or empty):
+                    continue
+                into[name] = n.body
 
 
 def render_chart(
@@ -1080,7 +1094,8 @@ def render_chart(
             continue  # static CustomResourceDefinitions asking for no accelerator: nothing to render or judge
         nodes = _parse(_lex(text), f)
         parsed[f] = nodes
-        _add_defines(nodes, defines)
+    for f in _helm_order(list(parsed)):  # the tree's set (shared) stands; a name it lacks is added in Helm's order
+        _add_defines(parsed[f], defines, override=False)
     out: list[Rendered] = []
     for f in files:
         if os.path.basename(f).startswith("_") or f not in parsed:

@@ -1,0 +1,1 @@
+{{- define "c.gpus" -}}1{{- end -}}

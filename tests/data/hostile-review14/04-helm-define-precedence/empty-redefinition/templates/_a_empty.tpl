@@ -1,0 +1,3 @@
+{{- define "c.gpus" }}
+  {{/* left empty */}}
+{{ end -}}

@@ -1,0 +1,56 @@
+"""Hostile pull requests, a review of the gate (tests/data/hostile-review14): each case is a file set an attacker who
+controls every file of a pull request writes, where an earlier version passed accelerators a policy given with
+--policy forbids, or stopped the run.
+
+- 04: a Helm chart (judged without helm) whose two helper files define one name, templates/_a_gpus.tpl (64 GPUs)
+  and templates/_z_defaults.tpl (1): Helm parses templates deepest first and, at one depth, in descending name order
+  (pkg/engine sortTemplates: sort.Reverse(byPathLen)), so the alphabetically first file's definition is parsed last
+  and wins (64); advisor parsed them ascending and judged 1 GPU, exit 0 under max_chips 8. An empty redefinition
+  (only whitespace and comments) replaces nothing, as text/template's IsEmptyTree rule says;
+- 02: a Cluster API MachineDeployment annotated cluster-api-autoscaler-node-group-max-size: "+100", which the cluster
+  autoscaler reads as 100 (strconv.Atoi), was judged at 1 replica (the value dropped as absent), exit 0;
+- 03: Unicode digits ("²" passes str.isdigit(), int() refuses it) in a Cluster API size, an Argo withSequence bound,
+  a Cloud Run GPU limit and an Argo CD Application's kustomize replicas: an internal error per file, or the whole run
+  dead (exit 3, no report); now a count not read (request-unresolved, the policy failing closed) or an input error;
+- 01: a CloudFormation AutoScalingGroup and an EKS Nodegroup of 100 g6.xlarge that take the instance type from a
+  LaunchTemplate: judged as the template alone, 'l4 x 1', exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .conftest import ROOT, run_cli
+
+CASES = ROOT / "tests" / "data" / "hostile-review14"
+POLICY = CASES / "policy.yaml"  # max_chips 8, allowed_accelerators [l4], max_monthly_increase_usd 20,000
+
+
+def _repo(tmp_path: Path, case: str) -> Path:
+    """The case as a git repository of its own (tracked files, as a pull request's checkout)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(CASES / case, repo)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    return repo
+
+
+def _gate(repo: Path, *paths: str) -> tuple[int, dict[str, Any], str]:
+    r = run_cli("check", *[str(repo / p) for p in paths], "--policy", str(POLICY), "--format", "json")
+    return r.code, (json.loads(r.out) if r.out.strip() else {}), r.err
+
+
+def test_a_named_template_defined_twice_is_the_one_helm_keeps(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "04-helm-define-precedence")
+    code, data, err = _gate(repo, "chart")
+    (r,) = data["results"]
+    assert r["request"]["total_chips"] == 64 and code == 1, (code, r["request"], err)
+    assert "policy-max-chips" in {f["rule"] for f in r["findings"]}
+    # an empty redefinition, parsed last, keeps the definition before it
+    code, data, err = _gate(repo, "empty-redefinition")
+    (r,) = data["results"]
+    assert r["request"]["total_chips"] == 64 and code == 1, (code, r["request"], err)
