@@ -54,3 +54,28 @@ def test_a_named_template_defined_twice_is_the_one_helm_keeps(tmp_path: Path) ->
     code, data, err = _gate(repo, "empty-redefinition")
     (r,) = data["results"]
     assert r["request"]["total_chips"] == 64 and code == 1, (code, r["request"], err)
+
+
+def test_a_cluster_api_size_is_read_as_the_autoscaler_reads_it(tmp_path: Path) -> None:
+    # before: 'l4 x 1 x 1', pass, exit 0: "+100" (strconv.Atoi: 100) was dropped as if absent
+    repo = _repo(tmp_path, "02-capi-plus-sign")
+    code, data, err = _gate(repo, "capi.yaml")
+    (r,) = data["results"]
+    assert r["request"]["replicas_max"] == 100 and r["request"]["total_chips"] == 100 and code == 1, (code, r["request"], err)
+    assert "policy-max-chips" in {f["rule"] for f in r["findings"]}
+
+
+def test_unicode_digits_are_a_count_not_read_never_an_internal_error(tmp_path: Path) -> None:
+    # before: 'internal error while reading this file ... (a bug in advisor)' for each file, and through the Argo CD
+    # Application the whole run died (exit 3) with no report written
+    repo = _repo(tmp_path, "03-unicode-digits")
+    for name in ("capi.yaml", "argo-workflow.yaml", "cloudrun.tf"):
+        code, data, err = _gate(repo, name)
+        assert "internal error" not in err + json.dumps(data), (name, err)
+        (r,) = data["results"]
+        rules = {f["rule"] for f in r["findings"]}
+        assert code == 1 and {"request-unresolved", "policy-max-chips"} <= rules, (name, code, rules)
+    out = repo / "comment.md"
+    r = run_cli("check", str(repo), "--policy", str(POLICY), "--format", "markdown", "-o", str(out))
+    assert r.code == 2 and "argocd-app.yaml:11:28: error: replicas[0].count: expected a whole number, got '²'" in r.err, r.err
+    assert out.is_file() and "good-deployment.yaml" in out.read_text(), "the other files' findings are reported"

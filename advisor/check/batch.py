@@ -735,7 +735,7 @@ def _workers(n: int) -> int:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     wanted = os.environ.get("ADVISOR_JOBS", "")
-    return max(1, min(cores, int(wanted))) if wanted.isdigit() else cores
+    return max(1, min(cores, int(wanted))) if re.fullmatch(r"[0-9]{1,6}", wanted) else cores
 
 
 def _worker_signals() -> None:

@@ -19,7 +19,7 @@ def _columns() -> int | None:
     import os
 
     raw = os.environ.get("COLUMNS", "").strip()
-    return int(raw) if raw.isdigit() and 0 < int(raw) <= 100_000 else None
+    return int(raw) if raw.isascii() and raw.isdigit() and 0 < int(raw) <= 100_000 else None
 
 
 def _width(stream: Any) -> int | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.check.infra import tfplan
-from advisor.check.infra.model import Request, value_at
+from advisor.check.infra.model import Request, ascii_int, value_at
 from advisor.check.infra.names import NameIndex
 from advisor.yamlsrc import Document
 
@@ -60,7 +60,10 @@ def key_of(doc: Document) -> Key:
 
 
 def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else (int(v) if isinstance(v, str) and v.isdigit() else None)
+    """A size as Cluster API and the cluster autoscaler read it (strconv.Atoi: "+100" is 100), else None."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v if v >= 0 else None
+    return ascii_int(v, plus=True) if isinstance(v, str) else None
 
 
 Sizes = tuple[int | None, int | None, int | None]  # machines: desired, min, max
@@ -111,8 +114,15 @@ def requests(owner: Document, index: NameIndex, templates: dict[Key, Document], 
     replicas = value_at(data, ("spec", "replicas"))
     desired = _int(replicas) if replicas is not None else 1  # Cluster API's default of 1 replica
     lo, hi = _int(notes.get(MIN_ANNOTATION)), _int(notes.get(MAX_ANNOTATION))
+    # a size written but not a number it reads: how many machines run is not known, never taken as absent (1)
+    unread = [(f, raw) for f, raw, got in (("spec.replicas", replicas, desired), (MAX_ANNOTATION, notes.get(MAX_ANNOTATION), hi),
+                                           (MIN_ANNOTATION, notes.get(MIN_ANNOTATION), lo)) if raw is not None and got is None]
     said: tuple[str, ...] = ()
     if kind == "MachinePool" and key[0] == "AWSMachinePool":
+        for field, theirs in (("minSize", lo), ("maxSize", hi)):
+            raw = value_at(template.data, ("spec", field))
+            if theirs is None and raw is not None and _int(raw) is None:
+                unread.append((f"{key[0]}.spec.{field}", raw))
         lo = _int(value_at(template.data, ("spec", "minSize"))) if lo is None else lo
         hi = _int(value_at(template.data, ("spec", "maxSize"))) if hi is None else hi
     if hi is not None:
@@ -120,7 +130,12 @@ def requests(owner: Document, index: NameIndex, templates: dict[Key, Document], 
     if replicas is None and hi is None:
         said = ("no spec.replicas: Cluster API's default of 1",)
     at = owner.where(("metadata", "name")) if "name" in meta else owner.start
-    return _group_of(owner, index, template, f"{kind}/{ns}/{name}", at, (desired, lo, hi), said)
+    got = _group_of(owner, index, template, f"{kind}/{ns}/{name}", at, (desired, lo, hi), said)
+    for req in got:
+        req.unresolved += [(f, str(raw)[:60], at) for f, raw in unread]
+        if unread:  # the most machines it may run is not known: never judged at the sizes that were read
+            req.replicas_max = None
+    return got
 
 
 def unowned(index: NameIndex, templates: dict[Key, Document], used: set[Key]) -> list[Request]:

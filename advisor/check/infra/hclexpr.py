@@ -309,7 +309,7 @@ class _Parser:
             if self.peek() == "." and self.kind() == "op" and self.i + 1 < len(self.toks) and self.toks[self.i + 1][0] in ("ident", "num"):
                 self.take()
                 name = self.take()
-                v = _index(v, int(name) if name.isdigit() else name) if live else None
+                v = _index(v, int(name) if re.fullmatch(r"[0-9]{1,18}", name) else name) if live else None
             elif self.peek() == "[":
                 self.take()
                 key = self.expr(live)

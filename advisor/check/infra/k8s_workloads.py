@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.check.infra.k8s_pod import CHIP_RESOURCES, ManifestDoc
+from advisor.check.infra.model import ascii_int
 from advisor.yamlsrc import KeyPath
 
 
@@ -306,7 +307,7 @@ def _whole(v: object) -> int | None:
     """An Argo sequence bound: a whole number, or one written as a string (Argo's fields are strings)."""
     if isinstance(v, int) and not isinstance(v, bool):
         return v
-    return int(v) if isinstance(v, str) and v.isdigit() and len(v) < 10 else None
+    return ascii_int(v) if isinstance(v, str) else None
 
 
 def _argo_fanout(d: ManifestDoc, spec: KeyPath) -> dict[str, tuple[int | None, KeyPath | None]]:

@@ -337,7 +337,7 @@ def _walk(node: Any, parts: list[str], create: bool = False) -> tuple[Any, str |
         if isinstance(node, list):
             if m:
                 idx = next((j for j, e in enumerate(node) if isinstance(e, dict) and str(e.get(m.group(1))) == m.group(2)), None)
-            elif part.isdigit():
+            elif re.fullmatch(r"[0-9]{1,9}", part):
                 idx = int(part) if int(part) < len(node) else None
             else:
                 return None
@@ -930,7 +930,7 @@ def _override_build(owner: Document, loc: KeyPath, rel: str, over: dict[str, Any
             continue
         if key == "replicas" and isinstance(value, list):  # Argo CD takes a count as a string too
             value = [dict(e, count=int(e["count"])) if isinstance(e, dict) and isinstance(e.get("count"), str)
-                     and e["count"].isdigit() else e for e in value]
+                     and re.fullmatch(r"[0-9]{1,9}", e["count"]) else e for e in value]
         data[OVERRIDE_KEYS[key]] = value
     n = len(loc)
     doc = Document(owner.path, owner.index, data, owner.where(loc),

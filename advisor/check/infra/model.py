@@ -169,6 +169,14 @@ def value_at(data: Any, loc: KeyPath) -> Any:
     return node
 
 
+def ascii_int(value: str, *, digits: int = 9, plus: bool = False) -> int | None:
+    """A whole number written in ASCII digits (at most ``digits``; ``plus``: a leading + too, as Go's strconv.Atoi and
+    Kubernetes' quantities take it), else None. ``str.isdigit()`` also accepts superscripts and other Unicode digits
+    that ``int()`` refuses ('²'), so it is never used to test input."""
+    m = re.fullmatch(r"(\+?)([0-9]{1," + str(digits) + "})", value.strip())
+    return int(m.group(2)) if m and (plus or not m.group(1)) else None
+
+
 def is_placeholder(value: Any) -> bool:
     return isinstance(value, str) and bool(_PLACEHOLDER.search(value))
 

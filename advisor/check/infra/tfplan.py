@@ -12,7 +12,7 @@ from typing import Any
 
 from advisor import clouds
 from advisor.check.infra.hclexpr import Unresolved
-from advisor.check.infra.model import Parsed, Request, tf_waivers
+from advisor.check.infra.model import Parsed, Request, ascii_int, tf_waivers
 from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.check.infra.tfconfig import ADDRESS, INDEX, config_address, config_refs, config_sources, provider_region
 from advisor.errors import InputError
@@ -784,7 +784,7 @@ def _cloud_run(ctx: _Ctx, req: Request, after: dict[str, Any], *_: Any) -> Reque
         if limits and limits.get("nvidia.com/gpu") is not None:
             gpus.append(limits["nvidia.com/gpu"])
     n = gpus[0] if gpus else 1
-    req.count = int(n) if isinstance(n, (int, str)) and str(n).isdigit() else None
+    req.count = n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else (ascii_int(n) if isinstance(n, str) else None)
     if req.count is None:
         req.unresolved.append(("template.containers.resources.limits.nvidia.com/gpu", str(n)[:60], req.pos("count")))
     scaling = {**_first(after.get("scaling")), **{k: v for k, v in _first(tpl.get("scaling")).items() if v is not None}}
