@@ -79,3 +79,16 @@ def test_unicode_digits_are_a_count_not_read_never_an_internal_error(tmp_path: P
     r = run_cli("check", str(repo), "--policy", str(POLICY), "--format", "markdown", "-o", str(out))
     assert r.code == 2 and "argocd-app.yaml:11:28: error: replicas[0].count: expected a whole number, got '²'" in r.err, r.err
     assert out.is_file() and "good-deployment.yaml" in out.read_text(), "the other files' findings are reported"
+
+
+def test_a_cloudformation_group_is_counted_at_its_size_with_its_launch_templates_hardware(tmp_path: Path) -> None:
+    # before: 'LT l4 x 1', pass, exit 0, for 100 x g6.xlarge in an AutoScalingGroup or an EKS Nodegroup
+    repo = _repo(tmp_path, "01-cfn-groups")
+    for name in ("asg.yaml", "nodegroup.yaml"):
+        code, data, err = _gate(repo, name)
+        (r,) = data["results"]  # the template is counted once, in its group
+        assert (r["request"]["accelerator"], r["request"]["total_chips"]) == ("l4", 100) and code == 1, (name, r, err)
+        assert "policy-max-chips" in {f["rule"] for f in r["findings"]}
+    code, data, err = _gate(repo, "asg-mixed-params.yaml")
+    (r,) = data["results"]  # MaxSize from a parameter's default, the template named through Fn::GetAtt
+    assert (r["request"]["accelerator"], r["request"]["total_chips"]) == ("h100", 96), (r["request"], err)

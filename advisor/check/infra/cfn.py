@@ -20,6 +20,7 @@ CFN_TYPES: dict[str, str] = {
     "AWS::EC2::LaunchTemplate": "aws_launch_template",
     "AWS::EC2::CapacityReservation": "aws_ec2_capacity_reservation",
     "AWS::EKS::Nodegroup": "aws_eks_node_group",
+    "AWS::AutoScaling::AutoScalingGroup": "aws_autoscaling_group",
     "AWS::SageMaker::EndpointConfig": "aws_sagemaker_endpoint_configuration",
     "AWS::SageMaker::NotebookInstance": "aws_sagemaker_notebook_instance",
 }
@@ -82,55 +83,102 @@ def _plain(v: Any, where: str, found: list[tuple[str, str]]) -> Any:
     return v
 
 
+def _references(node: Any, names: set[str], limit: int = 2_000) -> set[str]:
+    """The logical ids of ``names`` that ``node`` refers to: ``Ref`` / ``!Ref NAME`` and ``Fn::GetAtt`` / ``!GetAtt
+    NAME.Attr`` (a group's ``LaunchTemplateId: !Ref LT``, ``Version: !GetAtt LT.LatestVersionNumber``)."""
+    out: set[str] = set()
+    for v in tfplan.values_of(node, limit):
+        if not isinstance(v, dict) or len(v) != 1:
+            continue
+        (fn, arg), = v.items()
+        fn = _long_form(fn)
+        target: Any = None
+        if fn == "Ref" and isinstance(arg, str):
+            target = arg
+        elif fn == "Fn::GetAtt":
+            target = arg.split(".")[0] if isinstance(arg, str) else (arg[0] if isinstance(arg, list) and arg else None)
+        else:
+            continue
+        if isinstance(target, str) and target in names:
+            out.add(target)
+    return out
+
+
 def parse(docs: list[Document], index: NameIndex) -> Parsed:
     out = Parsed("cloudformation")
     for doc in docs:
-        data = doc.data
-        params = data.get("Parameters") if isinstance(data.get("Parameters"), dict) else {}
-        resources = data.get("Resources") if isinstance(data.get("Resources"), dict) else {}
-        for logical, res in list(resources.items())[:MAX_RESOURCES]:
-            rtype = CFN_TYPES.get(str(res.get("Type"))) if isinstance(res, dict) else None
-            if rtype is None and isinstance(res, dict):
-                # a type not read here (AWS::Batch::ComputeEnvironment, AWS::SageMaker::Cluster, AWS::EC2::EC2Fleet, ...)
-                # whose properties name a machine with accelerators, parameter defaults included: failed closed
-                raw = res.get("Properties") if isinstance(res.get("Properties"), dict) else {}
-                # and the defaults of the parameters it refers to anywhere (inside an !If too)
-                machine = tfplan.machine_named(index, [_resolve(raw, params), *_ref_defaults(raw, params)])
-                if machine is not None:
-                    req = Request(doc.path, "cloudformation", str(logical), *doc.where(("Resources", logical)), cloud="aws")
-                    out.requests.append(tfplan.unread_request(req, index, machine, f"{res.get('Type')} is a resource type advisor "
-                                                              f"does not read: it names {machine}, but how many it provisions is not read"))
-                continue
-            if rtype is None or not isinstance(res, dict):
-                continue
-            props: dict[str, Any] = res["Properties"] if isinstance(res.get("Properties"), dict) else {}
-            if rtype == "aws_launch_template":
-                props = props["LaunchTemplateData"] if isinstance(props.get("LaunchTemplateData"), dict) else {}
-            found: list[tuple[str, str]] = []
-            got_after = _plain(_resolve(props, params), "", found)
-            after: dict[str, Any] = got_after if isinstance(got_after, dict) else {}
-            if not isinstance(got_after, dict):  # Properties: !If [...]: which set applies is decided at deployment
-                found = [("Properties", found[0][1] if found else "(set at deployment)")]
-            if isinstance(after.get("tags"), list):  # [{Key, Value}] as the mapping Terraform has
-                after["tags"] = {t.get("key"): t.get("value") for t in after["tags"] if isinstance(t, dict)}
-            at = doc.where(("Resources", logical))
-            hw = [(f, e) for f, e in found if f == "Properties" or f.split(".")[-1].split("[")[0] in _HARDWARE]
-            if hw:  # the machine is chosen at deployment: a request of unknown hardware, never passed over
-                req = Request(doc.path, "cloudformation", str(logical), *at)
-                req.hardware, req.count = hw[0][1], None
-                req.unknown = f"{hw[0][0]} is set when the stack is deployed ({hw[0][1]}), not in the template"
-                req.unresolved += [(f, e, at) for f, e in found]
-                out.requests.append(req)
-                continue
-            # a template names no region: a stack's is where it is deployed
-            got = tfplan.read_as(doc.path, index, rtype, str(logical), after, at, "cloudformation")
-            for req in got:
-                req.unresolved += [(f, e, at) for f, e in found if _counts(f)]
-                if res.get("Condition"):
-                    req.notes.append(f"created only where condition {res['Condition']} holds")
-                req.notes.append(f"read as Terraform's {rtype}")
-            out.requests += got
+        out.requests += _stack(doc, index)
     return out
+
+
+def _stack(doc: Document, index: NameIndex) -> list[Request]:
+    """One template's requests. The resources read are read together, as one plan, so that a group (an Auto Scaling
+    group, an EKS node group) takes its hardware from the launch template it refers to (``!Ref LT``) and counts it
+    once, at the group's size, where the template alone would be read as one instance."""
+    requests: list[Request] = []
+    data = doc.data
+    params = data.get("Parameters") if isinstance(data.get("Parameters"), dict) else {}
+    resources = data.get("Resources") if isinstance(data.get("Resources"), dict) else {}
+    by_addr: dict[str, dict[str, Any]] = {}
+    pending: dict[str, tuple[list[tuple[str, str]], Any, str]] = {}  # logical id -> (unresolved, condition, rtype)
+    refs: dict[str, set[str]] = {}
+    names = {str(k) for k in list(resources)[:MAX_RESOURCES]}
+    for logical, res in list(resources.items())[:MAX_RESOURCES]:
+        rtype = CFN_TYPES.get(str(res.get("Type"))) if isinstance(res, dict) else None
+        if rtype is None and isinstance(res, dict):
+            # a type not read here (AWS::Batch::ComputeEnvironment, AWS::SageMaker::Cluster, AWS::EC2::EC2Fleet, ...)
+            # whose properties name a machine with accelerators, parameter defaults included: failed closed
+            raw = res.get("Properties") if isinstance(res.get("Properties"), dict) else {}
+            # and the defaults of the parameters it refers to anywhere (inside an !If too)
+            machine = tfplan.machine_named(index, [_resolve(raw, params), *_ref_defaults(raw, params)])
+            if machine is not None:
+                req = Request(doc.path, "cloudformation", str(logical), *doc.where(("Resources", logical)), cloud="aws")
+                requests.append(tfplan.unread_request(req, index, machine, f"{res.get('Type')} is a resource type advisor "
+                                                      f"does not read: it names {machine}, but how many it provisions is not read"))
+            continue
+        if rtype is None or not isinstance(res, dict):
+            continue
+        props: dict[str, Any] = res["Properties"] if isinstance(res.get("Properties"), dict) else {}
+        if rtype == "aws_launch_template":
+            props = props["LaunchTemplateData"] if isinstance(props.get("LaunchTemplateData"), dict) else {}
+        found: list[tuple[str, str]] = []
+        got_after = _plain(_resolve(props, params), "", found)
+        after: dict[str, Any] = got_after if isinstance(got_after, dict) else {}
+        if not isinstance(got_after, dict):  # Properties: !If [...]: which set applies is decided at deployment
+            found = [("Properties", found[0][1] if found else "(set at deployment)")]
+        if isinstance(after.get("tags"), list):  # [{Key, Value}] as the mapping Terraform has
+            after["tags"] = {t.get("key"): t.get("value") for t in after["tags"] if isinstance(t, dict)}
+        at = doc.where(("Resources", logical))
+        hw = [(f, e) for f, e in found if f == "Properties" or f.split(".")[-1].split("[")[0] in _HARDWARE]
+        if hw:  # the machine is chosen at deployment: a request of unknown hardware, never passed over
+            req = Request(doc.path, "cloudformation", str(logical), *at)
+            req.hardware, req.count = hw[0][1], None
+            req.unknown = f"{hw[0][0]} is set when the stack is deployed ({hw[0][1]}), not in the template"
+            req.unresolved += [(f, e, at) for f, e in found]
+            requests.append(req)
+            continue
+        address = str(logical)
+        by_addr[address] = {"address": address, "type": rtype, "at": at,
+                            "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
+        refs[address] = _references(res.get("Properties"), names - {address})
+        pending[address] = (found, res.get("Condition"), rtype)
+    if not by_addr:
+        return requests
+    # a template names no region: a stack's is where it is deployed
+    ctx = tfplan.at_position(doc.path, index, doc.start, None)
+    ctx.refs = refs
+    ctx.config_index = {a: [a] for a in by_addr}
+    for req in tfplan.read_resources(ctx, by_addr, Parsed("cloudformation")).requests:
+        req.kind = "cloudformation"
+        found, condition, rtype = pending.get(req.address, ([], None, ""))
+        at = by_addr[req.address]["at"] if req.address in by_addr else doc.start
+        req.line, req.col = at
+        req.unresolved += [(f, e, at) for f, e in found if _counts(f)]
+        if condition:
+            req.notes.append(f"created only where condition {condition} holds")
+        req.notes.append(f"read as Terraform's {rtype}")
+        requests.append(req)
+    return requests
 
 
 def _ref_defaults(node: Any, params: dict[str, Any], limit: int = 2_000) -> list[Any]:

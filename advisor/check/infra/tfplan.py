@@ -238,6 +238,12 @@ class _At(_Ctx):
         return None
 
 
+def at_position(path: str, index: NameIndex, at: tuple[int, int], aws_region: str | None) -> _Ctx:
+    """A reader context for resources read from another format (every address at ``at``): its ``refs`` and
+    ``config_index`` say which resource refers to which, where the format says so (CloudFormation's Ref)."""
+    return _At(path, index, at, aws_region)
+
+
 def read_as(
     path: str, index: NameIndex, rtype: str, address: str, after: dict[str, Any], at: tuple[int, int], kind: str,
     region: str | None = None, notes: tuple[str, ...] = (),
