@@ -209,6 +209,8 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
                 f"{req.address}: {req.count} chips x {req.replicas(side)} replicas = {n} chips, beyond any real cluster (limit "
                 f"{MAX_TOTAL_CHIPS:,})",
             )
+    if req.count is None and not req.unresolved:  # chips not read, and no reader said why: never a silent zero
+        req.unresolved.append(("count-unknown", "how many accelerators this asks for was not read", req.pos("count")))
     lp, broken = find_workload(req, workloads)
     total = req.total(end)
     acc = ctx.catalog.accelerators.get(req.accelerator or "")

@@ -260,6 +260,9 @@ def _named_request(d: ManifestDoc, part: Part, req: Request) -> None:
     req.count = hw.chips if machine else n
     if not machine and n is None:
         req.unresolved.append((".".join(str(p) for p in loc), str(d.at(loc))[:80], d.doc.where(loc)))
+    elif machine and hw.chips is None:  # a machine whose GPUs the name index does not count: never left out of totals
+        req.unresolved.append(("count-unknown", f"{chip[:60]}: how many accelerators this machine type holds is not in the "
+                               "name index (rules/names.yaml)", d.doc.where(loc)))
 
 
 def _scales(loc: KeyPath, part: Part, parts: list[Part]) -> bool:
