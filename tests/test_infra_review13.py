@@ -31,3 +31,23 @@ def test_azure_gpu_sizes_are_counted_and_an_unknown_one_is_never_a_silent_zero()
     assert chips == {"tuning-nc12s-v3": 2, "infer-nv36ads-a10-v5": 1, "control-nc6s-v3": 1}, chips
     unknown = _results(CASES / "04-azure-sizes" / "unknown-size.yaml")["Workspace/default/infer-nv36ads-a10-v5"]
     assert unknown["request"]["total_chips"] is None and "request-unresolved" in {f["rule"] for f in unknown["findings"]}
+
+
+def _rules(r: dict[str, Any]) -> set[str]:
+    return {f["rule"] for f in r["findings"]}
+
+
+def test_a_kubeai_model_without_max_replicas_is_unbounded() -> None:
+    # before: h100 x 2, replicas 0..1, no finding: 'read as at most one replica (a lower bound)'
+    (r,) = _results(CASES / "01-kubeai-no-max" / "model.yaml").values()
+    assert "request-unresolved" in _rules(r) and "Empty value means no limit" in json.dumps(r), r
+    (b,) = _results(CASES / "01-kubeai-no-max" / "bounded.yaml").values()
+    assert b["request"]["total_chips"] == 3 and "request-unresolved" not in _rules(b), b
+
+
+def test_a_kserve_service_without_max_replicas_is_unbounded_unless_raw_deployment() -> None:
+    # before: 1..1 with no finding, where Knative scales a Serverless InferenceService without a top
+    (r,) = _results(CASES / "02-kserve-no-max" / "isvc.yaml").values()
+    assert "request-unresolved" in _rules(r) and "Serverless mode" in json.dumps(r), r
+    (raw,) = _results(CASES / "02-kserve-no-max" / "raw-deployment.yaml").values()
+    assert "request-unresolved" not in _rules(raw) and raw["request"]["total_chips"] == 1, raw

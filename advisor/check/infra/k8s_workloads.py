@@ -251,12 +251,16 @@ def _kubeai(d: ManifestDoc) -> list[Part]:
     hi = d.count(("spec", "maxReplicas"), default=None)
     reps = d.count(("spec", "replicas"), default=None)
     low = reps if reps is not None else (lo if lo is not None else 1)
-    # scaled from zero without a maximum: one replica when it serves (a lower bound, said)
     high = hi if hi is not None else max(low, 1)
     notes = [f"KubeAI Model: resourceProfile {prof[:40]!r} read as {n} x {chip} per pod (one chip per profile unit, as "
              "the KubeAI chart's profiles define them)"]
-    if hi is None and reps is None:
-        notes.append("KubeAI Model without maxReplicas: read as at most one replica (a lower bound)")
+    if hi is None:
+        # KubeAI's maxReplicas: "Empty value means no limit" (api/k8s/v1/model_types.go), its autoscaler scales on load
+        # without a top: how many replicas may run is not known (judged at least at one, never bounded there)
+        where: KeyPath = ("spec",)
+        d.placeholders.append((("spec", "maxReplicas"), "count-unknown",
+                               "spec.maxReplicas is not set: KubeAI's autoscaler then adds replicas without limit ('Empty value "
+                               "means no limit')", d.doc.where(where)))
     return [Part("", ("spec",), 1, (low, max(low, high)), ("spec", "maxReplicas") if hi is not None else ("spec", "replicas"),
                  notes=notes, named=(chip, n, loc, False))]
 
@@ -539,11 +543,19 @@ def _replica_specs(d: ManifestDoc, kind: str) -> list[Part]:
     return out
 
 
+# KServe deployment modes that run a component as a Deployment with an HPA (maxReplicas unset: minReplicas), not a
+# Knative Service (maxReplicas unset or 0: no max-scale, unbounded); RawDeployment was renamed Standard
+KSERVE_RAW_MODES = ("RawDeployment", "Standard")
+
+
 def _kserve(d: ManifestDoc) -> list[Part]:
     """KServe InferenceService: each component (predictor, transformer, explainer) is a pod spec
     with its model / framework container; minReplicas (default 1; 0 scales to zero) ..
     maxReplicas. A predictor's workerSpec adds pipelineParallelSize - 1 worker pods."""
     out = []
+    notes = d.at(("metadata", "annotations"))
+    mode = notes.get("serving.kserve.io/deploymentMode") if isinstance(notes, dict) else None
+    raw = isinstance(mode, str) and mode in KSERVE_RAW_MODES
     for comp in ("predictor", "transformer", "explainer"):
         base: KeyPath = ("spec", comp)
         block = d.mapping(base)
@@ -552,6 +564,12 @@ def _kserve(d: ManifestDoc) -> list[Part]:
         lo = d.count((*base, "minReplicas"), default=1)
         hi = d.count((*base, "maxReplicas"), default=None)
         lo = 1 if lo is None else lo
+        unset = ("maxReplicas" not in block and not hi) or hi == 0
+        if unset and not raw:  # Serverless (Knative), the mode unless the file says otherwise: no max-scale, no upper bound
+            d.placeholders.append(((*base, "maxReplicas"), "count-unknown",
+                                   f"spec.{comp}.maxReplicas is not set (0): in KServe's Serverless mode, which the file "
+                                   "does not rule out (serving.kserve.io/deploymentMode), Knative then scales it without "
+                                   "an upper bound", d.doc.where(base)))
         hi = hi if hi else max(lo, 1)
         containers: list[tuple[KeyPath, str]] = [((*base, f), "resources") for f in KSERVE_FRAMEWORKS if isinstance(block.get(f), dict)]
         containers += [((*base, "containers", i), "resources") for i, _ in enumerate(d.seq((*base, "containers")))]
