@@ -51,3 +51,15 @@ def test_a_kserve_service_without_max_replicas_is_unbounded_unless_raw_deploymen
     assert "request-unresolved" in _rules(r) and "Serverless mode" in json.dumps(r), r
     (raw,) = _results(CASES / "02-kserve-no-max" / "raw-deployment.yaml").values()
     assert "request-unresolved" not in _rules(raw) and raw["request"]["total_chips"] == 1, raw
+
+
+def test_a_vllm_production_stack_runtime_is_read_as_its_operator_deploys_it() -> None:
+    # before: 'Kubernetes manifest without accelerator requests' (the GPU count is the CR's own field)
+    case = CASES / "03-vllmruntime"
+    (r,) = _results(case / "vllmruntime.yaml").values()
+    assert r["request"]["total_chips"] == 2 and r["request"]["accelerator"] is None, r["request"]
+    auto = {a.rsplit("/", 1)[-1]: x["request"]["total_chips"] for a, x in _results(case / "autoscaling.yaml").items()}
+    assert auto == {"vllmruntime-autoscaling-minimal": 2, "vllmruntime-autoscaling-scale-to-zero": 2,
+                    "vllmruntime-autoscaling-sample": 4}, auto
+    (l4,) = _results(case / "selected-l4.yaml").values()
+    assert (l4["request"]["accelerator"], l4["request"]["total_chips"]) == ("l4", 6), l4["request"]

@@ -255,7 +255,9 @@ def _named_request(d: ManifestDoc, part: Part, req: Request) -> None:
     req.set_hardware(chip, hw)
     if machine:  # a machine type says its cloud (KAITO's Standard_NC24ads_A100_v4: an Azure VM size)
         req.cloud = d.index.machine_cloud(chip) or req.cloud
-    if not hw.known:
+    if not hw.known and chip in CHIP_RESOURCES:  # a resource, not a model (a VLLMRuntime's gpuType without a selector)
+        req.unknown = f"the pods ask for {chip} but name no accelerator type (no node selector naming one)"
+    elif not hw.known:
         req.unknown = hw.reason or f"{chip!r} is not in the catalog"
     req.count = hw.chips if machine else n
     if not machine and n is None:

@@ -90,6 +90,8 @@ def pod_templates(d: ManifestDoc, kind: str, api: str = "") -> list[Part]:
         return [Part("", ("spec", "template", "spec"), 1, (n, n), ("spec", "replicas"))]
     if kind == "Service" and api.startswith("serving.knative.dev/"):
         return [_knative(d)]
+    if kind == "VLLMRuntime" and api.startswith("production-stack.vllm.ai/"):
+        return _vllm_runtime(d)
     if kind in SPARK_KINDS and api.startswith("sparkoperator.k8s.io/"):
         return _spark(d, kind)
     if kind not in READ_KINDS:
@@ -263,6 +265,51 @@ def _kubeai(d: ManifestDoc) -> list[Part]:
                                "means no limit')", d.doc.where(where)))
     return [Part("", ("spec",), 1, (low, max(low, high)), ("spec", "maxReplicas") if hi is not None else ("spec", "replicas"),
                  notes=notes, named=(chip, n, loc, False))]
+
+
+def _vllm_runtime(d: ManifestDoc) -> list[Part]:
+    """vLLM production-stack's VLLMRuntime (production-stack.vllm.ai): its operator runs a Deployment of
+    ``deploymentConfig.replicas`` pods (default 1), each asking for ``deploymentConfig.resources.gpu`` of ``gpuType``
+    (default nvidia.com/gpu; operator/internal/controller/vllmruntime_controller.go), on the nodes its
+    ``nodeSelectorTerms`` select; with ``autoscalingConfig.enabled`` KEDA scales it between minReplicas (default 1) and
+    maxReplicas. The accelerator is the selector's value where one names it, else unknown."""
+    base: KeyPath = ("spec", "deploymentConfig")
+    loc: KeyPath = (*base, "resources", "gpu")
+    raw = d.at(loc)
+    if raw is None:
+        return []
+    n = raw if isinstance(raw, int) and not isinstance(raw, bool) else (ascii_int(raw) if isinstance(raw, str) else None)
+    if n == 0:
+        return []
+    gpu_type = d.at((*base, "resources", "gpuType"))
+    chip = gpu_type if isinstance(gpu_type, str) and gpu_type.strip() else "nvidia.com/gpu"
+    for i, term in enumerate(d.seq((*base, "nodeSelectorTerms"))):
+        for j, expr in enumerate(term.get("matchExpressions") or [] if isinstance(term, dict) else []):
+            if (isinstance(expr, dict) and expr.get("key") in VLLM_RUNTIME_LABELS and expr.get("operator") == "In"
+                    and isinstance(expr.get("values"), list) and expr["values"] and isinstance(expr["values"][0], str)):
+                chip = expr["values"][0]
+                loc = (*base, "nodeSelectorTerms", i, "matchExpressions", j, "values", 0)
+                break
+        else:
+            continue
+        break
+    reps = d.count((*base, "replicas"), default=1)
+    low = high = 1 if reps is None else reps
+    where: KeyPath = (*base, "replicas")
+    notes = [f"VLLMRuntime: {raw} x {chip} per pod of the operator's Deployment"]
+    if d.at(("spec", "autoscalingConfig", "enabled")) is True:
+        lo = d.count(("spec", "autoscalingConfig", "minReplicas"), default=1)
+        hi = d.count(("spec", "autoscalingConfig", "maxReplicas"), default=None)
+        low = 1 if lo is None else lo
+        high = hi if hi is not None else max(low, high)
+        where = ("spec", "autoscalingConfig", "maxReplicas")
+        notes.append(f"KEDA autoscaling: {low}..{high} replicas")
+    return [Part("", base, 1, (low, max(low, high)), where, notes=notes, named=(chip, n, loc, False))]
+
+
+# node labels a VLLMRuntime's nodeSelectorTerms name its accelerator with
+VLLM_RUNTIME_LABELS = ("cloud.google.com/gke-accelerator", "nvidia.com/gpu.product", "karpenter.k8s.aws/instance-gpu-name",
+                       "node.kubernetes.io/instance-type")
 
 
 def _volcano(d: ManifestDoc) -> list[Part]:
