@@ -63,3 +63,24 @@ def test_a_vllm_production_stack_runtime_is_read_as_its_operator_deploys_it() ->
                     "vllmruntime-autoscaling-sample": 4}, auto
     (l4,) = _results(case / "selected-l4.yaml").values()
     assert (l4["request"]["accelerator"], l4["request"]["total_chips"]) == ("l4", 6), l4["request"]
+
+
+def test_gke_module_pools_from_a_typed_variable_are_read_or_fail_closed() -> None:
+    # before: both skipped ('module.gke...pools["?"]: node_pools cannot be evaluated from the source'), exit 0
+    case = CASES / "05-tf-gke-pools"
+    (r,) = _results(case / "a-optional-attr").values()  # optional(string, "") filled in: the for reads it
+    assert (r["request"]["accelerator"], r["request"]["total_chips"]) == ("l4", 3), r["request"]
+    (b,) = _results(case / "b-required-var").values()  # a variable without a default: not evaluated, not passed over
+    assert {"request-unresolved", "request-unknown-accelerator"} <= _rules(b), b
+    (c,) = _results(case / "control").values()
+    assert (c["request"]["accelerator"], c["request"]["total_chips"]) == ("l4", 3), c["request"]
+
+
+def test_a_type_constraints_optional_defaults_are_read() -> None:
+    from advisor.check.infra.hclexpr import type_shape
+
+    shape = type_shape('list(object({name = string, zones = optional(list(string), ["a", "b"]), n = optional(number),'
+                       ' spec = optional(object({gpu = optional(number, 1)}), {})}))')
+    assert shape == ("list", ("object", {"name": (None, False, None), "zones": (("list", None), True, ["a", "b"]),
+                                         "n": (None, False, None), "spec": (("object", {"gpu": (None, True, 1)}), True, {})}))
+    assert type_shape("map(string)") == ("map", None) and type_shape("not a type (") is None

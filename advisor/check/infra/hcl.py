@@ -215,6 +215,42 @@ def _tfvars(directory: str, names: list[str], declared: set[str]) -> tuple[dict[
     return values, used
 
 
+def _raw(v: Any) -> Any:
+    """An evaluated value in the form python-hcl2 gives a literal (a string with its quotes)."""
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return [_raw(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _raw(x) for k, x in v.items()}
+    return v
+
+
+def _with_defaults(value: Any, shape: Any, depth: int = 0) -> Any:
+    """``value`` (as python-hcl2 read it) with the optional attributes its type constraint's objects leave out set to
+    their defaults (hclexpr.type_shape), as Terraform converts a variable's value to its type."""
+    if shape is None or depth > 32:
+        return value
+    kind, inner = shape
+    if kind in ("list", "set") and isinstance(value, list):
+        return [_with_defaults(x, inner, depth + 1) for x in value]
+    if kind == "map" and isinstance(value, dict):
+        return {k: _with_defaults(x, inner, depth + 1) for k, x in value.items()}
+    if kind == "tuple" and isinstance(value, list):
+        return [_with_defaults(x, inner[i] if i < len(inner) else None, depth + 1) for i, x in enumerate(value)]
+    if kind == "object" and isinstance(value, dict):
+        out = dict(value)
+        for name, (sub, has, default) in inner.items():
+            if name in out:
+                out[name] = _with_defaults(out[name], sub, depth + 1)
+            elif has and not isinstance(default, Unresolved):  # the default converted too: its own optional attributes
+                out[name] = _with_defaults(_raw(default), sub, depth + 1)
+            else:  # an optional attribute without a default is null
+                out[name] = None
+        return out
+    return value
+
+
 def _module_scope(directory: str, cache: dict[Any, ModuleScope]) -> ModuleScope:
     """Variable values (defaults, then the tfvars files Terraform loads), locals and the AWS provider region of every .tf
     file in the directory; cached by the directory and its files' sizes and modification times (a long-lived process sees
@@ -235,6 +271,7 @@ def _module_scope(directory: str, cache: dict[Any, ModuleScope]) -> ModuleScope:
         return cache[key]
     variables: dict[str, Any] = {}
     declared: set[str] = set()
+    types: dict[str, str] = {}
     locals_: dict[str, Any] = {}
     region: str | None = None
     names = [n for n in listed if n.endswith(TF_SUFFIXES)]
@@ -245,6 +282,8 @@ def _module_scope(directory: str, cache: dict[Any, ModuleScope]) -> ModuleScope:
                 declared.add(name)
                 if isinstance(body, dict) and "default" in body:
                     variables[name] = body["default"]
+                if isinstance(body, dict) and isinstance(body.get("type"), str) and "optional(" in body["type"]:
+                    types[name] = body["type"]
         for block in data.get("locals", []) if isinstance(data, dict) else []:
             locals_.update({k: v for k, v in block.items() if not k.startswith("__")})
         for block in data.get("provider", []) if isinstance(data, dict) else []:
@@ -253,6 +292,10 @@ def _module_scope(directory: str, cache: dict[Any, ModuleScope]) -> ModuleScope:
                 region = region or aws["region"]
     given, used = _tfvars(directory, [n for n in listed if ".tfvars" in n], declared)
     variables.update(given)
+    for name, text in types.items():  # optional(type, default) attributes a value leaves out take their defaults
+        shape = hclexpr.type_shape(text.strip().removeprefix("${").removesuffix("}"))
+        if name in variables and shape is not None:
+            variables[name] = _with_defaults(variables[name], shape)
     cache[key] = (variables, locals_, region, used)
     return cache[key]
 
@@ -923,6 +966,28 @@ def _module_files(directory: str) -> dict[str, Any]:
     return merged
 
 
+def _directory_names_hardware(ctx: _HclCtx) -> bool:
+    """Whether the file or the Terraform files of its directory (.tf, .tfvars, their JSON forms) name an accelerator
+    anywhere (read.names_hardware): a chip word, or a machine or accelerator type the name index knows."""
+    from advisor.check.infra.read import names_hardware
+
+    texts = [ctx.text]
+    directory = os.path.dirname(os.path.abspath(ctx.path)) if ctx.path != "-" else ""
+    try:
+        names = sorted(os.listdir(directory)) if directory else []
+    except OSError:
+        names = []
+    for n in [n for n in names if n.endswith((*TF_SUFFIXES, ".tfvars", ".tfvars.json"))][:200]:
+        if os.path.join(directory, n) == os.path.abspath(ctx.path):
+            continue
+        try:
+            with open(os.path.join(directory, n), encoding="utf-8", errors="replace") as fh:
+                texts.append(fh.read(MAX_HCL_BYTES))
+        except OSError:
+            continue
+    return names_hardware("\n".join(texts), ctx.index)
+
+
 def _gke_module_pools(
     ctx: _HclCtx, scope: _Scope, name: str, body: dict[str, Any], line: int, by_addr: Changes, unresolved: Unknowns
 ) -> None:
@@ -933,7 +998,10 @@ def _gke_module_pools(
     ctx.blocks[tfconfig.config_address(base)] = line
     pools = scope.literal(body.get("node_pools", []))
     if isinstance(pools, Unresolved) or not isinstance(pools, list):
-        unresolved[f'{base}["?"]'] = [("node_pools", str(body.get("node_pools"))[:80])]
+        # pools this reader cannot evaluate, in a module whose files name accelerators (a pool's accelerator_type in
+        # terraform.auto.tfvars, a variable's default): a request of unknown hardware, never passed over
+        field = "node_pools.accelerator_type" if _directory_names_hardware(ctx) else "node_pools"
+        unresolved[f'{base}["?"]'] = [(field, str(body.get("node_pools"))[:80])]
         return
     region = scope.literal(body.get("region"))
     zones = scope.literal(body.get("zones"))

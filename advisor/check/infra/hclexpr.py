@@ -596,6 +596,76 @@ def _apply(op: str, a: Any, b: Any) -> Any:
     return _norm(x / y if op == "/" else math.fmod(x, y))
 
 
+class _Literals:
+    """A scope with no names: a type constraint's defaults are literals."""
+
+    def value(self, expr: str) -> Any:
+        raise _Fail
+
+
+def type_shape(text: str) -> Any:
+    """What a variable's type constraint says of the attributes its objects may leave out (``optional(type, default)``),
+    as a tree: ("object", {name: (shape, has_default, default)}), ("list" | "set" | "map", shape), ("tuple", [shape]),
+    None for a primitive or ``any``; None where ``text`` is not a type constraint read here. Terraform fills an
+    absent optional attribute with its default (null without one) when it converts the value to the type."""
+    try:
+        p = _Parser(_Literals(), text)
+        shape = _type(p, 0)
+        return shape if p.i == len(p.toks) else None
+    except (_Fail, RecursionError):
+        return None
+
+
+def _type(p: _Parser, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise _Fail
+    name = p.take()
+    if name in ("list", "set", "map") and p.peek() == "(":
+        p.take("(")
+        inner = _type(p, depth + 1)
+        p.take(")")
+        return (name, inner)
+    if name == "object" and p.peek() == "(":
+        p.take("(")
+        p.take("{")
+        attrs: dict[str, tuple[Any, bool, Any]] = {}
+        while p.peek() != "}":
+            key = p.take()
+            key = key[1:-1] if key.startswith('"') else key
+            p.take("=")
+            if p.peek() == "optional" and p.peek(1) == "(":
+                p.take()
+                p.take("(")
+                sub = _type(p, depth + 1)
+                has, default = False, None
+                if p.peek() == ",":
+                    p.take(",")
+                    has, default = True, p.expr(True)
+                p.take(")")
+                attrs[key] = (sub, has, default)
+            else:
+                attrs[key] = (_type(p, depth + 1), False, None)
+            if p.peek() == ",":
+                p.take(",")
+        p.take("}")
+        p.take(")")
+        return ("object", attrs)
+    if name == "tuple" and p.peek() == "(":
+        p.take("(")
+        p.take("[")
+        items = []
+        while p.peek() != "]":
+            items.append(_type(p, depth + 1))
+            if p.peek() == ",":
+                p.take(",")
+        p.take("]")
+        p.take(")")
+        return ("tuple", items)
+    if name in ("string", "number", "bool", "any"):
+        return None
+    raise _Fail
+
+
 def evaluate(scope: Scope, text: str) -> Any:
     """The value of the Terraform expression ``text`` (the inside of ``${ }``), or Unresolved."""
     try:
