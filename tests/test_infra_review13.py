@@ -84,3 +84,10 @@ def test_a_type_constraints_optional_defaults_are_read() -> None:
     assert shape == ("list", ("object", {"name": (None, False, None), "zones": (("list", None), True, ["a", "b"]),
                                          "n": (None, False, None), "spec": (("object", {"gpu": (None, True, 1)}), True, {})}))
     assert type_shape("map(string)") == ("map", None) and type_shape("not a type (") is None
+
+
+def test_a_kaito_partition_is_a_gpu_request() -> None:
+    # before: 'Kubernetes manifest without accelerator requests' (only resource.instanceType was read)
+    got = {a.split("/")[0]: r for a, r in _results(CASES / "06-kaito-partition" / "workspace.yaml").items()}
+    assert got["Workspace"]["request"]["total_chips"] == 2 and got["InferenceSet"]["request"]["total_chips"] == 2, got
+    assert all("request-unknown-accelerator" in _rules(r) for r in got.values())

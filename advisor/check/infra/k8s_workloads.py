@@ -181,10 +181,28 @@ def _kaito(d: ManifestDoc, kind: str = "Workspace") -> list[Part]:
                 note: str) -> None:
         loc: KeyPath = (*base, "instanceType")
         if not isinstance(d.at(loc), str):
+            _partition(base, reps, where, name)
             return
         nodes = d.count(count, default=1)
         out.append(Part(name, base, 1 if nodes is None else nodes, reps, where or count, notes=[note],
                         named=(str(d.at(loc)), None, loc, True)))
+
+    def _partition(base: KeyPath, reps: tuple[int | None, int | None], where: KeyPath | None, name: str) -> None:
+        # nodes the team brings, shared out by resource.partition (api/v1beta1 PartitionSpec): mode accelerator gives
+        # the workload `count` whole GPUs, mode mig one MIG slice of `profile` (counted as one GPU, an upper bound)
+        part: KeyPath = (*base, "partition")
+        mode = d.at((*part, "mode"))
+        if mode == "accelerator":
+            n = d.count((*part, "count"), default=1)
+            note = f"KAITO partition (mode accelerator): {n} whole GPU(s) of the nodes the team brings"
+        elif mode == "mig":
+            n = 1
+            note = (f"KAITO partition (mode mig): one MIG slice ({str(d.at((*part, 'profile')))[:20]}) of a GPU the team "
+                    "brings, counted as one GPU (an upper bound)")
+        else:
+            return
+        out.append(Part(name, base, 1, reps, where or (*part, "count"), notes=[note],
+                        named=("nvidia.com/gpu", n, (*part, "mode"), False)))
 
     if kind == "Workspace":
         machine(("resource",), ("resource", "count"), (1, 1), None, "",
