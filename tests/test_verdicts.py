@@ -436,6 +436,29 @@ def _onprem_profile(**onprem: Any) -> Profile:
                    deployment=dep, goal={"optimize": "cost"})
 
 
+def test_owned_chips_left_idle_still_pay_their_hosting(context: Context) -> None:
+    """Before: owned chips were priced per chip-hour used (power and hosting), so 40 of 64 owned A100 looked $2 cheaper
+    than all 64 while taking 60% longer, and `balanced` left a third of the cluster idle. Hosting is paid for every
+    owned chip whether it runs or not: the idle ones' hosting is in the cost, and all 64 are the cheaper run."""
+    from advisor.estimate.onprem import running_cost
+
+    p = profile(model={"params_b": 13}, training={"tokens_b": 300, "seq_len": 4096},
+                deployment={"clouds": ["on-prem"], "owned": [{"accelerator": "a100-40gb", "count": 64}]}, goal={"optimize": "balanced"})
+    acc = context.catalog.get("a100-40gb")
+    part, whole = (estimate(p, acc, n, context.constants, owned_chips=64) for n in (40, 64))
+    assert part.hours and whole.hours and part.cost_usd is not None and whole.cost_usd is not None
+    run = running_cost(acc, None)
+    assert run is not None
+    used = part.hours * 40 * (run["power_usd_per_hour"] + run["hosting_usd_per_hour"])
+    assert part.cost_usd == pytest.approx(used + part.hours * 24 * run["hosting_usd_per_hour"], abs=0.05)
+    assert whole.cost_usd < part.cost_usd and whole.hours < part.hours
+    assert any("24 of the 64 owned a100-40gb idle" in w for w in part.warnings)
+    assert not any("owned a100-40gb idle" in w for w in whole.warnings)
+    chosen = best([e for e in all_candidates(p, context.catalog, context.constants) if e.accelerator == "a100-40gb"],
+                  "balanced", context.constants)
+    assert chosen is not None and chosen.count == 64, chosen and (chosen.count, chosen.cost_usd)
+
+
 def test_on_prem_without_owned_hardware_or_a_purchase_is_not_priced_amortised(context: Context) -> None:
     # a 2-month job must not be priced at the 5-year amortised rate of hardware nobody has bought
     cands = all_candidates(_onprem_profile(), context.catalog, context.constants)
