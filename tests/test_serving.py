@@ -84,6 +84,25 @@ def test_unit_costs_in_the_workloads_unit() -> None:
     assert e.unit_cost is not None and e.unit_cost["unit"] == "per 1,000 images"
 
 
+def test_an_image_model_on_several_gpus_is_one_copy_a_gpu() -> None:
+    """Before: an SDXL replica of 8 B200 computed one image at the 8 GPUs' summed rate (43 ms, where 3.3e14 FLOP at
+    one B200 is ~0.3 s): ideal tensor-parallel scaling no server delivers. SDXL is served one copy per GPU (data
+    parallel): a lone image takes one GPU's time, and the replica serves 8 at once."""
+    img = Profile.model_validate({
+        "name": "i", "task": "inference", "domain": "diffusion", "model": {"params_b": 3.5, "architecture": "diffusion"},
+        "inference": {"peak_qps": 0.01, "input_tokens": 77, "output_tokens": 1, "steps": 30},
+    })
+    b200 = CAT.get("b200")
+    one, eight = estimate(img, b200, 1, C), estimate(img, b200, 8, C)
+    assert one.at_concurrency_1 is not None and eight.at_concurrency_1 is not None
+    assert eight.at_concurrency_1["latency_ms"] == pytest.approx(one.at_concurrency_1["latency_ms"], rel=0.01)
+    assert eight.assumptions["memory"]["copies_per_replica"]["copies"] == 8
+    busy = img.model_copy(update={"inference": img.inference.model_copy(update={"peak_qps": 40})})  # type: ignore[union-attr]
+    e1, e8 = estimate(busy, b200, 1, C), estimate(busy, b200, 8, C)
+    # the same load takes about as many GPUs either way (8 copies a replica serve 8 images at once)
+    assert 8 * (e8.replicas or 1) == pytest.approx(e1.replicas or 1, rel=0.5), (e8.replicas, e1.replicas)
+
+
 def test_vllm_tpu_is_not_offered_multi_host_but_jetstream_is() -> None:
     big = {"model": {"params_b": 70, "layers": 80, "hidden_size": 8192, "kv_heads": 8}}
     v5e = CAT.get("tpu-v5e")

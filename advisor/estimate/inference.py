@@ -496,15 +496,24 @@ def _replica(
         # what one request holds while it is served: an encoder-decoder's cross-attention cache (in the activations' 16
         # bits), which every decode step reads whole; a one-pass request, only its activations (not a bound here)
         cache = (fam.cross_kv_values or 0.0) * 2.0 if fam is not None and decoder else 0.0
+        # one copy of the model per chip where it fits one (data parallel: SDXL, Whisper, ResNet served one copy a GPU);
+        # a model larger than a chip takes as many chips a copy as it needs; tables sharded over the chips, one copy
+        chip = acc.specs.memory_gib * GIB * (1.0 - c.estimator.memory.serving_memory_reserve_fraction.value)
+        per_copy = max(1, -(-int(weights) // max(int(chip), 1)))
+        workers = 1 if tables else max(1, count // per_copy)
         request = serving.RequestReplica(
             weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, overhead,
             decode_steps=inf.output_tokens if decoder else 0, decode_bytes=dec_flops / 2.0 * per_param, decode_flops=dec_flops,
-            request_bytes=workloads.embedding_lookup_bytes(profile), decode_request_bytes=cache,
+            request_bytes=workloads.embedding_lookup_bytes(profile), decode_request_bytes=cache, workers=workers,
         )
         by_memory = (int(room // cache) if cache else 1024) if room > 0 else 0
         notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2), "request_flops": f"{flops_req:.3e}", "request_model": request_model_name(profile),
         }
+        if workers > 1:
+            notes["copies_per_replica"] = {"copies": workers, "chips_each": count // workers,
+                                           "why": "one copy of the model per chip that holds it, each serving its share of "
+                                                  "the requests (data parallel): a request runs on one copy's chips"}
         if decoder:
             notes["decoder"] = {
                 "steps": inf.output_tokens, "weights_gb_per_step": round(request.decode_bytes / 1e9, 3),

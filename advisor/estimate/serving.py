@@ -275,15 +275,21 @@ class RequestReplica:
     # decode step, in every decoder layer)
     request_bytes: float = 0.0
     decode_request_bytes: float = 0.0
+    # copies of the model in the replica, each on its own chips, each running its share of the batch: an image or
+    # speech model is served one copy per chip where it fits one (data parallel), never one request split over all
+    # the replica's chips at their summed rate
+    workers: int = 1
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
-        bw, compute = self.bandwidth * u_bw, self.compute * u_mfu
+        w = max(1, self.workers)
+        bw, compute = self.bandwidth * u_bw / w, self.compute * u_mfu / w  # one copy's chips
+        per = -(-b // w)  # the requests the busiest copy runs at once
         if self.decode_steps <= 0:
-            t = max((self.weights + b * self.request_bytes) / bw, b * self.request_flops / compute) + self.overhead
+            t = max((self.weights + per * self.request_bytes) / bw, per * self.request_flops / compute) + self.overhead
             return Point(b, t, t, t, b * max(self.outputs, 1) / t)
         encode_flops = self.request_flops - self.decode_steps * self.decode_flops
-        encode = max((self.weights - self.decode_bytes + b * self.request_bytes) / bw, b * encode_flops / compute) + self.overhead
-        step = max((self.decode_bytes + b * self.decode_request_bytes) / bw, b * self.decode_flops / compute) + self.overhead
+        encode = max((self.weights - self.decode_bytes + per * self.request_bytes) / bw, per * encode_flops / compute) + self.overhead
+        step = max((self.decode_bytes + per * self.decode_request_bytes) / bw, per * self.decode_flops / compute) + self.overhead
         latency = encode + self.decode_steps * step
         return Point(b, encode + step, step, latency, b * max(self.outputs, 1) / latency)
 
