@@ -522,7 +522,8 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
         docs = [d for d in load_documents(text, path, max_nodes=500_000) if d.data is not None]
     except InputError as exc:
         from advisor.check.infra.model import Parsed
-        from advisor.check.infra.read import names_hardware, template_hint
+        from advisor.check.infra.names import names_hardware
+        from advisor.check.infra.read import template_hint
 
         try:  # read leniently (any tag as untagged, a merge key as a key): YAML of another tool is no proposal
             # (a key written twice keeps its last value here, as go-yaml v2 and PyYAML read it: a Helm values file or a CI
@@ -619,7 +620,7 @@ def _without_broken_templates(text: str, path: str, index: Any) -> tuple[str, li
     """``text`` with each ``---`` document that is no YAML, holds an unrendered placeholder and names no accelerator
     blanked out line for line (so the others keep their positions), and the (first, last) lines of each; None when no
     document is so, when another document cannot be read either, or when what is left is no YAML."""
-    from advisor.check.infra.read import names_hardware
+    from advisor.check.infra.names import names_hardware
     from advisor.yamlsrc import load_documents
 
     lines = text.split("\n")
@@ -653,7 +654,7 @@ def _readable_parts(text: str, path: str, index: Any) -> bool:
     a quoted line continuation): such a file is not skipped but stays an input error."""
     import json
 
-    from advisor.check.infra.read import names_hardware
+    from advisor.check.infra.names import names_hardware
     from advisor.check.infra.sniff import doc_kind
     from advisor.yamlsrc import load_documents
 

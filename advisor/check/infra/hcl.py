@@ -19,7 +19,7 @@ from advisor.check.files import TF_SUFFIXES
 from advisor.check.infra import hclexpr, tfconfig, tfk8s, tfplan
 from advisor.check.infra.hclexpr import Unresolved
 from advisor.check.infra.model import Parsed, Request, tf_waivers
-from advisor.check.infra.names import NameIndex
+from advisor.check.infra.names import NameIndex, names_hardware
 
 PLAN_HINT = "terraform plan -out plan.out && terraform show -json plan.out > plan.json"
 MAX_INSTANCES = 10_000
@@ -969,8 +969,6 @@ def _module_files(directory: str) -> dict[str, Any]:
 def _directory_names_hardware(ctx: _HclCtx) -> bool:
     """Whether the file or the Terraform files of its directory (.tf, .tfvars, their JSON forms) name an accelerator
     anywhere (read.names_hardware): a chip word, or a machine or accelerator type the name index knows."""
-    from advisor.check.infra.read import names_hardware
-
     texts = [ctx.text]
     directory = os.path.dirname(os.path.abspath(ctx.path)) if ctx.path != "-" else ""
     try:

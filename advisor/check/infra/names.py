@@ -276,3 +276,43 @@ def name_index(catalog: Catalog) -> NameIndex:
         _CACHE.clear()
         _CACHE[key] = NameIndex(catalog, load_names())
     return _CACHE[key]
+
+
+# chip resources and selectors, and the fields that name accelerators (SkyPilot, Terraform, profiles)
+_HARDWARE_TEXT = re.compile(
+    r"(?i)nvidia\.com/|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu|aws\.amazon\.com/neuron|habana\.ai/"
+    r"|accelerators?[\"']?\s*[:=]|accelerator_(?:type|count|config)|\bgpus?[\"']?\s*[:=]|\btpus?[\"']?\s*[:=]"
+)
+# a word of free text, not one written after an @ (a git ref: a GitHub Actions step's uses: actions/checkout@v4, whose
+# v4 is no TPU v4)
+_WORD = re.compile(r"(?<![@A-Za-z0-9._-])[A-Za-z0-9][A-Za-z0-9._-]{1,63}")
+
+
+_CHAR_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))")
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with its JSON and YAML character escapes (backslash-u, -x, -U) decoded: a name spelled in escapes
+    (the escaped letters of nvidia.com/gpu) is the same name to the tool that reads the file."""
+    if "\\" not in text:
+        return text
+
+    def char(m: re.Match[str]) -> str:
+        code = int(next(g for g in m.groups() if g), 16)
+        return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else ""
+
+    return _CHAR_ESCAPE.sub(char, text)
+
+
+def names_hardware(text: str, index: NameIndex) -> bool:
+    """Whether a file that cannot be read names accelerators anywhere: a chip resource or word, or any
+    word the name index resolves (a GPU or TPU machine type such as p5.48xlarge, a slice type), its
+    character escapes decoded."""
+    text = _unescaped(text)
+    if _HARDWARE_TEXT.search(text):
+        return True
+    for word in dict.fromkeys(_WORD.findall(text)):
+        hw = index.lookup(word)
+        if hw.known or hw.chips:
+            return True
+    return False

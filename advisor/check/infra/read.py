@@ -8,11 +8,10 @@ the skip reason. A file's proposal is judged whatever else the file holds.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from advisor.check.infra.model import Parsed, Request
-from advisor.check.infra.names import NameIndex
+from advisor.check.infra.names import NameIndex, names_hardware
 from advisor.check.infra.sniff import doc_kind
 from advisor.errors import InputError
 from advisor.loading import LoadedProfile, profiles_from_docs
@@ -140,16 +139,6 @@ def read_hcl(path: str, index: NameIndex) -> Parsed:
     return hcl.parse(path, read_text(path, max_bytes=MAX_YAML_BYTES), index)
 
 
-# chip resources and selectors, and the fields that name accelerators (SkyPilot, Terraform, profiles)
-_HARDWARE_TEXT = re.compile(
-    r"(?i)nvidia\.com/|amd\.com/gpu|google\.com/tpu|gke-accelerator|gke-tpu|aws\.amazon\.com/neuron|habana\.ai/"
-    r"|accelerators?[\"']?\s*[:=]|accelerator_(?:type|count|config)|\bgpus?[\"']?\s*[:=]|\btpus?[\"']?\s*[:=]"
-)
-# a word of free text, not one written after an @ (a git ref: a GitHub Actions step's uses: actions/checkout@v4, whose
-# v4 is no TPU v4)
-_WORD = re.compile(r"(?<![@A-Za-z0-9._-])[A-Za-z0-9][A-Za-z0-9._-]{1,63}")
-
-
 def _not_json_syntax(text: str) -> bool:
     """Whether the text is no JSON by its syntax (a log of JSON lines, comments), not by one of the reader's
     bounds or refusals (depth, NaN, huge integers, duplicate keys: those stay input errors)."""
@@ -164,34 +153,6 @@ def _not_json_syntax(text: str) -> bool:
     return False
 
 
-_CHAR_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))")
-
-
-def _unescaped(text: str) -> str:
-    """``text`` with its JSON and YAML character escapes (backslash-u, -x, -U) decoded: a name spelled in escapes
-    (the escaped letters of nvidia.com/gpu) is the same name to the tool that reads the file."""
-    if "\\" not in text:
-        return text
-
-    def char(m: re.Match[str]) -> str:
-        code = int(next(g for g in m.groups() if g), 16)
-        return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else ""
-
-    return _CHAR_ESCAPE.sub(char, text)
-
-
-def names_hardware(text: str, index: NameIndex) -> bool:
-    """Whether a file that cannot be read names accelerators anywhere: a chip resource or word, or any
-    word the name index resolves (a GPU or TPU machine type such as p5.48xlarge, a slice type), its
-    character escapes decoded."""
-    text = _unescaped(text)
-    if _HARDWARE_TEXT.search(text):
-        return True
-    for word in dict.fromkeys(_WORD.findall(text)):
-        hw = index.lookup(word)
-        if hw.known or hw.chips:
-            return True
-    return False
 
 
 def template_hint(text: str, exc: InputError) -> InputError:
