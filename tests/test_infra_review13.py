@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from advisor.api import Context
+
 from .conftest import ROOT, run_cli
 
 CASES = ROOT / "tests" / "data" / "infra-review13"
@@ -91,3 +93,31 @@ def test_a_kaito_partition_is_a_gpu_request() -> None:
     got = {a.split("/")[0]: r for a, r in _results(CASES / "06-kaito-partition" / "workspace.yaml").items()}
     assert got["Workspace"]["request"]["total_chips"] == 2 and got["InferenceSet"]["request"]["total_chips"] == 2, got
     assert all("request-unknown-accelerator" in _rules(r) for r in got.values())
+
+
+def test_the_directory_scan_for_accelerator_names_is_done_once_and_bounded(tmp_path: Path, monkeypatch: Any) -> None:
+    """A file of many GKE module calls whose node pools cannot be evaluated asks once whether its directory names an
+    accelerator (before: once per call, each reading every file of the directory: 30 calls beside 50 MB of .tfvars took
+    minutes); a directory past MAX_NAMES_SCAN_BYTES is taken to name one (fail closed), unread."""
+    from advisor.check.infra import hcl
+    from advisor.check.infra.names import name_index
+
+    calls = "\n".join(f'module "gke{i}" {{\n  source = "terraform-google-modules/kubernetes-engine/google"\n'
+                      f'  node_pools = [for p in var.pools : p if p.x]\n}}' for i in range(30))
+    main = tmp_path / "main.tf"
+    main.write_text('variable "pools" {\n  type = any\n}\n' + calls + "\n")
+    (tmp_path / "gpu.auto.tfvars").write_text('note = "nvidia-l4"\n')
+    seen: list[int] = []
+    real = hcl.names_hardware
+    monkeypatch.setattr(hcl, "names_hardware", lambda text, index: seen.append(len(text)) or real(text, index))
+    index = name_index(Context.load().catalog)
+    got = hcl.parse(str(main), main.read_text(), index)
+    assert len(got.requests) == 30 and all(r.unknown for r in got.requests) and len(seen) == 1, (len(got.requests), seen)
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "main.tf").write_text(main.read_text())
+    for i in range(3):
+        (big / f"pad{i}.tfvars").write_text("# " + "x" * (hcl.MAX_NAMES_SCAN_BYTES // 2) + "\n")
+    seen.clear()
+    got = hcl.parse(str(big / "main.tf"), (big / "main.tf").read_text(), index)
+    assert len(got.requests) == 30 and not seen  # past the bound: taken to name one, the text never scanned

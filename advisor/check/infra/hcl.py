@@ -966,24 +966,54 @@ def _module_files(directory: str) -> dict[str, Any]:
     return merged
 
 
+# bytes of a directory's Terraform files _directory_names_hardware reads at most: beyond, it answers yes (fail closed)
+MAX_NAMES_SCAN_BYTES = 8 * 1024 * 1024
+_NAMES_SCAN: dict[str, bool] = {}
+
+
 def _directory_names_hardware(ctx: _HclCtx) -> bool:
     """Whether the file or the Terraform files of its directory (.tf, .tfvars, their JSON forms) name an accelerator
-    anywhere (read.names_hardware): a chip word, or a machine or accelerator type the name index knows."""
-    texts = [ctx.text]
-    directory = os.path.dirname(os.path.abspath(ctx.path)) if ctx.path != "-" else ""
+    anywhere (names.names_hardware): a chip word, or a machine or accelerator type the name index knows. Answered once
+    per file (a file of many module calls asks once), reading at most MAX_NAMES_SCAN_BYTES: a directory larger than
+    that is taken to name one, so an unevaluated pool is never passed over for it."""
+    path = os.path.abspath(ctx.path) if ctx.path != "-" else ""
+    directory = os.path.dirname(path) if path else ""
     try:
         names = sorted(os.listdir(directory)) if directory else []
     except OSError:
         names = []
-    for n in [n for n in names if n.endswith((*TF_SUFFIXES, ".tfvars", ".tfvars.json"))][:200]:
-        if os.path.join(directory, n) == os.path.abspath(ctx.path):
+    names = [n for n in names if n.endswith((*TF_SUFFIXES, ".tfvars", ".tfvars.json"))][:200]
+    stamp = []
+    for n in names:  # the files as they are now (a long-lived process sees an edit), as _module_scope keys its cache
+        try:
+            st = os.stat(os.path.join(directory, n))
+            stamp.append(f"{n}:{st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            continue
+    key = "\0".join([path, str(hash(ctx.text)), *stamp])
+    if key in _NAMES_SCAN:
+        return _NAMES_SCAN[key]
+    texts, total = [ctx.text], len(ctx.text)
+    found: bool | None = None
+    for n in names:
+        if os.path.join(directory, n) == path:
             continue
         try:
             with open(os.path.join(directory, n), encoding="utf-8", errors="replace") as fh:
-                texts.append(fh.read(MAX_HCL_BYTES))
+                text = fh.read(MAX_NAMES_SCAN_BYTES - total + 1)
         except OSError:
             continue
-    return names_hardware("\n".join(texts), ctx.index)
+        total += len(text)
+        if total > MAX_NAMES_SCAN_BYTES:
+            found = True
+            break
+        texts.append(text)
+    if found is None:
+        found = names_hardware("\n".join(texts), ctx.index)
+    if len(_NAMES_SCAN) > 256:
+        _NAMES_SCAN.clear()
+    _NAMES_SCAN[key] = found
+    return found
 
 
 def _gke_module_pools(
