@@ -779,3 +779,19 @@ def test_a_qlora_setup_installs_what_train_py_imports_and_runs_the_micro_batch_p
     assert 1 <= micro <= share
     assert "(loss / accum).backward()" in train and "model.no_sync()" in train
     compile(train, "train.py", "exec")
+
+
+def test_an_encoders_readme_speaks_of_requests_not_generated_tokens(tmp_path: Path) -> None:
+    """Before: an embedding model (output_tokens 0) read 'time to first token 218 ms, 218.1 ms per output token' and
+    '4,695 generated tokens/s', priced per million generated tokens; it yields one result a request."""
+    r = run_cli("scaffold", str(ROOT / "profiles" / "text-embeddings.yaml"), "-o", str(tmp_path / "enc"))
+    assert r.code == 0, r.err
+    readme = (tmp_path / "enc" / "README.md").read_text()
+    [cost] = [line for line in readme.splitlines() if line.startswith("- Cost:")]
+    [latency] = [line for line in readme.splitlines() if line.startswith("- Latency:")]
+    assert "per million requests" in cost and "generated tokens" not in readme, cost
+    assert "time to first token" not in latency and "per output token" not in latency, latency
+    assert re.search(r"^- Throughput: [0-9,]+ requests/s per replica\.$", readme, re.M), readme
+    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "-o", str(tmp_path / "llm"))
+    llm = (tmp_path / "llm" / "README.md").read_text()
+    assert "generated tokens/s per replica" in llm and "per million output tokens" in llm and "time to first token" in llm

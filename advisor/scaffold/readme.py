@@ -61,19 +61,23 @@ def _estimate_lines(spec: Spec, written: Callable[[str], bool]) -> list[str]:
         )
     else:
         reps = e.replicas or 1
+        unit = (e.unit_cost or {}).get("unit") or "per million output tokens"
+        # what a request yields: generated tokens (an LLM, a speech decoder), else one image or one result a request
+        tokens = unit.endswith("output tokens")
+        unit_usd = e.usd_per_million_tokens if tokens else (e.unit_cost or {}).get("usd")
         out.append(
             f"- Cost: **{_money(e.cost_usd)} per month** for {reps} replica(s) of {e.count} chip(s) "
-            f"(range {_money(e.cost_low)}–{_money(e.cost_high)}), {_money(e.usd_per_million_tokens)} per million generated tokens."
+            f"(range {_money(e.cost_low)}–{_money(e.cost_high)}), {_money(unit_usd)} {unit}."
         )
         if e.latency_ms is not None:
             target = spec.profile.inference.latency_p99_ms if spec.profile.inference else None
             tgt = f" (target p99 {target:,.0f} ms)" if target else ""
-            out.append(
-                f"- Latency: {e.latency_ms:,.0f} ms per request{tgt}; time to first token {e.ttft_ms or 0:,.0f} ms, "
-                f"{e.tpot_ms or 0:,.1f} ms per output token, batch {e.batch} per replica."
-            )
+            steps = (f"; time to first token {e.ttft_ms or 0:,.0f} ms, {e.tpot_ms or 0:,.1f} ms per output token" if tokens
+                     else "")
+            out.append(f"- Latency: {e.latency_ms:,.0f} ms per request{tgt}{steps}, batch {e.batch} per replica.")
         if e.tokens_per_second:
-            out.append(f"- Throughput: {e.tokens_per_second:,.0f} generated tokens/s per replica.")
+            what = "generated tokens/s" if tokens else ("images/s" if "images" in unit else "requests/s")
+            out.append(f"- Throughput: {e.tokens_per_second:,.0f} {what} per replica.")
     budget = spec.profile.goal.budget_usd
     if budget is not None and e.within_budget is not None:
         per = " per month" if e.mode == "inference" else ""
