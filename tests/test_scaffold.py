@@ -795,3 +795,12 @@ def test_an_encoders_readme_speaks_of_requests_not_generated_tokens(tmp_path: Pa
     r = run_cli("scaffold", str(ROOT / "profiles" / "llm-chatbot.yaml"), "-o", str(tmp_path / "llm"))
     llm = (tmp_path / "llm" / "README.md").read_text()
     assert "generated tokens/s per replica" in llm and "per million output tokens" in llm and "time to first token" in llm
+
+
+def test_the_server_table_is_read_once() -> None:
+    # 4f576c8 put checkpoint_method between servers() and its cache decorator: every call re-read and re-validated
+    # rules/serving-stacks.yaml
+    from advisor.scaffold.stacks import checkpoint_method, servers
+
+    assert servers() is servers()
+    assert checkpoint_method("meta-llama/Llama-3.1-8B-Instruct-FP8") == "fp8" and checkpoint_method("openai/gpt-oss-20b") == "mxfp4"

@@ -129,6 +129,7 @@ def checkpoint_method(model_id: str) -> str | None:
     return found[0] if found else None
 
 
+@functools.cache
 def servers() -> dict[str, Server]:
     from advisor.knowledge import bundled_data
 
