@@ -92,3 +92,31 @@ def test_a_cloudformation_group_is_counted_at_its_size_with_its_launch_templates
     code, data, err = _gate(repo, "asg-mixed-params.yaml")
     (r,) = data["results"]  # MaxSize from a parameter's default, the template named through Fn::GetAtt
     assert (r["request"]["accelerator"], r["request"]["total_chips"]) == ("h100", 96), (r["request"], err)
+
+
+def test_a_file_dependency_is_never_read_through_a_link_out_of_the_repository(tmp_path: Path) -> None:
+    # before: the dependency's values.yaml, a link to a file outside the repository, was read and its secret printed
+    # ("'SECRET-abc123' is ...") by a check of the parent chart
+    secret = tmp_path / "outside-secret.yaml"
+    secret.write_text("token: SECRET-abc123\n")
+    repo = tmp_path / "repo"
+    shutil.copytree(CASES / "15-helm-file-deps" / "helm-leak", repo)
+    (repo / "dep" / "values.yaml").symlink_to(secret)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    r = run_cli("check", str(repo / "parent"), "--policy", str(POLICY), "--format", "json")
+    assert "SECRET-abc123" not in r.out + r.err, (r.out, r.err)
+
+
+def test_a_chart_some_chart_names_as_a_file_dependency_is_still_judged(tmp_path: Path) -> None:
+    # before: a decoy chart listing worker (64 L4) as a dependency it disables made the worker 'judged there': exit 0
+    repo = _repo(tmp_path, "15-helm-file-deps")
+    code, data, err = _gate(repo, "helm-cond")
+    assert code == 1 and sum(r["request"]["total_chips"] or 0 for r in data["results"]) >= 64, (code, err)
+    # a chart naming itself (file://.) is not its own subchart: rendered once, not 40 times
+    code, data, err = _gate(repo, "helm-self")
+    assert len(data["results"]) == 1, [r["source"]["path"] for r in data["results"]]
+    # a dependency kept higher up on disk is still a subchart: the parent's own helper wins (64, as helm renders it)
+    code, data, err = _gate(repo, "helm-order")
+    (r,) = data["results"]
+    assert r["request"]["total_chips"] == 64 and code == 1, (r["request"], err)

@@ -203,13 +203,9 @@ IN_BUILD_NOTE = ("a kustomization of this run builds this file: judged here as w
 def _rendered(sel: files.Selection, ctx: Context, policy: Policy, day: dt.date, batch: _Batch) -> None:
     """What is deployed from more than one file, after the files themselves: Helm charts, the releases
     of a chart the files named (Argo CD, Flux, helmfile, Terraform), and kustomizations."""
-    parents = {} if files.helm() is not None else _dependency_parents(sel.charts)
     for chart in sel.charts:
         if files.helm() is not None:
             _chart_with_helm(chart, ctx, policy, day, batch)
-        elif chart in parents:  # rendered inside the chart that takes it as a dependency, with that chart's values
-            batch.skipped.append((chart, f"a Helm chart that {parents[chart]} takes as a dependency (file://): judged there, "
-                                         "rendered with that chart's values"))
         else:
             _chart_without_helm(chart, ctx, batch)
     for ref in batch.releases:
@@ -415,21 +411,6 @@ def _owner_build(owner: Any, ctx: Context, out: _Batch) -> None:
         return
     out.requests += got.requests
     out.autoscalers += got.autoscalers
-
-
-def _dependency_parents(charts: list[str]) -> dict[str, str]:
-    """The charts of the run that another chart of the run takes from the repository as a dependency (``repository:
-    file://...``): chart -> that parent. Rendered within the parent, with its values, not again on their own."""
-    from advisor.check.infra.helmlite import local_dependency_dirs
-
-    real = {os.path.realpath(c): c for c in charts}
-    out: dict[str, str] = {}
-    for parent in charts:
-        for path in local_dependency_dirs(parent):
-            child = real.get(os.path.realpath(path))
-            if child is not None and child != parent:
-                out.setdefault(child, parent)
-    return out
 
 
 def _chart_without_helm(chart: str, ctx: Context, out: _Batch) -> None:

@@ -1008,7 +1008,7 @@ def _tree_defines(chart: str) -> dict[str, list[Any]]:
     set ("template names are global": a library chart's helpers serve its parent), in Helm's parse order (_helm_order:
     the deepest first, so that a chart's own definition of a name wins over its subcharts', and at one depth the
     alphabetically first file's)."""
-    files = _helm_order(_all_template_files(chart))
+    files = [f for _, f in sorted(_tree_files(chart), key=lambda x: (x[0], x[1].count(os.sep), x[1]), reverse=True)]
     # a chart is rendered once per values overlay and release state: its tree is parsed for names once, while its files
     # stay as they were
     key = tuple((f, *_stamp(f)) for f in files)
@@ -1161,7 +1161,7 @@ def _local_dependencies(chart: str, meta: dict[str, Any]) -> dict[str, str]:
     """The dependencies of ``chart`` that Helm takes from a directory of the same repository (``repository:
     file://PATH``, PATH from the chart's directory, as ``helm dependency update`` copies it): name -> the directory,
     where it holds a Chart.yaml inside the repository (a path out of it is never followed)."""
-    from advisor.check.files import boundary, escapes
+    from advisor.check.files import boundary, escapes, escaping_link
 
     deps = meta.get("dependencies")
     root = os.path.realpath(boundary(chart))
@@ -1175,16 +1175,10 @@ def _local_dependencies(chart: str, meta: dict[str, Any]) -> dict[str, str]:
         path = os.path.normpath(os.path.join(chart, repo.removeprefix("file://")))
         if escapes(os.path.realpath(path), root) or not os.path.isfile(os.path.join(path, "Chart.yaml")):
             continue
+        if os.path.realpath(path) == os.path.realpath(chart) or escaping_link(path, root) is not None:
+            continue  # the chart itself, or a directory holding a link out of the repository: never read through it
         out[dep["name"]] = path
     return out
-
-
-def local_dependency_dirs(chart: str) -> list[str]:
-    """The directories of the repository that ``chart`` takes as dependencies (file://), rendered with it."""
-    try:
-        return sorted(_local_dependencies(chart, _chart_meta(chart)).values())
-    except InputError:
-        return []
 
 
 def _subchart_dirs(chart: str, meta: dict[str, Any] | None = None) -> list[str]:
@@ -1465,6 +1459,17 @@ def read_variant(chart: str, index: Any, values: dict[str, Any]) -> ChartRead:
         out.requests += got.requests
         out.autoscalers += got.autoscalers
     return out
+
+
+def _tree_files(chart: str, depth: int = 0) -> list[tuple[int, str]]:
+    """(nesting level, file) of the template files of ``chart`` and of its subcharts: Helm orders a chart's templates by
+    their path in the chart tree (a subchart's under its parent's charts/), whatever directory a file:// dependency
+    sits in on disk."""
+    out = [(depth, f) for f in _template_files(chart)]
+    if depth < MAX_SUBCHART_DEPTH:
+        for path in _subchart_dirs(chart):
+            out += _tree_files(path, depth + 1)
+    return out[:MAX_FILES]
 
 
 def _all_template_files(chart: str, depth: int = 0) -> list[str]:

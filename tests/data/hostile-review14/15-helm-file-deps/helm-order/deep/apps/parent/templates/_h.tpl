@@ -1,0 +1,1 @@
+{{- define "gpus" -}}64{{- end -}}
