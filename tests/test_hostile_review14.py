@@ -120,3 +120,19 @@ def test_a_chart_some_chart_names_as_a_file_dependency_is_still_judged(tmp_path:
     code, data, err = _gate(repo, "helm-order")
     (r,) = data["results"]
     assert r["request"]["total_chips"] == 64 and code == 1, (r["request"], err)
+
+
+def test_a_second_template_reference_does_not_decoy_a_group_off_its_gpu_template(tmp_path: Path) -> None:
+    # before: an Auto Scaling group of 100 that also names a CPU launch template (in a tag) joined that one, was dropped,
+    # and the GPU template was judged alone, 'l4 x 1', exit 0; the same in Terraform; and a template named by its
+    # literal LaunchTemplateName was never joined
+    repo = _repo(tmp_path, "01-cfn-groups")
+    for name in ("decoy.yaml", "named.yaml"):
+        code, data, err = _gate(repo, name)
+        chips = [(r["request"]["accelerator"], r["request"]["total_chips"]) for r in data["results"]]
+        assert ("l4", 100) in chips and code == 1, (name, chips, err)
+    repo = tmp_path / "tf"
+    shutil.copytree(CASES / "16-tf-decoy-template", repo)
+    code, data, err = _gate(repo, "main.tf")
+    chips = [(r["request"]["accelerator"], r["request"]["total_chips"]) for r in data["results"]]
+    assert ("l4", 100) in chips and code == 1, (chips, err)

@@ -83,11 +83,15 @@ def _plain(v: Any, where: str, found: list[tuple[str, str]]) -> Any:
     return v
 
 
-def _references(node: Any, names: set[str], limit: int = 2_000) -> set[str]:
+def _references(node: Any, names: set[str], limit: int = 2_000, named: dict[str, str] | None = None) -> set[str]:
     """The logical ids of ``names`` that ``node`` refers to: ``Ref`` / ``!Ref NAME`` and ``Fn::GetAtt`` / ``!GetAtt
-    NAME.Attr`` (a group's ``LaunchTemplateId: !Ref LT``, ``Version: !GetAtt LT.LatestVersionNumber``)."""
+    NAME.Attr`` (a group's ``LaunchTemplateId: !Ref LT``, ``Version: !GetAtt LT.LatestVersionNumber``), and a
+    launch template named by its literal ``LaunchTemplateName`` (``named``: that name -> its logical id)."""
     out: set[str] = set()
     for v in tfplan.values_of(node, limit):
+        if isinstance(v, str) and named and v in named:
+            out.add(named[v])
+            continue
         if not isinstance(v, dict) or len(v) != 1:
             continue
         (fn, arg), = v.items()
@@ -123,6 +127,10 @@ def _stack(doc: Document, index: NameIndex) -> list[Request]:
     pending: dict[str, tuple[list[tuple[str, str]], Any, str]] = {}  # logical id -> (unresolved, condition, rtype)
     refs: dict[str, set[str]] = {}
     names = {str(k) for k in list(resources)[:MAX_RESOURCES]}
+    # launch templates by their literal LaunchTemplateName (a group may name one so instead of !Ref)
+    named = {str(r["Properties"]["LaunchTemplateName"]): str(k) for k, r in list(resources.items())[:MAX_RESOURCES]
+             if isinstance(r, dict) and r.get("Type") == "AWS::EC2::LaunchTemplate" and isinstance(r.get("Properties"), dict)
+             and isinstance(r["Properties"].get("LaunchTemplateName"), str)}
     for logical, res in list(resources.items())[:MAX_RESOURCES]:
         rtype = CFN_TYPES.get(str(res.get("Type"))) if isinstance(res, dict) else None
         if rtype is None and isinstance(res, dict):
@@ -160,7 +168,7 @@ def _stack(doc: Document, index: NameIndex) -> list[Request]:
         address = str(logical)
         by_addr[address] = {"address": address, "type": rtype, "at": at,
                             "change": {"actions": ["create"], "before": None, "after": after, "after_unknown": {}}}
-        refs[address] = _references(res.get("Properties"), names - {address})
+        refs[address] = _references(res.get("Properties"), names - {address}, named=named if rtype != "aws_launch_template" else None)
         pending[address] = (found, res.get("Condition"), rtype)
     if not by_addr:
         return requests

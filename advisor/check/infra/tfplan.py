@@ -918,13 +918,20 @@ def _joined(ctx: _Ctx, address: str, by_addr: dict[str, dict[str, Any]], types: 
     """The resource of one of ``types`` that this one's configuration references; of its
     instances, the one with the same key (``group[0]`` uses ``template[0]``), else the first."""
     key = m.group(0) if (m := INDEX.search(address)) else ""
+    found: list[tuple[str, dict[str, Any]]] = []
     for ref in sorted(ctx.refs.get(config_address(address), set())):
         instances = ctx.config_index.get(ref, [])
         for full in sorted(instances, key=lambda a: not a.endswith(key) if key else False):
             rc = by_addr.get(full)
             if rc is not None and rc["type"] in types and isinstance(rc["change"].get("after"), dict):
-                return full, rc["change"]["after"]
-    return None
+                found.append((full, rc["change"]["after"]))
+                break
+    # several referenced (a tag naming another template): the one whose machine has accelerators, never a decoy's
+    for full, after in found:
+        itype = after.get("instance_type")
+        if isinstance(itype, str) and ctx.index.instance_accelerator(itype) is not None:
+            return full, after
+    return found[0] if found else None
 
 
 def _aws_market(req: Request, after: dict[str, Any]) -> None:
