@@ -136,3 +136,26 @@ def test_a_second_template_reference_does_not_decoy_a_group_off_its_gpu_template
     code, data, err = _gate(repo, "main.tf")
     chips = [(r["request"]["accelerator"], r["request"]["total_chips"]) for r in data["results"]]
     assert ("l4", 100) in chips and code == 1, (chips, err)
+
+
+def test_the_new_readers_fail_closed(tmp_path: Path) -> None:
+    """A review of this round's readers: KAI's gpu-fraction-num-devices (64 GPUs read as 1), KServe maxReplicas: null
+    (read as bounded), a VLLMRuntime of -60 GPUs (subtracted from the run's totals) or with a malformed selector
+    (an internal error), and a CRLF file whose broken document made the whole file skip a valid 50-GPU Deployment."""
+    repo = _repo(tmp_path, "17-new-readers")
+
+    def one(name: str) -> tuple[int, dict[str, Any], str]:
+        return _gate(repo, name)
+
+    code, data, err = one("kai-multi.yaml")
+    assert data["results"][0]["request"]["total_chips"] == 64 and code == 1, (data, err)
+    code, data, err = one("null-max.yaml")
+    assert "request-unresolved" in {f["rule"] for f in data["results"][0]["findings"]}, data
+    code, data, err = one("neg.yaml")
+    assert code == 2 and "neg.yaml:7:22: error: spec.deploymentConfig.resources.gpu: -60 is out of range" in err, err
+    code, data, err = one("crash.yaml")
+    assert "internal error" not in err + json.dumps(data) and data["results"], (err, data)
+    crlf = repo / "kai-crlf.yaml"  # the case with CRLF line endings, written here (a checkout may convert them)
+    crlf.write_bytes((repo / "kai-broken.yaml").read_bytes().replace(b"\n", b"\r\n"))
+    code, data, err = one("kai-crlf.yaml")
+    assert code == 2 and "kai-crlf.yaml:23:5: error: invalid YAML" in err, err  # never skipped whole

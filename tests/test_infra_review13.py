@@ -98,7 +98,8 @@ def test_a_kaito_partition_is_a_gpu_request() -> None:
 def test_the_directory_scan_for_accelerator_names_is_done_once_and_bounded(tmp_path: Path, monkeypatch: Any) -> None:
     """A file of many GKE module calls whose node pools cannot be evaluated asks once whether its directory names an
     accelerator (before: once per call, each reading every file of the directory: 30 calls beside 50 MB of .tfvars took
-    minutes); a directory past MAX_NAMES_SCAN_BYTES is taken to name one (fail closed), unread."""
+    minutes); a directory past MAX_NAMES_SCAN_BYTES is taken to name one (fail closed), unread; only the .tfvars
+    Terraform loads by itself (terraform.tfvars, *.auto.tfvars) are read."""
     from advisor.check.infra import hcl
     from advisor.check.infra.names import name_index
 
@@ -117,7 +118,7 @@ def test_the_directory_scan_for_accelerator_names_is_done_once_and_bounded(tmp_p
     big.mkdir()
     (big / "main.tf").write_text(main.read_text())
     for i in range(3):
-        (big / f"pad{i}.tfvars").write_text("# " + "x" * (hcl.MAX_NAMES_SCAN_BYTES // 2) + "\n")
+        (big / f"pad{i}.auto.tfvars").write_text("# " + "x" * (hcl.MAX_NAMES_SCAN_BYTES // 2) + "\n")
     seen.clear()
     got = hcl.parse(str(big / "main.tf"), (big / "main.tf").read_text(), index)
     assert len(got.requests) == 30 and not seen  # past the bound: taken to name one, the text never scanned

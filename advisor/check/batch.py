@@ -639,7 +639,7 @@ def _readable_parts(text: str, path: str, index: Any) -> bool:
     from advisor.check.infra.sniff import doc_kind
     from advisor.yamlsrc import load_documents
 
-    for part in re.split(r"(?m)^---[ \t]*$", text)[:1000]:
+    for part in re.split(r"(?m)^---[ \t]*\r?$", text)[:1000]:  # a CRLF file's separators too, as kubectl trims them
         try:
             docs = load_documents(part, path)
         except InputError:

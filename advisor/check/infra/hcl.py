@@ -967,7 +967,7 @@ def _module_files(directory: str) -> dict[str, Any]:
 
 
 # bytes of a directory's Terraform files _directory_names_hardware reads at most: beyond, it answers yes (fail closed)
-MAX_NAMES_SCAN_BYTES = 8 * 1024 * 1024
+MAX_NAMES_SCAN_BYTES = 1024 * 1024
 _NAMES_SCAN: dict[str, bool] = {}
 
 
@@ -982,7 +982,9 @@ def _directory_names_hardware(ctx: _HclCtx) -> bool:
         names = sorted(os.listdir(directory)) if directory else []
     except OSError:
         names = []
-    names = [n for n in names if n.endswith((*TF_SUFFIXES, ".tfvars", ".tfvars.json"))][:200]
+    # the module's .tf files and the variable files Terraform loads by itself (terraform.tfvars, *.auto.tfvars)
+    names = [n for n in names if n.endswith((*TF_SUFFIXES, ".auto.tfvars", ".auto.tfvars.json"))
+             or n in ("terraform.tfvars", "terraform.tfvars.json")][:200]
     stamp = []
     for n in names:  # the files as they are now (a long-lived process sees an edit), as _module_scope keys its cache
         try:

@@ -209,6 +209,11 @@ def judge_request(req: Request, workloads: list[LoadedProfile], ctx: Context, po
                 f"{req.address}: {req.count} chips x {req.replicas(side)} replicas = {n} chips, beyond any real cluster (limit "
                 f"{MAX_TOTAL_CHIPS:,})",
             )
+    if (req.count is not None and req.count < 0) or any((req.replicas(s) or 0) < 0 for s in ("min", "max")):
+        from advisor.errors import InputError
+
+        line, col = req.pos("count")
+        raise InputError.single(req.path, line, col, f"{req.address}: a negative count of chips or replicas ({req.count})")
     if req.count is None and not req.unresolved:  # chips not read, and no reader said why: never a silent zero
         req.unresolved.append(("count-unknown", "how many accelerators this asks for was not read", req.pos("count")))
     lp, broken = find_workload(req, workloads)

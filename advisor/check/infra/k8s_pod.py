@@ -274,6 +274,8 @@ def _claimed(d: ManifestDoc, pod: KeyPath, req: Request, asks: bool) -> tuple[in
 # KAI Scheduler's GPU sharing: a pod asks for part of one GPU with an annotation, and no nvidia.com/gpu limit
 # (NVIDIA/KAI-Scheduler docs/gpu-sharing: gpu-fraction "0.5" of a device's memory, or gpu-memory "2000" MiB of it)
 KAI_SHARE_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+# how many GPUs such a share spans (KAI's gpu-fraction-num-devices: that many devices, each at the fraction)
+KAI_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
 
 
 def _shared_gpu(d: ManifestDoc, pod: KeyPath, req: Request) -> KeyPath | None:
@@ -315,7 +317,9 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
         shared = _shared_gpu(d, pod, req)
         if shared is None:
             return False
-        chips, resource, where = 1, "nvidia.com/gpu", shared
+        devices = (*shared[:-1], KAI_DEVICES_ANNOTATION)
+        n = d.count(devices, req, default=1) if d.at(devices) is not None else 1
+        chips, resource, where = (-1 if n is None else n), "nvidia.com/gpu", shared
     if where is not None:
         req.where["count"] = d.doc.where(where)
     sels = _selectors(d, pod)

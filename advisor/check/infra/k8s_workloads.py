@@ -296,13 +296,14 @@ def _vllm_runtime(d: ManifestDoc) -> list[Part]:
     raw = d.at(loc)
     if raw is None:
         return []
-    n = raw if isinstance(raw, int) and not isinstance(raw, bool) else (ascii_int(raw) if isinstance(raw, str) else None)
+    n = d.count(loc)  # a whole number in range, else an input error; a placeholder is unresolved (None)
     if n == 0:
         return []
     gpu_type = d.at((*base, "resources", "gpuType"))
     chip = gpu_type if isinstance(gpu_type, str) and gpu_type.strip() else "nvidia.com/gpu"
     for i, term in enumerate(d.seq((*base, "nodeSelectorTerms"))):
-        for j, expr in enumerate(term.get("matchExpressions") or [] if isinstance(term, dict) else []):
+        exprs = term.get("matchExpressions") if isinstance(term, dict) else None
+        for j, expr in enumerate(exprs[:64] if isinstance(exprs, list) else []):
             if (isinstance(expr, dict) and expr.get("key") in VLLM_RUNTIME_LABELS and expr.get("operator") == "In"
                     and isinstance(expr.get("values"), list) and expr["values"] and isinstance(expr["values"][0], str)):
                 chip = expr["values"][0]
@@ -629,7 +630,7 @@ def _kserve(d: ManifestDoc) -> list[Part]:
         lo = d.count((*base, "minReplicas"), default=1)
         hi = d.count((*base, "maxReplicas"), default=None)
         lo = 1 if lo is None else lo
-        unset = ("maxReplicas" not in block and not hi) or hi == 0
+        unset = not hi and not isinstance(block.get("maxReplicas"), str)  # absent, null or 0 (a placeholder is said apart)
         if unset and not raw:  # Serverless (Knative), the mode unless the file says otherwise: no max-scale, no upper bound
             d.placeholders.append(((*base, "maxReplicas"), "count-unknown",
                                    f"spec.{comp}.maxReplicas is not set (0): in KServe's Serverless mode, which the file "
