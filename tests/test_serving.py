@@ -19,7 +19,7 @@ from advisor.models import Profile
 from advisor.recommend import recommend
 
 from . import calibration_serving
-from .conftest import make_profile
+from .conftest import ROOT, make_profile
 
 CTX = Context.load()
 CAT = CTX.catalog
@@ -101,6 +101,18 @@ def test_an_image_model_on_several_gpus_is_one_copy_a_gpu() -> None:
     e1, e8 = estimate(busy, b200, 1, C), estimate(busy, b200, 8, C)
     # the same load takes about as many GPUs either way (8 copies a replica serve 8 images at once)
     assert 8 * (e8.replicas or 1) == pytest.approx(e1.replicas or 1, rel=0.5), (e8.replicas, e1.replicas)
+
+
+def test_each_copy_of_a_speech_model_holds_its_own_weights() -> None:
+    """With a copy of Whisper per GPU, the requests' cross-attention caches share what each GPU's copy leaves, not what
+    one copy leaves of all eight GPUs' memory (the batch memory holds was overstated by 7 copies of the weights)."""
+    import yaml
+
+    p = Profile.model_validate(yaml.safe_load((ROOT / "profiles" / "speech-asr.yaml").read_text()))
+    l4 = CAT.get("l4")
+    one, eight = estimate(p, l4, 1, C), estimate(p, l4, 8, C)
+    assert eight.assumptions["memory"]["copies_per_replica"]["copies"] == 8
+    assert eight.assumptions["memory"]["decoder"]["max_batch_by_memory"] == 8 * one.assumptions["memory"]["decoder"]["max_batch_by_memory"]
 
 
 def test_vllm_tpu_is_not_offered_multi_host_but_jetstream_is() -> None:

@@ -192,7 +192,7 @@ def test_a_run_on_spot_capacity_takes_longer_by_its_interruptions(context: Conte
     for h_spot, h_demand, rate in ((s.hours, d.hours, kind.interruptions[1]), (s.hours_high, d.hours_high, kind.interruptions[2])):
         assert h_spot == pytest.approx(restart + (h_demand - restart) * (1 + rate * 28 * loss), rel=1e-3)  # startup_hours is rounded
     assert s.hours_high > d.hours_high * 1.3  # one interruption per VM-day costs a third more time
-    assert s.cost_usd and s.usd_per_chip_hour and s.cost_usd == pytest.approx(112 * s.hours * s.usd_per_chip_hour, abs=0.05)
+    assert s.cost_usd and s.usd_per_chip_hour and s.cost_usd == pytest.approx(112 * s.hours * s.usd_per_chip_hour, abs=0.011)
     assert any("each interruption costs" in w for w in s.warnings) and not any("each interruption costs" in w for w in d.warnings)
     assert "interruptions" not in (d.capacity or {})
 

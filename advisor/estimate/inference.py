@@ -506,7 +506,9 @@ def _replica(
             decode_steps=inf.output_tokens if decoder else 0, decode_bytes=dec_flops / 2.0 * per_param, decode_flops=dec_flops,
             request_bytes=workloads.embedding_lookup_bytes(profile), decode_request_bytes=cache, workers=workers,
         )
-        by_memory = (int(room // cache) if cache else 1024) if room > 0 else 0
+        # each copy holds its own weights: the room a copy's chips leave, for its share of the requests' caches
+        room_copy = per_copy * chip - weights if workers > 1 else room
+        by_memory = (workers * int(room_copy // cache) if cache else 1024) if room_copy > 0 else 0
         notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2), "request_flops": f"{flops_req:.3e}", "request_model": request_model_name(profile),
         }

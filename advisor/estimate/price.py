@@ -158,8 +158,8 @@ def apply_price(
                 f"the amortised rate assumes {e.purchase['amortisation_years']:g} years at {e.purchase['utilisation_assumed']:.0%} use, "
                 f"this run is {e.hours / life:.1%} of that"
             )
-    if e.mode == "training" and e.hours:
-        chip_hours *= _interruptions(e, acc, restart_hours)
+    if e.mode == "training" and e.hours and _interruptions(e, acc, restart_hours) != 1.0:
+        chip_hours = e.hours * e.count  # the run's hours as interruptions lengthen them (the start-up paid once)
     if bill is not None and e.mode == "training" and e.hours:
         chip_hours = max(chip_hours, bill(e.hours) * e.count)
     whole = e.count * (e.replicas or 1) * HOURS_PER_MONTH
