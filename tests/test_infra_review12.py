@@ -156,6 +156,7 @@ def test_leaderworkerset_subgroups_that_each_fill_a_slice_are_a_real_shape() -> 
     assert (r["request"]["accelerator"], r["request"]["total_chips"]) == ("tpu-v6e", 16), r["request"]
     assert "proposal-not-a-real-shape" not in {f["rule"] for f in r["findings"]}
     assert "2 subgroup(s) of 2 pods (LeaderWorkerSet subGroupPolicy), each one 2x4 slice of 8 chips" in json.dumps(r)
+    assert r["request"]["hosts_per_replica"] == 4  # the group spans both slices' hosts, not one slice's
     four = _one(case / "subgroup-of-four.yaml")
     assert "proposal-not-a-real-shape" in {f["rule"] for f in four["findings"]}
 

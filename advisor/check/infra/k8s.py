@@ -204,8 +204,8 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
                     req.notes.append(f"judged at the {topo_chips} chips of the {req.topology} slice it selects (the pods ask for "
                                      f"{req.count}; the rest of the slice is provisioned and idle)")
                     req.count = topo_chips
-            if part.subgroup and req.subgroups:
-                req.hosts = part.subgroup
+            if part.subgroup and req.subgroups:  # every subgroup's pods: the replica spans its slices
+                req.hosts = pods
             elif topo_chips and per_pod:
                 req.hosts = max(1, topo_chips // per_pod)
             elif pods > 1:
@@ -297,7 +297,7 @@ def _groups(made: list[tuple[Part, Request]]) -> list[Request]:
             req.unresolved += lead.unresolved
             req.shape_problems = [m for m in req.shape_problems if "topology" not in m]
             if req.subgroups and not lead.count:  # a leader without chips beside whole-slice subgroups: still whole slices
-                req.hosts = part.subgroup
+                pass
             elif req.topology_chips and req.count != req.topology_chips:
                 req.shape_problems.append(
                     f"{req.hosts} pod(s) per group = {req.count} chips, but topology {req.topology} has {req.topology_chips} chips"
