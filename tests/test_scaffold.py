@@ -804,3 +804,17 @@ def test_the_server_table_is_read_once() -> None:
 
     assert servers() is servers()
     assert checkpoint_method("meta-llama/Llama-3.1-8B-Instruct-FP8") == "fp8" and checkpoint_method("openai/gpt-oss-20b") == "mxfp4"
+
+
+def test_the_micro_batch_divides_each_gpus_share_of_the_global_batch(tmp_path: Path) -> None:
+    """A micro-batch that does not divide a GPU's share dropped sequences (a global batch of 256 over 8 GPUs at micro 5
+    trained 240): the plan's MICRO_BATCH is a divisor of the share, and train.py takes one at any GPU count."""
+    r = run_cli("scaffold", str(ROOT / "tests" / "data" / "scaffold" / "qlora-70b-one-node.yaml"), "-o", str(tmp_path / "q"))
+    assert r.code == 0, r.err
+    train = (tmp_path / "q" / "train.py").read_text()
+    assert "while per_gpu % micro:" in train and "accum = per_gpu // micro" in train
+    sh = (tmp_path / "q" / "setup.sh").read_text()
+    plan = dict(re.findall(r"(\w+)=(\S+)", " ".join(line for line in sh.splitlines() if line.startswith("# plan:"))))
+    share = int(plan["global_batch"]) // int(plan["chips_per_replica"])
+    micro = int(re.search(r"^MICRO_BATCH = (\d+)", train, re.M).group(1))  # type: ignore[union-attr]
+    assert share % micro == 0, (share, micro)

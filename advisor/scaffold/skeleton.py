@@ -67,7 +67,8 @@ def micro_batch(spec: Spec) -> int:
     per_seq = float(memory["activations_gb_per_sequence"])  # train.py splits no layer over GPUs
     free = _MEMORY_USE * est.memory_capacity_gb - float(memory.get("state_gb_total") or 0.0)
     share = max(1, -(-(spec.global_batch or 1) // max(1, est.count)))
-    return max(1, min(share, int(free // per_seq) if free > 0 else 1))
+    most = max(1, min(share, int(free // per_seq) if free > 0 else 1))
+    return max(d for d in range(1, most + 1) if share % d == 0)  # a divisor of the share: no sequence is dropped
 
 
 # torch dtypes of the profile precisions train.py computes in (quantized ones compute in bf16)

@@ -199,8 +199,9 @@ def main() -> None:
         torch.cuda.set_device(device)
     per_gpu = max(1, args.global_batch // world)
     micro = max(1, min(per_gpu, args.micro_batch))
-    accum = max(1, per_gpu // micro)  # micro-batches per optimiser step on each GPU
-    per_gpu = micro * accum
+    while per_gpu % micro:  # a micro-batch that divides the GPU's share: the global batch stays what was asked
+        micro -= 1
+    accum = per_gpu // micro  # micro-batches per optimiser step on each GPU
 
     model, vocab = build_model(args)
     if args.method != "qlora":
