@@ -109,6 +109,19 @@ def _per_device(value: Any, devices: tuple[str, ...]) -> dict[str, tuple[str, ..
 
 
 @functools.cache
+def _checkpoints() -> dict[str, Any]:
+    """rules/checkpoints.yaml, its every source id checked against its ``sources`` (as rules/capacity.yaml's are)."""
+    from advisor.knowledge import bundled_data
+
+    data: dict[str, Any] = bundled_data("checkpoints.yaml")
+    cited = [*data.get("marker_source", []), *data.get("rule_source", []), *(s for row in data["native"] for s in row["source"])]
+    missing = sorted({s for s in cited if s not in data["sources"]})
+    if missing or not data.get("marker_source") or any(not row.get("source") for row in data["native"]):
+        raise ValueError(f"rules/checkpoints.yaml: sources {missing or '[]'} not in 'sources'")
+    return data
+
+
+@functools.cache
 def checkpoint_method(model_id: str) -> str | None:
     """The quantization a checkpoint is published in, read from its Hugging Face name (rules/checkpoints.yaml): a
     marker word of its repository name (Llama-3.1-405B-Instruct-FP8, Qwen2.5-7B-Instruct-AWQ, ...-quantized.w4a16)
@@ -117,9 +130,7 @@ def checkpoint_method(model_id: str) -> str | None:
     import fnmatch
     import re
 
-    from advisor.knowledge import bundled_data
-
-    data: dict[str, Any] = bundled_data("checkpoints.yaml")
+    data: dict[str, Any] = _checkpoints()
     name = model_id.strip().lower()
     for row in data["native"]:
         if fnmatch.fnmatchcase(name, str(row["pattern"]).lower()):
