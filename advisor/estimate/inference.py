@@ -121,7 +121,10 @@ def _placement(e: Estimate, profile: Profile, acc: Accelerator, c: Constants) ->
 def _precision_notes(e: Estimate, profile: Profile, acc: Accelerator) -> None:
     if profile.model.precision == "fp64" and "fp64" not in acc.specs.peak_tflops:
         e.why_not = "no FP64 arithmetic on this accelerator"
-    if profile.model.precision == "fp8" and "fp8" not in acc.specs.peak_tflops:
+    tf8 = acc.specs.peak_tflops
+    # no FP8 datapath: no FP8 rate, or one no faster than the 16-bit rate (the TPU7x table lists v5p's and v6e's FP8 at
+    # their bf16 rate: emulated)
+    if profile.model.precision == "fp8" and ("fp8" not in tf8 or tf8["fp8"] <= (tf8.get("bf16") or tf8.get("fp16") or 0.0)):
         # no FP8 matmuls: the weights stay 1 byte in memory, the arithmetic runs at the 16-bit rate
         e.warnings.append(
             f"no FP8 arithmetic on {acc.id}: FP8 weights are served weight-only (dequantised to 16-bit "
