@@ -18,7 +18,8 @@ class Kind:
     setup: str
     # interruptions of one VM per hour (low, expected, high), for a kind whose capacity is reclaimed (spot); None: none
     interruptions: tuple[float, float, float] | None = None
-    # hours between a run's checkpoints on this kind (the scaffold's period; half is lost per interruption); 0: default
+    # hours between a run's checkpoints on this kind (the scaffold's period; half is lost per interruption); 0 for a
+    # kind that is not reclaimed (none is lost)
     checkpoint_hours: float = 0.0
 
 

@@ -156,9 +156,9 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     return values
 
 
-# Hours of training between checkpoints: on Spot capacity (reclaimed at any time) and otherwise.
-# (spot: rules/capacity.yaml kinds.spot.checkpoint_hours, the period the estimate's interruption cost assumes)
-CHECKPOINT_HOURS = {"default": 2.0}
+# Hours of training between checkpoints off Spot capacity (on Spot, reclaimed at any time: rules/capacity.yaml
+# kinds.spot.checkpoint_hours, the period the estimate's interruption cost assumes).
+CHECKPOINT_HOURS = 2.0
 # A MoE profile without a routed-expert count: Mixtral 8x7B's 8 (the estimator's default top-2
 # routing, estimate/replica.py DEFAULT_EXPERTS_PER_TOKEN, is Mixtral's too).
 DEFAULT_EXPERTS = 8
@@ -262,7 +262,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         # reclaimed without warning, so more often there); the skeleton resumes from the latest
         steps = int(out["steps"])
         spot = profile.deployment.pricing == "spot"
-        every_h = capacity.table().kinds["spot"].checkpoint_hours if spot else CHECKPOINT_HOURS["default"]
+        every_h = capacity.table().kinds["spot"].checkpoint_hours if spot else CHECKPOINT_HOURS
         per_hour = steps / est.hours if est is not None and est.hours else float(steps)
         out["checkpoint_every"] = str(max(1, min(steps, round(per_hour * every_h))))
     else:
