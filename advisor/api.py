@@ -321,7 +321,7 @@ def run_check(
     if base is not None or any((r.before is not None) for r in report.results):
         report.diff = check.diff_against(report, base)
         check.apply_increase_limit(report, pol)
-    elif pol.limits.max_monthly_increase_usd is not None and report.results:
+    elif (pol.limits.max_monthly_increase_usd is not None or pol.limits.max_one_off_increase_usd is not None) and report.results:
         # fail closed: a limit on the increase with nothing to compare against (no --baseline, no plan prior state)
         # counts every resource the change asks for in full, never skips the limit in silence
         report.diff = check.diff_against(report, {"results": []})

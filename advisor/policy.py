@@ -38,6 +38,7 @@ class Limits(Strict):
     """Spend and placement limits for infrastructure requests."""
 
     max_monthly_increase_usd: Annotated[float, Field(ge=0, le=1e12)] | None = None
+    max_one_off_increase_usd: Annotated[float, Field(ge=0, le=1e12)] | None = None
     max_chips: Annotated[int, Field(ge=0, le=100_000_000)] | None = None
     allowed_accelerators: list[Annotated[str, Field(max_length=64)]] | None = Field(default=None, max_length=100)
     allowed_clouds: list[Cloud] | None = Field(default=None, max_length=8)

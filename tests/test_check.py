@@ -410,6 +410,21 @@ POLICY_FIRES = ("limits:\n  max_chips: 4\n  allowed_accelerators: [l4]\n  allowe
                 "  require_spot: {workspaces: ['*']}\n  max_monthly_increase_usd: 1\n")
 POLICY_QUIET = ("limits:\n  max_chips: 8\n  allowed_accelerators: [h100]\n  allowed_clouds: [gcp]\n  allowed_regions: [us-*]\n"
                 "  require_spot: {workspaces: [elsewhere/*]}\n  max_monthly_increase_usd: 1000000\n")
+RUN_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: ft, annotations: {advisor.dev/workload: ft}}
+spec:
+  activeDeadlineSeconds: 36000
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+        - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}
+"""
+RUN_WORKLOAD = ("name: ft\ntask: fine-tuning\ndomain: llm\nmodel: {params_b: 1}\ntraining: {tokens_b: 0.01, method: lora}\n"
+                "deployment: {clouds: [gcp]}\n")
 WITH_POLICY = ("--config", "policy.yaml", "--baseline", "base.json", "task.yaml")
 
 # (rule, files that fire it, files that do not, the check arguments); every file is written into
@@ -452,6 +467,15 @@ REQUEST_CASES = [
             "policy-monthly-increase",
         )
     ],
+    (
+        # a Job linked to a training profile, stopped by its deadline, is a run: one-off spend
+        "policy-one-off-increase",
+        {"job.yaml": RUN_JOB, "w.yaml": RUN_WORKLOAD, "policy.yaml": "limits:\n  max_one_off_increase_usd: 1\n",
+         "base.json": '{"results": []}'},
+        {"job.yaml": RUN_JOB, "w.yaml": RUN_WORKLOAD, "policy.yaml": "limits:\n  max_one_off_increase_usd: 1000000\n",
+         "base.json": '{"results": []}'},
+        ("--config", "policy.yaml", "--baseline", "base.json", "job.yaml", "w.yaml"),
+    ),
 ]
 
 
@@ -478,5 +502,5 @@ def test_every_request_rule_has_a_case() -> None:
     from advisor.check.rules import CHECK_RULES, request_rules
 
     covered = {c[0] for c in REQUEST_CASES}
-    assert {r.id for r in request_rules()} | {"policy-monthly-increase"} == covered
+    assert {r.id for r in request_rules()} | {"policy-monthly-increase", "policy-one-off-increase"} == covered
     assert covered | {c[0] for c in CASES} | {"waiver-invalid", "waiver-unknown-rule"} == set(CHECK_RULES)

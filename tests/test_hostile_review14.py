@@ -159,3 +159,45 @@ def test_the_new_readers_fail_closed(tmp_path: Path) -> None:
     crlf.write_bytes((repo / "kai-broken.yaml").read_bytes().replace(b"\n", b"\r\n"))
     code, data, err = one("kai-crlf.yaml")
     assert code == 2 and "kai-crlf.yaml:23:5: error: invalid YAML" in err, err  # never skipped whole
+
+
+def _run_case(tmp_path: Path, deadline_s: int | None, policy: str) -> tuple[int, dict[str, Any]]:
+    repo = _repo(tmp_path, "05-month-long-run")
+    (repo / "policy.yaml").unlink()  # the policy is the workflow's, not the pull request's
+    if deadline_s is not None:
+        job = repo / "job.yaml"
+        job.write_text(job.read_text().replace("2592000", str(deadline_s)))
+    pol = tmp_path / "policy.yaml"
+    pol.write_text(policy)
+    r = run_cli("check", str(repo), "--policy", str(pol), "--format", "json")
+    assert r.code in (0, 1), r.err
+    return r.code, json.loads(r.out)
+
+
+def _rules(data: dict[str, Any]) -> set[str]:
+    return {f["rule"] for x in data["results"] for f in x["findings"] if not f["waived"]}
+
+
+def test_a_month_long_run_linked_to_a_profile_of_the_same_change_is_held_to_the_monthly_limit(tmp_path: Path) -> None:
+    # 05: 8 pods x 8 L4 for 30 days (activeDeadlineSeconds 2592000), linked to a fine-tuning profile the pull request
+    # adds, is a run priced one-off (~$46k); before, the monthly limit of $20,000 did not read one-off spend: exit 0
+    policy = (CASES / "05-month-long-run" / "policy.yaml").read_text()
+    code, data = _run_case(tmp_path / "a", None, policy)
+    (job,) = [x for x in data["results"] if x["source"]["kind"] != "profile"]
+    assert job["cost_kind"] == "one-off" and job["proposal"]["request"]["cost_usd"] > 20_000
+    assert code == 1 and "policy-monthly-increase" in {f["rule"] for f in job["findings"]}, job["findings"]
+    # a run of a day (~$1.5k) stays under it
+    code, data = _run_case(tmp_path / "b", 86_400, policy)
+    assert "policy-monthly-increase" not in _rules(data), _rules(data)
+    # a deadline past a month is always-on spend, as before
+    code, data = _run_case(tmp_path / "c", 2 * 2_592_000, policy)
+    (change,) = [c for c in data["diff"]["changes"] if c["key"].endswith("job.yaml::Job/default/j")]
+    assert change["cost_kind"] == "monthly" and code == 1 and "policy-monthly-increase" in _rules(data)
+
+
+def test_one_off_runs_have_a_limit_of_their_own(tmp_path: Path) -> None:
+    code, data = _run_case(tmp_path / "a", 86_400, "limits:\n  max_one_off_increase_usd: 1000\n")
+    assert code == 1 and _rules(data) >= {"policy-one-off-increase"}, _rules(data)
+    assert "policy-monthly-increase" not in _rules(data)
+    code, data = _run_case(tmp_path / "b", 86_400, "limits:\n  max_one_off_increase_usd: 100000\n")
+    assert "policy-one-off-increase" not in _rules(data), _rules(data)

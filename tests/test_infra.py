@@ -23,6 +23,7 @@ INFRA_RULES = {
     "policy-region-not-allowed",
     "policy-spot-required",
     "policy-monthly-increase",
+    "policy-one-off-increase",
 }
 
 

@@ -1,5 +1,5 @@
-"""The cost diff of ``advisor check``: a baseline result against this run, and the policy limit on
-the monthly increase (``policy-monthly-increase``)."""
+"""The cost diff of ``advisor check``: a baseline result against this run, and the policy limits on
+the increase in a month's spend (``policy-monthly-increase``) and in one-off runs' (``policy-one-off-increase``)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from advisor.check.results import CheckReport, Finding, ProposalResult, _r
+from advisor.estimate.result import HOURS_PER_MONTH
 from advisor.fmt import money
 from advisor.policy import Policy
 
@@ -251,6 +252,9 @@ def _change(r: ProposalResult, before: dict[str, Any] | None, baseline_key: str 
     kind = r.kind_of_cost
     delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - old_cost, 2)
     what = ["new"] if added else _what_changed(before or {}, r.to_json())
+    hours = (r.proposal or {}).get("hours")
+    # a run's share of its cost spent in its costliest month: all of it unless it runs longer than a month
+    share = min(1.0, HOURS_PER_MONTH / hours) if kind == "one-off" and isinstance(hours, (int, float)) and hours > 0 else 1.0
     if from_file and not added and before is not None and _old_kind(before) != kind:
         what.append(f"cost {_old_kind(before)} -> {kind}")
     return {
@@ -267,6 +271,7 @@ def _change(r: ProposalResult, before: dict[str, Any] | None, baseline_key: str 
         "cost_before_usd": old_cost,
         "cost_after_usd": _r(r.proposal_cost),
         "cost_delta_usd": delta,
+        "month_share": round(share, 4),
     }
 
 
@@ -281,23 +286,49 @@ def _totals(changes: list[dict[str, Any]], removed: list[dict[str, Any]], kind: 
     }
 
 
+def _month_delta(d: dict[str, Any]) -> float:
+    """What the change adds to spend in a month: the monthly delta plus each run's cost change in its costliest month
+    (a run of up to a month spends all of it in one: whether a job is a run is the pull request's to say, through its
+    deadline and its link to a training profile, so a run never escapes a monthly limit)."""
+    runs = sum((c["cost_delta_usd"] or 0.0) * c.get("month_share", 1.0) for c in d["changes"] if c["cost_kind"] == "one-off")
+    return float(d.get("cost_delta_usd") or 0.0) + float(runs)
+
+
 def apply_increase_limit(report: CheckReport, policy: Policy) -> None:
-    """``limits.max_monthly_increase_usd``: every result that adds cost carries the finding when
-    the total increase passes the limit."""
-    limit = policy.limits.max_monthly_increase_usd
+    """The policy's limits on the increase: ``limits.max_monthly_increase_usd`` (what the change adds to a month's spend:
+    always-on resources, and runs in their costliest month) and ``limits.max_one_off_increase_usd`` (the runs' total);
+    every result that adds cost of the kind limited carries the finding when the total passes the limit, and a result
+    whose cost change is unknown is an error under either, never counted as +$0."""
     d = report.diff
-    if limit is None or d is None or "policy-monthly-increase" in policy.disabled_rules:
+    if d is None:
         return
-    # Fail closed: a resource whose monthly change cannot be priced (no price for the request, or
-    # none in the baseline) is an error under a limit, never counted as +$0.
+    limits = policy.limits
+    month = _month_delta(d)
+    _limit(report, policy, "policy-monthly-increase", limits.max_monthly_increase_usd, ("monthly", "one-off"), month,
+           lambda total, limit, c: (
+               f"the change raises spend in a month by {money(total)} in total (always-on resources, and runs in their costliest "
+               f"month), over the policy's {money(limit)} limit; this resource adds {money(c['cost_delta_usd'])}"
+               + (" (a run)" if c["cost_kind"] == "one-off" else "") + f" ({c['chips_before']} -> {c['chips_after']} chips)."))
+    _limit(report, policy, "policy-one-off-increase", limits.max_one_off_increase_usd, ("one-off",), d.get("one_off_delta_usd") or 0.0,
+           lambda total, limit, c: (
+               f"the change adds {money(total)} of one-off runs in total, over the policy's {money(limit)} limit; this run adds "
+               f"{money(c['cost_delta_usd'])} ({c['chips_before']} -> {c['chips_after']} chips)."))
+
+
+def _limit(report: CheckReport, policy: Policy, rule: str, limit: float | None, kinds: tuple[str, ...], total: float, say: Any) -> None:
+    d = report.diff
+    if limit is None or d is None or rule in policy.disabled_rules:
+        return
+    # Fail closed: a resource whose change cannot be priced (no price for the request, or none in the baseline) is an
+    # error under a limit, never counted as +$0.
     unknown = set(d.get("unpriced") or [])
     for r in report.results:
-        if r.status != "skipped" and (r.key or r.label) in unknown:
+        if r.status != "skipped" and (r.key or r.label) in unknown and r.kind_of_cost in kinds:
             r.findings.append(
                 Finding(
-                    "policy-monthly-increase",
+                    rule,
                     "error",
-                    "the monthly cost change of this resource is unknown (no price for it, or none in the baseline), and the policy "
+                    "the cost change of this resource is unknown (no price for it, or none in the baseline), and the policy "
                     f"limits the increase to {money(limit)}; "
                     "price it (catalog override) or fix the baseline.",
                     r.line,
@@ -305,23 +336,12 @@ def apply_increase_limit(report: CheckReport, policy: Policy) -> None:
                 )
             )
             r.status = "error"
-    delta = d.get("cost_delta_usd") or 0.0
-    if delta <= limit:
+    if total <= limit:
         return
     by_key = {c["key"]: c for c in d["changes"]}
     for r in report.results:
         c = by_key.get(r.key or r.label)
-        if c is None or not (c["cost_delta_usd"] or 0) > 0:
+        if c is None or c["cost_kind"] not in kinds or not (c["cost_delta_usd"] or 0) > 0:
             continue
-        r.findings.append(
-            Finding(
-                "policy-monthly-increase",
-                "error",
-                f"the change raises monthly spend by {money(delta)} in total, over the policy's {money(limit)} limit; this resource adds "
-                f"{money(c['cost_delta_usd'])} ({c['chips_before']} -> {c['chips_after']} chips).",
-                r.line,
-                1,
-            )
-        )
+        r.findings.append(Finding(rule, "error", say(total, limit, c), r.line, 1))
         r.status = "error"
-

@@ -5,7 +5,8 @@ recommendation and the policy) to the findings it raises, each a message and a p
 ``@proposal_rule`` registers it in :data:`CHECK_RULES`, and ``check_judge.judge`` runs every
 registered rule that the policy does not disable. A request rule is the same for an
 infrastructure request (:class:`RequestJudging`, run by ``advisor.check.infra.judge``); a proposal
-rule may have a request check too. The waiver rules and ``policy-monthly-increase`` are
+rule may have a request check too. The waiver rules and the increase limits (``policy-monthly-increase``,
+``policy-one-off-increase``) are
 registered with their docs and checked where their input is read (``check_judge``,
 ``check_diff``). ``python -m advisor.docgen`` writes the reference page
 ``docs/reference/check-rules.md`` from this registry.
@@ -654,8 +655,19 @@ declared_rule(
     "policy-monthly-increase",
     "error",
     "The change raises monthly spend past the policy limit",
-    "Against the baseline (or the plan's own prior state), the monthly cost rises by more than limits.max_monthly_increase_usd; every "
+    "Against the baseline (or the plan's own prior state), spend in a month rises by more than limits.max_monthly_increase_usd: "
+    "always-on resources' monthly cost, and each run's cost in its costliest month (all of it for a run of up to a month); every "
     "resource that adds cost carries this finding.",
+    "policy",
+    "advisor/check/diff.py",
+)
+
+declared_rule(
+    "policy-one-off-increase",
+    "error",
+    "The change adds one-off runs past the policy limit",
+    "Against the baseline (or the plan's own prior state), the one-off runs (training jobs with an enforced deadline, training "
+    "profiles) cost more than limits.max_one_off_increase_usd in total; every run that adds cost carries this finding.",
     "policy",
     "advisor/check/diff.py",
 )

@@ -454,9 +454,13 @@ def render_check(report: Any, console: Console) -> None:
     )
     if report.diff is not None:
         d = report.diff
-        delta = d["cost_delta_usd"] or 0
-        more = " more" if delta > 0 else " less" if delta < 0 else ""
-        console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, cost delta {money(abs(delta))}{more}")
+        def moved(delta: float) -> str:
+            return money(abs(delta)) + (" more" if delta > 0 else " less" if delta < 0 else "")
+
+        once = d.get("one_off_delta_usd") or 0
+        runs = f", one-off runs {moved(once)}" if once or d.get("one_off_after_usd") or d.get("one_off_before_usd") else ""
+        console.print(f"baseline: {d['new_findings']} new finding(s), {d['fixed_findings']} fixed, "
+                      f"monthly cost {moved(d['cost_delta_usd'] or 0)}{runs}")
 
 
 # --------------------------------------------------------------------------- the formats (formats.py)
