@@ -365,6 +365,7 @@ class Scoring(Strict):
     confidence_scale_points: Value
     balanced_cost_slack: Value
     time_cost_slack: Value
+    time_price_exponent: Value
     unmet_target_time_slack: Value
     balanced_deadline_margin: Value
     materiality_floor_usd: Value

@@ -15,7 +15,7 @@ from advisor.catalog import Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
 from advisor.estimate.result import Estimate
-from advisor.estimate.search import all_candidates, basis, best
+from advisor.estimate.search import all_candidates, basis, best, worth_faster
 from advisor.facts import FieldReader
 from advisor.fmt import hours, money
 from advisor.knowledge import KnowledgeBase, Rule
@@ -122,6 +122,10 @@ def _quantitative(
         pair = sorted(ranked[:2], key=accel.index)  # in the data file's order, for stable wording
         first, second = best_by[pair[0]], best_by[pair[1]]
         assert first is not None and second is not None
+        if what == "time" and first.mode == "training":
+            slow, fast = (first, second) if (first.hours or math.inf) >= (second.hours or math.inf) else (second, first)
+            if not worth_faster(slow, fast, c):  # the faster family's lead is past the knee of its price: cost decides
+                what = "cost"
         a, b = trust.compared(first, what), trust.compared(second, what)
         if a and b and a > 0 and b > 0:
             quant = (first, second, what)

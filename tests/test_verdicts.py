@@ -122,6 +122,35 @@ def test_time_goal_stays_within_procurable_capacity_and_the_knee(context: Contex
     assert (e.hours or 0.0) >= 2.0
 
 
+def test_the_time_goal_never_buys_a_year_for_a_run_of_weeks(context: Context) -> None:
+    # a 236B MoE on 8.1T tokens, goal time, no budget (review 16, D1). before: with no deadline, b200 x 1,024 on a
+    # 1-year term ($115M for a 655 h run) to meet the default 30-day target; with deadline_hours 1500, 16,384 B200 on
+    # the same term ($1.84B for 55 h): a price step on a doubling (a year's reservation) ended the knee at 64 chips, so
+    # every count that meets the deadline was past it, and the fastest of those was taken
+    moe = {"params_b": 236, "active_params_b": 21, "architecture": "moe", "precision": "bf16", "layers": 60, "hidden_size": 5120,
+           "experts": 160, "experts_per_token": 6}
+    train = {"tokens_b": 8100, "seq_len": 4096, "method": "full", "global_batch": 9216}
+    def verdict(deadline: float | None) -> Any:
+        p = profile(model=moe, training={**train, **({"deadline_hours": deadline} if deadline else {})},
+                    deployment={"clouds": ["gcp", "aws"]})
+        rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+        e = rec.estimate
+        assert e is not None and e.capacity is not None and e.cost_usd is not None
+        return e, rec
+
+    for deadline in (None, 2500):
+        e, _ = verdict(deadline)
+        assert e.capacity["billed_hours"] < 2 * (e.hours or 0.0), (deadline, e.accelerator, e.count, e.capacity)
+        # DeepSeek-V2 (arXiv 2405.04434): 172.8K H800-hours per trillion tokens, 1.4M for 8.1T: ~$8M of B200 time
+        assert e.cost_usd < 25e6 and e.count <= 1024, (deadline, e.accelerator, e.count, e.cost_usd)
+        assert deadline is None or (e.hours or math.inf) <= deadline
+    # a deadline only counts a reservation of a year can deliver meet (more chips than a calendar reservation sells):
+    # the cheapest of those, not the fastest
+    e, rec = verdict(1500)
+    met = [x for x in rec.candidates if x.feasible and x.priced]
+    assert e.cost_usd == min(x.cost_usd or math.inf for x in met) and (e.hours or math.inf) <= 1500, (e.accelerator, e.count)
+
+
 def test_a_stated_commitment_does_not_stretch_to_a_cluster_nobody_commits_for_one_run(context: Context) -> None:
     # before: with deployment.pricing committed-1y the time goal took tpu-v5p x 12,288 for one hour
     # of a 6B model, billed that hour: the commitment was taken to be as large as the search wanted

@@ -232,6 +232,28 @@ def basis(x: Estimate) -> float:
     return x.count * (x.replicas or 1) * (x.hours or 0.0)
 
 
+def worth_faster(slow: Estimate, fast: Estimate, c: Constants) -> bool:
+    """Whether a faster training configuration is worth its price against a slower one (goal time): a speed-up s is
+    worth a price ratio of up to s ** time_price_exponent (rules/scoring.yaml; 1: no dearer per unit of speed). A run
+    that is not faster is never worth more."""
+    hs, hf = slow.hours or math.inf, fast.hours or math.inf
+    if not hf < hs or not math.isfinite(hs):
+        return False
+    return bool(basis(fast) <= basis(slow) * (hs / hf) ** c.scoring.time_price_exponent.value)
+
+
+def time_frontier(pool: list[Estimate], c: Constants) -> Estimate:
+    """Goal time over configurations not past their own knee (several accelerators, procurement kinds): from the
+    cheapest, each faster one taken while it is worth its price against the one taken before (worth_faster). B200 x 512
+    on a calendar reservation (1,277 h, $8.5M), not B300 x 512 2% sooner for 1.44x the price, nor TPU v6e x 2,048 on a
+    year's term 1.36x sooner for 4x."""
+    current = min(pool, key=lambda x: (basis(x), x.hours or math.inf, x.accelerator, x.count))
+    for x in sorted(pool, key=lambda x: (-(x.hours or math.inf), basis(x), x.accelerator, x.count)):
+        if worth_faster(current, x, c):
+            current = x
+    return current
+
+
 def best(
     cands: list[Estimate], objective: str, c: Constants, device: str | None = None
 ) -> Estimate | None:
@@ -265,10 +287,14 @@ def best(
         if objective == "time":
             # the fastest before the knee of the time-cost curve; where nothing before it meets the
             # deadline, the cheapest that does (a stated deadline is a constraint, the knee a preference)
-            before = [x for x in pool if not x.past_knee] or pool
-            fastest = min(before, key=key_time)
-            if (fastest.hours or math.inf) > deadline and in_time and math.isfinite(deadline):
+            # where every feasible count is past the knee (nothing before it can be obtained, or meets the deadline),
+            # the least past it: the cheapest, never the fastest of counts whose every step was not worth its price
+            before = [x for x in pool if not x.past_knee]
+            fastest = time_frontier(before, c) if before else min(pool, key=key_cost)
+            stated = "target_hours_note" not in pool[0].assumptions
+            if stated and (fastest.hours or math.inf) > deadline and in_time and math.isfinite(deadline):
                 return min(in_time, key=key_cost)
+            # no deadline stated: the knee is the answer, never a year's reservation to meet the default target
             return fastest
         if objective == "balanced":
             margin = c.scoring.balanced_deadline_margin.value

@@ -4,7 +4,6 @@ estimating for one workload (a doubling ladder of real shapes plus the solved co
 from __future__ import annotations
 
 import bisect
-import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -430,18 +429,7 @@ def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, own
         knee_speed = c.estimator.scaling.knee_speedup_per_doubling.value
         knee = ladder[-1]
         fitting = [n for n in ladder if n >= fit_at and est(n).parallelism is not None and est(n).procurable]
-        knee = fitting[-1] if fitting else knee
-        for a, b in itertools.pairwise(fitting):
-            # the knee of the time-cost curve: a doubling that speeds up by less than knee_speed, or
-            # (goal time) costs more than 2 / knee_speed times as much (a minimum term, a dearer
-            # procurement kind); a deadline-driven goal may pass a price step to meet its deadline
-            ha, hb = est(a).hours or 0.0, est(b).hours or 0.0
-            per_doubling = (ha / hb) ** (1.0 / max(math.log2(b / a), 1e-9)) if hb > 0 else 0.0
-            ca, cb = est(a).cost_usd, est(b).cost_usd
-            dearer = (cb / ca) ** (1.0 / max(math.log2(b / a), 1e-9)) if ca and cb else 0.0
-            if per_doubling < knee_speed or (profile.goal.optimize == "time" and dearer > 2.0 / knee_speed):
-                knee = a
-                break
+        knee = _knee(fitting, est, knee_speed, profile.goal.optimize == "time") if fitting else knee
         target, _stated = training_target_hours(profile, c)
         margin = c.scoring.balanced_deadline_margin.value
         goals = {"cost": [target], "balanced": [target * (1.0 - margin), target], "time": []}[profile.goal.optimize]
@@ -453,6 +441,30 @@ def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, own
         for n, e in memo.items():
             e.past_knee = n > knee
     return [memo[n] for n in sorted(memo)]
+
+
+def _knee(fitting: list[int], est: Any, knee_speed: float, by_cost: bool) -> int:
+    """The knee of the time-cost curve over ``fitting`` (ascending counts): the last count that each step from the
+    count before it was worth, a step of 2^d x the chips being worth it while it speeds the run up by at least
+    knee_speed^d and (``by_cost``, goal time) costs at most (2 / knee_speed)^d times as much. Speed-ups only shrink as
+    chips are added, so the first step too slow ends the walk; a price step (a minimum term, a dearer procurement kind)
+    does not: a larger count on a cheaper kind past it is measured from the last count worth having (64 B200 on a
+    year's reservation, 128 on the same year at half use, 256 and 512 on a calendar reservation at 1.1x and 1.0x
+    the 64's price: the knee is 512, not 64)."""
+    knee = fitting[0]
+    for b in fitting[1:]:
+        a = knee
+        steps = max(math.log2(b / a), 1e-9)
+        ha, hb = est(a).hours or 0.0, est(b).hours or 0.0
+        per_doubling = (ha / hb) ** (1.0 / steps) if hb > 0 else 0.0
+        if per_doubling < knee_speed:
+            break
+        ca, cb = est(a).cost_usd, est(b).cost_usd
+        dearer = (cb / ca) ** (1.0 / steps) if ca and cb else 0.0
+        if by_cost and dearer > 2.0 / knee_speed:
+            continue
+        knee = b
+    return knee
 
 
 def _whole_steps(shapes: list[int], est: Any, fitting: list[int], knee: int, n: int, most: int = 6) -> None:
