@@ -199,3 +199,19 @@ def test_the_fields_scaffold_reads_change_its_files(tmp_path: Any) -> None:
     ref = files(base, "base")
     for path, value in SCAFFOLD_READS.items():
         assert files(_set(base, path, value), path.replace(".", "-")) != ref, path
+
+
+def test_a_training_run_is_not_told_that_fields_it_reads_are_unused() -> None:
+    # before: a MoE pre-train was warned that model.experts and model.attention (heads, head_dim, kind) were "not used",
+    # though its attention FLOPs read the width attention computes at and its MoE factor the expert count (review 16)
+    base = {"name": "k", "task": "training", "domain": "llm",
+            "model": {"params_b": 30, "active_params_b": 3, "architecture": "moe", "layers": 48, "hidden_size": 2048,
+                      "experts": 128, "experts_per_token": 8, "attention": {"kind": "gqa", "heads": 32, "head_dim": 128, "kv_heads": 4}},
+            "training": {"tokens_b": 100, "seq_len": 32768}, "deployment": {"clouds": ["gcp"]}}
+    rec = recommend_profile(Profile.model_validate(base), CTX, with_flip=False)
+    unused = " ".join(w for w in rec.warnings if "not used" in w)
+    for read in ("model.attention.heads", "model.attention.head_dim", "model.attention.kind", "model.experts,", "model.experts:"):
+        assert read not in unused, (read, unused)
+    assert "model.attention.kv_heads" in unused and "model.experts_per_token" in unused
+    wide = _set(base, "model.attention.heads", 64)
+    assert _output(wide)[0] != _output(base)[0]

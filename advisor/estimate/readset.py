@@ -41,6 +41,10 @@ def unused_fields(profile: Profile) -> list[str]:
     token_training = t is not None and profile.is_training and not t.sample_based
     if not llm_serving:
         cache = _given(m.attention, "model.attention.") + (["model.kv_heads"] if "kv_heads" in m.model_fields_set else [])
+        if token_training and m.architecture in ("transformer", "moe"):
+            # a token run's attention FLOPs read the width attention computes at and its window (training.attention_flops)
+            read = {f"model.attention.{n}" for n in ("kind", "heads", "head_dim", "window", "sliding_fraction")}
+            cache = [f for f in cache if f not in read]
         notes.append((cache, "only an LLM's serving reads the KV-cache shape"))
         if inf is not None and not profile.is_training:
             notes.append(
@@ -48,9 +52,12 @@ def unused_fields(profile: Profile) -> list[str]:
                  "no KV cache in one-pass serving")
             )
     if not (llm_serving and m.architecture == "moe"):
+        # a mixture of experts' training reads its expert count (its fitted factor's routing level: coarse or fine)
+        moe_training = profile.is_training and m.architecture == "moe"
         notes.append(
-            (["model.experts_per_token"] * bool(m.experts_per_token) + ["model.experts"] * bool(m.experts),
-             "only a mixture of experts' serving reads the routing (experts, top-k)")
+            (["model.experts_per_token"] * bool(m.experts_per_token) + ["model.experts"] * bool(m.experts and not moe_training),
+             "only a mixture of experts' serving reads the routing (experts, top-k)" + ("; its training reads the expert count"
+                                                                                       if moe_training else ""))
         )
         if inf is not None and "attention_parallel" in inf.model_fields_set:
             notes.append(
