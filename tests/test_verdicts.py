@@ -508,6 +508,33 @@ def test_an_explicit_purchase_shows_capex_lead_time_utilisation_and_break_even(c
     assert "purchase" in bought[0].to_json()
 
 
+
+def test_chips_to_be_bought_start_after_their_lead_time_and_spend_their_price_up_front(context: Context) -> None:
+    # review 16, D2: a team owning 16 H100 with onprem.purchase, a 1,080 h deadline and a $1.5M budget was told to buy
+    # 80 H100 ($2.7M up front, 12 weeks' lead time), 'deadline met, within budget'
+    p = Profile.model_validate({
+        "name": "buy", "task": "training", "domain": "llm",
+        "model": {"params_b": 8, "architecture": "transformer", "precision": "bf16", "layers": 32, "hidden_size": 4096, "kv_heads": 8},
+        "training": {"tokens_b": 2000, "seq_len": 8192, "method": "full", "global_batch": 512, "deadline_hours": 1080},
+        "software": {"framework": "pytorch", "cuda_libraries": ["megatron"]},
+        "deployment": {"clouds": ["on-prem", "gcp"], "owned": [{"accelerator": "h100", "count": 16}], "onprem": {"purchase": True}},
+        "goal": {"optimize": "balanced", "budget_usd": 1500000},
+    })
+    h100 = [e for e in all_candidates(p, context.catalog, context.constants) if e.price_cloud == "on-prem" and e.accelerator == "h100"]
+    assert all(e.purchase is None for e in h100 if e.count <= 16)
+    bought = [e for e in h100 if e.count > 16]
+    assert bought
+    for e in bought:
+        assert e.purchase is not None and e.purchase["chips_bought"] == e.count - 16 and e.purchase["chips_owned_used"] == 16
+        assert e.purchase["capex_usd"] == 33750.0 * (e.count - 16)
+        # 12 weeks (2,016 h) before the run can start: no count meets 1,080 h
+        assert e.meets_deadline is False and not e.feasible and "lead time" in (e.why_not or "")
+        if e.purchase["capex_usd"] > 1_500_000:
+            assert e.within_budget is False and "up front" in (e.why_not or "")
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    assert rec.estimate is not None and rec.estimate.purchase is None and rec.estimate.feasible, rec.estimate
+
+
 # --------------------------------------------------------------------------- tail latency
 
 

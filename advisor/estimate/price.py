@@ -148,13 +148,20 @@ def apply_price(
     if p.kind == onprem.ONPREM_KIND:  # a purchase: its outlay, lead time and break-even against renting
         dep = profile.deployment
         rent = acc.price([c for c in dep.clouds if c != "on-prem"], "on-demand", dep.region)
+        # the chips the team owns of this accelerator are not bought again: the outlay is for the rest
+        need = e.count * (e.replicas or 1)
+        owned = min(need, sum(o.count for o in dep.owned or () if o.accelerator == acc.id))
         e.purchase = onprem.purchase_terms(
-            acc, e.count * (e.replicas or 1), dep.onprem, rent.usd_per_chip_hour if rent else None, rent.cloud if rent else None
-        )
+            acc, need - owned, dep.onprem, rent.usd_per_chip_hour if rent else None, rent.cloud if rent else None
+        ) if need > owned else None  # within what the team owns nothing is bought
+        if e.purchase is not None:
+            e.purchase["chips_bought"], e.purchase["chips_owned_used"] = need - owned, owned
         if e.purchase is not None and e.mode == "training" and e.hours:
             life = float(e.purchase["amortisation_years"]) * 8760.0 * float(e.purchase["utilisation_assumed"])
+            besides = f" besides the {owned} owned" if owned else ""
             e.warnings.append(
-                f"buying {e.count} {acc.id}: ${e.purchase['capex_usd']:,.0f} up front, {e.purchase['lead_time_weeks']:g} weeks' lead time; "
+                f"buying {need - owned} {acc.id}{besides}: ${e.purchase['capex_usd']:,.0f} up front, "
+                f"{e.purchase['lead_time_weeks']:g} weeks' lead time before the run can start; "
                 f"the amortised rate assumes {e.purchase['amortisation_years']:g} years at {e.purchase['utilisation_assumed']:.0%} use, "
                 f"this run is {e.hours / life:.1%} of that"
             )
@@ -367,6 +374,27 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
 CONSTRAINT_REASON = re.compile(r"^takes [0-9.,]+ h, deadline|budget|^latency [0-9.,]+ ms >|p99|TTFT|TPOT|time to first|per output token")
 
 
+def purchase_lead_hours(e: Estimate) -> float:
+    """Hours before a configuration of chips to be bought can start: its purchase's lead time (0 for any other)."""
+    weeks = (e.purchase or {}).get("lead_time_weeks")
+    return float(weeks) * 168.0 if isinstance(weeks, (int, float)) else 0.0
+
+
+def apply_purchase_limits(e: Estimate, profile: Profile) -> None:
+    """A training run on chips to be bought starts when they arrive (the purchase's lead time before its hours) and
+    spends their price up front: the deadline is met only by lead time + run, the budget only by the outlay as well as
+    the amortised cost. Before, buying 80 H100 with 12 weeks' lead time was 'deadline 1,080 h: met' and '$1.5M budget:
+    within' for a $2.7M purchase."""
+    t = profile.training
+    if e.purchase is None or t is None:
+        return
+    if t.deadline_hours is not None and e.hours is not None:
+        e.meets_deadline = purchase_lead_hours(e) + e.hours <= t.deadline_hours
+    budget = profile.goal.budget_usd
+    if budget is not None and float(e.purchase.get("capex_usd") or 0.0) > budget:
+        e.within_budget = False
+
+
 def set_feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
     reasons: list[str] = []
     if e.why_not:
@@ -379,9 +407,11 @@ def set_feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
         reasons.append(f"not offered on {', '.join(profile.deployment.clouds)}")
     if not e.fits_memory:
         reasons.append(f"needs {e.memory_per_chip_gb:.1f} GB per chip, has {e.memory_capacity_gb:.1f} GB")
+    lead = purchase_lead_hours(e)
     if e.meets_deadline is False:
         assert profile.training is not None and profile.training.deadline_hours is not None
-        reasons.append(f"takes {e.hours:.1f} h, deadline {profile.training.deadline_hours:g} h")
+        after = f" after {lead:g} h of lead time to buy the chips" if lead else ""
+        reasons.append(f"takes {e.hours:.1f} h{after}, deadline {profile.training.deadline_hours:g} h")
     if e.meets_latency is False:
         assert profile.inference is not None
         target = e.assumptions.get("latency_target_ms") or profile.inference.latency_p99_ms or 0.0
@@ -391,6 +421,10 @@ def set_feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
             reasons.append(f"latency {e.latency_ms:.0f} ms > {target:g} ms")
     if e.within_budget is False:
         assert e.cost_usd is not None and profile.goal.budget_usd is not None
-        reasons.append(over_budget(e.cost_usd, profile.goal.budget_usd))
+        capex = float((e.purchase or {}).get("capex_usd") or 0.0)
+        if capex > profile.goal.budget_usd:
+            reasons.append(f"buying the chips costs ${capex:,.0f} up front, budget ${profile.goal.budget_usd:,.0f}")
+        else:
+            reasons.append(over_budget(e.cost_usd, profile.goal.budget_usd))
     e.feasible = not reasons
     e.why_not = "; ".join(dict.fromkeys(reasons)) or None

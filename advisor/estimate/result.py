@@ -154,8 +154,8 @@ def rebudgeted(e: Estimate, was: float | None, budget: float | None) -> Estimate
     rest of the estimate stands. None where the reasons cannot be told apart: estimate it again."""
     if e.cost_usd is None:
         return e  # nothing to compare with a budget
-    if e.feasible != (e.why_not is None):
-        return None
+    if e.feasible != (e.why_not is None) or e.purchase is not None:
+        return None  # a purchase's outlay is held to the budget too (price.apply_purchase_limits): estimate it again
     why = e.why_not
     if e.within_budget is False:
         if was is None:

@@ -13,7 +13,7 @@ from advisor.catalog import Accelerator
 from advisor.constants import COARSE_EXPERTS, Constants, LevelRow, Range
 from advisor.estimate import onprem, sizing, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes, stack_for, training_mfu
-from advisor.estimate.price import apply_price, set_feasibility, shape_name
+from advisor.estimate.price import apply_price, apply_purchase_limits, set_feasibility, shape_name
 from advisor.estimate.readset import unused_fields
 from advisor.estimate.replica import (
     BYTES,
@@ -314,6 +314,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
                               f"end of the range ({e.hours_high:.0f} h): leave slack or take the next larger count")
     if profile.goal.budget_usd is not None and e.cost_usd is not None:
         e.within_budget = e.cost_usd <= profile.goal.budget_usd
+    apply_purchase_limits(e, profile)
 
     e.assumptions = _training_assumptions(profile, acc, c, rate, scale, mem_notes, shape)
     e.assumptions["startup_hours"] = round(compile_h, 3)
