@@ -159,6 +159,9 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
 # Hours of training between checkpoints off Spot capacity (on Spot, reclaimed at any time: rules/capacity.yaml
 # kinds.spot.checkpoint_hours, the period the estimate's interruption cost assumes).
 CHECKPOINT_HOURS = 2.0
+# Vertex AI's own default job limit (Scheduling.timeout: "The maximum job running time. The default is 7 days."): a
+# run estimated shorter keeps it
+RUN_TIMEOUT_FLOOR_S = 7 * 24 * 3600
 # A MoE profile without a routed-expert count: Mixtral 8x7B's 8 (the estimator's default top-2
 # routing, estimate/replica.py DEFAULT_EXPERTS_PER_TOKEN, is Mixtral's too).
 DEFAULT_EXPERTS = 8
@@ -247,6 +250,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         "steps": "100",
         "spmd_batch": "8",
         "grad_accum": "1",
+        "run_timeout": f"{RUN_TIMEOUT_FLOOR_S}s",
     }
     t = profile.training
     if t is not None:
@@ -265,6 +269,10 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         every_h = capacity.table().kinds["spot"].checkpoint_hours if spot else CHECKPOINT_HOURS
         per_hour = steps / est.hours if est is not None and est.hours else float(steps)
         out["checkpoint_every"] = str(max(1, min(steps, round(per_hour * every_h))))
+        # a managed job's time limit (Vertex AI scheduling.timeout, 7 days when unset): the slow end of the run's range
+        # and a quarter more, so the priced run is never stopped by the default
+        hours = max(est.hours_high or 0.0, est.hours or 0.0) if est is not None else 0.0
+        out["run_timeout"] = f"{max(RUN_TIMEOUT_FLOOR_S, math.ceil(hours * 1.25 * 3600))}s"
     else:
         out["checkpoint_every"] = "0"
     inf = profile.inference

@@ -818,3 +818,31 @@ def test_the_micro_batch_divides_each_gpus_share_of_the_global_batch(tmp_path: P
     share = int(plan["global_batch"]) // int(plan["chips_per_replica"])
     micro = int(re.search(r"^MICRO_BATCH = (\d+)", train, re.M).group(1))  # type: ignore[union-attr]
     assert share % micro == 0, (share, micro)
+
+
+def test_a_vertex_ai_job_outlives_the_default_limit_and_keeps_its_checkpoints(tmp_path: Path) -> None:
+    # review 16, D3: a 665 h run on the Vertex AI TPU path got a job spec with no scheduling.timeout (Vertex AI stops a
+    # job at 7 days) and no baseOutputDirectory (no AIP_MODEL_DIR: checkpoints on the container's disk, lost with it)
+    prof = tmp_path / "p.yaml"
+    prof.write_text(yaml.safe_dump({
+        "name": "long-tpu-run", "task": "training", "domain": "llm",
+        "model": {"params_b": 3.2, "architecture": "transformer", "precision": "bf16", "layers": 28, "hidden_size": 3072},
+        "training": {"tokens_b": 300, "seq_len": 4096, "method": "full", "global_batch": 512, "deadline_hours": 720},
+        "software": {"framework": "pytorch"}, "deployment": {"clouds": ["gcp"]},
+        "team": {"tpu_experience": "none"}, "goal": {"optimize": "cost", "budget_usd": 20000},
+    }))
+    est = json.loads(run_cli("recommend", str(prof), "--format", "json").out)["estimate"]
+    r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "s"), "--path", "vertex-ai-tpu")
+    assert r.code == 0, r.err
+    script = (tmp_path / "s" / "setup.sh").read_text()
+    spec = script.split("cat > job.yaml <<EOF\n", 1)[1].split("\nEOF", 1)[0]
+    job = yaml.safe_load(spec.replace("${PROJECT_ID}", "p").replace("${NAME}", "n"))
+    timeout_h = int(job["scheduling"]["timeout"].rstrip("s")) / 3600
+    assert est["hours"] > 168 and timeout_h >= max(est["hours"], est["hours_range"][1]), (timeout_h, est["hours"])
+    assert job["baseOutputDirectory"]["outputUriPrefix"].startswith("gs://")
+    # train.py writes the gs:// directories Vertex AI passes through the Cloud Storage mount
+    train = (tmp_path / "s" / "train.py").read_text()
+    ns: dict[str, object] = {}
+    exec(compile(train.split("def vertex_path", 1)[1].join(["def vertex_path", ""]).split("\n\n\n", 1)[0], "t", "exec"), ns)
+    assert ns["vertex_path"]("gs://b/model/") == "/gcs/b/model/" and ns["vertex_path"]("./runs") == "./runs"  # type: ignore[operator]
+    assert 'vertex_path(os.environ.get("AIP_MODEL_DIR"' in train

@@ -60,6 +60,13 @@ def hf_token_from_secret() -> None:
         os.environ["HF_TOKEN"] = response.payload.data.decode("utf-8")
 
 
+def vertex_path(path: str) -> str:
+    """A gs:// URI Vertex AI passes (AIP_MODEL_DIR, AIP_TENSORBOARD_LOG_DIR, from the job's baseOutputDirectory) as the
+    path of its Cloud Storage mount, /gcs/BUCKET/..., which os.makedirs, open() and the checkpoint writers can use;
+    any other path as given."""
+    return "/gcs/" + path[len("gs://"):] if path.startswith("gs://") else path
+
+
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=MODEL_ID, help="Hugging Face model id (default: %(default)s)")
@@ -73,8 +80,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--max-steps", type=int, default=MAX_STEPS)
     p.add_argument("--lr", type=float, default=2e-4 if METHOD != "full" else 3e-5)
     p.add_argument("--log-every", type=int, default=10)
-    p.add_argument("--logdir", default=os.environ.get("AIP_TENSORBOARD_LOG_DIR", "./runs"))
-    p.add_argument("--output-dir", default=os.environ.get("AIP_MODEL_DIR", "./checkpoints"))
+    p.add_argument("--logdir", default=vertex_path(os.environ.get("AIP_TENSORBOARD_LOG_DIR", "./runs")))
+    p.add_argument("--output-dir", default=vertex_path(os.environ.get("AIP_MODEL_DIR", "./checkpoints")))
     return p.parse_args()
 
 
