@@ -846,3 +846,26 @@ def test_a_vertex_ai_job_outlives_the_default_limit_and_keeps_its_checkpoints(tm
     exec(compile(train.split("def vertex_path", 1)[1].join(["def vertex_path", ""]).split("\n\n\n", 1)[0], "t", "exec"), ns)
     assert ns["vertex_path"]("gs://b/model/") == "/gcs/b/model/" and ns["vertex_path"]("./runs") == "./runs"  # type: ignore[operator]
     assert 'vertex_path(os.environ.get("AIP_MODEL_DIR"' in train
+
+
+def test_a_configuration_priced_on_owned_hardware_is_not_launched_on_a_cloud(tmp_path: Path) -> None:
+    # review 16, D4: 16 owned H100 (running cost, $14k) with clouds [on-prem, gcp] were launched by sky.yaml on GCP under
+    # the owned price; renting them there costs some 30 times as much
+    prof = tmp_path / "p.yaml"
+    prof.write_text(yaml.safe_dump({
+        "name": "owned-and-gcp", "task": "training", "domain": "llm",
+        "model": {"params_b": 8, "architecture": "transformer", "precision": "bf16"},
+        "training": {"tokens_b": 2000, "seq_len": 8192, "method": "full", "global_batch": 512},
+        "software": {"framework": "pytorch"},
+        "deployment": {"clouds": ["on-prem", "gcp"], "owned": [{"accelerator": "h100", "count": 16}]},
+        "goal": {"optimize": "cost"},
+    }))
+    est = json.loads(run_cli("recommend", str(prof), "--format", "json").out)["estimate"]
+    assert est["accelerator"] == "h100" and est["price"]["cloud"] == "on-prem", est["price"]
+    r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "s"))
+    assert r.code == 0, r.err
+    sky = yaml.safe_load((tmp_path / "s" / "sky.yaml").read_text())
+    first, *rest = sky["resources"]["ordered"]
+    assert first == {"accelerators": "H100:8", "infra": "kubernetes"}, first
+    assert all(not (o["accelerators"] == "H100:8" and o["infra"].startswith("gcp")) for o in rest), rest
+    assert "on your own cluster" in (tmp_path / "s" / "README.md").read_text()

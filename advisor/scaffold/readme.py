@@ -364,8 +364,15 @@ def _skypilot_section(spec: Spec, steps: list[Step], files: Mapping[str, str], f
         L.append("## SkyPilot")
         L.append("")
         launch = sky_command(spec)
+        first = sky_entry(spec, spec.acc, e) if spec.acc else None
+        own = first is not None and bool(first.clouds) and all(clouds.cloud(c).owned for c in first.clouds)
+        where = (
+            "on your own cluster (SkyPilot's Kubernetes infra) for the chosen configuration, the hardware it is priced on, "
+            "and on an allowed cloud for the fallbacks"
+            if own else "on any allowed cloud"
+        )
         L.append(
-            f"`{launch}` runs the same job through SkyPilot on any allowed cloud "
+            f"`{launch}` runs the same job through SkyPilot {where} "
             f"({', '.join(c for c in p.deployment.clouds if c in clouds.rented()) or 'none'}), trying the chosen "
             "accelerator first and then these fallbacks, in order (next-best feasible configurations of the same "
             "family with the same node count, so `setup` and `run` stay valid):"
@@ -374,7 +381,6 @@ def _skypilot_section(spec: Spec, steps: list[Step], files: Mapping[str, str], f
             L[-1] += (f" It starts one replica of the plan's {n} (each spans several nodes, which SkyServe does not run): "
                       f"launch {n} clusters and balance the requests over them.")
         L.append("")
-        first = sky_entry(spec, spec.acc, e) if spec.acc else None
         if first is not None:
             L.append(f"- `{first.accelerators}` x {first.nodes} node(s): {cost_phrase(e)} (chosen)")
         for fb in fallbacks:

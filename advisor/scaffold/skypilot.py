@@ -89,8 +89,12 @@ def sky_entry(spec: Spec, acc: Accelerator, est: Estimate) -> SkyEntry:
         if price is not None:
             rates[cloud] = price.usd_per_chip_hour
     ranked = sorted(rates, key=lambda c: (c != est.price_cloud, rates[c], c))
-    if not ranked:  # hardware the team owns (on-prem): SkyPilot reaches it through its own cluster, never a cloud
-        ranked = [c for c in spec.profile.deployment.clouds if c not in clouds.rented() and clouds.cloud(c).owned]
+    owned = [c for c in spec.profile.deployment.clouds if c not in clouds.rented() and clouds.cloud(c).owned]
+    if not ranked or est.price_cloud in owned:
+        # hardware the team owns (or buys, on-prem): SkyPilot reaches it through its own cluster, never a cloud; a
+        # configuration priced on it is not rented elsewhere under its price (80 H100 at the amortised $80k launched
+        # on GCP, ~$743k there)
+        ranked = [c for c in owned if c == est.price_cloud] or owned
     if family(acc.device).sliced:  # one SkyPilot node per slice of the multislice (the plan's slices)
         layout = family(acc.device).shapes.host_layout(acc, est.count)
         sky = acc.deploy.skypilot
