@@ -298,7 +298,7 @@ _FIELDS = {
     "serving_overhead", "decode_utilisation", "fast_domain", "scale_out", "unit", "rival", "setup",
 }
 _SETUP_FIELDS = {"skeletons", "runtime", "kubernetes_resource", "runtime_version", "cloud_vm"}
-_VENDOR_FIELDS = {"kubernetes_resource", "device_plugin", "images", "source"}
+_VENDOR_FIELDS = {"kubernetes_resource", "device_plugin", "images", "smi", "torch_index", "source"}
 
 
 def _build(fid: str, raw: dict[str, Any]) -> Family:

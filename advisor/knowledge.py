@@ -38,6 +38,7 @@ PLACEHOLDERS = frozenset(
         "vllm_budget_items", "vllm_budget_args", "sglang_budget_args", "per_chip_batch", "jetstream_model",
         "jetstream_size", "jetstream_tokenizer", "az_count_args",
         "vllm_precision_items", "vllm_precision_args", "vllm_seqs_items", "az_vm_suffix", "spmd_batch", "grad_accum", "run_timeout",
+        "gpu_smi",
         "vendor", "gpu_resource", "gpu_resource_column", "device_plugin", "train_pip",
     }
 )

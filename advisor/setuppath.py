@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,9 +131,11 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     values["device_plugin"] = str(fam.vendor(vendor).get("device_plugin") or families.family("gpu").setup.vendor(None).get("device_plugin"))
     # the install line of the training skeleton this family runs for the profile's framework, with the method's extras
     # (QLoRA: bitsandbytes), the same line sky.yaml and the Dockerfile install (rules/training-stacks.yaml)
-    values["train_pip"] = stack_pip(
+    values["train_pip"] = vendor_pip(stack_pip(
         fam.skeleton(profile.software.framework), fam.runtime or "", profile.training.method if profile.training else None,
-    )
+    ), fam.vendor(vendor))
+    # the vendor's device check (nvidia-smi; rocm-smi on an AMD Instinct node)
+    values["gpu_smi"] = str(fam.vendor(vendor).get("smi") or families.family("gpu").setup.vendor(None).get("smi") or "nvidia-smi")
     if acc is not None:
         native = target.id == acc.deploy.cloud  # the cloud the catalog's deploy names are for
         zones = list(regions.zones_of(target.id, acc)) if native else []
@@ -536,6 +539,18 @@ def per_runtime(value: Any, runtime: str, default: str | None = None) -> Any:
     if isinstance(value, dict):
         return value.get(runtime, value.get("default", default))
     return value if value is not None else default
+
+
+def vendor_pip(cmd: str, vendor: Mapping[str, Any]) -> str:
+    """An install line for the chip vendor's build of PyTorch: where the vendor has its own index (rules/families.yaml
+    setup.vendors: torch_index, AMD's ROCm builds), torch comes from it and the rest from PyPI, whose torch is the CUDA
+    build; any other line as it is."""
+    index = vendor.get("torch_index")
+    words = cmd.split()
+    if not index or words[:3] != ["pip", "install", "torch"]:
+        return cmd
+    rest = " ".join(words[3:])
+    return f"pip install torch --index-url {index}" + (f" && pip install {rest}" if rest else "")
 
 
 def stack_pip(stack: str | None, runtime: str, method: str | None = None) -> str:

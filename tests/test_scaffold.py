@@ -869,3 +869,27 @@ def test_a_configuration_priced_on_owned_hardware_is_not_launched_on_a_cloud(tmp
     assert first == {"accelerators": "H100:8", "infra": "kubernetes"}, first
     assert all(not (o["accelerators"] == "H100:8" and o["infra"].startswith("gcp")) for o in rest), rest
     assert "on your own cluster" in (tmp_path / "s" / "README.md").read_text()
+
+
+def test_an_amd_training_setup_checks_and_installs_for_rocm(tmp_path: Path) -> None:
+    # review 16, D6: owned MI300X got setup.sh steps that stop at nvidia-smi (set -e; a ROCm node has rocm-smi) and
+    # install PyPI's torch (the CUDA build), and a README that asks Kubernetes for nvidia.com/gpu
+    prof = tmp_path / "p.yaml"
+    prof.write_text(yaml.safe_dump({
+        "name": "owned-mi300x", "task": "training", "domain": "llm",
+        "model": {"params_b": 8, "architecture": "transformer", "precision": "bf16"},
+        "training": {"tokens_b": 500, "seq_len": 8192, "method": "full", "global_batch": 512},
+        "software": {"framework": "pytorch"},
+        "deployment": {"clouds": ["on-prem"], "owned": [{"accelerator": "mi300x", "count": 32}]},
+        "goal": {"optimize": "balanced"},
+    }))
+    r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "s"))
+    assert r.code == 0, r.err
+    script = (tmp_path / "s" / "setup.sh").read_text()
+    sky = yaml.safe_load((tmp_path / "s" / "sky.yaml").read_text())
+    commands = [ln.strip() for ln in script.splitlines() if not ln.lstrip().startswith("#")]
+    assert "rocm-smi" in commands and "nvidia-smi" not in script
+    rocm = "pip install torch --index-url https://download.pytorch.org/whl/rocm6.4 && pip install transformers"
+    assert rocm in script and sky["setup"].startswith(rocm), sky["setup"]
+    assert "amd.com/gpu limits" in script and "nvidia.com/gpu" not in script
+    subprocess.run(["bash", "-n", str(tmp_path / "s" / "setup.sh")], check=True)

@@ -26,6 +26,8 @@ _SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]*")
 # appends to a command (' --data-parallel-size=8 --enable-expert-parallel') keep their leading space.
 WORD_LISTS = frozenset({"mlx_quant", "vllm_dp_args", "vllm_budget_args", "sglang_budget_args", "az_count_args", "remote_steps",
                         "vllm_precision_args", "az_vm_suffix", "train_pip"})
+# Word lists that may join two commands with && (nothing else of the shell's)
+SEQUENCES = frozenset({"train_pip"})
 
 
 def sh_word(value: str) -> str:
@@ -52,7 +54,10 @@ def _fill_value(name: str, ctx: str, literal: Mapping[str, str], shell: Mapping[
     if ctx == "heredoc-literal":
         return value
     if name in WORD_LISTS:
-        return (" " if value[:1].isspace() else "") + " ".join(sh_word(w) for w in shlex.split(value))
+        # an install line may be two commands joined by && (a vendor's torch from its own index, the rest from PyPI):
+        # that word alone stays an operator; the words come from bundled data (rules/training-stacks.yaml, families.yaml)
+        ops = {"&&"} if name in SEQUENCES else set()
+        return (" " if value[:1].isspace() else "") + " ".join(w if w in ops else sh_word(w) for w in shlex.split(value))
     return sh_word(value)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from advisor.families import family
 from advisor.scaffold.plan import statement
 from advisor.scaffold.spec import Spec, one_line, train_model_id, verdict_line
-from advisor.setuppath import per_runtime, stack_pip, training_stack
+from advisor.setuppath import per_runtime, stack_pip, training_stack, vendor_pip
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "scaffold"
 
@@ -77,7 +77,8 @@ TORCH_DTYPE = {"fp32": "float32", "fp64": "float32", "bf16": "bfloat16", "fp16":
 def pip(spec: Spec) -> str:
     """The install line of the skeleton's stack on the configuration's device (rules/training-stacks.yaml)."""
     method = spec.profile.training.method if spec.profile.training else None
-    return stack_pip(spec.stack, family(spec.device).setup.runtime or "", method)
+    fam = family(spec.device).setup
+    return vendor_pip(stack_pip(spec.stack, fam.runtime or "", method), fam.vendor(spec.acc.vendor if spec.acc else None))
 
 
 def dockerfile(spec: Spec) -> str:
