@@ -15,11 +15,12 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from advisor.check.files import TF_SUFFIXES
+from advisor.check.files import OUTSIDE, TF_SUFFIXES
 from advisor.check.infra import hclexpr, tfconfig, tfk8s, tfplan
 from advisor.check.infra.hclexpr import Unresolved
 from advisor.check.infra.model import Parsed, Request, tf_waivers
 from advisor.check.infra.names import NameIndex, names_hardware
+from advisor.yamlsrc import linked_outside
 
 PLAN_HINT = "terraform plan -out plan.out && terraform show -json plan.out > plan.json"
 MAX_INSTANCES = 10_000
@@ -184,9 +185,16 @@ ModuleScope = tuple[dict[str, Any], dict[str, Any], str | None, list[str]]  # va
 
 def _sibling(directory: str, name: str) -> Any:
     """A file of the module's directory parsed (JSON for ``*.json``, else HCL); None where it is larger than
-    MAX_HCL_BYTES or this reader cannot parse it (its values then stay what they were: defaults, or unresolved)."""
+    MAX_HCL_BYTES or this reader cannot parse it (its values then stay what they were: defaults, or unresolved). A
+    link out of the repository (a terraform.tfvars pointing at the runner's ~/.terraformrc) is never opened: an input
+    error at its path, so no value of it reaches a finding, an annotation or a comment."""
+    path = os.path.join(directory or ".", name)
+    if linked_outside(path):
+        from advisor.errors import InputError
+
+        raise InputError.single(path, 1, 1, OUTSIDE)
     try:
-        with open(os.path.join(directory or ".", name), encoding="utf-8", errors="replace") as fh:
+        with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read(MAX_HCL_BYTES + 1)
         if len(text) > MAX_HCL_BYTES:
             return None
@@ -998,7 +1006,7 @@ def _directory_names_hardware(ctx: _HclCtx) -> bool:
     texts, total = [ctx.text], len(ctx.text)
     found: bool | None = None
     for n in names:
-        if os.path.join(directory, n) == path:
+        if os.path.join(directory, n) == path or linked_outside(os.path.join(directory, n)):
             continue
         try:
             with open(os.path.join(directory, n), encoding="utf-8", errors="replace") as fh:

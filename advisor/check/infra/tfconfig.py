@@ -17,6 +17,7 @@ def tf_blocks(directory: str) -> dict[str, tuple[str, int]]:
     import os
 
     from advisor.check.files import TF_SUFFIXES
+    from advisor.yamlsrc import linked_outside
 
     out: dict[str, tuple[str, int]] = {}
     try:
@@ -25,6 +26,8 @@ def tf_blocks(directory: str) -> dict[str, tuple[str, int]]:
         return out
     for n in names[:500]:
         f = os.path.join(directory, n)
+        if linked_outside(f):  # never read through a link out of the repository
+            continue
         try:
             with open(f, encoding="utf-8", errors="replace") as fh:
                 text = fh.read(4 * 1024 * 1024)

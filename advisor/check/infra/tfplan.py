@@ -17,6 +17,7 @@ from advisor.check.infra.names import Hardware, NameIndex, topology_chips
 from advisor.check.infra.tfconfig import ADDRESS, INDEX, config_address, config_refs, config_sources, provider_region
 from advisor.errors import InputError
 from advisor.families import family
+from advisor.yamlsrc import linked_outside
 
 MAX_RESOURCES = 25_000  # compute resources one plan may hold (a 20,000-resource plan is read in seconds)
 LINK_KEYS = ("advisor-workload", "advisor_workload", "advisor.dev/workload")
@@ -286,6 +287,9 @@ def read_resources(ctx: _Ctx, by_addr: dict[str, dict[str, Any]], out: Parsed) -
         if where is not None:
             req.config = where
             if where[0] not in texts:
+                if linked_outside(where[0]):  # never read through a link out of the repository
+                    texts[where[0]] = ""
+                    continue
                 try:
                     with open(where[0], encoding="utf-8", errors="replace") as fh:
                         texts[where[0]] = fh.read(4 * 1024 * 1024)

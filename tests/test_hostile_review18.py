@@ -1,0 +1,53 @@
+"""Hostile pull requests, review 18 of the gate (tests/data/hostile-review18): each case is a file set an attacker who
+controls every file of a pull request writes, against a policy given with --policy from the base branch.
+
+- 03: infra/terraform.tfvars, a symbolic link to the runner's ~/.terraformrc (hashicorp/setup-terraform writes the
+  Terraform Cloud token there), read as the module's variable values: a guest_accelerator type taken from it printed
+  the token in text, GitHub annotations, the markdown comment and SARIF. The walk refused links out of the repository
+  for manifest names only, and the module's sibling files were opened by name, links followed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from .conftest import ROOT, run_cli
+
+CASES = ROOT / "tests" / "data" / "hostile-review18"
+SECRET = "SECRETTOKEN0123456789.atlasv1.abcdefghijklmnop"
+
+
+def _repo(tmp_path: Path, case: str) -> Path:
+    """The case as a git repository of its own (tracked files, as a pull request's checkout)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(CASES / case, repo)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    return repo
+
+
+def _policy(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "policy.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_a_tfvars_link_out_of_the_repository_is_never_read(tmp_path: Path) -> None:
+    outside = tmp_path / "home" / ".terraformrc"
+    outside.parent.mkdir()
+    outside.write_text(f'credentials "app.terraform.io" {{\n  token = "{SECRET}"\n}}\n')
+    repo = _repo(tmp_path, "03-tfvars-link")
+    os.symlink(outside, repo / "infra" / "terraform.tfvars")
+    pol = _policy(tmp_path, "limits:\n  max_chips: 8\n  allowed_accelerators: [l4]\n")
+    for fmt in ("text", "github", "markdown", "sarif", "json", "junit"):
+        r = run_cli("check", str(repo / "infra"), "--policy", str(pol), "--format", fmt)
+        assert SECRET not in r.out + r.err, fmt
+        assert r.code == 2, (fmt, r.code, r.err[-500:])
+    # the directory named explicitly, and the file beside it, the same
+    r = run_cli("check", str(repo / "infra" / "main.tf"), "--policy", str(pol), "--format", "json")
+    assert SECRET not in r.out + r.err and r.code == 2
+    r = run_cli("check", str(repo / "infra"), "--policy", str(pol), "--format", "json")
+    assert "terraform.tfvars:1:1: error: a symbolic link to a file outside the repository" in r.err, r.err
