@@ -253,6 +253,22 @@ def check_rules() -> list[dict[str, Any]]:
     return [CHECK_RULES[rid].to_json() for rid in sorted(CHECK_RULES)]
 
 
+def _trust_named_plans(report: Any, paths: Sequence[str]) -> None:
+    """A plan's prior state (change.before) is the baseline of its resources only where the plan is the workflow's: a
+    file named on the command line or standard input (terraform show -json plan.out > plan.json; advisor check
+    plan.json). A plan JSON found by walking a directory is the pull request's to write: one that 'deletes' an 8-L4 node
+    pool cancelled a new 8-L4 Deployment's cost under max_monthly_increase_usd. Its resources count in full, as with
+    no baseline, and say why."""
+    named = {os.path.realpath(p) for p in paths if p != "-" and os.path.isfile(p)}
+    for r in report.results:
+        if r.before is not None and r.path != "-" and os.path.realpath(r.path) not in named:
+            r.before = None
+            r.notes.append(
+                "a plan JSON found in a directory, not named on the command line: its prior state (change.before) is not "
+                "taken as the baseline, so the resource counts in full (name the workflow's own plan file, or pass --baseline)"
+            )
+
+
 def run_check(
     paths: Sequence[str],
     *,
@@ -318,6 +334,7 @@ def run_check(
 
         provide_stdin(stdin)
     report = check.run_check(paths, ctx, pol, policy_path=loaded.path, today=today, progress=progress, exclude=exclude)
+    _trust_named_plans(report, paths)
     if base is not None or any((r.before is not None) for r in report.results):
         report.diff = check.diff_against(report, base)
         check.apply_increase_limit(report, pol)

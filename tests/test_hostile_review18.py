@@ -5,10 +5,15 @@ controls every file of a pull request writes, against a policy given with --poli
   Terraform Cloud token there), read as the module's variable values: a guest_accelerator type taken from it printed
   the token in text, GitHub annotations, the markdown comment and SARIF. The walk refused links out of the repository
   for manifest names only, and the module's sibling files were opened by name, links followed.
+- 01: a plan JSON committed in the pull request (infra/old-plan.json) that 'deletes' an 8-L4 node pool: its
+  change.before was taken as the baseline without --baseline, so a new 8-L4 Deployment cost $0 net and passed
+  max_monthly_increase_usd 2,000 with exit 0. Only a plan the workflow names (a file on the command line, stdin)
+  carries its own before.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -51,3 +56,16 @@ def test_a_tfvars_link_out_of_the_repository_is_never_read(tmp_path: Path) -> No
     assert SECRET not in r.out + r.err and r.code == 2
     r = run_cli("check", str(repo / "infra"), "--policy", str(pol), "--format", "json")
     assert "terraform.tfvars:1:1: error: a symbolic link to a file outside the repository" in r.err, r.err
+
+
+def test_a_plan_found_in_the_checkout_is_no_baseline(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "01-fake-plan")
+    pol = _policy(tmp_path, "limits:\n  max_monthly_increase_usd: 2000\n")
+    r = run_cli("check", str(repo / "infra"), "--policy", str(pol), "--format", "json")
+    assert r.code == 1, (r.code, r.err)
+    data = json.loads(r.out)
+    assert data["diff"]["cost_delta_usd"] > 2000 and data["diff"]["baseline"] == "none", data["diff"]
+    assert "policy-monthly-increase" in {f["rule"] for x in data["results"] for f in x["findings"]}
+    # named by the workflow, the same plan is its resources' baseline (what the documented workflow does)
+    r = run_cli("check", str(repo / "infra" / "old-plan.json"), "--policy", str(pol), "--format", "json")
+    assert json.loads(r.out)["diff"]["baseline"] == "plan-prior-state"

@@ -132,10 +132,15 @@ def test_mixed_directory() -> None:
     dep = res["Deployment/serving/vllm-llama3-8b-tpu"]
     assert dep["source"]["line"] == 6 and all(f["line"] > 1 for f in dep["findings"])
     assert all(r["source"]["line"] > 1 for a, r in res.items())
-    assert data["diff"]["baseline"] == "plan-prior-state"  # a plan carries its own before
+    # a plan found by walking the directory is the pull request's to write: its before is no baseline
+    assert "diff" not in data
+    assert any("not named on the command line" in n for n in res["google_container_node_pool.tpu_v6e_serving"]["notes"])
+    assert code == 1
+    # the workflow's own plan, named: it carries its own before
+    code, data = check(str(INFRA), str(INFRA / "terraform" / "plan.json"))
+    assert data["diff"]["baseline"] == "plan-prior-state"
     tpu_pool = next(c for c in data["diff"]["changes"] if c["key"].endswith("tpu_v6e_serving"))
     assert (tpu_pool["chips_before"], tpu_pool["chips_after"]) == (8, 16) and tpu_pool["cost_delta_usd"] > 0
-    assert code == 1
 
 
 def test_plan_pool_shapes(tmp_path: Path) -> None:
