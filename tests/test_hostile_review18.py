@@ -9,6 +9,9 @@ controls every file of a pull request writes, against a policy given with --poli
   change.before was taken as the baseline without --baseline, so a new 8-L4 Deployment cost $0 net and passed
   max_monthly_increase_usd 2,000 with exit 0. Only a plan the workflow names (a file on the command line, stdin)
   carries its own before.
+- 02: Dynamic Resource Allocation claims: the model was the first productName == literal whatever surrounded it, and
+  a claim's requests were summed under the first request's model: '!(productName == "NVIDIA L4")' x 8 (any GPU but an
+  L4) was judged l4 x 8, and 1 L4 + 8 H100 l4 x 9, both passing allowed_accelerators [l4] with exit 0.
 """
 
 from __future__ import annotations
@@ -69,3 +72,22 @@ def test_a_plan_found_in_the_checkout_is_no_baseline(tmp_path: Path) -> None:
     # named by the workflow, the same plan is its resources' baseline (what the documented workflow does)
     r = run_cli("check", str(repo / "infra" / "old-plan.json"), "--policy", str(pol), "--format", "json")
     assert json.loads(r.out)["diff"]["baseline"] == "plan-prior-state"
+
+
+def test_a_dra_selector_names_a_model_only_as_a_plain_equality(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "02-dra-selectors")
+    pol = _policy(tmp_path, "limits:\n  max_chips: 16\n  allowed_accelerators: [l4]\n")
+    r = run_cli("check", str(repo), "--policy", str(pol), "--format", "json")
+    data = json.loads(r.out)
+    got = {x["source"]["address"]: x for x in data["results"]}
+    assert r.code == 1, r.err
+    for name in ("Deployment/ml/neg", "Deployment/ml/cls"):  # every GPU but an L4: unknown, held to the policy
+        req = got[name]["request"]
+        assert req["accelerator"] is None and req["total_chips"] == 8, (name, req)
+        assert "policy-accelerator-not-allowed" in {f["rule"] for f in got[name]["findings"]}, name
+    two = got["Deployment/ml/two"]  # 1 L4 + 8 H100: 9 devices, judged on the H100, the L4 held to the policy too
+    assert (two["request"]["accelerator"], two["request"]["total_chips"]) == ("h100", 9), two["request"]
+    assert "policy-accelerator-not-allowed" in {f["rule"] for f in two["findings"]}
+    plain = got["Deployment/ml/plain"]  # an equality in a conjunction names the model
+    assert (plain["request"]["accelerator"], plain["request"]["total_chips"]) == ("l4", 2), plain["request"]
+    assert "policy-accelerator-not-allowed" not in {f["rule"] for f in plain["findings"]}

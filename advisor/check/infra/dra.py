@@ -27,7 +27,13 @@ ACCELERATOR_CLASSES = {"gpu.nvidia.com": "nvidia.com/gpu", "mig.nvidia.com": "nv
                        "gpu.intel.com": "gpu.intel.com/i915", "gaudi.intel.com": "habana.ai/gaudi"}
 CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 MAX_REQUESTS = 256
-_PRODUCT = re.compile(r"productName\s*==\s*['\"]([^'\"]{1,80})['\"]")
+# the one form of a selector on the model this reader takes as naming it: an equality on the driver's productName
+# attribute, alone or as a term of a conjunction (&&) of terms with no negation, alternative or condition in them
+_PLAIN_PRODUCT = re.compile(
+    r"\s*device\.attributes\[\s*['\"][a-z0-9.-]{1,80}['\"]\s*\]\.productName\s*==\s*['\"]([^'\"]{1,80})['\"]\s*"
+)
+# a selector that mentions productName in any other form (a negation, a list, an or): the model is not read
+UNREAD = "a productName selector this reader does not read as one model"
 
 
 @dataclass
@@ -41,6 +47,7 @@ class Claim:
     others: tuple[tuple[str | None, int | None], ...] = ()
     # how its MIG slices (mig.nvidia.com) were counted, where it asks for any: said on the pods' requests
     mig: str | None = None
+    mixed: bool = False  # its requests name devices of several models (others: the rest, all allocated)
 
 
 _DRIVER = re.compile(r"device\.driver\s*==\s*['\"]([a-z0-9.-]{1,80})['\"]")
@@ -62,8 +69,7 @@ def read_device_class(data: dict[str, Any]) -> tuple[str, str, str | None] | Non
         expr = str(_map(_map(sel).get("cel")).get("expression", ""))
         m = _DRIVER.search(expr)
         if m and m.group(1) in ACCELERATOR_CLASSES:
-            model = _PRODUCT.search(expr)
-            return name, ACCELERATOR_CLASSES[m.group(1)], model.group(1) if model else None
+            return name, ACCELERATOR_CLASSES[m.group(1)], expression_product(expr)
     return None
 
 
@@ -95,6 +101,7 @@ def read_claim(
     product: str | None = None
     others: list[tuple[str | None, int | None]] = []
     slices = 0  # MIG slices among the devices counted
+    models: list[tuple[str | None, int | None]] = []  # each request's model and devices
     for item in requests[:MAX_REQUESTS] if isinstance(requests, list) else []:
         item = _map(item)
         one = _map(item.get("exactly")) or item
@@ -120,7 +127,15 @@ def read_claim(
         else:
             count += min(n, 1_000_000)
             slices += min(n, 1_000_000) if one.get("deviceClassName") == MIG_CLASS else 0
-        product = product or _product(one) or (cls[1] if cls else None)
+        models.append((_product(one) or (cls[1] if cls else None), n if isinstance(n, int) and not isinstance(n, bool) else None))
+    # requests for devices of several models (1 L4 and 8 H100): all counted, judged on the model of the most devices,
+    # each other held to the policy (a pull request judged 8 H100 and an L4 as 9 L4)
+    named = {m for m, _ in models}
+    if models:
+        product = max(models, key=lambda mn: (mn[1] or 0, mn[0] is not None))[0]
+    mixed = len(named) > 1
+    if mixed:
+        others += [(m, k) for m, k in models if m != product]
     mig = None
     if slices and count is not None:
         if slices == count and _one_parent(spec):
@@ -129,7 +144,7 @@ def read_claim(
         else:
             mig = f"{slices} MIG slice(s) counted as whole GPUs (an upper bound: several may share one GPU)"
     kind = str(data["kind"])
-    claim = Claim(resource, count if resource else 0, product, tuple(others), mig)
+    claim = Claim(resource, count if resource else 0, product, tuple(others), mig, mixed)
     return (kind, ns if isinstance(ns, str) else "default", name), claim
 
 
@@ -151,13 +166,28 @@ def _one_parent(spec: dict[str, Any]) -> bool:
 
 
 def _product(request: dict[str, Any]) -> str | None:
-    """The model a request's CEL selector names (``productName == "H100"``), else None."""
+    """The model a request's CEL selector names (``device.attributes["gpu.nvidia.com"].productName == "H100"``, alone or
+    a term of an ``&&``), else None; UNREAD where a selector mentions productName in any other form:
+    ``!(... productName == "NVIDIA L4")`` is every GPU but an L4, ``productName == "L4" || true`` any, never the L4 the
+    literal names (a pull request hid 8 H100 as L4 so)."""
     selectors = request.get("selectors")
     for sel in selectors if isinstance(selectors, list) else []:
-        m = _PRODUCT.search(str(_map(_map(sel).get("cel")).get("expression", "")))
-        if m:
-            return m.group(1)
+        found = expression_product(str(_map(_map(sel).get("cel")).get("expression", "")))
+        if found is not None:
+            return found
     return None
+
+
+def expression_product(expr: str) -> str | None:
+    """The model one CEL expression names (see _product), UNREAD, or None where it does not mention productName."""
+    if "productName" not in expr:
+        return None
+    terms = expr.split("&&")
+    plain = [m for m in (_PLAIN_PRODUCT.fullmatch(t) for t in terms) if m]
+    rest = [t for t in terms if not _PLAIN_PRODUCT.fullmatch(t)]
+    if len(plain) == 1 and not any(c in t for t in rest for c in ("|", "!", "?", "productName")):
+        return plain[0].group(1)
+    return UNREAD
 
 
 def product_hardware(index: NameIndex, product: str) -> Hardware:

@@ -257,7 +257,10 @@ def _claimed(d: ManifestDoc, pod: KeyPath, req: Request, asks: bool) -> tuple[in
                     req.alternatives.append(model or "a device of the class")
                 if claim.mig:
                     req.notes.append(f"{kind} {name}: {claim.mig}")
-                if claim.others:
+                if claim.mixed:
+                    req.notes.append(f"{kind} {name} asks for devices of several models: all counted, judged on the model of the "
+                                     "most devices, each other held to the policy")
+                elif claim.others:
                     req.notes.append(f"{kind} {name} lists alternatives (firstAvailable): judged on the first, each other held to "
                                      "the policy")
                 if claim.count is None:
@@ -341,7 +344,10 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
                 req.options = [(d.index.lookup(v).accelerator, None) for v in others]
                 req.notes.append(f"node affinity allows {', '.join([value, *others][:6])}: judged on {value}")
             break
-    if hw is None and product and not req.unresolved:  # a DRA claim's CEL selector names the model
+    if hw is None and product == dra.UNREAD:  # a selector on the model in a form not read (a negation, a list, an or)
+        req.unknown = f"a DRA claim selects its devices with {dra.UNREAD} (a negation, a list or an alternative): the hardware is unknown"
+        req.hardware = "DRA productName selector"
+    elif hw is None and product and not req.unresolved:  # a DRA claim's CEL selector names the model
         hw = dra.product_hardware(d.index, product)
         req.set_hardware(product, hw)
     if hw is None and is_placeholder(resource):  # a resource whose name is not read: any device, never none
