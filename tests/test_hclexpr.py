@@ -16,7 +16,8 @@ from advisor.check.infra.hclexpr import Unresolved, evaluate
 from .conftest import run_cli
 
 POOLS = [{"name": "gpu", "machine_type": "a2-highgpu-8g", "max_count": 4}, {"name": "cpu", "machine_type": "n2-standard-8"}]
-SCOPE = _Scope({"pools": POOLS, "size": 8, "on": True, "zones": ["us-central1-a", "us-central1-b"], "m": {"a": 1, "b": 2}},
+SCOPE = _Scope({"pools": POOLS, "size": 8, "on": True, "missing_ok": None, "zones": ["us-central1-a", "us-central1-b"],
+                "m": {"a": 1, "b": 2}},
                {"names": "${[for p in var.pools : p.name]}"})
 
 
@@ -35,6 +36,12 @@ SCOPE = _Scope({"pools": POOLS, "size": 8, "on": True, "zones": ["us-central1-a"
     ("{for p in var.pools : p.name => p.machine_type}", {"gpu": "a2-highgpu-8g", "cpu": "n2-standard-8"}),
     ("{for k, v in var.m : k => v * 10}", {"a": 10, "b": 20}),
     ("[for i, z in var.zones : \"${i}\"]", Unresolved),  # a template string inside an expression
+    # an element whose value is a template string is that element unresolved, not the whole (review 17, F1: an ARN
+    # built from a data source beside a node group's instance type)
+    ("[for p in var.pools : {t = p.machine_type, arn = \"arn:${data.x.y}\"}][0].t", "a2-highgpu-8g"),
+    # && and || short-circuit (Terraform 1.12): the right side of a false && is not evaluated
+    ("var.missing_ok != null && length(var.missing_ok) > 0", False),
+    ("var.on || length(data.x.y) > 0", True),
     ("zipmap(local.names, tolist(toset(var.pools)))[\"gpu\"].machine_type", "a2-highgpu-8g"),
     ("toset([\"b\", \"a\", \"b\"])", ["a", "b"]),
     ("lookup(var.m, \"c\", 7)", 7),

@@ -289,8 +289,10 @@ class _Parser:
         v = self.binary(level + 1, live)
         while self.peek() in self.LEVELS[level]:
             op = self.take()
-            w = self.binary(level + 1, live)
-            v = _apply(op, v, w) if live else None
+            # && and || short-circuit, as Terraform's do since 1.12: 'x != null && length(x) > 0' with x null is false
+            short = live and op in ("&&", "||") and isinstance(v, bool) and v == (op == "||")
+            w = self.binary(level + 1, live and not short)
+            v = (v if short else _apply(op, v, w)) if live else None
         return v
 
     def unary(self, live: bool) -> Any:
@@ -328,6 +330,8 @@ class _Parser:
         if kind == "str":
             self.take()
             if "${" in tok or "%{" in tok:
+                if not live:
+                    return None  # skipped (an element's extent, an untaken branch): its end is the token's
                 raise _Fail  # a template string inside an expression
             return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), tok[1:-1])
         if tok == "(":
