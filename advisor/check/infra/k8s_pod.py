@@ -156,7 +156,7 @@ def _container_chips(d: ManifestDoc, loc: KeyPath, req: Request, res_key: str = 
             return -1, name, (*loc, "gpu")
         return n, name, (*loc, "gpu", "quantity")
     for section in ("limits", "requests"):
-        sec = (*loc, res_key, section)
+        sec = (*loc, res_key, section) if res_key else (*loc, section)  # "": the mapping holds limits itself
         res = d.mapping(sec)
         names = [n for n in CHIP_RESOURCES if n in res] or sorted(
             k for k in res if isinstance(k, str) and CHIP_LIKE.search(k) and not NOT_DEVICES.search(k.rsplit("/", 1)[-1])
@@ -181,7 +181,7 @@ def _container_chips(d: ManifestDoc, loc: KeyPath, req: Request, res_key: str = 
             total += n or 0
             where = where or (*sec, name)
         return total, names[0], where
-    d.mapping((*loc, res_key))
+    d.mapping((*loc, res_key) if res_key else loc)
     return 0, None, None
 
 

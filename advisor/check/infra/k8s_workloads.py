@@ -427,25 +427,35 @@ def _chip_resources(node: dict[object, object]) -> bool:
     res = node.get("resources")
     if not isinstance(res, dict):
         return False
-    return any(isinstance(res.get(s), dict) and any(k in CHIP_RESOURCES for k in res[s]) for s in ("limits", "requests"))
+    return _chip_limits(res)
+
+
+def _chip_limits(node: dict[object, object]) -> bool:
+    """A mapping whose own ``limits`` or ``requests`` name a chip resource (a resources block, or a custom resource's
+    flavor that carries them directly: llmaz OpenModel ``inferenceConfig.flavors[].limits``)."""
+    return any(isinstance(node.get(s), dict) and any(k in CHIP_RESOURCES for k in node[s]) for s in ("limits", "requests"))
 
 
 def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
-    """Pod specs (mappings with a ``containers`` list) anywhere in a kind advisor does not read, and container-like
+    """Pod specs (mappings with a ``containers`` list) anywhere in a kind advisor does not read, container-like
     mappings outside them whose ``resources`` name a chip resource (a serving runtime's runner: sgl-project/ome's
-    ClusterServingRuntime ``engineConfig.runner``), each counted once and marked unread: an accelerator request there is
-    reported (its replicas unknown), never passed over."""
-    found: list[tuple[KeyPath, bool]] = []  # (where, a lone container)
+    ClusterServingRuntime ``engineConfig.runner``), and mappings whose own ``limits`` / ``requests`` do (InftyAI/llmaz's
+    OpenModel ``inferenceConfig.flavors[]``, which the controller puts on every serving pod), each counted once and marked
+    unread: an accelerator request there is reported (its replicas unknown), never passed over."""
+    found: list[tuple[KeyPath, str]] = []  # (where, "pod", "container" (a lone one) or "limits" (a flavor's own))
 
     def walk(node: object, loc: KeyPath, depth: int) -> None:
         if depth > 16 or len(found) >= MAX_FOUND_PODS:
             return
         if isinstance(node, dict):
             if isinstance(node.get("containers"), list) and any(isinstance(c, dict) for c in node["containers"]):
-                found.append((loc, False))
+                found.append((loc, "pod"))
                 return
             if _chip_resources(node) and loc[1:]:
-                found.append((loc, True))
+                found.append((loc, "container"))
+                return
+            if _chip_limits(node) and loc[1:] and "resources" not in node:
+                found.append((loc, "limits"))
                 return
             for k, v in node.items():
                 if isinstance(k, str | int):
@@ -457,10 +467,12 @@ def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
     for top in ("spec", "template"):  # a v1 PodTemplate keeps its pod under a top-level template (GKE queued provisioning)
         walk(d.doc.data.get(top), (top,), 0)
     out = []
-    for loc, lone in found:
+    for loc, what in found:
         name = ".".join(str(p) for p in loc[1:]) or "spec"
-        if lone:  # the mapping around the container gives the selectors (a runtime's engineConfig)
+        if what == "container":  # the mapping around the container gives the selectors (a runtime's engineConfig)
             out.append(Part(name, loc[:-1], 1, (1, 1), None, containers=[(loc, "resources")], unread=kind))
+        elif what == "limits":  # a flavor: its own nodeSelector, where it has one, beside its limits
+            out.append(Part(name, loc, 1, (1, 1), None, containers=[(loc, "")], unread=kind))
         else:
             out.append(Part(name, loc, 1, (1, 1), None, unread=kind))
     return out
