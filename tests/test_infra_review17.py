@@ -39,3 +39,26 @@ def test_an_unknown_value_beside_the_hardware_does_not_hide_a_terraform_resource
         assert got["request"]["accelerator"] == "h100" and "request-unresolved" in _rules(got), (case, got["request"])
     repo = _results(base / "repo")  # the module as published, with its tfvars (2 x ml.g5.8xlarge)
     assert repo["awscc_sagemaker_cluster.hyperpod_cluster"]["request"]["accelerator"] == "a10g"
+
+
+def test_a_flavor_that_carries_its_own_gpu_limits_is_a_request() -> None:
+    # F2: llmaz OpenModel inferenceConfig.flavors[].limits (the controller puts them on every serving pod) was skipped
+    # as 'Kubernetes manifest without accelerator requests'
+    code, data, err = _check(CASES / "03-llmaz-flavors")
+    assert code == 0, err
+    assert not data["skipped_files"], data["skipped_files"]
+    flavors = [r for r in data["results"] if r["source"]["address"].endswith("inferenceConfig.flavors.0")]
+    assert len(flavors) == 2 and all(r["request"]["count"] == 1 and "request-unresolved" in _rules(r) for r in flavors)
+
+
+def test_a_cpu_manifest_with_a_key_written_twice_does_not_stop_the_run(tmp_path: Path) -> None:
+    # F5: data-on-eks' Graviton SparkApplication (sparkConf sets one key twice, which kubectl refuses too) made a
+    # repository-wide run exit 2; a manifest naming an accelerator with a duplicate key stays an input error
+    code, data, err = _check(CASES / "05-duplicate-key-cpu")
+    assert code == 0, err
+    assert data["skipped_files"][0]["reason"].startswith("a Kubernetes manifest that has a key written twice (103:5:")
+    gpu = (CASES / "05-duplicate-key-cpu" / "tpcds-benchmark-1t-ebs.yaml").read_text().replace(
+        "sparkConf:", "driver:\n    gpu: {name: nvidia.com/gpu, quantity: 1}\n  sparkConf:", 1)
+    (tmp_path / "gpu.yaml").write_text(gpu)
+    code, _, err = _check(tmp_path / "gpu.yaml")
+    assert code == 2 and "duplicate key" in err, (code, err)

@@ -557,16 +557,19 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
             return [], Parsed("other", notes=[
                 f"{WORKFLOW} that is not valid YAML {where} and names no accelerator: nothing to judge" if workflow else
                 f"not valid YAML {where}, and names no accelerator and none of the keys of a profile, manifest or task: nothing to judge"])
-        if (path != STDIN and lenient is None and exc.problems[0].message.startswith("invalid YAML")
+        broken = (lenient is None and exc.problems[0].message.startswith("invalid YAML")) or "duplicate key" in exc.problems[0].message
+        if (path != STDIN and broken
                 and MANIFEST_KEYS.search(text) and not PROFILE_KEYS.search(text) and not TEMPLATE_MARK.search(text)
                 and not names_hardware(text, name_index(ctx.catalog))
                 and not _readable_parts(text, path, name_index(ctx.catalog))):
-            # a Kubernetes manifest with a syntax error (GKE samples' over-indented Gateway and HTTPRoute) that names no
-            # accelerator, chip resource or accelerator machine anywhere: kubectl cannot apply it, it asks for nothing,
-            # and a gate on accelerator spend does not stop a repository-wide run on it
+            # a Kubernetes manifest with a syntax error (GKE samples' over-indented Gateway and HTTPRoute) or a key
+            # written twice (data-on-eks' Graviton SparkApplication: kubectl refuses it too) that names no accelerator,
+            # chip resource or accelerator machine anywhere: kubectl cannot apply it, it asks for nothing, and a gate on
+            # accelerator spend does not stop a repository-wide run on it
             p = exc.problems[0]
             return [], Parsed("other", notes=[
-                f"a Kubernetes manifest that is not valid YAML ({p.line}:{p.col}: {p.message[:80]}; kubectl cannot apply it "
+                f"a Kubernetes manifest that {'has a key written twice' if 'duplicate key' in p.message else 'is not valid YAML'} "
+                f"({p.line}:{p.col}: {p.message[:80]}; kubectl cannot apply it "
                 "either) and names no accelerator: nothing to judge"])
         chart = _chart_of(path)
         if TEMPLATE_MARK.search(text) and chart is not None:
