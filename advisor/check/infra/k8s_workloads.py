@@ -433,7 +433,11 @@ def _chip_resources(node: dict[object, object]) -> bool:
 def _chip_limits(node: dict[object, object]) -> bool:
     """A mapping whose own ``limits`` or ``requests`` name a chip resource (a resources block, or a custom resource's
     flavor that carries them directly: llmaz OpenModel ``inferenceConfig.flavors[].limits``)."""
-    return any(isinstance(node.get(s), dict) and any(k in CHIP_RESOURCES for k in node[s]) for s in ("limits", "requests"))
+    for section in ("limits", "requests"):
+        block = node.get(section)
+        if isinstance(block, dict) and any(k in CHIP_RESOURCES for k in block):
+            return True
+    return False
 
 
 def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
