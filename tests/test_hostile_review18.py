@@ -12,6 +12,9 @@ controls every file of a pull request writes, against a policy given with --poli
 - 02: Dynamic Resource Allocation claims: the model was the first productName == literal whatever surrounded it, and
   a claim's requests were summed under the first request's model: '!(productName == "NVIDIA L4")' x 8 (any GPU but an
   L4) was judged l4 x 8, and 1 L4 + 8 H100 l4 x 9, both passing allowed_accelerators [l4] with exit 0.
+- 06: a JobSet linked to a training profile was priced for its Jobs' 24 h deadline ($192 one-off) though each restart
+  recreates them with a fresh one: maxRestarts 30 runs up to 744 h, and a RestartJobSetAndIgnoreMaxRestarts rule has no
+  bound; both passed max_monthly_increase_usd and max_one_off_increase_usd of $2,000 with exit 0.
 """
 
 from __future__ import annotations
@@ -91,3 +94,19 @@ def test_a_dra_selector_names_a_model_only_as_a_plain_equality(tmp_path: Path) -
     plain = got["Deployment/ml/plain"]  # an equality in a conjunction names the model
     assert (plain["request"]["accelerator"], plain["request"]["total_chips"]) == ("l4", 2), plain["request"]
     assert "policy-accelerator-not-allowed" not in {f["rule"] for f in plain["findings"]}
+
+
+def test_a_jobset_run_is_bounded_by_its_deadline_times_its_restarts(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "06-jobset-restarts")
+    pol = _policy(tmp_path, "limits:\n  max_monthly_increase_usd: 2000\n  max_one_off_increase_usd: 2000\n")
+    r = run_cli("check", str(repo / "infra"), "--policy", str(pol), "--format", "json")
+    assert r.code == 1, (r.code, r.err)
+    jobs = [x for x in json.loads(r.out)["results"] if x["source"]["kind"] != "profile"]
+    assert len(jobs) == 2 and all(x["cost_kind"] == "monthly" for x in jobs), [(x["key"], x["cost_kind"]) for x in jobs]
+    # no restarts: the deadline is the bound, a run
+    one = (repo / "infra" / "jobset.yaml")
+    one.write_text(one.read_text().replace("maxRestarts: 30", "maxRestarts: 0"))
+    (repo / "infra" / "jobset-ignore-max.yaml").unlink()
+    r = run_cli("check", str(repo / "infra"), "--policy", str(pol), "--format", "json")
+    (job,) = [x for x in json.loads(r.out)["results"] if x["source"]["kind"] != "profile"]
+    assert job["cost_kind"] == "one-off" and job["proposal"]["request"]["hours"] == 24.0, job["proposal"]["request"]

@@ -371,8 +371,9 @@ def _capacity_note(d: ManifestDoc, kind: str, name: str) -> str | None:
 
 def _run_bound_hours(d: dict[str, Any], kind: str) -> float | None:
     """What stops a run of this kind, in hours: activeDeadlineSeconds of a Job, RayJob or Argo Workflow, runPolicy's of a
-    Kubeflow job, every replicated Job's of a JobSet (the largest); None where nothing does (a CronJob runs again on its
-    schedule, a Job without a deadline runs as long as its pods do)."""
+    Kubeflow job, every replicated Job's of a JobSet (the largest) times the JobSet's runs (failurePolicy.maxRestarts + 1:
+    a restart recreates its Jobs with fresh deadlines); None where nothing does (a CronJob runs again on its schedule, a
+    Job without a deadline runs as long as its pods do, a JobSet restarted ignoring its count)."""
     def mapping(v: Any) -> dict[str, Any]:
         return v if isinstance(v, dict) else {}
 
@@ -388,6 +389,15 @@ def _run_bound_hours(d: dict[str, Any], kind: str) -> float | None:
         each = [seconds(mapping(mapping(mapping(j).get("template")).get("spec")).get("activeDeadlineSeconds")) for j in jobs]
         known = [x for x in each if x is not None]
         s = max(known) if known and len(known) == len(each) else None
+        # a JobSet restart recreates its Jobs, each with a fresh deadline: up to failurePolicy.maxRestarts (default 0)
+        # restarts, and a rule that restarts it ignoring the count (RestartJobSetAndIgnoreMaxRestarts) bounds nothing
+        policy = mapping(spec.get("failurePolicy"))
+        rules: list[Any] = policy["rules"] if isinstance(policy.get("rules"), list) else []
+        restarts = policy.get("maxRestarts", 0)
+        if any(mapping(r).get("action") == "RestartJobSetAndIgnoreMaxRestarts" for r in rules):
+            s = None
+        elif s is not None:
+            s = s * (restarts + 1) if isinstance(restarts, int) and not isinstance(restarts, bool) and 0 <= restarts <= 10**6 else None
     elif "runPolicy" in spec:
         s = seconds(mapping(spec["runPolicy"]).get("activeDeadlineSeconds"))
     return None if s is None else s / 3600.0
