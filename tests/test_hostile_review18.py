@@ -15,6 +15,9 @@ controls every file of a pull request writes, against a policy given with --poli
 - 06: a JobSet linked to a training profile was priced for its Jobs' 24 h deadline ($192 one-off) though each restart
   recreates them with a fresh one: maxRestarts 30 runs up to 744 h, and a RestartJobSetAndIgnoreMaxRestarts rule has no
   bound; both passed max_monthly_increase_usd and max_one_off_increase_usd of $2,000 with exit 0.
+- 05: SkyPilot and dstack tasks that pin no cloud or region (SkyPilot launches on any cloud it has credentials for), or
+  list fallbacks elsewhere (ordered: gcp/us-central1 then aws/us-east-1; dstack backends [gcp, aws]), passed
+  allowed_clouds [gcp] and allowed_regions [us-central1] with exit 0: only the option priced was held to them.
 """
 
 from __future__ import annotations
@@ -110,3 +113,20 @@ def test_a_jobset_run_is_bounded_by_its_deadline_times_its_restarts(tmp_path: Pa
     r = run_cli("check", str(repo / "infra"), "--policy", str(pol), "--format", "json")
     (job,) = [x for x in json.loads(r.out)["results"] if x["source"]["kind"] != "profile"]
     assert job["cost_kind"] == "one-off" and job["proposal"]["request"]["hours"] == 24.0, job["proposal"]["request"]
+
+
+def test_a_launcher_task_is_held_to_the_policy_in_every_place_it_may_launch(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "05-launcher-places")
+    pol = _policy(tmp_path, "limits:\n  allowed_clouds: [gcp]\n  allowed_regions: [us-central1]\n")
+    r = run_cli("check", str(repo), "--policy", str(pol), "--format", "json")
+    assert r.code == 1, (r.code, r.err)
+    got = {Path(x["source"]["path"]).name: {f["rule"] for f in x["findings"]} for x in json.loads(r.out)["results"]}
+    assert "policy-region-not-allowed" in got["anyregion.yaml"], got
+    for name in ("no-cloud.yaml", "ordered.yaml", "dstack-two-backends.dstack.yml"):
+        assert {"policy-cloud-not-allowed", "policy-region-not-allowed"} <= got[name], (name, got[name])
+    # pinned to the allowed cloud and region: no finding
+    (repo / "tasks" / "pinned.yaml").write_text(
+        "name: pinned\nresources:\n  accelerators: L4:8\n  infra: gcp/us-central1\nrun: echo\n")
+    r = run_cli("check", str(repo / "tasks" / "pinned.yaml"), "--policy", str(pol), "--format", "json")
+    (only,) = json.loads(r.out)["results"]
+    assert not {"policy-cloud-not-allowed", "policy-region-not-allowed"} & {f["rule"] for f in only["findings"]}

@@ -575,8 +575,19 @@ def accelerator_not_allowed(r: RequestJudging) -> Iterator[Hit]:
     "The cloud is not in limits.allowed_clouds.", "policy")
 def cloud_not_allowed(r: RequestJudging) -> Iterator[Hit]:
     allowed, req = r.policy.limits.allowed_clouds, r.req
-    if req.action != "delete" and allowed is not None and req.cloud and req.cloud not in allowed:
+    if req.action == "delete" or allowed is None:
+        return
+    if req.cloud and req.cloud not in allowed:
         yield f"cloud {req.cloud} is not in the policy's allowed_clouds ({', '.join(allowed)}).", (req.line, req.col)
+        return
+    for cloud, _region in req.places or ():  # a launcher's other options, and an option that names no cloud
+        if cloud is None and not req.cloud:
+            yield (f"the {req.kind} task pins no cloud: its launcher may start it on any cloud it has credentials for; "
+                   f"the policy allows {', '.join(allowed)} (name it: infra / backends)."), (req.line, req.col)
+            return
+        if cloud is not None and cloud not in allowed:
+            yield f"it may launch on {cloud}, not in the policy's allowed_clouds ({', '.join(allowed)}).", (req.line, req.col)
+            return
 
 
 def _region_allowed(region: str, allowed: list[str]) -> bool:
@@ -589,8 +600,19 @@ def _region_allowed(region: str, allowed: list[str]) -> bool:
     "The region is not in limits.allowed_regions (glob patterns).", "policy")
 def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
     allowed, req = r.policy.limits.allowed_regions, r.req
-    if req.action != "delete" and allowed is not None and req.region and not _region_allowed(req.region, allowed):
+    if req.action == "delete" or allowed is None:
+        return
+    if req.region and not _region_allowed(req.region, allowed):
         yield f"region {req.region} is not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
+        return
+    for _cloud, region in req.places or ():  # a launcher's other options, and an option that names no region
+        if region is None and not req.region:
+            yield (f"the {req.kind} task pins no region: its launcher may start it in any region; the policy allows "
+                   f"{', '.join(allowed)} (name it: infra: CLOUD/REGION, or regions)."), (req.line, req.col)
+            return
+        if region is not None and not _region_allowed(region, allowed):
+            yield f"it may launch in {region}, not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
+            return
 
 
 # a profile's proposal is judged against the same limits: a pull request that proposes spend in a

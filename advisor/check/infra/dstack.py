@@ -139,6 +139,17 @@ def _lookup(index: NameIndex, name: str, spec: _Spec) -> Hardware:
     return hw
 
 
+def _places(data: dict[str, Any]) -> list[tuple[str | None, str | None]]:
+    """Every (cloud, region) dstack may provision in: its ``backends`` (any backend configured, where none) by its
+    ``regions`` (any, where none)."""
+    backends = data.get("backends")
+    regions = data.get("regions")
+    cloud_list: list[str | None] = [clouds.by_skypilot(b) or b for b in backends if isinstance(b, str)] \
+        if isinstance(backends, list) and backends else [None]
+    region_list: list[str | None] = [r for r in regions if isinstance(r, str)] if isinstance(regions, list) and regions else [None]
+    return [(c, r) for c in cloud_list[:32] for r in region_list[:64]]
+
+
 def _cloud_region(data: dict[str, Any]) -> tuple[str | None, str | None]:
     backends = data.get("backends")
     cloud = None
@@ -218,6 +229,7 @@ def _request(doc: Document, index: NameIndex, data: dict[str, Any], part: dict[s
         return None  # gpu: 0 -- no accelerator
     kind = data.get("type")
     req.cloud, req.region = _cloud_region(data)
+    req.places = _places(data)
     policy = part.get("spot_policy", data.get("spot_policy"))
     if policy == "spot":
         req.pricing = "spot"

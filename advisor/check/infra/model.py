@@ -57,6 +57,10 @@ class Request:
     subgroups: int = 0  # LeaderWorkerSet subgroups per replica, each one whole slice of the topology (0: none)
     cloud: str | None = None
     region: str | None = None
+    # where a launcher may place it (SkyPilot's infra of each option, dstack's backends x regions), as (cloud, region),
+    # None for either that the file leaves to the launcher; None where the file itself fixes the place (a manifest's
+    # cluster, a Terraform resource): the policy's cloud and region limits hold for every place
+    places: list[tuple[str | None, str | None]] | None = None
     pricing: str = "on-demand"  # on-demand | spot | reservation
     always_on: bool = True
     # what stops a run the manifest starts, in hours (a Job's spec.activeDeadlineSeconds): a linked workload's estimate

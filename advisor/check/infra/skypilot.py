@@ -246,6 +246,13 @@ def _set_choice(doc: Document, req: Request, options: list[Option], cheapest: bo
     req.cloud, req.region = _cloud(r)
     if req.cloud is None and hw.known and req.accelerator:
         req.cloud = _only_cloud(index, req.accelerator)
+    # every option's place: SkyPilot falls back through them (ordered / any_of) where the first has no capacity, and
+    # launches on any cloud it has credentials for where an option names none
+    req.places = []
+    for o in [picked, *[o for o in options if o is not picked]]:
+        place = _cloud(o[0])
+        if place not in req.places:
+            req.places.append(place)
     if r.get("use_spot") is True:
         req.pricing = "spot"
     return hw
