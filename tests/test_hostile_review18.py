@@ -18,6 +18,10 @@ controls every file of a pull request writes, against a policy given with --poli
 - 05: SkyPilot and dstack tasks that pin no cloud or region (SkyPilot launches on any cloud it has credentials for), or
   list fallbacks elsewhere (ordered: gcp/us-central1 then aws/us-east-1; dstack backends [gcp, aws]), passed
   allowed_clouds [gcp] and allowed_regions [us-central1] with exit 0: only the option priced was held to them.
+- 07: a Deployment whose required node affinity allows topology.kubernetes.io/region In [us-central1, europe-west4]
+  was judged in us-central1 only and passed allowed_regions [us-central1].
+- 04: an advisor.dev/workload annotation naming an absolute or ../ path out of the repository was opened as a
+  profile: whether a runner's file exists, and its first validation fault, reached every output.
 """
 
 from __future__ import annotations
@@ -130,3 +134,32 @@ def test_a_launcher_task_is_held_to_the_policy_in_every_place_it_may_launch(tmp_
     r = run_cli("check", str(repo / "tasks" / "pinned.yaml"), "--policy", str(pol), "--format", "json")
     (only,) = json.loads(r.out)["results"]
     assert not {"policy-cloud-not-allowed", "policy-region-not-allowed"} & {f["rule"] for f in only["findings"]}
+
+
+def test_every_region_a_node_affinity_allows_is_held_to_the_policy(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "07-region-affinity")
+    pol = _policy(tmp_path, "limits:\n  allowed_regions: [us-central1]\n")
+    r = run_cli("check", str(repo), "--policy", str(pol), "--format", "json")
+    (dep,) = json.loads(r.out)["results"]
+    assert r.code == 1 and any(f["rule"] == "policy-region-not-allowed" and "europe-west4" in f["message"] for f in dep["findings"])
+    r = run_cli("check", str(repo), "--policy", str(_policy(tmp_path, "limits:\n  allowed_regions: [us-central1, europe-*]\n")),
+                "--format", "json")
+    (dep,) = json.loads(r.out)["results"]
+    assert "policy-region-not-allowed" not in {f["rule"] for f in dep["findings"]}
+
+
+def test_a_workload_link_out_of_the_repository_is_never_opened(tmp_path: Path) -> None:
+    outside = tmp_path / "runner" / "kubeconfig.yaml"
+    outside.parent.mkdir()
+    outside.write_text("apiVersion: v1\nclusters: [{name: prod-secret-cluster}]\n")
+    repo = tmp_path / "repo"
+    (repo / "infra").mkdir(parents=True)
+    job = (CASES / "04-workload-link" / "job.yaml").read_text()
+    (repo / "infra" / "job.yaml").write_text(job.replace("ABSOLUTE", str(outside)).replace(
+        "RELATIVE", "../" * (len(repo.parts) + 2) + str(outside).lstrip("/")))
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    r = run_cli("check", str(repo / "infra"), "--no-config", "--format", "json", "--fail-on", "never")
+    assert r.code == 0, r.err
+    assert "prod-secret-cluster" not in r.out + r.err and "clusters" not in r.out
+    broken = [f["message"] for x in json.loads(r.out)["results"] for f in x["findings"] if f["rule"] == "workload-link-broken"]
+    assert len(broken) == 2 and all("outside the repository" in m for m in broken), broken

@@ -605,6 +605,11 @@ def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
     if req.region and not _region_allowed(req.region, allowed):
         yield f"region {req.region} is not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
         return
+    for other in req.other_regions:  # a node affinity that allows several regions: the scheduler may use any
+        if not _region_allowed(other, allowed):
+            yield (f"its node affinity also allows region {other}, not in the policy's allowed_regions "
+                   f"({', '.join(allowed)})."), (req.line, req.col)
+            return
     for _cloud, region in req.places or ():  # a launcher's other options, and an option that names no region
         if region is None and not req.region:
             yield (f"the {req.kind} task pins no region: its launcher may start it in any region; the policy allows "

@@ -155,7 +155,12 @@ def find_workload(req: Request, workloads: list[LoadedProfile]) -> tuple[LoadedP
     if req.link.endswith((".yaml", ".yml")) and os.path.isfile(candidate):
         from advisor.errors import InputError
         from advisor.loading import load_profiles
+        from advisor.yamlsrc import escapes, read_boundary
 
+        if req.path == "-" or os.path.isabs(req.link) or escapes(candidate, read_boundary(req.path)):
+            # a link out of the repository (an absolute path, ../ past its root) is never opened: whether a runner's
+            # file exists, and its first line's fault, would reach every output
+            return None, f"it names workload {req.link[:80]!r}, a path outside the repository: not read"
         try:
             return load_profiles([candidate])[0], None
         except InputError as exc:

@@ -384,6 +384,9 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
         if label in sels:
             zone = sels[label][0]
             req.region = zone if label.endswith("region") else "-".join(zone.split("-")[:2])
+            # every other value of a required In term: the pod may land there too, held to the policy's regions
+            others = [v if label.endswith("region") else "-".join(v.split("-")[:2]) for v in _affinity_others(d, pod, label)]
+            req.other_regions = [r for r in dict.fromkeys(others) if r != req.region]
             break
     return True
 

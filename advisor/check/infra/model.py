@@ -61,6 +61,7 @@ class Request:
     # None for either that the file leaves to the launcher; None where the file itself fixes the place (a manifest's
     # cluster, a Terraform resource): the policy's cloud and region limits hold for every place
     places: list[tuple[str | None, str | None]] | None = None
+    other_regions: list[str] = field(default_factory=list)  # a manifest's node affinity that also allows these regions
     pricing: str = "on-demand"  # on-demand | spot | reservation
     always_on: bool = True
     # what stops a run the manifest starts, in hours (a Job's spec.activeDeadlineSeconds): a linked workload's estimate
