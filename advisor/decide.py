@@ -124,7 +124,12 @@ def _quantitative(
         assert first is not None and second is not None
         if what == "time" and first.mode == "training":
             slow, fast = (first, second) if (first.hours or math.inf) >= (second.hours or math.inf) else (second, first)
-            if not worth_faster(slow, fast, c):  # the faster family's lead is past the knee of its price: cost decides
+            ca, cb = trust.compared(first, "cost"), trust.compared(second, "cost")
+            # the faster family's lead is past the knee of its price: cost decides, unless the prices are a tie (a
+            # difference too small to matter: 14 minutes against 28 for $107 more), where the objective, time, does
+            if not worth_faster(slow, fast, c) and not (
+                ca and cb and abs(trust.ratio_points(ca, cb, "cost", profile, c)) < c.scoring.tie_points.value
+            ):
                 what = "cost"
         a, b = trust.compared(first, what), trust.compared(second, what)
         if a and b and a > 0 and b > 0:

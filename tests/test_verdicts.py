@@ -151,6 +151,18 @@ def test_the_time_goal_never_buys_a_year_for_a_run_of_weeks(context: Context) ->
     assert e.cost_usd == min(x.cost_usd or math.inf for x in met) and (e.hours or math.inf) <= 1500, (e.accelerator, e.count)
 
 
+def test_a_time_lead_whose_price_difference_is_a_tie_still_counts_for_time(context: Context) -> None:
+    # review 16, D7: a 124M model on 25B tokens, goal time: B200 x 64 takes 14 minutes for $188, TPU v6e x 64 28 minutes
+    # for $82. The faster one costs 2.3x (past the knee of its price), so cost decided, and $107 is a tie: the rules'
+    # points alone chose, and the objective's 2x lead counted nothing
+    p = profile(model={"params_b": 0.124, "architecture": "transformer", "precision": "bf16", "layers": 12, "hidden_size": 768},
+                training={"tokens_b": 25, "seq_len": 1024, "method": "full", "global_batch": 256},
+                deployment={"clouds": ["gcp", "aws"]}, team={"tpu_experience": "some", "gpu_experience": "expert"})
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    rules = {x.rule: x for x in rec.decision.contributions}
+    assert "estimate-time-ratio" in rules and rules["estimate-time-ratio"].device == "gpu", sorted(rules)
+
+
 def test_a_stated_commitment_does_not_stretch_to_a_cluster_nobody_commits_for_one_run(context: Context) -> None:
     # before: with deployment.pricing committed-1y the time goal took tpu-v5p x 12,288 for one hour
     # of a 6B model, billed that hour: the commitment was taken to be as large as the search wanted
