@@ -320,9 +320,8 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
     if m.architecture == "moe" and not (m.experts and m.experts_per_token):
         missing = [f for f, v in (("experts", m.experts), ("experts_per_token", m.experts_per_token)) if not v]
         warnings.append(
-            f"model {', '.join(missing)} not given: the mixture of experts is sized with defaults (the median routed share "
-            "of open mixtures' active parameters, moe_routed_share; top-2 routing, Mixtral's, for its all-to-all; 8 experts "
-            "in the MaxText config); give both (DeepSeek-V3: 256 experts, 8 per token)"
+            f"model {', '.join(missing)} not given: sized with defaults (moe_routed_share of the active parameters, "
+            "Mixtral's top-2 of 8); give both (DeepSeek-V3: 256 experts, 8 per token)"
         )
     if decision.chosen is not None:
         approx = decision.chosen.assumptions.get("model_shape", {}).get("approximated") or decision.chosen.assumptions.get(

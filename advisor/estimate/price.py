@@ -10,7 +10,7 @@ from collections.abc import Callable
 from advisor import capacity, clouds, regions
 from advisor.catalog import Accelerator
 from advisor.estimate import onprem
-from advisor.estimate.result import HOURS_PER_MONTH, Estimate, over_budget
+from advisor.estimate.result import HOURS_PER_MONTH, Estimate, budget_slack, over_budget
 from advisor.families import family
 from advisor.memo import IdentityMemo
 from advisor.models import Profile
@@ -374,6 +374,15 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
 CONSTRAINT_REASON = re.compile(r"^takes [0-9.,]+ h, deadline|budget|^latency [0-9.,]+ ms >|p99|TTFT|TPOT|time to first|per output token")
 
 
+def budget_slack_warning(e: Estimate, profile: Profile) -> None:
+    """The expected cost is within goal.budget_usd but the range's dear end is not: said, as a deadline met only at the
+    expected time is, so a team with a hard budget plans for it (review 16: $14,355 expected against $20,000, up to
+    $22,474)."""
+    said = budget_slack(e, profile.goal.budget_usd) if e.within_budget is True else None
+    if said is not None:
+        e.warnings.append(said)
+
+
 def purchase_lead_hours(e: Estimate) -> float:
     """Hours before a configuration of chips to be bought can start: its purchase's lead time (0 for any other)."""
     weeks = (e.purchase or {}).get("lead_time_weeks")
@@ -428,3 +437,4 @@ def set_feasibility(e: Estimate, profile: Profile, acc: Accelerator) -> None:
             reasons.append(over_budget(e.cost_usd, profile.goal.budget_usd))
     e.feasible = not reasons
     e.why_not = "; ".join(dict.fromkeys(reasons)) or None
+    budget_slack_warning(e, profile)  # last, as a what-if re-judging the budget adds it (result.rebudgeted)

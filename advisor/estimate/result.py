@@ -145,6 +145,16 @@ def over_budget(cost: float, budget: float) -> str:
     return f"costs ${cost:,.0f}, budget ${budget:,.0f}"
 
 
+BUDGET_SLACK = "budget $"
+
+
+def budget_slack(e: Estimate, budget: float | None) -> str | None:
+    """The warning for a budget the expected cost meets and the range's dear end does not, else None."""
+    if budget is None or e.cost_usd is None or e.cost_usd > budget or e.cost_high is None or e.cost_high <= budget:
+        return None
+    return f"{BUDGET_SLACK}{budget:,.0f} covers the expected ${e.cost_usd:,.0f}, not the range's dear end ${e.cost_high:,.0f}"
+
+
 # --------------------------------------------------------------------------- re-use (what-ifs)
 
 
@@ -174,4 +184,7 @@ def rebudgeted(e: Estimate, was: float | None, budget: float | None) -> Estimate
         if why is not None and new in why:
             return None
         why = f"{why}; {new}" if why else new
-    return dataclasses.replace(e, within_budget=within, why_not=why, feasible=why is None)
+    warnings = [w for w in e.warnings if not w.startswith(BUDGET_SLACK)]
+    if (said := budget_slack(e, budget)) is not None:
+        warnings.append(said)
+    return dataclasses.replace(e, within_budget=within, why_not=why, feasible=why is None, warnings=warnings)
