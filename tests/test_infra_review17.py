@@ -62,3 +62,13 @@ def test_a_cpu_manifest_with_a_key_written_twice_does_not_stop_the_run(tmp_path:
     (tmp_path / "gpu.yaml").write_text(gpu)
     code, _, err = _check(tmp_path / "gpu.yaml")
     assert code == 2 and "duplicate key" in err, (code, err)
+
+
+def test_a_file_of_compute_classes_is_listed_with_what_it_allows() -> None:
+    # F3: a GKE ComputeClass naming tpu7x or an H100, alone in its file, was neither a result nor a skipped file (the
+    # summary counted 0 files); a Kueue ResourceFlavor has been listed as capacity it allows, not a request
+    code, data, err = _check(CASES / "02-computeclass")
+    assert code == 0, err
+    reasons = sorted(s["reason"] for s in data["skipped_files"])
+    assert len(reasons) == 2 and all("capacity it allows, not a request" in r for r in reasons), reasons
+    assert any("nvidia-h100-80gb" in r for r in reasons) and any("tpu7x" in r for r in reasons)

@@ -666,7 +666,10 @@ def _one_file(path: str, ctx: Context, policy: Policy, day: dt.date, out: _Batch
             raise text
         loaded, parsed = _read_one(path, ctx, text)
         if parsed is not None:
-            if not parsed.requests and not parsed.autoscalers and not parsed.releases and not parsed.builds and not loaded:
+            # a ComputeClass is no autoscaler of a workload: a file of classes only (what a pod selecting one may get) is
+            # listed with its note, as a Kueue ResourceFlavor is, never passed over without a word
+            scalers = [a for a in parsed.autoscalers if a.target[0] != "ComputeClass"]
+            if not parsed.requests and not scalers and not parsed.releases and not parsed.builds and not loaded:
                 out.skipped.append((path, "; ".join(dict.fromkeys(parsed.notes)) or "no accelerator requests"))
             out.requests += parsed.requests
             out.autoscalers += parsed.autoscalers
