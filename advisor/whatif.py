@@ -47,7 +47,10 @@ def _numeric_fields(p: Profile) -> list[tuple[str, float, Callable[[float], Prof
             update={"model": m.model_copy(update={"params_b": v, "active_params_b": active, "layers": None, "hidden_size": None})}
         )
 
-    out.append(("model.params_b", m.params_b, params, False))
+    # the model scaled, not the one field: its active parameters with it, its layers and width re-derived
+    scaled = m.active_params_b or m.layers or m.hidden_size
+    out.append(("model.params_b" + (" (the model scaled, its shape with it)"
+                                    if scaled else ""), m.params_b, params, False))
     if p.training is not None:
         t = p.training
         out.append(("training.tokens_b", t.tokens_b, lambda v: _sub(p, "training", tokens_b=v), False))
@@ -162,10 +165,21 @@ def what_ifs(
                 else:
                     lo = mid
             new = value * math.exp(direction * hi)
-            word = "below" if direction < 0 else "above"
-            found.append(
-                (hi / math.log(2), f"{name}: {_fmt(value, integer)} -> {word} {_fmt(new, integer)} makes it {verdict_text(flipped)}")
-            )
+            shown = _fmt(new, integer)
+            # the value shown (rounded) flips it, and so do the values past it probed to x10: 'below N' is then true
+            # of what a user tries next; a verdict that flips back and forth on the way (whole chips and replicas)
+            # is said of the value itself ('at N'), never 'below 113' where 112 keeps it
+            at = float(shown.replace(",", ""))
+            if at <= 0 or not changed(decide(with_value(at), reuse)):
+                shown, at = f"{new:.4g}", new  # the rounded value does not flip it: the value found, as found
+            # just past it (1% and 4%: a count of whole chips steps there; x10 flipped it already)
+            past = [at * (1.0 + direction * f) for f in (0.01, 0.04)]
+            if all(changed(decide(with_value(v), reuse)) for v in past):
+                text = f"{name}: {_fmt(value, integer)} -> {'below' if direction < 0 else 'above'} {shown} makes it {verdict_text(flipped)}"
+            else:
+                text = (f"{name}: {_fmt(value, integer)} -> {shown} makes it {verdict_text(flipped)} (not every value "
+                        f"{'below' if direction < 0 else 'above'} it does: whole chips and replicas)")
+            found.append((hi / math.log(2), text))
 
     if priced is not None and rival is not None:
         d_far = priced(1.0 / PROBE)

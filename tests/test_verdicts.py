@@ -983,3 +983,36 @@ def test_a_budget_the_dear_end_of_the_range_breaks_is_said(context: Context) -> 
 
     again = rebudgeted(e, 20000, 30000)
     assert again is not None and not [w for w in again.warnings if w.startswith("budget $")]
+
+
+def test_a_numeric_what_if_says_what_it_changed_and_holds_past_its_value(context: Context) -> None:
+    # review 16, D9 (tests/data/review16/10-gpt-oss-120b-serving.yaml): 'model.params_b: 117 -> below 113 makes it GPU',
+    # yet params_b 112 kept TPU: the what-if scaled the whole model (its active parameters with it, its shape
+    # re-derived), not the one field, and said so of no one
+    from advisor.loading import load_profiles
+
+    lp = load_profiles([str(ROOT / "tests" / "data" / "review16" / "10-gpt-oss-120b-serving.yaml")])[0]
+    rec = recommend(lp.profile, context.kb, context.catalog, context.constants)
+    sized = [f for f in rec.flip if f.startswith("model.params_b")]
+    assert sized and all(f.startswith("model.params_b (the model scaled, its shape with it)") for f in sized), rec.flip
+
+
+def test_a_what_if_that_flips_back_past_its_value_says_so() -> None:
+    # a verdict that flips at 113.5 and back from 112.8 to 110 (whole chips and replicas) is said of the value, never
+    # 'below 113'
+    from types import SimpleNamespace
+
+    from advisor import whatif
+
+    def decide(p: Profile, reuse: str) -> Any:
+        v = p.model.params_b
+        gpu = v <= 113.5 and not 110 <= v <= 112.8
+        return SimpleNamespace(device="gpu" if gpu else "tpu", feasible=True, chosen=object())
+
+    p = profile(model={"params_b": 117, "architecture": "transformer", "precision": "bf16"})
+    out = whatif.what_ifs(p, "tpu", decide, lambda d: d.device.upper())
+    (flip,) = [f for f in out if f.startswith("model.params_b")]
+    assert "below" not in flip.split("makes it")[0] and "not every value below it does" in flip, flip
+    steady = whatif.what_ifs(p, "tpu", lambda q, r: SimpleNamespace(device="gpu" if q.model.params_b < 113 else "tpu",
+                                                                      feasible=True, chosen=object()), lambda d: d.device.upper())
+    assert any(f.startswith("model.params_b: 117 -> below 11") for f in steady), steady
