@@ -259,9 +259,10 @@ def _trust_named_plans(report: Any, paths: Sequence[str]) -> None:
     plan.json). A plan JSON found by walking a directory is the pull request's to write: one that 'deletes' an 8-L4 node
     pool cancelled a new 8-L4 Deployment's cost under max_monthly_increase_usd. Its resources count in full, as with
     no baseline, and say why."""
-    named = {os.path.realpath(p) for p in paths if p != "-" and os.path.isfile(p)}
+    # the paths as named, not resolved: a link the pull request adds to the workflow's plan is not that plan
+    named = {os.path.abspath(p) for p in paths if p != "-" and os.path.isfile(p)}
     for r in report.results:
-        if r.before is not None and r.path != "-" and os.path.realpath(r.path) not in named:
+        if r.before is not None and r.path != "-" and os.path.abspath(r.path) not in named:
             r.before = None
             r.notes.append(
                 "a plan JSON found in a directory, not named on the command line: its prior state (change.before) is not "

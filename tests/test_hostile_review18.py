@@ -163,3 +163,48 @@ def test_a_workload_link_out_of_the_repository_is_never_opened(tmp_path: Path) -
     assert "prod-secret-cluster" not in r.out + r.err and "clusters" not in r.out
     broken = [f["message"] for x in json.loads(r.out)["results"] for f in x["findings"] if f["rule"] == "workload-link-broken"]
     assert len(broken) == 2 and all("outside the repository" in m for m in broken), broken
+
+
+def test_every_fallback_and_padded_list_is_held_to_the_policy(tmp_path: Path) -> None:
+    # review 19 of this change: a pinned first option hid an unpinned or unknown-cloud fallback, and lists padded with
+    # an allowed value hid the one after the bound (dstack regions, node-affinity values)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "fallback.yaml").write_text(
+        "name: f\nresources:\n  ordered:\n    - {infra: gcp/us-central1, accelerators: L4:8}\n    - {accelerators: L4:8}\nrun: echo\n")
+    (repo / "runpod.yaml").write_text(
+        "name: r\nresources:\n  ordered:\n    - {infra: gcp/us-central1, accelerators: L4:8}\n"
+        "    - {infra: runpod, accelerators: L4:8}\nrun: echo\n")
+    padded = ", ".join(["us-central1"] * 70 + ["europe-west4"])
+    (repo / "padded.dstack.yml").write_text(
+        f"type: task\nname: p\nbackends: [gcp]\nregions: [{padded}]\nresources:\n  gpu: L4:8\ncommands: [echo]\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    pol = _policy(tmp_path, "limits:\n  allowed_clouds: [gcp]\n  allowed_regions: [us-central1]\n")
+    r = run_cli("check", str(repo), "--policy", str(pol), "--format", "json")
+    got = {Path(x["source"]["path"]).name: {f["rule"] for f in x["findings"]} for x in json.loads(r.out)["results"]}
+    assert r.code == 1 and {"policy-cloud-not-allowed", "policy-region-not-allowed"} <= got["fallback.yaml"], got
+    assert "policy-cloud-not-allowed" in got["runpod.yaml"], got
+    assert "policy-region-not-allowed" in got["padded.dstack.yml"], got
+
+
+def test_a_workload_link_out_of_the_repository_says_the_same_whether_the_file_exists(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "infra").mkdir(parents=True)
+    job = (CASES / "04-workload-link" / "job.yaml").read_text()
+    (repo / "infra" / "job.yaml").write_text(job.replace("ABSOLUTE", "/nonexistent/a.yaml").replace("RELATIVE", "/etc/hostname.yaml"))
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    r = run_cli("check", str(repo / "infra"), "--no-config", "--format", "json", "--fail-on", "never")
+    broken = [f["message"] for x in json.loads(r.out)["results"] for f in x["findings"] if f["rule"] == "workload-link-broken"]
+    assert len(broken) == 2 and all("outside the repository" in m for m in broken), broken
+
+
+def test_a_link_to_the_workflows_plan_is_not_that_plan(tmp_path: Path) -> None:
+    # the workflow names its plan; a link to it the pull request adds, found by the walk, is a plan found in the checkout:
+    # its before is no baseline (its deletions are not credited a second time)
+    repo = _repo(tmp_path, "01-fake-plan")
+    os.symlink(repo / "infra" / "old-plan.json", repo / "infra" / "again.json")
+    pol = _policy(tmp_path, "limits:\n  max_monthly_increase_usd: 2000\n")
+    r = run_cli("check", str(repo / "infra" / "old-plan.json"), str(repo / "infra"), "--policy", str(pol), "--format", "json")
+    data = json.loads(r.out)
+    trusted = [x["source"]["path"] for x in data["results"] if x.get("before") is not None]
+    assert trusted and all(Path(p).name == "old-plan.json" for p in trusted), trusted

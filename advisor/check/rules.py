@@ -580,8 +580,8 @@ def cloud_not_allowed(r: RequestJudging) -> Iterator[Hit]:
     if req.cloud and req.cloud not in allowed:
         yield f"cloud {req.cloud} is not in the policy's allowed_clouds ({', '.join(allowed)}).", (req.line, req.col)
         return
-    for cloud, _region in req.places or ():  # a launcher's other options, and an option that names no cloud
-        if cloud is None and not req.cloud:
+    for cloud, _region in req.places or ():  # every option a launcher may fall back to, each on its own
+        if cloud is None:
             yield (f"the {req.kind} task pins no cloud: its launcher may start it on any cloud it has credentials for; "
                    f"the policy allows {', '.join(allowed)} (name it: infra / backends)."), (req.line, req.col)
             return
@@ -610,8 +610,8 @@ def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
             yield (f"its node affinity also allows region {other}, not in the policy's allowed_regions "
                    f"({', '.join(allowed)})."), (req.line, req.col)
             return
-    for _cloud, region in req.places or ():  # a launcher's other options, and an option that names no region
-        if region is None and not req.region:
+    for _cloud, region in req.places or ():  # every option a launcher may fall back to, each on its own
+        if region is None:
             yield (f"the {req.kind} task pins no region: its launcher may start it in any region; the policy allows "
                    f"{', '.join(allowed)} (name it: infra: CLOUD/REGION, or regions)."), (req.line, req.col)
             return

@@ -144,10 +144,15 @@ def _places(data: dict[str, Any]) -> list[tuple[str | None, str | None]]:
     ``regions`` (any, where none)."""
     backends = data.get("backends")
     regions = data.get("regions")
-    cloud_list: list[str | None] = [clouds.by_skypilot(b) or b for b in backends if isinstance(b, str)] \
+    # distinct values first, then the bound: a list padded with one allowed value hides none after it; past the bound,
+    # an unknown place (a finding under a limit)
+    cloud_list: list[str | None] = list(dict.fromkeys(clouds.by_skypilot(b) or b[:40] for b in backends if isinstance(b, str))) \
         if isinstance(backends, list) and backends else [None]
-    region_list: list[str | None] = [r for r in regions if isinstance(r, str)] if isinstance(regions, list) and regions else [None]
-    return [(c, r) for c in cloud_list[:32] for r in region_list[:64]]
+    region_list: list[str | None] = list(dict.fromkeys(r[:64] for r in regions if isinstance(r, str))) \
+        if isinstance(regions, list) and regions else [None]
+    cloud_list = cloud_list[:32] + ([None] if len(cloud_list) > 32 else [])
+    region_list = region_list[:64] + ([None] if len(region_list) > 64 else [])
+    return [(c, r) for c in cloud_list for r in region_list]
 
 
 def _cloud_region(data: dict[str, Any]) -> tuple[str | None, str | None]:

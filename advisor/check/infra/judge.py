@@ -152,15 +152,17 @@ def find_workload(req: Request, workloads: list[LoadedProfile]) -> tuple[LoadedP
         if lp.profile.name == req.link:
             return lp, None
     candidate = os.path.join(os.path.dirname(req.path), req.link)
-    if req.link.endswith((".yaml", ".yml")) and os.path.isfile(candidate):
-        from advisor.errors import InputError
-        from advisor.loading import load_profiles
+    if req.link.endswith((".yaml", ".yml")):
         from advisor.yamlsrc import escapes, read_boundary
 
         if req.path == "-" or os.path.isabs(req.link) or escapes(candidate, read_boundary(req.path)):
-            # a link out of the repository (an absolute path, ../ past its root) is never opened: whether a runner's
-            # file exists, and its first line's fault, would reach every output
+            # a link out of the repository (an absolute path, ../ past its root) is never opened, nor looked for:
+            # whether a runner's file exists, and its first line's fault, would reach every output
             return None, f"it names workload {req.link[:80]!r}, a path outside the repository: not read"
+    if req.link.endswith((".yaml", ".yml")) and os.path.isfile(candidate):
+        from advisor.errors import InputError
+        from advisor.loading import load_profiles
+
         try:
             return load_profiles([candidate])[0], None
         except InputError as exc:

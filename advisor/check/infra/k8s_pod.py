@@ -129,7 +129,8 @@ def _affinity_others(d: ManifestDoc, pod: KeyPath, label: str) -> list[str]:
         exprs = term.get("matchExpressions") if isinstance(term, dict) else None
         for e in exprs if isinstance(exprs, list) else []:
             if isinstance(e, dict) and e.get("operator") == "In" and e.get("key") == label and isinstance(e.get("values"), list):
-                seen += [str(v) for v in e["values"][:64] if isinstance(v, (str, int))]
+                # distinct values first, then the bound: a list padded with one value hides none after it
+                seen += list(dict.fromkeys(str(v)[:80] for v in e["values"][:10_000] if isinstance(v, (str, int))))[:64]
     return list(dict.fromkeys(seen))[1:]
 
 

@@ -250,7 +250,7 @@ def _set_choice(doc: Document, req: Request, options: list[Option], cheapest: bo
     # launches on any cloud it has credentials for where an option names none
     req.places = []
     for o in [picked, *[o for o in options if o is not picked]]:
-        place = _cloud(o[0])
+        place = _place(o[0], index, o[1])
         if place not in req.places:
             req.places.append(place)
     if r.get("use_spot") is True:
@@ -289,6 +289,22 @@ def _pool_workers(doc: Document, pool: dict[str, Any], req: Request) -> int:
     req.where["replicas"] = doc.where(("pool", "workers"))
     req.notes.append(f"pool of {n} worker(s), each the resources above")
     return n
+
+
+def _place(res: dict[str, Any], index: NameIndex, hwname: str) -> tuple[str | None, str | None]:
+    """Where an option may launch, for the policy: its infra's cloud as written where the registry does not know it
+    (``runpod`` is no allowed cloud, never 'no cloud'), else the one cloud its accelerator is sold on; None where SkyPilot
+    may pick any."""
+    cloud, region = _cloud(res)
+    if cloud is None:
+        raw = res.get("infra") if isinstance(res.get("infra"), str) else res.get("cloud")
+        name = raw.strip().split("/")[0].lower() if isinstance(raw, str) and raw.strip() else ""
+        if name and name not in ("*", "k8s", "kubernetes"):
+            cloud = name[:40]
+        else:
+            hw = index.lookup(hwname)
+            cloud = _only_cloud(index, hw.accelerator) if hw.known and hw.accelerator else None
+    return cloud, region
 
 
 def _only_cloud(index: NameIndex, accelerator: str) -> str | None:
