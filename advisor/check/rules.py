@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from advisor.check.judging import (
     KEPT_PROPOSAL_ESTIMATES,
@@ -580,14 +581,23 @@ def cloud_not_allowed(r: RequestJudging) -> Iterator[Hit]:
     if req.cloud and req.cloud not in allowed:
         yield f"cloud {req.cloud} is not in the policy's allowed_clouds ({', '.join(allowed)}).", (req.line, req.col)
         return
-    for cloud, _region in req.places or ():  # every option a launcher may fall back to, each on its own
-        if cloud is None:
-            yield (f"the {req.kind} task pins no cloud: its launcher may start it on any cloud it has credentials for; "
-                   f"the policy allows {', '.join(allowed)} (name it: infra / backends)."), (req.line, req.col)
-            return
-        if cloud is not None and cloud not in allowed:
-            yield f"it may launch on {cloud}, not in the policy's allowed_clouds ({', '.join(allowed)}).", (req.line, req.col)
-            return
+    hit = _place_hit(req, allowed, 0, lambda c: c in allowed, "cloud", "on any cloud it has credentials for", "infra / backends")
+    if hit is not None:
+        yield hit
+
+
+def _place_hit(req: Any, allowed: list[str], part: int, ok: Callable[[str], bool], what: str, anywhere: str,
+               name_it: str) -> Hit | None:
+    """The first place a launcher may use (every option it may fall back to, each on its own: Request.places) that pins
+    no ``what`` (cloud, region) or one the policy does not allow, as a finding; None where every one is allowed."""
+    for place in req.places or ():
+        value = place[part]
+        if value is None:
+            return (f"the {req.kind} task pins no {what}: its launcher may start it {anywhere}; the policy allows "
+                    f"{', '.join(allowed)} (name it: {name_it})."), (req.line, req.col)
+        if not ok(value):
+            return f"it may launch in {what} {value}, not in the policy's allowed_{what}s ({', '.join(allowed)}).", (req.line, req.col)
+    return None
 
 
 def _region_allowed(region: str, allowed: list[str]) -> bool:
@@ -610,14 +620,10 @@ def region_not_allowed(r: RequestJudging) -> Iterator[Hit]:
             yield (f"its node affinity also allows region {other}, not in the policy's allowed_regions "
                    f"({', '.join(allowed)})."), (req.line, req.col)
             return
-    for _cloud, region in req.places or ():  # every option a launcher may fall back to, each on its own
-        if region is None:
-            yield (f"the {req.kind} task pins no region: its launcher may start it in any region; the policy allows "
-                   f"{', '.join(allowed)} (name it: infra: CLOUD/REGION, or regions)."), (req.line, req.col)
-            return
-        if region is not None and not _region_allowed(region, allowed):
-            yield f"it may launch in {region}, not in the policy's allowed_regions ({', '.join(allowed)}).", (req.line, req.col)
-            return
+    hit = _place_hit(req, allowed, 1, lambda r: _region_allowed(r, allowed), "region", "in any region",
+                     "infra: CLOUD/REGION, or regions")
+    if hit is not None:
+        yield hit
 
 
 # a profile's proposal is judged against the same limits: a pull request that proposes spend in a
