@@ -36,6 +36,18 @@ class Result:
     err: str
 
 
+def git_checkout(case: Path, tmp_path: Path) -> Path:
+    """A copy of a test case's directory as a git repository of its own (tracked files, as a pull request's checkout)."""
+    import shutil
+    import subprocess
+
+    repo = tmp_path / "repo"
+    shutil.copytree(case, repo)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    return repo
+
+
 def run_cli(*args: str) -> Result:
     """Run ``advisor ARGS`` through the real entry point (exit codes and all), in-process."""
     from advisor.cli import main

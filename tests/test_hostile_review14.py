@@ -24,19 +24,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, git_checkout, run_cli
 
 CASES = ROOT / "tests" / "data" / "hostile-review14"
 POLICY = CASES / "policy.yaml"  # max_chips 8, allowed_accelerators [l4], max_monthly_increase_usd 20,000
 
 
 def _repo(tmp_path: Path, case: str) -> Path:
-    """The case as a git repository of its own (tracked files, as a pull request's checkout)."""
-    repo = tmp_path / "repo"
-    shutil.copytree(CASES / case, repo)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
-    return repo
+    return git_checkout(CASES / case, tmp_path)
 
 
 def _gate(repo: Path, *paths: str) -> tuple[int, dict[str, Any], str]:

@@ -28,23 +28,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, git_checkout, run_cli
 
 CASES = ROOT / "tests" / "data" / "hostile-review18"
 SECRET = "SECRETTOKEN0123456789.atlasv1.abcdefghijklmnop"
 
 
 def _repo(tmp_path: Path, case: str) -> Path:
-    """The case as a git repository of its own (tracked files, as a pull request's checkout)."""
-    repo = tmp_path / "repo"
-    shutil.copytree(CASES / case, repo)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
-    return repo
+    return git_checkout(CASES / case, tmp_path)
 
 
 def _policy(tmp_path: Path, text: str) -> Path:
