@@ -202,3 +202,25 @@ def test_a_link_to_the_workflows_plan_is_not_that_plan(tmp_path: Path) -> None:
     data = json.loads(r.out)
     trusted = [x["source"]["path"] for x in data["results"] if x.get("before") is not None]
     assert trusted and all(Path(p).name == "old-plan.json" for p in trusted), trusted
+
+
+def test_a_run_made_wider_and_shorter_moves_a_months_spend_by_what_it_does(tmp_path: Path) -> None:
+    # review 19 of this change: a baseline run of 8 L4 for 7,300 h changed to 80 L4 for 730 h costs the same, so the
+    # monthly limit saw +$0, though its costliest month is ten times dearer (each side now at its own month share)
+    def run(count: int, hours: int) -> str:
+        return ("name: ft\ntask: fine-tuning\ndomain: llm\nmodel: {params_b: 8}\ntraining: {tokens_b: 1, method: lora}\n"
+                f"deployment: {{clouds: [gcp]}}\nproposal: {{accelerator: l4, count: {count}, hours: {hours}}}\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "ft.yaml").write_text(run(8, 7300))
+    base = tmp_path / "base.json"
+    r = run_cli("check", str(repo / "ft.yaml"), "--no-config", "--format", "json", "--fail-on", "never", "-o", str(base))
+    assert r.code == 0, r.err
+    (repo / "ft.yaml").write_text(run(80, 730))
+    pol = _policy(tmp_path, "limits:\n  max_monthly_increase_usd: 1000\n")
+    r = run_cli("check", str(repo / "ft.yaml"), "--policy", str(pol), "--baseline", str(base), "--format", "json")
+    data = json.loads(r.out)
+    (change,) = data["diff"]["changes"]
+    assert abs(change["cost_delta_usd"]) < 1 and change["month_delta_usd"] > 1000, change
+    assert r.code == 1 and "policy-monthly-increase" in {f["rule"] for x in data["results"] for f in x["findings"]}

@@ -97,6 +97,20 @@ def _old_cost(entry: dict[str, Any]) -> float | None:
     return None
 
 
+def _month_share(kind: str, hours: Any) -> float:
+    """A cost's share spent in its costliest month: all of a monthly one, all of a run of up to a month, 730 / hours of a
+    longer run."""
+    if kind != "one-off" or isinstance(hours, bool) or not isinstance(hours, (int, float)) or not hours > 0:
+        return 1.0
+    return min(1.0, HOURS_PER_MONTH / float(hours))
+
+
+def _old_hours(entry: dict[str, Any]) -> Any:
+    prop = entry.get("proposal")
+    request = prop.get("request") if isinstance(prop, dict) else None
+    return request.get("hours") if isinstance(request, dict) else None
+
+
 def _old_chips(entry: dict[str, Any]) -> int | None:
     req = entry.get("request")
     value = req.get("total_chips") if isinstance(req, dict) else None
@@ -173,6 +187,7 @@ def diff_against(report: CheckReport, baseline: dict[str, Any] | None) -> dict[s
         "fixed_findings": sum(len(c["fixed"]) for c in changes),
         "removed_profiles": removed,
         **_totals(changes, [old[k] for k in removed], "monthly", "cost"),
+        "removed_monthly_usd": _r(sum(c for c in (_old_cost(old[k]) for k in removed if _old_kind(old[k]) == "monthly") if c is not None)),
         **_totals(changes, [old[k] for k in removed], "one-off", "one_off"),
         "chips_before": sum(c["chips_before"] or 0 for c in changes) + sum(_old_chips(old[k]) or 0 for k in removed),
         "chips_after": sum(c["chips_after"] or 0 for c in changes),
@@ -252,9 +267,11 @@ def _change(r: ProposalResult, before: dict[str, Any] | None, baseline_key: str 
     kind = r.kind_of_cost
     delta = None if (old_cost is None or r.proposal_cost is None) else round(r.proposal_cost - old_cost, 2)
     what = ["new"] if added else _what_changed(before or {}, r.to_json())
-    hours = (r.proposal or {}).get("hours")
-    # a run's share of its cost spent in its costliest month: all of it unless it runs longer than a month
-    share = min(1.0, HOURS_PER_MONTH / hours) if kind == "one-off" and isinstance(hours, (int, float)) and hours > 0 else 1.0
+    # each side's cost in its costliest month (a run: all of it unless it runs longer than a month), so a run made ten
+    # times wider and ten times shorter, or a run turned always-on, moves a month's spend by what it really does
+    share = _month_share(kind, (r.proposal or {}).get("hours"))
+    old_share = 1.0 if added or before is None else _month_share(_old_kind(before), _old_hours(before))
+    month = None if delta is None or old_cost is None else round((r.proposal_cost or 0.0) * share - old_cost * old_share, 2)
     if from_file and not added and before is not None and _old_kind(before) != kind:
         what.append(f"cost {_old_kind(before)} -> {kind}")
     return {
@@ -272,6 +289,7 @@ def _change(r: ProposalResult, before: dict[str, Any] | None, baseline_key: str 
         "cost_after_usd": _r(r.proposal_cost),
         "cost_delta_usd": delta,
         "month_share": round(share, 4),
+        "month_delta_usd": month,
     }
 
 
@@ -287,11 +305,12 @@ def _totals(changes: list[dict[str, Any]], removed: list[dict[str, Any]], kind: 
 
 
 def _month_delta(d: dict[str, Any]) -> float:
-    """What the change adds to spend in a month: the monthly delta plus each run's cost change in its costliest month
-    (a run of up to a month spends all of it in one: whether a job is a run is the pull request's to say, through its
-    deadline and its link to a training profile, so a run never escapes a monthly limit)."""
-    runs = sum((c["cost_delta_usd"] or 0.0) * c.get("month_share", 1.0) for c in d["changes"] if c["cost_kind"] == "one-off")
-    return float(d.get("cost_delta_usd") or 0.0) + float(runs)
+    """What the change adds to spend in a month: each resource's cost in its costliest month against the baseline's in
+    its own (a run of up to a month spends all of it in one: whether a job is a run is the pull request's to say, through
+    its deadline and its link to a training profile, so a run never escapes a monthly limit), less the always-on spend of
+    what it removes."""
+    changed = sum(float(c.get("month_delta_usd") or 0.0) for c in d["changes"])
+    return changed - float(d.get("removed_monthly_usd") or 0.0)
 
 
 def apply_increase_limit(report: CheckReport, policy: Policy) -> None:
@@ -307,15 +326,19 @@ def apply_increase_limit(report: CheckReport, policy: Policy) -> None:
     _limit(report, policy, "policy-monthly-increase", limits.max_monthly_increase_usd, ("monthly", "one-off"), month,
            lambda total, limit, c: (
                f"the change raises spend in a month by {money(total)} in total (always-on resources, and runs in their costliest "
-               f"month), over the policy's {money(limit)} limit; this resource adds {money(c['cost_delta_usd'])}"
-               + (" (a run)" if c["cost_kind"] == "one-off" else "") + f" ({c['chips_before']} -> {c['chips_after']} chips)."))
+               f"month), over the policy's {money(limit)} limit; this resource adds {money(c['month_delta_usd'])} in a month"
+               + (" (a run)" if c["cost_kind"] == "one-off" else "") + f" ({c['chips_before']} -> {c['chips_after']} chips)."),
+           adds="month_delta_usd")
     _limit(report, policy, "policy-one-off-increase", limits.max_one_off_increase_usd, ("one-off",), d.get("one_off_delta_usd") or 0.0,
            lambda total, limit, c: (
                f"the change adds {money(total)} of one-off runs in total, over the policy's {money(limit)} limit; this run adds "
                f"{money(c['cost_delta_usd'])} ({c['chips_before']} -> {c['chips_after']} chips)."))
 
 
-def _limit(report: CheckReport, policy: Policy, rule: str, limit: float | None, kinds: tuple[str, ...], total: float, say: Any) -> None:
+def _limit(
+    report: CheckReport, policy: Policy, rule: str, limit: float | None, kinds: tuple[str, ...], total: float, say: Any,
+    adds: str = "cost_delta_usd",
+) -> None:
     d = report.diff
     if limit is None or d is None or rule in policy.disabled_rules:
         return
@@ -341,7 +364,7 @@ def _limit(report: CheckReport, policy: Policy, rule: str, limit: float | None, 
     by_key = {c["key"]: c for c in d["changes"]}
     for r in report.results:
         c = by_key.get(r.key or r.label)
-        if c is None or c["cost_kind"] not in kinds or not (c["cost_delta_usd"] or 0) > 0:
+        if c is None or c["cost_kind"] not in kinds or not (c.get(adds) or 0) > 0:
             continue
         r.findings.append(Finding(rule, "error", say(total, limit, c), r.line, 1))
         r.status = "error"
