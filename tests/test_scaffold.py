@@ -820,17 +820,26 @@ def test_the_micro_batch_divides_each_gpus_share_of_the_global_batch(tmp_path: P
     assert share % micro == 0, (share, micro)
 
 
+def _profile_file(tmp_path: Path, name: str, **blocks: object) -> Path:
+    """A training profile of an 8B-class LLM written to tmp_path/p.yaml: ``blocks`` replace its model, training,
+    software, deployment, team and goal blocks."""
+    data: dict[str, object] = {"name": name, "task": "training", "domain": "llm",
+                               "model": {"params_b": 8, "architecture": "transformer", "precision": "bf16"},
+                               "software": {"framework": "pytorch"}, **blocks}
+    prof = tmp_path / "p.yaml"
+    prof.write_text(yaml.safe_dump(data))
+    return prof
+
+
 def test_a_vertex_ai_job_outlives_the_default_limit_and_keeps_its_checkpoints(tmp_path: Path) -> None:
     # review 16, D3: a 665 h run on the Vertex AI TPU path got a job spec with no scheduling.timeout (Vertex AI stops a
     # job at 7 days) and no baseOutputDirectory (no AIP_MODEL_DIR: checkpoints on the container's disk, lost with it)
-    prof = tmp_path / "p.yaml"
-    prof.write_text(yaml.safe_dump({
-        "name": "long-tpu-run", "task": "training", "domain": "llm",
-        "model": {"params_b": 3.2, "architecture": "transformer", "precision": "bf16", "layers": 28, "hidden_size": 3072},
-        "training": {"tokens_b": 300, "seq_len": 4096, "method": "full", "global_batch": 512, "deadline_hours": 720},
-        "software": {"framework": "pytorch"}, "deployment": {"clouds": ["gcp"]},
-        "team": {"tpu_experience": "none"}, "goal": {"optimize": "cost", "budget_usd": 20000},
-    }))
+    prof = _profile_file(
+        tmp_path, "long-tpu-run",
+        model={"params_b": 3.2, "architecture": "transformer", "precision": "bf16", "layers": 28, "hidden_size": 3072},
+        training={"tokens_b": 300, "seq_len": 4096, "method": "full", "global_batch": 512, "deadline_hours": 720},
+        deployment={"clouds": ["gcp"]}, team={"tpu_experience": "none"}, goal={"optimize": "cost", "budget_usd": 20000},
+    )
     est = json.loads(run_cli("recommend", str(prof), "--format", "json").out)["estimate"]
     r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "s"), "--path", "vertex-ai-tpu")
     assert r.code == 0, r.err
@@ -851,15 +860,10 @@ def test_a_vertex_ai_job_outlives_the_default_limit_and_keeps_its_checkpoints(tm
 def test_a_configuration_priced_on_owned_hardware_is_not_launched_on_a_cloud(tmp_path: Path) -> None:
     # review 16, D4: 16 owned H100 (running cost, $14k) with clouds [on-prem, gcp] were launched by sky.yaml on GCP under
     # the owned price; renting them there costs some 30 times as much
-    prof = tmp_path / "p.yaml"
-    prof.write_text(yaml.safe_dump({
-        "name": "owned-and-gcp", "task": "training", "domain": "llm",
-        "model": {"params_b": 8, "architecture": "transformer", "precision": "bf16"},
-        "training": {"tokens_b": 2000, "seq_len": 8192, "method": "full", "global_batch": 512},
-        "software": {"framework": "pytorch"},
-        "deployment": {"clouds": ["on-prem", "gcp"], "owned": [{"accelerator": "h100", "count": 16}]},
-        "goal": {"optimize": "cost"},
-    }))
+    prof = _profile_file(
+        tmp_path, "owned-and-gcp", training={"tokens_b": 2000, "seq_len": 8192, "method": "full", "global_batch": 512},
+        deployment={"clouds": ["on-prem", "gcp"], "owned": [{"accelerator": "h100", "count": 16}]}, goal={"optimize": "cost"},
+    )
     est = json.loads(run_cli("recommend", str(prof), "--format", "json").out)["estimate"]
     assert est["accelerator"] == "h100" and est["price"]["cloud"] == "on-prem", est["price"]
     r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "s"))
@@ -874,15 +878,10 @@ def test_a_configuration_priced_on_owned_hardware_is_not_launched_on_a_cloud(tmp
 def test_an_amd_training_setup_checks_and_installs_for_rocm(tmp_path: Path) -> None:
     # review 16, D6: owned MI300X got setup.sh steps that stop at nvidia-smi (set -e; a ROCm node has rocm-smi) and
     # install PyPI's torch (the CUDA build), and a README that asks Kubernetes for nvidia.com/gpu
-    prof = tmp_path / "p.yaml"
-    prof.write_text(yaml.safe_dump({
-        "name": "owned-mi300x", "task": "training", "domain": "llm",
-        "model": {"params_b": 8, "architecture": "transformer", "precision": "bf16"},
-        "training": {"tokens_b": 500, "seq_len": 8192, "method": "full", "global_batch": 512},
-        "software": {"framework": "pytorch"},
-        "deployment": {"clouds": ["on-prem"], "owned": [{"accelerator": "mi300x", "count": 32}]},
-        "goal": {"optimize": "balanced"},
-    }))
+    prof = _profile_file(
+        tmp_path, "owned-mi300x", training={"tokens_b": 500, "seq_len": 8192, "method": "full", "global_batch": 512},
+        deployment={"clouds": ["on-prem"], "owned": [{"accelerator": "mi300x", "count": 32}]}, goal={"optimize": "balanced"},
+    )
     r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "s"))
     assert r.code == 0, r.err
     script = (tmp_path / "s" / "setup.sh").read_text()
