@@ -144,15 +144,9 @@ FACTS: dict[str, Fact] = {
             lambda p: p.inference.peak_qps * p.inference.output_tokens if p.inference and p.task == "inference" else 0.0,
         ),
         Fact(
-            FieldSpec("facts.tokens_per_day", "number", doc="tokens processed per day at peak QPS (inference)"),
-            lambda p: (
-                p.inference.peak_qps
-                * (p.inference.input_tokens + p.inference.output_tokens)
-                * 3600
-                * p.inference.hours_per_day
-                if p.inference and p.task == "inference"
-                else 0.0
-            ),
+            FieldSpec("facts.tokens_per_day", "number",
+                      doc="tokens processed per day (inference): an offline job's requests_per_day, else peak QPS over its hours"),
+            lambda p: p.inference.tokens_per_day if p.inference and p.task == "inference" else 0.0,
         ),
         Fact(
             FieldSpec("facts.cuda_dependent", "bool", doc="custom CUDA kernels or CUDA-only libraries"),

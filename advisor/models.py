@@ -257,6 +257,19 @@ class Inference(Strict):
     requests_per_day: Annotated[float, Field(strict=True, gt=0, le=1e13, allow_inf_nan=False)] | None = None
     window_hours: Annotated[float, Field(strict=True, gt=0, le=24, allow_inf_nan=False)] | None = None
 
+    @property
+    def run_hours_per_day(self) -> float:
+        """Hours a day the replicas run and are priced: an offline job's window, else hours_per_day."""
+        return (self.window_hours or self.hours_per_day) if self.mode == "batch" else self.hours_per_day
+
+    @property
+    def tokens_per_day(self) -> float:
+        """Tokens (input + output) a day: an offline job's volume, else the peak rate over the hours served."""
+        per_request = self.input_tokens + self.output_tokens
+        if self.mode == "batch" and self.requests_per_day is not None:
+            return self.requests_per_day * per_request
+        return self.peak_qps * per_request * 3600 * self.run_hours_per_day
+
 
 class Software(Strict):
     framework: Framework = "pytorch"

@@ -206,8 +206,12 @@ def _workload_rows(p: Profile) -> list[tuple[str, str]]:
         )
     if p.inference is not None and not training:
         i = p.inference
-        workload.append(("serving", f"{i.mode}, {i.peak_qps:g} requests/s at peak, {i.input_tokens} in / {i.output_tokens} out tokens"
-                         + (f", p99 ≤ {i.latency_p99_ms:g} ms" if i.latency_p99_ms else "") + f", {i.hours_per_day:g} h/day"))
+        volume = i.mode == "batch" and i.requests_per_day
+        rate = (f"{i.requests_per_day:,.0f} requests a day within {i.run_hours_per_day:g} h" if volume
+                else f"{i.peak_qps:g} requests/s at peak")
+        workload.append(("serving", f"{i.mode}, {rate}, {i.input_tokens} in / {i.output_tokens} out tokens"
+                         + (f", p99 ≤ {i.latency_p99_ms:g} ms" if i.latency_p99_ms else "")
+                         + ("" if volume else f", {i.run_hours_per_day:g} h/day")))
     sw = p.software
     flags = [n for n, v in (("custom CUDA kernels", sw.custom_cuda_kernels), ("dynamic shapes", sw.dynamic_shapes), ("fp64", sw.fp64)) if v]
     workload.append(

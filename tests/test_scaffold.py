@@ -892,3 +892,29 @@ def test_an_amd_training_setup_checks_and_installs_for_rocm(tmp_path: Path) -> N
     assert rocm in script and sky["setup"].startswith(rocm), sky["setup"]
     assert "amd.com/gpu limits" in script and "nvidia.com/gpu" not in script
     subprocess.run(["bash", "-n", str(tmp_path / "s" / "setup.sh")], check=True)
+
+
+def test_an_offline_job_runs_its_window_with_every_replica_and_stops_after(tmp_path: Path) -> None:
+    # review 16, D5: a nightly batch job (200k requests within an 8-hour window) was priced for 8 h a day, but its
+    # setup ran the server 24 h a day (no service-hours CronJobs) and let the autoscaler drop to 1 of the 5 replicas
+    # the estimate sized to run at saturation through the window
+    data = yaml.safe_load((ROOT / "profiles" / "llm-batch-summarise.yaml").read_text())
+    data["inference"].pop("hours_per_day")  # the window alone says how long it runs
+    prof = tmp_path / "p.yaml"
+    prof.write_text(yaml.safe_dump(data))
+    est = json.loads(run_cli("recommend", str(prof), "--format", "json").out)["estimate"]
+    assert est["replicas"] > 1 and est["assumptions"]["operating_point"]["offline"]["window_hours_per_day"] == 8
+    r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "s"), "--path", "gke-vllm-tpu")
+    assert r.code == 0, r.err
+    k8s = tmp_path / "s" / "k8s"
+    jobs = [d for d in yaml.safe_load_all((k8s / "schedule.yaml").read_text()) if d["kind"] == "CronJob"]
+    start, stop = (int(j["spec"]["schedule"].split()[1]) for j in sorted(jobs, key=lambda j: j["metadata"]["name"]))
+    assert (stop - start) % 24 == 8, (start, stop)
+    scale = [c for j in jobs for c in j["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"]]
+    assert f"--replicas={est['replicas']}" in scale and "--replicas=0" in scale, scale
+    assert not (k8s / "hpa.yaml").exists()  # nothing scales the job below its sized replicas
+    deployment = yaml.safe_load((k8s / "deployment.yaml").read_text())
+    assert deployment["spec"]["replicas"] == est["replicas"]
+    sky = yaml.safe_load((tmp_path / "s" / "sky.yaml").read_text())
+    policy = sky.get("service", {}).get("replicas") or sky.get("service", {}).get("replica_policy", {})
+    assert policy in (est["replicas"], {"min_replicas": est["replicas"], "max_replicas": est["replicas"]}) or not sky.get("service"), sky

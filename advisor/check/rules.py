@@ -262,11 +262,11 @@ def hours_excessive(j: Judging) -> Iterator[Hit]:
             j.line_of("hours"),
         )
     if profile.inference is not None and profile.task == "inference":
-        month = profile.inference.hours_per_day * HOURS_PER_MONTH / 24
+        month = profile.inference.run_hours_per_day * HOURS_PER_MONTH / 24
         if prop.hours > factor * month:
             yield (
-                f"asks for {prop.hours:g} h per month; the service runs {profile.inference.hours_per_day:g} h a day ({month:,.0f} h per "
-                "month).",
+                f"asks for {prop.hours:g} h per month; the service runs {profile.inference.run_hours_per_day:g} h a day "
+                f"({month:,.0f} h per month).",
                 j.line_of("hours"),
             )
 

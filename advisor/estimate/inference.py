@@ -366,7 +366,7 @@ def _estimate_inference(
     if not isinstance(replica, serving.LlmReplica) and inf.mode == "online" and inf.latency_p99_ms is not None and batch is None:
         mid = _batches_sized_for_p99(mid, inf, ld, lambda: ld.op(r.mbu.expected, r.pre.expected))
     _operating_fields(e, mid, replica, r.weights)
-    hours_month = (inf.window_hours or inf.hours_per_day if ld.offline else inf.hours_per_day) * HOURS_PER_MONTH / 24
+    hours_month = inf.run_hours_per_day * HOURS_PER_MONTH / 24
     e.hours = hours_month
     chip_range = _chip_hours_range(e, profile, acc, c, r, ld, mid, hours_month * count) if ranges else None
     apply_price(e, profile, acc, hours_month * count * mid.replicas, chip_hours_range=chip_range)
@@ -465,7 +465,7 @@ def _load_notes(
             "requests_per_second_needed": rounded(offline_qps, 4),
             "saturated_requests_per_second_per_replica": rounded(mid.at_capacity.requests_per_second, 4),
             "saturated_tokens_per_second_per_replica": rounded(mid.at_capacity.tokens_per_second, 1),
-            "window_hours_per_day": inf.window_hours or inf.hours_per_day,
+            "window_hours_per_day": inf.run_hours_per_day,
         }
         if rate_note:
             e.assumptions["operating_point"]["offline"]["note"] = rate_note

@@ -460,9 +460,8 @@ def request_rate(profile: Profile) -> tuple[float, str | None]:
     assert inf is not None
     if inf.mode != "batch":
         return inf.peak_qps, None
-    window = inf.window_hours or inf.hours_per_day
     if inf.requests_per_day is not None:
-        return inf.requests_per_day / (window * 3600.0), None
+        return inf.requests_per_day / (inf.run_hours_per_day * 3600.0), None
     if "peak_qps" in inf.model_fields_set:
         return inf.peak_qps, None
     return 0.0, (

@@ -215,9 +215,11 @@ def _monitoring() -> dict[str, dict[str, str]]:
 
 
 def autoscaled(spec: Spec) -> bool:
-    """Whether k8s/ has an HPA and the metrics object it reads: several single-host replicas of a server with a metric."""
+    """Whether k8s/ has an HPA and the metrics object it reads: several single-host replicas of a server with a metric,
+    free to scale (an offline job's replicas all run through its window: min_replicas == max_replicas)."""
     plan = spec.plan
-    return plan.replicas > 1 and plan.hosts == 1 and bool(plan.server) and servers()[plan.server].metric is not None
+    return (plan.replicas > 1 and plan.min_replicas < plan.max_replicas and plan.hosts == 1 and bool(plan.server)
+            and servers()[plan.server].metric is not None)
 
 
 def monitoring_for(spec: Spec) -> dict[str, str]:
@@ -345,7 +347,8 @@ def _schedule(spec: Spec, labels: dict[str, str], kind: str) -> str:
         *yaml_header(spec, "Service hours (CronJobs)"),
         *textwrap.wrap(
             f"The estimate prices {plan.hours_per_day:g} h a day: {name} scales to 0 at {stop:02d}:00 UTC and back to "
-            f"{plan.min_replicas} replica(s) at {start:02d}:00 UTC (the HPA takes over from there); "
+            f"{plan.min_replicas} replica(s) at {start:02d}:00 UTC"
+            f"{' (the HPA takes over from there)' if autoscaled(spec) else ''}; "
             f"{node_selection(spec)['empties']}. Edit the two schedules for your hours.", 100),
     ]
     return "".join(dump(d, header if i == 0 else []) if i == 0 else "---\n" + dump(d, []) for i, d in enumerate(docs))

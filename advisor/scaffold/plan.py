@@ -188,8 +188,10 @@ def make_plan(
         hosts=hosts,
         slices=slices,
         replicas=replicas,
-        # the profile's floor (inference.min_replicas: availability, zones) is kept however low the load gets
-        min_replicas=min(replicas, max(1, inf.min_replicas if inf is not None else 1)) if replicas > 1 else replicas,
+        # the profile's floor (inference.min_replicas: availability, zones) is kept however low the load gets; an
+        # offline job's replicas all run at saturation through its window (the estimate sized them so), none idle
+        min_replicas=(replicas if inf is not None and inf.mode == "batch"
+                      else min(replicas, max(1, inf.min_replicas if inf is not None else 1)) if replicas > 1 else replicas),
         max_replicas=replicas,
         tensor=tensor,
         pipeline=pipeline,
@@ -211,7 +213,7 @@ def make_plan(
         global_batch=int(values.get("global_batch") or 0) if t else 0,
         checkpoint_every=int(values.get("checkpoint_every") or 0) if t else 0,
         per_device_batch=float(values.get("per_device_batch") or 0) if t else 0.0,
-        hours_per_day=inf.hours_per_day if inf else 24.0,
+        hours_per_day=inf.run_hours_per_day if inf else 24.0,
         disk_gb=int(values.get("disk_gb") or 0),
         region=values.get("region", ""),
         zone=values.get("zone", ""),
