@@ -279,7 +279,7 @@ def decide(
         if not ctr.rule.startswith(("estimate-cost-ratio", "estimate-time-ratio")):
             base[ctr.device] += ctr.points
     live = [d for d in every if d not in out_set] or list(every)
-    cheapest = _cost_decides(profile, best_by, live, scores, c)
+    cheapest = _cost_decides(profile, best_by, live, scores, c) or _dominance(profile, best_by, live, scores, c)
     if cheapest is not None:
         contributions.append(cheapest[0])
         scores[cheapest[0].device] += cheapest[0].points
@@ -309,6 +309,56 @@ def decide(
     return Decision(
         device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios
     ), cands
+
+
+def _pace(e: Estimate) -> float | None:
+    """What ``goal.optimize`` balanced and time weigh against the price: a training run's hours, a service's latency."""
+    return e.hours if e.mode == "training" else e.latency_ms
+
+
+def _dominance(
+    profile: Profile, best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float], c: Constants,
+) -> tuple[Contribution, Estimate] | None:
+    """goal.optimize balanced or time: a family whose best configuration is both cheaper beyond ``cost_tie_fraction``
+    and no slower (within ``latency_tie_fraction``) than the one the rules' points choose is the verdict: no trade-off
+    of speed against price makes the dearer, slower one the better buy, and the qualitative points only weigh where
+    the numbers trade off (review 20, D2: owned A100 x 32 at 184 h for $886 lost to TPU v6e x 8 at 340 h for
+    $7,335). Returns (the contribution that puts it ahead, the dominated configuration) or None."""
+    if profile.goal.optimize == "cost":
+        return None
+    priced = {d: e for d in live if (e := best_by.get(d)) is not None and e.feasible and e.cost_usd is not None
+              and _pace(e) is not None}
+    if len(priced) < 2:
+        return None
+    top = max(live, key=lambda d: (scores[d], families.family(d).preference))
+    a = priced.get(top)
+    if a is None:
+        return None
+    tie, pace_tie = c.scoring.cost_tie_fraction.value, c.scoring.latency_tie_fraction.value
+    cost_a, pace_a = a.cost_usd or 0.0, _pace(a) or 0.0
+    better = [d for d, b in priced.items() if d != top and (b.cost_usd or 0.0) * (1.0 + tie) < cost_a
+              and (_pace(b) or 0.0) <= pace_a * (1.0 + pace_tie)]
+    if not better:
+        return None
+    low = min(better, key=lambda d: (priced[d].cost_usd or 0.0, d))
+    b = priced[low]
+    need = scores[top] - scores[low] + c.scoring.tie_points.value
+    unit = "h" if a.mode == "training" else "ms"
+    ctr = Contribution(
+        rule="goal-dominance",
+        device=low,
+        points=need,
+        title=f"{families.name(low)} is cheaper and no slower",
+        reason=(
+            f"{describe(b)} costs {(b.cost_usd or 0.0) / cost_a:.2f}x and takes {(_pace(b) or 0.0) / pace_a:.2f}x the "
+            f"{unit} of {describe(a)}: an option both cheaper and no slower is the better buy under goal.optimize "
+            f"{profile.goal.optimize}, so {families.name(low)} gets the {need:.1f} points it needs to lead "
+            f"{families.name(top)}; the rules' points weigh only where price and speed trade off."
+        ),
+        sources=(ESTIMATOR_SOURCE,),
+        fix="pin deployment.accelerators to the family you want whatever the numbers",
+    )
+    return ctr, a
 
 
 def _cost_decides(

@@ -296,7 +296,12 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
     owned = [x for x in cands if x.owned_chips is not None]
     if owned and (decision.chosen is None or decision.chosen.owned_chips is None):
         near = closest(owned)
-        if near is not None:
+        if near is not None and near.feasible:
+            warnings.append(
+                f"the owned {near.owned_chips} x {near.accelerator} could run it ({describe(near)}), but the verdict "
+                "uses other hardware: see --explain for the points that chose it"
+            )
+        elif near is not None:
             warnings.append(
                 f"the owned {near.owned_chips} x {near.accelerator} are not enough: "
                 f"{near.accelerator} x {near.count} {near.why_not}; the verdict uses other hardware"

@@ -1,0 +1,52 @@
+"""Review 20: an expert's 14 profiles of users with odd cases (tests/data/review20/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .conftest import ROOT, run_cli
+
+DATA = ROOT / "tests" / "data" / "review20"
+
+
+def _json(path: Path) -> dict[str, Any]:
+    r = run_cli("recommend", str(path), "--format", "json")
+    assert r.code == 0, r.err
+    return json.loads(r.out)  # type: ignore[no-any-return]
+
+
+def _pace(e: dict[str, Any]) -> float:
+    return float(e["hours"] if e["mode"] == "training" else e["latency_ms"])
+
+
+def test_owned_hardware_cheaper_and_faster_than_a_rental_is_the_verdict() -> None:
+    # D2: 32 owned A100 took 184 h for $886; the verdict was a TPU v6e x 8 rental at 340 h for $7,335 (the rules' points
+    # 24.0 against 23.4), with a warning that the owned chips "are not enough: a100-80gb x 32 None"
+    out = _json(DATA / "03-owned-32-a100-or-rent.yaml")
+    est = out["estimate"]
+    assert est["accelerator"] == "a100-80gb" and est["owned_chips"] == 32, (est["accelerator"], est["count"])
+    assert "goal-dominance" in {c["rule"] for c in out["contributions"]}
+    assert not any("None" in w for w in out["warnings"]), out["warnings"]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "profiles").glob("*.yaml")) + sorted(p.name for p in DATA.glob("*.yaml")))
+def test_no_verdict_is_dearer_and_slower_than_another_familys_best(name: str) -> None:
+    # under balanced and time, a family whose best is both cheaper (beyond the 5% tie) and no slower (within 5%) than
+    # the verdict's is the verdict; where it does not exist, goal-dominance never fires
+    path = ROOT / "profiles" / name if (ROOT / "profiles" / name).exists() else DATA / name
+    profile = yaml.safe_load(path.read_text())
+    out = _json(path)
+    est = out["estimate"]
+    fired = "goal-dominance" in {c["rule"] for c in out["contributions"]}
+    if (profile.get("goal") or {}).get("optimize", "balanced") == "cost" or not est or est.get("cost_usd") is None:
+        assert not fired
+        return
+    rivals = [b for d, b in out["best_by_device"].items() if b and d != out["verdict"]["device"] and b.get("feasible")
+              and b.get("cost_usd") is not None and b.get("hours" if b["mode"] == "training" else "latency_ms") is not None]
+    dominated = [b for b in rivals if b["cost_usd"] * 1.05 < est["cost_usd"] and _pace(b) <= _pace(est) * 1.05]
+    assert not dominated, (est["accelerator"], est["count"], [(b["accelerator"], b["count"]) for b in dominated])
