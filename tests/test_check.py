@@ -108,9 +108,9 @@ CASES = [
         SERVE + "proposal: {accelerator: tpu-v6e, count: 8, hours: 720}\n",
     ),
     (
-        "cheaper-other-family",
-        SERVE + "proposal: {accelerator: h100, count: 8, hours: 720}\n",
-        SERVE + "proposal: {accelerator: tpu-v5e, count: 4, hours: 720}\n",
+        "cheaper-other-family",  # the GPU family's best (A100 x 2) is cheaper than TPU's and no slower
+        SERVE + "proposal: {accelerator: tpu-v5e, count: 8, hours: 720}\n",
+        SERVE + "proposal: {accelerator: a100-40gb, count: 2, hours: 720}\n",
     ),
 ]
 
