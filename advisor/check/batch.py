@@ -634,22 +634,30 @@ def _without_broken_templates(text: str, path: str, index: Any) -> tuple[str, li
 
 def _readable_parts(text: str, path: str, index: Any) -> bool:
     """Whether a file that is no YAML as a whole holds a document that is (kubectl applies the documents before the one
-    it cannot read) and that is something the gate reads or names accelerators once its escapes are decoded (``\\/``,
-    a quoted line continuation): such a file is not skipped but stays an input error."""
+    it cannot read) and that is a workload profile or names accelerators once its escapes are decoded (``\\/``, a
+    quoted line continuation): such a file is not skipped but stays an input error. A readable PersistentVolumeClaim
+    or Connector beside the broken document asks for nothing (review 21, F1: such files stopped repository-wide runs)."""
     import json
 
     from advisor.check.infra.names import names_hardware
+    from advisor.check.infra.read import split
     from advisor.check.infra.sniff import doc_kind
     from advisor.yamlsrc import load_documents
 
     for part in re.split(r"(?m)^---[ \t]*\r?$", text)[:1000]:  # a CRLF file's separators too, as kubectl trims them
         try:
-            docs = load_documents(part, path)
+            docs = [d for d in load_documents(part, path) if d.data is not None]
         except InputError:
             continue
         for d in docs:
-            if d.data is not None and (not doc_kind(d.data).startswith("other") or names_hardware(json.dumps(d.data, default=str), index)):
+            if doc_kind(d.data) == "profile" or names_hardware(json.dumps(d.data, default=str), index):
                 return True
+        kinds = [doc_kind(d.data) for d in docs]
+        try:  # what the readers find in it (a KAI GPU-fraction annotation names no chip resource)
+            if docs and split(path, docs, kinds, index, len(part))[1].requests:
+                return True
+        except InputError:
+            return True  # not read: never taken for nothing
     return False
 
 

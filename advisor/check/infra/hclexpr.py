@@ -269,10 +269,25 @@ class _Parser:
         if self.depth > MAX_DEPTH:
             raise _Fail
         try:
-            c = self.binary(0, live)
+            start = self.i
+            try:
+                c = self.binary(0, live)
+                cond = _truth(c) if live and self.peek() == "?" else None
+            except _Fail:
+                # a condition not evaluated here (a variable without a default): the conditional still has a value
+                # where both branches evaluate to the same one ('var.x == "" ? var.pools : var.pools')
+                self.i = start
+                self.binary(0, False)
+                if not live or self.peek() != "?":
+                    raise
+                self.take()
+                a = self.expr(True)
+                self.take(":")
+                if a != self.expr(True) or isinstance(a, Unresolved):
+                    raise _Fail from None
+                return a
             if self.peek() == "?":
                 self.take()
-                cond = _truth(c) if live else None
                 a = self.expr(live and cond is True)
                 self.take(":")
                 b = self.expr(live and cond is False)

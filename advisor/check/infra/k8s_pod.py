@@ -317,6 +317,10 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
     if claimed_resource:  # devices asked through Dynamic Resource Allocation claims
         chips = chips + claimed if chips >= 0 and claimed >= 0 else -1
         resource = resource or claimed_resource
+    if resource and chips == 0 and not req.unresolved:
+        # every container writes its accelerator resource as 0 (a CPU-only Ray head, a PyTorchJob master): the device
+        # plugin gives it no device, so the pod asks for none (review 21, F7: unknown x 0 failed allowed_accelerators)
+        return False
     if not resource:
         shared = _shared_gpu(d, pod, req)
         if shared is None:

@@ -128,6 +128,69 @@ def _template(value: str, path: str, load: Callable[[str], Any], resolve: Callab
     return _TEMPLATE_REF.sub(fill, text) if m.group(1) == "templatefile" else text
 
 
+_TEMPLATE_SUFFIXES = (".tftpl", ".tpl", ".yaml", ".yml", ".json", ".tmpl")
+MAX_TEMPLATE_FILES = 200  # files of a module's directory looked at for an unsettled template path
+
+
+def template_path_unsettled(value: Any, load: Callable[[str], Any], resolve: Callable[[Any], Any]) -> bool:
+    """Whether ``value`` applies ``file(PATH)`` / ``templatefile(PATH, ...)`` (inside ``yamldecode`` or not) with a PATH
+    the source does not settle to a string (a path it settles, in the repository or not, is read or refused as such)."""
+    call = value.strip() if isinstance(value, str) else ""
+    if not (call.startswith("${") and call.endswith("}")):
+        return False
+    call = call[2:-1].strip()
+    if call.startswith("yamldecode(") and call.endswith(")"):
+        call = call[len("yamldecode("):-1].strip()
+    m = _CALL.fullmatch(call)
+    if m is None:
+        return False
+    try:
+        args = load("x = [" + m.group(2) + "]").get("x")
+    except Exception:  # the HCL reader's own errors: not settled
+        return True
+    if not isinstance(args, list) or not args:
+        return True
+    where = resolve(args[0])
+    return not isinstance(where, str) or "${" in where
+
+
+def unsettled_templates(path: str, raw: Any) -> list[str]:
+    """Files of the module's directory (and its subdirectories, within the repository) that name an accelerator
+    resource, where the source applies ``templatefile(PATH)`` / ``file(PATH)`` with a PATH it does not settle (a
+    conditional local, ``each.value`` of a ``fileset``): any of them may be the manifest, so its accelerators are never
+    passed over (review 21, F2: ai-on-gke's inference servers ask nvidia.com/gpu through such templates)."""
+    from advisor.check.files import boundary
+    from advisor.yamlsrc import escapes
+
+    if not re.search(r"\b(templatefile|file)\(", str(raw)):
+        return []
+    top = os.path.dirname(os.path.abspath(path))
+    limit = os.path.realpath(boundary(path))
+    found: list[str] = []
+    seen = 0
+    for root, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not escapes(os.path.join(root, d), limit))
+        if root.count(os.sep) - top.count(os.sep) >= 3:
+            dirs[:] = []
+        for name in sorted(files):
+            if not name.endswith(_TEMPLATE_SUFFIXES):
+                continue
+            seen += 1
+            if seen > MAX_TEMPLATE_FILES:
+                return found
+            full = os.path.join(root, name)
+            if escapes(full, limit) or not os.path.isfile(full):
+                continue
+            try:
+                with open(full, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read(MAX_TEXT)
+            except OSError:
+                continue
+            if _ACCELERATOR.search(text):
+                found.append(os.path.relpath(full, top))
+    return found
+
+
 def manifest(rtype: str, after: dict[str, Any], raw: Any, load: Callable[[str], Any], path: str, address: str,
              at: tuple[int, int], resolve: Callable[[Any], Any]) -> Any:
     """The Kubernetes object a resource applies: the provider's blocks as the object; an HCL object; YAML text (a heredoc
@@ -181,11 +244,16 @@ def requests(
     obj = manifest(rtype, after, raw, load, path, address, at, resolve)
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
         field = MANIFESTS.get(rtype, "spec")
-        if _ACCELERATOR.search(str(raw)) or (isinstance(obj, str) and _ACCELERATOR.search(obj)):
+        value = after.get(field) if isinstance(after.get(field), str) else raw.get(field) if isinstance(raw, dict) else None
+        candidates = unsettled_templates(path, value) if obj is None and template_path_unsettled(value, load, resolve) else []
+        if _ACCELERATOR.search(str(raw)) or (isinstance(obj, str) and _ACCELERATOR.search(obj)) or candidates:
             req = Request(path, "terraform-hcl", address, *at)
             req.hardware, req.count = None, None
             req.unknown = f"the Kubernetes object {field} applies is not settled in the source ({str(raw.get(field))[:60]})" \
                 if isinstance(raw, dict) else "the Kubernetes object is not settled in the source"
+            if candidates:
+                req.notes.append(f"its template path is not settled; {', '.join(candidates[:4])} of the module's files "
+                                 "name an accelerator resource")
             req.unresolved.append((field, str(raw.get(field) if isinstance(raw, dict) else raw)[:80], at))
             out.requests.append(req)
         return out
