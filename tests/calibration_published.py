@@ -120,8 +120,11 @@ def profile_for(r: dict[str, Any]) -> Profile:
     data: dict[str, Any] = {"name": r["id"], "domain": "llm", "model": _model(r), "software": software,
                             "deployment": {"clouds": ["gcp", "aws", "azure", "on-prem"]}}
     if r["kind"] == "training":
-        data["task"] = "training"
-        data["training"] = {"tokens_b": r.get("tokens_b") or TRAINING_TOKENS_B, "seq_len": r["seq_len"]}
+        # a fine-tuning row (training_method lora | full: Megatron-Bridge's LoRA and SFT tables) is sized as one
+        method = r.get("training_method")
+        data["task"] = "fine-tuning" if method else "training"
+        data["training"] = {"tokens_b": r.get("tokens_b") or TRAINING_TOKENS_B, "seq_len": r["seq_len"],
+                            **({"method": method} if method else {})}
     else:
         data["task"] = "inference"
         software["serving_stack"] = SERVING_STACK.get(stack, "none")
@@ -170,8 +173,9 @@ def evaluate(r: dict[str, Any], ctx: Context) -> Result:
         profile = profile_for(r)
         batch = r.get("concurrency") if r["kind"] == "serving" else None
         e = estimate(profile, acc, r["count"], ctx.constants, batch=batch)
-        if not e.feasible and "not offered" in (e.why_not or ""):
-            # a count no cloud rents (a single B200, a GB200 tray): the publisher owned it, so size it as owned (no price)
+        if not e.feasible and any(w in (e.why_not or "") for w in ("not offered", "none owned")):
+            # a count no cloud rents (a single B200, a GB200 tray) or a chip only on-prem (MI355X): the publisher owned
+            # it, so size it as owned (no price)
             e = estimate(profile, acc, r["count"], ctx.constants, batch=batch, owned_chips=r["count"])
     except Exception as exc:  # a row the estimator rejects is reported, not dropped
         res.reason = f"estimator error: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
