@@ -79,9 +79,10 @@ SOLVE_RANGE = (0.05, 4.0)  # where a solved factor is searched (bisection); a fa
 # (order statistics of n exchangeable draws), so a level of its own needs n >= 9 for 80%; with fewer it inherits
 SPREADS = {"serving_spread"}
 MIN_SPREAD_ROWS = 9
-# the groups a level is fitted for: the attributes it matches (the level's own key, with the family above it)
+# the groups a level is fitted for: the attributes it matches (the level's own key, with the family above it; a
+# mixture of experts' routing alone: a coarse expert's GEMMs are dense-sized on any chip, docs/estimator.md "Levels")
 GROUPS = {"family": ("device",), "generation": ("device", "accelerator"), "stack": ("device", "stack"),
-          "vendor": ("device", "vendor"), "routing": ("device", "routing"), "precision": ("device", "precision")}
+          "vendor": ("device", "vendor"), "routing": ("routing",), "precision": ("device", "precision")}
 
 
 def _with_levels(ctx: Context, levels: list[LevelRow]) -> Context:
