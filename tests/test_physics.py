@@ -219,8 +219,9 @@ def test_a_paged_engine_holds_the_context_reached_a_reserving_one_the_whole_requ
 
 def test_a_fine_grained_mixture_of_experts_does_not_take_coarse_experts_efficiency() -> None:
     """v6e's own MoE training rows are all Mixtral (eight large experts, top-2, near a dense model's efficiency): their
-    level describes coarse routing only, so DeepSeek-V3 (256 experts) on v6e inherits the TPU family's factor, while
-    Mixtral takes its own; a MoE that does not give its experts inherits too."""
+    level describes coarse routing only, so DeepSeek-V3 (256 experts) on v6e takes the fine-grained routing level (fitted
+    on fine-grained rows of every family), while Mixtral takes its own; a MoE that does not give its experts inherits the
+    TPU family's factor."""
     def level(model: dict[str, Any]) -> Any:
         p = Profile.model_validate({"name": "m", "task": "training", "domain": "llm", "software": {"framework": "jax"},
                                     "model": {"architecture": "moe", **model}, "training": {"tokens_b": 100, "seq_len": 4096}})
@@ -229,8 +230,10 @@ def test_a_fine_grained_mixture_of_experts_does_not_take_coarse_experts_efficien
     fine = level({"params_b": 671, "active_params_b": 37, "experts": 256, "experts_per_token": 8, "layers": 61, "hidden_size": 7168})
     coarse = level({"params_b": 46.7, "active_params_b": 12.9, "experts": 8, "experts_per_token": 2, "layers": 32, "hidden_size": 4096})
     unknown = level({"params_b": 46.7, "active_params_b": 12.9})
-    assert "routing coarse" in coarse["level"] and "routing" not in fine["level"] and fine["level"] == unknown["level"]
+    assert "routing coarse" in coarse["level"] and "routing fine" in fine["level"] and "routing" not in unknown["level"]
     assert fine["value"] < 0.7 * coarse["value"]
+    fine_rows = next(r for r in C.estimator.levels if r.constant == "moe_training_factor" and r.match.get("routing") == "fine")
+    assert not any("mixtral" in r for r in fine_rows.fit_rows)
     for row in C.estimator.levels:  # no level of the MoE factor built on coarse rows alone covers fine-grained ones
         if row.constant == "moe_training_factor" and row.level != "global" and "routing" not in row.match:
             assert any("mixtral" not in r for r in row.fit_rows)
