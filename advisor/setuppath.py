@@ -14,7 +14,7 @@ from typing import Any
 from advisor import capacity, clouds, families, regions
 from advisor.catalog import Accelerator
 from advisor.conditions import evaluate
-from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, is_llm_inference, model_shape
+from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, model_shape
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.fmt import safe_name
@@ -280,13 +280,12 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         out["checkpoint_every"] = "0"
     inf = profile.inference
     out["max_seqs"] = str(est.batch or 1) if est is not None and est.mode == "inference" else "1"
-    # the batch the server may run at once: an LLM replica's batch at peak (more sequences would stretch the time per
-    # output token past what was sized); a replica serving whole requests in batches (an encoder, speech, an image
-    # model) batches what is queued, up to the largest batch that still meets the latency target (the capacity the
-    # replicas were counted at), never the few requests the peak keeps in flight on average (a cap of 2 leaves no room
-    # for a burst)
+    # the batch the server may run at once: the largest batch that still meets the latency target (the capacity the
+    # replicas were counted at, and the slots the p99's queueing model gives a replica), never the requests the peak
+    # keeps in flight on average: a cap at that average runs its slots at ~100% (queueing without bound) and an
+    # autoscaler targeting it can never see more running than its target, so it never scales out (review 20, D1)
     out["server_seqs"] = out["max_seqs"]
-    if est is not None and est.mode == "inference" and not is_llm_inference(profile):
+    if est is not None and est.mode == "inference":
         cap = (est.assumptions.get("operating_point") or {}).get("concurrency_at_capacity")
         out["server_seqs"] = str(max(int(out["max_seqs"]), int(cap or 1)))
     # one engine per data-parallel rank (vLLM --max-num-seqs is per engine): its share of the replica's batch

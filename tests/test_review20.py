@@ -50,3 +50,22 @@ def test_no_verdict_is_dearer_and_slower_than_another_familys_best(name: str) ->
               and b.get("cost_usd") is not None and b.get("hours" if b["mode"] == "training" else "latency_ms") is not None]
     dominated = [b for b in rivals if b["cost_usd"] * 1.05 < est["cost_usd"] and _pace(b) <= _pace(est) * 1.05]
     assert not dominated, (est["accelerator"], est["count"], [(b["accelerator"], b["count"]) for b in dominated])
+
+
+@pytest.mark.parametrize("path", [DATA / "01-eu-residency-frankfurt.yaml", ROOT / "profiles" / "llm-chatbot.yaml"], ids=["01", "chatbot"])
+def test_the_server_holds_the_slots_its_p99_counted_and_the_autoscaler_can_scale_out(tmp_path: Path, path: Path) -> None:
+    # D1: the p99 (7,051 ms against 8,000) counted 49 slots per replica, but the server was capped at --max-num-seqs=15,
+    # the requests the peak keeps in flight on average (its slots ~100% busy: a queue without bound), and the HPA targeted
+    # 15 running requests, which a cap of 15 can never exceed: it never scaled out
+    est = _json(path)["estimate"]
+    slots = est["assumptions"]["operating_point"]["concurrency_at_capacity"]
+    r = run_cli("scaffold", str(path), "-o", str(tmp_path / "s"))
+    assert r.code == 0, r.err
+    k8s = tmp_path / "s" / "k8s"
+    c = yaml.safe_load((k8s / "deployment.yaml").read_text())["spec"]["template"]["spec"]["containers"][0]
+    args = [*c.get("command", []), *c.get("args", [])]
+    cap = int(next(a for a in args if a.startswith("--max-num-seqs=")).split("=")[1])
+    assert cap >= slots > est["batch"], (cap, slots, est["batch"])
+    if (k8s / "hpa.yaml").exists():
+        target = yaml.safe_load((k8s / "hpa.yaml").read_text())["spec"]["metrics"][0]["pods"]["target"]["averageValue"]
+        assert int(target) < cap, (target, cap)

@@ -514,11 +514,10 @@ def _max_seqs(case: Case) -> None:
     est = case.spec.est
     if est is not None and est.mode == "inference":
         assert p.max_seqs == (est.batch or 1)
-        # the server's cap: an LLM replica's batch at peak; a batching replica's largest batch within the latency target
-        from advisor.estimate.replica import is_llm_inference
-
+        # the server's cap: the replica's largest batch within the latency target (the slots its p99 counts), an LLM's
+        # as a batching replica's; the autoscaler targets the batch at peak, below it
         cap = est.assumptions["operating_point"]["concurrency_at_capacity"]
-        assert p.server_seqs == (p.max_seqs if is_llm_inference(case.spec.profile) else max(p.max_seqs, cap))
+        assert p.server_seqs == max(p.max_seqs, cap)
     per_rank = -(-p.server_seqs // p.attention_data)  # data-parallel attention: one scheduler per rank
     _server_flags(case, ("--max-num-seqs", "--max-running-requests", "--max-concurrent-requests"), per_rank)
     if p.server:
