@@ -15,7 +15,7 @@ from advisor.catalog import Catalog
 from advisor.conditions import evaluate
 from advisor.constants import Constants
 from advisor.estimate.result import Estimate
-from advisor.estimate.search import all_candidates, basis, best, worth_faster
+from advisor.estimate.search import all_candidates, basis, best, time_frontier, worth_faster
 from advisor.facts import FieldReader
 from advisor.fmt import hours, money
 from advisor.knowledge import KnowledgeBase, Rule
@@ -279,7 +279,8 @@ def decide(
         if not ctr.rule.startswith(("estimate-cost-ratio", "estimate-time-ratio")):
             base[ctr.device] += ctr.points
     live = [d for d in every if d not in out_set] or list(every)
-    cheapest = _cost_decides(profile, best_by, live, scores, c) or _dominance(profile, best_by, live, scores, c)
+    cheapest = (_cost_decides(profile, best_by, live, scores, c) or _time_decides(profile, best_by, live, scores, c)
+                or _dominance(profile, best_by, live, scores, c))
     if cheapest is not None:
         contributions.append(cheapest[0])
         scores[cheapest[0].device] += cheapest[0].points
@@ -303,8 +304,10 @@ def decide(
         chosen = closest(mine)
     conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
     if cheapest is not None and chosen is not None:
+        what = "time" if cheapest[0].rule == "goal-time-fastest" else "cost"
         conf = trust.Confidence(
-            trust.cost_order_confidence(chosen, cheapest[1]), f"the cost estimates of {describe(chosen)} and {describe(cheapest[1])}"
+            trust.cost_order_confidence(chosen, cheapest[1], what),
+            f"the {what} estimates of {describe(chosen)} and {describe(cheapest[1])}",
         )
     return Decision(
         device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios
@@ -314,6 +317,43 @@ def decide(
 def _pace(e: Estimate) -> float | None:
     """What ``goal.optimize`` balanced and time weigh against the price: a training run's hours, a service's latency."""
     return e.hours if e.mode == "training" else e.latency_ms
+
+
+def _time_decides(
+    profile: Profile, best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float], c: Constants,
+) -> tuple[Contribution, Estimate] | None:
+    """goal.optimize time (training): the family whose best configuration the time frontier takes across the families'
+    bests (each faster one while it is no dearer per unit of speed, rules/scoring.yaml time_price_exponent) is the
+    verdict, as the cheapest is under cost; the rules' points decide only where it is no faster than the one they
+    choose beyond latency_tie_fraction (review 20, D3: B200 x 256 took 6.6 h for $21,567, 2.3x faster for 2.04x the
+    price, and lost on points to TPU v6e x 256 at 15.3 h). Returns (its contribution, the slower best) or None."""
+    if profile.goal.optimize != "time" or profile.training is None:
+        return None
+    priced = {d: e for d in live if (e := best_by.get(d)) is not None and e.feasible and e.cost_usd is not None and e.hours}
+    top = max(live, key=lambda d: (scores[d], families.family(d).preference))
+    a = priced.get(top)
+    if a is None or len(priced) < 2:
+        return None
+    fast = time_frontier(list(priced.values()), c)
+    if fast.device == top or (fast.hours or 0.0) * (1.0 + c.scoring.latency_tie_fraction.value) >= (a.hours or 0.0):
+        return None
+    need = scores[top] - scores[fast.device] + c.scoring.tie_points.value
+    name = families.name(fast.device)
+    ctr = Contribution(
+        rule="goal-time-fastest",
+        device=fast.device,
+        points=need,
+        title=f"goal.optimize time: the fastest worth its price ({name})",
+        reason=(
+            f"{describe(fast)}; {describe(a)}: {(a.hours or 0.0) / (fast.hours or 1.0):.1f}x the speed for "
+            f"{(fast.cost_usd or 0.0) / (a.cost_usd or 1.0):.2f}x the price, no dearer per unit of speed, so under "
+            f"goal.optimize time it decides and the rules' points only break ties: {name} gets the {need:.1f} points it "
+            f"needs to lead {families.name(top)}."
+        ),
+        sources=(ESTIMATOR_SOURCE,),
+        fix="set goal.optimize: balanced to let the qualitative reasons weigh against the time",
+    )
+    return ctr, a
 
 
 def _dominance(

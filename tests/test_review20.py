@@ -69,3 +69,19 @@ def test_the_server_holds_the_slots_its_p99_counted_and_the_autoscaler_can_scale
     if (k8s / "hpa.yaml").exists():
         target = yaml.safe_load((k8s / "hpa.yaml").read_text())["spec"]["metrics"][0]["pods"]["target"]["averageValue"]
         assert int(target) < cap, (target, cap)
+
+
+def test_under_time_the_fastest_worth_its_price_is_the_verdict(tmp_path: Path) -> None:
+    # D3: B200 x 256 took 6.6 h for $21,567, TPU v6e x 256 15.3 h for $10,551: 2.3x the speed for 2.04x the price, no
+    # dearer per unit of speed (rules/scoring.yaml time_price_exponent), yet the rules' points chose the TPU under time
+    out = _json(DATA / "05-mistral7b-cpt-time.yaml")
+    est, rules = out["estimate"], {c["rule"] for c in out["contributions"]}
+    assert est["device"] == "gpu" and "goal-time-fastest" in rules, (est["accelerator"], est["count"])
+    assert out["verdict"]["confidence"] > 0.5  # P(it stays faster), not P(it stays cheaper)
+    tpu = out["best_by_device"]["tpu"]
+    assert est["hours"] < tpu["hours"] and est["cost_usd"] / tpu["cost_usd"] <= tpu["hours"] / est["hours"]
+    # under balanced the same numbers do not decide: the points do
+    data = yaml.safe_load((DATA / "05-mistral7b-cpt-time.yaml").read_text())
+    data["goal"]["optimize"] = "balanced"
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(data))
+    assert "goal-time-fastest" not in {c["rule"] for c in _json(tmp_path / "b.yaml")["contributions"]}
