@@ -311,6 +311,13 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
     unpriced = sorted({x.accelerator for x in cands if x.device in sized and x.owned_chips is None} - priced_somewhere)
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
+    pick = decision.chosen
+    if pick is not None and pick.cost_usd is None and pick.owned_chips is None and profile.goal.budget_usd is not None:
+        # review 20, D12: a fixed budget and an unpriced verdict said nothing about the budget
+        warnings.append(
+            f"the budget ${profile.goal.budget_usd:,.0f} is not checked: the verdict {pick.accelerator} x {pick.count} is "
+            f"unpriced on {', '.join(profile.deployment.clouds)}; add its price with --catalog to hold it to the budget"
+        )
     dep = profile.deployment
     chosen = decision.chosen
     if (chosen is not None and chosen.price_cloud is None and chosen.owned_chips is None and "on-prem" in dep.clouds

@@ -85,3 +85,13 @@ def test_under_time_the_fastest_worth_its_price_is_the_verdict(tmp_path: Path) -
     data["goal"]["optimize"] = "balanced"
     (tmp_path / "b.yaml").write_text(yaml.safe_dump(data))
     assert "goal-time-fastest" not in {c["rule"] for c in _json(tmp_path / "b.yaml")["contributions"]}
+
+
+def test_an_unpriced_verdict_says_the_budget_is_not_checked() -> None:
+    # D12: MI300X x 8, unpriced on azure and oci, was the verdict with confidence 0.95 and nothing said about the
+    # profile's fixed $30,000 a month
+    out = _json(DATA / "14-amd-only-multilora-fixed-budget.yaml")
+    assert out["estimate"]["cost_usd"] is None
+    assert any(w.startswith("the budget $30,000 is not checked") for w in out["warnings"]), out["warnings"]
+    priced = _json(DATA / "03-owned-32-a100-or-rent.yaml")  # a priced verdict (owned chips' running cost) says nothing
+    assert not any("is not checked" in w for w in priced["warnings"])
