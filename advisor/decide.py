@@ -319,6 +319,16 @@ def _pace(e: Estimate) -> float | None:
     return e.hours if e.mode == "training" else e.latency_ms
 
 
+def _rivals(
+    best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float],
+) -> tuple[dict[str, Estimate], str]:
+    """Each live family's best configuration where it is feasible, priced and has a pace (hours or latency), and the
+    family the rules' points choose."""
+    priced = {d: e for d in live if (e := best_by.get(d)) is not None and e.feasible and e.cost_usd is not None
+              and _pace(e)}
+    return priced, max(live, key=lambda d: (scores[d], families.family(d).preference))
+
+
 def _time_decides(
     profile: Profile, best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float], c: Constants,
 ) -> tuple[Contribution, Estimate] | None:
@@ -329,8 +339,7 @@ def _time_decides(
     price, and lost on points to TPU v6e x 256 at 15.3 h). Returns (its contribution, the slower best) or None."""
     if profile.goal.optimize != "time" or profile.training is None:
         return None
-    priced = {d: e for d in live if (e := best_by.get(d)) is not None and e.feasible and e.cost_usd is not None and e.hours}
-    top = max(live, key=lambda d: (scores[d], families.family(d).preference))
+    priced, top = _rivals(best_by, live, scores)
     a = priced.get(top)
     if a is None or len(priced) < 2:
         return None
@@ -366,13 +375,9 @@ def _dominance(
     $7,335). Returns (the contribution that puts it ahead, the dominated configuration) or None."""
     if profile.goal.optimize == "cost":
         return None
-    priced = {d: e for d in live if (e := best_by.get(d)) is not None and e.feasible and e.cost_usd is not None
-              and _pace(e) is not None}
-    if len(priced) < 2:
-        return None
-    top = max(live, key=lambda d: (scores[d], families.family(d).preference))
+    priced, top = _rivals(best_by, live, scores)
     a = priced.get(top)
-    if a is None:
+    if a is None or len(priced) < 2:
         return None
     tie, pace_tie = c.scoring.cost_tie_fraction.value, c.scoring.latency_tie_fraction.value
     cost_a, pace_a = a.cost_usd or 0.0, _pace(a) or 0.0

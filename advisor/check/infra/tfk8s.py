@@ -84,27 +84,35 @@ _CALL = re.compile(r"(templatefile|file)\((.*)\)", re.S)
 _TEMPLATE_REF = re.compile(r"\$\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}")
 
 
+def _call(value: Any, load: Callable[[str], Any]) -> tuple[str, list[Any]] | bool:
+    """``value`` as ``file(PATH)`` / ``templatefile(PATH, {vars})`` (inside ``yamldecode(...)`` or not): (the function,
+    its arguments); True where it is such a call whose arguments the HCL reader does not read; False where it is none."""
+    call = value.strip() if isinstance(value, str) else ""
+    if not (call.startswith("${") and call.endswith("}")):
+        return False
+    call = call[2:-1].strip()
+    if call.startswith("yamldecode(") and call.endswith(")"):
+        call = call[len("yamldecode("):-1].strip()
+    m = _CALL.fullmatch(call)
+    if m is None:
+        return False
+    try:
+        args = load("x = [" + m.group(2) + "]").get("x")
+    except Exception:  # the HCL reader's own errors: not settled here
+        return True
+    return (m.group(1), args) if isinstance(args, list) and args else True
+
+
 def _template(value: str, path: str, load: Callable[[str], Any], resolve: Callable[[Any], Any]) -> str | None:
     """The text of ``file(PATH)`` / ``templatefile(PATH, {vars})`` (inside ``yamldecode(...)`` or not) where PATH
     evaluates (``${path.module}/...``, a local) to a file of the repository: each ``${name}`` of a var the source settles
     replaced by its value, the others left as placeholders (read as unresolved where they count). None otherwise."""
     from advisor.check.files import boundary, escapes
 
-    call = value.strip()
-    if not (call.startswith("${") and call.endswith("}")):
+    parsed = _call(value, load)
+    if not isinstance(parsed, tuple):
         return None
-    call = call[2:-1].strip()
-    if call.startswith("yamldecode(") and call.endswith(")"):
-        call = call[len("yamldecode("):-1].strip()
-    m = _CALL.fullmatch(call)
-    if m is None:
-        return None
-    try:
-        args = load("x = [" + m.group(2) + "]").get("x")
-    except Exception:  # the HCL reader's own errors: not settled here
-        return None
-    if not isinstance(args, list) or not args:
-        return None
+    func, args = parsed
     where = resolve(args[0])
     if not isinstance(where, str) or "${" in where:
         return None
@@ -118,14 +126,14 @@ def _template(value: str, path: str, load: Callable[[str], Any], resolve: Callab
         return None
     if len(text) > MAX_TEXT:
         return None
-    given = resolve(args[1]) if m.group(1) == "templatefile" and len(args) > 1 else {}
+    given = resolve(args[1]) if func == "templatefile" and len(args) > 1 else {}
     settled = {k: v for k, v in given.items() if isinstance(v, (str, int, float, bool))} if isinstance(given, dict) else {}
 
     def fill(ref: re.Match[str]) -> str:
         v = settled.get(ref.group(1))
         return ref.group(0) if v is None else (str(v).lower() if isinstance(v, bool) else str(v))
 
-    return _TEMPLATE_REF.sub(fill, text) if m.group(1) == "templatefile" else text
+    return _TEMPLATE_REF.sub(fill, text) if func == "templatefile" else text
 
 
 _TEMPLATE_SUFFIXES = (".tftpl", ".tpl", ".yaml", ".yml", ".json", ".tmpl")
@@ -135,22 +143,10 @@ MAX_TEMPLATE_FILES = 200  # files of a module's directory looked at for an unset
 def template_path_unsettled(value: Any, load: Callable[[str], Any], resolve: Callable[[Any], Any]) -> bool:
     """Whether ``value`` applies ``file(PATH)`` / ``templatefile(PATH, ...)`` (inside ``yamldecode`` or not) with a PATH
     the source does not settle to a string (a path it settles, in the repository or not, is read or refused as such)."""
-    call = value.strip() if isinstance(value, str) else ""
-    if not (call.startswith("${") and call.endswith("}")):
-        return False
-    call = call[2:-1].strip()
-    if call.startswith("yamldecode(") and call.endswith(")"):
-        call = call[len("yamldecode("):-1].strip()
-    m = _CALL.fullmatch(call)
-    if m is None:
-        return False
-    try:
-        args = load("x = [" + m.group(2) + "]").get("x")
-    except Exception:  # the HCL reader's own errors: not settled
-        return True
-    if not isinstance(args, list) or not args:
-        return True
-    where = resolve(args[0])
+    parsed = _call(value, load)
+    if not isinstance(parsed, tuple):
+        return parsed
+    where = resolve(parsed[1][0])
     return not isinstance(where, str) or "${" in where
 
 
