@@ -444,7 +444,8 @@ def _cost_decides(
         points=need,
         title=f"goal.optimize cost: the cheapest feasible option ({name})",
         reason=(
-            f"{describe(priced[low])}; {describe(priced[runner])} ({b / a:.2f}x the cost, beyond the "
+            f"{describe(priced[low])}; {describe(priced[runner])} ("
+            f"{f'{b / a:.2f}x the cost' if a > 0 else 'dearer than one that rounds to $0'}, beyond the "
             f"{tie:.0%} tie): under goal.optimize cost the cheapest feasible option decides and the rules' "
             f"points only break ties, so {name} gets the {need:.1f} points it needs to lead {other}."
         ),

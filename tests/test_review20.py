@@ -95,3 +95,17 @@ def test_an_unpriced_verdict_says_the_budget_is_not_checked() -> None:
     assert any(w.startswith("the budget $30,000 is not checked") for w in out["warnings"]), out["warnings"]
     priced = _json(DATA / "03-owned-32-a100-or-rent.yaml")  # a priced verdict (owned chips' running cost) says nothing
     assert not any("is not checked" in w for w in priced["warnings"])
+
+
+def test_a_cheapest_option_that_rounds_to_zero_dollars_is_no_internal_error(tmp_path: Path) -> None:
+    # found by tests/test_properties.py: a 100k-token run of a 0.6B model on spot T4 costs $0.03 and a family's best
+    # rounded to $0, so goal cost's contribution divided by zero (an internal error, exit 70)
+    prof = tmp_path / "p.yaml"
+    prof.write_text(yaml.safe_dump({
+        "name": "0", "task": "training", "domain": "llm",
+        "model": {"params_b": 0.6091530531719975, "architecture": "transformer", "precision": "fp8"},
+        "software": {"framework": "pytorch", "serving_stack": "vllm"}, "deployment": {"clouds": ["gcp"], "pricing": "spot"},
+        "team": {"tpu_experience": "none"}, "goal": {"optimize": "cost"},
+        "training": {"tokens_b": 0.0001, "seq_len": 16, "method": "full"},
+    }))
+    assert _json(prof)["estimate"]["cost_usd"] is not None
