@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, git_checkout, run_cli
 
 CASES = ROOT / "tests" / "data" / "infra-review21"
 POLICY = CASES / "policy.yaml"
@@ -66,3 +66,18 @@ def test_a_pod_that_writes_zero_accelerators_asks_for_none() -> None:
     for name in ("deployment-zero-gpu.yaml", "zero-gpu-pytorchjob-jobset.yaml"):
         code, data, _ = _check(CASES / "F7" / name, "--policy", str(POLICY))
         assert code == 0 and not data["results"], (name, data["results"])
+
+
+def test_decoy_templates_before_the_gpu_one_do_not_hide_it(tmp_path: Path) -> None:
+    # hostile: the unsettled-path search reads at most 200 template files; a pull request padding the module with 200
+    # decoys sorted before the GPU template must not make the resource 'without accelerator resources'
+    mod = git_checkout(CASES / "F2" / "vllm-fileset", tmp_path)  # the pull request's checkout
+    gpu = (mod / "manifest-templates" / "app.tftpl").read_text()
+    (mod / "manifest-templates" / "app.tftpl").unlink()
+    for i in range(205):
+        (mod / "manifest-templates" / f"a{i:03d}.tftpl").write_text("apiVersion: v1\nkind: ConfigMap\n")
+    (mod / "manifest-templates" / "zz.tftpl").write_text(gpu)
+    code, data, err = _check(mod, "--policy", str(POLICY))
+    assert code == 1, err
+    (res,) = [r for r in data["results"] if r["source"]["address"].startswith("kubernetes_manifest.default")]
+    assert "request-unresolved" in {f["rule"] for f in res["findings"]}

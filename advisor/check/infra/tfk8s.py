@@ -150,7 +150,7 @@ def template_path_unsettled(value: Any, load: Callable[[str], Any], resolve: Cal
     return not isinstance(where, str) or "${" in where
 
 
-def unsettled_templates(path: str, raw: Any) -> list[str]:
+def unsettled_templates(path: str) -> list[str]:
     """Files of the module's directory (and its subdirectories, within the repository) that name an accelerator
     resource, where the source applies ``templatefile(PATH)`` / ``file(PATH)`` with a PATH it does not settle (a
     conditional local, ``each.value`` of a ``fileset``): any of them may be the manifest, so its accelerators are never
@@ -158,8 +158,6 @@ def unsettled_templates(path: str, raw: Any) -> list[str]:
     from advisor.check.files import boundary
     from advisor.yamlsrc import escapes
 
-    if not re.search(r"\b(templatefile|file)\(", str(raw)):
-        return []
     top = os.path.dirname(os.path.abspath(path))
     limit = os.path.realpath(boundary(path))
     found: list[str] = []
@@ -172,8 +170,8 @@ def unsettled_templates(path: str, raw: Any) -> list[str]:
             if not name.endswith(_TEMPLATE_SUFFIXES):
                 continue
             seen += 1
-            if seen > MAX_TEMPLATE_FILES:
-                return found
+            if seen > MAX_TEMPLATE_FILES:  # not all read: never taken for none (200 decoys before the GPU template)
+                return found or [f"(more than {MAX_TEMPLATE_FILES} template files, not all read)"]
             full = os.path.join(root, name)
             if escapes(full, limit) or not os.path.isfile(full):
                 continue
@@ -241,7 +239,7 @@ def requests(
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
         field = MANIFESTS.get(rtype, "spec")
         value = after.get(field) if isinstance(after.get(field), str) else raw.get(field) if isinstance(raw, dict) else None
-        candidates = unsettled_templates(path, value) if obj is None and template_path_unsettled(value, load, resolve) else []
+        candidates = unsettled_templates(path) if obj is None and template_path_unsettled(value, load, resolve) else []
         if _ACCELERATOR.search(str(raw)) or (isinstance(obj, str) and _ACCELERATOR.search(obj)) or candidates:
             req = Request(path, "terraform-hcl", address, *at)
             req.hardware, req.count = None, None
