@@ -306,7 +306,7 @@ def decide(
     if cheapest is not None and chosen is not None:
         what = "time" if cheapest[0].rule == "goal-time-fastest" else "cost"
         conf = trust.Confidence(
-            trust.cost_order_confidence(chosen, cheapest[1], what),
+            trust.order_confidence(chosen, cheapest[1], what),
             f"the {what} estimates of {describe(chosen)} and {describe(cheapest[1])}",
         )
     return Decision(
@@ -314,18 +314,14 @@ def decide(
     ), cands
 
 
-def _pace(e: Estimate) -> float | None:
-    """What ``goal.optimize`` balanced and time weigh against the price: a training run's hours, a service's latency."""
-    return e.hours if e.mode == "training" else e.latency_ms
-
-
 def _rivals(
     best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float],
 ) -> tuple[dict[str, Estimate], str]:
-    """Each live family's best configuration where it is feasible, priced and has a pace (hours or latency), and the
+    """Each live family's best configuration where it is feasible, priced and has a time (trust.compared: a run's hours,
+    a service's latency), and the
     family the rules' points choose."""
     priced = {d: e for d in live if (e := best_by.get(d)) is not None and e.feasible and e.cost_usd is not None
-              and _pace(e)}
+              and trust.compared(e, "time")}
     return priced, max(live, key=lambda d: (scores[d], families.family(d).preference))
 
 
@@ -380,13 +376,14 @@ def _dominance(
     if a is None or len(priced) < 2:
         return None
     tie, pace_tie = c.scoring.cost_tie_fraction.value, c.scoring.latency_tie_fraction.value
-    cost_a, pace_a = a.cost_usd or 0.0, _pace(a) or 0.0
+    cost_a, pace_a = a.cost_usd or 0.0, trust.compared(a, "time") or 0.0
     better = [d for d, b in priced.items() if d != top and (b.cost_usd or 0.0) * (1.0 + tie) < cost_a
-              and (_pace(b) or 0.0) <= pace_a * (1.0 + pace_tie)]
+              and (trust.compared(b, "time") or 0.0) <= pace_a * (1.0 + pace_tie)]
     if not better:
         return None
     low = min(better, key=lambda d: (priced[d].cost_usd or 0.0, d))
     b = priced[low]
+    pace_b = trust.compared(b, "time") or 0.0
     need = scores[top] - scores[low] + c.scoring.tie_points.value
     unit = "h" if a.mode == "training" else "ms"
     ctr = Contribution(
@@ -395,7 +392,7 @@ def _dominance(
         points=need,
         title=f"{families.name(low)} is cheaper and no slower",
         reason=(
-            f"{describe(b)} costs {(b.cost_usd or 0.0) / cost_a:.2f}x and takes {(_pace(b) or 0.0) / pace_a:.2f}x the "
+            f"{describe(b)} costs {(b.cost_usd or 0.0) / cost_a:.2f}x and takes {pace_b / pace_a:.2f}x the "
             f"{unit} of {describe(a)}: an option both cheaper and no slower is the better buy under goal.optimize "
             f"{profile.goal.optimize}, so {families.name(low)} gets the {need:.1f} points it needs to lead "
             f"{families.name(top)}; the rules' points weigh only where price and speed trade off."

@@ -140,15 +140,15 @@ def scenario_confidence(
     return Confidence(round(min(value, 0.99), 3), top[1] if top and top[0] >= 0.05 else None, tuple(points))
 
 
-def cost_order_confidence(cheap: Estimate, other: Estimate, what: str = "cost") -> float:
-    """P(``cheap`` stays cheaper than ``other``) over the low / expected / high cost scenarios of each; ``what`` time:
-    P(it stays faster) over their time scenarios (a training run's hours)."""
-    a, b = (cheap.cost_usd, other.cost_usd) if what == "cost" else (cheap.hours, other.hours)
+def order_confidence(first: Estimate, other: Estimate, what: str) -> float:
+    """P(``first`` stays below ``other`` in ``what``, cost or time: cheaper, or faster) over the low / expected / high
+    scenarios of each."""
+    a, b = compared(first, what), compared(other, what)
     if not a or not b:
         return 0.5
     total = 0.0
     for sa, wa in SCENARIOS:
         for sb, wb in SCENARIOS:
-            x, y = a * spread(cheap, what, sa), b * spread(other, what, sb)
+            x, y = a * spread(first, what, sa), b * spread(other, what, sb)
             total += wa * wb * (1.0 if x < y else 0.5 if x == y else 0.0)
     return round(min(total, 0.99), 3)

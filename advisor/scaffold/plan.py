@@ -190,8 +190,7 @@ def make_plan(
         replicas=replicas,
         # the profile's floor (inference.min_replicas: availability, zones) is kept however low the load gets; an
         # offline job's replicas all run at saturation through its window (the estimate sized them so), none idle
-        min_replicas=(replicas if inf is not None and inf.mode == "batch"
-                      else min(replicas, max(1, inf.min_replicas if inf is not None else 1)) if replicas > 1 else replicas),
+        min_replicas=min(replicas, replicas if inf is not None and inf.mode == "batch" else max(1, inf.min_replicas if inf else 1)),
         max_replicas=replicas,
         tensor=tensor,
         pipeline=pipeline,

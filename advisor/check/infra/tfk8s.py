@@ -155,8 +155,7 @@ def unsettled_templates(path: str) -> list[str]:
     resource, where the source applies ``templatefile(PATH)`` / ``file(PATH)`` with a PATH it does not settle (a
     conditional local, ``each.value`` of a ``fileset``): any of them may be the manifest, so its accelerators are never
     passed over (review 21, F2: ai-on-gke's inference servers ask nvidia.com/gpu through such templates)."""
-    from advisor.check.files import boundary
-    from advisor.yamlsrc import escapes
+    from advisor.check.files import boundary, escapes
 
     top = os.path.dirname(os.path.abspath(path))
     limit = os.path.realpath(boundary(path))
