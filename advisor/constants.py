@@ -229,6 +229,10 @@ class Scaling(Strict):
 class RequestFlops(Strict):
     diffusion_flops_per_param_per_step: Value
     diffusion_default_steps: Value
+    # a diffusion transformer's latent tokens: pixels per token side (VAE downsampling x patch) and video frames
+    # per latent frame (the VAE's temporal stride)
+    dit_pixels_per_token: Value
+    dit_frames_per_latent_frame: Value
     vision_flops_per_param: Value
 
 

@@ -256,6 +256,29 @@ class Inference(Strict):
     # finish per day, within window_hours of each day (default hours_per_day). Replicas run at saturation.
     requests_per_day: Annotated[float, Field(strict=True, gt=0, le=1e13, allow_inf_nan=False)] | None = None
     window_hours: Annotated[float, Field(strict=True, gt=0, le=24, allow_inf_nan=False)] | None = None
+    # What a diffusion request generates: an image of width x height pixels, or a video of that many frames. A
+    # diffusion transformer computes over latent tokens that follow from them (docs/estimator.md "Diffusion").
+    width: Annotated[int, Field(strict=True, gt=0, le=16_384)] | None = None
+    height: Annotated[int, Field(strict=True, gt=0, le=16_384)] | None = None
+    frames: Annotated[int, Field(strict=True, gt=0, le=100_000)] | None = None
+    # Classifier-free guidance: each denoising step runs the model twice (with and without the prompt); a
+    # guidance-distilled model (FLUX.1-schnell, 4-step distillations) runs it once.
+    classifier_free_guidance: bool = True
+
+    @model_validator(mode="after")
+    def _generated_size(self) -> "Inference":
+        if (self.width is None) != (self.height is None):
+            raise ValueError("inference.width and inference.height go together (the generated image's pixels)")
+        if self.frames is not None and self.width is None:
+            raise ValueError("inference.frames needs inference.width and inference.height (the size of each frame)")
+        return self
+
+    @property
+    def generated_pixels(self) -> tuple[int, int, int] | None:
+        """(width, height, frames) of what a diffusion request generates, where the profile says."""
+        if self.width is None or self.height is None:
+            return None
+        return self.width, self.height, self.frames or 1
 
     @property
     def run_hours_per_day(self) -> float:

@@ -55,7 +55,10 @@ SAMPLES: dict[str, Any] = {
 }
 # what a value needs beside it to be valid (a field that describes another attention kind, a task's block)
 WITH = {"model.attention.kv_lora_rank": {"model.attention.kind": "mla"}, "model.attention.rope_dim": {"model.attention.kind": "mla"},
-        "model.attention.window": {"model.attention.kind": "sliding"}}
+        "model.attention.window": {"model.attention.kind": "sliding"},
+        # a generated image's size is both sides; a video's frames, a size each
+        "inference.width": {"inference.height": 720}, "inference.height": {"inference.width": 1280},
+        "inference.frames": {"inference.width": 1280, "inference.height": 720}}
 STRINGS = {"model.hf_id": "meta-llama/Llama-3.1-8B", "model.family": "resnet-50", "deployment.region": "europe-west4",
            "name": "another name"}
 LISTS = {
@@ -127,7 +130,7 @@ def _candidates(path: str, ann: Any, current: Any) -> list[Any]:
         if origin is typing.Literal:
             out += [v for v in typing.get_args(a) if v != current]
         elif a is bool:
-            out.append(not current)
+            out += [not current] if current is not None else [True, False]  # an absent flag: either value, one is not its default
         elif a in (int, float):
             base = current if isinstance(current, (int, float)) and not isinstance(current, bool) else 1
             vals = [base * 2, base / 2, base * 1000, base + 1, 1, 100, 0.5, 0.01]

@@ -64,8 +64,8 @@ FIELD_DOCS: dict[str, str] = {
                                         "3: 5/6). Default 1.",
     "model.context_tokens": "The model's maximum context length, tokens: a generated server accepts the longest prompt + output "
     "(inference.max_input_tokens + max_output_tokens), at most this.",
-    "model.flops_per_sample": "FLOPs of one forward pass over one sample (an image, a row); training counts 3x per sample. ResNet-152 at "
-                              "224x224: ~23e9.",
+    "model.flops_per_sample": "FLOPs of one forward pass over one sample (an image, a row; for diffusion, one denoising step, "
+                              "multiplied by inference.steps); training counts 3x per sample. ResNet-152 at 224x224: ~23e9.",
     "model.hf_id": "Hugging Face model id, used in the setup commands (for example meta-llama/Llama-3.1-8B-Instruct).",
     "model.family": "A known architecture (resnet-152, vit-b-16, yolov8x, sdxl, whisper-large-v3, bert-base, ...; "
                     "docs/reference/model-families.md): its sourced FLOPs per sample replace the parameter-based guess.",
@@ -107,6 +107,13 @@ FIELD_DOCS: dict[str, str] = {
     "inference.latency_p99_ms": "End-to-end latency target per request (p99), milliseconds.",
     "inference.hours_per_day": "Hours per day the service runs; prices the month.",
     "inference.steps": "Diffusion models: denoising steps per request.",
+    "inference.width": "Diffusion models: width of the generated image or video frame, pixels (with height). A diffusion "
+                       "transformer's FLOPs per step follow from its latent tokens: 2 x params x tokens + 4 x layers x width x tokens^2.",
+    "inference.height": "Diffusion models: height of the generated image or video frame, pixels (with width).",
+    "inference.frames": "Diffusion models: frames of a generated video (default 1, an image); a video VAE keeps 1 + (frames - 1) / 4 "
+                        "latent frames.",
+    "inference.classifier_free_guidance": "Diffusion models: two passes a denoising step, with and without the prompt (default true); "
+                                          "false for a guidance-distilled model.",
     "inference.kv_cache_dtype": "Precision of the KV cache, a serving flag independent of the weights (vLLM/SGLang --kv-cache-dtype): "
                                 "auto (default) stores it in 1 byte for fp8/int8/int4 weights and 2 otherwise; fp8 or int8 halve a bf16 "
                                 "cache.",

@@ -513,7 +513,7 @@ def _replica(
         room_copy = per_copy * chip - weights if workers > 1 else room
         by_memory = (workers * int(room_copy // cache) if cache else 1024) if room_copy > 0 else 0
         notes: dict[str, Any] = {
-            "weights_gb": round(weights / 1e9, 2), "request_flops": f"{flops_req:.3e}", "request_model": request_model_name(profile),
+            "weights_gb": round(weights / 1e9, 2), "request_flops": f"{flops_req:.3e}", "request_model": request_model_name(profile, c),
         }
         if workers > 1:
             notes["copies_per_replica"] = {"copies": workers, "chips_each": count // workers,

@@ -88,6 +88,11 @@ def unused_fields(profile: Profile) -> list[str]:
         diffusion = profile.domain == "diffusion" or m.architecture == "diffusion"
         if "steps" in given and not diffusion:
             notes.append((["inference.steps"], "only diffusion models take denoising steps"))
+        generated = [f"inference.{n}" for n in ("width", "height", "frames", "classifier_free_guidance") if n in given]
+        if not diffusion:
+            notes.append((generated, "only a diffusion model's request generates an image or video"))
+        elif m.flops_per_sample:
+            notes.append((generated, "model.flops_per_sample gives the FLOPs of a whole denoising step"))
         fam = family_of(profile)
         one_pass = (
             not llm_serving

@@ -404,7 +404,7 @@ def recommendation_lookups(profile: Profile) -> bool:
     return profile.domain == "recommendation" and profile.model.embeddings is not None
 
 
-def request_model_name(profile: Profile) -> str:
+def request_model_name(profile: Profile, c: Constants) -> str:
     if profile.model.flops_per_sample:
         return given_request_formula(profile)[1]
     fam = workloads.request_flops(profile)
@@ -412,11 +412,53 @@ def request_model_name(profile: Profile) -> str:
         return fam[1]
     if recommendation_lookups(profile):
         return "recommendation: 2 x dense params per request (one sample); its embedding rows are gathered, lookups x dim bytes"
-    if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
-        return "diffusion: flops_per_param_per_step x params x steps"
+    if is_diffusion(profile):
+        dit = dit_request(profile, c)
+        if dit is not None:
+            return dit[1]
+        return "diffusion: flops_per_param_per_step x params x steps" + ("" if _guided(profile) else " / 2 (no classifier-free guidance)")
     if profile.domain == "vision" or profile.model.architecture == "cnn":
         return "vision: flops_per_param x params per image"
     return "2 x active params x (input + output tokens)"
+
+
+def is_diffusion(profile: Profile) -> bool:
+    return profile.domain == "diffusion" or profile.model.architecture == "diffusion"
+
+
+def _guided(profile: Profile) -> bool:
+    return profile.inference is None or profile.inference.classifier_free_guidance
+
+
+def dit_request(profile: Profile, c: Constants) -> tuple[float, str] | None:
+    """FLOPs of a diffusion transformer's request over the latent tokens of what it generates (inference.width x
+    height x frames), and the formula in words; None without a size. Each denoising step runs the model over
+    T = latent frames x (height / p) x (width / p) tokens, p pixels a token side (VAE downsampling x patch):
+    2 N T in its weights and 4 L d T^2 in bidirectional self-attention (QK^T and AV over every pair, each
+    layer), twice with classifier-free guidance (Peebles & Xie 2023, DiT; rules/estimator.yaml
+    dit_pixels_per_token, dit_frames_per_latent_frame)."""
+    inf = profile.inference
+    size = inf.generated_pixels if inf is not None else None
+    if inf is None or size is None:
+        return None
+    rf = c.estimator.request_flops
+    px, tf = rf.dit_pixels_per_token.value, rf.dit_frames_per_latent_frame.value
+    width, height, frames = size
+    latent_frames = 1 + math.ceil((frames - 1) / tf)
+    tokens = latent_frames * math.ceil(height / px) * math.ceil(width / px)
+    shape = model_shape(profile)
+    n = profile.active_params_b * 1e9
+    forward = 2.0 * n * tokens + 4.0 * shape.layers * shape.hidden * float(tokens) ** 2
+    passes = 2 if inf.classifier_free_guidance else 1
+    steps = inf.steps or int(rf.diffusion_default_steps.value)
+    approx_dims = [d for d in shape.approximated if d in ("layers", "hidden_size")]
+    approx = f", layers / width approximated from params_b ({', '.join(approx_dims)})" if approx_dims else ""
+    formula = (
+        f"diffusion transformer: {tokens:,} latent tokens ({latent_frames} latent frame{'s' if latent_frames > 1 else ''} of "
+        f"{math.ceil(height / px)} x {math.ceil(width / px)}), (2 x params x tokens + 4 x layers x width x tokens^2) x "
+        f"{passes} pass{'es' if passes > 1 else ''} (classifier-free guidance {'on' if passes > 1 else 'off'}) x {steps} steps{approx}"
+    )
+    return forward * passes * steps, formula
 
 
 def given_request_formula(profile: Profile, default_steps: int = 20) -> tuple[float, str]:
@@ -444,9 +486,13 @@ def request_flops(profile: Profile, c: Constants) -> float:
         # a recommendation model's request is one sample through its dense layers: the embedding rows it looks up are
         # gathered (workloads.embedding_lookup_bytes), not multiplied (DLRM, Naumov et al. 2019, arXiv:1906.00091)
         return 2.0 * profile.active_dense_params
-    if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
+    if is_diffusion(profile):
+        dit = dit_request(profile, c)
+        if dit is not None:
+            return dit[0]
         steps = profile.inference.steps or int(rf.diffusion_default_steps.value)
-        return rf.diffusion_flops_per_param_per_step.value * n * steps
+        # the per-parameter figure has classifier-free guidance's two passes a step in it
+        return rf.diffusion_flops_per_param_per_step.value * n * steps * (1.0 if _guided(profile) else 0.5)
     if profile.domain == "vision" or profile.model.architecture == "cnn":
         return rf.vision_flops_per_param.value * n
     return 2.0 * n * max(profile.inference.input_tokens + profile.inference.output_tokens, 1)

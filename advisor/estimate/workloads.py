@@ -34,9 +34,12 @@ def formula_warning(profile: Profile) -> str | None:
     if profile.inference is not None and (profile.domain == "diffusion" or m.architecture == "diffusion"):
         # the one diffusion figure is SDXL's per 1024x1024 image (rules/estimator.yaml request_flops): a larger image or a
         # video (its frames times latent tokens, attention quadratic in them) computes far more per denoising step
+        if profile.inference.generated_pixels is not None:
+            return None  # a diffusion transformer over the generated size's latent tokens (replica.dit_request)
         return ("diffusion compute per request is SDXL's per 1024x1024 image (3,100 FLOP per parameter per denoising step, "
-                "MLPerf): a larger image or a video costs far more (Wan2.1 at 720p x 81 frames ~300x); set "
-                "model.flops_per_sample (per request) or model.family for a real figure")
+                "MLPerf): a larger image or a video costs far more (Wan2.1 at 720p x 81 frames ~300x); set inference.width "
+                "and inference.height (and inference.frames for a video), model.flops_per_sample (one forward pass: for "
+                "diffusion, one denoising step) or model.family for a real figure")
     if m.architecture in WITH_FORMULA:
         return None
     unit = "sample" if profile.training is not None and profile.training.sample_based else "token"
@@ -67,7 +70,19 @@ def request_flops(profile: Profile) -> tuple[float, str] | None:
     inf = profile.inference
     if fam is None or inf is None:
         return None
-    return _family_request(fam, inf.steps, inf.input_tokens, inf.output_tokens)
+    flops, formula = _family_request(fam, inf.steps, inf.input_tokens, inf.output_tokens)
+    if fam.kind == "diffusion":
+        size = inf.generated_pixels
+        if size is not None and fam.resolution:
+            # a U-Net's convolutions run over every latent pixel: its FLOPs per step grow with the image's area
+            scale = size[0] * size[1] * size[2] / float(fam.resolution * fam.resolution)
+            flops *= scale
+            frames = f" x {size[2]} frames" if size[2] > 1 else ""
+            formula += f" x {scale:.3g} (the generated {size[0]}x{size[1]}{frames} over its {fam.resolution}^2)"
+        if not inf.classifier_free_guidance:
+            flops /= 2.0
+            formula += " / 2 (no classifier-free guidance: one pass a step, where the figure has two)"
+    return flops, formula
 
 
 def _family_request(fam: Family, steps: int | None, input_tokens: int, output_tokens: int) -> tuple[float, str]:
