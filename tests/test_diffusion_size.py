@@ -104,3 +104,22 @@ def test_a_size_on_an_llm_is_named_not_used(tmp_path: Path) -> None:
     r = run_cli("recommend", str(path), "--format", "json")
     assert r.code == 0, r.err
     assert any("inference.width" in w and "not used" in w for w in json.loads(r.out)["warnings"])
+
+
+def test_a_video_is_split_over_the_chips_of_one_node() -> None:
+    # before: 8 GPUs served 8 videos at once, one a GPU, and a lone 720P clip took one GPU's 20 minutes: a 10-minute
+    # target read infeasible on every configuration. Sequence parallelism splits its latent tokens over the node
+    clip = {"steps": 50, "width": 1280, "height": 720, "frames": 81}
+    one = _latency_s(clip, acc="h100")
+    e = estimate(_profile(clip), CTX.catalog.get("h100"), 8, CTX.constants)
+    sp = e.assumptions["memory"]["sequence_parallel"]
+    assert sp["chips_per_request"] == 8 and sp["copies"] == 1
+    assert 0 < sp["all_to_all_seconds_per_request"] < 0.05 * one  # NVLink: the all-to-alls are a few percent
+    assert one / 8 < float(e.latency_ms) / 1000 < one / 6
+
+
+def test_sequence_parallelism_stays_inside_one_scale_up_fabric() -> None:
+    # 16 H100 are two NVLink nodes: a request is split over one node's 8, the two nodes serve a video each
+    e = estimate(_profile({"steps": 50, "width": 1280, "height": 720, "frames": 81}), CTX.catalog.get("h100"), 16, CTX.constants)
+    sp = e.assumptions["memory"]["sequence_parallel"]
+    assert sp["chips_per_request"] == 8 and sp["copies"] == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from advisor import software
@@ -15,10 +16,13 @@ from advisor.estimate.efficiency import decode_mbu, software_notes
 from advisor.estimate.price import apply_price, hosts_for, set_feasibility, shape_name
 from advisor.estimate.readset import unused_fields
 from advisor.estimate.replica import (
+    Dit,
     attention_dp,
     attention_params,
     data_attention_possible,
+    dit,
     engine_max_seqs,
+    is_diffusion,
     is_llm_inference,
     kv_note,
     kv_replication,
@@ -478,6 +482,25 @@ def _load_notes(
         )
 
 
+@dataclass(frozen=True)
+class _SequenceParallel:
+    k: int  # chips one request is split over
+    dit: Dit
+
+
+def _sequence_parallel(profile: Profile, acc: Accelerator, count: int, per_copy: int, c: Constants) -> _SequenceParallel | None:
+    """How many chips a diffusion transformer's request is split over (None for any other request model): the
+    largest divisor of ``count`` within one scale-up fabric, at least the chips its weights need."""
+    if profile.model.flops_per_sample or family_of(profile) is not None or not is_diffusion(profile):
+        return None
+    d = dit(profile, c)
+    if d is None:
+        return None
+    top = min(count, acc.scale_up)
+    k = next((k for k in range(top, per_copy - 1, -1) if count % k == 0), per_copy)
+    return _SequenceParallel(max(k, per_copy), d)
+
+
 def _replica(
     profile: Profile, acc: Accelerator, count: int, c: Constants, held: tuple[float, float], room: float,
     rates: tuple[float, float, float],
@@ -503,11 +526,18 @@ def _replica(
         # a model larger than a chip takes as many chips a copy as it needs; tables sharded over the chips, one copy
         chip = acc.specs.memory_gib * GIB * (1.0 - c.estimator.memory.serving_memory_reserve_fraction.value)
         per_copy = max(1, -(-int(weights) // max(int(chip), 1)))
-        workers = 1 if tables else max(1, count // per_copy)
+        # a diffusion transformer splits one request's latent tokens over a copy's chips instead (sequence parallelism:
+        # DeepSpeed-Ulysses, ring attention; Wan2.1 --ulysses_size, xDiT): a lone video takes the copy's summed rate
+        # less its all-to-alls, so a copy spans the largest count of chips one scale-up fabric joins that divides the replica
+        sp = _sequence_parallel(profile, acc, count, per_copy, c)
+        chips_each = sp.k if sp is not None else per_copy
+        workers = 1 if tables else max(1, count // chips_each)
+        link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0  # one direction
         request = serving.RequestReplica(
             weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, overhead,
             decode_steps=inf.output_tokens if decoder else 0, decode_bytes=dec_flops / 2.0 * per_param, decode_flops=dec_flops,
             request_bytes=workloads.embedding_lookup_bytes(profile), decode_request_bytes=cache, workers=workers,
+            request_comm=sp.dit.all_to_all_bytes(sp.k) / link if sp is not None else 0.0,
         )
         # each copy holds its own weights: the room a copy's chips leave, for its share of the requests' caches
         room_copy = per_copy * chip - weights if workers > 1 else room
@@ -515,7 +545,16 @@ def _replica(
         notes: dict[str, Any] = {
             "weights_gb": round(weights / 1e9, 2), "request_flops": f"{flops_req:.3e}", "request_model": request_model_name(profile, c),
         }
-        if workers > 1:
+        if sp is not None and sp.k > 1:
+            notes["sequence_parallel"] = {
+                "chips_per_request": sp.k, "copies": workers,
+                "all_to_all_gb_per_request_per_chip": round(sp.dit.all_to_all_bytes(sp.k) / 1e9, 2),
+                "all_to_all_seconds_per_request": round(request.request_comm, 2),
+                "why": "a diffusion transformer's request is split by its latent tokens over the chips of one scale-up fabric "
+                       "(Ulysses sequence parallelism: four all-to-alls of the activations a layer, over "
+                       + ("the chip interconnect" if acc.specs.interconnect_gbps else "PCIe") + ")",
+            }
+        elif workers > 1:
             notes["copies_per_replica"] = {"copies": workers, "chips_each": count // workers,
                                            "why": "one copy of the model per chip that holds it, each serving its share of "
                                                   "the requests (data parallel): a request runs on one copy's chips"}

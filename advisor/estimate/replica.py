@@ -430,13 +430,34 @@ def _guided(profile: Profile) -> bool:
     return profile.inference is None or profile.inference.classifier_free_guidance
 
 
-def dit_request(profile: Profile, c: Constants) -> tuple[float, str] | None:
-    """FLOPs of a diffusion transformer's request over the latent tokens of what it generates (inference.width x
-    height x frames), and the formula in words; None without a size. Each denoising step runs the model over
-    T = latent frames x (height / p) x (width / p) tokens, p pixels a token side (VAE downsampling x patch):
-    2 N T in its weights and 4 L d T^2 in bidirectional self-attention (QK^T and AV over every pair, each
-    layer), twice with classifier-free guidance (Peebles & Xie 2023, DiT; rules/estimator.yaml
-    dit_pixels_per_token, dit_frames_per_latent_frame)."""
+@dataclass(frozen=True)
+class Dit:
+    """A diffusion transformer's request: its latent tokens and what a step runs over them."""
+
+    tokens: int
+    layers: int
+    hidden: int
+    passes: int  # 2 with classifier-free guidance
+    steps: int
+    flops: float  # the whole request
+    formula: str
+
+    def all_to_all_bytes(self, k: int) -> float:
+        """Bytes one chip sends for a request split over ``k`` chips by sequence (Ulysses): each layer's four
+        all-to-alls (Q, K, V before attention, its output after) of the chip's T / k tokens x width in 16 bits,
+        (k - 1) / k of them leaving the chip, every pass of every step (Jacobs et al. 2023, DeepSpeed-Ulysses)."""
+        if k <= 1:
+            return 0.0
+        per_layer = 4.0 * self.tokens / k * self.hidden * 2.0 * (k - 1) / k
+        return per_layer * self.layers * self.passes * self.steps
+
+
+def dit(profile: Profile, c: Constants) -> Dit | None:
+    """A diffusion transformer's request over the latent tokens of what it generates (inference.width x height x
+    frames); None without a size. Each denoising step runs the model over T = latent frames x (height / p) x
+    (width / p) tokens, p pixels a token side (VAE downsampling x patch): 2 N T in its weights and 4 L d T^2 in
+    bidirectional self-attention (QK^T and AV over every pair, each layer), twice with classifier-free guidance
+    (Peebles & Xie 2023, DiT; rules/estimator.yaml dit_pixels_per_token, dit_frames_per_latent_frame)."""
     inf = profile.inference
     size = inf.generated_pixels if inf is not None else None
     if inf is None or size is None:
@@ -458,7 +479,13 @@ def dit_request(profile: Profile, c: Constants) -> tuple[float, str] | None:
         f"{math.ceil(height / px)} x {math.ceil(width / px)}), (2 x params x tokens + 4 x layers x width x tokens^2) x "
         f"{passes} pass{'es' if passes > 1 else ''} (classifier-free guidance {'on' if passes > 1 else 'off'}) x {steps} steps{approx}"
     )
-    return forward * passes * steps, formula
+    return Dit(tokens, shape.layers, shape.hidden, passes, steps, forward * passes * steps, formula)
+
+
+def dit_request(profile: Profile, c: Constants) -> tuple[float, str] | None:
+    """FLOPs of a diffusion transformer's request and the formula in words (``dit``); None without a size."""
+    d = dit(profile, c)
+    return None if d is None else (d.flops, d.formula)
 
 
 def given_request_formula(profile: Profile, default_steps: int = 20) -> tuple[float, str]:

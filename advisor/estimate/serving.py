@@ -279,13 +279,17 @@ class RequestReplica:
     # speech model is served one copy per chip where it fits one (data parallel), never one request split over all
     # the replica's chips at their summed rate
     workers: int = 1
+    # seconds of exposed communication per request on its copy: a diffusion transformer split over a copy's chips
+    # by sequence (Ulysses all-to-alls of its tokens' activations, every layer of every step)
+    request_comm: float = 0.0
 
     def point(self, b: int, u_bw: float, u_mfu: float) -> Point:
         w = max(1, self.workers)
         bw, compute = self.bandwidth * u_bw / w, self.compute * u_mfu / w  # one copy's chips
         per = -(-b // w)  # the requests the busiest copy runs at once
         if self.decode_steps <= 0:
-            t = max((self.weights + per * self.request_bytes) / bw, per * self.request_flops / compute) + self.overhead
+            t = max((self.weights + per * self.request_bytes) / bw, per * self.request_flops / compute)
+            t += per * self.request_comm + self.overhead
             return Point(b, t, t, t, b * max(self.outputs, 1) / t)
         encode_flops = self.request_flops - self.decode_steps * self.decode_flops
         encode = max((self.weights - self.decode_bytes + per * self.request_bytes) / bw, per * encode_flops / compute) + self.overhead
