@@ -237,6 +237,9 @@ class Inference(Strict):
     # the longest request the server must accept (default: input_tokens / output_tokens)
     max_input_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] | None = None
     max_output_tokens: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] | None = None
+    # the 99th percentile of the generated length, where the user knows it (logs); else it follows from the mean
+    # under a constant chance of stopping, capped at max_output_tokens (advisor/estimate/tail.py)
+    output_tokens_p99: Annotated[int, Field(strict=True, ge=0, le=10_000_000)] | None = None
     latency_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None
     # p99 targets for the time to first token and the time per output token (LLM serving)
     ttft_p99_ms: Annotated[float, Field(strict=True, gt=0, le=86_400_000, allow_inf_nan=False)] | None = None

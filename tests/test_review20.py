@@ -109,3 +109,19 @@ def test_a_cheapest_option_that_rounds_to_zero_dollars_is_no_internal_error(tmp_
         "training": {"tokens_b": 0.0001, "seq_len": 16, "method": "full"},
     }))
     assert _json(prof)["estimate"]["cost_usd"] is not None
+
+
+def test_the_p99_output_length_is_not_the_servers_limit(tmp_path: Path) -> None:
+    # D7: max_output_tokens (4,000, what the server must allow) was the p99 output length of a 600-token mean: H200 x 8
+    # ($63k a month) read 112 s at p99 against a 60 s target and a 1-year B200 reservation became the verdict. A
+    # constant chance of stopping (geometric lengths) puts the p99 at ln 0.01 / ln(1 - 1 / 600) = 2,761 tokens
+    out = _json(DATA / "09-deepseek-v3-modest-load.yaml")
+    assert out["estimate"]["p99"]["terms"]["output_tokens_p99"] == 2761
+    data = yaml.safe_load((DATA / "09-deepseek-v3-modest-load.yaml").read_text())
+    data["inference"]["output_tokens_p99"] = 1500  # the team's logs know better: theirs is used
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert _json(path)["estimate"]["p99"]["terms"]["output_tokens_p99"] == 1500
+    del data["inference"]["output_tokens_p99"], data["inference"]["max_output_tokens"]
+    path.write_text(yaml.safe_dump(data))  # no limit, no stated spread: every request generates the mean
+    assert _json(path)["estimate"]["p99"]["terms"]["output_tokens_p99"] == 600

@@ -99,7 +99,11 @@ FIELD_DOCS: dict[str, str] = {
     "inference.output_tokens": "Generated tokens per request.",
     "inference.max_input_tokens": "Longest prompt the server must accept, tokens (default: inference.input_tokens); "
     "the generated serving flags (--max-model-len) use max input + max output.",
-    "inference.max_output_tokens": "Longest generation the server must allow, tokens (default: inference.output_tokens).",
+    "inference.max_output_tokens": "Longest generation the server must allow, tokens (default: inference.output_tokens). A limit above "
+                                   "the mean says lengths vary: the p99 length is then the mean x ln 100 (a constant chance of stopping), "
+                                   "capped at this.",
+    "inference.output_tokens_p99": "The 99th-percentile generated length, tokens, where you know it (server logs); the p99 latency "
+                                   "is computed for it.",
     "inference.ttft_p99_ms": "Target for the 99th-percentile time to first token, ms (LLM serving), compared with the p99 estimate "
                              "(queueing for a slot, prefill) not the typical request.",
     "inference.tpot_p99_ms": "Target for the 99th-percentile time per output token, ms (LLM serving): a request's own average "

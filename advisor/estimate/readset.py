@@ -75,7 +75,7 @@ def unused_fields(profile: Profile) -> list[str]:
     if inf is not None and not profile.is_training:
         given = inf.model_fields_set
         if inf.mode == "batch":
-            targets = [f"inference.{n}" for n in ("latency_p99_ms", "ttft_p99_ms", "tpot_p99_ms") if n in given]
+            targets = [f"inference.{n}" for n in ("latency_p99_ms", "ttft_p99_ms", "tpot_p99_ms", "output_tokens_p99") if n in given]
             notes.append((targets, "an offline batch job has no latency target: replicas run at saturation"))
             if inf.requests_per_day is not None and "peak_qps" in given:
                 notes.append((["inference.peak_qps"], "a batch job with requests_per_day is sized by its volume and window"))
@@ -83,7 +83,7 @@ def unused_fields(profile: Profile) -> list[str]:
             notes.append(([f"inference.{n}" for n in ("requests_per_day", "window_hours") if n in given],
                           "an online service is sized by peak_qps (these size a mode: batch job)"))
         if not llm_serving and inf.mode != "batch":
-            notes.append(([f"inference.{n}" for n in ("ttft_p99_ms", "tpot_p99_ms") if n in given],
+            notes.append(([f"inference.{n}" for n in ("ttft_p99_ms", "tpot_p99_ms", "output_tokens_p99") if n in given],
                           "only an LLM's serving has a first token and tokens after it"))
         diffusion = profile.domain == "diffusion" or m.architecture == "diffusion"
         if "steps" in given and not diffusion:
