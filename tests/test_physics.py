@@ -153,9 +153,10 @@ def test_held_out_publications_stay_within_their_bounds() -> None:
     # offline rows outside 2x (gpt-oss pessimistic 0.26-0.50 on A100 and H100; optimistic 2.6-5.1: the 128/4-token runs of
     # DeepSeek-R1 on H200 and Qwen3-14B on H100, Qwen3-32B 4000/200 on H100), 7 since tensor-parallel KV replication;
     # the 25 fresh rows (2026-12-07) added 6, 3 left once the MoE routing level was fitted across families (SGLang-JAX on
-    # Ironwood 2.0-2.3x optimistic, DeepSeek-R1 AWQ at concurrency 1 on H100 2.75x): the bar is where the base stands,
-    # not #28's
-    assert s.outside_2x <= 15
+    # Ironwood 2.0-2.3x optimistic, DeepSeek-R1 AWQ at concurrency 1 on H100 2.75x); 14 once the Ironwood vLLM rows took
+    # their benchmark's real lengths and the server's 135-request cap (1k/8k 0.50 -> 0.54): the bar is where the base
+    # stands, not #28's
+    assert s.outside_2x <= 14
     assert 0.87 <= s.signed["tpu"] / s.signed["gpu"] <= 1.15
     assert s.covered / s.with_range >= 0.87
     # offline batch (issue #28: within 2x of the saturated published figures): 44 of 44 before the lab, 81 of 88 with it
