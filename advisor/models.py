@@ -407,6 +407,11 @@ class Profile(Strict):
         return self.task in ("training", "fine-tuning")
 
     @property
+    def is_diffusion(self) -> bool:
+        """A diffusion model (domain or architecture): denoising steps, an image or video a request."""
+        return self.domain == "diffusion" or self.model.architecture == "diffusion"
+
+    @property
     def is_language_model(self) -> bool:
         """The one test of "is this an LLM" (the rules' ``facts.llm``): domain llm, or an nlp
         transformer/MoE. How a model decodes is the estimator's own question

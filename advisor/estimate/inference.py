@@ -22,7 +22,6 @@ from advisor.estimate.replica import (
     data_attention_possible,
     dit,
     engine_max_seqs,
-    is_diffusion,
     is_llm_inference,
     kv_note,
     kv_replication,
@@ -491,14 +490,13 @@ class _SequenceParallel:
 def _sequence_parallel(profile: Profile, acc: Accelerator, count: int, per_copy: int, c: Constants) -> _SequenceParallel | None:
     """How many chips a diffusion transformer's request is split over (None for any other request model): the
     largest divisor of ``count`` within one scale-up fabric, at least the chips its weights need."""
-    if profile.model.flops_per_sample or family_of(profile) is not None or not is_diffusion(profile):
+    if profile.model.flops_per_sample or family_of(profile) is not None or not profile.is_diffusion:
         return None
     d = dit(profile, c)
     if d is None:
         return None
     top = min(count, acc.scale_up)
-    k = next((k for k in range(top, per_copy - 1, -1) if count % k == 0), per_copy)
-    return _SequenceParallel(max(k, per_copy), d)
+    return _SequenceParallel(next((k for k in range(top, per_copy - 1, -1) if count % k == 0), per_copy), d)
 
 
 def _replica(
@@ -532,7 +530,7 @@ def _replica(
         sp = _sequence_parallel(profile, acc, count, per_copy, c)
         chips_each = sp.k if sp is not None else per_copy
         workers = 1 if tables else max(1, count // chips_each)
-        link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0  # one direction
+        link = sizing.link_bytes_per_s(acc, c)
         request = serving.RequestReplica(
             weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, overhead,
             decode_steps=inf.output_tokens if decoder else 0, decode_bytes=dec_flops / 2.0 * per_param, decode_flops=dec_flops,

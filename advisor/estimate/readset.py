@@ -85,7 +85,7 @@ def unused_fields(profile: Profile) -> list[str]:
         if not llm_serving and inf.mode != "batch":
             notes.append(([f"inference.{n}" for n in ("ttft_p99_ms", "tpot_p99_ms", "output_tokens_p99") if n in given],
                           "only an LLM's serving has a first token and tokens after it"))
-        diffusion = profile.domain == "diffusion" or m.architecture == "diffusion"
+        diffusion = profile.is_diffusion
         if "steps" in given and not diffusion:
             notes.append((["inference.steps"], "only diffusion models take denoising steps"))
         generated = [f"inference.{n}" for n in ("width", "height", "frames", "classifier_free_guidance") if n in given]

@@ -343,7 +343,7 @@ def expert_all_to_all_s_per_token(profile: Profile, acc: Accelerator, count: int
     copies = count * (1.0 - (1.0 - 1.0 / count) ** k)
     per_layer = 2.0 * copies * shape.hidden * 2.0
     fast = min(count, sizing.fast_domain(acc, count))
-    link = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
+    link = sizing.link_bytes_per_s(acc, c)
     out = sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value
     return shape.layers * per_layer * ((fast - 1) / count / link + (count - fast) / count / out) / count
 
@@ -364,7 +364,7 @@ def prefill_allreduce_s_per_token(acc: Accelerator, count: int, shape: Shape, c:
     if count <= 1:
         return 0.0
     tp, stages = replica_layout(acc, count)
-    fast = (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
+    fast = sizing.link_bytes_per_s(acc, c)
     t = shape.layers * 8.0 * shape.hidden * (tp - 1) / tp / fast
     if stages > 1:
         t += (stages - 1) * shape.hidden * 2.0 / (sizing.scale_out_bytes_per_s(acc, c) * c.estimator.scaling.network_efficiency.value)
@@ -392,7 +392,7 @@ def unit_for(profile: Profile) -> tuple[str, float]:
     fam = model_families.family_of(profile)
     if fam is not None and fam.unit and fam.requests_per_unit:
         return fam.unit, fam.requests_per_unit
-    if profile.domain == "diffusion" or profile.model.architecture == "diffusion":
+    if profile.is_diffusion:
         return "per 1,000 images", 1_000.0
     if is_llm_inference(profile) and (profile.inference is None or profile.inference.output_tokens > 0):
         return "per million output tokens", 1e6
@@ -412,18 +412,14 @@ def request_model_name(profile: Profile, c: Constants) -> str:
         return fam[1]
     if recommendation_lookups(profile):
         return "recommendation: 2 x dense params per request (one sample); its embedding rows are gathered, lookups x dim bytes"
-    if is_diffusion(profile):
-        dit = dit_request(profile, c)
-        if dit is not None:
-            return dit[1]
+    if profile.is_diffusion:
+        d = dit(profile, c)
+        if d is not None:
+            return d.formula
         return "diffusion: flops_per_param_per_step x params x steps" + ("" if _guided(profile) else " / 2 (no classifier-free guidance)")
     if profile.domain == "vision" or profile.model.architecture == "cnn":
         return "vision: flops_per_param x params per image"
     return "2 x active params x (input + output tokens)"
-
-
-def is_diffusion(profile: Profile) -> bool:
-    return profile.domain == "diffusion" or profile.model.architecture == "diffusion"
 
 
 def _guided(profile: Profile) -> bool:
@@ -482,19 +478,13 @@ def dit(profile: Profile, c: Constants) -> Dit | None:
     return Dit(tokens, shape.layers, shape.hidden, passes, steps, forward * passes * steps, formula)
 
 
-def dit_request(profile: Profile, c: Constants) -> tuple[float, str] | None:
-    """FLOPs of a diffusion transformer's request and the formula in words (``dit``); None without a size."""
-    d = dit(profile, c)
-    return None if d is None else (d.flops, d.formula)
-
-
 def given_request_formula(profile: Profile, default_steps: int = 20) -> tuple[float, str]:
     """A request's FLOPs from model.flops_per_sample (one forward pass): a diffusion request runs
     one per denoising step (inference.steps, else the default step count); any other one-pass
     request runs one."""
     m, inf = profile.model, profile.inference
     assert m.flops_per_sample is not None and inf is not None
-    if profile.domain == "diffusion" or m.architecture == "diffusion":
+    if profile.is_diffusion:
         steps = inf.steps or default_steps
         return m.flops_per_sample * steps, f"diffusion: model.flops_per_sample per denoising step x {steps} steps"
     return m.flops_per_sample, "model.flops_per_sample per request (one forward pass)"
@@ -513,10 +503,10 @@ def request_flops(profile: Profile, c: Constants) -> float:
         # a recommendation model's request is one sample through its dense layers: the embedding rows it looks up are
         # gathered (workloads.embedding_lookup_bytes), not multiplied (DLRM, Naumov et al. 2019, arXiv:1906.00091)
         return 2.0 * profile.active_dense_params
-    if is_diffusion(profile):
-        dit = dit_request(profile, c)
-        if dit is not None:
-            return dit[0]
+    if profile.is_diffusion:
+        d = dit(profile, c)
+        if d is not None:
+            return d.flops
         steps = profile.inference.steps or int(rf.diffusion_default_steps.value)
         # the per-parameter figure has classifier-free guidance's two passes a step in it
         return rf.diffusion_flops_per_param_per_step.value * n * steps * (1.0 if _guided(profile) else 0.5)

@@ -98,6 +98,12 @@ def _powers(limit: int) -> list[int]:
     return out
 
 
+def link_bytes_per_s(acc: Accelerator, c: Constants) -> float:
+    """One direction of a chip's link inside its scale-up domain (NVLink, ICI, Infinity Fabric), bytes/s; PCIe
+    (scaling.pcie_gbyte_per_s each way) where the catalog gives the chip no interconnect."""
+    return (acc.specs.interconnect_gbps or c.estimator.scaling.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
+
+
 def scale_out_bytes_per_s(acc: Accelerator, c: Constants) -> float:
     """The catalog's network bandwidth per chip beyond the scale-up domain, bytes/s (every entry has
     one; 0 only where no second node exists, floored so that nothing divides by zero)."""
@@ -142,7 +148,7 @@ def plans(
     # 8 b s h (tp - 1)/tp bytes per layer against 72 b s h^2 / tp FLOPs (Narayanan et al. 2021),
     # i.e. (2/9) (tp - 1) peak MFU / (h bw) of the compute. The base MFU already includes the
     # tensor parallelism memory asks for.
-    intra = (acc.specs.interconnect_gbps or sc.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0  # one direction
+    intra = link_bytes_per_s(acc, c)
     tp_unit = (2.0 / 9.0) * peak * mfu / (max(hidden, 1) * intra)
     tp_mem = 0
     stages = _powers(pp_max) if crosses else [1]

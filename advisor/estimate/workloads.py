@@ -31,11 +31,11 @@ def formula_warning(profile: Profile) -> str | None:
     m = profile.model
     if m.flops_per_sample or family_of(profile) or m.embeddings:
         return None
-    if profile.inference is not None and (profile.domain == "diffusion" or m.architecture == "diffusion"):
+    if profile.inference is not None and profile.is_diffusion:
         # the one diffusion figure is SDXL's per 1024x1024 image (rules/estimator.yaml request_flops): a larger image or a
         # video (its frames times latent tokens, attention quadratic in them) computes far more per denoising step
         if profile.inference.generated_pixels is not None:
-            return None  # a diffusion transformer over the generated size's latent tokens (replica.dit_request)
+            return None  # a diffusion transformer over the generated size's latent tokens (replica.dit)
         return ("diffusion compute per request is SDXL's per 1024x1024 image (3,100 FLOP per parameter per denoising step, "
                 "MLPerf): a larger image or a video costs far more (Wan2.1 at 720p x 81 frames ~300x); set inference.width "
                 "and inference.height (and inference.frames for a video), model.flops_per_sample (one forward pass: for "
@@ -122,13 +122,12 @@ def embedding_training(profile: Profile, acc: Accelerator, count: int, c: Consta
     hbm = acc.specs.memory_bandwidth_gbps * 1e9 * count * sizing.attained_scale(acc, c, None)[1]
     pooled = emb.tables or emb.lookups_per_sample
     a2a_per_chip = samples * pooled * emb.dim * act * 2.0 * (count - 1) / count / count if count > 1 else 0.0
-    sc = c.estimator.scaling
     crosses = count > sizing.fast_domain(acc, count)
     if crosses:
         link = sizing.scale_out_bytes_per_s(acc, c)
         over = "the scale-out network"
     else:
-        link = (acc.specs.interconnect_gbps or sc.pcie_gbyte_per_s.value * 2.0) * 1e9 / 2.0
+        link = sizing.link_bytes_per_s(acc, c)
         over = "the chip interconnect" if acc.specs.interconnect_gbps else "PCIe"
     a2a = a2a_per_chip / (link * c.estimator.workloads.all_to_all_efficiency.value)
     secs = tuple(lookup_bytes / (hbm * u) + a2a for u in (mbu.high, mbu.expected, mbu.low))
