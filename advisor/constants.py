@@ -211,6 +211,8 @@ class PowerLaw(Strict):
 
 class Scaling(Strict):
     batch_size_law: PowerLaw
+    # the most of its peak (at the precision computed in) any scenario of a training run reaches
+    mfu_ceiling: Value
     default_finetune_batch_tokens: Value
     default_sample_batch: Value
     max_model_parallel: Value

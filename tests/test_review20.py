@@ -125,3 +125,17 @@ def test_the_p99_output_length_is_not_the_servers_limit(tmp_path: Path) -> None:
     del data["inference"]["output_tokens_p99"], data["inference"]["max_output_tokens"]
     path.write_text(yaml.safe_dump(data))  # no limit, no stated spread: every request generates the mean
     assert _json(path)["estimate"]["p99"]["terms"]["output_tokens_p99"] == 600
+
+
+@pytest.mark.parametrize("acc,count", [("tpu-v5p", 24), ("tpu-v6e", 64), ("h100", 32), ("b200", 16)])
+def test_no_training_scenario_computes_more_of_the_peak_than_any_published_run(acc: str, count: int) -> None:
+    # D6: the 128k fine-tune's fast end on 24 v5p read 49.6 h, 95% of the peak (the stack's high MFU x the fitted
+    # levels' spread x the intensity factor); no published training row passes 86% (scaling.mfu_ceiling)
+    r = run_cli("estimate", str(DATA / "11-llama70b-128k-finetune.yaml"), "-a", acc, "-n", str(count), "--format", "json")
+    assert r.code == 0, r.err
+    e = json.loads(r.out)
+    flops = float(e["assumptions"]["flops"])
+    peak = float(e["assumptions"]["peak_tflops_per_chip"]) * 1e12
+    for hours in (e["hours"], *e["hours_range"]):
+        assert flops / (hours * 3600 * count * peak) <= 0.86 + 1e-6, (acc, hours)
+

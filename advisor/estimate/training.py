@@ -230,13 +230,16 @@ def _warnings(e: Estimate, profile: Profile, rate: _TrainingRate) -> None:
 
 def _times(
     e: Estimate, rate: _TrainingRate, count: int, eff: float, floor: _StepFloor, compile_h: float, emb_s: tuple[float, ...], tokens: float,
+    ceiling: float,
 ) -> None:
     """Hours (expected, low, high) and tokens per second with their range: the stack's MFU range
-    and each fitted factor's spread at the level it came from, never below the serial-step floor."""
+    and each fitted factor's spread at the level it came from, never below the serial-step floor
+    nor above ``ceiling`` of the peak."""
     mfu, flops, peak = rate.mfu, rate.flops, rate.peak
 
     def hours(util: float, extra_s: float) -> float:
-        run_h = flops / (count * peak * util * eff) / 3600
+        # no scenario computes a larger share of the peak than any published run has (scaling.mfu_ceiling)
+        run_h = flops / (count * peak * min(util * eff, ceiling)) / 3600
         return max(run_h, floor.hours(util)) + extra_s / 3600 + compile_h
 
     spread_fast = math.prod(r.high / r.value for r in rate.levels)
@@ -302,7 +305,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
         e.why_not = f"more chips than the batch can use ({seqs} sequences per step; set training.global_batch if yours is larger)"
 
     floor = _step_floor(profile, c, plan, flops, peak * size_factor, mfu.expected)
-    _times(e, rate, count, eff, floor, compile_h, emb.seconds, t.tokens_b * 1e9)
+    _times(e, rate, count, eff, floor, compile_h, emb.seconds, t.tokens_b * 1e9, c.estimator.scaling.mfu_ceiling.value)
     e.parallelism = plan.to_json() if plan is not None else None
 
     apply_price(e, profile, acc, (e.hours or 0.0) * count, restart_hours=compile_h)
