@@ -123,8 +123,11 @@ def profile_for(r: dict[str, Any]) -> Profile:
         # a fine-tuning row (training_method lora | full: Megatron-Bridge's LoRA and SFT tables) is sized as one
         method = r.get("training_method")
         data["task"] = "fine-tuning" if method else "training"
+        # the publisher's global batch (sequences a step), where the row gives it: the plan's data-parallel width and
+        # its serial-step floor follow from it
         data["training"] = {"tokens_b": r.get("tokens_b") or TRAINING_TOKENS_B, "seq_len": r["seq_len"],
-                            **({"method": method} if method else {})}
+                            **({"method": method} if method else {}),
+                            **({"global_batch": r["global_batch"]} if r.get("global_batch") else {})}
     else:
         data["task"] = "inference"
         software["serving_stack"] = SERVING_STACK.get(stack, "none")
