@@ -35,7 +35,7 @@ PLACEHOLDERS = frozenset(
         "global_batch", "steps", "layers", "emb_dim", "heads", "kv_heads", "head_dim", "mlp_dim", "vertex_accelerator",
         "max_seqs", "server_seqs", "max_input_len", "per_device_batch", "num_experts", "experts_per_token",
         "weight_dtype", "disk_gb", "checkpoint_every", "mlx_quant", "gguf_quant", "vllm_dp_items", "vllm_dp_args", "engine_seqs",
-        "vllm_budget_items", "vllm_budget_args", "sglang_budget_args", "per_chip_batch", "jetstream_model",
+        "vllm_budget_items", "vllm_budget_args", "sglang_budget_args", "sglang_dp_args", "sglang_tp", "per_chip_batch", "jetstream_model",
         "jetstream_size", "jetstream_tokenizer", "az_count_args",
         "vllm_precision_items", "vllm_precision_args", "vllm_seqs_items", "az_vm_suffix", "spmd_batch", "grad_accum", "run_timeout",
         "gpu_smi",

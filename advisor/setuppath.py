@@ -221,6 +221,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     budget = est.prefill_budget if est is not None and profile.task == "inference" else 0
     stacks = bundled_data("serving-stacks.yaml")
     dp_flags = [f.format(dp=dp) for f in stacks["vllm"]["data_parallel_attention"]["gpu"]["flags"]] if dp > 1 else []
+    sglang_dp = [f.format(dp=dp) for f in stacks["sglang"]["data_parallel_attention"]["gpu"]["flags"]] if dp > 1 else []
     vms = hosts * replicas  # the machines of every replica (an instance path launches them all)
     vllm_precision = [str(f) for f in (stacks["vllm"].get("precision") or {}).get(profile.model.precision, [])]
     vllm_budget, sglang_budget = (
@@ -232,6 +233,9 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         **_flags("vllm_dp", dp_flags),
         **_flags("vllm_budget", vllm_budget),
         "sglang_budget_args": _flags("sglang_budget", sglang_budget)["sglang_budget_args"],
+        "sglang_dp_args": _flags("sglang_dp", sglang_dp)["sglang_dp_args"],
+        # SGLang's data-parallel attention runs tensor parallelism over all the replica's GPUs (tensor: all)
+        "sglang_tp": str(dp if sglang_dp and stacks["sglang"]["data_parallel_attention"]["gpu"]["tensor"] == "all" else tp),
         # vLLM's flags for the profile's precision (serving-stacks.yaml precision: --dtype, on-the-fly FP8), as the
         # scaffold's k8s/ runs it; a quantized checkpoint (int8, int4) names its own method and gets none
         **_flags("vllm_precision", vllm_precision),

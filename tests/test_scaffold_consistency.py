@@ -518,12 +518,18 @@ def _max_seqs(case: Case) -> None:
         # as a batching replica's; the autoscaler targets the batch at peak, below it
         cap = est.assumptions["operating_point"]["concurrency_at_capacity"]
         assert p.server_seqs == max(p.max_seqs, cap)
-    per_rank = -(-p.server_seqs // p.attention_data)  # data-parallel attention: one scheduler per rank
-    _server_flags(case, ("--max-num-seqs", "--max-running-requests", "--max-concurrent-requests"), per_rank)
+    # data-parallel attention: vLLM runs one engine a rank, each capped by --max-num-seqs (its share); SGLang's
+    # --max-running-requests is the whole server's, which it splits over its ranks itself (max_running_requests // dp_size)
+    per_rank = -(-p.server_seqs // p.attention_data)
+    wants = {"--max-num-seqs": per_rank, "--max-concurrent-requests": per_rank, "--max-running-requests": p.server_seqs}
+    for flag, want in wants.items():
+        _server_flags(case, (flag,), want)
     if p.server:
         for cmd in case.commands():
-            assert _flag(cmd, "--max-num-seqs", "--max-running-requests", "--max-concurrent-requests") == {str(per_rank)}
+            found = {f: _flag(cmd, f) for f in wants if _flag(cmd, f)}
+            assert len(found) == 1 and all(v == {str(wants[f])} for f, v in found.items()), (cmd, found)
     _flags_are(case.sh, ("--max-num-seqs",), per_rank)
+    _flags_are(case.sh, ("--max-running-requests",), p.server_seqs)
     for d in case.k8s:
         if d["kind"] == "HorizontalPodAutoscaler":
             assert d["spec"]["metrics"][0]["pods"]["target"]["averageValue"] == str(p.max_seqs)

@@ -24,6 +24,9 @@ class DataAttention:
     tensor: str  # "1" or "all"
     flags: tuple[str, ...]
     multi_host: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    # whose cap the server's sequences flag is: each data-parallel rank's (vLLM --max-num-seqs, one engine a rank)
+    # or the whole server's, which it splits over its ranks itself (SGLang --max-running-requests)
+    seqs: str = "rank"
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,8 @@ class Server:
         if dpa is not None:  # one scheduler per data-parallel rank, each with its share of the sequences
             tp = attention_dp if dpa.tensor == "all" else 1
             words += list(dpa.flags)
-            max_seqs = -(-max_seqs // attention_dp)
+            if dpa.seqs == "rank":  # the flag is each rank's: its share; a server-wide flag is split by the server
+                max_seqs = -(-max_seqs // attention_dp)
         vals = {"model": model, "tp": str(tp), "pp": str(pp), "context_len": str(context_len), "port": str(port),
                 "max_seqs": str(max(1, max_seqs)), "dp": str(attention_dp)}
         return [w.format(**vals) for w in words]
@@ -166,6 +170,7 @@ def servers() -> dict[str, Server]:
                 d: DataAttention(
                     str(a["tensor"]), tuple(a["flags"]),
                     (tuple(a["multi_host"]["flags"]), tuple(a["multi_host"].get("worker") or ())) if a.get("multi_host") else None,
+                    str(a.get("seqs") or "rank"),
                 )
                 for d, a in (v.get("data_parallel_attention") or {}).items()
             },

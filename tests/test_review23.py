@@ -1,0 +1,49 @@
+"""Review 23: an expert's profiles of users with odd cases (tests/data/review23/)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .conftest import ROOT, run_cli
+
+DATA = ROOT / "tests" / "data" / "review23"
+
+
+def _json(path: Path) -> dict[str, Any]:
+    r = run_cli("recommend", str(path), "--format", "json")
+    assert r.code == 0, r.err
+    return json.loads(r.out)  # type: ignore[no-any-return]
+
+
+def _flag(words: list[str], flag: str) -> str:
+    return words[words.index(flag) + 1]
+
+
+def test_sglang_data_parallel_attention_caps_the_whole_server(tmp_path: Path) -> None:
+    # F3: SGLang's --max-running-requests is the server's, each data-parallel rank taking it // dp_size (its
+    # model_runner); the setup divided it by the 8 ranks first: 128 requests at once for a replica sized at 1,024
+    # (its p99's slots), 10.6 requests/s through it by Little's law against a 15/s peak
+    profile = DATA / "05-moe-qwen3-235b-tight-slo.yaml"
+    est = _json(profile)["estimate"]
+    assert est["parallelism"]["attention_data"] == 8
+    op = est["assumptions"]["operating_point"]
+    server = max(int(est["batch"]), int(op["concurrency_at_capacity"]))
+    r = run_cli("scaffold", str(profile), "-o", str(tmp_path / "gke"))
+    assert r.code == 0, r.err
+    docs = list(yaml.safe_load_all((tmp_path / "gke" / "k8s" / "deployment.yaml").read_text()))
+    container = next(d for d in docs if d and d.get("kind") == "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    words = [str(w) for w in container.get("command", []) + container.get("args", [])]
+    assert int(_flag(words, "--max-running-requests")) == server > 128
+    assert _flag(words, "--tp-size") == _flag(words, "--dp-size") == "8"
+    # the same replica on the instance path (gpu-any-cloud's own command line)
+    r = run_cli("scaffold", str(profile), "-o", str(tmp_path / "vm"), "--path", "gpu-any-cloud")
+    assert r.code == 0, r.err
+    line = next(ln for ln in (tmp_path / "vm" / "setup.sh").read_text().splitlines() if "sglang.launch_server" in ln)
+    words = shlex.split(line)  # the shell's words: a flag list quoted into one word is no flag
+    assert int(_flag(words, "--max-running-requests")) == server
+    assert _flag(words, "--tp-size") == _flag(words, "--dp-size") == "8"
