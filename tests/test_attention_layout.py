@@ -114,7 +114,9 @@ def test_the_setup_runs_the_layout_the_estimate_costed(tmp_path: Path) -> None:
     assert r.code == 0, r.err
     readme = (out / "README.md").read_text()  # the server command as the manifest runs it, on one line
     assert "--tp-size 8" in readme and "--dp-size 8 --enable-dp-attention --ep-size 8" in readme
-    assert "--max-running-requests 128" in readme  # 1,024 sequences (the capacity its p99 counts) over 8 schedulers
+    # 1,024 sequences (the capacity its p99 counts): SGLang's flag is the server's, split over its 8 schedulers by SGLang
+    # itself (model_runner: max_running_requests // dp_size); 128 here ran 16 a scheduler (review 23 F3)
+    assert "--max-running-requests 1024" in readme
     assert "data-parallel attention over 8 chips" in readme
     assert "--enable-dp-attention" in (out / "k8s" / "deployment.yaml").read_text()
     # a replica over two H100 nodes: vLLM's multi-node data-parallel form, each worker its own block of ranks
