@@ -128,6 +128,10 @@ def placement(dep: Deployment, cloud: str, acc: Accelerator) -> tuple[str | None
     if pins is not None:
         if not pins:
             return None, f"{cloud}: none of deployment.regions ({', '.join(dep.regions or [])}) is a {cloud} region"
+        # a residency pin takes only a chip some source places somewhere: one whose regions no source lists cannot be
+        # placed in the pinned region on the advisor's word (a source that covers only some regions rules out none else)
+        if where is None:
+            return None, f"{cloud}: {acc.id} is not offered in {', '.join(pins)} as far as any source says (none lists its regions)"
         ok = [r for r in pins if _may_run(cloud, acc, where, r)]
         if not ok:
             return None, f"{cloud}: {acc.id} is not offered in {', '.join(pins)} (offered in {', '.join(where or ())})"

@@ -47,3 +47,15 @@ def test_sglang_data_parallel_attention_caps_the_whole_server(tmp_path: Path) ->
     words = shlex.split(line)  # the shell's words: a flag list quoted into one word is no flag
     assert int(_flag(words, "--max-running-requests")) == server
     assert _flag(words, "--tp-size") == _flag(words, "--dp-size") == "8"
+
+
+def test_a_residency_pin_takes_only_a_chip_a_source_places_in_the_region() -> None:
+    # F1: under deployment.regions [me-central2] the verdict was GB200 x 4, feasible, although no source lists a region
+    # of it (no zones, no price, sold by reservation only): its setup had an empty accelerator type. A pin is a hard
+    # constraint: a chip with no known region there is not offered there; the nearest to feasible is one placed there
+    out = _json(DATA / "01-riyadh-70b-serving.yaml")
+    est = out["estimate"]
+    assert est["accelerator"] == "l4" and est["region"] == "me-central2", (est["accelerator"], est["region"])
+    r = run_cli("estimate", str(DATA / "01-riyadh-70b-serving.yaml"), "-a", "gb200", "-n", "4", "--format", "json")
+    gb = json.loads(r.out)
+    assert not gb["feasible"] and "not offered in me-central2" in gb["why_not"], gb["why_not"]
