@@ -59,3 +59,16 @@ def test_a_residency_pin_takes_only_a_chip_a_source_places_in_the_region() -> No
     r = run_cli("estimate", str(DATA / "01-riyadh-70b-serving.yaml"), "-a", "gb200", "-n", "4", "--format", "json")
     gb = json.loads(r.out)
     assert not gb["feasible"] and "not offered in me-central2" in gb["why_not"], gb["why_not"]
+
+
+def test_a_spot_team_new_to_tpus_gets_a_path_that_asks_for_spot(tmp_path: Path) -> None:
+    # F4: a team on Spot capacity only (procurement: spot) was sent to Vertex AI custom training, whose job asked for
+    # standard capacity and which runs no Spot VMs on a TPU Pod (v6e-16 is 4 hosts): on-demand quota it lacks, at ~5x
+    profile = DATA / "02-spot-only-startup-3b-pretrain.yaml"
+    v = _json(profile)["verdict"]
+    assert v["procurement"] == "spot" and v["setup_path"] != "vertex-ai-tpu", v
+    r = run_cli("scaffold", str(profile), "-o", str(tmp_path / "s"))
+    assert r.code == 0, r.err
+    lines = (tmp_path / "s" / "setup.sh").read_text().splitlines()
+    create = [ln for ln in lines if "gcloud compute tpus" in ln and " create " in ln and not ln.lstrip().startswith("#")]
+    assert create and all("--spot" in ln for ln in create), create
