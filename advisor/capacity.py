@@ -41,6 +41,13 @@ class Limit:
     # hours at the end of what is bought that a run cannot use (EC2 terminates a Capacity Block's instances 30 minutes
     # before it ends): a run is bought that much longer
     unusable_hours: float = 0.0
+    # the zones the kind is sold in for these chips (Google Cloud's calendar mode for TPU v6e: three zones); empty:
+    # wherever the chip is offered
+    zones: tuple[str, ...] = ()
+
+    def sold_in(self, region: str | None) -> bool:
+        """Whether the kind is sold in ``region`` (any region where it names no zones; an unknown region: yes)."""
+        return not self.zones or region is None or any(z.rsplit("-", 1)[0] == region for z in self.zones)
 
     def billed(self, hours: float, min_hours: float) -> float:
         """The hours a run of ``hours`` is billed: at least ``min_hours``, in the whole steps the kind is sold in, with
@@ -71,7 +78,7 @@ class Table:
 _KIND_FIELDS = {"title", "setup"}
 _KIND_OPTIONAL = {"interruptions_per_vm_hour", "checkpoint_hours", "source"}
 _LIMIT_FIELDS = {"cloud", "device", "accelerators", "kind", "max_chips", "min_hours", "max_hours", "increments", "unusable_hours",
-                 "usd_per_chip_hour", "source", "note"}
+                 "usd_per_chip_hour", "source", "note", "zones"}
 
 
 def _increments(where: str, raw: Any) -> tuple[tuple[float | None, float], ...]:
@@ -105,7 +112,7 @@ def _limit(i: int, raw: dict[str, Any], kinds: dict[str, Kind], sources: dict[st
         min_hours=float(raw["min_hours"]), max_hours=None if raw["max_hours"] is None else float(raw["max_hours"]),
         prices={str(k): float(v) for k, v in (raw.get("usd_per_chip_hour") or {}).items()},
         sources=tuple(raw["source"]), note=str(raw["note"]), increments=_increments(where, raw.get("increments")),
-        unusable_hours=float(raw.get("unusable_hours") or 0.0),
+        unusable_hours=float(raw.get("unusable_hours") or 0.0), zones=tuple(str(z) for z in raw.get("zones") or ()),
     )
 
 
@@ -196,12 +203,13 @@ class Reach:
 
 def reach(
     cloud: str, device: str, accelerator: str, chips: int, hours: float, pricing: str, largest: int,
-    allowed: frozenset[str] | None = None,
+    allowed: frozenset[str] | None = None, pinned: str | None = None,
 ) -> tuple[Reach | None, list[str]]:
     """The first procurement kind, from the profile's own (``pricing``) on in the table's order, that
     delivers ``chips`` on ``cloud`` for ``hours`` (math.inf: continuous serving); (None, what each
     kind reaches) where none does. ``largest``: the catalog's largest published shape. ``allowed``: the
-    kinds the team accepts (deployment.procurement), the only ones tried; None: any."""
+    kinds the team accepts (deployment.procurement), the only ones tried; None: any. ``pinned``: the region the
+    profile holds the run to (deployment.regions), where a kind sold only in some zones is no kind at all."""
     t = table()
     # a row naming the accelerator before its device's (B200 on Google Cloud is not sold on demand, other GPUs are)
     rows = sorted((lim for lim in t.limits if lim.applies(cloud, device, accelerator)), key=lambda r: not r.accelerators)
@@ -231,6 +239,9 @@ def reach(
         # reach); a count that only a negotiated reservation reaches is bought for the run: its term
         held = max(((largest if r.max_chips is None else r.max_chips) for r in rows if r.kind != "reserved"), default=0)
         min_hours = 0.0 if kid == "reserved" and pricing in COMMITTED_HOURS and chips <= held else lim.min_hours
+        if not lim.sold_in(pinned):
+            tried.append(f"{kid}: not sold in {pinned}")
+            continue
         if chips <= cap and not long:
             return Reach(t.kinds[kid], lim, cap, hours if math.isinf(hours) else lim.billed(hours, min_hours), min_hours), []
         limit_h = f" for up to {lim.max_hours:g} h" if lim.max_hours is not None else ""

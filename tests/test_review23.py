@@ -72,3 +72,33 @@ def test_a_spot_team_new_to_tpus_gets_a_path_that_asks_for_spot(tmp_path: Path) 
     lines = (tmp_path / "s" / "setup.sh").read_text().splitlines()
     create = [ln for ln in lines if "gcloud compute tpus" in ln and " create " in ln and not ln.lstrip().startswith("#")]
     assert create and all("--spot" in ln for ln in create), create
+
+
+def _with_deployment(tmp_path: Path, name: str, **deployment: Any) -> Path:
+    data = yaml.safe_load((DATA / name).read_text())
+    data["deployment"] = {**data["deployment"], **deployment}
+    path = tmp_path / f"{len(deployment)}-{'-'.join(deployment)}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_calendar_reservation_is_placed_where_calendar_mode_sells_the_chip(tmp_path: Path) -> None:
+    # F8: 4 x v6e-256 priced under calendar mode was set up in us-central1-a, where calendar mode sells no v6e (the
+    # page: asia-northeast1-b, us-east5-a, us-east5-b): a reservation the setup's own zone cannot take
+    calendar_zones = {"us-east5-a", "us-east5-b", "asia-northeast1-b"}
+    out = _json(DATA / "11-jax-70b-time.yaml")
+    est = out["estimate"]
+    assert est["accelerator"] == "tpu-v6e" and est["procurement"] == "calendar", (est["accelerator"], est["procurement"])
+    assert est["zone"] in calendar_zones, est["zone"]
+    r = run_cli("scaffold", str(DATA / "11-jax-70b-time.yaml"), "-o", str(tmp_path / "s"))
+    assert r.code == 0, r.err
+    assert f"ZONE=${{ZONE:-{est['zone']}}}" in (tmp_path / "s" / "setup.sh").read_text()
+    # a preferred region elsewhere: the reservation goes where it is sold, and says so
+    pref = _json(_with_deployment(tmp_path, "11-jax-70b-time.yaml", region="us-central1"))
+    if pref["estimate"]["procurement"] == "calendar":
+        assert pref["estimate"]["zone"] in calendar_zones
+        assert any("sold in" in w and "not us-central1" in w for w in pref["warnings"]), pref["warnings"]
+    # a pinned region elsewhere: calendar mode is no way to buy it there
+    pinned = _json(_with_deployment(tmp_path, "11-jax-70b-time.yaml", regions=["us-central1"]))["estimate"]
+    assert not (pinned["accelerator"] == "tpu-v6e" and pinned["procurement"] == "calendar"), pinned
+    assert pinned["region"] in (None, "us-central1"), pinned["region"]

@@ -319,11 +319,17 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
             region = q.region  # no region of the profile's: where the price is from
         base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
         # the largest published shape bounds one replica; replicas are machines of their own
+        pins = regions.pinned(dep, cloud)
         r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1),
-                                  capacity.accepted(dep.procurement))
+                                  capacity.accepted(dep.procurement), pinned=region if pins else None)
         if r is None:
             beyond.append(f"{cloud} {', '.join(tried)}")
             continue
+        if r.limit is not None and not r.limit.sold_in(region):
+            # a kind sold only in some zones (calendar mode for TPU v6e): the run is placed in the first of them, at its price
+            region = regions.region_of(r.limit.zones[0])
+            q = acc.price([cloud], dep.pricing, region, e.count) or acc.price([cloud], "on-demand", region, e.count) or q
+            base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
         priced = _kind_price(profile, acc, cloud, r, e.count, base, region)
         billed = r.billed_hours if math.isfinite(hours) else 1.0
         total = (priced.usd or 0.0) * (billed if math.isfinite(hours) else 1.0)
@@ -338,16 +344,25 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
         return p, None
     _total, priced, r, region, rate_region = best
     e.region, e.zone = region, regions.zone_in(acc, priced.cloud or "", region)
-    if region is not None and rate_region is not None and rate_region != region:  # the catalog prices another region
-        e.warnings.append(
-            f"{acc.id} on {priced.cloud} is priced at {rate_region} rates: the catalog has no {region} price (prices differ "
-            "by region: check the cloud's price for it)"
-        )
+    if r.limit is not None and r.limit.zones:  # the kind's own zone of the region
+        e.zone = next((z for z in r.limit.zones if regions.region_of(z) == region), e.zone)
     pref = regions.preferred(dep, priced.cloud or "")
-    if pref is not None and region is not None and region != pref:  # deployment.region is a preference: say where it went
-        e.warnings.append(
-            f"{acc.id} is not offered in {pref} on {priced.cloud}: placed in {region} (pin deployment.regions to rule that out)"
-        )
+    zoned = r.limit is not None and bool(r.limit.zones) and not r.limit.sold_in(pref)
+    other_rate = region is not None and rate_region is not None and rate_region != region  # the catalog prices another region
+    if zoned and r.limit is not None:  # a kind sold in a few zones took the run there (at its price, where known)
+        rate = f", at {rate_region} rates (none listed for {region})" if other_rate else ""
+        e.warnings.append(f"{r.kind.id} capacity for {acc.id} is sold in {', '.join(r.limit.zones)} only: placed in {e.zone}, "
+                          f"not {pref}{rate}")
+    else:
+        if other_rate:
+            e.warnings.append(
+                f"{acc.id} on {priced.cloud} is priced at {rate_region} rates: the catalog has no {region} price (prices differ "
+                "by region: check the cloud's price for it)"
+            )
+        if pref is not None and region is not None and region != pref:  # deployment.region is a preference: say where it went
+            e.warnings.append(
+                f"{acc.id} is not offered in {pref} on {priced.cloud}: placed in {region} (pin deployment.regions to rule that out)"
+            )
     e.procurement = r.kind.id
     e.capacity = r.to_json(capacity.table().sources)
     # the hours billed beyond the run's: said where they matter (a minimum term, a whole day on a short run); a few
