@@ -47,6 +47,7 @@ class Limit:
 
     def sold_in(self, region: str | None) -> bool:
         """Whether the kind is sold in ``region`` (any region where it names no zones; an unknown region: yes)."""
+        # a zone's region as regions.region_of reads it (a sibling layer capacity may not import: pyproject layers)
         return not self.zones or region is None or any(z.rsplit("-", 1)[0] == region for z in self.zones)
 
     def billed(self, hours: float, min_hours: float) -> float:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from advisor import capacity, clouds, regions
 from advisor.catalog import Accelerator
+from advisor.catalog import Price as Quote
 from advisor.estimate import onprem
 from advisor.estimate.result import HOURS_PER_MONTH, Estimate, budget_slack, over_budget
 from advisor.families import family
@@ -312,24 +313,25 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
         if no is not None:
             elsewhere.append(no)
             continue
-        q = acc.price([cloud], dep.pricing, region, e.count) or acc.price([cloud], "on-demand", region, e.count)
+        def quote(where: str | None, cloud: str = cloud) -> Quote | None:
+            return acc.price([cloud], dep.pricing, where, e.count) or acc.price([cloud], "on-demand", where, e.count)
+
+        q = quote(region)
         if q is None:
             continue
         if regions.preferred(dep, cloud) is None and q.region and regions.may_run(cloud, acc, q.region):
             region = q.region  # no region of the profile's: where the price is from
-        base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
         # the largest published shape bounds one replica; replicas are machines of their own
-        pins = regions.pinned(dep, cloud)
         r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1),
-                                  capacity.accepted(dep.procurement), pinned=region if pins else None)
+                                  capacity.accepted(dep.procurement), pinned=region if regions.pinned(dep, cloud) else None)
         if r is None:
             beyond.append(f"{cloud} {', '.join(tried)}")
             continue
         if r.limit is not None and not r.limit.sold_in(region):
             # a kind sold only in some zones (calendar mode for TPU v6e): the run is placed in the first of them, at its price
             region = regions.region_of(r.limit.zones[0])
-            q = acc.price([cloud], dep.pricing, region, e.count) or acc.price([cloud], "on-demand", region, e.count) or q
-            base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
+            q = quote(region) or q
+        base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
         priced = _kind_price(profile, acc, cloud, r, e.count, base, region)
         billed = r.billed_hours if math.isfinite(hours) else 1.0
         total = (priced.usd or 0.0) * (billed if math.isfinite(hours) else 1.0)
