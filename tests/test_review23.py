@@ -102,3 +102,30 @@ def test_a_calendar_reservation_is_placed_where_calendar_mode_sells_the_chip(tmp
     pinned = _json(_with_deployment(tmp_path, "11-jax-70b-time.yaml", regions=["us-central1"]))["estimate"]
     assert not (pinned["accelerator"] == "tpu-v6e" and pinned["procurement"] == "calendar"), pinned
     assert pinned["region"] in (None, "us-central1"), pinned["region"]
+
+
+def _estimate(path: Path, acc: str, n: int) -> dict[str, Any]:
+    r = run_cli("estimate", str(path), "-a", acc, "-n", str(n), "--format", "json")
+    assert r.code == 0, r.err
+    return json.loads(r.out)  # type: ignore[no-any-return]
+
+
+def test_owned_eight_gpu_l40s_servers_split_a_replica_over_their_gpus(tmp_path: Path) -> None:
+    # F2: a hospital owns two 8-GPU L40S PCIe servers and serves a 70B AWQ model. The catalog allowed one L40S per
+    # replica (only the 1-GPU g6e.xlarge price was read), so 4 GPUs of one server were "not a real shape" (TTFT 440 s
+    # at 16) and the owned fleet read "needs 44". A host carries 1, 4 or 8 L40S (G6e sizes, an owned server alike):
+    # a replica splits over one host's GPUs by tensor parallelism over PCIe
+    profile = DATA / "04-regulated-onprem-l40s.yaml"
+    est = _estimate(profile, "l40s", 4)
+    assert not any("not a real shape" in w for w in est["warnings"]), est["warnings"]
+    assert est["parallelism"]["tensor"] == 4 and est["hosts_per_replica"] == 1
+    verdict = _json(profile)["estimate"]
+    assert verdict["accelerator"] == "l40s" and verdict["count"] in (4, 8), (verdict["accelerator"], verdict["count"])
+    # rented on AWS, each size at its own price per GPU: g6e.12xlarge $10.49264/h for 4, g6e.48xlarge $30.13118/h for 8
+    rented = tmp_path / "aws.yaml"
+    data = yaml.safe_load(profile.read_text())
+    data["deployment"] = {"clouds": ["aws"]}
+    rented.write_text(yaml.safe_dump(data))
+    four, eight = _estimate(rented, "l40s", 4), _estimate(rented, "l40s", 8)
+    assert (four["shape"], four["usd_per_chip_hour"]) == ("g6e.12xlarge", 2.62316)
+    assert (eight["shape"], eight["usd_per_chip_hour"]) == ("g6e.48xlarge", 3.7664)
