@@ -44,6 +44,12 @@ class Limit:
     # the zones the kind is sold in for these chips (Google Cloud's calendar mode for TPU v6e: three zones); empty:
     # wherever the chip is offered
     zones: tuple[str, ...] = ()
+    # the host (instance) counts one purchase comes in (an EC2 Capacity Block: 1, 2, 4, ..., 64 instances); empty: any
+    instances: tuple[int, ...] = ()
+
+    def sized_for(self, hosts: int | None) -> bool:
+        """Whether a configuration over ``hosts`` hosts is one purchase of this kind (any where it names no sizes)."""
+        return not self.instances or hosts is None or hosts in self.instances
 
     def sold_in(self, region: str | None) -> bool:
         """Whether the kind is sold in ``region`` (any region where it names no zones; an unknown region: yes)."""
@@ -79,7 +85,7 @@ class Table:
 _KIND_FIELDS = {"title", "setup"}
 _KIND_OPTIONAL = {"interruptions_per_vm_hour", "checkpoint_hours", "source"}
 _LIMIT_FIELDS = {"cloud", "device", "accelerators", "kind", "max_chips", "min_hours", "max_hours", "increments", "unusable_hours",
-                 "usd_per_chip_hour", "source", "note", "zones"}
+                 "usd_per_chip_hour", "source", "note", "zones", "instances"}
 
 
 def _increments(where: str, raw: Any) -> tuple[tuple[float | None, float], ...]:
@@ -114,6 +120,7 @@ def _limit(i: int, raw: dict[str, Any], kinds: dict[str, Kind], sources: dict[st
         prices={str(k): float(v) for k, v in (raw.get("usd_per_chip_hour") or {}).items()},
         sources=tuple(raw["source"]), note=str(raw["note"]), increments=_increments(where, raw.get("increments")),
         unusable_hours=float(raw.get("unusable_hours") or 0.0), zones=tuple(str(z) for z in raw.get("zones") or ()),
+        instances=tuple(int(n) for n in raw.get("instances") or ()),
     )
 
 
@@ -204,13 +211,15 @@ class Reach:
 
 def reach(
     cloud: str, device: str, accelerator: str, chips: int, hours: float, pricing: str, largest: int,
-    allowed: frozenset[str] | None = None, pinned: str | None = None,
+    allowed: frozenset[str] | None = None, pinned: str | None = None, hosts: int | None = None,
 ) -> tuple[Reach | None, list[str]]:
     """The first procurement kind, from the profile's own (``pricing``) on in the table's order, that
     delivers ``chips`` on ``cloud`` for ``hours`` (math.inf: continuous serving); (None, what each
     kind reaches) where none does. ``largest``: the catalog's largest published shape. ``allowed``: the
     kinds the team accepts (deployment.procurement), the only ones tried; None: any. ``pinned``: the region the
-    profile holds the run to (deployment.regions), where a kind sold only in some zones is no kind at all."""
+    profile holds the run to (deployment.regions), where a kind sold only in some zones is no kind at all. ``hosts``:
+    the hosts (instances) the chips span, where a kind sold in a few sizes (a Capacity Block's 1, 2, 4, ..., 64
+    instances) delivers only those."""
     t = table()
     # a row naming the accelerator before its device's (B200 on Google Cloud is not sold on demand, other GPUs are)
     rows = sorted((lim for lim in t.limits if lim.applies(cloud, device, accelerator)), key=lambda r: not r.accelerators)
@@ -242,6 +251,9 @@ def reach(
         min_hours = 0.0 if kid == "reserved" and pricing in COMMITTED_HOURS and chips <= held else lim.min_hours
         if not lim.sold_in(pinned):
             tried.append(f"{kid}: not sold in {pinned}")
+            continue
+        if not lim.sized_for(hosts):
+            tried.append(f"{kid}: {hosts} instances is not a size it is sold in ({', '.join(map(str, lim.instances))})")
             continue
         if chips <= cap and not long:
             return Reach(t.kinds[kid], lim, cap, hours if math.isinf(hours) else lim.billed(hours, min_hours), min_hours), []

@@ -129,3 +129,24 @@ def test_owned_eight_gpu_l40s_servers_split_a_replica_over_their_gpus(tmp_path: 
     four, eight = _estimate(rented, "l40s", 4), _estimate(rented, "l40s", 8)
     assert (four["shape"], four["usd_per_chip_hour"]) == ("g6e.12xlarge", 2.62316)
     assert (eight["shape"], eight["usd_per_chip_hour"]) == ("g6e.48xlarge", 3.7664)
+
+
+def test_a_capacity_block_comes_in_its_sizes_and_the_batch_splits_evenly(tmp_path: Path) -> None:
+    # F6: an AWS-only 13B pre-train got A100 x 320 (40 p4d) as one EC2 Capacity Block, which is sold in 1, 2, 4, ...,
+    # 64 instances only, with 1,024 sequences a step over 320 data-parallel ranks: 3.2 each
+    profile = DATA / "10-aws-only-multinode-13b.yaml"
+    verdict = _json(profile)["estimate"]
+    hosts = verdict["count"] // 8
+    assert verdict["capacity"]["kind"] != "calendar" or hosts in (1, 2, 4, 8, 16, 32, 64), (verdict["count"], verdict["capacity"])
+    par = verdict["parallelism"]
+    assert 1024 % par["data"] == 0, par
+    # 40 instances: no data-parallel width of 320 divides 1,024 sequences
+    e320 = _estimate(profile, "a100-40gb", 320)
+    assert not e320["feasible"] and "divides the global batch of 1024" in e320["why_not"], e320["why_not"]
+    # a batch 320 ranks split evenly (960 = 3 x 320): 40 instances are still no Capacity Block, 32 are one
+    data = yaml.safe_load(profile.read_text())
+    data["training"]["global_batch"] = 960
+    even = tmp_path / "even.yaml"
+    even.write_text(yaml.safe_dump(data))
+    assert _estimate(even, "a100-40gb", 320)["capacity"]["kind"] != "calendar"
+    assert _estimate(even, "a100-40gb", 256)["capacity"]["kind"] == "calendar"

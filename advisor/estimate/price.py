@@ -323,7 +323,8 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
             region = q.region  # no region of the profile's: where the price is from
         # the largest published shape bounds one replica; replicas are machines of their own
         r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1),
-                                  capacity.accepted(dep.procurement), pinned=region if regions.pinned(dep, cloud) else None)
+                                  capacity.accepted(dep.procurement), pinned=region if regions.pinned(dep, cloud) else None,
+                                  hosts=acc.hosts(e.count) * (e.replicas or 1))
         if r is None:
             beyond.append(f"{cloud} {', '.join(tried)}")
             continue

@@ -164,8 +164,8 @@ def plans(
             if n % (tp * pp):
                 continue
             dp = n // (tp * pp)
-            if dp > seqs:
-                continue
+            if dp > seqs or (t.global_batch and seqs % dp):
+                continue  # a stated global batch is split evenly over the data-parallel ranks (Megatron, torchtitan)
             m = seqs // dp
             if crosses:
                 volume = fam.shapes.scale_out_bytes(n_params, domain, grad_bytes, tp * pp)

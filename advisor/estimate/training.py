@@ -302,7 +302,11 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     eff = scale * size_factor
     if plan is None and e.fits_memory:
         seqs = int(sizing.global_batch_tokens(profile, c) // t.seq_len)
-        e.why_not = f"more chips than the batch can use ({seqs} sequences per step; set training.global_batch if yours is larger)"
+        if t.global_batch and count <= seqs:
+            e.why_not = (f"no data-parallel width of {count} chips divides the global batch of {seqs} sequences "
+                         "(each rank takes the same whole number); take a count whose width does")
+        else:
+            e.why_not = f"more chips than the batch can use ({seqs} sequences per step; set training.global_batch if yours is larger)"
 
     floor = _step_floor(profile, c, plan, flops, peak * size_factor, mfu.expected)
     _times(e, rate, count, eff, floor, compile_h, emb.seconds, t.tokens_b * 1e9, c.estimator.scaling.mfu_ceiling.value)
