@@ -150,3 +150,28 @@ def test_a_capacity_block_comes_in_its_sizes_and_the_batch_splits_evenly(tmp_pat
     even.write_text(yaml.safe_dump(data))
     assert _estimate(even, "a100-40gb", 320)["capacity"]["kind"] != "calendar"
     assert _estimate(even, "a100-40gb", 256)["capacity"]["kind"] == "calendar"
+
+
+def test_maxdiffusion_runs_the_pipeline_of_the_named_model_and_only_one_it_has(tmp_path: Path) -> None:
+    # F5: FLUX.1-dev at 2048^2 on TPU was set up with `generate_sdxl ... base_xl.yml` (another model), and an inference
+    # profile got MaxDiffusion's SDXL training step; HunyuanVideo, which MaxDiffusion has no pipeline for, got the same
+    flux = DATA / "07-flux-2048-image.yaml"
+    r = run_cli("scaffold", str(flux), "-o", str(tmp_path / "flux"))
+    assert r.code == 0, r.err
+    setup = (tmp_path / "flux" / "setup.sh").read_text()
+    assert "src.maxdiffusion.generate_flux src/maxdiffusion/configs/base_flux_dev.yml" in setup
+    assert "generate_sdxl" not in setup and "train_sdxl" not in setup
+    # HunyuanVideo held to TPU: a path that runs the team's own program, not MaxDiffusion's SDXL
+    data = yaml.safe_load((DATA / "08-hunyuan-video-5min.yaml").read_text())
+    data["deployment"]["accelerators"] = ["tpu-v6e"]
+    hunyuan = tmp_path / "hunyuan.yaml"
+    hunyuan.write_text(yaml.safe_dump(data))
+    out = _json(hunyuan)
+    assert out["setup"]["id"] != "maxdiffusion-tpu", out["setup"]["id"]
+
+
+def test_ulysses_gives_each_chip_whole_attention_heads() -> None:
+    # F5: v6e-16 split HunyuanVideo's 24 heads (3,072 / 128) 16 ways; Ulysses needs a degree that divides them
+    est = _estimate(DATA / "08-hunyuan-video-5min.yaml", "tpu-v6e", 16)
+    sp = est["assumptions"]["memory"]["sequence_parallel"]
+    assert 24 % sp["chips_per_request"] == 0 and sp["chips_per_request"] == 8 and sp["copies"] == 2, sp

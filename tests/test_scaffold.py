@@ -580,7 +580,9 @@ def test_an_artefact_order_that_cannot_be_met_is_refused() -> None:
 
 def test_steps_are_counted_for_the_batch_the_skeleton_runs(tmp_path: Path) -> None:
     """Before: 112 chips and a global batch of 512: train.py ran 512 // 112 = 4 sequences per chip (448 a step) for the
-    steps counted at 512, and trained 262B of the profile's 300B tokens. Now its steps are counted for 448."""
+    steps counted at 512, and trained 262B of the profile's 300B tokens. Its steps were then counted for 448; now a
+    stated batch is split evenly (sizing.plans: the data-parallel width divides it), so the plan takes 128 chips and
+    train.py runs the whole batch for the profile's tokens."""
     out = tmp_path / "s"
     r = run_cli("scaffold", str(ROOT / "tests" / "data" / "scaffold" / "batch-not-divisible.yaml"), "-o", str(out))
     assert r.code == 0, r.err
@@ -592,9 +594,10 @@ def test_steps_are_counted_for_the_batch_the_skeleton_runs(tmp_path: Path) -> No
     run = max(1, batch // chips) * chips
     tokens = steps * run * profile["training"]["seq_len"]
     assert abs(tokens / (profile["training"]["tokens_b"] * 1e9) - 1) < 0.01, (steps, run, chips)
-    # the README's summary says so too (before: "steps of 512 sequences", the batch it does not run)
+    assert batch % chips == 0 and run == batch, (batch, chips)
+    # the README's summary says so too
     readme = (out / "README.md").read_text()
-    assert f"train.py runs {steps:,} steps of {run} sequences" in readme and f"steps of {batch} sequences" not in readme
+    assert f"train.py runs {steps:,} steps of {run} sequences" in readme
 
 
 def test_tpu_vm_multislice_is_one_queued_resource_of_every_slice(tmp_path: Path) -> None:

@@ -489,14 +489,15 @@ class _SequenceParallel:
 
 def _sequence_parallel(profile: Profile, acc: Accelerator, count: int, per_copy: int, c: Constants) -> _SequenceParallel | None:
     """How many chips a diffusion transformer's request is split over (None for any other request model): the
-    largest divisor of ``count`` within one scale-up fabric, at least the chips its weights need."""
+    largest divisor of ``count`` within one scale-up fabric that also divides the attention heads (Ulysses gives each
+    chip whole heads: HunyuanVideo's 24 split 8 ways, not 16), at least the chips its weights need."""
     if profile.model.flops_per_sample or family_of(profile) is not None or not profile.is_diffusion:
         return None
     d = dit(profile, c)
     if d is None:
         return None
     top = min(count, acc.scale_up)
-    return _SequenceParallel(next((k for k in range(top, per_copy - 1, -1) if count % k == 0), per_copy), d)
+    return _SequenceParallel(next((k for k in range(top, per_copy - 1, -1) if count % k == 0 and d.heads % k == 0), per_copy), d)
 
 
 def _replica(

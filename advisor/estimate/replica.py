@@ -437,6 +437,7 @@ class Dit:
     steps: int
     flops: float  # the whole request
     formula: str
+    heads: int = 1  # attention heads: a Ulysses split gives each chip whole heads, so its degree divides them
 
     def all_to_all_bytes(self, k: int) -> float:
         """Bytes one chip sends for a request split over ``k`` chips by sequence (Ulysses): each layer's four
@@ -475,7 +476,9 @@ def dit(profile: Profile, c: Constants) -> Dit | None:
         f"{math.ceil(height / px)} x {math.ceil(width / px)}), (2 x params x tokens + 4 x layers x width x tokens^2) x "
         f"{passes} pass{'es' if passes > 1 else ''} (classifier-free guidance {'on' if passes > 1 else 'off'}) x {steps} steps{approx}"
     )
-    return Dit(tokens, shape.layers, shape.hidden, passes, steps, forward * passes * steps, formula)
+    att = profile.model.attention
+    heads = (att.heads if att is not None and att.heads else None) or max(1, shape.attn_dim // ((att.head_dim if att else None) or HEAD_DIM))
+    return Dit(tokens, shape.layers, shape.hidden, passes, steps, forward * passes * steps, formula, heads)
 
 
 def given_request_formula(profile: Profile, default_steps: int = 20) -> tuple[float, str]:
