@@ -114,7 +114,10 @@ def feasibility_changes(profile: Profile, e: Estimate) -> list[str]:
             if profile.inference.latency_p99_ms is not None
             else f"(default {e.assumptions.get('latency_target_ms', 0):g})"
         )
-        changes.append(f"inference.latency_p99_ms: {was} -> {math.ceil(e.latency_ms):g}")
+        # the target is a p99: what it must allow is the estimate's p99 where it has one, never its typical latency
+        p99 = (e.p99 or {}).get("latency_ms")
+        needed = max(e.latency_ms, float(p99) if p99 else 0.0)
+        changes.append(f"inference.latency_p99_ms: {was} -> {math.ceil(needed):g}")
     if not changes:
         return []
     what = f"{e.accelerator} x {e.count}"

@@ -175,3 +175,23 @@ def test_ulysses_gives_each_chip_whole_attention_heads() -> None:
     est = _estimate(DATA / "08-hunyuan-video-5min.yaml", "tpu-v6e", 16)
     sp = est["assumptions"]["memory"]["sequence_parallel"]
     assert 24 % sp["chips_per_request"] == 0 and sp["chips_per_request"] == 8 and sp["copies"] == 2, sp
+
+
+def test_the_flip_of_a_p99_target_allows_the_p99(tmp_path: Path) -> None:
+    # HunyuanVideo held to TPU misses its 5-minute p99 (typical 206.6 s, p99 410.1 s: a request waits for the video
+    # being made). The flip said 'latency_p99_ms: 300000 -> 206563 makes tpu-v6e x 8 feasible': a tighter target,
+    # the typical latency taken for the p99; that target leaves it as infeasible as before
+    data = yaml.safe_load((DATA / "08-hunyuan-video-5min.yaml").read_text())
+    data["deployment"]["accelerators"] = ["tpu-v6e"]
+    path = tmp_path / "hunyuan.yaml"
+    path.write_text(yaml.safe_dump(data))
+    out = _json(path)
+    est = out["estimate"]
+    p99 = est["p99"]["latency_ms"]
+    assert not est["feasible"] and p99 > 300000 > est["latency_ms"], (p99, est["latency_ms"])
+    line = next(f for f in out["flip"] if f.startswith("inference.latency_p99_ms"))
+    target = float(line.split("-> ")[1].split()[0])
+    assert target >= p99 > 300000, line
+    data["inference"]["latency_p99_ms"] = int(target)
+    path.write_text(yaml.safe_dump(data))
+    assert _estimate(path, est["accelerator"], est["count"])["feasible"]

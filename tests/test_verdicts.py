@@ -100,7 +100,8 @@ def test_cost_objective_without_a_deadline_is_not_the_fastest_when_nothing_reach
     slack = context.constants.scoring.unmet_target_time_slack.value
     near = [x for x in tpu if (x.hours or math.inf) <= (fastest.hours or 0.0) * slack]
     assert e.cost_usd == min(x.cost_usd or math.inf for x in near), (e.accelerator, e.count, e.cost_usd)
-    assert (e.cost_usd or 0.0) < 0.5 * (fastest.cost_usd or 0.0), (e.accelerator, e.count, fastest.accelerator, fastest.count)
+    # half the fastest's cost or less (4,096 v6e against 8,192, since data-parallel widths divide the 2,048 sequences)
+    assert (e.cost_usd or 0.0) <= 0.5 * (fastest.cost_usd or 0.0) + 0.01, (e.accelerator, e.count, fastest.accelerator, fastest.count)
     rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
     assert rec.estimate is not None and (rec.estimate.cost_usd or 0.0) <= (e.cost_usd or 0.0) * 1.05
 

@@ -477,7 +477,8 @@ def dit(profile: Profile, c: Constants) -> Dit | None:
         f"{passes} pass{'es' if passes > 1 else ''} (classifier-free guidance {'on' if passes > 1 else 'off'}) x {steps} steps{approx}"
     )
     att = profile.model.attention
-    heads = (att.heads if att is not None and att.heads else None) or max(1, shape.attn_dim // ((att.head_dim if att else None) or HEAD_DIM))
+    head_dim = (att.head_dim if att is not None else None) or HEAD_DIM
+    heads = (att.heads if att is not None and att.heads else None) or max(1, shape.attn_dim // head_dim)
     return Dit(tokens, shape.layers, shape.hidden, passes, steps, forward * passes * steps, formula, heads)
 
 
