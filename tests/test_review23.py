@@ -207,3 +207,17 @@ def test_a_cost_tie_takes_the_count_whose_slow_end_meets_the_deadline() -> None:
     small = _estimate(profile, est["accelerator"], est["count"] // 2)
     assert small["hours"] <= deadline < small["hours_range"][1]  # the cheaper count meets it only at the expected time
     assert est["cost_usd"] <= small["cost_usd"] * 1.05
+
+
+def test_a_multi_node_gpu_run_asks_skypilot_for_the_fast_network(tmp_path: Path) -> None:
+    # review 20 D8 / F6: the AWS 13B pre-train over 32 p5en instances is estimated with its data-parallel traffic over
+    # InfiniBand/RoCE-class links, but its sky.yaml asked for SkyPilot's standard network (no EFA)
+    r = run_cli("scaffold", str(DATA / "10-aws-only-multinode-13b.yaml"), "-o", str(tmp_path / "multi"))
+    assert r.code == 0, r.err
+    sky = yaml.safe_load((tmp_path / "multi" / "sky.yaml").read_text())
+    assert sky["num_nodes"] > 1 and sky["resources"]["network_tier"] == "best"
+    # one node (an 8-GPU fine-tune on AWS): nothing crosses nodes, the standard network is kept
+    r = run_cli("scaffold", str(ROOT / "profiles" / "aws-only-team.yaml"), "-o", str(tmp_path / "one"))
+    assert r.code == 0, r.err
+    one = yaml.safe_load((tmp_path / "one" / "sky.yaml").read_text())
+    assert "num_nodes" not in one and "network_tier" not in one["resources"]

@@ -238,6 +238,11 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
         resources["disk_size"] = plan.disk_gb
     if spec.plan.server:
         resources["ports"] = VLLM_PORT
+    fabric = first.nodes > 1 and not family(spec.device).sliced
+    if fabric:
+        # the estimate's data-parallel (or cross-node tensor) traffic runs over the fast node-to-node network
+        # (InfiniBand/RoCE, EFA, GPUDirect); SkyPilot's default is the standard one (resources.network_tier, yaml spec)
+        resources["network_tier"] = "best"
     resources["ordered"] = ordered
     task: dict[str, Any] = {"name": spec.name}
     if first.nodes > 1:
@@ -275,6 +280,9 @@ def sky_yaml(spec: Spec, ctx: Context) -> tuple[str, list[SkyEntry]]:
             f"One replica of {n} spans {first.nodes} nodes (SkyServe replicas are single-node): sky launch starts one; "
             f"launch {n} clusters (-c {spec.name}-1 ...) and balance the requests over them"
         )
+    if fabric:
+        header.append(f"network_tier: best asks for the fast network between the {first.nodes} nodes (EFA on AWS, GPUDirect on "
+                      "Google Cloud) that the estimate's cross-node traffic assumes; the standard network is far slower.")
     if first.nodes > 1 and family(spec.device).sliced:
         header.append(f"The configuration is {first.nodes} slices of {first.accelerators}: num_nodes launches one per slice.")
     return dump(task, header), fallbacks
