@@ -313,8 +313,8 @@ def best(
             if (cheapest.hours_high or 0.0) > deadline:
                 dear = basis(cheapest) * (1.0 + c.scoring.cost_tie_fraction.value)
                 safe = [x for x in in_time if basis(x) <= dear and (x.hours_high or math.inf) <= deadline]
-                if safe:
-                    return min(safe, key=key_cost)
+                if safe:  # the fewest chips that are safe: the next larger count, not every chip the tie allows
+                    return min(safe, key=lambda x: (x.count * (x.replicas or 1), key_cost(x)))
             return cheapest
         fastest = min([x for x in pool if not x.past_knee] or pool, key=key_time)
         if objective == "cost" and "target_hours_note" in pool[0].assumptions:  # the target is the default, not stated

@@ -445,6 +445,10 @@ def training_candidates(profile: Profile, acc: Accelerator, c: Constants, *, own
             if (solved := _solve_count(shapes, est, fitting, knee, goal)) is not None:
                 if profile.goal.optimize != "time":
                     _whole_steps(shapes, est, fitting, knee, solved)
+                e = est(solved)
+                if profile.goal.optimize == "cost" and e.hours and e.hours_high and e.hours_high > goal:
+                    # the smallest count whose slow end meets the goal too, which a cost tie may prefer (search.best)
+                    _solve_count(shapes, est, fitting, knee, goal * e.hours / e.hours_high)
                 break
         for n, e in memo.items():
             e.past_knee = n > knee
