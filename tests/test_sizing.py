@@ -198,9 +198,12 @@ def test_published_runs_are_sized_within_2x(run_rows: list[calibration_runs.RunR
     assert len(run_rows) >= 12
     assert {r.split for r in run_rows} == {"fit", "held-out"}
     misses = [r.id for r in run_rows if not (r.chosen and 0.5 <= r.count_ratio <= 2.0)]
-    # Known miss (reported in the calibration output): smollm2-360m, whose published GPU-hours
-    # imply 12% MFU, far below any sourced figure for the stack.
+    # Known miss (reported in the calibration output): tinyllama-1.1b (published 16 A100, 56% MFU, a tuned run the
+    # stack's sourced figures do not reach), sized at 40 so that the slow end of its range meets the published 90 days.
     assert len(misses) <= 1, misses
+    # never far past 2x: a cost tie takes the fewest chips whose slow end meets the target (79e8893 took 64 there)
+    worst = max(max(r.count_ratio, 1.0 / r.count_ratio) for r in run_rows if r.chosen)
+    assert worst <= 2.5, worst
 
 
 def test_published_runs_wall_time_median(run_rows: list[calibration_runs.RunRow]) -> None:
