@@ -437,7 +437,7 @@ class Dit:
     steps: int
     flops: float  # the whole request
     formula: str
-    heads: int = 1  # attention heads: a Ulysses split gives each chip whole heads, so its degree divides them
+    heads: int  # attention heads: a Ulysses split gives each chip whole heads, so its degree divides them
 
     def all_to_all_bytes(self, k: int) -> float:
         """Bytes one chip sends for a request split over ``k`` chips by sequence (Ulysses): each layer's four
