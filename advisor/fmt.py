@@ -133,6 +133,11 @@ def safe_name(text: str, limit: int = 30) -> str:
     return slug[:limit].rstrip("-") or "workload"
 
 
+# What a serving estimate's rate counts where its requests generate tokens (Estimate.throughput_unit); otherwise the
+# requests themselves (requests/s, images/s, videos/s)
+GENERATED_TOKENS = "generated tokens/s"
+
+
 def unit_usd(usd: float | None, digits: int = 3, missing: str = "-") -> str:
     """A per-unit cost: fixed decimals from $0.1, three significant digits below (never '$0.000')."""
     if usd is None:

@@ -312,14 +312,16 @@ def _verdict_view(rec: Recommendation) -> dict[str, Any]:
             verdict["time"] = f"{hours(est.hours)} (range {hours(est.hours_low)} – {hours(est.hours_high)})"
             verdict["cost"] = f"{money(est.cost_usd)} (range {money(est.cost_low)} – {money(est.cost_high)})"
         else:
-            verdict["time"] = (
-                f"{est.latency_ms:,.0f} ms per request, TTFT {est.ttft_ms:,.0f} ms, {est.replicas} replica(s), batch {est.batch}"
-            )
+            first = f", TTFT {est.ttft_ms:,.0f} ms" if est.tpot_ms is not None else ""  # no first token without generated ones
+            verdict["time"] = f"{est.latency_ms:,.0f} ms per request{first}, {est.replicas} replica(s), batch {est.batch}"
             if est.p99 and "ttft_ms" in est.p99:  # the tail the targets are held to (an upper bound), at the server's budget
-                verdict["time"] += (
-                    f"; p99 {est.p99['latency_ms']:,.0f} ms per request, TTFT {est.p99['ttft_ms']:,.0f} ms, "
-                    f"TPOT {est.p99['tpot_ms']:,.1f} ms, slowest token {est.p99.get('itl_ms', est.p99['tpot_ms']):,.1f} ms (an upper bound)"
-                )
+                verdict["time"] += f"; p99 {est.p99['latency_ms']:,.0f} ms per request"
+                if "tpot_ms" in est.p99:
+                    verdict["time"] += (
+                        f", TTFT {est.p99['ttft_ms']:,.0f} ms, TPOT {est.p99['tpot_ms']:,.1f} ms, "
+                        f"slowest token {est.p99.get('itl_ms', est.p99['tpot_ms']):,.1f} ms"
+                    )
+                verdict["time"] += " (an upper bound)"
             elif est.p99:  # a replica serving batches: about two batches at the p99
                 verdict["time"] += f"; p99 {est.p99['latency_ms']:,.0f} ms per request (the rest of a batch in flight, then its own)"
                 if est.prefill_budget:

@@ -42,6 +42,7 @@ from advisor.estimate.replica import (
 )
 from advisor.estimate.result import GIB, HOURS_PER_MONTH, Estimate, rounded
 from advisor.families import family
+from advisor.fmt import GENERATED_TOKENS
 from advisor.model_families import family_of
 from advisor.models import Profile
 
@@ -392,9 +393,44 @@ def _estimate_inference(
         _tail(e, inf, mid, budgets)
     elif inf.mode == "online":
         _batch_tail(e, inf, mid, ld.qps)
+    _label_throughput(e, profile, replica)
     software_notes(e, r.sw)
     set_feasibility(e, profile, acc)
     return e
+
+
+def throughput_unit(profile: Profile, replica: serving.LlmReplica | serving.RequestReplica) -> str:
+    """What one replica's rate counts: generated tokens where a request generates them (an LLM with output tokens, a
+    speech model's decoder), else the requests themselves (an image or a video for a diffusion model; an embedding, a
+    score, a classification: an LLM with output_tokens 0, an encoder, a recommendation model)."""
+    if replica.output_tokens > 0 if isinstance(replica, serving.LlmReplica) else replica.decode_steps > 0:
+        return GENERATED_TOKENS
+    inf = profile.inference
+    if profile.is_diffusion:
+        return "videos/s" if inf is not None and inf.frames else "images/s"
+    return "requests/s"
+
+
+def _label_throughput(e: Estimate, profile: Profile, replica: serving.LlmReplica | serving.RequestReplica) -> None:
+    """Say what the estimate's rate counts (``throughput_unit``), and keep figures per output token off a workload that
+    generates none: a request that computes once (an embedding, an image, a score) has no time per output token and no
+    tokens per second; its rate is its requests (or images) per second."""
+    e.throughput_unit = throughput_unit(profile, replica)
+    if e.throughput_unit == GENERATED_TOKENS:
+        return
+    e.tpot_ms = None
+    if e.at_concurrency_1 is not None:
+        e.at_concurrency_1["tpot_ms"] = None
+    e.ranges.pop("tpot_ms", None)
+    if "tokens_per_second" in e.ranges:
+        e.ranges["throughput"] = e.ranges.pop("tokens_per_second")
+    if e.p99 is not None:
+        for key in ("tpot_ms", "itl_ms"):
+            e.p99.pop(key, None)
+        e.p99.get("terms", {}).pop("output_tokens_p99", None)
+    offline = e.assumptions.get("operating_point", {}).get("offline")
+    if offline is not None:
+        offline.pop("saturated_tokens_per_second_per_replica", None)
 
 
 def _operating_fields(
@@ -533,7 +569,7 @@ def _replica(
         workers = 1 if tables else max(1, count // chips_each)
         link = sizing.link_bytes_per_s(acc, c)
         request = serving.RequestReplica(
-            weights - tables if tables else weights, flops_req, inf.output_tokens, bw, compute, overhead,
+            weights - tables if tables else weights, flops_req, inf.output_tokens if decoder else 1, bw, compute, overhead,
             decode_steps=inf.output_tokens if decoder else 0, decode_bytes=dec_flops / 2.0 * per_param, decode_flops=dec_flops,
             request_bytes=workloads.embedding_lookup_bytes(profile), decode_request_bytes=cache, workers=workers,
             request_comm=sp.dit.all_to_all_bytes(sp.k) / link if sp is not None else 0.0,
@@ -662,7 +698,8 @@ def prefill_budgets(profile: Profile, acc: Accelerator, c: Constants) -> tuple[i
 
 def _p99_targets(inf: Any) -> list[tuple[str, str, float]]:
     """(what, p99 key, target ms) of each p99 target the profile sets."""
-    named = (("latency", "latency_ms", inf.latency_p99_ms), ("TTFT", "ttft_ms", inf.ttft_p99_ms), ("TPOT", "tpot_ms", inf.tpot_p99_ms))
+    tpot = inf.tpot_p99_ms if inf.output_tokens > 0 else None  # no output token to time (readset warns)
+    named = (("latency", "latency_ms", inf.latency_p99_ms), ("TTFT", "ttft_ms", inf.ttft_p99_ms), ("TPOT", "tpot_ms", tpot))
     return [(what, key, float(target)) for what, key, target in named if target is not None]
 
 

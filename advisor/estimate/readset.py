@@ -82,6 +82,9 @@ def unused_fields(profile: Profile) -> list[str]:
         else:
             notes.append(([f"inference.{n}" for n in ("requests_per_day", "window_hours") if n in given],
                           "an online service is sized by peak_qps (these size a mode: batch job)"))
+        if llm_serving and inf.output_tokens == 0:
+            notes.append(([f"inference.{n}" for n in ("tpot_p99_ms", "output_tokens_p99") if n in given],
+                          "output_tokens is 0: a request generates no token (an embedding, a score), so none is timed"))
         if not llm_serving and inf.mode != "batch":
             notes.append(([f"inference.{n}" for n in ("ttft_p99_ms", "tpot_p99_ms", "output_tokens_p99") if n in given],
                           "only an LLM's serving has a first token and tokens after it"))

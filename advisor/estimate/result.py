@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.fmt import GENERATED_TOKENS
+
 GIB = 1024**3
 HOURS_PER_MONTH = 730.0  # 365 x 24 / 12
 
@@ -39,7 +41,7 @@ class Estimate:
     within_budget: bool | None = None
     batch: int | None = None
     ttft_ms: float | None = None
-    tpot_ms: float | None = None
+    tpot_ms: float | None = None  # None where a request generates no tokens (throughput_unit is not GENERATED_TOKENS)
     latency_ms: float | None = None
     replicas: int | None = None
     usd_per_million_tokens: float | None = None
@@ -56,6 +58,8 @@ class Estimate:
     region: str | None = None  # where it runs (the price's cloud's region)
     purchase: dict[str, Any] | None = None  # bought hardware: outlay, lead time, break-even vs renting
     p99: dict[str, Any] | None = None  # serving: p99 TTFT, TPOT and latency (estimate/tail.py)
+    # serving: what tokens_per_second counts, GENERATED_TOKENS or a request's own unit (requests/s, images/s, videos/s)
+    throughput_unit: str | None = None
     zone: str | None = None
     feasible: bool = True
     why_not: str | None = None
@@ -88,7 +92,8 @@ class Estimate:
             "cost_range_usd": [rounded(self.cost_low, 2), rounded(self.cost_high, 2)],
             "usd_per_chip_hour": rounded(self.usd_per_chip_hour, 5),
             "price": {"cloud": self.price_cloud, "kind": self.price_kind} if self.price_cloud else None,
-            "tokens_per_second": rounded(self.tokens_per_second, 1),
+            # generated tokens only (DESIGN.md): null for a serving workload whose requests generate none (its rate: throughput)
+            "tokens_per_second": rounded(self.tokens_per_second, 1) if self.throughput_unit in (None, GENERATED_TOKENS) else None,
             "memory_per_chip_gb": rounded(self.memory_per_chip_gb, 2),
             "memory_capacity_gb": rounded(self.memory_capacity_gb, 2),
             "fits_memory": self.fits_memory,
@@ -108,6 +113,7 @@ class Estimate:
                 unit_cost=self.unit_cost,
                 hosts_per_replica=self.hosts_per_replica,
                 capacity_requests_per_second=rounded(self.capacity_rps, 3),
+                throughput={"per_second": rounded(self.tokens_per_second, 3), "unit": self.throughput_unit},
                 p99=self.p99,
                 percentiles={
                     "ttft_ms": "typical request at the operating point", "tpot_ms": "typical request at the operating point",

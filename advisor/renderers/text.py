@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from advisor.families import family
-from advisor.fmt import hours, log_text, money, per_unit, request_asks, unit_label, unit_usd
+from advisor.fmt import GENERATED_TOKENS, hours, log_text, money, per_unit, request_asks, unit_label, unit_usd
 
 if TYPE_CHECKING:
     from advisor.estimate.result import Estimate
@@ -343,9 +343,9 @@ def render_estimate(e: Estimate, console: Console) -> None:
     else:
         rows += [
             ("batch", str(e.batch)),
-            ("TTFT / TPOT", f"{e.ttft_ms or 0:,.1f} ms / {e.tpot_ms or 0:,.2f} ms"),
+            *([("TTFT / TPOT", f"{e.ttft_ms or 0:,.1f} ms / {e.tpot_ms:,.2f} ms")] if e.tpot_ms is not None else []),
             ("latency per request", f"{e.latency_ms or 0:,.0f} ms"),
-            ("output tokens/s per replica", f"{e.tokens_per_second or 0:,.0f}"),
+            (f"{e.throughput_unit or GENERATED_TOKENS} per replica", f"{e.tokens_per_second or 0:,.0f}"),
             ("replicas", str(e.replicas)),
             ("cost per month", f"{money(e.cost_usd)} ({e.hours:,.0f} h)" if e.hours else money(e.cost_usd)),
             ("cost per unit", per_unit(e.unit_cost, 4)),

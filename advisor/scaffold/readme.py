@@ -8,8 +8,8 @@ from typing import Any
 
 from advisor import clouds
 from advisor.families import family
+from advisor.fmt import GENERATED_TOKENS, md_message, md_text
 from advisor.fmt import hours as _hours
-from advisor.fmt import md_message, md_text
 from advisor.fmt import money as _money
 from advisor.scaffold.kubernetes import monitoring_for, node_selection, schedule_hours, server_argv
 from advisor.scaffold.plan import statement
@@ -72,12 +72,11 @@ def _estimate_lines(spec: Spec, written: Callable[[str], bool]) -> list[str]:
         if e.latency_ms is not None:
             target = spec.profile.inference.latency_p99_ms if spec.profile.inference else None
             tgt = f" (target p99 {target:,.0f} ms)" if target else ""
-            steps = (f"; time to first token {e.ttft_ms or 0:,.0f} ms, {e.tpot_ms or 0:,.1f} ms per output token" if tokens
+            steps = (f"; time to first token {e.ttft_ms or 0:,.0f} ms, {e.tpot_ms:,.1f} ms per output token" if e.tpot_ms is not None
                      else "")
             out.append(f"- Latency: {e.latency_ms:,.0f} ms per request{tgt}{steps}, batch {e.batch} per replica.")
         if e.tokens_per_second:
-            what = "generated tokens/s" if tokens else ("images/s" if "images" in unit else "requests/s")
-            out.append(f"- Throughput: {e.tokens_per_second:,.0f} {what} per replica.")
+            out.append(f"- Throughput: {e.tokens_per_second:,.0f} {e.throughput_unit or GENERATED_TOKENS} per replica.")
     budget = spec.profile.goal.budget_usd
     if budget is not None and e.within_budget is not None:
         per = " per month" if e.mode == "inference" else ""
