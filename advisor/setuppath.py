@@ -13,7 +13,8 @@ from typing import Any
 
 from advisor import capacity, clouds, families, regions
 from advisor.catalog import Accelerator
-from advisor.conditions import evaluate
+from advisor.conditions import Condition, ConditionParser, evaluate
+from advisor.errors import InputError
 from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, model_shape
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
@@ -132,7 +133,8 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
     # the install line of the training skeleton this family runs for the profile's framework, with the method's extras
     # (QLoRA: bitsandbytes), the same line sky.yaml and the Dockerfile install (rules/training-stacks.yaml)
     values["train_pip"] = vendor_pip(stack_pip(
-        fam.skeleton(profile.software.framework), fam.runtime or "", profile.training.method if profile.training else None,
+        skeleton_for(profile, acc.device if acc is not None else "gpu", vendor), fam.runtime or "",
+        profile.training.method if profile.training else None,
     ), fam.vendor(vendor))
     # the vendor's device check (nvidia-smi; rocm-smi on an AMD Instinct node)
     values["gpu_smi"] = str(fam.vendor(vendor).get("smi") or families.family("gpu").setup.vendor(None).get("smi") or "nvidia-smi")
@@ -529,6 +531,40 @@ def _training() -> dict[str, Any]:
 
     data: dict[str, Any] = bundled_data("training-stacks.yaml")
     return data
+
+
+@functools.lru_cache(maxsize=1)
+def _skeleton_overrides() -> tuple[tuple[str, str, frozenset[str], Condition, frozenset[str]], ...]:
+    """(stack, family, the family skeletons it replaces, when, the chip vendors it runs on: empty for any) of each
+    training stack with a ``when`` (rules/training-stacks.yaml ``replaces``)."""
+    from advisor.validation import builtin_rules_dir
+    from advisor.yamlsrc import load_file
+
+    doc = load_file(str(builtin_rules_dir() / "training-stacks.yaml"))[0]
+    out = []
+    for stack, row in doc.data["stacks"].items():
+        if "when" not in row:
+            continue
+        parser = ConditionParser(doc)
+        cond = parser.parse(row["when"], ("stacks", stack, "when"))
+        if cond is None:
+            raise InputError(problems=parser.problems)
+        vendors = frozenset(row.get("vendors") or ())
+        out += [(stack, fam, frozenset(replaced), cond, vendors) for fam, replaced in row["replaces"].items()]
+    return tuple(out)
+
+
+def skeleton_for(profile: Profile, device: str, vendor: str | None = None) -> str | None:
+    """The training skeleton on ``device`` (chips of ``vendor``, None where not known): the family's for the profile's
+    framework (rules/families.yaml setup.skeletons), unless a training stack replaces it for this profile on this vendor's
+    chips (rules/training-stacks.yaml ``replaces`` / ``when`` / ``vendors``: Megatron-LM for a large language model
+    trained in full on NVIDIA GPUs)."""
+    base = families.family(device).setup.skeleton(profile.software.framework)
+    reader = FieldReader(profile)
+    for stack, fam, replaced, cond, vendors in _skeleton_overrides():
+        if fam == device and base in replaced and (not vendors or vendor is None or vendor in vendors) and evaluate(cond, reader):
+            return stack
+    return base
 
 
 def training_stack(stack: str) -> dict[str, Any]:

@@ -48,7 +48,9 @@ def test_a_generating_llm_keeps_its_tokens(tmp_path: Path) -> None:
     assert e["tpot_ms"] > 0 and "tpot_ms" in e["ranges"] and "tokens_per_second" in e["ranges"]
 
 
-@pytest.mark.parametrize(("name", "unit"), [("image-generation", "images/s"), ("recsys-api", "requests/s"), ("text-embeddings", "requests/s")])
+@pytest.mark.parametrize(
+    ("name", "unit"), [("image-generation", "images/s"), ("recsys-api", "requests/s"), ("text-embeddings", "requests/s")],
+)
 def test_a_one_pass_request_counts_its_requests(name: str, unit: str) -> None:
     r = run_cli("recommend", str(ROOT / "profiles" / f"{name}.yaml"), "--format", "json")
     assert r.code == 0, r.err

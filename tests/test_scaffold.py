@@ -667,6 +667,14 @@ def test_train_py_that_cannot_hold_the_priced_state_says_so(tmp_path: Path) -> N
     r = run_cli("scaffold", str(prof), "-o", str(tmp_path / "out"))
     assert r.code == 0, r.err
     sh = (tmp_path / "out" / "setup.sh").read_text()
+    # a language model of >= 7 B trained in full takes Megatron-LM, which shards the state as the estimate does
+    assert "pretrain_gpt.py" in (tmp_path / "out" / "train.py").read_text()
+    assert "keeps the whole training state" not in sh
+    five = tmp_path / "five.yaml"  # below 7 B the PyTorch loop stays, and 5 B x 16 bytes of state exceed a 40 GB chip
+    five.write_text(prof.read_text().replace("params_b: 13, layers: 40, hidden_size: 5120, kv_heads: 40", "params_b: 5"))
+    r = run_cli("scaffold", str(five), "-o", str(tmp_path / "five-out"))
+    assert r.code == 0, r.err
+    sh = (tmp_path / "five-out" / "setup.sh").read_text()
     assert "keeps the whole training state on every chip" in " ".join(sh.replace("#", " ").split())
     small = tmp_path / "small.yaml"
     small.write_text(prof.read_text().replace("params_b: 13, layers: 40, hidden_size: 5120, kv_heads: 40", "params_b: 0.35"))
@@ -726,10 +734,13 @@ def test_the_stand_in_model_runs_at_a_long_context_without_a_dense_mask(tmp_path
     """Before: train.py's stand-in at SEQ_LEN = 131072 built torch.nn.Transformer.generate_square_subsequent_mask(131072),
     64 GiB in fp32, and attended through TransformerEncoderLayer (batch x heads x S^2 scores): it could not run on a
     32 GiB v6e chip or an 80 GB GPU. Now its blocks attend through a flash kernel (no S x S tensor)."""
-    r = run_cli("scaffold", str(ROOT / "tests" / "data" / "scaffold" / "long-context-128k.yaml"), "-o", str(tmp_path),
-                "--path", path)
+    data = yaml.safe_load((ROOT / "tests" / "data" / "scaffold" / "long-context-128k.yaml").read_text())
+    data["training"]["method"] = "lora"  # a full run of a model this large takes Megatron-LM on a GPU (its own attention)
+    profile = tmp_path / "long.yaml"
+    profile.write_text(yaml.safe_dump(data))
+    r = run_cli("scaffold", str(profile), "-o", str(tmp_path / "out"), "--path", path)
     assert r.code == 0, r.err
-    train = (tmp_path / "train.py").read_text()
+    train = (tmp_path / "out" / "train.py").read_text()
     compile(train, "train.py", "exec")
     assert re.search(r"^SEQ_LEN = 131072$", train, re.M)
     assert "generate_square_subsequent_mask" not in train and "TransformerEncoder" not in train

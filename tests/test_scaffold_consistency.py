@@ -362,6 +362,13 @@ def _parallelism(case: Case) -> None:
                     assert len(_flag(cmd, "--tensor-parallel-size", "--tp-size", "--tp", "--num-shard")) == 1
                     assert _flag(cmd, "--pipeline-parallel-size") <= {str(p.pipeline)}
     _flags_are(case.sh, ("--tensor-parallel-size",), p.tensor)
+    train = case.files.get("train.py") or ""
+    for name, want in (("TENSOR", p.tensor), ("PIPELINE", p.pipeline), ("DATA", p.data)):  # a skeleton that lays the run out
+        m = re.search(rf"^{name} = (\d+)", train, re.M)
+        assert m is None or int(m.group(1)) == want, (name, m and m.group(1), want)
+    if "--tensor-model-parallel-size" in train:  # Megatron-LM: the plan's degrees are its arguments
+        assert re.search(r'"--tensor-model-parallel-size", str\(TENSOR\)', train)
+        assert re.search(r'"--pipeline-model-parallel-size", str\(PIPELINE\)', train)
     if par and p.server:  # the manifests lay a replica out as the estimate costed it
         assert (p.tensor, p.pipeline) == (par["tensor"], par["pipeline"])
 
@@ -403,6 +410,7 @@ _STACK_MARK = {
     "cuda": "import torch",
     "tensorflow": "import tensorflow",
     "cpu": "xgboost",
+    "megatron": "pretrain_gpt.py",
 }
 
 
@@ -413,7 +421,7 @@ def _framework(case: Case) -> None:
         assert _STACK_MARK[case.spec.stack] in train
         from advisor.scaffold.spec import stack_for
 
-        assert case.spec.stack == stack_for(case.spec.profile, case.plan.device)
+        assert case.spec.stack == stack_for(case.spec.profile, case.plan.device, case.spec.acc.vendor if case.spec.acc else None)
         assert case.plan.framework == case.spec.profile.software.framework
 
 

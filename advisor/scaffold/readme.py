@@ -18,6 +18,7 @@ from advisor.scaffold.skeleton import stack_title
 from advisor.scaffold.skypilot import SkyEntry, cost_phrase, one_replica_of, sky_command, sky_entry
 from advisor.scaffold.spec import Spec, one_line, shape
 from advisor.scaffold.stacks import servers
+from advisor.setuppath import training_stack
 
 
 def _fmt(value: Any) -> str:
@@ -253,17 +254,21 @@ def _training_section(spec: Spec, steps: list[Step], files: Mapping[str, str], f
         runs = any("train.py" in c for s in steps for c in s.commands if not s.added)
         L.append("## Training script and TensorBoard")
         L.append("")
+        own = training_stack(spec.stack).get("readme") if spec.stack else None  # a stack that says what its skeleton runs
+        plan = spec.plan
         L.append(
-            f"`train.py` is a runnable skeleton for {stack_title(spec.stack or 'cuda')}: it trains on synthetic "
-            "data until you point it at yours and writes TensorBoard logs to `./runs`"
-            + (" (or `$AIP_TENSORBOARD_LOG_DIR` on Vertex AI)" if "Dockerfile" in files else "")
-            + ". Its defaults (model, sequence length, global batch, steps) come from the profile; "
-            "`python3 train.py --help` lists them."
+            (str(own).format(tensor=plan.tensor, pipeline=plan.pipeline, data=plan.data) if own else
+             f"`train.py` is a runnable skeleton for {stack_title(spec.stack or 'cuda')}: it trains on synthetic "
+             "data until you point it at yours and writes TensorBoard logs to `./runs`"
+             + (" (or `$AIP_TENSORBOARD_LOG_DIR` on Vertex AI)" if "Dockerfile" in files else "")
+             + ". Its defaults (model, sequence length, global batch, steps) come from the profile; "
+             "`python3 train.py --help` lists them.")
             + ("" if runs else " The setup path's own steps do not run it: it is the starting point for your own loop"
                + (" (`./setup.sh train` runs it on the slice)." if any(s.runs_train for s in steps) else ", and `sky.yaml` runs it."))
         )
         L.append("")
-        tb = [s for s in steps if any("tensorboard" in c for c in s.commands)]
+        # the step that serves TensorBoard (tensorboard --logdir), not one that installs it or logs to it
+        tb = [s for s in steps if any("tensorboard --logdir" in c for c in s.commands)]
         if tb:
             L.append(
                 f"TensorBoard: `./setup.sh {tb[0].key}`, then open http://localhost:6006 "

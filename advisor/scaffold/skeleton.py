@@ -45,8 +45,36 @@ def train_py(spec: Spec) -> str:
                         if plan.spot else "about every 2 hours of the estimated run"),
         precision=plan.precision,
         torch_dtype=TORCH_DTYPE.get(plan.precision, "bfloat16"),
+        **_layout_values(spec),
     )
     return "".join(f"# {line}\n" for line in statement(plan)) + text
+
+
+# Megatron-LM's arguments for the profile's precision (FP8 through Transformer Engine's hybrid E4M3 / E5M2 recipe, the
+# format of Megatron-LM's own Llama 3 FP8 example); fp32 is its default
+MEGATRON_PRECISION = {"bf16": ["--bf16"], "fp8": ["--bf16", "--fp8-format", "hybrid"], "fp16": ["--fp16"]}
+# Megatron FSDP shards in 16-bit and FP8 runs (its functional tests: bf16, fp8); fp16 and fp32 take the distributed optimizer
+_MEGATRON_FSDP_PRECISIONS = ("bf16", "fp8")
+
+
+def _layout_values(spec: Spec) -> dict[str, str]:
+    """The plan's layout and the model's shape, for a skeleton that runs the plan's parallelism itself (Megatron-LM):
+    tensor x pipeline x data as the estimate laid the run out, the shape MaxText's path is given too
+    (setuppath._layout), and how the state is sharded (Megatron FSDP without pipeline stages, else the distributed
+    optimizer). Learning rates: Megatron-LM's Llama 3 8B example for pre-training (1.5e-4 to 1e-5), the Hugging Face
+    skeleton's full fine-tune rate (3e-5) for fine-tuning."""
+    plan, v = spec.plan, spec.values
+    row = training_stack(spec.stack) if spec.stack else {}
+    shard = bool(row.get("shards_state")) and plan.pipeline == 1 and plan.precision in _MEGATRON_FSDP_PRECISIONS
+    tune = spec.profile.task == "fine-tuning"
+    return {
+        "tensor": str(plan.tensor), "pipeline": str(plan.pipeline), "data": str(plan.data),
+        "layers": v.get("layers") or "0", "hidden": v.get("emb_dim") or "0", "heads": v.get("heads") or "0",
+        "kv_heads": v.get("kv_heads") or "0", "head_dim": v.get("head_dim") or "0", "ffn": v.get("mlp_dim") or "0",
+        "num_experts": v.get("num_experts") or "1", "experts_per_token": v.get("experts_per_token") or "1",
+        "shard": str(shard), "precision_args": repr(MEGATRON_PRECISION.get(plan.precision, [])),
+        "megatron_tag": str(row.get("tag") or ""), "lr": "3e-5" if tune else "1.5e-4", "min_lr": "3e-6" if tune else "1e-5",
+    }
 
 
 # the share of a GPU's memory train.py fills with the model's state and micro-batches (the allocator's fragmentation,

@@ -22,7 +22,7 @@ from advisor.knowledge import PLACEHOLDER, SetupPath, bundled_data
 from advisor.models import Profile
 from advisor.recommend import Recommendation
 from advisor.scaffold.plan import Plan, make_plan, statement
-from advisor.setuppath import placeholders, setup_cloud
+from advisor.setuppath import placeholders, setup_cloud, skeleton_for, training_stack
 from advisor.validation import did_you_mean
 
 
@@ -91,9 +91,9 @@ def path_cloud(path: SetupPath, profile: Profile, est: Estimate | None) -> str:
     return next((c for c in profile.deployment.clouds if c in path.clouds), path.clouds[0])
 
 
-def stack_for(profile: Profile, device: str) -> str | None:
-    """The training skeleton for the profile's framework on ``device`` (rules/families.yaml setup)."""
-    return family(device).setup.skeleton(profile.software.framework)
+def stack_for(profile: Profile, device: str, vendor: str | None = None) -> str | None:
+    """The training skeleton for the profile on ``device`` (setuppath.skeleton_for)."""
+    return skeleton_for(profile, device, vendor)
 
 
 def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
@@ -136,7 +136,7 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
         serving=serving,
         training=training,
         vllm=vllm,
-        stack=stack_for(profile, device) if training else None,
+        stack=stack_for(profile, device, acc.vendor if acc is not None else None) if training else None,
         plan=make_plan(profile, est, values, device, cloud, serving or (vllm and "skypilot" in path.artefacts)),
     )
     if spec.plan.scheduled and spec.serving:  # the node pool empties outside the priced hours
@@ -160,7 +160,11 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
     if profile.training is not None:
         spec.global_batch, spec.max_steps = int(values["global_batch"]), int(values["steps"])
         spec.run_batch = spec.global_batch
+        # the skeleton splits the batch over its data-parallel ranks: every chip (a plain data-parallel loop), or the
+        # plan's data-parallel width where the skeleton runs the plan's tensor and pipeline parallelism (Megatron-LM)
         chips = est.count if est is not None else 0
+        if chips and spec.stack and training_stack(spec.stack).get("shards_state"):
+            chips = spec.plan.data
         if chips and spec.global_batch % chips and profile.training.tokens_b and "skeleton" in path.artefacts:
             # the skeleton's train.py runs global_batch // chips sequences per chip (its data-parallel split), so a batch
             # that does not divide over the chips trains a smaller one: its steps are counted for that batch, so the
@@ -197,13 +201,23 @@ def collect_warnings(spec: Spec) -> None:
         )
     memory = (spec.est.assumptions.get("memory") or {}) if spec.est is not None and spec.training else {}
     state_gb, chip_gb = float(memory.get("state_gb_total") or 0.0), (spec.est.memory_capacity_gb if spec.est is not None else 0.0)
-    if "skeleton" in spec.path.artefacts and chip_gb and state_gb > chip_gb and "sharded" in str(memory.get("sharding", "")):
+    shards = bool(spec.stack and training_stack(spec.stack).get("shards_state"))  # the skeleton shards as the estimate does
+    if "skeleton" in spec.path.artefacts and not shards and chip_gb and state_gb > chip_gb and "sharded" in str(memory.get("sharding", "")):
         w.append(
             f"train.py keeps the whole training state on every chip (DistributedDataParallel / replicated parameters): "
             f"{state_gb:,.0f} GB of weights, gradients and optimiser state against {chip_gb:,.0f} GB per chip, so it runs "
             "out of memory at this size; the estimate assumes the state sharded over all chips: wrap the model in FSDP "
             "(torch.distributed.fsdp.fully_shard), shard it with torch_xla SPMD or jax.sharding, or run the path's own "
             "trainer where it has one (MaxText)"
+        )
+    laid_out = set(training_stack(spec.stack).get("parallelism") or ()) if spec.stack else set()
+    split = [f"{kind} parallelism {n}" for kind, n in (("tensor", spec.plan.tensor), ("pipeline", spec.plan.pipeline))
+             if n > 1 and kind not in laid_out]
+    if spec.training and split and "skeleton" in spec.path.artefacts:
+        w.append(
+            f"the estimate lays the run out with {' and '.join(split)}; train.py ({training_stack(spec.stack or 'cuda')['title']}) runs "
+            "data parallelism only, so it needs the whole model on each GPU: run the model in a stack that splits it "
+            "(Megatron-LM, torchtitan), or expect the memory and speed of a data-parallel run"
         )
     if spec.training and spec.plan.spot and "skeleton" in spec.path.artefacts:
         relaunch = " (SkyPilot managed jobs, sky jobs launch sky.yaml, recover on their own)" if spec.produces("skypilot") else ""

@@ -18,6 +18,11 @@
 #   ./setup.sh STEP...                  run the named steps (a number or a name)
 #   ./setup.sh --list                   list the steps
 # Steps are not idempotent: after a failure, fix it and rerun from that step by name.
+# Note: the estimate lays the run out with pipeline parallelism 4; train.py
+# (PyTorch + CUDA with Hugging Face (torchrun, DDP)) runs data parallelism
+# only, so it needs the whole model on each GPU: run the model in a stack that
+# splits it (Megatron-LM, torchtitan), or expect the memory and speed of a
+# data-parallel run
 # Note: the configuration spans 16 GPU VMs (16 x a4-highgpu-8g): setup.sh
 # creates one VM of that shape; sky.yaml launches all 16 (num_nodes) and
 # starts torchrun on each
@@ -46,7 +51,7 @@ need() {  # need VAR...: stop with a message when a setting is empty
 # Create the VMs or GKE node pool with flex-start provisioning (DWS): the
 # request queues until all 128 x b200 are free, then runs up to 7 days.
 step_obtain() {
-  step '1/7 Obtain the capacity: Dynamic Workload Scheduler flex-start (up to 7 days)'
+  step '1/8 Obtain the capacity: Dynamic Workload Scheduler flex-start (up to 7 days)'
 }
 
 # 2. Pick a current PyTorch image and create the VM
@@ -55,7 +60,7 @@ step_obtain() {
 # --accelerator, which the scaffold adds (type and count from the
 # configuration); A2/A3/A4/G2 machine types include their GPUs.
 step_pick() {
-  step '2/7 Pick a current PyTorch image and create the VM'
+  step '2/8 Pick a current PyTorch image and create the VM'
   need PROJECT_ID
   gcloud compute images list --project=deeplearning-platform-release --filter="family~pytorch" --format="value(family)" --no-standard-images
   gcloud compute instances create ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --machine-type=a4-highgpu-8g --image-family=pytorch-latest-gpu --image-project=deeplearning-platform-release --maintenance-policy=TERMINATE --boot-disk-size=150GB --metadata=install-nvidia-driver=True --provisioning-model=FLEX_START --instance-termination-action=DELETE --max-run-duration=7d --reservation-affinity=none
@@ -63,38 +68,48 @@ step_pick() {
 
 # 3. Check the GPUs
 step_check() {
-  step '3/7 Check the GPUs'
+  step '3/8 Check the GPUs'
   need PROJECT_ID
   gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command='nvidia-smi && python3 -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"'
 }
 
 # 4. Copy code and data
 step_copy() {
-  step '4/7 Copy code and data'
+  step '4/8 Copy code and data'
   need PROJECT_ID
   gcloud compute scp train.py ${NAME}: --project=${PROJECT_ID} --zone=${ZONE}
   gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command="gcloud storage cp -r gs://${PROJECT_ID}-${NAME}/data ./data" || echo "setup.sh: nothing to copy from gs://${PROJECT_ID}-${NAME}/data yet (upload your data there); continuing" >&2
 }
 
-# 5. Train on all GPUs of the VM
+# 5. Install the training stack
+# The install line of train.py's stack (rules/training-stacks.yaml) into the
+# image's Python, run in the home directory beside train.py (where Megatron-LM
+# is cloned when the skeleton is Megatron's).
+step_install() {
+  step '5/8 Install the training stack'
+  need PROJECT_ID
+  gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command='pip install torch transformers datasets peft tensorboard'
+}
+
+# 6. Train on all GPUs of the VM
 # For more than one VM, run torchrun with --nnodes set to the VM count and a
 # rendezvous endpoint on each, or move to GKE or Slurm (Cluster Toolkit).
 step_train() {
-  step '5/7 Train on all GPUs of the VM'
+  step '6/8 Train on all GPUs of the VM'
   need PROJECT_ID
   gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command="torchrun --standalone --nproc-per-node=gpu train.py"
 }
 
-# 6. Watch training in TensorBoard
+# 7. Watch training in TensorBoard
 step_watch() {
-  step '6/7 Watch training in TensorBoard'
+  step '7/8 Watch training in TensorBoard'
   need PROJECT_ID
   gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command="tensorboard --logdir ./runs --port 6006" -- -L 6006:localhost:6006
 }
 
-# 7. Delete the VM when done
+# 8. Delete the VM when done
 step_delete() {
-  step '7/7 Delete the VM when done'
+  step '8/8 Delete the VM when done'
   need PROJECT_ID
   gcloud compute instances delete ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --quiet
 }
@@ -102,20 +117,21 @@ step_delete() {
 list_steps() {
   cat <<'STEPS'
 steps (* = run by ./setup.sh without arguments):
-  *  1 obtain  Obtain the capacity: Dynamic Workload Scheduler flex-start (up to 7 days)
-  *  2 pick    Pick a current PyTorch image and create the VM
-  *  3 check   Check the GPUs
-  *  4 copy    Copy code and data
-  *  5 train   Train on all GPUs of the VM
-     6 watch   Watch training in TensorBoard [interactive]
-     7 delete  Delete the VM when done [deletes resources]
+  *  1 obtain   Obtain the capacity: Dynamic Workload Scheduler flex-start (up to 7 days)
+  *  2 pick     Pick a current PyTorch image and create the VM
+  *  3 check    Check the GPUs
+  *  4 copy     Copy code and data
+  *  5 install  Install the training stack
+  *  6 train    Train on all GPUs of the VM
+     7 watch    Watch training in TensorBoard [interactive]
+     8 delete   Delete the VM when done [deletes resources]
 STEPS
 }
 
 main() {
   cd "$(dirname "${BASH_SOURCE[0]}")"
   if [[ $# -eq 0 ]]; then
-    set -- obtain pick check copy train
+    set -- obtain pick check copy install train
   fi
   local s
   for s in "$@"; do
@@ -124,9 +140,10 @@ main() {
       2 | pick) step_pick ;;
       3 | check) step_check ;;
       4 | copy) step_copy ;;
-      5 | train) step_train ;;
-      6 | watch) step_watch ;;
-      7 | delete) step_delete ;;
+      5 | install) step_install ;;
+      6 | train) step_train ;;
+      7 | watch) step_watch ;;
+      8 | delete) step_delete ;;
       -l | --list | -h | --help) list_steps ;;
       *) echo "setup.sh: unknown step '$s'" >&2; list_steps >&2; exit 2 ;;
     esac
