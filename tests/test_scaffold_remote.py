@@ -21,7 +21,7 @@ from .conftest import ROOT, run_cli
 PROFILES = ROOT / "tests" / "data" / "scaffold"
 # the tools the generated steps call, on the workstation or on the machine
 TOOLS = ("aws", "az", "gcloud", "ssh", "scp", "curl", "salloc", "srun", "squeue", "scancel",
-         "nvidia-smi", "pip", "python3", "torchrun", "tensorboard", "vllm", "kubectl")
+         "nvidia-smi", "pip", "python3", "torchrun", "tensorboard", "vllm", "kubectl", "git")
 
 
 def _scaffold(tmp_path: Path, profile: Path, *extra: str) -> Path:
@@ -85,7 +85,9 @@ def test_the_machine_steps_run_there_by_name(tmp_path: Path) -> None:
     setup = _scaffold(tmp_path, ROOT / "profiles" / "aws-only-team.yaml")
     r, calls = _run(tmp_path, setup, "check", "train")
     assert r.returncode == 0, r.stderr
-    assert [c.split()[0] for c in calls] == ["nvidia-smi", "python3", "pip", "torchrun"]
+    # a 13B model trained in full: Megatron-LM cloned at its release and installed (setuptools first), then torchrun
+    assert [c.split()[0] for c in calls] == ["nvidia-smi", "python3", "git", "pip", "pip", "torchrun"]
+    assert "--branch core_v0.15.0" in calls[2]
 
 
 def test_terminate_needs_no_setting_it_reads_itself(tmp_path: Path) -> None:
