@@ -377,8 +377,20 @@ def _dominance(
         return None
     tie, pace_tie = c.scoring.cost_tie_fraction.value, c.scoring.latency_tie_fraction.value
     cost_a, pace_a = a.cost_usd or 0.0, trust.compared(a, "time") or 0.0
-    better = [d for d, b in priced.items() if d != top and (b.cost_usd or 0.0) * (1.0 + tie) < cost_a
-              and (trust.compared(b, "time") or 0.0) <= pace_a * (1.0 + pace_tie)]
+    # balanced training pays at most balanced_cost_slack for speed beyond the deadline's margin (search.best): a family
+    # that finishes within the margin for less than the rules' choice by more than that is the better buy however much
+    # sooner the dearer one ends (owned A100 x 32 in 184 h for $886 against a 720 h deadline, not TPU v6e x 256 in 11 h
+    # for $7,459)
+    early = -math.inf  # serving, and the other goals: no margin to finish within
+    if profile.goal.optimize == "balanced" and a.mode == "training":
+        early = float(a.assumptions.get("target_hours") or math.inf) * (1.0 - c.scoring.balanced_deadline_margin.value)
+    slack = c.scoring.balanced_cost_slack.value
+
+    def no_slower(b: Estimate) -> bool:
+        pace = trust.compared(b, "time") or 0.0
+        return pace <= pace_a * (1.0 + pace_tie) or (pace <= early and (b.cost_usd or 0.0) * (1.0 + slack) < cost_a)
+
+    better = [d for d, b in priced.items() if d != top and (b.cost_usd or 0.0) * (1.0 + tie) < cost_a and no_slower(b)]
     if not better:
         return None
     low = min(better, key=lambda d: (priced[d].cost_usd or 0.0, d))
@@ -386,15 +398,20 @@ def _dominance(
     pace_b = trust.compared(b, "time") or 0.0
     need = scores[top] - scores[low] + c.scoring.tie_points.value
     unit = "h" if a.mode == "training" else "ms"
+    faster = pace_b > pace_a * (1.0 + pace_tie)  # slower, but within the deadline's margin
     ctr = Contribution(
         rule="goal-dominance",
         device=low,
         points=need,
-        title=f"{families.name(low)} is cheaper and no slower",
+        title=f"{families.name(low)} is cheaper and " + ("meets the deadline with its margin" if faster else "no slower"),
         reason=(
             f"{describe(b)} costs {(b.cost_usd or 0.0) / cost_a:.2f}x and takes {pace_b / pace_a:.2f}x the "
-            f"{unit} of {describe(a)}: an option both cheaper and no slower is the better buy under goal.optimize "
-            f"{profile.goal.optimize}, so {families.name(low)} gets the {need:.1f} points it needs to lead "
+            f"{unit} of {describe(a)}: "
+            + (f"it finishes within the deadline's {c.scoring.balanced_deadline_margin.value:.0%} margin, and goal.optimize "
+               f"balanced pays at most {slack:.0%} more for speed beyond it"
+               if faster else
+               f"an option both cheaper and no slower is the better buy under goal.optimize {profile.goal.optimize}")
+            + f", so {families.name(low)} gets the {need:.1f} points it needs to lead "
             f"{families.name(top)}; the rules' points weigh only where price and speed trade off."
         ),
         sources=(ESTIMATOR_SOURCE,),

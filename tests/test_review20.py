@@ -139,3 +139,20 @@ def test_no_training_scenario_computes_more_of_the_peak_than_any_published_run(a
     for hours in (e["hours"], *e["hours_range"]):
         assert flops / (hours * 3600 * count * peak) <= 0.86 + 1e-6, (acc, hours)
 
+
+
+def test_balanced_takes_a_much_shorter_run_within_its_cost_slack() -> None:
+    # D4: v6e-16 ran 241 h (slow end 378 h against a 336 h deadline) for $10,427, its own warning saying to take the
+    # next larger count, where v6e-64 ran 60.5 h for $10,452 (+0.2%) and v6e-256 15.3 h for $10,551: balanced equalled
+    # cost. Within balanced_cost_slack (10%) of the cheapest configuration in time, balanced takes the fastest that a
+    # doubling was still worth (the knee)
+    path = DATA / "06-mistral7b-cpt-balanced.yaml"
+    est = _json(path)["estimate"]
+    r = run_cli("estimate", str(path), "-a", "tpu-v6e", "-n", "16", "--format", "json")
+    assert r.code == 0, r.err
+    sixteen = json.loads(r.out)
+    sixteen = sixteen[0] if isinstance(sixteen, list) else sixteen
+    assert est["count"] > 16 and est["hours"] < sixteen["hours"] / 2, (est["accelerator"], est["count"], est["hours"])
+    assert est["cost_usd"] <= sixteen["cost_usd"] * 1.10
+    deadline = yaml.safe_load(path.read_text())["training"]["deadline_hours"]
+    assert est["hours_range"][1] <= deadline  # its slow end meets the deadline too

@@ -51,6 +51,9 @@ class Estimate:
     capacity_rps: float | None = None  # requests/s one replica serves within the latency target
     unit_cost: dict[str, Any] | None = None
     past_knee: bool = False
+    # the units a training run scales out over, each a machine of its own to provision and join over the data-centre
+    # network: GPU nodes (VMs, servers), TPU slices (a slice's hosts share its ICI)
+    machines: int = 1
     owned_chips: int | None = None  # the team owns this many of the accelerator
     procurement: str | None = None  # how the chips are obtained (rules/capacity.yaml kind)
     procurable: bool = True  # False: no procurement kind of any allowed cloud delivers the chips

@@ -261,9 +261,10 @@ def best(
 
     Priced candidates are compared in dollars; when nothing feasible is priced (on-prem,
     unpriced chips) in chip-hours. Training: ``cost`` is the cheapest that meets the deadline
-    (or the stated default), ``time`` the fastest not past the knee, ``balanced`` the cheapest
-    that meets the deadline with the balanced margin. Serving: the cheapest, or the fastest
-    within the stated cost slack.
+    (or the stated default), ``time`` the fastest not past the knee, ``balanced`` the fastest not
+    past the knee (on no more machines than the cheapest) among those that meet the deadline with
+    the balanced margin within balanced_cost_slack of the cheapest in time. Serving: the cheapest,
+    or the fastest within the stated cost slack.
     """
     mine = [x for x in cands if device is None or x.device == device]
     feasible = [x for x in mine if x.feasible]
@@ -304,7 +305,14 @@ def best(
             cap = basis(min(in_time, key=key_cost)) * (1.0 + c.scoring.balanced_cost_slack.value) if in_time else math.inf
             early = [x for x in early if basis(x) <= cap]
             if early:
-                return min(early, key=key_cost)
+                # within that slack, the fastest that a doubling was still worth (the knee) on no more machines than the
+                # cheapest (GPU nodes, TPU slices: a one-node run is not traded for a cluster's fabric and failures for
+                # speed alone): a 4x shorter run for 0.2% more is the balance a team asks for, not the cheapest count that
+                # only just leaves the margin. In dollars only: compared in chip-hours (unpriced, owned) more chips always
+                # look as cheap, so the smallest count
+                cheap = min(early, key=key_cost)
+                worth = [x for x in early if not x.past_knee and x.priced and x.owned_chips is None and x.machines <= cheap.machines]
+                return min(worth, key=key_time) if worth else cheap
         if in_time:
             cheapest = min(in_time, key=key_cost)
             # within a cost tie (cost_tie_fraction: a relative one) of the cheapest, a count whose slow end still meets the

@@ -276,6 +276,8 @@ def _training_assumptions(
 def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constants, *, owned_chips: int | None = None) -> Estimate:
     assert profile.training is not None
     e = Estimate(acc.id, acc.device, count, shape_name(acc, count), "training", owned_chips=owned_chips)
+    layout = family(acc.device).shapes.host_layout(acc, count)
+    e.machines = int(layout.get("slices") or layout.get("hosts") or 1)  # TPU slices, GPU nodes
     rate = _training_rate(profile, acc, c)
     sw = rate.sw
     profile = sw.profile
