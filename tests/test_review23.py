@@ -221,3 +221,38 @@ def test_a_multi_node_gpu_run_asks_skypilot_for_the_fast_network(tmp_path: Path)
     assert r.code == 0, r.err
     one = yaml.safe_load((tmp_path / "one" / "sky.yaml").read_text())
     assert "num_nodes" not in one and "network_tier" not in one["resources"]
+
+
+def _notes(setup: Path) -> str:
+    return " ".join(line.lstrip("# ") for line in setup.read_text().splitlines() if line.startswith("#"))
+
+
+def test_a_context_longer_than_the_checkpoints_config_says_what_it_needs(tmp_path: Path) -> None:
+    # F9: Qwen3-32B served with --max-model-len=254000 and no rope scaling: its config.json allows 40,960, so vLLM
+    # refuses to start, and 254,000 is beyond the 131,072 its model card validates with YaRN (rules/checkpoints.yaml)
+    profile = DATA / "06-long-context-256k.yaml"
+    r = run_cli("scaffold", str(profile), "-o", str(tmp_path / "long"))
+    assert r.code == 0, r.err
+    notes = _notes(tmp_path / "long" / "setup.sh")
+    assert "config.json allows 40,960 tokens" in notes and '"rope_type": "yarn"' in notes and '"factor": 7.8' in notes
+    assert "beyond the 131,072 its publisher validated" in notes
+    data = yaml.safe_load(profile.read_text())
+    data["inference"].update(input_tokens=60000, max_input_tokens=90000, max_output_tokens=4000)
+    within = tmp_path / "within.yaml"
+    within.write_text(yaml.safe_dump(data))
+    r = run_cli("scaffold", str(within), "-o", str(tmp_path / "within"))
+    assert r.code == 0, r.err
+    notes = _notes(tmp_path / "within" / "setup.sh")
+    assert '"factor": 4' in notes and "beyond the" not in notes
+    for name, change in (("short", {"input_tokens": 8000, "max_input_tokens": 30000, "max_output_tokens": 4000}), ("2507", {})):
+        d = yaml.safe_load(profile.read_text())
+        d["inference"].update(change)
+        if name == "2507":  # a release that reads 262,144 natively
+            d["model"]["hf_id"] = "Qwen/Qwen3-235B-A22B-Instruct-2507"
+            d["model"].update(params_b=235, architecture="moe", active_params_b=22, layers=94, hidden_size=4096)
+            d["model"]["attention"] = {"kind": "gqa", "kv_heads": 4, "head_dim": 128, "heads": 64}
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(d))
+        r = run_cli("scaffold", str(path), "-o", str(tmp_path / name))
+        assert r.code == 0, r.err
+        assert "config.json allows" not in _notes(tmp_path / name / "setup.sh"), name

@@ -5,6 +5,7 @@ Every generator reads a ``Spec``; none of them re-derives the verdict.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from advisor.knowledge import PLACEHOLDER, SetupPath, bundled_data
 from advisor.models import Profile
 from advisor.recommend import Recommendation
 from advisor.scaffold.plan import Plan, make_plan, statement
+from advisor.scaffold.stacks import published_context
 from advisor.setuppath import placeholders, setup_cloud, skeleton_for, training_stack
 from advisor.validation import did_you_mean
 
@@ -178,6 +180,32 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
     return spec
 
 
+def _context_warning(spec: Spec) -> None:
+    """A served context longer than the checkpoint's config allows (rules/checkpoints.yaml ``contexts``): the server refuses
+    --max-model-len above it unless the rope scaling its publisher validated is set, and a context longer than that
+    runs beyond what was validated (review 23 F9: Qwen3-32B at 254,000 tokens, whose config allows 40,960)."""
+    model = spec.plan.model_id
+    known = published_context(model) if spec.serving and model else None
+    length = spec.plan.context_len
+    if known is None or length <= known.config:
+        return
+    # the publisher's factor up to its validated length, else the smallest tenth that reaches the length
+    factor = known.factor if length <= known.extended else math.ceil(length / known.native * 10) / 10
+    block = (f'{{"rope_type": "{known.method}", "factor": {factor:g}, "original_max_position_embeddings": {known.native}}}')
+    beyond = (
+        f"; {length:,} tokens is beyond the {known.extended:,} its publisher validated ({known.method}, factor "
+        f"{known.factor:g}): the model's quality there is unknown, so cap the requests at {known.extended:,} or test it first"
+        if length > known.extended else ""
+    )
+    spec.warnings.append(
+        f"{model}'s config.json allows {known.config:,} tokens (trained on {known.native:,}); the server is asked for "
+        f"{length:,} (--max-model-len) and refuses to start without the rope scaling its model card gives: add "
+        f"{block} to the model's config (vLLM: --hf-overrides with it as rope_scaling, or rope_parameters in releases "
+        f"that renamed it){beyond}. The scaling applies to every request, short ones too, so set it only where long "
+        f"prompts need it ({known.source[0]})"
+    )
+
+
 def collect_warnings(spec: Spec) -> None:
     w = spec.warnings
     if spec.chosen_by_flag and spec.path.id != (spec.rec.setup.path.id if spec.rec.setup else None):
@@ -219,6 +247,7 @@ def collect_warnings(spec: Spec) -> None:
             "data parallelism only, so it needs the whole model on each GPU: run the model in a stack that splits it "
             "(Megatron-LM, torchtitan), or expect the memory and speed of a data-parallel run"
         )
+    _context_warning(spec)
     if spec.training and spec.plan.spot and "skeleton" in spec.path.artefacts:
         relaunch = " (SkyPilot managed jobs, sky jobs launch sky.yaml, recover on their own)" if spec.produces("skypilot") else ""
         w.append(

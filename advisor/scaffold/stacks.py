@@ -118,11 +118,43 @@ def _checkpoints() -> dict[str, Any]:
     from advisor.knowledge import bundled_data
 
     data: dict[str, Any] = bundled_data("checkpoints.yaml")
-    cited = [*data.get("marker_source", []), *data.get("rule_source", []), *(s for row in data["native"] for s in row["source"])]
+    rows = [*data["native"], *data.get("contexts", [])]
+    cited = [*data.get("marker_source", []), *data.get("rule_source", []), *(s for row in rows for s in row["source"])]
     missing = sorted({s for s in cited if s not in data["sources"]})
-    if missing or not data.get("marker_source") or any(not row.get("source") for row in data["native"]):
+    if missing or not data.get("marker_source") or any(not row.get("source") for row in rows):
         raise ValueError(f"rules/checkpoints.yaml: sources {missing or '[]'} not in 'sources'")
     return data
+
+
+@dataclass(frozen=True)
+class PublishedContext:
+    """The context a checkpoint is published for (rules/checkpoints.yaml ``contexts``)."""
+
+    native: int  # trained on
+    config: int  # what its config.json allows
+    extended: int  # validated with rope scaling
+    method: str
+    factor: float
+    source: tuple[str, ...]  # the URLs it is read from
+
+
+@functools.cache
+def published_context(model_id: str) -> PublishedContext | None:
+    """The context ``model_id`` is published for, where rules/checkpoints.yaml lists it; None for any other."""
+    import fnmatch
+
+    name = model_id.strip().lower()
+    for row in _checkpoints().get("contexts", []):
+        if any(fnmatch.fnmatchcase(name, str(p).lower()) for p in row["patterns"]) and not any(
+            fnmatch.fnmatchcase(name, str(p).lower()) for p in row.get("except", [])
+        ):
+            sources = _checkpoints()["sources"]
+            return PublishedContext(
+                int(row["native"]), int(row["config"]), int(row["extended"]), str(row["method"]), float(row["factor"]),
+                tuple(str(sources[i].get("url") or f"https://github.com/{sources[i]['repo']}/blob/main/{sources[i]['path']}")
+                      for i in row["source"]),
+            )
+    return None
 
 
 @functools.cache
