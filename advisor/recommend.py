@@ -25,7 +25,7 @@ from advisor.decide import ESTIMATOR_SOURCE, Contribution, Decision, Exclusion, 
 from advisor.estimate.price import CONSTRAINT_REASON
 from advisor.estimate.result import Estimate, rebudgeted
 from advisor.estimate.search import all_candidates, best, repriced_keep
-from advisor.fmt import money
+from advisor.fmt import hours, money
 from advisor.knowledge import KnowledgeBase
 from advisor.models import Profile
 from advisor.setuppath import SetupPlan, choose_server, choose_setup, placeholders, plan, provisioning_kind, setup_cloud
@@ -264,6 +264,17 @@ def recommend(
     )
 
 
+def _faster_unpriced(profile: Profile, cands: list[Estimate], pick: Estimate | None, unpriced: list[str]) -> Estimate | None:
+    """goal.optimize time, training: the fastest feasible configuration of an unpriced accelerator, where it is faster than
+    the verdict beyond its time range (its slow end before the verdict's expected hours): time is what the team asked
+    for, and a configuration that cannot be priced is never the verdict, so it is said instead of hidden."""
+    if profile.goal.optimize != "time" or pick is None or pick.mode != "training" or not pick.hours:
+        return None
+    rivals = [x for x in cands if x.accelerator in unpriced and x.feasible and x.hours and not x.past_knee]
+    fast = min(rivals, key=lambda x: (x.hours or 0.0, x.count, x.accelerator), default=None)
+    return fast if fast is not None and (fast.hours_high or fast.hours or 0.0) < pick.hours else None
+
+
 def _short_of(e: Estimate) -> str:
     """What keeps the closest configuration from being a verdict: its reasons, or that its cost is unknown."""
     if e.why_not:
@@ -315,6 +326,14 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
     if unpriced:
         warnings.append(f"unpriced on {', '.join(profile.deployment.clouds)}: {', '.join(unpriced)} (never counted as $0)")
     pick = decision.chosen
+    faster = _faster_unpriced(profile, cands, pick, unpriced)
+    if faster is not None and pick is not None:
+        warnings.append(
+            f"goal.optimize time: {faster.accelerator} x {faster.count} ({faster.shape}) would take {hours(faster.hours)} "
+            f"(range {hours(faster.hours_low)}-{hours(faster.hours_high)}), {(pick.hours or 0.0) / (faster.hours or 1.0):.1f}x "
+            f"faster than the verdict, but has no price on {', '.join(profile.deployment.clouds)}, so it cannot be weighed "
+            "against it: ask for a quote and add it with --catalog"
+        )
     if pick is not None and pick.cost_usd is None and pick.owned_chips is None and profile.goal.budget_usd is not None:
         # review 20, D12: a fixed budget and an unpriced verdict said nothing about the budget
         warnings.append(
