@@ -40,6 +40,10 @@ class Point:
     tpot: float
     latency: float
     tokens_per_second: float  # output tokens per second of the replica
+    # seconds of the replica's compute one prompt's prefill occupies (0: as its TTFT at concurrency 1). Under data-parallel
+    # attention a lone prompt attends on one rank while the others wait (its TTFT), but prompts of different ranks prefill
+    # side by side: the replica is busy for a prompt's share only, the prefill without that lone wait
+    prefill_occupancy: float = 0.0
 
     @property
     def requests_per_second(self) -> float:
@@ -189,7 +193,8 @@ class LlmReplica:
         t_pre = max((prefill + lone_flops) / compute + self.comm_per_token * self.computed_input, (self.active_bytes + lone_bytes) / bw)
         ttft = t_pre + (tpot if b > 1 else self.overhead)
         latency = ttft + (out - 1) * tpot
-        return Point(b, ttft, tpot, latency, b * out / latency)
+        occupancy = max(prefill / compute + self.comm_per_token * self.computed_input, self.active_bytes / bw) + self.overhead
+        return Point(b, ttft, tpot, latency, b * out / latency, occupancy)
 
 
     def concurrency_within(self, latency_s: float, u_bw: float, u_mfu: float) -> int | None:

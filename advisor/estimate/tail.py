@@ -101,7 +101,7 @@ def prefill_queue_p99_s(prefill_s: float, busy: float) -> float:
 
 def p99(
     ttft: float, tpot: float, inf: Inference, prefill_s: float, qps_per_replica: float, slots: int, service_s: float,
-    chunk_tokens: int | None = None,
+    chunk_tokens: int | None = None, occupancy_s: float | None = None,
 ) -> dict[str, Any]:
     """The p99 TTFT, TPOT and request latency (ms) of a replica whose typical request takes
     ``ttft`` and ``tpot`` seconds, and the terms they add. ``slots``, ``service_s``: the replica's
@@ -111,7 +111,10 @@ def p99(
     u = qps_per_replica * service_s / slots if slots > 0 else 1.0
     wait = queue_p99_s(slots, service_s, qps_per_replica)
     wait = wait if math.isfinite(wait) else 3600.0
-    busy = qps_per_replica * prefill_s  # share of steps that carry a prompt chunk
+    # share of the time the replica's compute is prefilling: each prompt occupies it for occupancy_s (its prefill, less the
+    # wait of a lone prompt attending on one data-parallel rank: prompts of different ranks prefill side by side)
+    occupied = occupancy_s if occupancy_s else prefill_s
+    busy = qps_per_replica * occupied  # share of steps that carry a prompt chunk
     computed = inf.input_tokens * (1.0 - inf.prefix_cache_hit_rate)  # a cached prefix is not prefilled again
     budget = chunk_tokens or PREFILL_CHUNK_TOKENS
     chunk = prefill_s * min(1.0, budget / max(computed, 1.0)) if busy >= 0.01 else 0.0
@@ -119,7 +122,7 @@ def p99(
     longest = (inf.max_input_tokens or inf.input_tokens) * (1.0 - inf.prefix_cache_hit_rate)
     chunk_steps = max(math.ceil(longest / chunk_tokens) - 1, 0) if chunk_tokens else 0
     out_p99 = output_p99(inf)
-    ahead = prefill_queue_p99_s(prefill_s, busy)
+    ahead = prefill_queue_p99_s(occupied, busy)
     ahead = ahead if math.isfinite(ahead) else 3600.0
     ttft99 = ttft + wait + ahead + chunk_steps * tpot
     steps = max(out_p99 - 1, 0)
@@ -141,6 +144,7 @@ def p99(
             "queue_wait_p99_ms": round(wait * 1000, 1),
             "prefill_queue_p99_ms": round(ahead * 1000, 1),
             "prefill_busy": round(min(busy, 1.0), 3),
+            "prefill_occupancy_ms": round(occupied * 1000, 1),
             "prefill_chunk_ms": round(chunk * 1000, 2),
             "prefill_budget_tokens": budget,
             "prefill_chunk_steps_ms": round(chunk_steps * tpot * 1000, 1),
