@@ -204,7 +204,10 @@ def _scaled_catalog(catalog: Catalog, device: str, factor: float) -> Catalog:
 
 
 def per_accelerator(cands: list[Estimate], chosen: Estimate | None, objective: str, c: Constants) -> list[Estimate]:
-    """One row per accelerator: the chosen config, else its best feasible one, else its closest."""
+    """One row per accelerator: the chosen config, else its best feasible one, else its closest. The verdict's row first
+    (a compact table of the first few never leaves it out), then feasible priced rows by what the goal asks for: time
+    (hours, or latency) under goal time, else cost (review 20 D10: under goal time the 14-minute B200 verdict was not
+    among the five cheapest rows shown)."""
     by_acc: dict[str, list[Estimate]] = {}
     for e in cands:
         by_acc.setdefault(e.accelerator, []).append(e)
@@ -216,10 +219,15 @@ def per_accelerator(cands: list[Estimate], chosen: Estimate | None, objective: s
         pick = best(mine, objective, c) or closest(mine)
         if pick is not None:
             rows.append(pick)
-    return sorted(
-        rows,
-        key=lambda x: (not x.feasible, not x.priced, x.cost_usd if x.cost_usd is not None else math.inf, x.accelerator),
-    )
+    def pace(x: Estimate) -> float:
+        return (x.hours if x.mode == "training" else x.latency_ms) or math.inf
+
+    def key(x: Estimate) -> tuple[bool, bool, bool, float, float, str]:
+        price = x.cost_usd if x.cost_usd is not None else math.inf
+        first, second = (pace(x), price) if objective == "time" else (price, pace(x))
+        return (x is not chosen, not x.feasible, not x.priced, first, second, x.accelerator)
+
+    return sorted(rows, key=key)
 
 
 def recommend(

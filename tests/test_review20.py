@@ -156,3 +156,16 @@ def test_balanced_takes_a_much_shorter_run_within_its_cost_slack() -> None:
     assert est["cost_usd"] <= sixteen["cost_usd"] * 1.10
     deadline = yaml.safe_load(path.read_text())["training"]["deadline_hours"]
     assert est["hours_range"][1] <= deadline  # its slow end meets the deadline too
+
+
+def test_the_compact_table_shows_the_verdict_first() -> None:
+    # D10: under goal time the verdict (B200 x 128 in 14 min) was not among the five cheapest rows the compact table
+    # shows; the verdict's row comes first, then the rows by what the goal asks for (time)
+    r = run_cli("recommend", str(DATA / "10-tiny-1b-huge-budget.yaml"))
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    top = lines.index(next(ln for ln in lines if ln.startswith("Top candidates")))
+    rows = [ln for ln in lines[top + 3 : top + 8] if ln.strip()]
+    assert rows[0].split()[0] == "*", rows
+    out = _json(DATA / "10-tiny-1b-huge-budget.yaml")
+    assert out["estimate"]["accelerator"] == rows[0].split()[1]
