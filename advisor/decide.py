@@ -398,18 +398,18 @@ def _dominance(
     pace_b = trust.compared(b, "time") or 0.0
     need = scores[top] - scores[low] + c.scoring.tie_points.value
     unit = "h" if a.mode == "training" else "ms"
-    faster = pace_b > pace_a * (1.0 + pace_tie)  # slower, but within the deadline's margin
+    margin_only = pace_b > pace_a * (1.0 + pace_tie)  # slower, but within the deadline's margin
     ctr = Contribution(
         rule="goal-dominance",
         device=low,
         points=need,
-        title=f"{families.name(low)} is cheaper and " + ("meets the deadline with its margin" if faster else "no slower"),
+        title=f"{families.name(low)} is cheaper and " + ("meets the deadline with its margin" if margin_only else "no slower"),
         reason=(
             f"{describe(b)} costs {(b.cost_usd or 0.0) / cost_a:.2f}x and takes {pace_b / pace_a:.2f}x the "
             f"{unit} of {describe(a)}: "
             + (f"it finishes within the deadline's {c.scoring.balanced_deadline_margin.value:.0%} margin, and goal.optimize "
                f"balanced pays at most {slack:.0%} more for speed beyond it"
-               if faster else
+               if margin_only else
                f"an option both cheaper and no slower is the better buy under goal.optimize {profile.goal.optimize}")
             + f", so {families.name(low)} gets the {need:.1f} points it needs to lead "
             f"{families.name(top)}; the rules' points weigh only where price and speed trade off."

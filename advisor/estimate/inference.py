@@ -403,7 +403,8 @@ def throughput_unit(profile: Profile, replica: serving.LlmReplica | serving.Requ
     """What one replica's rate counts: generated tokens where a request generates them (an LLM with output tokens, a
     speech model's decoder), else the requests themselves (an image or a video for a diffusion model; an embedding, a
     score, a classification: an LLM with output_tokens 0, an encoder, a recommendation model)."""
-    if replica.output_tokens > 0 if isinstance(replica, serving.LlmReplica) else replica.decode_steps > 0:
+    generates = replica.output_tokens > 0 if isinstance(replica, serving.LlmReplica) else replica.decode_steps > 0
+    if generates:
         return GENERATED_TOKENS
     inf = profile.inference
     if profile.is_diffusion:
