@@ -184,6 +184,22 @@ _BASE_DISK_GB = 100
 _CHECKPOINTS_KEPT = 2
 
 
+def _expert_mlp_dim(profile: Profile, layers: int, hidden: int) -> int:
+    """The width of one routed expert's MLP, from the model's totals where it names its routing (E experts, top-k): the
+    experts hold R = (P - A) / (1 - k / E) (estimate.replica.routed_params), E x layers SwiGLU MLPs of 3 x hidden x
+    width each, rounded to 128 (Qwen3-235B-A22B: 1,536, its config's moe_intermediate_size). 0 for a dense model or one
+    whose routing is not given (the MLP width then stands for the experts' too)."""
+    m = profile.model
+    e, k = m.experts, m.experts_per_token
+    if m.architecture != "moe" or not (e and k and k < e) or layers <= 0 or hidden <= 0:
+        return 0
+    total, active = m.params_b * 1e9, profile.active_params_b * 1e9
+    if total <= active:
+        return 0
+    routed = (total - active) / (1.0 - k / e)
+    return max(128, round(routed / (e * layers * 3 * hidden) / 128) * 128)
+
+
 def disk_gb(profile: Profile, hosts: int) -> int:
     """Disk per host for weights (and checkpoints when training), sharded over ``hosts``, rounded up to 50 GB."""
     data = profile.model.params_b * BYTES.get(profile.model.precision, 2.0)
@@ -326,8 +342,10 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         out["heads"] = str((att.heads if att and att.heads else None) or max(1, shape.hidden // head))
         out["kv_heads"] = str(max(1, min(int(out["heads"]), shape.kv_dim // head)))
         out["mlp_dim"] = str(max(256, round(3.5 * shape.hidden / 256) * 256))
+        out["moe_mlp_dim"] = str(_expert_mlp_dim(profile, shape.layers, shape.hidden))
     else:
         out["layers"], out["emb_dim"], out["heads"], out["kv_heads"], out["head_dim"], out["mlp_dim"] = "", "", "", "", "", ""
+        out["moe_mlp_dim"] = "0"
     return out
 
 

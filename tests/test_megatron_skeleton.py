@@ -127,3 +127,25 @@ def test_a_lora_run_keeps_the_hugging_face_skeleton(tmp_path: Path, method: str)
     assert r.code == 0, r.err
     train = (tmp_path / "out" / "train.py").read_text()
     assert "pretrain_gpt.py" not in train and "peft" in train
+
+
+def test_a_mixture_of_experts_gets_its_experts_width(tmp_path: Path) -> None:
+    # a routed expert's MLP is not the dense width: Qwen3-235B-A22B's experts are 1,536 wide (its config's
+    # moe_intermediate_size), which the totals give, (P - A) / (1 - k / E) over E x layers x 3 x hidden; at the dense
+    # 3.5 x hidden (14,336) 128 experts in 94 layers would be a ~2 T-parameter model
+    data = yaml.safe_load(LONG.read_text())
+    data["model"] = {"params_b": 235, "active_params_b": 22, "architecture": "moe", "experts": 128, "experts_per_token": 8,
+                     "layers": 94, "hidden_size": 4096, "kv_heads": 4, "precision": "bf16", "hf_id": "Qwen/Qwen3-235B-A22B"}
+    data["training"].update(seq_len=4096, tokens_b=20, global_batch=512)
+    data["training"].pop("deadline_hours", None)
+    path = tmp_path / "moe.yaml"
+    path.write_text(yaml.safe_dump(data))
+    est, train = _scaffold(path, tmp_path / "out")
+    if est["device"] != "gpu":  # the verdict's family; the GPU setup is asked for by its path
+        r = run_cli("scaffold", str(path), "-o", str(tmp_path / "gpu"), "--path", "gpu-vm-pytorch")
+        assert r.code == 0, r.err
+        train = (tmp_path / "gpu" / "train.py").read_text()
+    args = _args(train)
+    assert int(_value(args, "--num-experts")) == 128 and int(_value(args, "--moe-router-topk")) == 8
+    assert int(_value(args, "--moe-ffn-hidden-size")) == 1536
+    assert not {a for a in args if a.startswith("--")} - FLAGS
