@@ -15,7 +15,7 @@ from advisor import capacity, clouds, families, regions
 from advisor.catalog import Accelerator
 from advisor.conditions import Condition, ConditionParser, evaluate
 from advisor.errors import InputError
-from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, model_shape
+from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, model_shape, routed_by_routing
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
 from advisor.fmt import safe_name
@@ -186,18 +186,13 @@ _CHECKPOINTS_KEPT = 2
 
 def _expert_mlp_dim(profile: Profile, layers: int, hidden: int) -> int:
     """The width of one routed expert's MLP, from the model's totals where it names its routing (E experts, top-k): the
-    experts hold R = (P - A) / (1 - k / E) (estimate.replica.routed_params), E x layers SwiGLU MLPs of 3 x hidden x
+    experts hold R = (P - A) / (1 - k / E) (estimate.replica.routed_by_routing), E x layers SwiGLU MLPs of 3 x hidden x
     width each, rounded to 128 (Qwen3-235B-A22B: 1,536, its config's moe_intermediate_size). 0 for a dense model or one
     whose routing is not given (the MLP width then stands for the experts' too)."""
-    m = profile.model
-    e, k = m.experts, m.experts_per_token
-    if m.architecture != "moe" or not (e and k and k < e) or layers <= 0 or hidden <= 0:
+    given = routed_by_routing(profile)
+    if given is None or layers <= 0 or hidden <= 0:
         return 0
-    total, active = m.params_b * 1e9, profile.active_params_b * 1e9
-    if total <= active:
-        return 0
-    routed = (total - active) / (1.0 - k / e)
-    return max(128, round(routed / (e * layers * 3 * hidden) / 128) * 128)
+    return max(128, round(given[1] / ((profile.model.experts or 1) * layers * 3 * hidden) / 128) * 128)
 
 
 def disk_gb(profile: Profile, hosts: int) -> int:

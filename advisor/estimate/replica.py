@@ -229,12 +229,23 @@ def routed_params(profile: Profile, c: Constants) -> tuple[float, float]:
     total, active = m.params_b * 1e9, profile.active_params_b * 1e9
     if total <= active:
         return 0.0, 0.0
-    e, k = m.experts, m.experts_per_token
-    if e and k and k < e:
-        routed = min(total, (total - active) / (1.0 - k / e))
-        return min(active, routed * k / e), routed
+    given = routed_by_routing(profile)
+    if given is not None:
+        return given
     share = c.estimator.inference.moe_routed_share.value
     return share * active, total - (1.0 - share) * active
+
+
+def routed_by_routing(profile: Profile) -> tuple[float, float] | None:
+    """routed_params where the model names its routing (model.experts E, model.experts_per_token k < E): (R k / E, R)
+    with R = (P - A) / (1 - k / E); None for a dense model or one that does not name it."""
+    m = profile.model
+    e, k = m.experts, m.experts_per_token
+    total, active = m.params_b * 1e9, profile.active_params_b * 1e9
+    if m.architecture != "moe" or not (e and k and k < e) or total <= active:
+        return None
+    routed = min(total, (total - active) / (1.0 - k / e))
+    return min(active, routed * k / e), routed
 
 
 def serving_attrs(profile: Profile, acc: Accelerator) -> dict[str, str]:
