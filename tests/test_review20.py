@@ -169,3 +169,14 @@ def test_the_compact_table_shows_the_verdict_first() -> None:
     assert rows[0].split()[0] == "*", rows
     out = _json(DATA / "10-tiny-1b-huge-budget.yaml")
     assert out["estimate"]["accelerator"] == rows[0].split()[1]
+
+
+def test_eight_a10g_on_aws_are_priced_as_a_g5_48xlarge() -> None:
+    # D13: AWS A10G was priced only as the 1-GPU g5.xlarge and the 4-GPU g5.12xlarge, so 8 A10G (one g5.48xlarge) read
+    # "only 1 or 4 chips"; SkyPilot's AWS catalog lists g5.48xlarge at $16.288/h on demand in us-east-1
+    r = run_cli("estimate", str(DATA / "12-aws-only-frankfurt.yaml"), "-a", "a10g", "-n", "8", "--format", "json")
+    assert r.code == 0, r.err
+    e = json.loads(r.out)
+    e = e[0] if isinstance(e, list) else e
+    assert e["shape"] == "g5.48xlarge" and e["price"] == {"cloud": "aws", "kind": "on-demand"}
+    assert abs(e["usd_per_chip_hour"] * 8 - 16.288) < 0.01
