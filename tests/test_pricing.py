@@ -121,7 +121,9 @@ def test_max_count_prices_only_the_sizes_a_cloud_sells() -> None:
     a10g = CAT.get("a10g")
     one, four = a10g.price(["aws"], "on-demand", None, 1), a10g.price(["aws"], "on-demand", None, 4)
     assert one is not None and four is not None and one.usd_per_chip_hour < four.usd_per_chip_hour
-    assert a10g.price(["aws"], "on-demand", None, 2) is None and a10g.price(["aws"], "on-demand", None, 8) is None
+    assert a10g.price(["aws"], "on-demand", None, 2) is None  # no 2-GPU G5 instance
+    eight, sixteen = a10g.price(["aws"], "on-demand", None, 8), a10g.price(["aws"], "on-demand", None, 16)
+    assert eight is not None and sixteen is not None and eight.usd_per_chip_hour == sixteen.usd_per_chip_hour  # g5.48xlarge
 
 
 def test_a_size_aws_does_not_sell_is_not_offered(tmp_path: Path) -> None:
@@ -132,7 +134,7 @@ def test_a_size_aws_does_not_sell_is_not_offered(tmp_path: Path) -> None:
     f = _write(tmp_path, SERVE + "deployment: {clouds: [aws]}\n")
     profile = load_profiles([f])[0].profile
     two = estimate(profile, CAT.get("a10g"), 2, load_constants())
-    assert two.cost_usd is None and two.why_not and "only 1 or 4 chips" in two.why_not
+    assert two.cost_usd is None and two.why_not and "only 1 or 4 or from 8 chips" in two.why_not
     four = estimate(profile, CAT.get("a10g"), 4, load_constants())
     assert four.usd_per_chip_hour == pytest.approx(1.418)
 
