@@ -65,7 +65,7 @@ def _layout_values(spec: Spec) -> dict[str, str]:
     skeleton's full fine-tune rate (3e-5) for fine-tuning."""
     plan, v = spec.plan, spec.values
     row = training_stack(spec.stack) if spec.stack else {}
-    shard = bool(row.get("shards_state")) and plan.pipeline == 1 and plan.precision in _MEGATRON_FSDP_PRECISIONS
+    shard = spec.skeleton_shards and plan.pipeline == 1 and plan.precision in _MEGATRON_FSDP_PRECISIONS
     tune = spec.profile.task == "fine-tuning"
     return {
         "tensor": str(plan.tensor), "pipeline": str(plan.pipeline), "data": str(plan.data),

@@ -55,6 +55,12 @@ class Spec:
     run_batch: int = 0  # the sequences a step of the skeleton runs: the global batch, less what does not divide over the chips
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def skeleton_shards(self) -> bool:
+        """Whether the training skeleton shards the training state over the GPUs as the estimate's memory assumes and
+        runs the plan's layout itself (rules/training-stacks.yaml ``shards_state``: Megatron-LM)."""
+        return bool(self.stack and training_stack(self.stack).get("shards_state"))
+
     def produces(self, artefact: str) -> bool:
         """Whether the setup path declares ``artefact`` (rules/setup/*.yaml ``artefacts``)."""
         return artefact in self.path.artefacts
@@ -165,7 +171,7 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
         # the skeleton splits the batch over its data-parallel ranks: every chip (a plain data-parallel loop), or the
         # plan's data-parallel width where the skeleton runs the plan's tensor and pipeline parallelism (Megatron-LM)
         chips = est.count if est is not None else 0
-        if chips and spec.stack and training_stack(spec.stack).get("shards_state"):
+        if chips and spec.skeleton_shards:
             chips = spec.plan.data
         if chips and spec.global_batch % chips and profile.training.tokens_b and "skeleton" in path.artefacts:
             # the skeleton's train.py runs global_batch // chips sequences per chip (its data-parallel split), so a batch
@@ -229,8 +235,8 @@ def collect_warnings(spec: Spec) -> None:
         )
     memory = (spec.est.assumptions.get("memory") or {}) if spec.est is not None and spec.training else {}
     state_gb, chip_gb = float(memory.get("state_gb_total") or 0.0), (spec.est.memory_capacity_gb if spec.est is not None else 0.0)
-    shards = bool(spec.stack and training_stack(spec.stack).get("shards_state"))  # the skeleton shards as the estimate does
-    if "skeleton" in spec.path.artefacts and not shards and chip_gb and state_gb > chip_gb and "sharded" in str(memory.get("sharding", "")):
+    sharded = "sharded" in str(memory.get("sharding", ""))  # the estimate's memory shards the state over the chips
+    if "skeleton" in spec.path.artefacts and not spec.skeleton_shards and chip_gb and state_gb > chip_gb and sharded:
         w.append(
             f"train.py keeps the whole training state on every chip (DistributedDataParallel / replicated parameters): "
             f"{state_gb:,.0f} GB of weights, gradients and optimiser state against {chip_gb:,.0f} GB per chip, so it runs "
