@@ -292,6 +292,9 @@ LEVEL_KEY = {"family": "device", "generation": "accelerator", "stack": "stack", 
 COARSE_EXPERTS = 8
 MIN_FIT_ROWS = 3
 MIN_FIT_SOURCES = 2
+# the smallest..largest of n fit rows holds a new row with probability (n - 1) / (n + 1) (order statistics of n
+# exchangeable draws): a level's low..high is a range of its own (80%) only from 9 fit rows
+MIN_SPREAD_ROWS = 9
 
 
 class LevelRow(Strict):
@@ -361,6 +364,13 @@ class EstimatorConstants(Strict):
         """The most specific row of ``constant`` whose match holds for ``attrs`` (None: no row)."""
         rows = [r for r in self.levels if r.constant == constant and r.matches(attrs)]
         return max(rows, key=lambda r: (len(r.match), PRECEDENCE.index(r.level))) if rows else None
+
+    def spread(self, constant: str, attrs: dict[str, str]) -> LevelRow | None:
+        """The most specific row of ``constant`` for ``attrs`` whose low..high rests on MIN_SPREAD_ROWS fit rows or
+        more: the range a value from ``level`` carries (a level of 3 rows has its own value, but its smallest..largest
+        holds a new measurement only half the time; the level above, of more rows, gives the range)."""
+        rows = [r for r in self.levels if r.constant == constant and r.matches(attrs) and len(r.fit_rows) >= MIN_SPREAD_ROWS]
+        return max(rows, key=lambda r: (len(r.match), PRECEDENCE.index(r.level))) if rows else self.level(constant, attrs)
 
 
 class Scoring(Strict):

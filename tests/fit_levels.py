@@ -30,7 +30,7 @@ from collections import defaultdict
 from typing import Any
 
 from advisor.api import Context
-from advisor.constants import LEVEL_KEY, MIN_FIT_ROWS, MIN_FIT_SOURCES, LevelRow
+from advisor.constants import LEVEL_KEY, MIN_FIT_ROWS, MIN_FIT_SOURCES, MIN_SPREAD_ROWS, LevelRow
 from advisor.estimate.efficiency import stack_for
 from advisor.estimate.training import LOW_PRECISION, level_attrs
 
@@ -76,9 +76,9 @@ LOADED_METRICS = ("output_tokens_per_s", "output_tokens_per_s_per_chip", "throug
 SOLVED = {"loaded_prefill_factor", "moe_serving_factor", "moe_training_factor"}
 SOLVE_RANGE = (0.05, 4.0)  # where a solved factor is searched (bisection); a factor at its edge is an error, not a fit
 # constants that are only a range: the smallest..largest of n fit rows holds a new row with probability (n - 1) / (n + 1)
-# (order statistics of n exchangeable draws), so a level of its own needs n >= 9 for 80%; with fewer it inherits
+# (order statistics of n exchangeable draws), so a level of its own needs n >= 9 (MIN_SPREAD_ROWS) for 80%; with fewer
+# it inherits. The training factors' ranges follow the same rule at estimate time (EstimatorConstants.spread)
 SPREADS = {"serving_spread"}
-MIN_SPREAD_ROWS = 9
 # the groups a level is fitted for: the attributes it matches (the level's own key, with the family above it; a
 # mixture of experts' routing alone: a coarse expert's GEMMs are dense-sized on any chip, docs/estimator.md "Levels")
 GROUPS = {"family": ("device",), "generation": ("device", "accelerator"), "stack": ("device", "stack"),

@@ -158,10 +158,34 @@ def test_held_out_publications_stay_within_their_bounds() -> None:
     # stands, not #28's
     assert s.outside_2x <= 14
     assert 0.87 <= s.signed["tpu"] / s.signed["gpu"] <= 1.15
-    assert s.covered / s.with_range >= 0.87
+    # 0.90 while a training range compounded the MFU table's low..high with the fitted levels' spread (every held-out
+    # training row inside: too wide to inform); 0.85 with the levels' spread alone, read where it rests on >= 9 fit rows
+    assert s.covered / s.with_range >= 0.82
     # offline batch (issue #28: within 2x of the saturated published figures): 44 of 44 before the lab, 81 of 88 with it
     batch = cp.summarise([x for x in held if x.regime == "serve batch"])
     assert batch.n >= 80 and batch.outside_2x <= 7
+
+
+def test_a_training_range_is_its_fitted_levels_spread_not_also_the_mfu_tables() -> None:
+    """A fitted level's low..high is the smallest and largest factor its fit rows needed on top of the MFU table's
+    expected figure: it already spans how far published runs sit from it. Compounded with the table's own low..high
+    (0.25..0.45 around 0.35 for the PyTorch class) the range ran 0.56x..1.71x of the expected hours and every held-out
+    training row fell inside it. Now the range is the level's spread, read where it rests on >= 9 fit rows (H100's own
+    level has 7: its value is H100's, its range the GPU family's); a run with no fitted level keeps the table's range."""
+    from advisor.constants import MIN_SPREAD_ROWS
+
+    e = train("h100")
+    rows = e.assumptions["levels"]["dense_training_factor"]
+    assert rows["level"] == "generation (device gpu, accelerator h100)" and rows["fit_rows"] < MIN_SPREAD_ROWS
+    spread = rows["range"]
+    assert spread["level"] == "family (device gpu)" and spread["fit_rows"] >= MIN_SPREAD_ROWS
+    compute = e.hours - e.assumptions["startup_hours"]
+    assert (e.hours_high - e.assumptions["startup_hours"]) / compute == pytest.approx(1 / spread["low"], rel=0.02)
+    assert (e.hours_low - e.assumptions["startup_hours"]) / compute == pytest.approx(1 / spread["high"], rel=0.02)
+    assert e.hours_high / e.hours < 1.3
+    # TPU v6e's level rests on 11 rows: value and range its own
+    v6e = train("tpu-v6e").assumptions["levels"]["dense_training_factor"]
+    assert v6e["fit_rows"] >= MIN_SPREAD_ROWS and "range" not in v6e
 
 
 def _serve(model: dict[str, Any], stack: str = "vllm", acc: str = "h100", count: int = 1, output: int = 4096) -> Any:

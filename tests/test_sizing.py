@@ -198,12 +198,13 @@ def test_published_runs_are_sized_within_2x(run_rows: list[calibration_runs.RunR
     assert len(run_rows) >= 12
     assert {r.split for r in run_rows} == {"fit", "held-out"}
     misses = [r.id for r in run_rows if not (r.chosen and 0.5 <= r.count_ratio <= 2.0)]
-    # Known miss (reported in the calibration output): tinyllama-1.1b (published 16 A100, 56% MFU, a tuned run the
-    # stack's sourced figures do not reach), sized at 40 so that the slow end of its range meets the published 90 days.
-    assert len(misses) <= 1, misses
-    # never far past 2x: a cost tie takes the fewest chips whose slow end meets the target (79e8893 took 64 there)
+    # tinyllama-1.1b (published 16 A100, 56% MFU, a tuned run the stack's sourced figures do not reach) was sized at 40,
+    # 2.5x, while its range compounded the MFU table's low..high with the fitted level's spread (slow end 1.71x the
+    # expected hours); with the level's spread alone it takes 32, the fewest whose slow end meets the published 90 days
+    assert not misses, misses
+    # never past 2x: a cost tie takes the fewest chips whose slow end meets the target (79e8893 took 64 there)
     worst = max(max(r.count_ratio, 1.0 / r.count_ratio) for r in run_rows if r.chosen)
-    assert worst <= 2.5, worst
+    assert worst <= 2.0, worst
 
 
 def test_published_runs_wall_time_median(run_rows: list[calibration_runs.RunRow]) -> None:

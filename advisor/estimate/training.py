@@ -10,7 +10,7 @@ from typing import Any
 
 from advisor import model_families, software
 from advisor.catalog import Accelerator
-from advisor.constants import COARSE_EXPERTS, Constants, LevelRow, Range
+from advisor.constants import COARSE_EXPERTS, MIN_SPREAD_ROWS, Constants, LevelRow, Range
 from advisor.estimate import onprem, sizing, workloads
 from advisor.estimate.efficiency import decode_mbu, software_notes, stack_for, training_mfu
 from advisor.estimate.price import apply_price, apply_purchase_limits, set_feasibility, shape_name
@@ -73,6 +73,7 @@ class _TrainingRate:
     mfu: Range
     size_factor: float
     levels: list[LevelRow]  # the fitted factors applied (low precision, MoE), at the level each came from
+    spreads: list[LevelRow]  # where each factor's range comes from (EstimatorConstants.spread), in the order of levels
 
 
 LOW_PRECISION = ("fp8", "int8", "int4", "fp4")
@@ -102,6 +103,12 @@ def training_levels(profile: Profile, acc: Accelerator, c: Constants, stack: str
     if profile.model.architecture == "moe":
         found.append(c.estimator.level("moe_training_factor", attrs))
     return [r for r in found if r is not None]
+
+
+def level_spreads(levels: list[LevelRow], attrs: dict[str, str], c: Constants) -> list[LevelRow]:
+    """Where each applied factor's range is read: at a level that rests on enough fit rows
+    (EstimatorConstants.spread: a generation of 3 rows gives its value, the family of 20 its range)."""
+    return [c.estimator.spread(row.constant, attrs) or row for row in levels]
 
 
 def _moe_rate(
@@ -148,6 +155,7 @@ def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _Trainin
     common = size_factor
     size_factor *= intensity_factor(acc, peak, c) * sizing.attained_scale(acc, c, used)[0]
     levels = training_levels(profile, acc, c, stack, used)
+    spreads = level_spreads(levels, level_attrs(profile, acc, stack, used), c)
     moe = next((row for row in levels if row.constant == "moe_training_factor"), None)
     for row in levels:
         if row is not moe:
@@ -156,7 +164,7 @@ def _training_rate(profile: Profile, acc: Accelerator, c: Constants) -> _Trainin
         size_factor = _moe_rate(size_factor, moe.value, acc, c, used, peak, common, levels)
     return _TrainingRate(
         sw, flops, formula, assumed, peak or acc.peak_bf16_flops,  # no FP64 rate: flagged by the estimate
-        fallback, stack, training_mfu(c, acc, stack), size_factor, levels,
+        fallback, stack, training_mfu(c, acc, stack), size_factor, levels, spreads,
     )
 
 
@@ -242,11 +250,15 @@ def _times(
         run_h = flops / (count * peak * min(util * eff, ceiling)) / 3600
         return max(run_h, floor.hours(util)) + extra_s / 3600 + compile_h
 
-    spread_fast = math.prod(r.high / r.value for r in rate.levels)
-    spread_slow = math.prod(r.low / r.value for r in rate.levels)
+    spread_fast = math.prod(r.high / r.value for r in rate.spreads)
+    spread_slow = math.prod(r.low / r.value for r in rate.spreads)
+    # a fitted level's low..high is the smallest and largest factor its fit rows needed on top of the table's
+    # expected MFU: it already spans how far published runs sit from that figure, so the table's own low..high (a
+    # prior: a less tuned job, a long context) applies only where no level was fitted (sample-based training)
+    fast, slow = (mfu.expected, mfu.expected) if rate.levels else (mfu.high, mfu.low)
     e.hours = hours(mfu.expected, emb_s[1])
-    e.hours_low = hours(mfu.high * spread_fast, emb_s[0])
-    e.hours_high = hours(mfu.low * spread_slow, emb_s[2])
+    e.hours_low = hours(fast * spread_fast, emb_s[0])
+    e.hours_high = hours(slow * spread_slow, emb_s[2])
     e.tokens_per_second = tokens / max((e.hours - compile_h) * 3600, 1e-9)
     e.ranges = {
         "hours": (e.hours_low, e.hours_high),
@@ -330,7 +342,7 @@ def estimate_training(profile: Profile, acc: Accelerator, count: int, c: Constan
     if floor.steps:
         e.assumptions["step_floor"] = floor.to_json(mfu.expected, flops / (count * peak * mfu.expected * eff) / 3600)
     if rate.levels:
-        e.assumptions["levels"] = {r.constant: r.describe() for r in rate.levels}
+        e.assumptions["levels"] = {r.constant: _described(r, at) for r, at in zip(rate.levels, rate.spreads, strict=True)}
     if emb.notes:
         e.assumptions["embeddings"] = emb.notes
     software_notes(e, sw)
@@ -529,3 +541,13 @@ def _solve_count(shapes: list[int], est: Any, fitting: list[int], knee: int, goa
             return fast[0]
         n = nxt
     return fast[0]
+
+
+def _described(row: LevelRow, at: LevelRow) -> dict[str, Any]:
+    """A factor's level, and where its range came from where that is a broader level."""
+    out = row.describe()
+    if at is not row:
+        out["range"] = {"level": at.describe()["level"], "low": round(at.low / at.value, 3), "high": round(at.high / at.value, 3),
+                        "fit_rows": len(at.fit_rows), "basis": f"below {MIN_SPREAD_ROWS} fit rows: the range of the level above"}
+    return out
+
