@@ -149,3 +149,62 @@ def test_a_mixture_of_experts_gets_its_experts_width(tmp_path: Path) -> None:
     assert int(_value(args, "--num-experts")) == 128 and int(_value(args, "--moe-router-topk")) == 8
     assert int(_value(args, "--moe-ffn-hidden-size")) == 1536
     assert not {a for a in args if a.startswith("--")} - FLAGS
+
+
+# the option names tools/preprocess_data.py declares at core_v0.15.0 (its own; the tokenizer's come from arguments.py)
+PREPROCESS = {"--input", "--json-keys", "--split-sentences", "--keep-newlines", "--append-eod", "--lang", "--output-prefix",
+              "--workers", "--partitions", "--log-interval", "--keep-sequential-samples"}
+
+
+def test_on_vertex_ai_the_launcher_reads_what_the_job_hands_it(tmp_path: Path) -> None:
+    """The Vertex AI path's job hands the container DATA_PATH (the bucket's text), AIP_MODEL_DIR and AIP_TENSORBOARD_LOG_DIR
+    (gs:// URIs under baseOutputDirectory) and HF_TOKEN_SECRET, and its Dockerfile installs the Secret Manager client
+    'train.py reads HF_TOKEN_SECRET'. The Megatron launcher read none of them: it trained on mock data, wrote checkpoints
+    inside the container (lost with the job, so a resubmitted 10-day run restarted from step 0) and TensorBoard logs the
+    follow-up step never found. Now a text DATA_PATH is converted once per node by Megatron's preprocess_data.py with the
+    model's tokenizer and trained on; checkpoints and logs go through the /gcs mount."""
+    profile = tmp_path / "vertex.yaml"
+    profile.write_text(LONG.read_text().replace("gpu_experience: expert", "gpu_experience: none")
+                       .replace("tpu_experience: some", "tpu_experience: none"))
+    out = tmp_path / "out"
+    _scaffold(profile, out)
+    assert "HF_TOKEN_SECRET" in (out / "Dockerfile").read_text() and "AIP_MODEL_DIR" in (out / "README.md").read_text()
+    train = (out / "train.py").read_text()
+    assert "HF_TOKEN_SECRET" in train and "AIP_MODEL_DIR" in train and "DATA_PATH" in train
+    fake = tmp_path / "Megatron-LM"
+    (fake / "tools").mkdir(parents=True)
+    (fake / "pretrain_gpt.py").write_text(
+        "import json, os, sys\njson.dump(sys.argv[1:], open(os.environ['OUT_JSON'], 'w'))\n")
+    (fake / "tools" / "preprocess_data.py").write_text(
+        "import json, os, sys\n"
+        "a = sys.argv[1:]\n"
+        "json.dump(a, open(os.environ['PRE_JSON'], 'w'))\n"
+        "docs = [json.loads(x)['text'] for x in open(a[a.index('--input') + 1])]\n"
+        "p = a[a.index('--output-prefix') + 1] + '_text_document'\n"
+        "open(p + '.bin', 'w').write('\\n'.join(docs)); open(p + '.idx', 'w').write(str(len(docs)))\n")
+    text = tmp_path / "bucket" / "data" / "train.txt"
+    text.parent.mkdir(parents=True)
+    text.write_text("first document\n\nsecond document\n")
+    env = {**os.environ, "MEGATRON_LM": str(fake), "OUT_JSON": str(tmp_path / "argv.json"), "PRE_JSON": str(tmp_path / "pre.json"),
+           "WORLD_SIZE": "8", "DATA_PATH": str(text), "DATA_CACHE": str(tmp_path / "cache"), "HF_TOKEN": "x",
+           "AIP_MODEL_DIR": "gs://bucket/model", "AIP_TENSORBOARD_LOG_DIR": "gs://bucket/logs"}
+    r = subprocess.run([sys.executable, str(out / "train.py")], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 0, r.stderr
+    pre = json.loads((tmp_path / "pre.json").read_text())
+    assert {a for a in pre if a.startswith("--")} <= PREPROCESS | FLAGS
+    assert _value(pre, "--tokenizer-model") == "meta-llama/Llama-3.1-70B" and "--append-eod" in pre
+    assert (tmp_path / "cache" / "train_text_document.bin").read_text() == "first document\nsecond document"
+    args = json.loads((tmp_path / "argv.json").read_text())
+    assert {a for a in args if a.startswith("--")} <= FLAGS and "--mock-data" not in args
+    assert _value(args, "--data-path") == str(tmp_path / "cache" / "train_text_document")
+    assert _value(args, "--tokenizer-type") == "HuggingFaceTokenizer"
+    assert _value(args, "--save") == _value(args, "--load") == "/gcs/bucket/model"  # outlives the job; a resubmit resumes
+    assert _value(args, "--tensorboard-dir") == "/gcs/bucket/logs"
+    # an indexed dataset is trained on as it is; a path that does not exist stops with what to do
+    binary = str(tmp_path / "cache" / "train_text_document.bin")
+    r = subprocess.run([sys.executable, str(out / "train.py")], env={**env, "DATA_PATH": binary},
+                       capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 0 and _value(json.loads((tmp_path / "argv.json").read_text()), "--data-path") == binary[:-4]
+    r = subprocess.run([sys.executable, str(out / "train.py")], env={**env, "DATA_PATH": str(tmp_path / "nope.txt")},
+                       capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode != 0 and "no such file; upload your training text there" in r.stderr
