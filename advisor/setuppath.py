@@ -15,6 +15,7 @@ from advisor import capacity, clouds, families, regions
 from advisor.catalog import Accelerator
 from advisor.conditions import Condition, ConditionParser, evaluate
 from advisor.errors import InputError
+from advisor.estimate import tail
 from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, model_shape, routed_by_routing
 from advisor.estimate.result import Estimate
 from advisor.facts import FieldReader
@@ -80,16 +81,32 @@ def edge_route(profile: Profile) -> str | None:
     return routes.get(profile.domain) or routes.get(profile.software.framework) or routes.get("default")
 
 
-def max_model_len(profile: Profile) -> int:
-    """The context a server must accept: the longest prompt + the longest output (inference.max_input_tokens +
-    max_output_tokens, defaulting to the averages), at most the model's context (model.context_tokens); a profile that
-    serves nothing (a training profile on a serving path), the model's context or 2,048. The model's whole context
-    would let one long prompt past the latency the replicas were sized for, and makes vLLM TPU compile its shapes."""
+def longest_request(profile: Profile) -> tuple[int, int]:
+    """(longest prompt, longest output) a server must accept: inference.max_input_tokens / max_output_tokens where
+    given, else the 99th percentile of lengths with the stated mean (geometric, the largest-entropy length for a mean:
+    about 4.6 x; tail.geometric_p99). The mean itself would reject every request longer than average (HTTP 400)."""
+    inf = profile.inference
+    assert inf is not None
+    return (inf.max_input_tokens or tail.geometric_p99(inf.input_tokens), inf.max_output_tokens or tail.geometric_p99(inf.output_tokens))
+
+
+def max_model_len(profile: Profile, est: Estimate | None = None) -> int:
+    """The context a server must accept: the longest prompt + the longest output (longest_request), at most the model's
+    context (model.context_tokens) and, where an estimate sized the replica, the tokens its KV cache holds (a server
+    whose limit the cache cannot hold refuses to start), never below the average request; a profile that serves
+    nothing (a training profile on a serving path), the model's context or 2,048. The model's whole context would let
+    one long prompt past the latency the replicas were sized for, and makes vLLM TPU compile its shapes."""
     inf, context = profile.inference, profile.model.context_tokens
     if inf is None:
         return context or 2048
-    asked = (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
-    return min(asked, context) if context else asked
+    asked = sum(longest_request(profile))
+    if context:
+        asked = min(asked, context)
+    mean = inf.input_tokens + inf.output_tokens
+    held = ((est.assumptions.get("memory") or {}).get("max_batch_by_memory") if est is not None and est.mode == "inference" else None)
+    if held:
+        asked = min(asked, max(mean, int(held) * mean))
+    return max(1, min(asked, context) if context else asked)
 
 
 def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None, cloud: str | None = None) -> dict[str, str]:
@@ -112,7 +129,7 @@ def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None
         "count": str(est.count) if est else "1",
         "tp": str(est.count) if est else "1",
         "replicas": str(est.replicas or 1) if est else "1",
-        "max_model_len": str(max_model_len(profile)),
+        "max_model_len": str(max_model_len(profile, est)),
         "accelerator_type": "",
         "topology": "",
         "runtime_version": "",
@@ -315,7 +332,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     out.update(jetstream_model(profile.model.hf_id))
     # the longest prompt (a training profile on a serving path: half the context)
     out["max_input_len"] = str(
-        min(max_model_len(profile), inf.max_input_tokens or inf.input_tokens) if inf else max_model_len(profile) // 2
+        min(max_model_len(profile, est), longest_request(profile)[0]) if inf else max_model_len(profile) // 2
     )
     moe = profile.model.architecture == "moe"
     # MaxText's convention: a dense model is one expert, each token routed to it

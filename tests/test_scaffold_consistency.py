@@ -477,9 +477,13 @@ def _context(case: Case) -> None:
     if p.server:
         inf = case.spec.profile.inference
         if inf is not None:
-            # the longest request, never the average one, nor the model's whole context
-            asked = (inf.max_input_tokens or inf.input_tokens) + (inf.max_output_tokens or inf.output_tokens)
-            assert p.context_len == min(asked, case.spec.profile.model.context_tokens or asked)
+            # the longest request (stated, else the p99 length of the mean), never below the average one, nor above
+            # the model's whole context; less only where a replica's KV cache holds less
+            from advisor.setuppath import longest_request
+
+            asked = min(sum(longest_request(case.spec.profile)), case.spec.profile.model.context_tokens or 10**9)
+            mean = min(inf.input_tokens + inf.output_tokens, asked)
+            assert mean <= p.context_len <= asked
 
 
 @check("attention_data")
@@ -949,6 +953,35 @@ def test_a_batching_server_is_capped_at_its_capacity_batch_not_its_peak_concurre
     assert hpa["spec"]["metrics"][0]["pods"]["target"]["averageValue"] == str(est.batch)  # scaled on what peak keeps in flight
     assert f"batches up to {cap} requests" in files["README.md"]
     run_checks(Case(spec, spec.plan, files))
+
+
+def test_without_stated_maxima_the_server_accepts_longer_than_average_requests(ctx, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # review 25: --max-model-len defaulted to the average prompt + the average output (1,024 + 256 = 1,280 for the
+    # bundled chatbot), so the server rejected every request longer than average (HTTP 400). Without
+    # inference.max_input_tokens / max_output_tokens each side now takes the 99th percentile of lengths with its mean
+    # (geometric: about 4.6 x), at most the model's context and what a replica's KV cache holds
+    import math
+
+    from advisor import setuppath
+    from advisor.estimate.tail import geometric_p99
+
+    assert geometric_p99(1024) == math.ceil(math.log(0.01) / math.log(1 - 1 / 1024)) == 4714 and geometric_p99(1) == 1
+    base = yaml.safe_load((ROOT / "profiles" / "llm-chatbot.yaml").read_text())
+    inf = base["inference"]
+    assert "max_input_tokens" not in inf and "max_output_tokens" not in inf
+    rec = _rec(ctx, str(ROOT / "profiles" / "llm-chatbot.yaml"))
+    spec, files = _scaffold(ctx, rec)
+    want = geometric_p99(inf["input_tokens"]) + geometric_p99(inf["output_tokens"])
+    assert spec.plan.context_len == min(want, base["model"].get("context_tokens") or want) > inf["input_tokens"] + inf["output_tokens"]
+    assert f"--max-model-len={spec.plan.context_len}" in files["k8s/deployment.yaml"]
+    run_checks(Case(spec, spec.plan, files))
+    # a replica whose KV cache holds fewer tokens than that: the limit it can hold (vLLM refuses to start above it),
+    # never below the average request
+    est = dataclasses.replace(rec.estimate, assumptions={**rec.estimate.assumptions, "memory": {"max_batch_by_memory": 2}})
+    mean = inf["input_tokens"] + inf["output_tokens"]
+    assert setuppath.max_model_len(rec.profile, est) == min(want, 2 * mean)
+    est = dataclasses.replace(est, assumptions={**est.assumptions, "memory": {"max_batch_by_memory": 0.5}})
+    assert setuppath.max_model_len(rec.profile, est) == mean
 
 
 def test_max_model_len_is_not_the_models_whole_context(ctx, tmp_path) -> None:  # type: ignore[no-untyped-def]

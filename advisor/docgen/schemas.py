@@ -97,9 +97,11 @@ FIELD_DOCS: dict[str, str] = {
                               "prices the month.",
     "inference.input_tokens": "Prompt tokens per request.",
     "inference.output_tokens": "Generated tokens per request.",
-    "inference.max_input_tokens": "Longest prompt the server must accept, tokens (default: inference.input_tokens); "
-    "the generated serving flags (--max-model-len) use max input + max output.",
-    "inference.max_output_tokens": "Longest generation the server must allow, tokens (default: inference.output_tokens). A limit above "
+    "inference.max_input_tokens": "Longest prompt the server must accept, tokens; the generated serving flags (--max-model-len) use "
+    "max input + max output, each by default the 99th percentile of lengths with the mean (about 4.6 x input_tokens / "
+    "output_tokens), capped at model.context_tokens and the replica's KV cache.",
+    "inference.max_output_tokens": "Longest generation the server must allow, tokens (server limit default: the 99th percentile of "
+                                   "lengths with the mean output_tokens; the latency model takes every request at the mean). A limit above "
                                    "the mean says lengths vary: the p99 length is then the mean x ln 100 (a constant chance of stopping), "
                                    "capped at this.",
     "inference.output_tokens_p99": "The 99th-percentile generated length, tokens, where you know it (server logs); the p99 latency "

@@ -58,11 +58,15 @@ def output_p99(inf: Inference) -> int:
         return max(inf.output_tokens_p99, inf.output_tokens)
     if inf.max_output_tokens is None or inf.max_output_tokens <= inf.output_tokens:
         return inf.output_tokens
-    mean = float(inf.output_tokens)
-    if mean <= 1.0:
-        return inf.output_tokens
-    # geometric on {1, 2, ...} with mean m stops with chance 1 / m a token: P(length > n) = (1 - 1 / m)^n <= 1%
-    return min(inf.max_output_tokens, math.ceil(math.log(0.01) / math.log(1.0 - 1.0 / mean)))
+    return min(inf.max_output_tokens, geometric_p99(inf.output_tokens))
+
+
+def geometric_p99(mean: int) -> int:
+    """The 99th percentile of a geometric length on {1, 2, ...} with this mean (about mean x ln 100): it stops with
+    chance 1 / mean a token, so P(length > n) = (1 - 1 / mean)^n <= 1%. The mean itself where it is 1 or less."""
+    if mean <= 1:
+        return mean
+    return math.ceil(math.log(0.01) / math.log(1.0 - 1.0 / mean))
 
 
 def erlang_c(c: int, a: float) -> float:

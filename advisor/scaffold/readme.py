@@ -329,9 +329,11 @@ def _kubernetes_section(spec: Spec, steps: list[Step], files: Mapping[str, str],
         L.append(
             f"`--max-model-len` / context length {plan.context_len:,} tokens: "
             "the profile's longest prompt + longest output (`inference.max_input_tokens` + "
-            "`inference.max_output_tokens`, which default to the average `input_tokens` / `output_tokens`)"
+            "`inference.max_output_tokens`; where not given, the 99th percentile of lengths with the average "
+            "`input_tokens` / `output_tokens`, about 4.6 x it)"
             + (f", at most the model's context (`model.context_tokens`, {p.model.context_tokens:,})" if p.model.context_tokens else "")
-            + "; set them to the longest request you must accept, because longer requests are rejected."
+            + " and the tokens a replica's KV cache holds; set them to the longest request you must accept, because longer "
+            "requests are rejected."
         )
         if plan.prefill_budget and server.prefill_budget:
             chosen = (e.p99 or {}).get("prefill_budget") or {}

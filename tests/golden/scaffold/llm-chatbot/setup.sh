@@ -10,7 +10,7 @@
 # plan: chips_per_replica=4 chips_per_host=4 hosts=1 slices=1 replicas=4 min_replicas=2
 # plan: max_replicas=4 tensor=4 pipeline=1 data=4 precision=bf16 quantization=none
 # plan: framework=pytorch serving_stack=vllm server=vllm server_note=-
-# plan: model_id=meta-llama/Llama-3.1-8B-Instruct context_len=1280 max_input_len=1024 max_seqs=27
+# plan: model_id=meta-llama/Llama-3.1-8B-Instruct context_len=5891 max_input_len=4714 max_seqs=27
 # plan: server_seqs=60 num_experts=1 experts_per_token=1 seq_len=0 global_batch=0
 # plan: checkpoint_every=0 per_device_batch=0 hours_per_day=24 disk_gb=150 region=us-central1
 # plan: zone=us-central1-a pricing=on-demand procurement=on-demand price_cloud=gcp cloud=gcp
