@@ -1018,3 +1018,30 @@ def test_a_what_if_that_flips_back_past_its_value_says_so() -> None:
     steady = whatif.what_ifs(p, "tpu", lambda q, r: SimpleNamespace(device="gpu" if q.model.params_b < 113 else "tpu",
                                                                       feasible=True, chosen=object()), lambda d: d.device.upper())
     assert any(f.startswith("model.params_b: 117 -> below 11") for f in steady), steady
+
+
+def test_a_batch_job_without_a_volume_is_not_won_by_the_cheapest_machine_whatever_its_throughput(context: Context) -> None:
+    # review 25: a batch job with neither requests_per_day nor peak_qps was sized as one replica of each configuration
+    # at saturation and goal cost took the cheapest month: a 30B MoE on 2 CPU VMs at 5 tokens/s ($567/month, $41 per
+    # million output tokens) over 4 L4 at 1,660 tokens/s ($0.67), and writing down peak_qps's default (1) changed the
+    # verdict. Without a volume it is sized for that default, as an explicit 1 is
+    def job(**extra: Any) -> Profile:
+        return Profile.model_validate({
+            "name": "moe-batch", "task": "inference", "domain": "llm",
+            "model": {"params_b": 30.5, "active_params_b": 3.3, "architecture": "moe", "precision": "bf16", "layers": 48,
+                      "hidden_size": 2048, "kv_heads": 4, "experts": 128, "experts_per_token": 8, "context_tokens": 32768},
+            "inference": {"mode": "batch", "input_tokens": 1500, "output_tokens": 600, **extra},
+            "software": {"framework": "pytorch", "serving_stack": "vllm"}, "deployment": {"clouds": ["gcp"]},
+            "team": {"tpu_experience": "some", "gpu_experience": "some"}, "goal": {"optimize": "cost"},
+        })
+
+    implicit = recommend(job(), context.kb, context.catalog, context.constants, with_flip=False)
+    explicit = recommend(job(peak_qps=1), context.kb, context.catalog, context.constants, with_flip=False)
+    e, x = implicit.estimate, explicit.estimate
+    assert e is not None and x is not None
+    assert (e.accelerator, e.count, e.replicas) == (x.accelerator, x.count, x.replicas)
+    per_token = [c.usd_per_million_tokens for c in implicit.table if c.feasible and c.usd_per_million_tokens]
+    assert e.usd_per_million_tokens is not None and e.usd_per_million_tokens <= 2 * min(per_token), e.accelerator
+    assert e.device != "cpu"
+    note = e.assumptions["operating_point"]["offline"]["note"]
+    assert "sized for 1 request/s (86,400 a day" in note and "requests_per_day" in note

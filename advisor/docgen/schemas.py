@@ -92,7 +92,8 @@ FIELD_DOCS: dict[str, str] = {
                       "and the serving engine allow).",
     "inference.peak_qps": "Requests per second at peak; sizes the number of replicas (online; batch jobs give requests_per_day instead).",
     "inference.requests_per_day": "Offline batch jobs (mode: batch): requests to finish per day; with window_hours it sizes the "
-                                  "replicas, each run at saturation. Absent: one replica at saturation, its throughput reported.",
+                                  "replicas, each run at saturation. Absent (and no peak_qps): sized for peak_qps's default, 1 request/s "
+                                  "(86,400 a day), each replica at saturation, with a warning.",
     "inference.window_hours": "Offline batch jobs: hours per day the job may run to finish requests_per_day (default hours_per_day); "
                               "prices the month.",
     "inference.input_tokens": "Prompt tokens per request.",
