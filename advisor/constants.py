@@ -195,6 +195,8 @@ class Memory(Strict):
     optimizer_bytes_per_param_full: Value
     activation_overhead_fraction: Value
     serving_memory_reserve_fraction: Value
+    logits_bytes_per_token_per_vocab: Value
+    default_vocab_size: Value
 
 
 class Overheads(Strict):

@@ -138,6 +138,8 @@ class Model(Strict):
     experts_per_token: Annotated[int, Field(strict=True, gt=0, le=1_000)] | None = None  # MoE top-k routing
     experts: Annotated[int, Field(strict=True, gt=1, le=100_000)] | None = None  # MoE routed experts per MoE layer
     context_tokens: Annotated[int, Field(strict=True, gt=0, le=100_000_000)] | None = None
+    # tokens of the language-model head's vocabulary: training keeps the fp32 logits of each sequence for the loss
+    vocab_size: Annotated[int, Field(strict=True, gt=0, le=10_000_000)] | None = None
     # FLOPs of one forward pass over one sample (a 224x224 image for ResNet-152: ~23e9); training
     # counts 3x (forward and backward), serving 1x per request.
     flops_per_sample: Annotated[float, Field(strict=True, gt=0, le=1e18, allow_inf_nan=False)] | None = None

@@ -265,3 +265,28 @@ def test_a_fine_grained_mixture_of_experts_does_not_take_coarse_experts_efficien
     for row in C.estimator.levels:  # no level of the MoE factor built on coarse rows alone covers fine-grained ones
         if row.constant == "moe_training_factor" and row.level != "global" and "routing" not in row.match:
             assert any("mixtral" not in r for r in row.fit_rows)
+
+
+def test_a_language_models_training_keeps_its_vocabularys_logits() -> None:
+    """Review 25: the activation memory of a training sequence had no vocabulary term, so a 131,072-token Llama 3 8B run
+    read as fitting while its loss alone keeps 4 x 131,072 x 128,256 bytes = 67 GB of fp32 logits per sequence
+    (Korthikanti et al. 2022, the output layer's 4sbv, split over tensor parallelism). The term follows
+    model.vocab_size (Llama 2's 32,000: a quarter), defaults to Llama 3's vocabulary for an LLM and is absent for a
+    model with no language-model head."""
+    def run(domain: str = "llm", **model: Any) -> Any:
+        p = Profile.model_validate({
+            "name": "t", "task": "fine-tuning", "domain": domain, "software": {"framework": "jax"},
+            "model": {"params_b": 8, "layers": 32, "hidden_size": 4096, "kv_heads": 8, **model},
+            "training": {"tokens_b": 2, "seq_len": 131072, "global_batch": 8},
+        })
+        return estimate(p, CAT.get("tpu-v6e"), 64, C).assumptions["memory"]
+
+    layers_only = 131072 * 4096 * (2 * 32 + 34) / 1e9
+    default = run()
+    assert default["logits_gb_per_sequence"] == pytest.approx(4 * 131072 * 128256 / 1e9, rel=1e-3)
+    assert default["activations_gb_per_sequence"] == pytest.approx(layers_only + default["logits_gb_per_sequence"], rel=1e-3)
+    assert "assumed" in default["vocab_size"]
+    llama2 = run(vocab_size=32000)
+    assert llama2["logits_gb_per_sequence"] == pytest.approx(4 * 131072 * 32000 / 1e9, rel=1e-3) and llama2["vocab_size"] == 32000
+    vision = run("vision")
+    assert "logits_gb_per_sequence" not in vision and vision["activations_gb_per_sequence"] == pytest.approx(layers_only, rel=1e-3)

@@ -62,6 +62,10 @@ FIELD_DOCS: dict[str, str] = {
                               "layers: 1024). Default 4096.",
     "model.attention.sliding_fraction": "Sliding window: share of layers that are windowed; the rest attend to the whole context (Gemma "
                                         "3: 5/6). Default 1.",
+    "model.vocab_size": "Tokens in the language model's vocabulary (its output head; Llama 3: 128,256). Training an LLM keeps "
+                        "each sequence's fp32 logits for the loss, 4 x seq_len x vocab bytes (split over tensor parallelism): "
+                        "about 67 GB for one 131,072-token sequence. Default for an LLM: rules/estimator.yaml "
+                        "memory.default_vocab_size (128,256).",
     "model.context_tokens": "The model's maximum context length, tokens: a generated server accepts the longest prompt + output "
     "(inference.max_input_tokens + max_output_tokens), at most this.",
     "model.flops_per_sample": "FLOPs of one forward pass over one sample (an image, a row; for diffusion, one denoising step, "

@@ -70,6 +70,10 @@ def unused_fields(profile: Profile) -> list[str]:
         notes.append((["model.flops_per_sample"], "token workloads take 6 x params per token (training) or the step model (serving)"))
     if m.family and (token_training or llm_serving or family_of(profile) is None):
         notes.append((["model.family"], "this workload takes its FLOPs per token, not the family table"))
+    if m.vocab_size is not None and not (token_training and m.architecture in ("transformer", "moe")):
+        # training.language_vocab: only a token run's output head keeps logits the size of the vocabulary
+        notes.append((["model.vocab_size"], "only a language model's training keeps the vocabulary's logits (serving samples one "
+                      "token per sequence)"))
     if token_training and t is not None and t.epochs is not None:
         notes.append((["training.epochs"], "epochs multiply training.samples; a token run counts training.tokens_b"))
     if inf is not None and not profile.is_training:

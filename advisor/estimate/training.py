@@ -51,12 +51,30 @@ def _training_memory(profile: Profile, c: Constants, shape: Shape, method: str) 
     # (2 B x hidden x layers per token) plus one layer's working set re-computed
     # (34 x hidden bytes per token; Korthikanti et al. 2022, eq. 2, flash attention).
     activations = t.seq_len * shape.hidden * (2.0 * shape.layers + 34.0)
+    # a language model's head: the fp32 logits of the sequence, kept for the loss (memory.logits_bytes_per_token_per_vocab)
+    vocab = language_vocab(profile, c)
+    logits = t.seq_len * vocab * m.logits_bytes_per_token_per_vocab.value if vocab else 0.0
     overhead = 1.0 + m.activation_overhead_fraction.value
-    return state, activations, overhead, {
+    notes: dict[str, Any] = {
         "sharding": sharding,
         "state_gb_total": round(state / 1e9, 2),
-        "activations_gb_per_sequence": round(activations / 1e9, 3),
+        "activations_gb_per_sequence": round((activations + logits) / 1e9, 3),
     }
+    if vocab:
+        notes["logits_gb_per_sequence"] = round(logits / 1e9, 3)
+        notes["vocab_size"] = vocab if profile.model.vocab_size else f"{vocab:,} (assumed: memory.default_vocab_size; set model.vocab_size)"
+    return state, activations + logits, overhead, notes
+
+
+def language_vocab(profile: Profile, c: Constants) -> int | None:
+    """The vocabulary a token run's output head projects to: model.vocab_size, else the default for a language model
+    (domain llm, a transformer or mixture of experts); None for a model with no language-model head."""
+    t = profile.training
+    if t is None or t.sample_based or profile.model.architecture not in ("transformer", "moe"):
+        return None
+    if profile.model.vocab_size:
+        return profile.model.vocab_size
+    return int(c.estimator.memory.default_vocab_size.value) if profile.domain == "llm" else None
 
 
 @dataclass(slots=True)
