@@ -588,13 +588,18 @@ def _checkpoints(case: Case) -> None:
     if t is None:
         assert p.checkpoint_every == 0
         return
-    assert 1 <= p.checkpoint_every <= case.spec.max_steps
+    assert p.checkpoint_every >= 1
+    # the skeleton's own period, over its own steps (a batch that does not divide over the chips: fewer, larger steps)
+    every = case.spec.checkpoint_every
+    assert 1 <= every <= case.spec.max_steps
+    if case.spec.run_batch == case.spec.global_batch:
+        assert every == p.checkpoint_every <= case.spec.max_steps
     train = case.files.get("train.py")
     if train and case.spec.stack != "cpu":
-        assert re.search(rf"^CHECKPOINT_EVERY = {p.checkpoint_every}\b", train, re.M)
+        assert re.search(rf"^CHECKPOINT_EVERY = {every}\b", train, re.M)
         assert any(k in train for k in ("resume", "latest_step", "BackupAndRestore")), "train.py resumes from its checkpoint"
         if p.spot:  # Spot capacity is reclaimed: save before the end
-            assert p.checkpoint_every < case.spec.max_steps or case.spec.max_steps == 1
+            assert every < case.spec.max_steps or case.spec.max_steps == 1
     for line in case.sh.splitlines():
         if "pre_train.train" in line:
             assert _flag(line, "checkpoint_period") == {str(p.checkpoint_every)} and "enable_checkpointing=true" in line
@@ -1750,6 +1755,27 @@ def test_maxtext_trains_the_model_of_the_profile_not_base_ymls(ctx) -> None:  # 
     # the parameters the flags build: attention (q and o of q x head, k and v of kv x head) and a gated MLP, per layer
     params = layers * (2 * emb * q * head + 2 * emb * kv * head + 3 * emb * mlp)
     assert 0.8 * 70e9 <= params <= 1.05 * 70e9, (got, params)
+
+
+def test_maxtext_runs_the_tensor_parallelism_the_estimate_priced(ctx, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # review 25: a 131,072-token fine-tune priced as data 8 x tensor 8 on v6e-64 got an xpk command with no
+    # ici_tensor_parallelism, so MaxText laid it out as FSDP over the whole slice (its ici_fsdp_parallelism -1), not the
+    # layout whose memory and speed were estimated
+    profile = {
+        "name": "longctx", "task": "fine-tuning", "domain": "llm",
+        "model": {"params_b": 8, "precision": "bf16", "layers": 32, "hidden_size": 4096, "kv_heads": 8, "context_tokens": 131072},
+        "training": {"tokens_b": 2, "seq_len": 131072, "method": "full", "global_batch": 8, "deadline_hours": 72},
+        "software": {"framework": "jax"}, "deployment": {"clouds": ["gcp"]},
+        "team": {"tpu_experience": "some", "gpu_experience": "some"}, "goal": {"optimize": "balanced"},
+    }
+    path = tmp_path / "longctx.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    rec = _rec(ctx, str(path))
+    assert rec.estimate.device == "tpu" and rec.estimate.parallelism["tensor"] > 1
+    spec, files = _scaffold(ctx, rec, "maxtext-tpu")
+    got = re.findall(r"ici_tensor_parallelism=(\d+)", files["setup.sh"])
+    assert got and set(got) == {str(rec.estimate.parallelism["tensor"])}, got
+    run_checks(Case(spec, spec.plan, files))
 
 
 @pytest.mark.parametrize("fixture", ["spot-moe-multislice.yaml", "aws-spot-region.yaml"])

@@ -40,7 +40,7 @@ def train_py(spec: Spec) -> str:
         global_batch=str(spec.global_batch or 256),
         micro_batch=str(micro_batch(spec)),
         max_steps=str(spec.max_steps or 100),
-        checkpoint_every=str(plan.checkpoint_every or spec.max_steps or 100),
+        checkpoint_every=str(spec.checkpoint_every or spec.max_steps or 100),
         checkpoint_why=("about every 30 minutes of the estimated run: Spot capacity is reclaimed without notice"
                         if plan.spot else "about every 2 hours of the estimated run"),
         precision=plan.precision,

@@ -53,6 +53,7 @@ class Spec:
     global_batch: int = 0
     max_steps: int = 0
     run_batch: int = 0  # the sequences a step of the skeleton runs: the global batch, less what does not divide over the chips
+    checkpoint_every: int = 0  # the skeleton's steps between checkpoints: the plan's, over the skeleton's own step count
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -168,6 +169,7 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
     if profile.training is not None:
         spec.global_batch, spec.max_steps = int(values["global_batch"]), int(values["steps"])
         spec.run_batch = spec.global_batch
+        spec.checkpoint_every = spec.plan.checkpoint_every
         # the skeleton splits the batch over its data-parallel ranks: every chip (a plain data-parallel loop), or the
         # plan's data-parallel width where the skeleton runs the plan's tensor and pipeline parallelism (Megatron-LM)
         chips = est.count if est is not None else 0
@@ -179,7 +181,10 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
             # run still sees the profile's tokens (MaxText's fractional per_device_batch_size keeps the exact batch)
             run = max(1, spec.global_batch // chips) * chips
             t = profile.training
+            steps = spec.max_steps
             spec.max_steps, spec.run_batch = max(1, round(t.tokens_b * 1e9 / (t.seq_len * run))), run
+            # the same hours between checkpoints in the skeleton's larger steps: never a period past its last step
+            spec.checkpoint_every = max(1, min(spec.max_steps, round(spec.checkpoint_every * spec.max_steps / max(steps, 1))))
             spec.warnings.append(f"the global batch of {spec.global_batch} does not divide over {chips} chips: train.py runs "
                                  f"{run} sequences a step ({run // chips} per chip) for {spec.max_steps:,} steps")
     collect_warnings(spec)
