@@ -28,7 +28,16 @@ from advisor.estimate.search import all_candidates, best, repriced_keep
 from advisor.fmt import hours, money
 from advisor.knowledge import KnowledgeBase
 from advisor.models import Profile
-from advisor.setuppath import SetupPlan, choose_server, choose_setup, placeholders, plan, provisioning_kind, setup_cloud
+from advisor.setuppath import (
+    SetupPlan,
+    as_priced,
+    choose_server,
+    choose_setup,
+    placeholders,
+    plan,
+    provisioning_kind,
+    setup_cloud,
+)
 
 __all__ = ["ESTIMATOR_SOURCE", "Contribution", "Decision", "Exclusion", "Recommendation", "closest", "decide", "describe", "recommend"]
 
@@ -385,7 +394,7 @@ def _provisioning_kind(profile: Profile, chosen: Any) -> str | None:
 def _setup_plan(profile: Profile, kb: KnowledgeBase, decision: Decision, acc: Accelerator | None) -> SetupPlan | None:
     """The setup path for the verdict, led by the step that obtains a count beyond on-demand quota."""
     cloud = setup_cloud(profile, decision.chosen)
-    path = choose_setup(profile, kb, decision.device, cloud, acc)
+    path = choose_setup(as_priced(profile, decision.chosen), kb, decision.device, cloud, acc)
     values = placeholders(profile, acc, decision.chosen)
     # the server the scaffold's files run (a replica over several hosts takes one that spans them): its steps only
     server = (choose_server(profile.software.serving_stack, decision.device, int(values["hosts"]) > 1, values.get("vendor") or None)[0]

@@ -51,6 +51,16 @@ def setup_cloud(profile: Profile, est: Estimate | None) -> str:
     return clouds.preferred(profile.deployment.clouds)
 
 
+def as_priced(profile: Profile, est: Estimate | None) -> Profile:
+    """The profile as its setup reads it: where the estimate priced Spot capacity the team accepts
+    (deployment.procurement) though it asked for another kind first (deployment.pricing), on Spot, so that the path,
+    its capacity flags and its checkpoint period follow the capacity priced (a Vertex AI job runs no Spot TPU Pod)."""
+    dep = profile.deployment
+    if est is None or est.price_kind != "spot" or dep.pricing == "spot":
+        return profile
+    return profile.model_copy(update={"deployment": dep.model_copy(update={"pricing": "spot"})})
+
+
 def choose_setup(
     profile: Profile, kb: KnowledgeBase, device: str, cloud: str | None = None, acc: Accelerator | None = None
 ) -> SetupPath | None:
@@ -302,7 +312,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         # steps between checkpoints: every CHECKPOINT_HOURS of the estimated run (Spot capacity is
         # reclaimed without warning, so more often there); the skeleton resumes from the latest
         steps = int(out["steps"])
-        spot = profile.deployment.pricing == "spot"
+        spot = as_priced(profile, est).deployment.pricing == "spot"
         every_h = capacity.table().kinds["spot"].checkpoint_hours if spot else CHECKPOINT_HOURS
         per_hour = steps / est.hours if est is not None and est.hours else float(steps)
         out["checkpoint_every"] = str(max(1, min(steps, round(per_hour * every_h))))

@@ -302,3 +302,38 @@ def test_a_residency_pin_keeps_the_cpu_machines_offered_there(tmp_path: Path) ->
     r = run_cli("estimate", str(tmp_path / "africa-south1.yaml"), "-a", "c3-standard-8", "-n", "1", "--format", "json")
     c3 = json.loads(r.out)
     assert not c3["feasible"] and "not offered in africa-south1" in c3["why_not"], c3["why_not"]
+
+
+def test_spot_capacity_a_team_accepts_is_priced(tmp_path: Path) -> None:
+    # review 25: deployment.procurement [on-demand, spot] priced every configuration on demand, since on-demand reaches
+    # first from deployment.pricing: a 7B pre-train on 1T tokens got v6e-64 on demand ($101,563) where v6e-128 on the
+    # Spot capacity the team accepts costs $19,434, and B200, past on-demand reach on Google Cloud, was labelled spot
+    # but charged the on-demand rate with no word of it. Each accepted kind is priced now (a reclaimed run at the
+    # hours its interruptions take), the cheapest taken; its setup asks for Spot capacity
+    data = {
+        "name": "startup-7b-pretrain", "task": "training", "domain": "llm",
+        "model": {"params_b": 7, "precision": "bf16", "layers": 32, "hidden_size": 4096, "kv_heads": 8},
+        "training": {"tokens_b": 1000, "seq_len": 4096, "method": "full", "global_batch": 1024},
+        "software": {"framework": "pytorch"},
+        "deployment": {"clouds": ["gcp", "aws"], "procurement": ["on-demand", "spot"]},
+        "team": {"tpu_experience": "none", "gpu_experience": "expert"}, "goal": {"optimize": "cost", "budget_usd": 150000},
+    }
+    path = tmp_path / "startup.yaml"
+    path.write_text(yaml.safe_dump(data))
+    out = _json(path)
+    est = out["estimate"]
+    assert est["procurement"] == "spot" and est["price"]["kind"] == "spot" and est["cost_usd"] < 50000, est["cost_usd"]
+    assert "interruptions" in est["capacity"]
+    assert out["verdict"]["setup_path"] != "vertex-ai-tpu"  # Vertex AI runs no Spot VMs on a TPU Pod
+    r = run_cli("scaffold", str(path), "-o", str(tmp_path / "s"))
+    assert r.code == 0, r.err
+    create = [ln for ln in (tmp_path / "s" / "setup.sh").read_text().splitlines() if " create " in ln and not ln.lstrip().startswith("#")]
+    assert any("--spot" in ln for ln in create), create
+    # a chip with no spot price, reached as spot past on-demand: priced at on-demand rates, and said
+    r = run_cli("estimate", str(path), "-a", "b200", "-n", "8", "--format", "json")
+    b200 = json.loads(r.out)
+    assert b200["procurement"] == "spot" and any("no spot price on gcp" in w for w in b200["warnings"]), b200["warnings"]
+    # goal time keeps the first kind that reaches: a reclaimed run is slower
+    data["goal"] = {"optimize": "time"}
+    path.write_text(yaml.safe_dump(data))
+    assert _json(path)["estimate"]["procurement"] != "spot"

@@ -136,7 +136,7 @@ def apply_price(
     # a kind with a minimum term, or sold in whole days, bills it, used or not (training runs): hours -> hours billed
     bill: Callable[[float], float] | None = None
     if e.owned_chips is None and p.cloud not in (None, "on-prem") and not acc.local:
-        p, bill = _procure(e, profile, acc, p)
+        p, bill = _procure(e, profile, acc, p, restart_hours)
         if p.warning and p.warning not in e.warnings:
             e.warnings.append(p.warning)
         if named_on is not None and p.cloud is not None and named_on != p.cloud:  # procured on another cloud
@@ -212,6 +212,22 @@ def _idle_hosting(e: Estimate, profile: Profile, acc: Accelerator, used: int) ->
     return hourly
 
 
+def _reclaimed(acc: Accelerator, count: int, kind: capacity.Kind, restart_hours: float) -> tuple[int, float]:
+    """(the VMs a run of ``count`` x ``acc`` is reclaimed by, the hours each interruption costs it: half a checkpoint
+    period of lost work and the start-up again)."""
+    layout = family(acc.device).shapes.host_layout(acc, count)
+    vms = max(1, int(layout.get("hosts") or 1)) * max(1, int(layout.get("slices") or 1))
+    return vms, kind.checkpoint_hours / 2.0 + restart_hours
+
+
+def interruption_factor(kind: capacity.Kind, acc: Accelerator, count: int, restart_hours: float) -> float:
+    """The expected factor a reclaimed kind (spot) puts on a run's hours (1 for a kind that is not reclaimed)."""
+    if kind.interruptions is None:
+        return 1.0
+    vms, loss = _reclaimed(acc, count, kind, restart_hours)
+    return 1.0 + kind.interruptions[1] * vms * loss
+
+
 def _interruptions(e: Estimate, acc: Accelerator, restart_hours: float) -> float:
     """A run on capacity that is reclaimed (rules/capacity.yaml: spot's interruptions_per_vm_hour): each of its VMs
     (hosts) is interrupted at a rate per hour, and every interruption stops the whole run for half a checkpoint period
@@ -222,9 +238,7 @@ def _interruptions(e: Estimate, acc: Accelerator, restart_hours: float) -> float
     kind = capacity.table().kinds.get(e.procurement or "")
     if kind is None or kind.interruptions is None or not e.hours:
         return 1.0
-    layout = family(acc.device).shapes.host_layout(acc, e.count)
-    vms = max(1, int(layout.get("hosts") or 1)) * max(1, int(layout.get("slices") or 1))
-    loss = kind.checkpoint_hours / 2.0 + restart_hours
+    vms, loss = _reclaimed(acc, e.count, kind, restart_hours)
     low, mid, high = (1.0 + rate * vms * loss for rate in kind.interruptions)
 
     def grown(hours: float, factor: float) -> float:
@@ -267,10 +281,16 @@ def _kind_price(
     own = reach.limit.prices.get(acc.id) if reach.limit else None
     if own is not None:
         return Price(own, cloud, kind, None)
+    if kind == "spot":  # reached past the profile's own kind (on-demand does not deliver the count): spot's own rate
+        spot = acc.price([cloud], "spot", region, count)
+        if spot is not None:
+            return Price(spot.usd_per_chip_hour, cloud, kind, None)
     committed = acc.price([cloud], "committed-1y", region, count) if kind == "reserved" else None
     q = committed or acc.price([cloud], "on-demand", region, count)
     warn = (f"{acc.id}: no committed-use price on {cloud} in the catalog: the reservation is priced at on-demand rates, an "
             "upper bound (a negotiated term is usually cheaper)") if kind == "reserved" and committed is None else None
+    if kind == "spot":
+        warn = f"{acc.id}: no spot price on {cloud} in the catalog: the spot capacity is priced at on-demand rates, an upper bound"
     return Price(q.usd_per_chip_hour, cloud, kind, warn) if q is not None else Price(base.usd, cloud, kind, base.warning or warn)
 
 
@@ -293,7 +313,20 @@ def _unpriced_placement(e: Estimate, profile: Profile, acc: Accelerator) -> None
         e.why_not = f"{e.why_not}; {why}" if e.why_not else why
 
 
-def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple[Price, Callable[[float], float] | None]:
+def _alternatives(profile: Profile) -> list[frozenset[str]]:
+    """The procurement kinds a configuration is priced under besides the first that reaches it from deployment.pricing:
+    where the team lists several (deployment.procurement), each one it accepts, so that spot capacity it accepts is
+    priced, not only on-demand because on-demand reaches first; none under goal time (a reclaimed run is slower) or
+    where the team lists one kind."""
+    allowed = capacity.accepted(profile.deployment.procurement)
+    if allowed is None or len(allowed) < 2 or profile.goal.optimize == "time":
+        return []
+    return [frozenset({k}) for k in capacity.table().order if k in allowed]
+
+
+def _procure(
+    e: Estimate, profile: Profile, acc: Accelerator, p: Price, restart_hours: float = 0.0,
+) -> tuple[Price, Callable[[float], float] | None]:
     """Where the configuration's chips (all replicas) can be obtained for its duration: of the
     profile's clouds that price ``acc``, the one that bills least under the first procurement kind
     that reaches them (rules/capacity.yaml). Sets ``procurement`` and ``capacity``; beyond every
@@ -321,23 +354,32 @@ def _procure(e: Estimate, profile: Profile, acc: Accelerator, p: Price) -> tuple
             continue
         if regions.preferred(dep, cloud) is None and q.region and regions.may_run(cloud, acc, q.region):
             region = q.region  # no region of the profile's: where the price is from
-        # the largest published shape bounds one replica; replicas are machines of their own
-        r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1),
-                                  capacity.accepted(dep.procurement), pinned=region if regions.pinned(dep, cloud) else None,
-                                  hosts=acc.hosts(e.count) * (e.replicas or 1))
-        if r is None:
-            beyond.append(f"{cloud} {', '.join(tried)}")
-            continue
-        if r.limit is not None and not r.limit.sold_in(region):
-            # a kind sold only in some zones (calendar mode for TPU v6e): the run is placed in the first of them, at its price
-            region = regions.region_of(r.limit.zones[0])
-            q = quote(region) or q
-        base = Price(q.usd_per_chip_hour, q.cloud, q.kind, None)
-        priced = _kind_price(profile, acc, cloud, r, e.count, base, region)
-        billed = r.billed_hours if math.isfinite(hours) else 1.0
-        total = (priced.usd or 0.0) * (billed if math.isfinite(hours) else 1.0)
-        if best is None or total < best[0]:
-            best = (total, priced, r, region, q.region)
+        pinned = region if regions.pinned(dep, cloud) else None
+        reached = False
+        for allowed in [capacity.accepted(dep.procurement), *_alternatives(profile)]:
+            # the largest published shape bounds one replica; replicas are machines of their own
+            r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1),
+                                      allowed, pinned=pinned, hosts=acc.hosts(e.count) * (e.replicas or 1))
+            if r is None:
+                if not reached and allowed == capacity.accepted(dep.procurement):
+                    beyond.append(f"{cloud} {', '.join(tried)}")
+                continue
+            reached = True
+            where, quoted = region, q
+            if r.limit is not None and not r.limit.sold_in(where):
+                # a kind sold only in some zones (calendar mode for TPU v6e): the run is placed in the first of them, at its price
+                where = regions.region_of(r.limit.zones[0])
+                quoted = quote(where) or q
+            base = Price(quoted.usd_per_chip_hour, quoted.cloud, quoted.kind, None)
+            priced = _kind_price(profile, acc, cloud, r, e.count, base, where)
+            billed = r.billed_hours if math.isfinite(hours) else 1.0
+            # a reclaimed run (spot) takes longer by its interruptions: compared at the hours it bills then
+            slower = interruption_factor(r.kind, acc, e.count, restart_hours) if math.isfinite(hours) else 1.0
+            total = (priced.usd or 0.0) * (billed * slower if math.isfinite(hours) else 1.0)
+            if best is None or total < best[0]:
+                best = (total, priced, r, where, quoted.region)
+        if reached:
+            beyond = [b for b in beyond if not b.startswith(f"{cloud} ")]
     if best is None:
         reasons = ([f"{chips:,} {acc.id} beyond what can be obtained ({'; '.join(beyond)} chips)"] if beyond else []) + elsewhere
         if reasons:

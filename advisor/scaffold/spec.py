@@ -24,7 +24,7 @@ from advisor.models import Profile
 from advisor.recommend import Recommendation
 from advisor.scaffold.plan import Plan, make_plan, statement
 from advisor.scaffold.stacks import published_context
-from advisor.setuppath import placeholders, setup_cloud, skeleton_for, training_stack
+from advisor.setuppath import as_priced, placeholders, setup_cloud, skeleton_for, training_stack
 from advisor.validation import did_you_mean
 
 
@@ -126,7 +126,7 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
     cloud = path_cloud(path, profile, est)
     values = placeholders(profile, acc, est, cloud)
     name = values["name"]
-    applies = path.when is None or evaluate(path.when, FieldReader(profile))
+    applies = path.when is None or evaluate(path.when, FieldReader(as_priced(profile, est)))
     inference = profile.task == "inference"
     vllm = profile.serves_llm
     serving = inference and "kubernetes" in path.artefacts
