@@ -347,10 +347,15 @@ def _why_paragraph(rec: Recommendation) -> str:
         text += f" Excluded by hard constraints: {', '.join(ex)}."
     if top:
         text += " The strongest reasons: " + "; ".join(c.reason.rstrip(".") for c in top) + "."
-    if rec.estimate is not None:
+    if rec.estimate is not None and d.feasible:
         text += (
             f" Of every catalog configuration, {rec.estimate.accelerator} × {rec.estimate.count} "
             f"is the best feasible one for goal “{rec.profile.goal.optimize}”."
+        )
+    elif rec.estimate is not None:  # nothing meets the constraints: never called feasible (review 25)
+        text += (
+            f" No catalog configuration meets every constraint: {rec.estimate.accelerator} × {rec.estimate.count} is the "
+            "nearest to it (what would change the verdict says what makes it feasible)."
         )
     return text
 

@@ -150,3 +150,17 @@ def test_runaway_template_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyP
         tpl.write_text(body)
         r = run_cli("report", "profiles/llm-chatbot.yaml", "--template", str(tpl))
         assert r.code == 2 and needle in r.err, r.err
+
+
+def test_a_verdict_nothing_meets_is_never_called_feasible(tmp_path: Path) -> None:
+    # review 25: a 70B chat service whose every configuration misses a $60,000 budget printed 'feasible: no' and, in the
+    # same report, 'tpu-v6e × 8 is the best feasible one for goal cost'
+    import yaml
+
+    data = yaml.safe_load((ROOT / "profiles" / "llm-chatbot.yaml").read_text())
+    data["goal"] = {"optimize": "cost", "budget_usd": 10}
+    path = tmp_path / "broke.yaml"
+    path.write_text(yaml.safe_dump(data))
+    text = run_cli("report", str(path), "-o", "-").out
+    assert "best feasible one" not in text
+    assert "No catalog configuration meets every constraint" in text and "is the nearest to it" in text
