@@ -186,6 +186,69 @@ def _no_feasible(dev: str, cands: list[Estimate], profile: Profile, c: Constants
     )
 
 
+def _feasible_over_infeasible(
+    profile: Profile, cands: list[Estimate], best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float],
+    c: Constants,
+) -> Contribution | None:
+    """A verdict a team can carry out: where the family the points favour has no configuration that meets the
+    constraints (a deadline, memory, a latency target, a region, capacity) and another live family has one, the
+    best-scoring family that has one leads, by the points it needs (stated as such). Review 26: a 405B pre-train with a
+    90-day deadline was given TPU v6e x 8,192 at 3,524 h, marked infeasible, while B200 x 8,192 met the deadline in
+    1,783 h: the TPU's +52 of rule points outweighed its -25 no-feasible penalty. Where only the budget fails, the
+    penalty scales with the overrun instead (trust.budget_penalty): a small overrun is weighed, not disqualifying."""
+    if len(live) < 2:
+        return None
+    top = max(live, key=lambda d: (scores[d], families.family(d).preference))
+    mine = [x for x in cands if x.device == top]
+    # a feasible configuration the catalog does not price (TPU v7, sold by quote) is one: the family can be carried out
+    if best_by.get(top) is not None or any(x.feasible for x in mine):
+        return None
+    near = closest(mine)
+    if near is None or trust.budget_penalty(near, profile, c) < c.scoring.no_feasible_penalty.value:
+        return None
+    ok = [d for d in live if best_by.get(d) is not None]
+    if not ok:
+        return None
+    best = max(ok, key=lambda d: (scores[d], families.family(d).preference))
+    pick = best_by[best]
+    assert pick is not None
+    need = scores[top] - scores[best] + c.scoring.tie_points.value
+    name, other = families.name(best), families.name(top)
+    return Contribution(
+        rule="feasible-over-infeasible",
+        device=best,
+        points=need,
+        title=f"Only a configuration that meets the constraints is a verdict ({name})",
+        reason=(
+            f"{describe(pick)}; no {other} configuration meets the constraints ({_closest_why(mine)}): the points that "
+            f"favour {other} do not make a plan that cannot be carried out, so {name} gets the {need:.1f} points it needs "
+            f"to lead"
+        ),
+        sources=(ESTIMATOR_SOURCE,),
+        fix=f"relax the constraint {other} misses (what would change the verdict says by how much) to weigh {other} again",
+    )
+
+
+def _carried_confidence(profile: Profile, chosen: Estimate, missed: Estimate | None) -> trust.Confidence:
+    """How sure a verdict carried by feasibility is (_feasible_over_infeasible): over the low / expected / high scenarios
+    of each, the share where the verdict meets the deadline and the other family's closest configuration still does
+    not; a constraint other than a training deadline (memory, a region, capacity, a latency target) does not move with
+    the estimate's range: the verdict holds."""
+    deadline = profile.training.deadline_hours if profile.training is not None else None
+    if missed is None or chosen.mode != "training" or not deadline or not missed.hours or not chosen.hours:
+        return trust.Confidence(0.95, None)
+    total = 0.0
+    for sa, wa in trust.SCENARIOS:
+        for sb, wb in trust.SCENARIOS:
+            meets = chosen.hours * trust.spread(chosen, "time", sa) <= deadline
+            misses = missed.hours * trust.spread(missed, "time", sb) > deadline
+            total += wa * wb * (1.0 if meets and misses else 0.0)
+    return trust.Confidence(
+        round(min(total, 0.99), 3),
+        f"whether {describe(chosen)} meets the {deadline:g} h deadline and {describe(missed)} still misses it",
+    )
+
+
 def _hosts_against_accelerators(
     profile: Profile, best_by: dict[str, Estimate | None], c: Constants, excluded: set[str],
 ) -> list[Contribution]:
@@ -284,6 +347,10 @@ def decide(
     if cheapest is not None:
         contributions.append(cheapest[0])
         scores[cheapest[0].device] += cheapest[0].points
+    carried = _feasible_over_infeasible(profile, cands, best_by, live, scores, c)
+    if carried is not None:
+        contributions.append(carried)
+        scores[carried.device] += carried.points
     ranked = sorted(live, key=lambda d: (scores[d], families.family(d).preference), reverse=True)
     device = ranked[0]
     margin = scores[device] - scores[ranked[1]] if len(ranked) > 1 else math.inf
@@ -309,6 +376,8 @@ def decide(
             trust.order_confidence(chosen, cheapest[1], what),
             f"the {what} estimates of {describe(chosen)} and {describe(cheapest[1])}",
         )
+    if carried is not None and chosen is not None and device == carried.device:
+        conf = _carried_confidence(profile, chosen, closest([x for x in cands if x.device == ranked[1]]) if len(ranked) > 1 else None)
     return Decision(
         device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios
     ), cands

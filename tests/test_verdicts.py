@@ -1072,3 +1072,35 @@ def test_owned_chips_that_carry_part_of_a_service_are_said_with_the_cost_of_the_
     small = recommend(job(10), context.kb, context.catalog, context.constants, with_flip=False)
     assert small.estimate is not None and small.estimate.owned_chips is not None
     assert not [w for w in small.warnings if "carry about" in w]
+
+
+def test_a_family_with_no_configuration_that_meets_the_constraints_never_outranks_one_that_has_one(context: Context) -> None:
+    # review 26: a 405B pre-train of 15T tokens with a 90-day deadline on Google Cloud (JAX, committed-1y, goal cost)
+    # was given TPU v6e x 8,192 at 3,524 h, 'nothing meets the constraints', while B200 x 8,192 met the deadline in
+    # 1,783 h: the TPU's +52 of rule points outweighed its -25 no-feasible penalty
+    p = Profile.model_validate({
+        "name": "405b", "task": "training", "domain": "llm",
+        "model": {"params_b": 405, "precision": "bf16", "layers": 126, "hidden_size": 16384, "kv_heads": 8, "vocab_size": 128256},
+        "training": {"tokens_b": 15000, "seq_len": 8192, "method": "full", "deadline_hours": 2160, "global_batch": 2048},
+        "software": {"framework": "jax"}, "deployment": {"clouds": ["gcp"], "pricing": "committed-1y"},
+        "team": {"tpu_experience": "expert", "gpu_experience": "expert"}, "goal": {"optimize": "cost"},
+    })
+    rec = recommend(p, context.kb, context.catalog, context.constants, with_flip=False)
+    e = rec.estimate
+    assert rec.decision.feasible and e is not None and e.feasible and e.meets_deadline, (e.accelerator if e else None)
+    assert e.device == "gpu"
+    assert not any(x.feasible for x in rec.table if x.device == "tpu")  # the TPU family has none: it cannot be the verdict
+    [carried] = [x for x in rec.decision.contributions if x.rule == "feasible-over-infeasible"]
+    assert carried.device == "gpu" and "no TPU configuration meets the constraints" in carried.reason
+    assert rec.decision.confidence >= 0.5
+    # a family whose only configuration that meets the deadline is unpriced (TPU v7, sold by quote) still has one:
+    # the rule does not move the verdict off it (the public decision tests/data/decisions.yaml anthropic-claude-tpu-expansion)
+    import yaml
+
+    from .conftest import ROOT
+
+    rows = yaml.safe_load((ROOT / "tests" / "data" / "decisions.yaml").read_text())
+    row = next(r for r in (rows["decisions"] if isinstance(rows, dict) else rows) if r["id"] == "anthropic-claude-tpu-expansion")
+    rec2 = recommend(Profile.model_validate(row["profile"]), context.kb, context.catalog, context.constants, with_flip=False)
+    assert any(x.feasible and x.accelerator == "tpu-v7" and not x.priced for x in rec2.table)
+    assert rec2.device == "tpu" and not [x for x in rec2.decision.contributions if x.rule == "feasible-over-infeasible"]
