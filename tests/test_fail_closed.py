@@ -142,3 +142,22 @@ def test_policy_workspace_paths_are_normalised(tmp_path: Path, monkeypatch: pyte
         r = run_cli("check", "--format", "json", given)
         found = {f["rule"] for res in json.loads(r.out)["results"] for f in res["findings"]}
         assert "policy-spot-required" in found, (workspace, given)
+
+
+@pytest.mark.parametrize("count", ["", '""', '"${NUM_GPUS}"'], ids=["empty", "empty-string", "envsubst"])
+def test_an_unread_gpu_count_without_a_type_still_meets_the_policy_limits(tmp_path: Path, count: str) -> None:
+    # review 27 (NVIDIA/dgxc-benchmarking's llm-benchmark chart): `nvidia.com/gpu:` with its count left empty or to be
+    # substituted, and no selector naming the GPU, read as no hardware at all: neither allowed_accelerators nor
+    # max_chips applied and the gate passed (exit 0). Unknown hardware and an unread count fail both closed
+    deploy = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: srv\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: s}}\n"
+        "  template:\n    metadata: {labels: {app: s}}\n    spec:\n      containers:\n      - name: s\n        image: x\n"
+        f"        resources:\n          limits:\n            nvidia.com/gpu: {count}\n"
+    )
+    (tmp_path / "deploy.yaml").write_text(deploy)
+    (tmp_path / "policy.yaml").write_text("fail_on: error\nlimits:\n  max_chips: 64\n  allowed_accelerators: [h100]\n")
+    r = run_cli("check", str(tmp_path / "deploy.yaml"), "--policy", str(tmp_path / "policy.yaml"), "--format", "json")
+    code, data = r.code, json.loads(r.out)
+    rules = {f["rule"] for res in data["results"] for f in res["findings"] if f["severity"] == "error"}
+    assert code == 1 and {"policy-accelerator-not-allowed", "policy-max-chips"} <= rules, (code, rules)
+    assert data["results"][0]["request"]["hardware"] == "nvidia.com/gpu"

@@ -358,10 +358,15 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
     if hw is None and is_placeholder(resource):  # a resource whose name is not read: any device, never none
         req.unknown = f"the pod asks for a resource whose name is not read ({resource[:60]})"
         req.hardware = resource[:80]
-    if hw is None and not req.unresolved:
+    if hw is None and not req.unknown:
+        # the hardware is unknown whether or not the count was read: a policy's allowed_accelerators and max_chips then
+        # fail closed on it (review 27: `nvidia.com/gpu:` left empty, or "${NUM_GPUS}", with no selector read as no
+        # hardware at all, and no policy limit applied)
+        typed = any(fld in TYPE_LABELS for fld, _v, _p in req.unresolved)
         req.unknown = (
-            f"the pod asks for {resource} but names no accelerator type "
-            f"(no {TYPE_LABELS[1]}, gke-tpu-accelerator or instance-type selector)"
+            f"the pod asks for {resource}, and the selector naming its type is not read (a value to render first)" if typed
+            else f"the pod asks for {resource} but names no accelerator type "
+                 f"(no {TYPE_LABELS[1]}, gke-tpu-accelerator or instance-type selector)"
         )
         req.hardware = resource
     if chips >= 0:
