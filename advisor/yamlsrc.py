@@ -129,9 +129,35 @@ def git_root(start: str) -> str | None:
     return upward(start, ".git")
 
 
+# the directories a run checks (a directory argument, a file argument's directory), longest first: set by the CLI
+# before any file is read (advisor/check/files.select), inherited by the forked workers
+_CHECKED: list[str] = []
+
+
+def set_checked(paths: list[str]) -> None:
+    """Record what the run checks: a file outside any git work tree may read within the one of these it lies in."""
+    roots = {os.path.realpath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)))
+             for p in paths if p != STDIN and os.path.exists(p)}
+    _CHECKED[:] = sorted(roots, key=lambda r: (-len(r), r))
+
+
 def read_boundary(path: str) -> str:
-    """What a file may resolve into: its repository's work tree, else the working directory."""
-    return os.path.realpath(git_root(os.path.dirname(os.path.abspath(path))) or os.getcwd())
+    """What a file may resolve into: its repository's work tree, else the working directory where it lies within it,
+    else the directory checked that holds it (review 27: a kustomization in a non-git directory checked from another
+    directory had its own resources refused as 'outside the repository', and a local Terraform module was judged at
+    its defaults), else the working directory."""
+    here = os.path.dirname(os.path.abspath(path))
+    root = git_root(here)
+    if root is not None:
+        return os.path.realpath(root)
+    real, cwd = os.path.realpath(here), os.path.realpath(os.getcwd())
+
+    def under(d: str) -> bool:
+        return real == d or real.startswith(d.rstrip(os.sep) + os.sep)
+
+    if under(cwd):  # an overlay's ../base beside the directory checked, within the working directory
+        return cwd
+    return next((c for c in _CHECKED if under(c)), cwd)
 
 
 def escapes(path: str, boundary: str) -> bool:

@@ -514,3 +514,26 @@ def test_a_file_whose_object_the_build_deletes_stays_counted(tmp_path: Path, mon
         "    metadata: {name: vllm, namespace: ml}\n")
     _code, data, _ = _check(".")
     assert data["summary"]["total_chips"] == 8 and data["summary"]["counted_in_builds"] == 0, data["summary"]
+
+
+def test_a_directory_checked_from_elsewhere_reads_its_own_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 27 (GoogleCloudPlatform/kubernetes-engine-samples, the jax-a100 kustomization, copied outside any git work
+    tree): checked from another directory, its own job.yaml was refused as 'outside the repository' (exit 2) and the
+    patch judged on its own as 1 unknown GPU, where kubectl kustomize builds 32 x A100 80GB. A file outside any work
+    tree may read within the directory checked; a link from it to elsewhere is still never read."""
+    repo, elsewhere, secret = tmp_path / "platform", tmp_path / "runner", tmp_path / "outside"
+    elsewhere.mkdir()
+    secret.mkdir()
+    _tree(repo / "k8s", {"deploy.yaml": BASE.split("---")[0], "kustomization.yaml": "resources: [deploy.yaml]\nreplicas:\n"
+                         "  - name: vllm\n    count: 4\n"})
+    monkeypatch.chdir(elsewhere)
+    code, data, err = _check(str(repo / "k8s"))
+    assert code == 0 and not data["invalid"], err
+    [(_addr, got)] = [(a, g) for a, g in _got(data).items() if a.startswith("Deployment/default/vllm [kustomize")]
+    assert got["replicas_max"] == 4, got
+    # a resource linked out of the checked directory is still refused
+    (secret / "deploy.yaml").write_text(BASE.split("---")[0])
+    (repo / "k8s" / "linked.yaml").symlink_to(secret / "deploy.yaml")
+    (repo / "k8s" / "kustomization.yaml").write_text("resources: [linked.yaml]\n")
+    code, _data, err = _check(str(repo / "k8s"))
+    assert code == 2 and "outside the repository" in err, (code, err)

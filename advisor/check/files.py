@@ -36,7 +36,7 @@ from advisor.errors import EnvironmentFault, InputError, Problem
 from advisor.yamlsrc import OUTSIDE as OUTSIDE  # re-exported: the readers of the gate import them from here
 from advisor.yamlsrc import escapes as escapes
 from advisor.yamlsrc import git_root as _git_root
-from advisor.yamlsrc import linked_outside
+from advisor.yamlsrc import linked_outside, set_checked
 from advisor.yamlsrc import read_boundary as _boundary
 from advisor.yamlsrc import upward as _upward
 
@@ -411,6 +411,8 @@ def select(
     paths: Iterable[str], exclude: Iterable[str] = (), policy_exclude: Iterable[str] = (), policy_base: str | None = None
 ) -> Selection:
     """Files as given; directories recursively (*.yaml, *.yml, *.json, *.tf); glob patterns expanded."""
+    paths = list(paths)
+    set_checked(paths)  # what a file outside any git work tree may read within (yamlsrc.read_boundary)
     sel = Selection()
     user = patterns(exclude, os.getcwd()) + patterns(policy_exclude, policy_base or os.getcwd())
     problems: list[Problem] = []
