@@ -144,3 +144,31 @@ def test_gb200_trains_inside_its_nvl72_domain() -> None:
     p = make_profile({"name": "t", "task": "training", "model": {"params_b": 70}}, {"training": {"tokens_b": 100, "seq_len": 4096}})
     e = estimate(p, CAT.get("gb200"), 64, ctx.constants)
     assert e.parallelism is not None and e.parallelism["data_parallel_fabric"].startswith("NVLink")
+
+
+def test_every_source_is_read_at_its_publisher_not_a_mirror_or_proxy() -> None:
+    """Review 26: catalog sources included a proxy copy of wccftech (wccftech-com.nproxy.org), a mirror of Wikipedia
+    (artikel.siakadpt.com), a copy of an Apple page on a free host (nakenako.serv00.net/https-www.apple.com/...) and an
+    unrelated article. A source is cited at its publisher: no host that embeds another domain (x-com.proxy), no path
+    that does (/https-www.), none of the known mirror hosts."""
+    import re
+    from urllib.parse import urlparse
+
+    import yaml
+
+    from .conftest import ROOT
+
+    mirror_host = re.compile(r"(?:^|\.)[a-z0-9-]+-(?:com|net|org|io)\.[a-z0-9.-]+$|nproxy|serv00|siakadpt|ferreiradozezere")
+    bad = []
+    for f in sorted((ROOT / "rules").glob("*.yaml")):
+        data = yaml.safe_load(f.read_text())
+        for sid, src in ((data or {}).get("sources") or {}).items() if isinstance(data, dict) else ():
+            url = src.get("url") if isinstance(src, dict) else None
+            if not url:
+                continue
+            u = urlparse(url)
+            if mirror_host.search(u.hostname or "") or re.search(r"/https?-www\.", u.path):
+                bad.append(f"{f.name}: {sid} {url}")
+    assert not bad, bad
+    cat = load_catalog()
+    assert all(not mirror_host.search(urlparse(s.url or "").hostname or "") for s in cat.sources.values() if s.url)
