@@ -1820,3 +1820,26 @@ def test_an_amd_instinct_is_scheduled_through_rocms_device_plugin(ctx) -> None: 
     [c] = dep["spec"]["template"]["spec"]["containers"]
     assert c["image"] == "vllm/vllm-openai:latest" and "nvidia.com/gpu" in c["resources"]["limits"]
     assert "nvidia-device-plugin.yml" in files["setup.sh"]
+
+
+def test_a_local_qlora_run_installs_what_its_method_needs(ctx, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # review 26: a 13B QLoRA fine-tune on a local workstation GPU got `pip install -U vllm torch transformers peft
+    # tensorboard` while its train.py loads the model with BitsAndBytesConfig(load_in_4bit=True): an ImportError. The
+    # path now installs train.py's stack with its method's packages (rules/training-stacks.yaml method_pip), as the
+    # cloud paths do
+    profile = {
+        "name": "qlora-local", "task": "fine-tuning", "domain": "llm",
+        "model": {"params_b": 13, "precision": "bf16", "layers": 40, "hidden_size": 5120, "kv_heads": 40},
+        "training": {"tokens_b": 0.05, "seq_len": 2048, "method": "qlora"},
+        "software": {"framework": "pytorch", "cuda_libraries": ["bitsandbytes"]},
+        "deployment": {"local": True},
+    }
+    path = tmp_path / "qlora.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    rec = _rec(ctx, str(path))
+    spec, files = _scaffold(ctx, rec)
+    assert spec.path.id == "local-nvidia-workstation", spec.path.id
+    assert "BitsAndBytesConfig" in files["train.py"]
+    installs = [ln for ln in files["setup.sh"].splitlines() if "pip install" in ln and not ln.lstrip().startswith("#")]
+    assert any("bitsandbytes" in ln and "accelerate" in ln for ln in installs), installs
+    run_checks(Case(spec, spec.plan, files))
