@@ -337,3 +337,21 @@ def test_spot_capacity_a_team_accepts_is_priced(tmp_path: Path) -> None:
     data["goal"] = {"optimize": "time"}
     path.write_text(yaml.safe_dump(data))
     assert _json(path)["estimate"]["procurement"] != "spot"
+
+
+def test_a_cloud_that_never_offers_a_chip_is_not_named_among_its_regions(tmp_path: Path) -> None:
+    # review 26: a profile pinned to Asian regions of Google Cloud and AWS read 'aws: tpu-v5p is not offered in
+    # ap-northeast-1 as far as any source says' beside the real reason (no v5p in the Google Cloud regions): TPUs are
+    # never on AWS, so that cloud has no region to rule out
+    data = {
+        "name": "asia", "task": "inference", "domain": "llm",
+        "model": {"params_b": 8, "precision": "bf16", "layers": 32, "hidden_size": 4096, "kv_heads": 8},
+        "inference": {"mode": "online", "peak_qps": 30, "input_tokens": 1500, "output_tokens": 300, "latency_p99_ms": 5000},
+        "software": {"framework": "pytorch", "serving_stack": "vllm"},
+        "deployment": {"clouds": ["gcp", "aws"], "regions": ["asia-northeast1", "asia-southeast1", "ap-northeast-1"]},
+    }
+    path = tmp_path / "asia.yaml"
+    path.write_text(yaml.safe_dump(data))
+    r = run_cli("estimate", str(path), "-a", "tpu-v5p", "-n", "8", "--format", "json")
+    why = json.loads(r.out)["why_not"]
+    assert "gcp: tpu-v5p is not offered in asia-northeast1" in why and "aws:" not in why, why

@@ -340,8 +340,8 @@ def _procure(
     beyond: list[str] = []
     elsewhere: list[str] = []
     for cloud in dict.fromkeys([p.cloud or "", *dep.clouds]):
-        if cloud in ("", "on-prem"):
-            continue
+        if cloud in ("", "on-prem") or not offered_on(acc, [cloud]):
+            continue  # a cloud that never offers the chip (a TPU on AWS) has no region to rule out (review 26)
         region, no = regions.placement(dep, cloud, acc)
         if no is not None:
             elsewhere.append(no)
