@@ -14,6 +14,7 @@ from typing import Any
 from advisor import capacity, clouds, families, regions
 from advisor.catalog import Accelerator
 from advisor.conditions import Condition, ConditionParser, evaluate
+from advisor.constants import load_constants
 from advisor.errors import InputError
 from advisor.estimate import tail
 from advisor.estimate.replica import BYTES, DEFAULT_EXPERTS_PER_TOKEN, HEAD_DIM, model_shape, routed_by_routing
@@ -355,6 +356,9 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     if profile.domain == "llm" or profile.model.architecture in ("transformer", "moe"):
         shape = model_shape(profile)
         out["layers"], out["emb_dim"] = str(shape.layers), str(shape.hidden)
+        # the vocabulary the estimate's logits memory assumed (model.vocab_size, else its default): MaxText's base.yml
+        # builds 32,000 and the Megatron skeleton's mock data one of its own without it
+        out["vocab"] = str(profile.model.vocab_size or int(load_constants().estimator.memory.default_vocab_size.value))
         # the rest of the shape MaxText would otherwise take from base.yml (16 query and 16 KV heads, an MLP of 7,168:
         # a 70B profile trained as a ~20B model): heads of head_dim (the profile's, else 128) across the width, the
         # KV heads the KV width holds, and the MLP at Llama 3's 3.5 x the width (8B 14,336; 70B 28,672), in 256s
@@ -367,6 +371,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         out["moe_mlp_dim"] = str(_expert_mlp_dim(profile, shape.layers, shape.hidden))
     else:
         out["layers"], out["emb_dim"], out["heads"], out["kv_heads"], out["head_dim"], out["mlp_dim"] = "", "", "", "", "", ""
+        out["vocab"] = ""
         out["moe_mlp_dim"] = "0"
     return out
 

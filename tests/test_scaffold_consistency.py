@@ -1843,3 +1843,34 @@ def test_a_local_qlora_run_installs_what_its_method_needs(ctx, tmp_path) -> None
     installs = [ln for ln in files["setup.sh"].splitlines() if "pip install" in ln and not ln.lstrip().startswith("#")]
     assert any("bitsandbytes" in ln and "accelerate" in ln for ln in installs), installs
     run_checks(Case(spec, spec.plan, files))
+
+
+def test_the_setup_trains_the_vocabulary_the_estimate_priced(ctx, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # review 26: a Gemma-2 9B fine-tune (vocab_size 256,000) was priced with its logits, but the MaxText command built
+    # base.yml's 32,000-token vocabulary; the Megatron skeleton's mock data had Llama 3's whatever the model's
+    profile = {
+        "name": "gemma", "task": "fine-tuning", "domain": "llm",
+        "model": {"params_b": 9.2, "precision": "bf16", "layers": 42, "hidden_size": 3584, "kv_heads": 8, "vocab_size": 256000},
+        "training": {"tokens_b": 2, "seq_len": 8192, "method": "full"},
+        "software": {"framework": "jax"}, "deployment": {"clouds": ["gcp"], "accelerators": ["tpu-v5e"]},
+        "team": {"tpu_experience": "expert"}, "goal": {"optimize": "cost"},
+    }
+    path = tmp_path / "gemma.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    rec = _rec(ctx, str(path))
+    assert rec.estimate.assumptions["memory"]["vocab_size"] == 256000
+    spec, files = _scaffold(ctx, rec, "maxtext-tpu")
+    assert set(re.findall(r"\bvocab_size=(\d+)", files["setup.sh"])) == {"256000"}
+    run_checks(Case(spec, spec.plan, files))
+    # the Megatron skeleton's mock data: the profile's vocabulary, else the default the estimate assumed
+    from advisor.constants import load_constants
+
+    default = int(load_constants().estimator.memory.default_vocab_size.value)
+    for vocab, want in ((32000, 32000), (None, default)):
+        data = yaml.safe_load((ROOT / "tests" / "data" / "review20" / "11-llama70b-128k-finetune.yaml").read_text())
+        if vocab:
+            data["model"]["vocab_size"] = vocab
+        f = tmp_path / f"megatron-{vocab}.yaml"
+        f.write_text(yaml.safe_dump(data))
+        spec, files = _scaffold(ctx, _rec(ctx, str(f)))
+        assert re.search(rf"^VOCAB = {want}\b", files["train.py"], re.M), want
