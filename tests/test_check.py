@@ -252,10 +252,24 @@ def test_github_annotations() -> None:
 
 def test_markdown_comment() -> None:
     r = run_cli("check", "--no-config", PROFILE_PROPOSALS, "--format", "markdown")
-    assert r.out.startswith("### advisor: 3 of 5 proposals need changes")
+    assert r.out.startswith("### advisor: 3 of 5 proposals fail the gate")
     assert "<details>" in r.out and "catalog as of" in r.out
     ok = run_cli("check", "--no-config", str(PROPOSALS / "ok-v6e-chatbot.yaml"), "--format", "markdown")
     assert ok.out.startswith("### advisor: the proposal passes") and "<details>" not in ok.out
+
+
+def test_a_markdown_comment_with_warnings_only_says_nothing_fails(tmp_path: Path) -> None:
+    # review 27: '18 of 27 proposals need changes' headed a run with no error and exit 0, and 'recommended $0.00' one
+    # in which no proposal had a workload linked (so none had a recommendation)
+    (tmp_path / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: srv\nspec:\n  template:\n    spec:\n      nodeSelector:\n"
+        "        cloud.google.com/gke-accelerator: nvidia-l4\n      containers:\n      - name: s\n        image: x\n"
+        "        resources:\n          limits:\n            nvidia.com/gpu: \"${N}\"\n"
+    )
+    r = run_cli("check", "--no-config", str(tmp_path / "deploy.yaml"), "--format", "markdown")
+    assert r.code == 0, r.out
+    assert r.out.startswith("### advisor: no proposal fails the gate; 1 of 1 has warnings to read"), r.out.splitlines()[0]
+    assert "recommended $0.00" not in r.out and "no recommendation (no workload linked)" in r.out
 
 
 WAIVED = TRAIN + """\

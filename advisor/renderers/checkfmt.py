@@ -30,7 +30,8 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]
 def markdown(report: CheckReport, opts: Any = None) -> str:
     checked = [r for r in report.results if r.status != "skipped"]
     need = report.needs_changes()
-    lines = [_md_headline(report, len(checked), need), "", _md_totals(report.summary)]
+    advised = any(r.chosen is not None for r in checked)
+    lines = [_md_headline(report, checked, need), "", _md_totals(report.summary, advised)]
     if report.diff is not None:
         lines += _md_diff(report.diff)
     lines.append("")
@@ -51,10 +52,20 @@ def markdown(report: CheckReport, opts: Any = None) -> str:
     return "\n".join(lines)
 
 
-def _md_headline(report: CheckReport, checked: int, need: int) -> str:
-    """The comment's heading: how many proposals need changes, and how many files could not be checked."""
-    if need:
-        head = f"### advisor: {need} of {checked} proposal{'s' if checked != 1 else ''} need{'s' if need == 1 else ''} changes"
+def _md_headline(report: CheckReport, results: list[Any], need: int) -> str:
+    """The comment's heading: how many proposals fail the gate (at its fail-on level), how many only have warnings to
+    read, and how many files could not be checked. Review 27: '18 of 27 proposals need changes' headed a run with no
+    error and exit 0."""
+    checked = len(results)
+    levels = {"error": ("error",), "warning": ("error", "warning")}.get(report.fail_on, ())
+    failing = sum(1 for r in results if r.status in levels)
+    plural = "s" if checked != 1 else ""
+    if failing:
+        head = f"### advisor: {failing} of {checked} proposal{plural} fail{'s' if failing == 1 else ''} the gate"
+        if need > failing:
+            head += f"; {need - failing} more with warnings"
+    elif need:
+        head = f"### advisor: no proposal fails the gate; {need} of {checked} ha{'s' if need == 1 else 've'} warnings to read"
     else:
         head = "### advisor: the proposal passes" if checked == 1 else f"### advisor: all {checked} proposals pass"
     if report.invalid:
@@ -62,14 +73,16 @@ def _md_headline(report: CheckReport, checked: int, need: int) -> str:
     return head
 
 
-def _md_totals(s: dict[str, Any]) -> str:
-    """The findings by severity, the waived and skipped, and the proposed and recommended spend."""
+def _md_totals(s: dict[str, Any], advised: bool = True) -> str:
+    """The findings by severity, the waived and skipped, and the proposed and recommended spend (none where no proposal
+    has a recommendation: never zero dollars)."""
     counts = s["findings"]
+    recommended = f"recommended {money(s['recommended_cost_usd'])}" if advised else "no recommendation (no workload linked)"
     return (
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)"
         + (f", {s['waived']} waived" if s["waived"] else "")
         + (f", {s['skipped']} profile(s) without a proposal skipped" if s["skipped"] else "")
-        + f". Proposed spend {spend(s)}; recommended {money(s['recommended_cost_usd'])}."
+        + f". Proposed spend {spend(s)}; {recommended}."
         + (f" {s['unpriced']} unpriced (not counted as $0)." if s.get("unpriced") else "")
     )
 
