@@ -329,8 +329,9 @@ def _procure(
 ) -> tuple[Price, Callable[[float], float] | None]:
     """Where the configuration's chips (all replicas) can be obtained for its duration: of the
     profile's clouds that price ``acc``, the one that bills least under the first procurement kind
-    that reaches them (rules/capacity.yaml). Sets ``procurement`` and ``capacity``; beyond every
-    kind's reach, the configuration is infeasible and says what each cloud delivers. Returns the
+    that reaches them (rules/capacity.yaml), or under any other kind the team lists (_alternatives). Sets
+    ``procurement`` and ``capacity``; beyond every kind's reach, the configuration is infeasible and says what each
+    cloud delivers. Returns the
     price and, for a run, what a run of so many hours is billed (a minimum term, whole days); None for serving
     (billed by the month) and where no kind delivers."""
     chips = e.count * (e.replicas or 1)
@@ -355,14 +356,14 @@ def _procure(
         if regions.preferred(dep, cloud) is None and q.region and regions.may_run(cloud, acc, q.region):
             region = q.region  # no region of the profile's: where the price is from
         pinned = region if regions.pinned(dep, cloud) else None
+        missed: list[str] | None = None  # what the profile's own ladder reaches, where it does not deliver the count
         reached = False
-        for allowed in [capacity.accepted(dep.procurement), *_alternatives(profile)]:
+        for i, allowed in enumerate([capacity.accepted(dep.procurement), *_alternatives(profile)]):
             # the largest published shape bounds one replica; replicas are machines of their own
             r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1),
                                       allowed, pinned=pinned, hosts=acc.hosts(e.count) * (e.replicas or 1))
             if r is None:
-                if not reached and allowed == capacity.accepted(dep.procurement):
-                    beyond.append(f"{cloud} {', '.join(tried)}")
+                missed = tried if i == 0 else missed
                 continue
             reached = True
             where, quoted = region, q
@@ -378,8 +379,8 @@ def _procure(
             total = (priced.usd or 0.0) * (billed * slower if math.isfinite(hours) else 1.0)
             if best is None or total < best[0]:
                 best = (total, priced, r, where, quoted.region)
-        if reached:
-            beyond = [b for b in beyond if not b.startswith(f"{cloud} ")]
+        if not reached and missed is not None:
+            beyond.append(f"{cloud} {', '.join(missed)}")
     if best is None:
         reasons = ([f"{chips:,} {acc.id} beyond what can be obtained ({'; '.join(beyond)} chips)"] if beyond else []) + elsewhere
         if reasons:
