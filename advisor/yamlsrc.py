@@ -136,8 +136,10 @@ _CHECKED: list[str] = []
 
 def set_checked(paths: list[str]) -> None:
     """Record what the run checks: a file outside any git work tree may read within the one of these it lies in."""
-    roots = {os.path.realpath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)))
-             for p in paths if p != STDIN and os.path.exists(p)}
+    dirs = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))) for p in paths
+            if p != STDIN and os.path.exists(p)]
+    # a directory named through a symbolic link is no boundary: what it resolves to was not what was asked to be checked
+    roots = {d for d in dirs if os.path.realpath(d) == d}
     _CHECKED[:] = sorted(roots, key=lambda r: (-len(r), r))
 
 

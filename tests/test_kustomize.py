@@ -537,3 +537,16 @@ def test_a_directory_checked_from_elsewhere_reads_its_own_files(tmp_path: Path, 
     (repo / "k8s" / "kustomization.yaml").write_text("resources: [linked.yaml]\n")
     code, _data, err = _check(str(repo / "k8s"))
     assert code == 2 and "outside the repository" in err, (code, err)
+
+
+def test_a_directory_checked_through_a_link_is_no_boundary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The directory a run checks bounds what its files read only where it is named as it is: checked through a
+    symbolic link (a pull request's `k8s -> /somewhere`), its kustomization's resources are outside what was asked."""
+    outside, runner = tmp_path / "outside", tmp_path / "runner"
+    runner.mkdir()
+    _tree(outside, {"deploy.yaml": BASE.split("---")[0],
+                    "kustomization.yaml": "resources: [deploy.yaml]\nreplicas:\n  - name: vllm\n    count: 4\n"})
+    (runner / "k8s").symlink_to(outside)
+    monkeypatch.chdir(tmp_path / "runner")
+    code, _data, err = _check("k8s")
+    assert code == 2 and "outside the repository" in err, (code, err)
