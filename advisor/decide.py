@@ -189,13 +189,14 @@ def _no_feasible(dev: str, cands: list[Estimate], profile: Profile, c: Constants
 def _feasible_over_infeasible(
     profile: Profile, cands: list[Estimate], best_by: dict[str, Estimate | None], live: list[str], scores: dict[str, float],
     c: Constants,
-) -> Contribution | None:
+) -> tuple[Contribution, Estimate] | None:
     """A verdict a team can carry out: where the family the points favour has no configuration that meets the
     constraints (a deadline, memory, a latency target, a region, capacity) and another live family has one, the
     best-scoring family that has one leads, by the points it needs (stated as such). Review 26: a 405B pre-train with a
     90-day deadline was given TPU v6e x 8,192 at 3,524 h, marked infeasible, while B200 x 8,192 met the deadline in
     1,783 h: the TPU's +52 of rule points outweighed its -25 no-feasible penalty. Where only the budget fails, the
-    penalty scales with the overrun instead (trust.budget_penalty): a small overrun is weighed, not disqualifying."""
+    penalty scales with the overrun instead (trust.budget_penalty): a small overrun is weighed, not disqualifying.
+    Returns (that contribution, the favoured family's configuration nearest to feasible) or None."""
     if len(live) < 2:
         return None
     top = max(live, key=lambda d: (scores[d], families.family(d).preference))
@@ -226,16 +227,16 @@ def _feasible_over_infeasible(
         ),
         sources=(ESTIMATOR_SOURCE,),
         fix=f"relax the constraint {other} misses (what would change the verdict says by how much) to weigh {other} again",
-    )
+    ), near
 
 
-def _carried_confidence(profile: Profile, chosen: Estimate, missed: Estimate | None) -> trust.Confidence:
+def _carried_confidence(profile: Profile, chosen: Estimate, missed: Estimate) -> trust.Confidence:
     """How sure a verdict carried by feasibility is (_feasible_over_infeasible): over the low / expected / high scenarios
     of each, the share where the verdict meets the deadline and the other family's closest configuration still does
     not; a constraint other than a training deadline (memory, a region, capacity, a latency target) does not move with
     the estimate's range: the verdict holds."""
     deadline = profile.training.deadline_hours if profile.training is not None else None
-    if missed is None or chosen.mode != "training" or not deadline or not missed.hours or not chosen.hours:
+    if chosen.mode != "training" or not deadline or not missed.hours or not chosen.hours:
         return trust.Confidence(0.95, None)
     total = 0.0
     for sa, wa in trust.SCENARIOS:
@@ -349,8 +350,8 @@ def decide(
         scores[cheapest[0].device] += cheapest[0].points
     carried = _feasible_over_infeasible(profile, cands, best_by, live, scores, c)
     if carried is not None:
-        contributions.append(carried)
-        scores[carried.device] += carried.points
+        contributions.append(carried[0])
+        scores[carried[0].device] += carried[0].points
     ranked = sorted(live, key=lambda d: (scores[d], families.family(d).preference), reverse=True)
     device = ranked[0]
     margin = scores[device] - scores[ranked[1]] if len(ranked) > 1 else math.inf
@@ -376,8 +377,8 @@ def decide(
             trust.order_confidence(chosen, cheapest[1], what),
             f"the {what} estimates of {describe(chosen)} and {describe(cheapest[1])}",
         )
-    if carried is not None and chosen is not None and device == carried.device:
-        conf = _carried_confidence(profile, chosen, closest([x for x in cands if x.device == ranked[1]]) if len(ranked) > 1 else None)
+    if carried is not None and chosen is not None and device == carried[0].device:
+        conf = _carried_confidence(profile, chosen, carried[1])
     return Decision(
         device, scores, contributions, excluded, margin, chosen, best_by, feasible, conf.value, conf.sensitivity, conf.scenarios
     ), cands

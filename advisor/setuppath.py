@@ -57,9 +57,14 @@ def as_priced(profile: Profile, est: Estimate | None) -> Profile:
     (deployment.procurement) though it asked for another kind first (deployment.pricing), on Spot, so that the path,
     its capacity flags and its checkpoint period follow the capacity priced (a Vertex AI job runs no Spot TPU Pod)."""
     dep = profile.deployment
-    if est is None or est.price_kind != "spot" or dep.pricing == "spot":
+    if not priced_spot(profile, est) or dep.pricing == "spot":
         return profile
     return profile.model_copy(update={"deployment": dep.model_copy(update={"pricing": "spot"})})
+
+
+def priced_spot(profile: Profile, est: Estimate | None) -> bool:
+    """Whether the configuration runs on Spot capacity: the profile asks for it, or the estimate priced it."""
+    return profile.deployment.pricing == "spot" or (est is not None and est.price_kind == "spot")
 
 
 def choose_setup(
@@ -110,14 +115,12 @@ def max_model_len(profile: Profile, est: Estimate | None = None) -> int:
     inf, context = profile.inference, profile.model.context_tokens
     if inf is None:
         return context or 2048
-    asked = sum(longest_request(profile))
-    if context:
-        asked = min(asked, context)
+    asked = min(sum(longest_request(profile)), context or math.inf)
     mean = inf.input_tokens + inf.output_tokens
     held = ((est.assumptions.get("memory") or {}).get("max_batch_by_memory") if est is not None and est.mode == "inference" else None)
     if held:
         asked = min(asked, max(mean, int(held) * mean))
-    return max(1, min(asked, context) if context else asked)
+    return max(1, int(min(asked, context or math.inf)))
 
 
 def placeholders(profile: Profile, acc: Accelerator | None, est: Estimate | None, cloud: str | None = None) -> dict[str, str]:
@@ -313,7 +316,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         # steps between checkpoints: every CHECKPOINT_HOURS of the estimated run (Spot capacity is
         # reclaimed without warning, so more often there); the skeleton resumes from the latest
         steps = int(out["steps"])
-        spot = as_priced(profile, est).deployment.pricing == "spot"
+        spot = priced_spot(profile, est)
         every_h = capacity.table().kinds["spot"].checkpoint_hours if spot else CHECKPOINT_HOURS
         per_hour = steps / est.hours if est is not None and est.hours else float(steps)
         out["checkpoint_every"] = str(max(1, min(steps, round(per_hour * every_h))))
@@ -358,7 +361,9 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         out["layers"], out["emb_dim"] = str(shape.layers), str(shape.hidden)
         # the vocabulary the estimate's logits memory assumed (model.vocab_size, else its default): MaxText's base.yml
         # builds 32,000 and the Megatron skeleton's mock data one of its own without it
-        out["vocab"] = str(profile.model.vocab_size or int(load_constants().estimator.memory.default_vocab_size.value))
+        from advisor.estimate.training import vocab_size  # the estimator's rule, loaded only where a model is shaped
+
+        out["vocab"] = str(vocab_size(profile, load_constants()))
         # the rest of the shape MaxText would otherwise take from base.yml (16 query and 16 KV heads, an MLP of 7,168:
         # a 70B profile trained as a ~20B model): heads of head_dim (the profile's, else 128) across the width, the
         # KV heads the KV width holds, and the MLP at Llama 3's 3.5 x the width (8B 14,336; 70B 28,672), in 256s

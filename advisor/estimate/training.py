@@ -66,15 +66,18 @@ def _training_memory(profile: Profile, c: Constants, shape: Shape, method: str) 
     return state, activations + logits, overhead, notes
 
 
+def vocab_size(profile: Profile, c: Constants) -> int:
+    """The model's vocabulary: model.vocab_size, else memory.default_vocab_size (Llama 3's)."""
+    return profile.model.vocab_size or int(c.estimator.memory.default_vocab_size.value)
+
+
 def language_vocab(profile: Profile, c: Constants) -> int | None:
-    """The vocabulary a token run's output head projects to: model.vocab_size, else the default for a language model
-    (domain llm, a transformer or mixture of experts); None for a model with no language-model head."""
+    """The vocabulary a token run's output head projects to (vocab_size): given, or a language model's (domain llm, a
+    transformer or mixture of experts) by default; None for a model with no language-model head."""
     t = profile.training
     if t is None or t.sample_based or profile.model.architecture not in ("transformer", "moe"):
         return None
-    if profile.model.vocab_size:
-        return profile.model.vocab_size
-    return int(c.estimator.memory.default_vocab_size.value) if profile.domain == "llm" else None
+    return vocab_size(profile, c) if profile.model.vocab_size or profile.domain == "llm" else None
 
 
 @dataclass(slots=True)

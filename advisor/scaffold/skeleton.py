@@ -11,6 +11,8 @@ import json
 import string
 from pathlib import Path
 
+from advisor.constants import load_constants
+from advisor.estimate.training import vocab_size
 from advisor.families import family
 from advisor.scaffold.plan import statement
 from advisor.scaffold.spec import Spec, one_line, train_model_id, verdict_line
@@ -72,7 +74,7 @@ def _layout_values(spec: Spec) -> dict[str, str]:
         "layers": v.get("layers") or "0", "hidden": v.get("emb_dim") or "0", "heads": v.get("heads") or "0",
         "kv_heads": v.get("kv_heads") or "0", "head_dim": v.get("head_dim") or "0", "ffn": v.get("mlp_dim") or "0",
         "num_experts": v.get("num_experts") or "1", "experts_per_token": v.get("experts_per_token") or "1",
-        "moe_ffn": v.get("moe_mlp_dim") or "0", "vocab": v.get("vocab") or "128256",
+        "moe_ffn": v.get("moe_mlp_dim") or "0", "vocab": v.get("vocab") or str(vocab_size(spec.profile, load_constants())),
         "shard": str(shard), "precision_args": repr(MEGATRON_PRECISION.get(plan.precision, [])),
         "megatron_tag": str(row.get("tag") or ""), "lr": "3e-5" if tune else "1.5e-4", "min_lr": "3e-6" if tune else "1e-5",
     }
