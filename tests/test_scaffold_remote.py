@@ -20,7 +20,7 @@ from .conftest import ROOT, run_cli
 
 PROFILES = ROOT / "tests" / "data" / "scaffold"
 # the tools the generated steps call, on the workstation or on the machine
-TOOLS = ("aws", "az", "gcloud", "ssh", "scp", "curl", "salloc", "srun", "squeue", "scancel",
+TOOLS = ("aws", "az", "gcloud", "ssh", "scp", "curl", "salloc", "srun", "squeue", "scancel", "scontrol",
          "nvidia-smi", "pip", "python3", "torchrun", "tensorboard", "vllm", "kubectl", "git")
 
 
@@ -259,36 +259,86 @@ def test_training_on_the_instance_gets_the_token_and_a_default_is_no_setting(tmp
     assert "need TRITON_TAG" not in triton.read_text() and "${TRITON_TAG:-25.04}" in triton.read_text()
 
 
-def test_a_training_of_several_instances_is_not_started_on_the_first_alone(tmp_path: Path) -> None:
-    """64 p5en instances: the step that reaches the machines installs the stack but does not start torchrun --standalone
-    on the first of them (63 others billed and idle); the instances' group admits traffic between them (rendezvous, NCCL)."""
+def _several(tmp_path: Path) -> Path:
+    """aws-only-team as a 70B pre-train: several p5-class instances."""
     profile = tmp_path / "multi.yaml"
     profile.write_text((ROOT / "profiles" / "aws-only-team.yaml").read_text()
                        .replace("params_b: 13", "params_b: 70").replace("tokens_b: 2", "tokens_b: 400")
                        .replace("deadline_hours: 72", "deadline_hours: 240").replace("budget_usd: 5000", "budget_usd: 5000000"))
-    setup = _scaffold(tmp_path, profile)
+    return profile
+
+
+# the stubbed clouds list three machines: AWS's describe-instances, Azure's az vm list (name, address; NAME10 after NAME9)
+_THREE = ('if [[ "$*" == *PublicDnsName* ]]; then printf "h0\\th1\\th2\\n"; echo "aws $*" >> "$(dirname "$0")/../calls.log"; exit 0; fi; '
+          'if [[ "$*" == *"vm list"*publicIps* ]]; then printf "n10\\th10\\nn9\\th9\\nn0\\th0\\n"; exit 0; fi; '
+          'if [[ "$*" == *"vm list"*privateIps* ]]; then printf "n10\\t10.0.0.10\\nn0\\t10.0.0.4\\n"; exit 0; fi; '
+          'if [[ "$*" == *"vm list"* ]]; then printf "n0\\nn1\\n"; exit 0; fi')
+
+
+def test_a_training_of_several_instances_runs_on_every_one_of_them(tmp_path: Path) -> None:
+    """64 p5-class instances are launched: the step that reaches them copies the directory to each, installs the stack
+    and starts train.py on all of them at once, torchrun meeting at the first one's private address. Before, only the
+    first was set up and nothing trained (or torchrun --standalone on one of them, the others billed and idle)."""
+    setup = _scaffold(tmp_path, _several(tmp_path))
     text = setup.read_text()
     hosts = int(re.search(r"hosts=(\d+)", text).group(1))  # type: ignore[union-attr]
     assert hosts > 1, "the profile must need several instances"
-    run = text.split("step_run() {", 1)[1].split("\n}\n", 1)[0]
-    assert "./setup.sh check\"" in run and "check train" not in run
+    assert re.search(rf"run-instances .*--count {hosts} ", text)
+    assert f"torchrun --nnodes={hosts} --rdzv-backend=c10d --rdzv-endpoint=\"$MASTER_ADDR:29400\"" in text
+    assert "--standalone" not in text.split("step_train() {", 1)[1].split("\n}\n", 1)[0]
+    r, calls = _run(tmp_path, setup, "run", KEY_FILE="/k.pem", _hook=_THREE)
+    assert r.returncode == 0, r.stderr
+    copies = [c for c in calls if c.startswith("scp ")]
+    runs = [c for c in calls if c.startswith("ssh ")]
+    assert [c.split()[-1] for c in copies] == ["ubuntu@h0:llama-13b-finetune-aws", "ubuntu@h1:llama-13b-finetune-aws",
+                                               "ubuntu@h2:llama-13b-finetune-aws"], calls
+    assert sorted(c.split()[3] for c in runs) == ["ubuntu@h0", "ubuntu@h1", "ubuntu@h2"], calls
+    # every machine meets at the first one's private address (the stub answers i-0abc), never the workstation's setting
+    assert all(c.endswith("MASTER_ADDR=i-0abc ./setup.sh check train") for c in runs), runs
+    # the train step run alone on a machine asks for the rendezvous
+    (tmp_path / "alone").mkdir()
+    r, calls = _run(tmp_path / "alone", setup, "train")
+    assert r.returncode == 2 and "set MASTER_ADDR first" in r.stderr and calls == []
+    # the security group admits traffic between the instances (rendezvous, NCCL)
     assert "--protocol -1 --source-group ${NAME}-ssh" in text
 
 
 def test_azure_vms_get_their_driver_and_several_are_reached_by_their_names(tmp_path: Path) -> None:
-    """Ubuntu2204 has no NVIDIA driver: the create step installs the NVIDIA GPU Driver extension. Several VMs of one
-    az vm create are named NAME0, NAME1, ...: the extension and the step that reaches the machine name NAME0 (before,
-    az vm show --name NAME found no VM)."""
-    one = _scaffold(tmp_path / "one", PROFILES / "azure-gpu.yaml").read_text()
-    assert "az vm extension set --resource-group ${NAME}-rg --vm-name ${NAME} --name NvidiaGpuDriverLinux" in one
+    """Ubuntu2204 has no NVIDIA driver: the create step installs the NVIDIA GPU Driver extension on every VM of the
+    group (before, on NAME0 only). Several VMs of one az vm create are named NAME0, NAME1, ...: every one is reached,
+    in that order (NAME10 after NAME9)."""
+    one = _scaffold(tmp_path / "one", PROFILES / "azure-gpu.yaml")
+    r, calls = _run(tmp_path / "one", one, "create", _hook=_THREE)
+    assert r.returncode == 0, r.stderr
+    assert [c.split("--vm-name ")[1].split()[0] for c in calls if "extension set" in c] == ["n0", "n1"]
     profile = tmp_path / "serve.yaml"
     profile.write_text("name: aks-big\ntask: inference\ndomain: llm\nmodel: {params_b: 8, precision: bf16, "
                        "hf_id: meta-llama/Llama-3.1-8B-Instruct}\ninference: {peak_qps: 40, input_tokens: 1024, "
                        "output_tokens: 256}\nsoftware: {serving_stack: vllm}\ndeployment: {clouds: [azure]}\n")
-    several = _scaffold(tmp_path / "several", profile, "--path", "gpu-any-cloud").read_text()
-    assert re.search(r"az vm create .* --count [2-9]", several)
-    assert "--vm-name ${NAME}0 --name NvidiaGpuDriverLinux" in several
-    assert "az vm show --show-details --resource-group ${NAME}-rg --name ${NAME}0" in several
+    several = _scaffold(tmp_path / "several", profile, "--path", "gpu-any-cloud")
+    assert re.search(r"az vm create .* --count [2-9]", several.read_text())
+    r, calls = _run(tmp_path / "several", several, "run", _hook=_THREE)
+    assert r.returncode == 0, r.stderr
+    assert [c.split()[-1] for c in calls if c.startswith("scp ")] == ["azureuser@h0:aks-big", "azureuser@h9:aks-big",
+                                                                        "azureuser@h10:aks-big"], calls
+    assert sorted(c.split()[1] for c in calls if c.startswith("ssh ")) == ["azureuser@h0", "azureuser@h10", "azureuser@h9"]
+    assert "MASTER_ADDR" not in several.read_text()  # replicas of a service, not one training
+
+
+def test_a_training_over_several_slurm_nodes_installs_once_and_trains_on_all(tmp_path: Path) -> None:
+    """On-prem Slurm: the stack goes once onto the shared file system, then train runs on every node of the allocation
+    (one task each) with the first node as the rendezvous."""
+    profile = tmp_path / "onprem.yaml"
+    profile.write_text(_several(tmp_path).read_text().replace("clouds: [aws]", "clouds: [on-prem]"))
+    setup = _scaffold(tmp_path, profile, "--path", "gpu-any-cloud")
+    text = setup.read_text()
+    hosts = int(re.search(r"hosts=(\d+)", text).group(1))  # type: ignore[union-attr]
+    assert hosts > 1, text[:400]
+    r, calls = _run(tmp_path, setup, "run")
+    assert r.returncode == 0, r.stderr
+    sruns = [c for c in calls if c.startswith("srun ")]
+    assert sruns[0].startswith("srun --jobid=i-0abc --nodes=1 --ntasks=1 ") and sruns[0].endswith("./setup.sh check")
+    assert f"--nodes={hosts} --ntasks-per-node=1" in sruns[1] and sruns[1].endswith("env MASTER_ADDR=i-0abc ./setup.sh train")
 
 
 def test_no_step_is_run_after_a_server_that_runs_until_stopped(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ _SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]*")
 # its own; the server flags a setup text
 # appends to a command (' --data-parallel-size=8 --enable-expert-parallel') keep their leading space.
 WORD_LISTS = frozenset({"mlx_quant", "vllm_dp_args", "vllm_budget_args", "sglang_budget_args", "sglang_dp_args", "az_count_args",
-                        "remote_steps", "vllm_precision_args", "az_vm_suffix", "train_pip"})
+                        "remote_steps", "install_steps", "train_steps", "vllm_precision_args", "az_vm_suffix", "train_pip"})
 # Word lists that may join two commands with && (nothing else of the shell's)
 SEQUENCES = frozenset({"train_pip"})
 

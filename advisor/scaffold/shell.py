@@ -73,6 +73,13 @@ GCE_ATTACHED_GPU_FAMILIES = ("n1-",)
 LWS_MANIFESTS = "https://github.com/kubernetes-sigs/lws/releases/download/v0.7.0/manifests.yaml"
 # the settings a hop carries to every host of a slice (rules/provisioning.yaml ``remote``, ``carries: file``)
 REMOTE_ENV_FILE = ".remote-env"
+# the setting a train step over several machines reads: the first machine's address, where torchrun's processes meet
+RENDEZVOUS = "MASTER_ADDR"
+# torchrun over several machines (https://docs.pytorch.org/docs/stable/elastic/run.html): c10d rendezvous at the first
+# machine, each machine's rank assigned as it joins; the join waits up to 30 minutes (600 s by default) for machines
+# that install their stack at once but finish at different times
+TORCHRUN_NODES = ("--nnodes={hosts} --rdzv-backend=c10d --rdzv-endpoint=\"$" + RENDEZVOUS + ":29400\" --rdzv-id={name} "
+                  "--rdzv-conf=join_timeout=1800")
 _INTERACTIVE_SSH = re.compile(r"\b(?:compute|tpu-vm|queued-resources) ssh\b")
 
 
@@ -134,6 +141,10 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
             and "--accelerator" not in stripped
         ):
             out.append(f"{cmd} --accelerator=type={{gke_accelerator}},count={{chips_per_host}}")
+        elif stripped.startswith("torchrun --standalone ") and spec.training and int(spec.values.get("hosts") or 1) > 1:
+            # one training over several machines: torchrun on each meets at the first (the step that reaches them sets
+            # MASTER_ADDR), not a machine of its own
+            out.append(cmd.replace("torchrun --standalone ", f"torchrun {TORCHRUN_NODES} ", 1))
         elif m := re.match(r"gcloud compute tpus queued-resources describe (.*)$", stripped):
             out.append(f"wait_active gcloud compute tpus queued-resources describe {m.group(1)}")
         elif (
@@ -275,32 +286,38 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     for title, raw, note, added in raw_steps:
         steps.append(make(title, raw, note, added))
     remote = [s for s in steps if s.remote]
-    # a training over several hosts is not started on the first alone (torchrun on each, or sky.yaml: the train step's note)
-    several = spec.training and int(spec.values.get("hosts") or 1) > 1
-    names = [s.key for s in remote if s.kind == "auto" and not (several and s.key.startswith("train"))]
     row = _remote_row([c for s in steps for c in s.commands])
+    nodes = int(spec.values.get("max_nodes") or 1) if row is not None and not row.get("one_replica") else 1
+    # a training over several machines starts its train step on every one of them at once (torchrun's rendezvous on the
+    # first: the row's ``head``), where the row reaches them all (``hosts``) or says how (``several``)
+    several = spec.training and nodes > 1
+    together = several and row is not None and ("hosts" in row or "several" in row)
+    names = [s.key for s in remote if s.kind == "auto" and (together or not (several and s.key.startswith("train")))]
     if names and row is not None:  # reach the launched machine and run its steps there, with this setup.sh
-        nodes = int(spec.values.get("max_nodes") or 1) if not row.get("one_replica") else 1
-        carried = _carried(remote, spec.training and "train.py" in files and train_model_id(spec) is not None)
-        hop = make(
-            f"Run steps {', '.join(names)} on {row['machine']}",
-            list(row["commands"]),
-            f"Steps {', '.join(names)} run on the machine the steps before launched, not here: this copies the directory "
-            f"there and runs them with its setup.sh"
-            + (f", with this workstation's {', '.join(carried)} (those set)" if carried else "") + f". {row['note']}"
-            + (f" The configuration has {nodes} machines and this reaches the first: copy the directory to each of the "
-               f"others and run ./setup.sh {' '.join(names)} there"
-               + (" (several hosts of one training: see the train step)." if spec.training else ".")
-               if nodes > 1 else ""),
-            True,
-            {**literal, "remote_steps": " ".join(names)},
-        )
+        carried = [v for v in _carried(remote, spec.training and "train.py" in files and train_model_id(spec) is not None)
+                   if not (together and v == RENDEZVOUS)]  # set for each machine by the step, never the workstation's
         run = "./setup.sh " + " ".join(names)
+        reach = _reach(row, nodes, together, bool(carried and row.get("carries") == "stdin"))
+        machines = f"the {nodes} {row['machines']}" if nodes > 1 and "machines" in row else row["machine"]
+        note = (f"Steps {', '.join(names)} run on the machine the steps before launched, not here: this copies the directory "
+                f"there and runs them with its setup.sh"
+                + (f", with this workstation's {', '.join(carried)} (those set)" if carried else "") + f". {row['note']}")
+        if together:
+            note += (f" The training spans {nodes} machines: each installs the stack and starts train.py at once, and "
+                     "torchrun meets at the first one's private address (MASTER_ADDR), so the machines must reach each "
+                     "other (the launch step's network); torchrun waits for all of them.")
+        elif nodes > 1 and "hosts" in row:
+            note += f" The configuration has {nodes} machines: this runs them on each at once."
+        elif nodes > 1:
+            note += (f" The configuration has {nodes} machines and this reaches the first: copy the directory to each of the "
+                     f"others and run ./setup.sh {' '.join(names)} there.")
+        trains = [n for n in names if n.startswith("train")]
+        hop = make(f"Run steps {', '.join(names)} on {machines}", reach, note, True, {
+            **literal, "remote_steps": " ".join(names), "train_steps": " ".join(trains),
+            "install_steps": " ".join(n for n in names if n not in trains),
+        })
         if carried and row.get("carries") == "stdin":  # the settings those steps read, on stdin (never on a command line)
-            hop.commands = [_remote_env(carried)] + [
-                f"printf '%s\\n' \"$REMOTE_ENV\" | {c.replace(run, 'set -a && . /dev/stdin && set +a && ' + run)}" if run in c else c
-                for c in hop.commands
-            ]
+            hop.commands = [_remote_env(carried), *hop.commands]
         elif carried and row.get("carries") == "file":  # in a file only its user reads, copied with the directory
             copy = next(i for i, c in enumerate(hop.commands) if run not in c and " scp " in c)
             hop.commands = (
@@ -314,9 +331,39 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         hop.runs = tuple(names)
         hop.blocks = any(s.blocks for s in remote if s.key in names)
         # what those steps stop without, asked for here, before the machine is reached
-        hop.needs = list(dict.fromkeys(hop.needs + [v for s in remote if s.key in names for v in s.needs]))
+        hop.needs = list(dict.fromkeys([v for v in hop.needs if v != "REMOTE_ENV"] + [v for s in remote if s.key in names for v in s.needs
+                                                    if not (together and v == RENDEZVOUS)]))
         steps.insert(steps.index(remote[0]), hop)
     return steps
+
+
+def _reach(row: Mapping[str, Any], nodes: int, together: bool, stdin: bool) -> list[str]:
+    """The commands of the step that reaches the launched machines (rules/provisioning.yaml ``remote`` row ``row``) and
+    runs the steps there (``./setup.sh {remote_steps}``): on the one machine (``commands``), on every machine
+    (``hosts`` and ``each``: the directory to each, then the steps on all at once, each run waited for), or the row's
+    own way for a training over several (``several``). ``together``: a training over several machines, whose train
+    step meets at the first (MASTER_ADDR); ``stdin``: the settings go to each machine on its SSH session's stdin (REMOTE_ENV)."""
+    run = "./setup.sh {remote_steps}"
+    if "hosts" not in row:
+        cmds = [str(c) for c in (row["several"] if together else row["commands"])]
+        if not stdin:
+            return cmds
+        return [f"printf '%s\\n' \"$REMOTE_ENV\" | {c.replace(run, 'set -a && . /dev/stdin && set +a && ' + run)}"
+                if run in c else c for c in cmds]
+    env = "set -a && . /dev/stdin && set +a && " if stdin else ""
+    *copy, start = (str(c) for c in row["each"])
+    assert run in start, f"the last `each` command of a row runs {run}"
+    start = start.replace(run, env + (f"{RENDEZVOUS}=$HEAD " if together else "") + run)
+    if stdin:
+        start = f"printf '%s\\n' \"$REMOTE_ENV\" | {start}"
+    out = [str(c) for c in row["hosts"]] + ([str(row["head"])] if together else [])
+    if nodes == 1:
+        return [*out, 'for HOST in "${HOSTS[@]}"; do ' + "; ".join([*copy, start]) + "; done"]
+    return [
+        *out,
+        'for HOST in "${HOSTS[@]}"; do ' + "; ".join(copy) + "; done",
+        'PIDS=(); for HOST in "${HOSTS[@]}"; do ' + start + ' & PIDS+=("$!"); done; for PID in "${PIDS[@]}"; do wait "$PID"; done',
+    ]
 
 
 def _remote_env(names: list[str]) -> str:
@@ -343,6 +390,7 @@ def _needs(filled: list[str]) -> list[str]:
     assigned = {m for c in filled for m in re.findall(r"^([A-Z][A-Z0-9_]*)=", c, re.M)}
     assigned |= {m for c in filled for m in _DEFAULTED.findall(c)}
     assigned |= {m.group(1) for c in filled if (m := _GUARDED.fullmatch(c.strip()))}
+    assigned |= {m for c in filled for m in re.findall(r"\b(?:mapfile\s+(?:-\w+\s+)*|for\s+)([A-Z][A-Z0-9_]*)\b", c)}
     assigned |= {m for c in filled for m in re.findall(r"\bread\s+(?:-\w+\s+)*([A-Z][A-Z0-9_]*)\b", c)}
     needs: list[str] = []
     for c in filled:

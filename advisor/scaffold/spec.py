@@ -280,7 +280,7 @@ def collect_warnings(spec: Spec) -> None:
             "and MAXTEXT_TOKENIZER (MaxText's names for it), or serve it with vLLM TPU (setup path gke-vllm-tpu)"
         )
     fam = family(spec.device)
-    if fam.accelerator and not fam.sliced and spec.nodes > 1 and spec.est is not None:
+    if fam.accelerator and not fam.sliced and spec.nodes > 1 and spec.est is not None and not (spec.training and _reaches_all(spec)):
         w.append(
             f"the configuration spans {spec.nodes} GPU VMs ({shape(spec)}): setup.sh creates one VM of "
             "that shape" + (f"; sky.yaml launches all {spec.nodes} (num_nodes) and starts torchrun on each"
@@ -330,6 +330,14 @@ def collect_warnings(spec: Spec) -> None:
             + (" (sky.yaml tries every allowed cloud)" if spec.produces("skypilot") else "")
         )
 
+
+
+def _reaches_all(spec: Spec) -> bool:
+    """Whether setup.sh launches every machine of a training over several and trains on all of them: the path's launch
+    command has a way to reach them all (rules/provisioning.yaml ``remote``: ``hosts`` or ``several``)."""
+    table: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["remote"]
+    return any(c.strip().startswith(head + " ") and ("hosts" in row or "several" in row)
+               for c in commands(spec.path) for head, row in table.items())
 
 
 def shape(spec: Spec) -> str:
