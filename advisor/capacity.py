@@ -170,6 +170,15 @@ def step_hours(cap: dict[str, Any]) -> float | None:
     return float(step) if step else None
 
 
+def pricing_of(dep: Any) -> str:
+    """The kind a deployment is priced at first: deployment.pricing, unless deployment.procurement does not accept it and
+    accepts on-demand (Spot asked for, on-demand the only kind accepted: priced on demand, never at the Spot rate)."""
+    kinds = accepted(dep.procurement)
+    if kinds is None or PRICING_KIND.get(dep.pricing, "on-demand") in kinds or "on-demand" not in kinds:
+        return str(dep.pricing)
+    return "on-demand"
+
+
 def accepted(procurement: str | Sequence[str] | None) -> frozenset[str] | None:
     """The capacity kinds a profile's deployment.procurement accepts; None: any."""
     if procurement is None:

@@ -57,14 +57,19 @@ def as_priced(profile: Profile, est: Estimate | None) -> Profile:
     (deployment.procurement) though it asked for another kind first (deployment.pricing), on Spot, so that the path,
     its capacity flags and its checkpoint period follow the capacity priced (a Vertex AI job runs no Spot TPU Pod)."""
     dep = profile.deployment
-    if not priced_spot(profile, est) or dep.pricing == "spot":
+    spot = priced_spot(profile, est)
+    if spot == (dep.pricing == "spot"):
         return profile
-    return profile.model_copy(update={"deployment": dep.model_copy(update={"pricing": "spot"})})
+    # and the other way: Spot asked for but not among the kinds the team accepts, priced on demand, set up on demand
+    return profile.model_copy(update={"deployment": dep.model_copy(update={"pricing": "spot" if spot else "on-demand"})})
 
 
 def priced_spot(profile: Profile, est: Estimate | None) -> bool:
-    """Whether the configuration runs on Spot capacity: the profile asks for it, or the estimate priced it."""
-    return profile.deployment.pricing == "spot" or (est is not None and est.price_kind == "spot")
+    """Whether the configuration runs on Spot capacity: the kind the estimate priced, else (nothing priced) the profile's
+    deployment.pricing."""
+    if est is not None and est.price_kind:
+        return est.price_kind == "spot"
+    return profile.deployment.pricing == "spot"
 
 
 def choose_setup(

@@ -179,3 +179,45 @@ def test_every_chip_is_priced_on_every_cloud_that_sells_it_or_a_named_gap() -> N
     for acc in CAT.accelerators.values():
         for p in acc.prices:
             assert p.source and all(s in CAT.sources for s in p.source) and p.as_of
+
+
+_SPOT_ONLY_ASKED = """name: spot-asked-on-demand-accepted
+task: fine-tuning
+domain: llm
+model: {params_b: 7.2, precision: bf16, layers: 32, hidden_size: 4096, hf_id: mistralai/Mistral-7B-v0.3}
+training: {tokens_b: 1.0, seq_len: 4096, method: full, global_batch: 128, deadline_hours: 72}
+software: {framework: pytorch, cuda_libraries: [flash-attention]}
+deployment: {clouds: [gcp], accelerators: [h100], pricing: spot, procurement: on-demand}
+team: {gpu_experience: some}
+goal: {optimize: cost}
+"""
+
+
+def test_a_kind_is_never_priced_at_another_kinds_rate(tmp_path: Path) -> None:
+    """Review 28: Spot asked for (deployment.pricing) while on-demand is the only kind accepted. Before, 2 x H100 were
+    priced at the Spot rate ($6.57/GPU-h) and labelled 'gcp on-demand', on a3-highgpu-2g, which Google Cloud sells as
+    Spot and flex-start only, and the setup created it on demand. Now two H100 on demand are not sold (infeasible, with
+    the reason), the verdict is priced at on-demand rates, the conflict is said, and the setup runs on demand."""
+    path = _write(tmp_path, _SPOT_ONLY_ASKED)
+    r = run_cli("estimate", path, "-a", "h100", "-n", "2", "--format", "json")
+    two = json.loads(r.out)
+    assert two["feasible"] is False and "on-demand on gcp only from 8 chips" in two["why_not"], two["why_not"]
+    r = run_cli("recommend", path, "--format", "json")
+    d = json.loads(r.out)
+    v, est = d["verdict"], d["estimate"]
+    assert v["procurement"] == "on-demand" and v["count"] >= 8, v
+    assert est["usd_per_chip_hour"] > 10, est["usd_per_chip_hour"]  # a3-highgpu-8g on demand, $10.98/GPU-h
+    assert any("deployment.pricing is spot, which deployment.procurement (on-demand) does not accept" in w for w in d["warnings"])
+    out = tmp_path / "scaffold"
+    assert run_cli("scaffold", path, "-o", str(out)).code == 0
+    setup = (out / "setup.sh").read_text()
+    assert "SPOT" not in setup and "--spot" not in setup and "a3-highgpu-2g" not in setup
+
+
+def test_a_reclaimed_kind_accepted_alone_is_priced_and_said(tmp_path: Path) -> None:
+    """The reverse: on-demand asked for, Spot the only kind accepted: priced at Spot rates, and the conflict is said
+    (before, silently)."""
+    path = _write(tmp_path, _SPOT_ONLY_ASKED.replace("pricing: spot, procurement: on-demand", "pricing: on-demand, procurement: spot"))
+    d = json.loads(run_cli("recommend", path, "--format", "json").out)
+    assert d["verdict"]["procurement"] == "spot"
+    assert any("deployment.pricing is on-demand, which deployment.procurement (spot) does not accept" in w for w in d["warnings"])

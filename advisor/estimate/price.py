@@ -31,7 +31,7 @@ def price_for(profile: Profile, acc: Accelerator, count: int = 0) -> Price:
     dep = profile.deployment
     # Only counts below a price's min_count can change the answer.
     floor = max((max(p.min_count or 0, (p.max_count or 0) + 1) for p in acc.prices), default=0)
-    key = (tuple(dep.clouds), dep.pricing, dep.region, min(count, floor), dep.onprem)
+    key = (tuple(dep.clouds), capacity.pricing_of(dep), dep.region, min(count, floor), dep.onprem)
     return _PRICES.get((acc,), key, lambda: _price_for(profile, acc, count or None))
 
 
@@ -57,7 +57,7 @@ def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> 
 
 def _cloud_price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> Price:
     clouds: list[str] = list(profile.deployment.clouds)
-    kind = profile.deployment.pricing
+    kind = capacity.pricing_of(profile.deployment)
     region = profile.deployment.region
     p = acc.price(clouds, kind, region, count)
     if p is not None:
@@ -272,11 +272,13 @@ def _interruptions(e: Estimate, acc: Accelerator, restart_hours: float) -> float
 
 def _kind_price(
     profile: Profile, acc: Accelerator, cloud: str, reach: capacity.Reach, count: int, base: Price, region: str | None,
-) -> Price:
+) -> Price | None:
     """The price of ``count`` x ``acc`` on ``cloud`` in ``region`` under the procurement kind that delivers
-    them: the kind's own (rules/capacity.yaml), a reservation's committed-1y price, else the on-demand one."""
+    them: the kind's own (rules/capacity.yaml), a reservation's committed-1y price, else the on-demand one; None where
+    the catalog sells no machine of that many chips under the kind (a3-highgpu-2g is Spot and flex-start only: two
+    H100 on demand are not sold, never priced at the Spot rate the profile's pricing quoted)."""
     kind = reach.kind.id
-    if kind == capacity.PRICING_KIND.get(profile.deployment.pricing, "on-demand"):
+    if kind == capacity.PRICING_KIND.get(capacity.pricing_of(profile.deployment), "on-demand"):
         return base
     own = reach.limit.prices.get(acc.id) if reach.limit else None
     if own is not None:
@@ -291,7 +293,7 @@ def _kind_price(
             "upper bound (a negotiated term is usually cheaper)") if kind == "reserved" and committed is None else None
     if kind == "spot":
         warn = f"{acc.id}: no spot price on {cloud} in the catalog: the spot capacity is priced at on-demand rates, an upper bound"
-    return Price(q.usd_per_chip_hour, cloud, kind, warn) if q is not None else Price(base.usd, cloud, kind, base.warning or warn)
+    return Price(q.usd_per_chip_hour, cloud, kind, warn) if q is not None else None
 
 
 def _unpriced_placement(e: Estimate, profile: Profile, acc: Accelerator) -> None:
@@ -337,9 +339,11 @@ def _procure(
     chips = e.count * (e.replicas or 1)
     hours = (e.hours or 0.0) if e.mode == "training" else math.inf
     dep = profile.deployment
+    pricing = capacity.pricing_of(dep)
     best: tuple[float, Price, capacity.Reach, str | None, str | None] | None = None
     beyond: list[str] = []
     elsewhere: list[str] = []
+    unsold: list[str] = []
     for cloud in dict.fromkeys([p.cloud or "", *dep.clouds]):
         if cloud in ("", "on-prem") or not offered_on(acc, [cloud]):
             continue  # a cloud that never offers the chip (a TPU on AWS) has no region to rule out (review 26)
@@ -348,7 +352,7 @@ def _procure(
             elsewhere.append(no)
             continue
         def quote(where: str | None, cloud: str = cloud) -> Quote | None:
-            return acc.price([cloud], dep.pricing, where, e.count) or acc.price([cloud], "on-demand", where, e.count)
+            return acc.price([cloud], pricing, where, e.count) or acc.price([cloud], "on-demand", where, e.count)
 
         q = quote(region)
         if q is None:
@@ -360,7 +364,7 @@ def _procure(
         reached = False
         for i, allowed in enumerate([capacity.accepted(dep.procurement), *_alternatives(profile)]):
             # the largest published shape bounds one replica; replicas are machines of their own
-            r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, dep.pricing, acc.max_chips() * (e.replicas or 1),
+            r, tried = capacity.reach(cloud, acc.device, acc.id, chips, hours, pricing, acc.max_chips() * (e.replicas or 1),
                                       allowed, pinned=pinned, hosts=acc.hosts(e.count) * (e.replicas or 1))
             if r is None:
                 missed = tried if i == 0 else missed
@@ -373,6 +377,9 @@ def _procure(
                 quoted = quote(where) or q
             base = Price(quoted.usd_per_chip_hour, quoted.cloud, quoted.kind, None)
             priced = _kind_price(profile, acc, cloud, r, e.count, base, where)
+            if priced is None:  # the kind sells no machine of this shape: it does not deliver it
+                unsold.append(f"{r.kind.id} sells no {e.count} x {acc.id} machine on {cloud}")
+                continue
             billed = r.billed_hours if math.isfinite(hours) else 1.0
             # a reclaimed run (spot) takes longer by its interruptions: compared at the hours it bills then
             slower = interruption_factor(r.kind, acc, e.count, restart_hours) if math.isfinite(hours) else 1.0
@@ -383,6 +390,7 @@ def _procure(
             beyond.append(f"{cloud} {', '.join(missed)}")
     if best is None:
         reasons = ([f"{chips:,} {acc.id} beyond what can be obtained ({'; '.join(beyond)} chips)"] if beyond else []) + elsewhere
+        reasons += list(dict.fromkeys(unsold)) if not beyond else []
         if reasons:
             why = "; ".join(reasons)
             e.why_not = f"{e.why_not}; {why}" if e.why_not else why
@@ -419,7 +427,7 @@ def _procure(
         why = ("its minimum term" if lim is None or step is None or r.billed_hours <= lim.min_hours + 1e-9 else
                f"bought in whole steps of {step:g} h")
         e.warnings.append(f"{r.kind.title}: billed {r.billed_hours:,.0f} h for a {hours:,.1f} h run ({why})")
-    elif not math.isfinite(hours) and r.limit is not None and r.limit.min_hours > 0 and dep.pricing == "on-demand":
+    elif not math.isfinite(hours) and r.limit is not None and r.limit.min_hours > 0 and pricing == "on-demand":
         # a service beyond on-demand reach, priced at a term it commits to: what it commits and what autoscaling saves
         chips, usd = e.count * (e.replicas or 1), priced.usd or 0.0
         e.warnings.append(
