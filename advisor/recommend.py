@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -325,6 +326,10 @@ def _owned_share(profile: Profile, owned: Estimate, chosen: Estimate | None) -> 
     )
 
 
+def _kinds(procurement: str | Sequence[str] | None) -> str:
+    return ", ".join([procurement] if isinstance(procurement, str) else procurement or [])
+
+
 def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> list[str]:
     """What the verdict needs said with it: every family excluded, nothing feasible, the chosen
     configuration's own warnings, owned chips not enough, unpriced accelerators, an approximated model."""
@@ -366,6 +371,22 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
             split = _owned_share(profile, near, decision.chosen)
             if split is not None:
                 warnings.append(split)
+    dep = profile.deployment
+    from advisor import regions
+    from advisor.validation import did_you_mean
+
+    known = [r for ids in regions.table().known.values() for r in ids]
+    for name in dict.fromkeys([*(dep.regions or []), *([dep.region] if dep.region else [])]):
+        if name not in known:  # fits a cloud's form (else an input error): a new region, or a typo
+            warnings.append(f"{name} is not a region the advisor knows (rules/regions.yaml){did_you_mean(name, known)}: "
+                            f"taken as a {regions.cloud_of(name)} region where no accelerator is known to be offered")
+    kinds = capacity.accepted(dep.procurement)
+    if kinds is not None and capacity.PRICING_KIND.get(dep.pricing, "on-demand") not in kinds:
+        # pricing names a kind the team does not accept: the accepted kinds price it, at their own rates
+        warnings.append(
+            f"deployment.pricing is {dep.pricing}, which deployment.procurement ({_kinds(dep.procurement)}) does not accept: "
+            "priced and set up under the accepted kinds only, at their own rates"
+        )
     priced_somewhere = {x.accelerator for x in cands if x.usd_per_chip_hour is not None}
     sized = set(families.sized())
     unpriced = sorted({x.accelerator for x in cands if x.device in sized and x.owned_chips is None} - priced_somewhere)

@@ -122,6 +122,12 @@ def resolve(rec: Recommendation, ctx: Context, path_id: str | None) -> Spec:
             f"setup path {path.id!r} needs a {fam} configuration, and no {fam} configuration in the catalog "
             f"is feasible for this workload (verdict: {rec.device_name}); see `advisor recommend`"
         )
+    if est is not None and not est.procurable:
+        # setup files would launch what no allowed cloud delivers, or outside the regions the team is pinned to
+        raise UsageError(
+            f"{est.accelerator} x {est.count * (est.replicas or 1)}, the nearest {family(device).name} configuration, cannot "
+            f"be obtained: {est.why_not}; no setup files are written for it (see `advisor recommend` for what would change it)"
+        )
     acc = ctx.catalog.accelerators.get(est.accelerator) if est else None
     cloud = path_cloud(path, profile, est)
     values = placeholders(profile, acc, est, cloud)

@@ -1,0 +1,50 @@
+"""Review 28: a fresh expert's profiles (residency pins, a startup on Spot, a region typo): what the verdict and the
+setup files do with a pin nothing can meet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .conftest import run_cli
+
+_TRAIN = "name: {name}\ntask: training\nmodel: {{params_b: 8}}\ntraining: {{tokens_b: 1}}\ndeployment: {dep}\n"
+
+
+def _write(tmp: Path, name: str, dep: str) -> Path:
+    f = tmp / f"{name}.yaml"
+    f.write_text(_TRAIN.format(name=name, dep=dep))
+    return f
+
+
+def test_a_pin_to_regions_of_clouds_the_profile_does_not_allow_is_an_input_error(tmp_path: Path) -> None:
+    """clouds [aws] pinned to europe-west4 (a Google Cloud region): nothing may run. Before, the verdict was the
+    'closest' b200 x 8,192 on AWS in us-east-1, and scaffold wrote files for it (REGION=us-east-1, 1,024 instances)."""
+    f = _write(tmp_path, "aws-eu", "{clouds: [aws], regions: [europe-west4]}")
+    for cmd in ("recommend", "scaffold"):
+        args = [cmd, str(f)] + (["-o", str(tmp_path / "out")] if cmd == "scaffold" else [])
+        r = run_cli(*args)
+        assert r.code == 2, (cmd, r.out)
+        assert f"{f}:5:" in r.err and "europe-west4 (gcp): none is a region of deployment.clouds (aws)" in r.err
+    assert not (tmp_path / "out").exists()
+    # a region of one of the listed clouds is fine
+    ok = _write(tmp_path, "aws-eu2", "{clouds: [gcp, aws], regions: [europe-west4]}")
+    assert run_cli("recommend", str(ok)).code == 0
+
+
+def test_a_region_of_no_cloud_is_an_input_error_with_the_nearest(tmp_path: Path) -> None:
+    f = _write(tmp_path, "nowhere", "{clouds: [gcp], regions: [europewest4]}")
+    r = run_cli("recommend", str(f))
+    # it has Azure's form: a region of Azure, which the profile does not allow, with the nearest known id
+    assert r.code == 2 and "europewest4 (azure, unknown; did you mean 'europe-west4'?): none is a region of" in r.err, r.err
+
+
+def test_an_unknown_region_is_said_and_nothing_is_set_up_there(tmp_path: Path) -> None:
+    """europe-west44 (a typo) has Google Cloud's form: the verdict says the advisor does not know it, with the nearest,
+    and scaffold writes nothing for a configuration no cloud offers there. Before, setup.sh said ZONE=europe-west44-a."""
+    f = _write(tmp_path, "typo", "{clouds: [gcp], regions: [europe-west44]}")
+    d = json.loads(run_cli("recommend", str(f), "--format", "json").out)
+    assert any("europe-west44 is not a region the advisor knows" in w and "did you mean 'europe-west4'?" in w for w in d["warnings"])
+    r = run_cli("scaffold", str(f), "-o", str(tmp_path / "out"))
+    assert r.code == 2 and "cannot be obtained" in r.err and "not offered in europe-west44" in r.err
+    assert not (tmp_path / "out").exists()
