@@ -172,3 +172,12 @@ def request_asks(q: dict[str, Any], times: str = "x") -> str:
         return "?" if v is None else str(v)
 
     return f"{q.get('accelerator') or q.get('hardware')} {times} {n(q.get('count'))} {times} {n(q.get('replicas'))}"
+
+
+def load_phrase(inference: Any) -> str:
+    """The load a service was sized for, as the outputs say it: an offline job's volume and window, else its peak rate."""
+    if inference is None:
+        return "no load"
+    if inference.mode == "batch" and inference.requests_per_day:
+        return f"{inference.requests_per_day:,.0f} requests a day within {inference.run_hours_per_day:g} h"
+    return f"{inference.peak_qps:g} requests/s at peak"

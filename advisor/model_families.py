@@ -37,6 +37,9 @@ class Family(Strict):
     cross_kv_values: Annotated[float, Field(gt=0, le=1e12)] | None = None
     params_m: Annotated[float, Field(gt=0, le=1e7)]
     resolution: Annotated[int, Field(gt=0, le=100_000)] | None = None
+    # the longest input its position embeddings take (an encoder's learned positions: BERT's 512): the context a
+    # server of it accepts where the profile gives none (model.context_tokens)
+    context_tokens: Annotated[int, Field(gt=0, le=10_000_000)] | None = None
     # the unit its serving cost is quoted in ("per audio hour") and how many requests make one
     unit: Annotated[str, Field(min_length=1, max_length=60)] | None = None
     requests_per_unit: Annotated[float, Field(gt=0, le=1e12)] | None = None

@@ -23,6 +23,7 @@ from advisor.families import family
 from advisor.fmt import (
     cell,
     hours,
+    load_phrase,
     md_code,
     md_message,
     md_text,
@@ -207,8 +208,7 @@ def _workload_rows(p: Profile) -> list[tuple[str, str]]:
     if p.inference is not None and not training:
         i = p.inference
         volume = i.mode == "batch" and i.requests_per_day
-        rate = (f"{i.requests_per_day:,.0f} requests a day within {i.run_hours_per_day:g} h" if volume
-                else f"{i.peak_qps:g} requests/s at peak")
+        rate = load_phrase(i)
         workload.append(("serving", f"{i.mode}, {rate}, {i.input_tokens} in / {i.output_tokens} out tokens"
                          + (f", p99 ≤ {i.latency_p99_ms:g} ms" if i.latency_p99_ms else "")
                          + ("" if volume else f", {i.run_hours_per_day:g} h/day")))

@@ -111,13 +111,24 @@ def longest_request(profile: Profile) -> tuple[int, int]:
     return (inf.max_input_tokens or tail.geometric_p99(inf.input_tokens), inf.max_output_tokens or tail.geometric_p99(inf.output_tokens))
 
 
+def model_context(profile: Profile) -> int | None:
+    """The model's context: model.context_tokens, else its family's (rules/model-families.yaml: an encoder's position
+    embeddings, BERT's 512), else unknown."""
+    if profile.model.context_tokens:
+        return profile.model.context_tokens
+    from advisor.model_families import load_families
+
+    fam = load_families().get(profile.model.family)
+    return fam.context_tokens if fam is not None else None
+
+
 def max_model_len(profile: Profile, est: Estimate | None = None) -> int:
     """The context a server must accept: the longest prompt + the longest output (longest_request), at most the model's
     context (model.context_tokens) and, where an estimate sized the replica, the tokens its KV cache holds (a server
     whose limit the cache cannot hold refuses to start), never below the average request; a profile that serves
     nothing (a training profile on a serving path), the model's context or 2,048. The model's whole context would let
     one long prompt past the latency the replicas were sized for, and makes vLLM TPU compile its shapes."""
-    inf, context = profile.inference, profile.model.context_tokens
+    inf, context = profile.inference, model_context(profile)
     if inf is None:
         return context or 2048
     asked = min(sum(longest_request(profile)), context or math.inf)

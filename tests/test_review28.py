@@ -48,3 +48,30 @@ def test_an_unknown_region_is_said_and_nothing_is_set_up_there(tmp_path: Path) -
     r = run_cli("scaffold", str(f), "-o", str(tmp_path / "out"))
     assert r.code == 2 and "cannot be obtained" in r.err and "not offered in europe-west44" in r.err
     assert not (tmp_path / "out").exists()
+
+
+_EMBED = """name: embed-nightly
+task: inference
+domain: nlp
+model: {params_b: 0.335, precision: bf16, family: bert-large, hf_id: BAAI/bge-large-en-v1.5}
+inference: {mode: batch, requests_per_day: 2000000000, window_hours: 24, input_tokens: 512, output_tokens: 0}
+software: {framework: pytorch, serving_stack: vllm}
+deployment: {clouds: [gcp]}
+goal: {optimize: cost}
+"""
+
+
+def test_an_encoder_family_caps_the_server_length_at_its_positions(tmp_path: Path) -> None:
+    """BERT-large has 512 learned positions: vLLM refuses a longer --max-model-len. Before, the p99 length of a
+    512-token mean (2,356) was passed, and the server could not start; and the README said the replicas were sized for
+    '1 requests/s at peak' where the job is 2 billion requests a day within 24 h."""
+    f = tmp_path / "embed.yaml"
+    f.write_text(_EMBED)
+    out = tmp_path / "out"
+    r = run_cli("scaffold", str(f), "-o", str(out))
+    assert r.code == 0, r.err
+    files = [p.read_text() for p in out.rglob("*") if p.is_file()]
+    assert any("--max-model-len=512" in t for t in files)
+    assert not any("--max-model-len=2356" in t or "--max-model-len 2356" in t for t in files)
+    readme = (out / "README.md").read_text()
+    assert "2,000,000,000 requests a day within 24 h" in readme and "1 requests/s at peak" not in readme

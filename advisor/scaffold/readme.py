@@ -8,7 +8,7 @@ from typing import Any
 
 from advisor import clouds
 from advisor.families import family
-from advisor.fmt import GENERATED_TOKENS, md_message, md_text
+from advisor.fmt import GENERATED_TOKENS, load_phrase, md_message, md_text
 from advisor.fmt import hours as _hours
 from advisor.fmt import money as _money
 from advisor.scaffold.kubernetes import monitoring_for, node_selection, schedule_hours, server_argv
@@ -315,7 +315,7 @@ def _kubernetes_section(spec: Spec, steps: list[Step], files: Mapping[str, str],
             L.append(
                 f"`k8s/deployment.yaml` runs `{argv}` with {dpa or f'tensor parallelism over {e.count} chip(s)'} "
                 f"per replica and {plan.replicas} replica(s) (the estimate's count for "
-                f"{p.inference.peak_qps if p.inference else 0:g} requests/s at peak). `setup.sh` applies the whole "
+                f"{load_phrase(p.inference)}). `setup.sh` applies the whole "
                 "`k8s/` folder with `kubectl apply -f k8s/`."
             )
         if plan.server_seqs > plan.max_seqs:
