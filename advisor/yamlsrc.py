@@ -162,12 +162,21 @@ def read_boundary(path: str) -> str:
     return next((c for c in _CHECKED if under(c)), cwd)
 
 
+# version-control metadata inside a work tree: never an input, never read into an output (actions/checkout keeps the
+# job's token in .git/config: a kustomization that reads it as a ConfigMap source would put it in every report)
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
 def escapes(path: str, boundary: str) -> bool:
     """Whether ``path`` resolves, through symbolic links, outside ``boundary`` (a resolved path: see
-    ``read_boundary``); a checked-in link to ~/.aws/credentials or /proc/self/environ must not be read
-    into a report or an error message, nor a kustomization's base or a release's values file out of the repository."""
+    ``read_boundary``), or into its version-control metadata (VCS_DIRS); a checked-in link to ~/.aws/credentials or
+    /proc/self/environ must not be read into a report or an error message, nor a kustomization's base or a release's
+    values file out of the repository, nor the token .git/config holds."""
     real = os.path.realpath(path)
-    return real != boundary and not real.startswith(boundary.rstrip(os.sep) + os.sep)
+    if real == boundary:
+        return False
+    inside = boundary.rstrip(os.sep) + os.sep
+    return not real.startswith(inside) or any(part in VCS_DIRS for part in real[len(inside):].split(os.sep))
 
 
 def linked_outside(path: str) -> bool:

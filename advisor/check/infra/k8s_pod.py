@@ -134,6 +134,37 @@ def _affinity_others(d: ManifestDoc, pod: KeyPath, label: str) -> list[str]:
     return list(dict.fromkeys(seen))[1:]
 
 
+# node-affinity terms read (ORed: the pod may land on the nodes of any); more are not read, and the hardware is unknown
+MAX_AFFINITY_TERMS = 64
+
+
+def _fixed_by_node_selector(d: ManifestDoc, pod: KeyPath, label: str) -> bool:
+    """Whether the pod's nodeSelector names its type on ``label`` (every node it lands on has it, whatever the affinity)."""
+    sel = d.mapping((*pod, "nodeSelector"))
+    return isinstance(sel.get(label), (str, int, bool))
+
+
+def _term_types(d: ManifestDoc, pod: KeyPath) -> tuple[list[str], str | None]:
+    """The accelerator types every further required node-affinity term (ORed with the first, which _selectors reads)
+    names with ``In`` on a type label, and why the hardware is unknown where a term may place the pod on any type (it
+    constrains no type label with ``In``: Exists, NotIn, other labels only) or there are more terms than are read."""
+    req_loc = (*pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    terms = d.at(req_loc)
+    if not isinstance(terms, list) or len(terms) < 2:
+        return [], None
+    if len(terms) > MAX_AFFINITY_TERMS:
+        return [], f"node affinity has {len(terms)} selector terms (ORed; more than {MAX_AFFINITY_TERMS} are not read)"
+    seen: list[str] = []
+    for ti, term in enumerate(terms[1:], start=2):
+        exprs = term.get("matchExpressions") if isinstance(term, dict) else None
+        typed = [e for e in (exprs if isinstance(exprs, list) else []) if isinstance(e, dict) and e.get("key") in TYPE_LABELS
+                 and e.get("operator") == "In" and isinstance(e.get("values"), list) and e["values"]]
+        if not typed:
+            return [], f"node-affinity term {ti} may place the pod on nodes of any accelerator type (no In on a type label)"
+        seen += list(dict.fromkeys(str(v)[:80] for v in typed[0]["values"][:10_000] if isinstance(v, (str, int))))[:64]
+    return list(dict.fromkeys(seen)), None
+
+
 def _container_chips(d: ManifestDoc, loc: KeyPath, req: Request, res_key: str = "resources") -> tuple[int, str | None, KeyPath | None]:
     """Chips one container asks for (limits, else requests); -1 when a placeholder leaves it unknown."""
     if res_key.startswith("spark.") and res_key.endswith(".resource.gpu.amount"):  # a Spark conf's GPUs per pod
@@ -344,10 +375,19 @@ def pod_request(d: ManifestDoc, pod: KeyPath, req: Request, containers: list[tup
             # the label's cloud (cloud.google.com/...), else the cloud the machine's name belongs to (g6.xlarge: EC2)
             req.cloud = clouds.by_kubernetes_label(label) or d.index.machine_cloud(value) or req.cloud
             others = [v for v in _affinity_others(d, pod, label) if v != value]
+            open_term = None
+            if not _fixed_by_node_selector(d, pod, label):
+                # the type came from node affinity: its other terms (ORed) may place the pod elsewhere (review 29: a
+                # second term naming a4-highgpu-8g passed a policy allowing H100 only)
+                more, open_term = _term_types(d, pod)
+                others = list(dict.fromkeys([*others, *(v for v in more if v != value)]))
             if others:  # the scheduler may place the pod on any of them: the policy holds for each
                 req.alternatives = others
                 req.options = [(d.index.lookup(v).accelerator, None) for v in others]
                 req.notes.append(f"node affinity allows {', '.join([value, *others][:6])}: judged on {value}")
+            if open_term is not None:  # any hardware: an unknown alternative, which no allowed list admits
+                req.options = [*req.options, (None, None)]
+                req.notes.append(f"{open_term}: judged on {value}")
             break
     if hw is None and product == dra.UNREAD:  # a selector on the model in a form not read (a negation, a list, an or)
         req.unknown = f"a DRA claim selects its devices with {dra.UNREAD} (a negation, a list or an alternative): the hardware is unknown"

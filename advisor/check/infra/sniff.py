@@ -63,7 +63,8 @@ def doc_kind(data: Any, *, modeline: bool = False) -> str:
     hydra = isinstance(data.get("defaults"), list) or "hydra" in keys or any(k.startswith("_target_") for k in keys)
     if modeline or isinstance(data.get("proposal"), dict):
         return "profile"
-    if "task" in keys and "model" in keys and not hydra and (data.get("task") in TASKS or len(keys - PROFILE_KEYS) <= 1):
+    named_task = isinstance(data.get("task"), str) and data["task"] in TASKS
+    if "task" in keys and "model" in keys and not hydra and (named_task or len(keys - PROFILE_KEYS) <= 1):
         return "profile"
     if isinstance(data.get("available_node_types"), dict) and isinstance(data.get("provider"), dict):
         return "ray"  # a Ray cluster launcher config (ray up)
@@ -73,7 +74,7 @@ def doc_kind(data: Any, *, modeline: bool = False) -> str:
     if isinstance(resources, dict) and ("AWSTemplateFormatVersion" in keys or any(
             isinstance(r, dict) and str(r.get("Type", "")).startswith("AWS::") for r in list(resources.values())[:1000])):
         return "cloudformation"  # an AWS CloudFormation template (SAM, a CDK synth output)
-    if data.get("type") in DSTACK_TYPES and keys & DSTACK_CORE:
+    if isinstance(data.get("type"), str) and data["type"] in DSTACK_TYPES and keys & DSTACK_CORE:
         return "dstack"  # before SkyPilot: a dstack resources block (gpu, memory, disk) is no SkyPilot one
     if _is_sky(data, keys):
         return "skypilot"

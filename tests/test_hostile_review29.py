@@ -1,0 +1,144 @@
+"""Review 29: a security review that controls every file of a pull request, run against the gate with a fixed policy
+(at most 8 chips, H100 only). Each case is written here, in a repository of its own (a .git directory)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .conftest import run_cli
+
+POLICY = "fail_on: error\nlimits:\n  max_chips: 8\n  allowed_accelerators: [h100]\n"
+TOKEN = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX1NFQ1JFVA=="
+
+_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: serve, namespace: ml}
+spec:
+  replicas: 1
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+_JOB = """apiVersion: batch/v1
+kind: Job
+metadata: {{name: train, namespace: ml}}
+spec:
+  template:
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {{key: cloud.google.com/gke-accelerator, operator: In, values: [nvidia-h100-80gb]}}
+{terms}
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits:
+            nvidia.com/gpu: 8
+"""
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text(f'[http "https://github.com/"]\n\textraheader = {TOKEN}\n')
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    return repo
+
+
+def _check(tmp_path: Path, repo: Path, *extra: str) -> tuple[int, str]:
+    r = run_cli("check", str(repo), "--policy", str(tmp_path / "policy.yaml"), *extra)
+    return r.code, r.out + r.err
+
+
+def test_the_runners_token_in_git_config_never_reaches_an_output(tmp_path: Path) -> None:
+    """actions/checkout keeps the job's token in .git/config; a kustomization read it as a ConfigMap source and a
+    replacement copied it into a Deployment's name, shown in the markdown, SARIF and annotations. Now nothing under
+    .git is read: an input error naming the entry."""
+    repo = _repo(tmp_path, {
+        "dep.yaml": _DEPLOYMENT,
+        "kustomization.yaml": "resources: [dep.yaml]\nconfigMapGenerator:\n- name: leak\n  envs: [.git/config]\n"
+                              "replacements:\n- source: {kind: ConfigMap, name: leak, fieldPath: data.extraheader}\n"
+                              "  targets:\n  - select: {kind: Deployment}\n    fieldPaths: [metadata.name]\n",
+    })
+    for fmt in ("markdown", "sarif", "github", "text"):
+        code, out = _check(tmp_path, repo, "--format", fmt)
+        assert code == 2, (fmt, out)
+        assert "eC1hY2Nl" not in out and "AUTHORIZATION" not in out, fmt
+        assert "config' is outside the repository (or in its version-control metadata); not read" in " ".join(out.split())
+
+
+def test_every_node_affinity_term_is_held_to_the_policy(tmp_path: Path) -> None:
+    """Terms of required node affinity are ORed: a second one naming a4-highgpu-8g (B200), one with Exists (any type),
+    or a 17th naming B200 let a Job judged as H100 x 8 pass a policy allowing H100 only (exit 0)."""
+    cases = {
+        "b200": "            - matchExpressions:\n              - {key: node.kubernetes.io/instance-type, operator: In, "
+                "values: [a4-highgpu-8g]}",
+        "exists": "            - matchExpressions:\n              - {key: cloud.google.com/gke-accelerator, operator: Exists}",
+        "17th": "".join("            - matchExpressions:\n              - {key: cloud.google.com/gke-accelerator, operator: "
+                        "In, values: [nvidia-h100-80gb]}\n" for _ in range(15))
+                + "            - matchExpressions:\n              - {key: cloud.google.com/gke-accelerator, operator: In, "
+                  "values: [nvidia-b200]}",
+    }
+    for name, terms in cases.items():
+        repo = _repo(tmp_path / name, {"job.yaml": _JOB.format(terms=terms)})
+        code, out = _check(tmp_path / name, repo)
+        assert code == 1 and "policy-accelerator-not-allowed" in out, (name, out)
+    # a nodeSelector fixes the type whatever the terms say: the H100 pod passes
+    fixed = _JOB.format(terms=cases["exists"]).replace("      affinity:", "      nodeSelector: {cloud.google.com/gke-accelerator: "
+                                                          "nvidia-h100-80gb}\n      affinity:")
+    repo = _repo(tmp_path / "fixed", {"job.yaml": fixed})
+    assert _check(tmp_path / "fixed", repo)[0] == 0
+
+
+def test_hostile_patterns_and_templates_end_in_good_time(tmp_path: Path) -> None:
+    """Each took minutes before: a kustomize target name of ten a{,30} (Python's {,n} quantifier), a Helm template of
+    20,000 unclosed {{, a JSON file of a quote and 40,000 escaped quotes, and three nested empty Helm ranges over
+    1,000 values (a step per iteration now)."""
+    cases = {
+        "redos": {"dep.yaml": _DEPLOYMENT.replace("name: serve", "name: " + "a" * 120),
+                  "kustomization.yaml": "resources: [dep.yaml]\npatches:\n- target: {kind: Deployment, name: \""
+                                        + "a{,30}" * 10 + "x\"}\n  patch: |-\n    - op: replace\n      path: /spec/replicas\n"
+                                        "      value: 2\n"},
+        "helm-lexer": {"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+                       "chart/templates/t.yaml": "{{" * 20_000},
+        "json": {"x.json": '"' + '\\"' * 40_000},
+        "helm-steps": {"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+                       "chart/values.yaml": "l: [" + ",".join(["1"] * 1000) + "]\n",
+                       "chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n"
+                                                  "{{- range $a := .Values.l }}{{- range $b := $.Values.l }}"
+                                                  "{{- range $c := $.Values.l }}{{ end }}{{ end }}{{ end }}\n"},
+    }
+    for name, files in cases.items():
+        repo = _repo(tmp_path / name, files)
+        start = time.monotonic()
+        code, out = _check(tmp_path / name, repo)
+        assert time.monotonic() - start < 20, name
+        assert code in (0, 1, 2) and "internal error" not in out, (name, out)
+
+
+def test_a_json_schema_file_is_no_internal_error(tmp_path: Path) -> None:
+    """A top-level ``type`` that is a list (a JSON Schema's ["object", "null"]) or a mapping raised TypeError: every
+    repository with a schema file failed the gate with an internal error."""
+    repo = _repo(tmp_path, {"schema.json": '{"$schema": "http://json-schema.org/draft-07/schema#", "type": ["object", "null"]}',
+                            "t.yaml": "type: {a: 1}\n"})
+    code, out = _check(tmp_path, repo)
+    assert code == 0 and "internal error" not in out, out
+    (repo / "u.yaml").write_text("task: [a]\nmodel: {}\n")  # read as a profile: its errors, never an internal one
+    code, out = _check(tmp_path, repo)
+    assert code == 2 and "internal error" not in out and "task: ['a'] is not one of" in " ".join(out.split()), out
