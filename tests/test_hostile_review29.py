@@ -142,3 +142,48 @@ def test_a_json_schema_file_is_no_internal_error(tmp_path: Path) -> None:
     (repo / "u.yaml").write_text("task: [a]\nmodel: {}\n")  # read as a profile: its errors, never an internal one
     code, out = _check(tmp_path, repo)
     assert code == 2 and "internal error" not in out and "task: ['a'] is not one of" in " ".join(out.split()), out
+
+
+_POOL = """resource "google_container_node_pool" "{name}" {{
+  name       = "{name}"
+  cluster    = "c"
+  location   = "us-central1-a"
+  node_count = {count}
+  node_config {{
+    machine_type = "a3-highgpu-8g"
+  }}
+}}
+"""
+_UNPARSEABLE = '"${~ "pool" ~}"'  # a template strip marker: Terraform takes it, python-hcl2 does not
+
+
+def test_terraform_a_pull_request_hides_from_the_reader_fails_closed(tmp_path: Path) -> None:
+    """Each passed (exit 0) before: a file python-hcl2 cannot parse whose block labels are bare identifiers, or whose
+    resource sits between a heredoc holding /* and one holding */ (skipped as naming no accelerator); an override file
+    it cannot parse, or one past the 200th file of its directory (not merged); a terraform.tfvars it cannot parse, one
+    over the size limit, or the 51st auto.tfvars (the variable's default judged); a .tf.json in its array form."""
+    pool = _POOL.format(name="pool", count=100)
+    var_pool = 'variable "nodes" {\n  type    = number\n  default = 1\n}\n' + _POOL.format(name="gpu", count="var.nodes")
+    cases: dict[str, dict[str, str]] = {
+        "bare-labels": {"main.tf": pool.replace('resource "google_container_node_pool" "pool"', "resource google_container_node_pool pool")
+                        .replace('"pool"\n', _UNPARSEABLE + "\n", 1)},
+        "heredoc-comment": {"main.tf": 'locals {\n  a = <<-EOT\n    /* notes\n  EOT\n}\n' + pool.replace('"pool"\n', _UNPARSEABLE + "\n", 1)
+                            + 'locals {\n  b = <<-EOT\n    end */\n  EOT\n}\n'},
+        "override-unparsed": {"main.tf": _POOL.format(name="pool", count=1),
+                              "pool_override.tf": f'resource "google_container_node_pool" "pool" {{\n  name = {_UNPARSEABLE}\n'
+                                                  '  node_count = 100\n}\n'},
+        "override-past-200": {"main.tf": _POOL.format(name="pool", count=1),
+                              "pool_override.tf": 'resource "google_container_node_pool" "pool" {\n  node_count = 100\n}\n',
+                              **{f"a_{i:03d}.tf": f'locals {{\n  x{i} = {i}\n}}\n' for i in range(202)}},
+        "tfvars-unicode": {"main.tf": var_pool, "terraform.tfvars": "nodes = 100\nnœud = 1\n"},
+        "tfvars-large": {"main.tf": var_pool, "terraform.tfvars": "nodes = 100\n" + "# padding\n" * 30_000},
+        "tfvars-51st": {"main.tf": var_pool, **{f"a{i:02d}.auto.tfvars": "nodes = 1\n" for i in range(50)},
+                        "z.auto.tfvars": "nodes = 100\n"},
+        "tf-json-array": {"main.tf.json": '{"resource": [{"google_container_node_pool": {"pool": {"name": "pool", "cluster": '
+                                          '"c", "location": "us-central1-a", "node_count": 5, "node_config": '
+                                          '{"machine_type": "a3-highgpu-8g"}}}}]}'},
+    }
+    for name, files in cases.items():
+        repo = _repo(tmp_path / name, files)
+        code, out = _check(tmp_path / name, repo)
+        assert code == 1 and "policy-max-chips" in out, (name, out)

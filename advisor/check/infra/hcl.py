@@ -9,6 +9,8 @@ outputs, resource attributes) is reported as unresolved, never read as zero. The
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 import re
@@ -194,32 +196,54 @@ def _sibling(directory: str, name: str) -> Any:
 
         raise InputError.single(path, 1, 1, OUTSIDE)
     try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    # parsed once per run however many files of the directory ask (every override file reads all the others); a copy,
+    # which its reader may change
+    return copy.deepcopy(_parsed_sibling(path, st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_sibling(path: str, _mtime: int, _size: int) -> Any:
+    try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read(MAX_HCL_BYTES + 1)
         if len(text) > MAX_HCL_BYTES:
             return None
-        return json.loads(text) if name.endswith(".json") else _load(text)
+        return json.loads(text) if path.endswith(".json") else _load(text)
     except Exception:
         return None
+
+
+MAX_TFVARS = 200  # value files read per module directory; with more, the variables are not known (fail closed)
 
 
 def _tfvars(directory: str, names: list[str], declared: set[str]) -> tuple[dict[str, Any], list[str]]:
     """The values Terraform itself loads for a root module, in its order, each over the one before: terraform.tfvars,
     terraform.tfvars.json, then *.auto.tfvars / *.auto.tfvars.json by name
     (https://developer.hashicorp.com/terraform/language/values/variables#variable-definition-precedence). Only declared
-    variables; a file this reader cannot parse leaves the defaults."""
+    variables; a file this reader cannot parse leaves every declared variable unknown from there on, as does a file past
+    MAX_TFVARS (review 29: a tfvars over the size limit, or with a Unicode identifier, was dropped and the defaults
+    judged)."""
     from advisor.check.files import AUTO_TFVARS, TFVARS
 
     order: list[str] = [n for n in TFVARS if n in names]
     order += sorted(n for n in names if n.endswith(AUTO_TFVARS))
     values: dict[str, Any] = {}
     used: list[str] = []
-    for n in order[:50]:
+    for n in order[:MAX_TFVARS]:
         data = _sibling(directory, n)
         if isinstance(data, dict):
             got = {k: v for k, v in data.items() if k in declared}
             values.update(got)
             used += [n] if got else []
+        else:  # Terraform loads it, this reader cannot (too large, syntax it does not take): any variable may be set there
+            values.update({k: Unresolved(f"var.{k} (a value file not read: {n})") for k in declared})
+            used.append(n)
+    for n in order[MAX_TFVARS:MAX_TFVARS + 1]:  # more files than are read: the last ones win, and are not known
+        values.update({k: Unresolved(f"var.{k} (more than {MAX_TFVARS} value files)") for k in declared})
+        used.append(n)
     return values, used
 
 
@@ -487,7 +511,8 @@ def _overridden(
         return resources, {}
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(TF_SUFFIXES) and n != os.path.basename(path))[:200]
+        # every file of the directory: an override past a cap was never merged (review 29: 202 files before it)
+        names = sorted(n for n in os.listdir(directory) if n.endswith(TF_SUFFIXES) and n != os.path.basename(path))
     except OSError:
         return resources, {}
     if _is_override(path):  # blocks with an original elsewhere are read there, merged
@@ -511,7 +536,9 @@ def _overridden(
 
 
 # a block head of the file's text, read without parsing it: resource "TYPE" "NAME" { / module "NAME" {
-_BLOCK_HEAD = re.compile(r'^[ \t]*(resource|module)[ \t]+"([A-Za-z0-9_-]{1,200})"(?:[ \t]+"([A-Za-z0-9_.-]{1,200})")?[ \t]*\{', re.M)
+# (labels quoted or bare identifiers, which HCL's grammar takes as well: resource google_container_node_pool pool {)
+_BLOCK_HEAD = re.compile(
+    r'^[ \t]*(resource|module)[ \t]+"?([A-Za-z0-9_-]{1,200})"?(?:[ \t]+"?([A-Za-z0-9_.-]{1,200})"?)?[ \t]*\{', re.M)
 # where a top-level block of any kind starts: a block's text ends there
 _TOP_BLOCK = re.compile(r'^(?:resource|module|data|locals|variable|output|provider|terraform|moved|import|check|removed)\b', re.M)
 # what names an accelerator in Terraform text: the words, and machine / instance / VM size names of accelerator families
@@ -539,7 +566,8 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
     syntax this reader does not take. Where the name is one the index knows (p4d.24xlarge), that is the hardware asked
     for; its count is still not read. A file whose text names none stays skipped with the reason. Comments are not read."""
     text = _without_comments(text)
-    if not _ACCELERATOR_WORD.search(text) and not _MACHINE_BY_REFERENCE.search(text):
+    override = _is_override(path)  # its arguments replace another file's (a node_count alone, say): any of them may count
+    if not _ACCELERATOR_WORD.search(text) and not _MACHINE_BY_REFERENCE.search(text) and not override:
         return []
     heads = list(_BLOCK_HEAD.finditer(text))[:MAX_UNREAD]
     out: list[Request] = []
@@ -553,10 +581,11 @@ def _unread_requests(path: str, text: str, why: str, index: NameIndex) -> list[R
             # the machine comes from a variable, local or module output the lost file's module settles elsewhere
             # (locals.tf): which one is not known once this file cannot be read, so it may be an accelerator
             word = ref
-        if word is None:
+        if word is None and not (override and kind == "resource"):
             continue
         # a quoted machine / instance name the index knows ("a3-highgpu-8g") says the hardware; a bare word (gpu) does not
-        named = word.group("ref") if "ref" in word.re.groupindex else word.group(0)
+        named = (f"an override of {first}.{second}" if word is None
+                 else word.group("ref") if "ref" in word.re.groupindex else word.group(0))
         hint = next((q for q in _quoted(text, m.end(), end) if _ACCELERATOR_WORD.search(q) and index.lookup(q).known), named)
         if kind == "module" and _LOCAL_CALL.search(text, m.end(), end) and not index.lookup(hint).known:
             continue  # a local module passed only variables (var.machine_type): its own files say what it asks for
@@ -615,12 +644,36 @@ def _joined_interpolations(text: str) -> str:
     return "".join(out) + "\n" * held
 
 
-_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|(#|//)[^\n]*|/\*.*?\*/', re.S)
+# what the comment scan steps over: a quoted string, a heredoc's opening (<<EOF, <<-EOF), a comment's opening
+_LEXEME = re.compile(r'"|<<-?([A-Za-z_][A-Za-z0-9_-]*)[ \t]*\n|#|//|/\*')
+_STRING_END = re.compile(r'(?:[^"\\\n]|\\.)*(?:"|(?=\n)|\Z)')
 
 
 def _without_comments(text: str) -> str:
-    """HCL text with its comments blanked (quoted strings kept, line numbers kept): a comment asks for nothing."""
-    return _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else re.sub(r"[^\n]", " ", m.group(0)), text)
+    """HCL text with its comments blanked (quoted strings and heredocs kept, line numbers kept): a comment asks for
+    nothing. In one pass: a /* or # inside a heredoc is the heredoc's text (review 29: a heredoc holding /* before a
+    resource and one holding */ after it hid the resource from the fail-closed scan), and an unclosed string, heredoc
+    or comment runs to the end of the text."""
+    out: list[str] = []
+    pos = 0
+    while (m := _LEXEME.search(text, pos)) is not None:
+        out.append(text[pos : m.start()])
+        tok = m.group(0)
+        if tok == '"':
+            end = _STRING_END.match(text, m.end())
+            stop = end.end() if end is not None else len(text)
+            out.append(text[m.start() : stop])
+        elif m.group(1) is not None:  # a heredoc: to the line holding only its delimiter
+            close = re.compile(rf"^[ \t]*{re.escape(m.group(1))}[ \t]*$", re.M).search(text, m.end())
+            stop = close.end() if close is not None else len(text)
+            out.append(text[m.start() : stop])
+        else:
+            stop = text.find("*/", m.end()) if tok == "/*" else text.find("\n", m.end())
+            stop = len(text) if stop < 0 else stop + (2 if tok == "/*" else 0)
+            out.append(re.sub(r"[^\n]", " ", text[m.start() : stop]))
+        pos = stop
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _read_tree(text: str) -> dict[str, Any] | Parsed:

@@ -60,6 +60,20 @@ def read_json(path: str, index: NameIndex) -> tuple[list[LoadedProfile], Parsed]
     return _split(path, docs, [kind] * len(docs), index, len(text))
 
 
+MAX_TF_JSON_BLOCKS = 1000
+
+
+def _json_blocks(v: Any, depth: int = 0) -> list[tuple[Any, Any]]:
+    """(label, body) pairs of one level of Terraform's JSON syntax: an object, or an array of objects, which the syntax
+    takes at every block level (https://developer.hashicorp.com/terraform/language/syntax/json: review 29's
+    {"resource": [{...}]} was read as no resource)."""
+    if isinstance(v, dict):
+        return list(v.items())
+    if isinstance(v, list) and depth < 4:
+        return [kv for x in v[:MAX_TF_JSON_BLOCKS + 1] for kv in _json_blocks(x, depth + 1)]
+    return []
+
+
 def tf_json(path: str, text: str, data: dict[str, Any], index: NameIndex) -> Parsed:
     """Terraform's JSON syntax (``*.tf.json``, loaded by ``terraform plan`` like ``*.tf``): not evaluated here, so it fails
     closed: each resource of a type the gate reads, and each one (or module call) whose attributes name a machine with
@@ -68,14 +82,17 @@ def tf_json(path: str, text: str, data: dict[str, Any], index: NameIndex) -> Par
 
     out = Parsed("terraform-hcl")
     blocks: list[tuple[str, str, Any]] = []
-    res = data.get("resource")
-    for rtype, named in (res.items() if isinstance(res, dict) else []):
-        for name, body in (named.items() if isinstance(named, dict) else []):
+    for rtype, named in _json_blocks(data.get("resource")):
+        for name, body in _json_blocks(named):
             blocks.append((str(rtype), str(name), body))
-    mods = data.get("module")
-    for name, body in (mods.items() if isinstance(mods, dict) else []):
+    for name, body in _json_blocks(data.get("module")):
         blocks.append(("module", str(name), body))
-    for rtype, name, body in blocks[:1000]:
+    if len(blocks) > MAX_TF_JSON_BLOCKS:  # not all read: the file fails closed as a whole
+        req = Request(path, "terraform-hcl", f"{len(blocks):,} blocks", 1, 1)
+        req.hardware, req.unknown = "Terraform JSON", f"more than {MAX_TF_JSON_BLOCKS:,} blocks: not read"
+        req.unresolved.append(("count-unknown", req.unknown, (1, 1)))
+        out.requests.append(req)
+    for rtype, name, body in blocks[:MAX_TF_JSON_BLOCKS]:
         machine = tfplan.machine_named(index, body)
         if machine is None and rtype not in tfplan.READ:
             continue
