@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -187,3 +189,85 @@ def test_terraform_a_pull_request_hides_from_the_reader_fails_closed(tmp_path: P
         repo = _repo(tmp_path / name, files)
         code, out = _check(tmp_path / name, repo)
         assert code == 1 and "policy-max-chips" in out, (name, out)
+
+
+def test_a_65th_pod_spec_of_an_unread_kind_is_found(tmp_path: Path) -> None:
+    """64 CPU-only component specs of a SeldonDeployment used up the search's bound: the 65th, asking for 8 B200, was
+    never examined (exit 0). The bound now counts pod specs that ask for chips."""
+    cpu = "".join(f"  - name: p{i}\n    componentSpecs:\n    - spec:\n        containers:\n        - {{name: c, image: x}}\n"
+                  for i in range(64))
+    gpu = ("  - name: gpu\n    componentSpecs:\n    - spec:\n        nodeSelector: {cloud.google.com/gke-accelerator: nvidia-b200}\n"
+           "        containers:\n        - name: c\n          image: x\n          resources: {limits: {nvidia.com/gpu: 8}}\n")
+    repo = _repo(tmp_path, {"sd.yaml": "apiVersion: machinelearning.seldon.io/v1\nkind: SeldonDeployment\n"
+                                       "metadata: {name: m, namespace: ml}\nspec:\n  predictors:\n" + cpu + gpu})
+    code, out = _check(tmp_path, repo)
+    assert code == 1 and "policy-accelerator-not-allowed" in out, out
+
+
+_RAYJOB = """apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: train
+  namespace: ml
+  annotations: {advisor.dev/workload: ray-train}
+spec:
+  entrypoint: python train.py
+  activeDeadlineSeconds: 60
+SHUTDOWN  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers: [{name: head, image: ray}]
+    workerGroupSpecs:
+    - groupName: gpu
+      replicas: 8
+      minReplicas: 8
+      maxReplicas: 8
+      rayStartParams: {}
+      template:
+        spec:
+          nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
+          containers:
+          - name: w
+            image: ray
+            resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+def test_a_rayjobs_deadline_bounds_its_cost_only_where_its_cluster_is_shut_down(tmp_path: Path) -> None:
+    """A RayJob's activeDeadlineSeconds fails the job; its RayCluster, 64 H100, is deleted only with
+    shutdownAfterJobFinishes: true (KubeRay's default: false). Before, a 60-second deadline priced it as a $14 one-off
+    and the gate passed a $5,000 monthly limit."""
+    files = {"profile.yaml": "name: ray-train\ntask: training\ndomain: llm\nmodel: {params_b: 8, architecture: transformer, "
+                             "precision: bf16}\ntraining: {tokens_b: 1, seq_len: 2048, method: full}\n"}
+    policy = "fail_on: error\nlimits:\n  max_chips: 64\n  allowed_accelerators: [h100]\n  max_monthly_increase_usd: 5000\n"
+    for shutdown, expected in (("", 1), ("  shutdownAfterJobFinishes: true\n", 0)):
+        repo = _repo(tmp_path / str(expected), {**files, "rayjob.yaml": _RAYJOB.replace("SHUTDOWN", shutdown)})
+        (tmp_path / str(expected) / "policy.yaml").write_text(policy)
+        code, out = _check(tmp_path / str(expected), repo)
+        assert code == expected, (shutdown, out)
+
+
+def test_one_charts_bad_values_file_does_not_stop_the_batch(tmp_path: Path) -> None:
+    """ci.md, bad files in a batch: the chart is listed as invalid and the good file beside it is still judged and
+    reported. Before, the run stopped with one stderr line and wrote no report."""
+    repo = _repo(tmp_path, {"dep.yaml": _DEPLOYMENT.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8").replace("replicas: 1", "replicas: 4"),
+                            "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+                            "chart/values.yaml": "a: [1, 2\nb: 3\n",
+                            "chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"})
+    report = tmp_path / "out.md"
+    code, out = _check(tmp_path, repo, "--format", "markdown", "-o", str(report))
+    assert code == 2 and report.exists(), out
+    text = report.read_text()
+    assert "dep.yaml" in text and "values.yaml" in text and "policy-max-chips" in text
+
+
+def test_a_patch_target_pattern_prints_no_python_warning(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"dep.yaml": _DEPLOYMENT,
+                            "kustomization.yaml": 'resources: [dep.yaml]\npatches:\n- target: {kind: Deployment, name: "[[a]]"}\n'
+                                                  "  patch: |-\n    - op: replace\n      path: /spec/replicas\n      value: 2\n"})
+    # a process of its own: pytest would catch the warning before it reached stderr
+    r = subprocess.run([sys.executable, "-m", "advisor", "check", str(repo), "--policy", str(tmp_path / "policy.yaml")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0 and "Warning" not in r.stderr, r.stderr

@@ -420,6 +420,9 @@ def _chart_without_helm(chart: str, ctx: Context, out: _Batch) -> None:
 
     try:
         got = read_chart(chart, name_index(ctx.catalog))
+    except InputError as exc:  # its values file is no YAML, say: that chart is invalid, the batch still reports (review 29)
+        out.invalid.append(InvalidFile(chart, exc.problems))
+        return
     except (RecursionError, MemoryError):
         out.invalid.append(InvalidFile(chart, [Problem(chart, 1, 1, "Helm chart too large or too deeply nested to read")]))
         return

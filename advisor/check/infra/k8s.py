@@ -370,7 +370,8 @@ def _capacity_note(d: ManifestDoc, kind: str, name: str) -> str | None:
 
 
 def _run_bound_hours(d: dict[str, Any], kind: str) -> float | None:
-    """What stops a run of this kind, in hours: activeDeadlineSeconds of a Job, RayJob or Argo Workflow, runPolicy's of a
+    """What stops a run of this kind, in hours: activeDeadlineSeconds of a Job or Argo Workflow (of a RayJob only where its
+    cluster is shut down after it, plus ttlSecondsAfterFinished), runPolicy's of a
     Kubeflow job, every replicated Job's of a JobSet (the largest) times the JobSet's runs (failurePolicy.maxRestarts + 1:
     a restart recreates its Jobs with fresh deadlines); None where nothing does (a CronJob runs again on its schedule, a
     Job without a deadline runs as long as its pods do, a JobSet restarted ignoring its count)."""
@@ -382,8 +383,16 @@ def _run_bound_hours(d: dict[str, Any], kind: str) -> float | None:
 
     spec = mapping(d.get("spec"))
     s: float | None = None
-    if kind in ("Job", "RayJob", "Workflow"):
+    if kind in ("Job", "Workflow"):
         s = seconds(spec.get("activeDeadlineSeconds"))
+    elif kind == "RayJob":
+        # the deadline fails the job; its RayCluster (the chips) is deleted only with shutdownAfterJobFinishes: true,
+        # ttlSecondsAfterFinished later (https://docs.ray.io/en/latest/cluster/kubernetes/getting-started/rayjob-quick-start.html:
+        # off by default; review 29: a 60-second deadline priced 64 H100 kept running at $14)
+        s = seconds(spec.get("activeDeadlineSeconds")) if spec.get("shutdownAfterJobFinishes") is True else None
+        ttl = spec.get("ttlSecondsAfterFinished", 0)
+        if s is not None:
+            s = s + ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and 0 <= ttl <= 10**9 else None
     elif kind == "JobSet":
         jobs: list[Any] = spec["replicatedJobs"] if isinstance(spec.get("replicatedJobs"), list) else []
         each = [seconds(mapping(mapping(mapping(j).get("template")).get("spec")).get("activeDeadlineSeconds")) for j in jobs]

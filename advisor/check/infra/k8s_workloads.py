@@ -56,7 +56,8 @@ READ_KINDS = {
     "RayJob", "TrainJob", "InferenceService", "LLMInferenceService", "NIMService", "DynamoGraphDeployment", "Model", "Workspace",
     "InferenceSet", "RAGEngine", "MultiRoleInference",
 } | set(REPLICA_SPECS) | ARGO_KINDS
-MAX_FOUND_PODS = 64  # pod specs searched for in a kind not read (a bound on a hostile document)
+MAX_FOUND_PODS = 64  # pod specs asking for chips searched for in a kind not read (a bound on a hostile document)
+MAX_FOUND_NODES = 200_000  # nodes of such a document walked to find them
 
 
 KNATIVE_MIN = ("autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/minScale")
@@ -422,6 +423,12 @@ def _argo_fanout(d: ManifestDoc, spec: KeyPath) -> dict[str, tuple[int | None, K
     return out
 
 
+def _pod_asks(pod: object) -> bool:
+    """A pod spec one of whose containers asks for a chip resource."""
+    cs = pod.get("containers") if isinstance(pod, dict) else None
+    return isinstance(cs, list) and any(isinstance(c, dict) and _chip_resources(c) for c in cs[:1000])
+
+
 def _chip_resources(node: dict[object, object]) -> bool:
     """A container-like mapping: ``resources`` whose limits or requests name a chip resource."""
     res = node.get("resources")
@@ -447,19 +454,25 @@ def _found_pods(d: ManifestDoc, kind: str) -> list[Part]:
     OpenModel ``inferenceConfig.flavors[]``, which the controller puts on every serving pod), each counted once and marked
     unread: an accelerator request there is reported (its replicas unknown), never passed over."""
     found: list[tuple[KeyPath, str]] = []  # (where, "pod", "container" (a lone one) or "limits" (a flavor's own))
+    # walked, and found asking for chips: the bound counts these only (64 CPU-only pods first hid a 65th, review 29)
+    visited, asking = [0], [0]
 
     def walk(node: object, loc: KeyPath, depth: int) -> None:
-        if depth > 16 or len(found) >= MAX_FOUND_PODS:
+        visited[0] += 1
+        if depth > 16 or visited[0] > MAX_FOUND_NODES or asking[0] >= MAX_FOUND_PODS:
             return
         if isinstance(node, dict):
             if isinstance(node.get("containers"), list) and any(isinstance(c, dict) for c in node["containers"]):
                 found.append((loc, "pod"))
+                asking[0] += _pod_asks(node)
                 return
             if _chip_resources(node) and loc[1:]:
                 found.append((loc, "container"))
+                asking[0] += 1
                 return
             if _chip_limits(node) and loc[1:] and "resources" not in node:
                 found.append((loc, "limits"))
+                asking[0] += 1
                 return
             for k, v in node.items():
                 if isinstance(k, str | int):

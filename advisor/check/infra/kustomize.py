@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -737,7 +738,9 @@ def _name_pattern(pattern: str) -> re.Pattern[str] | None:
     if len(pattern) > 253 or _NESTED_QUANTIFIER.search(pattern) or quantifiers > 3:
         return None
     try:
-        return re.compile(f"^(?:{pattern})$")
+        with warnings.catch_warnings():  # a pattern of the pull request's ([[) warns of a future meaning on stderr
+            warnings.simplefilter("ignore")
+            return re.compile(f"^(?:{pattern})$")
     except re.error:
         return re.compile(re.escape(pattern))
 
