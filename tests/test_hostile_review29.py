@@ -271,3 +271,30 @@ def test_a_patch_target_pattern_prints_no_python_warning(tmp_path: Path) -> None
     r = subprocess.run([sys.executable, "-m", "advisor", "check", str(repo), "--policy", str(tmp_path / "policy.yaml")],
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0 and "Warning" not in r.stderr, r.stderr
+
+
+def test_a_broken_document_after_a_thousand_others_keeps_the_file_an_input_error(tmp_path: Path) -> None:
+    """kubectl applies the documents before one it cannot read: a Deployment asking for GPU fractions past 1,000 ConfigMaps,
+    then a broken document, was skipped as 'names no accelerator' (exit 0); it is an input error now (exit 2)."""
+    maps = "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n" for i in range(1000))
+    kai = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: serve, namespace: ml}\nspec:\n  replicas: 100\n"
+           "  template:\n    metadata:\n      annotations:\n        gpu-fraction: \"0.5\"\n    spec:\n"
+           "      schedulerName: kai-scheduler\n      containers:\n      - {name: c, image: x}\n")  # KAI: half a GPU each
+    repo = _repo(tmp_path, {"big.yaml": maps + "---\n" + kai + "---\na: {b\n"})
+    code, out = _check(tmp_path, repo)
+    assert code == 2 and "invalid YAML" in out, out
+
+
+def test_jsonnet_that_computes_what_a_pod_asks_for_is_not_passed_over(tmp_path: Path) -> None:
+    """vendor + '.com/' + 'g' + 'pu' as a computed limits key (Argo CD evaluates every *.jsonnet of a directory
+    application) was skipped as naming no accelerator; it stops the run now. Literal CPU limits are still skipped."""
+    app = ("local vendor = 'nvidia';\nlocal res = vendor + '.com/' + 'g' + 'pu';\n{ apiVersion: 'apps/v1', kind: 'Deployment',"
+           " spec: { replicas: 100, template: { spec: { containers: [{ name: 'c', image: 'x', resources: { limits: { [res]: 8 }"
+           " } }] } } } }\n")
+    repo = _repo(tmp_path / "computed", {"app.jsonnet": app})
+    code, out = _check(tmp_path / "computed", repo)
+    assert code == 2 and "Jsonnet computes what a pod asks for" in " ".join(out.split()), out
+    plain = app.replace("{ [res]: 8 }", "{ cpu: '1', memory: '2Gi' }")
+    repo = _repo(tmp_path / "plain", {"app.jsonnet": plain})
+    code, out = _check(tmp_path / "plain", repo)
+    assert code == 0 and "names no accelerator" in " ".join(out.split()), out

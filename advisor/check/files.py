@@ -455,6 +455,12 @@ _ACCELERATOR_TEXT = re.compile(r"nvidia\.com/(?:gpu|mig)|amd\.com/gpu|google\.co
                                r"|gke-accelerator|gke-tpu-accelerator|karpenter\.k8s\.aws/instance-gpu")
 
 
+# a container's limits / requests or a node selector that Jsonnet computes (a field name in brackets, a value joined with
+# +, or the whole object from a variable or function): what it asks for is known only once evaluated (review 29:
+# vendor + '.com/' + 'g' + 'pu' as a computed limits key passed as naming no accelerator)
+_COMPUTED_ASK = re.compile(r"\b(?:limits|requests|nodeSelector)\s*:\s*(?:\{[^{}]*(?:\[|\+)|(?![{'\"\s]))")
+
+
 def _jsonnet(path: str, sel: Selection) -> None:
     try:
         with open(path, "rb") as f:
@@ -462,13 +468,14 @@ def _jsonnet(path: str, sel: Selection) -> None:
     except OSError as exc:
         sel.skipped.append((path, f"Jsonnet, not readable: {exc.strerror or exc}"))
         return
-    hit = _ACCELERATOR_TEXT.search(text)
+    hit = _ACCELERATOR_TEXT.search(text) or _COMPUTED_ASK.search(text)
     if hit is None:
         sel.skipped.append((path, "Jsonnet (not evaluated by advisor) that names no accelerator"))
         return
     line = text.count("\n", 0, hit.start()) + 1
     col = hit.start() - (text.rfind("\n", 0, hit.start()) + 1) + 1
-    sel.refused.append(Problem(path, line, col, f"Jsonnet names {hit.group(0)!r}, and advisor does not evaluate Jsonnet (Argo "
+    what = f"names {hit.group(0)!r}" if hit.re is _ACCELERATOR_TEXT else f"computes what a pod asks for ({hit.group(0)[:60]!r})"
+    sel.refused.append(Problem(path, line, col, f"Jsonnet {what}, and advisor does not evaluate Jsonnet (Argo "
                                "CD deploys every *.jsonnet of a directory application): check its output instead, "
                                "jsonnet FILE | advisor check -"))
 
