@@ -75,3 +75,47 @@ def test_an_encoder_family_caps_the_server_length_at_its_positions(tmp_path: Pat
     assert not any("--max-model-len=2356" in t or "--max-model-len 2356" in t for t in files)
     readme = (out / "README.md").read_text()
     assert "2,000,000,000 requests a day within 24 h" in readme and "1 requests/s at peak" not in readme
+
+
+_VIDEO = """name: wan-like-video
+task: inference
+domain: diffusion
+model: {params_b: 14, architecture: diffusion, precision: bf16, flops_per_sample: 8.0e+15}
+inference: {mode: online, peak_qps: 0.2, steps: 50, width: 1280, height: 720, frames: 81, latency_p99_ms: 600000,
+            classifier_free_guidance: true}
+deployment: {clouds: [gcp]}
+"""
+
+
+def test_a_video_request_is_split_over_its_replicas_gpus(tmp_path: Path) -> None:
+    """A diffusion transformer's request is split by its latent tokens over the GPUs of one NVLink domain (Ulysses
+    sequence parallelism, Wan2.1's --ulysses_size). Before, a profile that gave model.flops_per_sample, or whose width
+    was approximated from params_b (41 'heads', a prime), took as long on 8 H100 as on one (899 s)."""
+    f = tmp_path / "video.yaml"
+    f.write_text(_VIDEO)
+    lat = {}
+    for n in (1, 8):
+        d = json.loads(run_cli("estimate", str(f), "-a", "h100", "-n", str(n), "--format", "json").out)
+        lat[n] = d["latency_ms"]
+    assert lat[8] < lat[1] / 5, lat
+    d = json.loads(run_cli("estimate", str(f), "-a", "h100", "-n", "8", "--format", "json").out)
+    assert d["assumptions"]["memory"]["sequence_parallel"]["chips_per_request"] == 8
+
+
+def test_an_autoscaled_tpu_node_pool_starts_at_its_floor(tmp_path: Path) -> None:
+    """Before: --num-nodes=1 --enable-autoscaling --min-nodes=2 (a pool created under its own minimum)."""
+    f = tmp_path / "chat.yaml"
+    f.write_text("name: eu-chat\ntask: inference\ndomain: llm\nmodel: {params_b: 8, precision: bf16, hf_id: "
+                 "meta-llama/Llama-3.1-8B-Instruct}\ninference: {peak_qps: 60, input_tokens: 1024, output_tokens: 256, "
+                 "min_replicas: 2}\nsoftware: {framework: jax, serving_stack: vllm}\ndeployment: {clouds: [gcp], "
+                 "accelerators: [tpu-v6e]}\n")
+    out = tmp_path / "out"
+    assert run_cli("scaffold", str(f), "-o", str(out)).code == 0
+    import re
+
+    pools = [ln for ln in (out / "setup.sh").read_text().splitlines() if "node-pools create" in ln and "--enable-autoscaling" in ln]
+    assert pools, "an autoscaled pool"
+    for ln in pools:
+        start = int(re.search(r"--num-nodes=(\d+)", ln).group(1))  # type: ignore[union-attr]
+        floor = int(re.search(r"--min-nodes=(\d+)", ln).group(1))  # type: ignore[union-attr]
+        assert start >= floor, ln

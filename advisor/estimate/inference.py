@@ -528,13 +528,16 @@ def _sequence_parallel(profile: Profile, acc: Accelerator, count: int, per_copy:
     """How many chips a diffusion transformer's request is split over (None for any other request model): the
     largest divisor of ``count`` within one scale-up fabric that also divides the attention heads (Ulysses gives each
     chip whole heads: HunyuanVideo's 24 split 8 ways, not 16), at least the chips its weights need."""
-    if profile.model.flops_per_sample or family_of(profile) is not None or not profile.is_diffusion:
+    # model.flops_per_sample says what a request costs, not how it splits: a diffusion model of no family is still split
+    # by its latent tokens (review 28: a 14B video model's 8 GPUs took as long as one)
+    if family_of(profile) is not None or not profile.is_diffusion:
         return None
     d = dit(profile, c)
     if d is None:
         return None
     top = min(count, acc.scale_up)
-    return _SequenceParallel(next((k for k in range(top, per_copy - 1, -1) if count % k == 0 and d.heads % k == 0), per_copy), d)
+    return _SequenceParallel(
+        next((k for k in range(top, per_copy - 1, -1) if count % k == 0 and (d.heads == 0 or d.heads % k == 0)), per_copy), d)
 
 
 def _replica(

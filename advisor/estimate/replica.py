@@ -448,7 +448,7 @@ class Dit:
     steps: int
     flops: float  # the whole request
     formula: str
-    heads: int  # attention heads: a Ulysses split gives each chip whole heads, so its degree divides them
+    heads: int  # attention heads: a Ulysses split gives each chip whole heads, so its degree divides them (0: not known)
 
     def all_to_all_bytes(self, k: int) -> float:
         """Bytes one chip sends for a request split over ``k`` chips by sequence (Ulysses): each layer's four
@@ -489,7 +489,10 @@ def dit(profile: Profile, c: Constants) -> Dit | None:
     )
     att = profile.model.attention
     head_dim = (att.head_dim if att is not None else None) or HEAD_DIM
-    heads = (att.heads if att is not None and att.heads else None) or max(1, shape.attn_dim // head_dim)
+    # the heads where given or derived from a given width; 0 where the width is itself approximated from params_b (a 14B
+    # video model's 41.7 would read as a prime 41 heads, no Ulysses split but 1 or 41: real ones have 24, 40, 48)
+    known = (att is not None and att.heads) or "hidden_size" not in shape.approximated
+    heads = (att.heads if att is not None and att.heads else None) or (max(1, shape.attn_dim // head_dim) if known else 0)
     return Dit(tokens, shape.layers, shape.hidden, passes, steps, forward * passes * steps, formula, heads)
 
 
