@@ -133,7 +133,10 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
             and (spec.replicas > 1 or spec.plan.scheduled)
             and "--enable-autoscaling" not in stripped
         ):
-            out.append(f"{cmd} --enable-autoscaling --min-nodes={{min_nodes}} --max-nodes={{max_nodes}}")
+            # the pool starts at its floor: --num-nodes below --min-nodes (one TPU host for a floor of two replicas) is a
+            # pool under its own minimum (review 28)
+            start = cmd.replace("--num-nodes={hosts}", "--num-nodes={min_nodes}")
+            out.append(f"{start} --enable-autoscaling --min-nodes={{min_nodes}} --max-nodes={{max_nodes}}")
         elif (
             stripped.startswith("gcloud compute instances create")
             and spec.plan.machine_type.startswith(GCE_ATTACHED_GPU_FAMILIES)

@@ -52,7 +52,7 @@ step_create() {
   step '1/5 Create a GKE cluster with a TPU node pool'
   need PROJECT_ID
   gcloud container clusters create ${CLUSTER} --project=${PROJECT_ID} --location=${REGION} --num-nodes=1
-  gcloud container node-pools create ${NAME}-tpu --project=${PROJECT_ID} --cluster=${CLUSTER} --location=${REGION} --node-locations=${ZONE} --machine-type=ct6e-standard-4t --tpu-topology=2x2 --num-nodes=1 --enable-autoscaling --min-nodes=2 --max-nodes=4 --disk-size=150
+  gcloud container node-pools create ${NAME}-tpu --project=${PROJECT_ID} --cluster=${CLUSTER} --location=${REGION} --node-locations=${ZONE} --machine-type=ct6e-standard-4t --tpu-topology=2x2 --num-nodes=2 --enable-autoscaling --min-nodes=2 --max-nodes=4 --disk-size=150
 }
 
 # 2. Connect kubectl and store the Hugging Face token
