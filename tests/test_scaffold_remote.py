@@ -426,3 +426,12 @@ def test_a_service_priced_for_part_of_the_day_gets_a_pool_that_empties(tmp_path:
     readme = (eks.parent / "README.md").read_text()
     assert "autoscales to zero" not in readme and "Cluster Autoscaler or Karpenter" in readme
     assert "eksctl scale nodegroup" in (eks.parent / "k8s" / "schedule.yaml").read_text()
+
+
+def test_the_step_that_reaches_the_machines_stops_when_none_runs(tmp_path: Path) -> None:
+    """No instance found (launched elsewhere, or terminated): the step says so and fails, never 'done' with no machine
+    reached."""
+    setup = _scaffold(tmp_path, _several(tmp_path))
+    r, calls = _run(tmp_path, setup, "run", KEY_FILE="/k.pem", _hook='if [[ "$1" == "ec2" ]]; then exit 0; fi')
+    assert r.returncode == 1 and "no machine of this setup is running" in r.stderr, r.stderr
+    assert not any(c.startswith(("ssh ", "scp ")) for c in calls)

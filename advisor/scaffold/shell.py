@@ -334,8 +334,9 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
         hop.runs = tuple(names)
         hop.blocks = any(s.blocks for s in remote if s.key in names)
         # what those steps stop without, asked for here, before the machine is reached
-        hop.needs = list(dict.fromkeys([v for v in hop.needs if v != "REMOTE_ENV"] + [v for s in remote if s.key in names for v in s.needs
-                                                    if not (together and v == RENDEZVOUS)]))
+        # (never REMOTE_ENV, which the step sets; nor MASTER_ADDR of a training over several, which it sets on each)
+        theirs = [v for s in remote if s.key in names for v in s.needs if not (together and v == RENDEZVOUS)]
+        hop.needs = list(dict.fromkeys([v for v in hop.needs if v != "REMOTE_ENV"] + theirs))
         steps.insert(steps.index(remote[0]), hop)
     return steps
 
@@ -359,7 +360,8 @@ def _reach(row: Mapping[str, Any], nodes: int, together: bool, stdin: bool) -> l
     start = start.replace(run, env + (f"{RENDEZVOUS}=$HEAD " if together else "") + run)
     if stdin:
         start = f"printf '%s\\n' \"$REMOTE_ENV\" | {start}"
-    out = [str(c) for c in row["hosts"]] + ([str(row["head"])] if together else [])
+    found = 'if [[ ${#HOSTS[@]} -eq 0 || -z "${HOSTS[0]}" ]]; then echo "setup.sh: no machine of this setup is running" >&2; exit 1; fi'
+    out = [*(str(c) for c in row["hosts"]), found, *([str(row["head"])] if together else [])]
     if nodes == 1:
         return [*out, 'for HOST in "${HOSTS[@]}"; do ' + "; ".join([*copy, start]) + "; done"]
     return [
