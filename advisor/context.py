@@ -110,7 +110,7 @@ def _region_problems(lp: LoadedProfile) -> list[Problem]:
     from advisor.validation import did_you_mean
 
     dep = lp.profile.deployment
-    known = [r for ids in regions.table().known.values() for r in ids]
+    known = regions.known_ids()
     out = []
     named: list[tuple[tuple[str | int, ...], str | None]] = [(("deployment", "region"), dep.region)]
     named += [(("deployment", "regions", i), r) for i, r in enumerate(dep.regions or [])]

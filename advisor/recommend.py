@@ -375,7 +375,7 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
     from advisor import regions
     from advisor.validation import did_you_mean
 
-    known = [r for ids in regions.table().known.values() for r in ids]
+    known = regions.known_ids()
     for name in dict.fromkeys([*(dep.regions or []), *([dep.region] if dep.region else [])]):
         if name not in known:  # fits a cloud's form (else an input error): a new region, or a typo
             warnings.append(f"{name} is not a region the advisor knows (rules/regions.yaml){did_you_mean(name, known)}: "

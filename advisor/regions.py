@@ -71,6 +71,11 @@ def may_run(cloud: str, acc: Accelerator, region: str) -> bool:
     return _may_run(cloud, acc, offered_in(cloud, acc), region)
 
 
+def known_ids() -> list[str]:
+    """Every region id the regions table lists (``known``), cloud by cloud: what a typo is matched against."""
+    return [r for ids in table().known.values() for r in sorted(ids)]
+
+
 def cloud_of(region: str) -> str | None:
     """The cloud a region id belongs to: a listed id, else by its form; None when it fits none."""
     t = table()
