@@ -77,7 +77,7 @@ def _read_builtin_tables() -> None:
 
 def check_accelerators(loaded: list[LoadedProfile], catalog: Catalog) -> None:
     """A proposal naming an unknown accelerator is an input error (exit 2); so is a residency pin (deployment.regions)
-    that names a region of no cloud, or only regions of clouds the profile does not allow (nothing could run)."""
+    of regions of clouds the profile does not allow only (nothing could run)."""
     problems = []
     for lp in loaded:
         problems += _region_problems(lp)
@@ -103,25 +103,20 @@ def check_accelerators(loaded: list[LoadedProfile], catalog: Catalog) -> None:
 
 
 def _region_problems(lp: LoadedProfile) -> list[Problem]:
-    """deployment.regions and deployment.region: a region id that fits no cloud's form (rules/regions.yaml known, else
-    rules/clouds.yaml), with the nearest known id; a pin whose regions all belong to clouds deployment.clouds does not
-    list (a team pinned to europe-west4 on AWS only: nothing may run, which no estimate should be left to find)."""
+    """A residency pin nothing may meet: every region of deployment.regions belongs, by the known lists or its form, to a
+    cloud deployment.clouds does not list, and no on-prem site is allowed (a team pinned to europe-west4 on AWS only:
+    no estimate should be left to find it). A region id of no cloud's form (a sovereign or new region, an on-prem site)
+    is said in the verdict's warnings, never refused."""
     from advisor import regions
     from advisor.validation import did_you_mean
 
     dep = lp.profile.deployment
+    if not dep.regions or "on-prem" in dep.clouds:
+        return []
+    owners = {r: regions.cloud_of(r) for r in dep.regions}
+    if any(c is None for c in owners.values()) or set(owners.values()) & set(dep.clouds):
+        return []
     known = regions.known_ids()
-    out = []
-    named: list[tuple[tuple[str | int, ...], str | None]] = [(("deployment", "region"), dep.region)]
-    named += [(("deployment", "regions", i), r) for i, r in enumerate(dep.regions or [])]
-    for loc, name in named:
-        if name is not None and regions.cloud_of(name) is None:
-            field = "deployment.region" if len(loc) == 2 else "deployment.regions"
-            out.append(lp.doc.problem(loc, f"{field}: {name!r} is a region of no cloud{did_you_mean(name, known)}"))
-    owners = {r: regions.cloud_of(r) for r in dep.regions or []}
-    stray = all(c is not None for c in owners.values()) and not set(owners.values()) & set(dep.clouds)
-    if dep.regions and "on-prem" not in dep.clouds and stray:
-        where = ", ".join(f"{r} ({c}{'' if r in known else ', unknown' + did_you_mean(r, known)})" for r, c in owners.items())
-        out.append(lp.doc.problem(("deployment", "regions"), f"deployment.regions: {where}: none is a region of "
-                                  f"deployment.clouds ({', '.join(dep.clouds)}), so nothing may run"))
-    return out
+    where = ", ".join(f"{r} ({c}{'' if r in known else ', unknown' + did_you_mean(r, known)})" for r, c in owners.items())
+    return [lp.doc.problem(("deployment", "regions"), f"deployment.regions: {where}: none is a region of "
+                           f"deployment.clouds ({', '.join(dep.clouds)}), so nothing may run")]

@@ -377,9 +377,11 @@ def _warnings(profile: Profile, decision: Decision, cands: list[Estimate]) -> li
 
     known = regions.known_ids()
     for name in dict.fromkeys([*(dep.regions or []), *([dep.region] if dep.region else [])]):
-        if name not in known:  # fits a cloud's form (else an input error): a new region, or a typo
+        if name not in known:  # a new or sovereign region, an on-prem site, or a typo
+            owner = regions.cloud_of(name)
             warnings.append(f"{name} is not a region the advisor knows (rules/regions.yaml){did_you_mean(name, known)}: "
-                            f"taken as a {regions.cloud_of(name)} region where no accelerator is known to be offered")
+                            + (f"taken as a {owner} region where no accelerator is known to be offered" if owner else
+                               "of no cloud's form, so no cloud's configuration runs there (an on-prem site's name is fine)"))
     kinds = capacity.accepted(dep.procurement)
     if kinds is not None and capacity.PRICING_KIND.get(dep.pricing, "on-demand") not in kinds:
         # pricing names a kind the team does not accept: the accepted kinds price it, at their own rates

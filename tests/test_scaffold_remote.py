@@ -432,6 +432,13 @@ def test_the_step_that_reaches_the_machines_stops_when_none_runs(tmp_path: Path)
     """No instance found (launched elsewhere, or terminated): the step says so and fails, never 'done' with no machine
     reached."""
     setup = _scaffold(tmp_path, _several(tmp_path))
-    r, calls = _run(tmp_path, setup, "run", KEY_FILE="/k.pem", _hook='if [[ "$1" == "ec2" ]]; then exit 0; fi')
-    assert r.returncode == 1 and "no machine of this setup is running" in r.stderr, r.stderr
+    # describe-instances answers nothing (review 30: "aws ec2 wait" then failed on an empty --instance-ids, exit 252)
+    r, calls = _run(tmp_path, setup, "run", KEY_FILE="/k.pem", _hook='if [[ "$1" == "ec2" ]]; then echo; exit 0; fi')
+    assert r.returncode == 1 and "no instance named ${NAME}" not in r.stderr and "is running in" in r.stderr, r.stderr
     assert not any(c.startswith(("ssh ", "scp ")) for c in calls)
+    # Azure: no VM listed
+    profile = tmp_path / "az.yaml"
+    profile.write_text(_several(tmp_path).read_text().replace("clouds: [aws]", "clouds: [azure]"))
+    az = _scaffold(tmp_path / "az", profile, "--path", "gpu-any-cloud")
+    r, calls = _run(tmp_path / "az", az, "run", _hook='if [[ "$1" == "vm" ]]; then exit 0; fi')
+    assert r.returncode == 1 and "no machine of this setup is running" in r.stderr, r.stderr

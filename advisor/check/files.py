@@ -455,10 +455,10 @@ _ACCELERATOR_TEXT = re.compile(r"nvidia\.com/(?:gpu|mig)|amd\.com/gpu|google\.co
                                r"|gke-accelerator|gke-tpu-accelerator|karpenter\.k8s\.aws/instance-gpu")
 
 
-# a container's limits / requests or a node selector that Jsonnet computes (a field name in brackets, a value joined with
-# +, or the whole object from a variable or function): what it asks for is known only once evaluated (review 29:
-# vendor + '.com/' + 'g' + 'pu' as a computed limits key passed as naming no accelerator)
-_COMPUTED_ASK = re.compile(r"\b(?:limits|requests|nodeSelector)\s*:\s*(?:\{[^{}]*(?:\[|\+)|(?![{'\"\s]))")
+# a container's limits / requests or a node selector whose field name Jsonnet computes ({ [res]: 8 }): the resource or
+# label it names is known only once evaluated (review 29: vendor + '.com/' + 'g' + 'pu' as a limits key passed as naming
+# no accelerator). A computed value (limits: self.requests + { cpu: '250m' }, kube-prometheus) names no resource
+_COMPUTED_ASK = re.compile(r"\b(?:limits|requests|nodeSelector)\s*:[^\n]*?\{[^{}]*\[")
 
 
 def _jsonnet(path: str, sel: Selection) -> None:

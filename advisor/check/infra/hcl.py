@@ -646,7 +646,37 @@ def _joined_interpolations(text: str) -> str:
 
 # what the comment scan steps over: a quoted string, a heredoc's opening (<<EOF, <<-EOF), a comment's opening
 _LEXEME = re.compile(r'"|<<-?([A-Za-z_][A-Za-z0-9_-]*)[ \t]*\n|#|//|/\*')
-_STRING_END = re.compile(r'(?:[^"\\\n]|\\.)*(?:"|(?=\n)|\Z)')
+# inside a quoted string: an escape, an interpolation or directive opening, the closing quote, a line end
+_IN_STRING = re.compile(r'\\.|[$%]\{|"|\n', re.S)
+# inside an interpolation: a nested string, a brace
+_IN_TEMPLATE = re.compile(r'["{}]')
+
+
+def _string_end(text: str, i: int, depth: int = 0) -> int:
+    """Where the quoted string opening at ``i`` ends (after its closing quote; at a line end or the end of the text where
+    it is unclosed): ``${ ... }`` and ``%{ ... }`` inside it are skipped whole, with the strings they hold (review 30:
+    "${"/*"}" before a resource and "${"*/"}" after it read as a comment around it). Nesting beyond 16 ends the scan."""
+    pos = i + 1
+    while (m := _IN_STRING.search(text, pos)) is not None:
+        tok = m.group(0)
+        if tok == '"':
+            return m.end()
+        if tok == "\n":
+            return m.start()
+        pos = m.end()
+        if tok in ("${", "%{"):
+            if depth >= 16:
+                return len(text)
+            braces = 1
+            while braces and (t := _IN_TEMPLATE.search(text, pos)) is not None:
+                if t.group(0) == '"':
+                    pos = _string_end(text, t.start(), depth + 1)
+                    continue
+                braces += 1 if t.group(0) == "{" else -1
+                pos = t.end()
+            if braces:
+                return len(text)
+    return len(text)
 
 
 def _without_comments(text: str) -> str:
@@ -660,8 +690,7 @@ def _without_comments(text: str) -> str:
         out.append(text[pos : m.start()])
         tok = m.group(0)
         if tok == '"':
-            end = _STRING_END.match(text, m.end())
-            stop = end.end() if end is not None else len(text)
+            stop = _string_end(text, m.start())
             out.append(text[m.start() : stop])
         elif m.group(1) is not None:  # a heredoc: to the line holding only its delimiter
             close = re.compile(rf"^[ \t]*{re.escape(m.group(1))}[ \t]*$", re.M).search(text, m.end())
