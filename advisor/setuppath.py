@@ -390,10 +390,14 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         out["kv_heads"] = str(max(1, min(int(out["heads"]), shape.kv_dim // head)))
         out["mlp_dim"] = str(max(256, round(3.5 * shape.hidden / 256) * 256))
         out["moe_mlp_dim"] = str(_expert_mlp_dim(profile, shape.layers, shape.hidden))
+        # MaxText's MLP width: a routed expert's in a mixture of experts (maxtext-v0.2.4 types.py: a model of MoE layers
+        # only needs base_mlp_dim == base_moe_mlp_dim > 0, else it stops), the dense MLP's otherwise
+        out["maxtext_mlp_dim"] = out["moe_mlp_dim"] if moe and int(out["moe_mlp_dim"]) > 0 else out["mlp_dim"]
     else:
         out["layers"], out["emb_dim"], out["heads"], out["kv_heads"], out["head_dim"], out["mlp_dim"] = "", "", "", "", "", ""
         out["vocab"] = ""
         out["moe_mlp_dim"] = "0"
+        out["maxtext_mlp_dim"] = ""
     return out
 
 

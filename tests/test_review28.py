@@ -119,3 +119,28 @@ def test_an_autoscaled_tpu_node_pool_starts_at_its_floor(tmp_path: Path) -> None
         start = int(re.search(r"--num-nodes=(\d+)", ln).group(1))  # type: ignore[union-attr]
         floor = int(re.search(r"--min-nodes=(\d+)", ln).group(1))  # type: ignore[union-attr]
         assert start >= floor, ln
+
+
+def test_a_maxtext_mixture_of_experts_gets_its_experts_width(tmp_path: Path) -> None:
+    """MaxText at the pinned maxtext-v0.2.4 stops a model with num_experts > 1 whose base_moe_mlp_dim is not positive
+    (types.py, its default -1), and one of MoE layers only whose base_mlp_dim differs from it. Before, the command gave
+    neither: a 1T MoE (384 experts, top 8, 32B active) did not start. Now both are the routed expert's width from the
+    model's totals (2,048, Kimi K2's moe_intermediate_size); a dense model gets its MLP width in both."""
+    import re
+
+    moe = ("name: moe-1t\ntask: training\ndomain: llm\nmodel: {params_b: 1040, active_params_b: 32, architecture: moe, "
+           "precision: bf16, layers: 61, hidden_size: 7168, experts: 384, experts_per_token: 8}\n"
+           "training: {tokens_b: 15500, seq_len: 4096, method: full, global_batch: 16384, deadline_hours: 2160}\n"
+           "software: {framework: jax}\ndeployment: {clouds: [gcp], procurement: [reservation, dws]}\n"
+           "team: {tpu_experience: expert}\n")
+    dense = moe.replace("params_b: 1040, active_params_b: 32, architecture: moe", "params_b: 8, architecture: transformer") \
+        .replace("layers: 61, hidden_size: 7168, experts: 384, experts_per_token: 8", "layers: 32, hidden_size: 4096") \
+        .replace("tokens_b: 15500", "tokens_b: 100").replace("global_batch: 16384", "global_batch: 512")
+    for name, text, width in (("moe", moe, "2048"), ("dense", dense, "14336")):
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(text)
+        out = tmp_path / name
+        r = run_cli("scaffold", str(f), "-o", str(out), "--path", "maxtext-tpu")
+        assert r.code == 0, r.err
+        m = re.search(r"base_mlp_dim=(\d+) base_moe_mlp_dim=(\d+)", (out / "setup.sh").read_text())
+        assert m and m.group(1) == m.group(2) == width, (name, m and m.groups())
