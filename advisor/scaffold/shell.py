@@ -26,7 +26,7 @@ from advisor.families import family
 from advisor.knowledge import PLACEHOLDER, bundled_data
 from advisor.scaffold.fill import fill_command
 from advisor.scaffold.kubernetes import autoscaled, monitoring_for
-from advisor.scaffold.spec import Spec, commands, train_model_id
+from advisor.scaffold.spec import Spec, commands, remote_row, train_model_id
 from advisor.setuppath import applicable_steps, multinode, provision, training_stack
 
 # Placeholders that become shell variables in setup.sh (overridable from the environment).
@@ -289,7 +289,7 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     for title, raw, note, added in raw_steps:
         steps.append(make(title, raw, note, added))
     remote = [s for s in steps if s.remote]
-    row = _remote_row([c for s in steps for c in s.commands])
+    row = remote_row([c for s in steps for c in s.commands])
     nodes = int(spec.values.get("max_nodes") or 1) if row is not None and not row.get("one_replica") else 1
     # a training over several machines starts its train step on every one of them at once (torchrun's rendezvous on the
     # first: the row's ``head``), where the row reaches them all (``hosts``) or says how (``several``)
@@ -404,13 +404,6 @@ def _needs(filled: list[str]) -> list[str]:
                 continue
             needs.append(var)
     return needs
-
-
-def _remote_row(commands: list[str]) -> dict[str, Any] | None:
-    """rules/provisioning.yaml ``remote``: how setup.sh reaches the machine the first of ``commands`` that launches one
-    started (None: none does; the machine is the team's to reach)."""
-    table: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["remote"]
-    return next((row for c in commands for head, row in table.items() if c.strip().startswith(head + " ")), None)
 
 
 def auto_steps(steps: list[Step]) -> list[Step]:

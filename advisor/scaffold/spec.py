@@ -338,12 +338,18 @@ def collect_warnings(spec: Spec) -> None:
 
 
 
+def remote_row(cmds: list[str]) -> dict[str, Any] | None:
+    """rules/provisioning.yaml ``remote``: how setup.sh reaches the machine the first of ``cmds`` that launches one
+    started (None: none does; the machine is the team's to reach)."""
+    table: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["remote"]
+    return next((row for c in cmds for head, row in table.items() if c.strip().startswith(head + " ")), None)
+
+
 def _reaches_all(spec: Spec) -> bool:
     """Whether setup.sh launches every machine of a training over several and trains on all of them: the path's launch
     command has a way to reach them all (rules/provisioning.yaml ``remote``: ``hosts`` or ``several``)."""
-    table: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["remote"]
-    return any(c.strip().startswith(head + " ") and ("hosts" in row or "several" in row)
-               for c in commands(spec.path) for head, row in table.items())
+    row = remote_row(commands(spec.path))
+    return row is not None and ("hosts" in row or "several" in row)
 
 
 def shape(spec: Spec) -> str:

@@ -241,9 +241,9 @@ def _tfvars(directory: str, names: list[str], declared: set[str]) -> tuple[dict[
         else:  # Terraform loads it, this reader cannot (too large, syntax it does not take): any variable may be set there
             values.update({k: Unresolved(f"var.{k} (a value file not read: {n})") for k in declared})
             used.append(n)
-    for n in order[MAX_TFVARS:MAX_TFVARS + 1]:  # more files than are read: the last ones win, and are not known
+    if len(order) > MAX_TFVARS:  # more files than are read: the last ones win, and are not known
         values.update({k: Unresolved(f"var.{k} (more than {MAX_TFVARS} value files)") for k in declared})
-        used.append(n)
+        used.append(order[MAX_TFVARS])
     return values, used
 
 
@@ -682,8 +682,8 @@ def _string_end(text: str, i: int, depth: int = 0) -> int:
 def _without_comments(text: str) -> str:
     """HCL text with its comments blanked (quoted strings and heredocs kept, line numbers kept): a comment asks for
     nothing. In one pass: a /* or # inside a heredoc is the heredoc's text (review 29: a heredoc holding /* before a
-    resource and one holding */ after it hid the resource from the fail-closed scan), and an unclosed string, heredoc
-    or comment runs to the end of the text."""
+    resource and one holding */ after it hid the resource from the fail-closed scan); an unclosed string ends at its line
+    (_string_end), an unclosed heredoc or /* comment at the end of the text."""
     out: list[str] = []
     pos = 0
     while (m := _LEXEME.search(text, pos)) is not None:

@@ -76,8 +76,6 @@ class _Limit(Exception):
 
 # ----------------------------------------------------------------------------------------- lexing
 
-# an action, or a comment {{/* ... */}} that ends only at */ followed by the delimiter (a comment may hold {{ }} itself)
-
 
 @dataclass
 class _Text:
@@ -100,26 +98,22 @@ class _Block:
     branches: list[tuple[str | None, list[Any]]] = field(default_factory=list)  # else-if / else arms
 
 
-class _Match:
-    """One action of a template: where it starts and ends, its left trim (``{{- ``), its body, its right trim (`` -}}``)."""
+@dataclass(frozen=True)
+class _Action:
+    """One action of a template: where it starts and ends in the source, its left trim (``{{- ``), its body (or its
+    ``/* */`` comment), its right trim (`` -}}``)."""
 
-    def __init__(self, src: str, start: int, end: int, left: bool, body: str, right: bool) -> None:
-        self._src, self._start, self._end, self._groups = src, start, end, (left, body, right)
-
-    def start(self) -> int:
-        return self._start
-
-    def end(self) -> int:
-        return self._end
-
-    def group(self, i: int) -> Any:
-        return self._src[self._start : self._end] if i == 0 else self._groups[i - 1]
+    start: int
+    end: int
+    left: bool
+    body: str
+    right: bool
 
 
 _WS = " \t\r\n"
 
 
-def _actions(src: str) -> Iterator[_Match]:
+def _actions(src: str) -> Iterator[_Action]:
     """The actions of ``src`` (``{{``, an optional ``- `` trim, a body or a ``/* */`` comment, an optional `` -`` trim,
     ``}}``), found in linear time: an action ends at the first ``}}`` after its ``{{`` (a
     ``/* */`` comment closed right before its ``}}`` may hold one), and where none follows, no later ``{{`` starts one
@@ -135,7 +129,7 @@ def _actions(src: str) -> Iterator[_Match]:
             right = src[after : after + 1] in tuple(_WS) and src.startswith("-}}", after + 1)
             if right or src.startswith("}}", after):
                 end = after + (4 if right else 2)
-                yield _Match(src, i, end, left, src[j:after], right)
+                yield _Action(i, end, left, src[j:after], right)
                 pos = end
                 continue
         e = src.find("}}", j)
@@ -143,7 +137,7 @@ def _actions(src: str) -> Iterator[_Match]:
             return
         body = src[j:e]
         right = len(body) >= 2 and body[-1] == "-" and body[-2] in _WS
-        yield _Match(src, i, e + 2, left, body[:-2] if right else body, right)
+        yield _Action(i, e + 2, left, body[:-2] if right else body, right)
         pos = e + 2
 
 
@@ -152,22 +146,22 @@ def _lex(src: str) -> list[_Text | _Act]:
     out: list[_Text | _Act] = []
     pos, line, trim_next = 0, 1, False
     for m in _actions(src):
-        text = src[pos : m.start()]
+        text = src[pos : m.start]
         start = line
         if trim_next:
             stripped = text.lstrip(" \t\r\n")
             start += text[: len(text) - len(stripped)].count("\n")
             text = stripped
-        if m.group(1):
+        if m.left:
             text = text.rstrip(" \t\r\n")
         if text:
             out.append(_Text(text, start))
-        line += src.count("\n", pos, m.start())
-        body = m.group(2).strip()
+        line += src.count("\n", pos, m.start)
+        body = m.body.strip()
         if not (body.startswith("/*") and body.endswith("*/")):
             out.append(_Act(body, line))
-        line += m.group(0).count("\n")
-        pos, trim_next = m.end(), bool(m.group(3))
+        line += src.count("\n", m.start, m.end)
+        pos, trim_next = m.end, m.right
     text = src[pos:]
     if trim_next:
         stripped = text.lstrip(" \t\r\n")
@@ -1554,7 +1548,7 @@ def _inserts_chips(template: str, values: dict[str, Any]) -> bool:
     not tolerations that only name it); a toYaml / tpl of no .Values path (a variable that may hold any of them) counts
     where the values ask for one; a helper given the context only (include "common.labels.standard" .) inserts none."""
     for m in _actions(template):  # linear: no rescan from an unclosed {{ (review 29)
-        action = m.group(0)
+        action = template[m.start : m.end]
         if "}" in action[2:-2] or not _INSERTING.search(action):
             continue
         helper_only = "include" in action and not _RENDERS_VALUE.search(action)
