@@ -258,7 +258,7 @@ def test_setup_sh_commands(out: dict[str, Path]) -> None:
     create = {"gcp": "gcloud compute instances create", "aws": "aws ec2 run-instances"}
     assert create[est["price"]["cloud"]] in gpu and all(c not in gpu for k, c in create.items() if k != est["price"]["cloud"])
     assert est["shape"].split(" x ")[-1] in gpu  # the priced machine or instance type
-    assert "torchrun --standalone" in gpu
+    assert "torchrun --nnodes=16 --rdzv-backend=c10d" in gpu  # 16 VMs, each started (test_scaffold_remote.py)
     chat = (out["llm-chatbot"] / "setup.sh").read_text()
     assert "gcloud container clusters create ${CLUSTER}" in chat
     assert "--machine-type=ct6e-standard-4t --tpu-topology=2x2" in chat

@@ -442,3 +442,32 @@ def test_the_step_that_reaches_the_machines_stops_when_none_runs(tmp_path: Path)
     az = _scaffold(tmp_path / "az", profile, "--path", "gpu-any-cloud")
     r, calls = _run(tmp_path / "az", az, "run", _hook='if [[ "$1" == "vm" ]]; then exit 0; fi')
     assert r.returncode == 1 and "no machine of this setup is running" in r.stderr, r.stderr
+
+
+def test_gcp_vm_training_over_several_vms_creates_and_trains_on_each(tmp_path: Path) -> None:
+    """A training priced on 16 Compute Engine VMs (research-custom-cuda: 128 x B200, 16 x a4-highgpu-8g): before,
+    setup.sh created one VM and ran torchrun --standalone on its 8 GPUs."""
+    setup = _scaffold(tmp_path, ROOT / "profiles" / "research-custom-cuda.yaml", "--path", "gpu-vm-pytorch")
+    text = setup.read_text()
+    assert "creates one VM of that shape" not in text
+    r, calls = _run(tmp_path, setup, PROJECT_ID="p")
+    assert r.returncode == 0, r.stderr
+    vms = [f"hybrid-ssm-research-prototype-{i}" for i in range(16)]
+    [create] = [c for c in calls if c.startswith("gcloud compute instances create ")]
+    assert create.split()[4:20] == vms and "--machine-type=a4-highgpu-8g" in create
+    for verb in ("scp train.py", "ssh"):
+        reached = [c.split()[3 if verb == "ssh" else 4].rstrip(":") for c in calls if c.startswith(f"gcloud compute {verb} ")]
+        assert sorted(set(reached)) == sorted(vms), (verb, reached)
+    trains = [c for c in calls if "torchrun" in c]
+    assert len(trains) == 16 and {c.split()[3] for c in trains} == set(vms)
+    # each meets at the first VM's internal address (the stub answers i-0abc), none alone
+    assert all("--nnodes=16 " in c and "--rdzv-endpoint=i-0abc:29400 " in c and "--standalone" not in c for c in trains)
+    assert any(c.startswith("gcloud compute instances describe hybrid-ssm-research-prototype-0 ") for c in calls)
+    r, calls = _run(tmp_path, setup, "delete", PROJECT_ID="p")
+    assert r.returncode == 0 and calls[-1].split()[4:20] == vms
+
+
+def test_gcp_vm_training_on_one_vm_keeps_its_name(tmp_path: Path) -> None:
+    setup = _scaffold(tmp_path, ROOT / "profiles" / "gpt2-8gpu-day.yaml", "--path", "gpu-vm-pytorch")
+    text = setup.read_text()
+    assert "{0.." not in text and "torchrun --standalone" in text and "PIDS" not in text

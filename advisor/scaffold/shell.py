@@ -81,6 +81,42 @@ RENDEZVOUS = "MASTER_ADDR"
 TORCHRUN_NODES = ("--nnodes={hosts} --rdzv-backend=c10d --rdzv-endpoint=\"$" + RENDEZVOUS + ":29400\" --rdzv-id={name} "
                   "--rdzv-conf=join_timeout=1800")
 _INTERACTIVE_SSH = re.compile(r"\b(?:compute|tpu-vm|queued-resources) ssh\b")
+# a Compute Engine VM of the setup path, by the name the path gives it: created, reached (ssh, scp to it) and deleted
+_GCE_VM = re.compile(r"^gcloud compute (?:instances (?:create|delete)|ssh|scp\b.*?) (\{name\})(?=[ :])")
+
+
+def gce_vms(spec: Spec) -> int:
+    """How many Compute Engine VMs setup.sh makes of a training that spans several (the path creates its VM with
+    ``gcloud compute instances create {name}``): each of them, named NAME-0 .. NAME-(n-1), or 1 (the path's own VM)."""
+    hosts = int(spec.values.get("hosts") or 1)
+    creates = any(c.strip().startswith("gcloud compute instances create {name} ") for c in commands(spec.path))
+    return hosts if spec.training and creates and hosts > 1 else 1
+
+
+def _each_vm(cmd: str, vms: int) -> list[str]:
+    """The path's command on its one VM made a command on each of ``vms`` (gce_vms): created and deleted all in one
+    command (brace expansion gives the names), the GPUs checked and the stack installed on each in turn, torchrun
+    started on all at once (each meets the first VM's internal address, MASTER_ADDR) and every run waited for; an
+    interactive session (TensorBoard) reaches the first."""
+    m = _GCE_VM.match(cmd.strip())
+    if m is None:
+        return [cmd]
+    names = "{name}-{0.." + str(vms - 1) + "}"
+    line = cmd.strip()
+    if line.startswith("gcloud compute instances "):
+        return [line[: m.start(1)] + names + line[m.end(1):]]
+    if _INTERACTIVE_SSH.search(line) and ("--command" not in line or " -- -L " in line):  # a session, a port forward
+        return [line[: m.start(1)] + "{name}-0" + line[m.end(1):]]
+    each = line[: m.start(1)] + '"$VM"' + line[m.end(1):]
+    if "torchrun --standalone " not in each:
+        return [f"for VM in {names}; do {each}; done"]
+    nodes = TORCHRUN_NODES.replace(f'"${RENDEZVOUS}:29400"', f"${RENDEZVOUS}:29400")  # inside --command="..."
+    return [
+        f'{RENDEZVOUS}=$(gcloud compute instances describe {{name}}-0 --project={{project}} --zone={{zone}} '
+        '--format="value(networkInterfaces[0].networkIP)")',
+        f'PIDS=(); for VM in {names}; do {each.replace("torchrun --standalone ", f"torchrun {nodes} ", 1)} & PIDS+=("$!"); '
+        'done; for PID in "${PIDS[@]}"; do wait "$PID"; done',
+    ]
 
 
 def _kind(title: str, raw: list[str], device: str, task: str = "") -> str:
@@ -171,6 +207,8 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
             out.append(cmd)
         i += 1
     nodes = int(spec.values.get("tpu_nodes") or 1)
+    if (vms := gce_vms(spec)) > 1:
+        out = [each for c in out for each in _each_vm(c, vms)]
     return [multinode(provision(c, spec.plan.provisioning_kind, spec.plan.disk_gb), nodes) for c in out]
 
 

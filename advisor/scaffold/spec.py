@@ -349,7 +349,10 @@ def _reaches_all(spec: Spec) -> bool:
     """Whether setup.sh launches every machine of a training over several and trains on all of them: the path's launch
     command has a way to reach them all (rules/provisioning.yaml ``remote``: ``hosts`` or ``several``)."""
     row = remote_row(commands(spec.path))
-    return row is not None and ("hosts" in row or "several" in row)
+    if row is not None and ("hosts" in row or "several" in row):
+        return True
+    # a Compute Engine VM the path creates by name: setup.sh creates one per host and reaches each (shell.gce_vms)
+    return any(c.strip().startswith("gcloud compute instances create {name} ") for c in commands(spec.path))
 
 
 def shape(spec: Spec) -> str:

@@ -23,9 +23,6 @@
 # only, so it needs the whole model on each GPU: run the model in a stack that
 # splits it (Megatron-LM, torchtitan), or expect the memory and speed of a
 # data-parallel run
-# Note: the configuration spans 16 GPU VMs (16 x a4-highgpu-8g): setup.sh
-# creates one VM of that shape; sky.yaml launches all 16 (num_nodes) and
-# starts torchrun on each
 # Note: train.py trains a small stand-in model until you put yours in
 # build_model()
 set -euo pipefail
@@ -63,22 +60,22 @@ step_pick() {
   step '2/8 Pick a current PyTorch image and create the VM'
   need PROJECT_ID
   gcloud compute images list --project=deeplearning-platform-release --filter="family~pytorch" --format="value(family)" --no-standard-images
-  gcloud compute instances create ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --machine-type=a4-highgpu-8g --image-family=pytorch-latest-gpu --image-project=deeplearning-platform-release --maintenance-policy=TERMINATE --boot-disk-size=150GB --metadata=install-nvidia-driver=True --provisioning-model=FLEX_START --instance-termination-action=DELETE --max-run-duration=7d --reservation-affinity=none
+  gcloud compute instances create ${NAME}-{0..15} --project=${PROJECT_ID} --zone=${ZONE} --machine-type=a4-highgpu-8g --image-family=pytorch-latest-gpu --image-project=deeplearning-platform-release --maintenance-policy=TERMINATE --boot-disk-size=150GB --metadata=install-nvidia-driver=True --provisioning-model=FLEX_START --instance-termination-action=DELETE --max-run-duration=7d --reservation-affinity=none
 }
 
 # 3. Check the GPUs
 step_check() {
   step '3/8 Check the GPUs'
   need PROJECT_ID
-  gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command='nvidia-smi && python3 -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"'
+  for VM in ${NAME}-{0..15}; do gcloud compute ssh "$VM" --project=${PROJECT_ID} --zone=${ZONE} --command='nvidia-smi && python3 -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"'; done
 }
 
 # 4. Copy code and data
 step_copy() {
   step '4/8 Copy code and data'
   need PROJECT_ID
-  gcloud compute scp train.py ${NAME}: --project=${PROJECT_ID} --zone=${ZONE}
-  gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command="gcloud storage cp -r gs://${PROJECT_ID}-${NAME}/data ./data" || echo "setup.sh: nothing to copy from gs://${PROJECT_ID}-${NAME}/data yet (upload your data there); continuing" >&2
+  for VM in ${NAME}-{0..15}; do gcloud compute scp train.py "$VM": --project=${PROJECT_ID} --zone=${ZONE}; done
+  for VM in ${NAME}-{0..15}; do gcloud compute ssh "$VM" --project=${PROJECT_ID} --zone=${ZONE} --command="gcloud storage cp -r gs://${PROJECT_ID}-${NAME}/data ./data" || echo "setup.sh: nothing to copy from gs://${PROJECT_ID}-${NAME}/data yet (upload your data there); continuing" >&2; done
 }
 
 # 5. Install the training stack
@@ -88,30 +85,38 @@ step_copy() {
 step_install() {
   step '5/8 Install the training stack'
   need PROJECT_ID
-  gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command='pip install torch transformers datasets peft tensorboard'
+  for VM in ${NAME}-{0..15}; do gcloud compute ssh "$VM" --project=${PROJECT_ID} --zone=${ZONE} --command='pip install torch transformers datasets peft tensorboard'; done
 }
 
 # 6. Train on all GPUs of the VM
-# For more than one VM, run torchrun with --nnodes set to the VM count and a
-# rendezvous endpoint on each, or move to GKE or Slurm (Cluster Toolkit).
+# Over several VMs (16 here when above 1), setup.sh creates one per host
+# (hybrid-ssm-research-prototype-0, hybrid-ssm-research-prototype-1, ...),
+# runs each step on every one and starts torchrun on all at once with --nnodes
+# and a c10d rendezvous at the first VM's internal address (MASTER_ADDR) in
+# place of --standalone; sky.yaml does the same through SkyPilot. The VMs
+# reach each other over their default network's internal rule; NCCL gets the
+# bandwidth the estimate assumed only on the machine type's GPU RDMA networks
+# (A3 Mega GPUDirect-TCPXO, A3 Ultra / A4 GPUDirect RDMA: a cluster from
+# Cluster Toolkit or GKE).
 step_train() {
   step '6/8 Train on all GPUs of the VM'
   need PROJECT_ID
-  gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command="torchrun --standalone --nproc-per-node=gpu train.py"
+  MASTER_ADDR=$(gcloud compute instances describe ${NAME}-0 --project=${PROJECT_ID} --zone=${ZONE} --format="value(networkInterfaces[0].networkIP)")
+  PIDS=(); for VM in ${NAME}-{0..15}; do gcloud compute ssh "$VM" --project=${PROJECT_ID} --zone=${ZONE} --command="torchrun --nnodes=16 --rdzv-backend=c10d --rdzv-endpoint=$MASTER_ADDR:29400 --rdzv-id=${NAME} --rdzv-conf=join_timeout=1800 --nproc-per-node=gpu train.py" & PIDS+=("$!"); done; for PID in "${PIDS[@]}"; do wait "$PID"; done
 }
 
 # 7. Watch training in TensorBoard
 step_watch() {
   step '7/8 Watch training in TensorBoard'
   need PROJECT_ID
-  gcloud compute ssh ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --command="tensorboard --logdir ./runs --port 6006" -- -L 6006:localhost:6006
+  gcloud compute ssh ${NAME}-0 --project=${PROJECT_ID} --zone=${ZONE} --command="tensorboard --logdir ./runs --port 6006" -- -L 6006:localhost:6006
 }
 
 # 8. Delete the VM when done
 step_delete() {
   step '8/8 Delete the VM when done'
   need PROJECT_ID
-  gcloud compute instances delete ${NAME} --project=${PROJECT_ID} --zone=${ZONE} --quiet
+  gcloud compute instances delete ${NAME}-{0..15} --project=${PROJECT_ID} --zone=${ZONE} --quiet
 }
 
 list_steps() {
