@@ -414,6 +414,21 @@ def jetstream_model(hf_id: str | None) -> dict[str, str]:
 
 
 @functools.cache
+def _in_spec(cmd: str, kind: str | None) -> str:
+    """A specification a setup path writes (``cat > FILE <<``, rules/provisioning.yaml ``specs``) with the line that
+    states the procurement ``kind`` after its ``after`` line (a Vertex AI job's scheduling.strategy)."""
+    specs: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml").get("specs") or {}
+    row = next((r for head, r in specs.items() if cmd.strip().startswith(head + " ")), None)
+    if row is None or not kind or kind not in row:
+        return cmd
+    lines = cmd.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.strip() == row["after"]), None)
+    if at is None:
+        return cmd
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    return "\n".join([*lines[: at + 1], indent + str(row[kind]), *lines[at + 1 :]])
+
+
 def provisioning() -> dict[str, dict[str, Any]]:
     """rules/provisioning.yaml: how each provisioning command takes Spot capacity and a disk size."""
     data: dict[str, dict[str, Any]] = bundled_data("provisioning.yaml")["commands"]
@@ -427,8 +442,10 @@ def provision(cmd: str, kind: str | None, disk_gb: int = 0) -> str:
     the weights and checkpoints (``disk_gb``; 0: the command's own). What recommend shows and what
     the scaffold's setup.sh runs, from one table."""
     stripped = cmd.strip()
+    if "\n" in cmd:  # a specification the command writes (a heredoc) states the kind in a key of its own
+        return _in_spec(cmd, kind)
     key, row = next(((head, r) for head, r in provisioning().items() if stripped.startswith(head + " ")), ("", None))
-    if row is None or "\n" in cmd:
+    if row is None:
         return cmd
     config = row.get("config")
     if config and kind in config["kinds"]:  # the kind is stated in the command's config file, not its flags (eksctl)

@@ -471,3 +471,46 @@ def test_gcp_vm_training_on_one_vm_keeps_its_name(tmp_path: Path) -> None:
     setup = _scaffold(tmp_path, ROOT / "profiles" / "gpt2-8gpu-day.yaml", "--path", "gpu-vm-pytorch")
     text = setup.read_text()
     assert "{0.." not in text and "torchrun --standalone" in text and "PIDS" not in text
+
+
+def test_vertex_ai_training_over_several_machines_has_a_worker_pool_of_the_others(tmp_path: Path) -> None:
+    """A Vertex AI custom job priced on 16 x a4-highgpu-8g, flex-start: before, job.yaml asked for one replica on demand
+    and the container ran torchrun --standalone."""
+    out = tmp_path / "out"
+    r = run_cli("scaffold", str(ROOT / "profiles" / "research-custom-cuda.yaml"), "-o", str(out), "--path", "vertex-ai-gpu")
+    assert r.code == 0, r.err
+    import yaml
+
+    sh = (out / "setup.sh").read_text()
+    body = re.search(r"cat > job.yaml <<EOF\n(.*?)\nEOF\n", sh, re.S)
+    assert body
+    job = yaml.safe_load(body.group(1))
+    pools = job["workerPoolSpecs"]
+    assert [p["replicaCount"] for p in pools] == [1, 15]
+    assert pools[0]["machineSpec"] == pools[1]["machineSpec"] and pools[0]["containerSpec"] == pools[1]["containerSpec"]
+    assert job["scheduling"]["strategy"] == "FLEX_START"  # the kind it was priced at
+    docker = (out / "Dockerfile").read_text()
+    assert "--standalone" not in docker and "CLUSTER_SPEC" in docker
+    # the container's launch: torchrun over every replica of CLUSTER_SPEC, meeting at the primary
+    import json
+
+    entry = json.loads(docker.split("ENTRYPOINT ", 1)[1])
+    stub = tmp_path / "stub"
+    stub.mkdir()
+    (stub / "torchrun").write_text('#!/bin/sh\necho "$@"\n')
+    (stub / "torchrun").chmod(0o755)
+    spec = {"cluster": {"workerpool1": [f"w-{i}:2222" for i in range(15)], "workerpool0": ["primary-0:2222"]},
+            "task": {"type": "workerpool1", "index": 3}}
+    ran = subprocess.run(entry, capture_output=True, text=True, timeout=30,
+                         env={"PATH": f"{stub}:{os.environ['PATH']}", "CLUSTER_SPEC": json.dumps(spec), "CLOUD_ML_JOB_ID": "7"})
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["--nnodes=16", "--rdzv-backend=c10d", "--rdzv-endpoint=primary-0:29400", "--rdzv-id=7",
+                                  "--rdzv-conf=join_timeout=1800", "--nproc-per-node=gpu", "train.py"]
+
+
+def test_vertex_ai_training_on_one_machine_keeps_its_launch(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = run_cli("scaffold", str(ROOT / "profiles" / "gpt2-8gpu-day.yaml"), "-o", str(out), "--path", "vertex-ai-gpu")
+    assert r.code == 0, r.err
+    assert "--standalone" in (out / "Dockerfile").read_text() and "replicaCount: 1" in (out / "setup.sh").read_text()
+    assert (out / "setup.sh").read_text().count("machineSpec:") == 1

@@ -93,6 +93,21 @@ def gce_vms(spec: Spec) -> int:
     return hosts if spec.training and creates and hosts > 1 else 1
 
 
+def _worker_pools(cmd: str, hosts: int) -> str:
+    """A Vertex AI custom job's specification (``cat > job.yaml <<EOF``) of a training over ``hosts`` machines: its one
+    worker pool is the primary replica (replicaCount 1, as Vertex AI requires of workerPoolSpecs[0]); the others are a
+    second pool of the same machine and container, replicaCount hosts - 1
+    (https://cloud.google.com/vertex-ai/docs/training/distributed-training)."""
+    lines = cmd.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.strip() == "- machineSpec:"), None)
+    end = next((i for i, line in enumerate(lines) if line.strip() == "EOF"), None)
+    if hosts <= 1 or start is None or end is None or end < start or sum(x.strip() == "replicaCount: 1" for x in lines) != 1:
+        return cmd
+    pool = [x.replace("replicaCount: 1", f"replicaCount: {hosts - 1}") if x.strip() == "replicaCount: 1" else x
+            for x in lines[start:end]]
+    return "\n".join([*lines[:end], *pool, *lines[end:]])
+
+
 def _each_vm(cmd: str, vms: int) -> list[str]:
     """The path's command on its one VM made a command on each of ``vms`` (gce_vms): created and deleted all in one
     command (brace expansion gives the names), the GPUs checked and the stack installed on each in turn, torchrun
@@ -198,6 +213,13 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
             out.append(f'{head} --command="{nxt.strip()}"{sep}{tail}')
             i += 2
             continue
+        elif (
+            stripped.startswith("cat > job.yaml <<")
+            and spec.training
+            and int(spec.values.get("hosts") or 1) > 1
+            and not family(spec.device).sliced  # a TPU slice of several hosts is one replica of its topology
+        ):
+            out.append(_worker_pools(cmd, int(spec.values.get("hosts") or 1)))
         elif re.search(r"gs://\{project\}-\{name\}/data\b", stripped) and " cp " in stripped and "||" not in stripped:
             out.append(
                 f'{cmd} || echo "setup.sh: nothing to copy from gs://{{project}}-{{name}}/data yet '

@@ -112,6 +112,29 @@ def pip(spec: Spec) -> str:
     return vendor_pip(stack_pip(spec.stack, fam.runtime or "", method), fam.vendor(spec.acc.vendor if spec.acc else None))
 
 
+# A training over several machines of a Vertex AI custom job (a worker pool of one primary and one of the others, each
+# the same container): torchrun on each meets at the primary, whose address Vertex AI gives every replica in CLUSTER_SPEC
+# (cluster: pool name -> host:port list, workerpool0 the primary); its arguments in place of --standalone
+# (https://cloud.google.com/vertex-ai/docs/training/distributed-training, "CLUSTER_SPEC")
+CLUSTER_LAUNCH = (
+    "import json, os, sys; c = json.loads(os.environ.get('CLUSTER_SPEC') or '{}').get('cluster', {}); "
+    "hosts = [h for pool in sorted(c) for h in c[pool]]; head = hosts[0].rsplit(':', 1)[0] if hosts else 'localhost'; "
+    "os.execvp('torchrun', ['torchrun', '--nnodes=%d' % max(1, len(hosts)), '--rdzv-backend=c10d', "
+    "'--rdzv-endpoint=%s:29400' % head, '--rdzv-id=' + os.environ.get('CLOUD_ML_JOB_ID', 'train'), "
+    "'--rdzv-conf=join_timeout=1800', *sys.argv[1:]])"
+)
+
+
+def entrypoint(spec: Spec) -> list[str]:
+    """The container's entry point: the stack's, or over several machines (hosts above 1) its torchrun started with the
+    job's rendezvous (CLUSTER_LAUNCH) in place of ``--standalone``."""
+    row: list[str] = [str(w) for w in training_stack(spec.stack or "cuda")["entrypoint"]]
+    several = spec.training and int(spec.values.get("hosts") or 1) > 1 and not family(spec.device).sliced
+    if several and row[:2] == ["torchrun", "--standalone"]:
+        return ["python3", "-c", CLUSTER_LAUNCH, *row[2:]]
+    return row
+
+
 def dockerfile(spec: Spec) -> str:
     """The training container: the stack's image, install line, environment and entry point."""
     row = training_stack(spec.stack or "cuda")
@@ -125,6 +148,6 @@ def dockerfile(spec: Spec) -> str:
         *(["RUN pip install google-cloud-secret-manager  # train.py reads HF_TOKEN_SECRET"] if train_model_id(spec) else []),
         "COPY train.py .",
         *(f"ENV {k}={v}" for k, v in (row.get("env") or {}).items()),
-        "ENTRYPOINT " + json.dumps(row["entrypoint"]),
+        "ENTRYPOINT " + json.dumps(entrypoint(spec)),
     ]
     return "\n".join(lines) + "\n"

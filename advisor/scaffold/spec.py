@@ -351,8 +351,10 @@ def _reaches_all(spec: Spec) -> bool:
     row = remote_row(commands(spec.path))
     if row is not None and ("hosts" in row or "several" in row):
         return True
-    # a Compute Engine VM the path creates by name: setup.sh creates one per host and reaches each (shell.gce_vms)
-    return any(c.strip().startswith("gcloud compute instances create {name} ") for c in commands(spec.path))
+    # a Compute Engine VM the path creates by name: setup.sh creates one per host and reaches each (shell.gce_vms); a
+    # Vertex AI custom job: a worker pool of the others beside the primary, whose container meets at it (skeleton.entrypoint)
+    return any(c.strip().startswith(("gcloud compute instances create {name} ", "cat > job.yaml <<"))
+               for c in commands(spec.path))
 
 
 def shape(spec: Spec) -> str:
