@@ -175,12 +175,15 @@ def _no_feasible(dev: str, cands: list[Estimate], profile: Profile, c: Constants
     near = closest(mine)
     penalty = trust.budget_penalty(near, profile, c)
     name = families.name(dev)
+    quote = by_quote_plan(mine, profile)
     return Contribution(
         rule="estimate-no-feasible-configuration",
         device=dev,
         points=-penalty,
-        title=f"No feasible {name} configuration",
-        reason=f"No {name} shape in the catalog meets this workload: {why}."
+        title=f"No feasible {name} configuration" + (" with a catalog price" if quote else ""),
+        reason=(f"No {name} shape in the catalog meets this workload at a price the catalog has: {quote.accelerator} x "
+                f"{quote.count} ({quote.shape}) meets it with no catalog price (sold by quote: ask the provider)." if quote else
+                f"No {name} shape in the catalog meets this workload: {why}.")
         + (" Only the budget fails, so the penalty scales with the overrun." if penalty < c.scoring.no_feasible_penalty.value else ""),
         sources=(ESTIMATOR_SOURCE,),
     )
@@ -202,6 +205,7 @@ def _feasible_over_infeasible(
     top = max(live, key=lambda d: (scores[d], families.family(d).preference))
     mine = [x for x in cands if x.device == top]
     # a feasible configuration the catalog does not price (TPU v7, sold by quote) is one: the family can be carried out
+    # (without a budget, the verdict is that configuration: by_quote_plan)
     if best_by.get(top) is not None or any(x.feasible for x in mine):
         return None
     near = closest(mine)
@@ -369,7 +373,12 @@ def decide(
             margin = scores[device] - max((scores[d] for d in live if d != device), default=-math.inf)
             mine = [x for x in cands if x.device == device]
     if chosen is None and mine:
-        chosen = closest(mine)
+        # a configuration that meets the constraints at no catalog price before the nearest one that does not
+        # (review 32: a 401 h deadline gave TPU v5e x 2,048 at 8,035 h, "nothing meets the constraints", though TPU v7 x
+        # 4,096 met it, unpriced)
+        quote = by_quote_plan(mine, profile)
+        chosen = quote or closest(mine)
+        feasible = feasible or quote is not None
     conf = trust.scenario_confidence(device, base, live, quant, feasible, profile, c)
     if cheapest is not None and chosen is not None:
         what = "time" if cheapest[0].rule == "goal-time-fastest" else "cost"
@@ -558,6 +567,16 @@ def _unobtainable(x: Estimate) -> bool:
     """Serving: a configuration no allowed cloud and region offers, beyond a procurement kind's reach, or that its server
     cannot run (a replica of several hosts where it serves from one): a hard constraint, never traded for cost."""
     return not x.procurable or "not offered" in (x.why_not or "") or "serves a replica from one host" in (x.why_not or "")
+
+
+def by_quote_plan(cands: list[Estimate], profile: Profile) -> Estimate | None:
+    """The fastest configuration that meets every constraint but has no catalog price (a chip sold by quote), where
+    none of ``cands`` is both feasible and priced and the profile sets no budget (an unpriced plan cannot be held to
+    one: the nearest priced configuration stays the verdict there); None otherwise."""
+    ok = [x for x in cands if x.feasible]
+    if not ok or any(x.priced for x in ok) or profile.goal.budget_usd is not None:
+        return None
+    return min(ok, key=lambda x: (x.hours or x.latency_ms or math.inf, x.count, x.accelerator))
 
 
 def closest(cands: list[Estimate]) -> Estimate | None:

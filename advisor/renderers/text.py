@@ -157,16 +157,17 @@ def verdict_line(rec: Recommendation) -> str:
     dev = rec.device.upper()
     if est is None:
         return dev
+    # a configuration the catalog does not price (a chip sold by quote) says so, not a range of "unpriced"
+    cost = (f"(range {money(est.cost_low)}-{money(est.cost_high)}{_kind(est)})" if est.cost_usd is not None
+            else "(no catalog price)")
     if est.mode == "training":
         return (
             f"{dev}: {est.accelerator} x {est.count} ({est.shape}) - {hours(est.hours)} "
-            f"(range {hours(est.hours_low)}-{hours(est.hours_high)}), {money(est.cost_usd)} "
-            f"(range {money(est.cost_low)}-{money(est.cost_high)}{_kind(est)})"
+            f"(range {hours(est.hours_low)}-{hours(est.hours_high)}), {money(est.cost_usd)} {cost}"
         )
     reps = f" x {est.replicas} replica{'s' if (est.replicas or 1) > 1 else ''}"
     return (
-        f"{dev}: {est.accelerator} x {est.count} ({est.shape}){reps} - {money(est.cost_usd)}/month "
-        f"(range {money(est.cost_low)}-{money(est.cost_high)}{_kind(est)}), "
+        f"{dev}: {est.accelerator} x {est.count} ({est.shape}){reps} - {money(est.cost_usd)}/month {cost}, "
         f"{est.latency_ms:,.0f} ms per request, {per_unit(est.unit_cost)}"
     )
 

@@ -1,0 +1,38 @@
+"""Review 32: a fresh expert review of verdicts a team has to carry out (tests/data/review32)."""
+
+from __future__ import annotations
+
+import json
+
+from .conftest import ROOT, run_cli
+
+DATA = ROOT / "tests" / "data" / "review32"
+
+
+def _json(*args: str) -> dict:  # type: ignore[type-arg]
+    r = run_cli("recommend", *args, "--format", "json")
+    assert r.code == 0, r.err
+    out: dict = json.loads(r.out)  # type: ignore[type-arg]
+    return out
+
+
+def test_a_deadline_a_plan_meets_is_not_left_to_an_infeasible_one() -> None:
+    """70B on 15T tokens in 401 h, JAX, no budget: TPU v7 x 4,096 (unpriced, sold by quote) meets it and so does B200 x
+    8,192; before, the verdict was TPU v5e x 2,048 at 8,035 h, 'nothing meets the constraints'."""
+    d = _json(str(DATA / "deadline-401h.yaml"))
+    v = d["verdict"]
+    assert v["feasible"] is True and d["estimate"]["hours"] <= 401, v
+    assert v["accelerator"] == "tpu-v7" and d["estimate"]["cost_usd"] is None
+    text = run_cli("recommend", str(DATA / "deadline-401h.yaml")).out
+    assert "nothing meets the constraints" not in text and "(no catalog price)" in text
+    assert "range unpriced" not in text
+    # with a budget, a plan without a price cannot be held to it: the nearest priced configuration stays the verdict
+    budget = json.loads(run_cli("recommend", str(DATA / "deadline-401h-budget.yaml"), "--format", "json").out)
+    assert budget["verdict"]["accelerator"] != "tpu-v7", budget["verdict"]
+
+
+def test_the_only_plan_that_meets_the_constraints_leads_though_sold_by_quote() -> None:
+    d = _json(str(DATA / "deadline-401h-tpu-only.yaml"))
+    v = d["verdict"]
+    assert v["accelerator"] == "tpu-v7" and v["feasible"] is True, v
+    assert "nothing meets the constraints" not in run_cli("recommend", str(DATA / "deadline-401h-tpu-only.yaml")).out
