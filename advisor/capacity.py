@@ -151,7 +151,8 @@ def table() -> Table:
 
 # the profile's deployment.pricing -> the procurement kind it is (a commitment is a reservation)
 PRICING_KIND = {"on-demand": "on-demand", "spot": "spot", "committed-1y": "reserved", "committed-3y": "reserved"}
-COMMITTED_HOURS = {"committed-1y": 8760.0, "committed-3y": 26280.0}  # the terms a profile may state
+HOURS_PER_YEAR = 8760.0
+COMMITTED_HOURS = {"committed-1y": HOURS_PER_YEAR, "committed-3y": 3 * HOURS_PER_YEAR}  # the terms a profile may state
 # the profile's deployment.procurement -> the capacity kinds each accepts
 PROCUREMENT_KINDS = {"on-demand": ("on-demand",), "spot": ("spot",), "dws": ("dws-flex-start",), "reservation": ("calendar", "reserved"),
                      "committed": ("reserved",)}
@@ -196,6 +197,12 @@ class Reach:
     max_chips: int | None
     billed_hours: float
     min_hours: float = 0.0  # the term billed at least (none where a stated commitment holds the chips)
+    term_hours: float = 0.0  # the commitment's term (committed-3y: 26,280 h), where the kind is one
+
+    @property
+    def title(self) -> str:
+        """The kind's title, with the term of its commitment where it has one ({term})."""
+        return kind_title(self.kind, self.term_hours)
 
     def bill(self, hours: float) -> float:
         """The hours a run of ``hours`` under this kind is billed (a run of another length than the one reached: the
@@ -206,9 +213,10 @@ class Reach:
         lim = self.limit
         return {
             "kind": self.kind.id,
-            "title": self.kind.title,
+            "title": self.title,
             "max_chips": self.max_chips,
             "min_hours": lim.min_hours if lim else 0.0,
+            "term_hours": self.term_hours,
             "max_hours": lim.max_hours if lim else None,
             "step_hours": step_of(lim, self.billed_hours) if lim else None,
             "unusable_hours": lim.unusable_hours if lim else 0.0,
@@ -257,7 +265,10 @@ def reach(
         # hours, up to the count a team commits to without negotiating (what the cloud's other kinds
         # reach); a count that only a negotiated reservation reaches is bought for the run: its term
         held = max(((largest if r.max_chips is None else r.max_chips) for r in rows if r.kind != "reserved"), default=0)
-        min_hours = 0.0 if kid == "reserved" and pricing in COMMITTED_HOURS and chips <= held else lim.min_hours
+        # the term is the stated commitment's (three years of committed-3y: a count only a negotiated reservation reaches
+        # is bought for all of it, review 32), else the kind's own
+        term = max(lim.min_hours, COMMITTED_HOURS[pricing]) if kid == "reserved" and pricing in COMMITTED_HOURS else lim.min_hours
+        min_hours = 0.0 if kid == "reserved" and pricing in COMMITTED_HOURS and chips <= held else term
         if not lim.sold_in(pinned):
             tried.append(f"{kid}: not sold in {pinned}")
             continue
@@ -265,13 +276,20 @@ def reach(
             tried.append(f"{kid}: {hosts} instances is not a size it is sold in ({', '.join(map(str, lim.instances))})")
             continue
         if chips <= cap and not long:
-            return Reach(t.kinds[kid], lim, cap, hours if math.isinf(hours) else lim.billed(hours, min_hours), min_hours), []
+            billed = hours if math.isinf(hours) else lim.billed(hours, min_hours)
+            return Reach(t.kinds[kid], lim, cap, billed, min_hours, term), []
         limit_h = f" for up to {lim.max_hours:g} h" if lim.max_hours is not None else ""
         tried.append(f"{kid}: not sold" if cap == 0 else f"{kid} {cap:,}{limit_h}")
     return None, tried
 
 
-def setup_step(kind: str, count: int, accelerator: str) -> tuple[str, str]:
-    """(title, text) of the step that obtains ``count`` x ``accelerator`` under ``kind``."""
+def kind_title(k: Kind, term_hours: float = 0.0) -> str:
+    """``k``'s title with its commitment's term ({term}: "a 3-year term" for 26,280 h; a year at least)."""
+    return k.title.replace("{term}", f"a {max(1.0, term_hours / HOURS_PER_YEAR):g}-year term")
+
+
+def setup_step(kind: str, count: int, accelerator: str, term_hours: float = 0.0) -> tuple[str, str]:
+    """(title, text) of the step that obtains ``count`` x ``accelerator`` under ``kind`` (``term_hours``: its
+    commitment's term, where it is one)."""
     k = table().kinds[kind]
-    return f"Obtain the capacity: {k.title}", k.setup.replace("{count}", str(count)).replace("{accelerator}", accelerator)
+    return f"Obtain the capacity: {kind_title(k, term_hours)}", k.setup.replace("{count}", str(count)).replace("{accelerator}", accelerator)

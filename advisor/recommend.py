@@ -456,6 +456,7 @@ def _setup_plan(profile: Profile, kb: KnowledgeBase, decision: Decision, acc: Ac
     if setup is not None and decision.chosen is not None and decision.chosen.procurement not in (None, "on-demand", "spot"):
         # a count beyond on-demand quota: the step that obtains it comes first
         chosen = decision.chosen
-        title, text = capacity.setup_step(chosen.procurement or "", chosen.count * (chosen.replicas or 1), chosen.accelerator)
+        title, text = capacity.setup_step(chosen.procurement or "", chosen.count * (chosen.replicas or 1), chosen.accelerator,
+                                          float((chosen.capacity or {}).get("term_hours") or 0.0))
         setup.steps.insert(0, (title, [], text))
     return setup

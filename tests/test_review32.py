@@ -36,3 +36,19 @@ def test_the_only_plan_that_meets_the_constraints_leads_though_sold_by_quote() -
     v = d["verdict"]
     assert v["accelerator"] == "tpu-v7" and v["feasible"] is True, v
     assert "nothing meets the constraints" not in run_cli("recommend", str(DATA / "deadline-401h-tpu-only.yaml")).out
+
+
+def test_a_three_year_commitment_is_billed_for_three_years(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """committed-3y for a count only a negotiated reservation reaches (TPU v6e x 8,192): before, 8,760 h at the 3-year
+    rate ($87.5M, 'a 1-year term') - a year of hours at a price only a 3-year term buys."""
+    d = _json(str(DATA / "committed-3y.yaml"))
+    e = d["estimate"]
+    assert e["capacity"]["kind"] == "reserved" and e["capacity"]["term_hours"] == 26280
+    assert e["capacity"]["billed_hours"] == 26280 and "a 3-year term" in e["capacity"]["title"]
+    rate = e["cost_usd"] / (e["count"] * 26280)
+    assert 1.0 < rate < 1.5  # the committed-3y rate of v6e ($1.22 a chip-hour), over the whole term
+    out = tmp_path / "out"
+    r = run_cli("scaffold", str(DATA / "committed-3y.yaml"), "-o", str(out))
+    assert r.code == 0, r.err
+    sh = (out / "setup.sh").read_text()
+    assert "committed use (a 3-year term)" in sh and "1-year term" not in sh

@@ -426,12 +426,12 @@ def _procure(
         step = capacity.step_of(lim, r.billed_hours) if lim is not None else None
         why = ("its minimum term" if lim is None or step is None or r.billed_hours <= lim.min_hours + 1e-9 else
                f"bought in whole steps of {step:g} h")
-        e.warnings.append(f"{r.kind.title}: billed {r.billed_hours:,.0f} h for a {hours:,.1f} h run ({why})")
+        e.warnings.append(f"{r.title}: billed {r.billed_hours:,.0f} h for a {hours:,.1f} h run ({why})")
     elif not math.isfinite(hours) and r.limit is not None and r.limit.min_hours > 0 and pricing == "on-demand":
         # a service beyond on-demand reach, priced at a term it commits to: what it commits and what autoscaling saves
         chips, usd = e.count * (e.replicas or 1), priced.usd or 0.0
         e.warnings.append(
-            f"{chips:,} {acc.id} are beyond on-demand reach on {priced.cloud}: priced as {r.kind.title} "
+            f"{chips:,} {acc.id} are beyond on-demand reach on {priced.cloud}: priced as {r.title} "
             f"(${usd:,.2f}/chip-hour, a term of {r.limit.min_hours:,.0f} h: ${chips * usd * r.limit.min_hours:,.0f} "
             "committed, billed whether used or not, so autoscaling the reserved capacity down saves nothing)"
         )

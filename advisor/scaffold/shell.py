@@ -320,7 +320,8 @@ def build_steps(spec: Spec, files: Mapping[str, str]) -> list[Step]:
     est = spec.est
     if est is not None and est.procurement not in (None, "", "on-demand", "spot"):
         # a count beyond on-demand quota: the step that obtains it leads, as recommend shows it (capacity.setup_step)
-        title, text = capacity.setup_step(est.procurement or "", est.count * (est.replicas or 1), est.accelerator)
+        title, text = capacity.setup_step(est.procurement or "", est.count * (est.replicas or 1), est.accelerator,
+                                          float((est.capacity or {}).get("term_hours") or 0.0))
         raw_steps.insert(0, (title, [], text, True))
     if spec.plan.scheduled and "kubernetes" not in spec.path.artefacts:
         at = next((i for i, s in enumerate(raw_steps) if _kind(s[0], s[1], spec.device) == "cleanup"), len(raw_steps))
