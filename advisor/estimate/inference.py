@@ -683,7 +683,7 @@ def _p99_of(mid: serving.OperatingPoint, inf: Any, budget: int | None) -> dict[s
     cap = mid.at_capacity
     return tail.p99(
         mid.at_peak.ttft, mid.at_peak.tpot, inf, mid.at_one.ttft, inf.peak_qps / max(mid.replicas, 1), cap.concurrency, cap.latency,
-        budget, mid.at_one.prefill_occupancy or None,
+        budget, mid.at_one.prefill_occupancy or None, mid.at_one.prefill_compute or None,
     )
 
 

@@ -44,6 +44,9 @@ class Point:
     # attention a lone prompt attends on one rank while the others wait (its TTFT), but prompts of different ranks prefill
     # side by side: the replica is busy for a prompt's share only, the prefill without that lone wait
     prefill_occupancy: float = 0.0
+    # of it, the prompt's own compute (its FLOPs and all-reduces), without the weight read and the step overhead that
+    # prompts sharing one step of the server's token budget share (0: not known)
+    prefill_compute: float = 0.0
 
     @property
     def requests_per_second(self) -> float:
@@ -193,8 +196,9 @@ class LlmReplica:
         t_pre = max((prefill + lone_flops) / compute + self.comm_per_token * self.computed_input, (self.active_bytes + lone_bytes) / bw)
         ttft = t_pre + (tpot if b > 1 else self.overhead)
         latency = ttft + (out - 1) * tpot
-        occupancy = max(prefill / compute + self.comm_per_token * self.computed_input, self.active_bytes / bw) + self.overhead
-        return Point(b, ttft, tpot, latency, b * out / latency, occupancy)
+        own = prefill / compute + self.comm_per_token * self.computed_input
+        occupancy = max(own, self.active_bytes / bw) + self.overhead
+        return Point(b, ttft, tpot, latency, b * out / latency, occupancy, own)
 
 
     def concurrency_within(self, latency_s: float, u_bw: float, u_mfu: float) -> int | None:

@@ -19,7 +19,8 @@ request. A p99 target is compared with a p99 estimate built from three terms:
   decode: the p99 TTFT adds one typical step per extra chunk.
 * **Waiting behind other prompts**: prompts are prefilled first come, first served (a chunked prefill's token budget
   goes to the oldest prompt first), so a request that arrives while others' prompts are pending waits for them: an
-  M/D/1 queue of prefills of ``prefill_s`` each at utilisation busy = arrivals x prefill_s, whose p99 wait is taken
+  M/D/1 queue of prefills of ``prefill_s`` each (prompts shorter than the budget that wait together share a step: each
+  its own compute and its share of the step) at utilisation busy = arrivals x prefill_s, whose p99 wait is taken
   from Kingman's exponential tail with the M/D/1 mean (P(W > t) = busy x exp(-t / theta), theta = prefill_s /
   (2 (1 - busy))): 0.62 s at 55% busy with 139 ms prefills, where a simulation gives 0.54 s (on the safe side).
 * **Output-length spread**: the p99 request generates ``inference.output_tokens_p99`` when the
@@ -105,13 +106,14 @@ def prefill_queue_p99_s(prefill_s: float, busy: float) -> float:
 
 def p99(
     ttft: float, tpot: float, inf: Inference, prefill_s: float, qps_per_replica: float, slots: int, service_s: float,
-    chunk_tokens: int | None = None, occupancy_s: float | None = None,
+    chunk_tokens: int | None = None, occupancy_s: float | None = None, compute_s: float | None = None,
 ) -> dict[str, Any]:
     """The p99 TTFT, TPOT and request latency (ms) of a replica whose typical request takes
     ``ttft`` and ``tpot`` seconds, and the terms they add. ``slots``, ``service_s``: the replica's
     concurrency at capacity and its request latency there; ``chunk_tokens``: the prompt tokens one
     step takes (the server's budget; None where the stack's is not known: ``PREFILL_CHUNK_TOKENS`` share
-    a decode step, and a prompt is taken to be prefilled in one)."""
+    a decode step, and a prompt is taken to be prefilled in one); ``compute_s``: of a prompt's occupancy, its own
+    FLOPs and all-reduces (the rest, a weight read and the step overhead, is shared by the prompts of one step)."""
     u = qps_per_replica * service_s / slots if slots > 0 else 1.0
     wait = queue_p99_s(slots, service_s, qps_per_replica)
     wait = wait if math.isfinite(wait) else 3600.0
@@ -121,12 +123,18 @@ def p99(
     busy = qps_per_replica * occupied  # share of steps that carry a prompt chunk
     computed = inf.input_tokens * (1.0 - inf.prefix_cache_hit_rate)  # a cached prefix is not prefilled again
     budget = chunk_tokens or PREFILL_CHUNK_TOKENS
+    # the queue of prompts waiting for their prefill: prompts shorter than the server's token budget that wait together
+    # share a step (budget / computed of them at once), each for its own compute and its share of the step's weight read
+    # and overhead, not a step of its own (review 32: 60,000 32-token queries a second on 6 replicas were queued as 11 s of
+    # lone prefills a second per replica, a p99 of an hour)
+    served = max(compute_s, occupied * computed / budget) if compute_s and computed < budget else occupied
+    queue_busy = qps_per_replica * served
     chunk = prefill_s * min(1.0, budget / max(computed, 1.0)) if busy >= 0.01 else 0.0
     # the longest prompt's prefill spread over the budget: every step after its first carries the batch's decode too
     longest = (inf.max_input_tokens or inf.input_tokens) * (1.0 - inf.prefix_cache_hit_rate)
     chunk_steps = max(math.ceil(longest / chunk_tokens) - 1, 0) if chunk_tokens else 0
     out_p99 = output_p99(inf)
-    ahead = prefill_queue_p99_s(occupied, busy)
+    ahead = prefill_queue_p99_s(served, queue_busy)
     ahead = ahead if math.isfinite(ahead) else 3600.0
     ttft99 = ttft + wait + ahead + chunk_steps * tpot
     steps = max(out_p99 - 1, 0)
@@ -149,6 +157,8 @@ def p99(
             "prefill_queue_p99_ms": round(ahead * 1000, 1),
             "prefill_busy": round(min(busy, 1.0), 3),
             "prefill_occupancy_ms": round(occupied * 1000, 1),
+            "prefill_queue_busy": round(min(queue_busy, 1.0), 3),
+            "prefill_queued_ms": round(served * 1000, 3),
             "prefill_chunk_ms": round(chunk * 1000, 2),
             "prefill_budget_tokens": budget,
             "prefill_chunk_steps_ms": round(chunk_steps * tpot * 1000, 1),
