@@ -21,6 +21,7 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from advisor.check import files
@@ -294,21 +295,72 @@ def _chart_with_helm(chart: str, ctx: Context, policy: Policy, day: dt.date, out
     out.extend(got)
 
 
+MAX_STAGED_FILES = 10_000
+MAX_STAGED_BYTES = 64 * 1024 * 1024
+
+
+def _without_vcs(chart: str, tmp: str) -> str | InputError:
+    """The chart directory helm is given: the chart itself, or where a version-control directory (.git, .hg, .svn) is
+    inside it (a chart at a repository's root), a copy in ``tmp`` without it. Helm loads every file of a chart that
+    .helmignore does not ignore, and a template reads them (.Files.Get): review 34 put the job's token from
+    .git/config into a name in every output. The copy is bounded (MAX_STAGED_FILES, MAX_STAGED_BYTES); links are copied
+    as the files they point to (one out of the repository was refused before)."""
+    import shutil
+
+    from advisor.yamlsrc import VCS_DIRS
+
+    found, count, size = False, 0, 0
+    for d, dirs, names in os.walk(chart):
+        if VCS_DIRS & set(dirs):
+            found = True
+            dirs[:] = [x for x in dirs if x not in VCS_DIRS]
+        count += len(names)
+        if count > MAX_STAGED_FILES:
+            break
+        for n in names:
+            try:
+                size += os.path.getsize(os.path.join(d, n))
+            except OSError:
+                continue
+    if not found:
+        return chart
+    if count > MAX_STAGED_FILES or size > MAX_STAGED_BYTES:
+        return InputError.single(chart, 1, 1, "a chart directory that holds a version-control directory and more than "
+                                 f"{MAX_STAGED_FILES:,} files or {MAX_STAGED_BYTES // 2**20} MiB: not rendered (helm would "
+                                 "read the version-control directory too); move the chart to a directory of its own")
+    dest = os.path.join(tmp, os.path.basename(os.path.abspath(chart)) or "chart")
+
+    def left_out(d: str, names: list[str]) -> list[str]:  # the directories, and links into them
+        return [n for n in names if n in VCS_DIRS or (os.path.islink(os.path.join(d, n)) and VCS_DIRS & set(
+            Path(os.path.realpath(os.path.join(d, n))).parts))]
+
+    try:
+        shutil.copytree(chart, dest, ignore=left_out)
+    except (OSError, shutil.Error) as exc:
+        return InputError.single(chart, 1, 1, f"the chart could not be copied without its version-control directory: {exc}"[:300])
+    return dest
+
+
 def _render_chart(chart: str, overlay: str | list[str] | None = None, upgrade: bool = False) -> str | InputError:
     """``helm template CHART [-f VALUES ...] [--is-upgrade]`` (bounded in time and size): the manifests the chart renders to."""
     import subprocess
+    import tempfile
 
     helm = files.helm()
     if helm is None:  # pragma: no cover - selected only when helm is on PATH
         return InputError.single(chart, 1, 1, "helm is not on PATH")
-    try:
-        overlays = [overlay] if isinstance(overlay, str) else list(overlay or [])
-        cmd = [helm, "template", chart, *(arg for f in overlays for arg in ("-f", f)), *(["--is-upgrade"] if upgrade else [])]
-        done = subprocess.run(cmd, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return InputError.single(chart, 1, 1, f"helm template failed: {type(exc).__name__}")
+    with tempfile.TemporaryDirectory() as tmp:
+        staged = _without_vcs(chart, tmp)
+        if isinstance(staged, InputError):
+            return staged
+        try:
+            overlays = [overlay] if isinstance(overlay, str) else list(overlay or [])
+            cmd = [helm, "template", staged, *(arg for f in overlays for arg in ("-f", f)), *(["--is-upgrade"] if upgrade else [])]
+            done = subprocess.run(cmd, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return InputError.single(chart, 1, 1, f"helm template failed: {type(exc).__name__}")
     if done.returncode != 0:
-        msg = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        msg = done.stderr.decode("utf-8", "replace").replace(staged, chart).strip().splitlines()
         return InputError.single(chart, 1, 1, f"helm template failed: {(msg[-1] if msg else 'exit ' + str(done.returncode))[:300]}")
     if len(done.stdout) > 8 * 1024 * 1024:
         return InputError.single(chart, 1, 1, "helm template rendered more than 8 MiB")
@@ -482,6 +534,49 @@ MANIFEST_KEYS = re.compile(r"(?m)^[\"']?apiVersion[\"']?\s*:")
 PROFILE_KEYS = _top_keys(("task", "model", "inference", "training", "workload", "deployment", "goal"))
 
 
+_MERGE_DEPTH = 64
+# where a YAML parser and kubectl's document reader (k8s.io/apimachinery util/yaml YAMLReader, Argo CD's too) split a file
+# differently: the reader breaks lines at \n only, so a bare carriage return is a line break to the parser alone, and it
+# takes a line that starts "---#" for a separator, which YAML reads as the plain scalar "---#"
+_BARE_CR = re.compile(r"\r(?!\n)")
+_HASH_SEPARATOR = re.compile(r"^---#", re.M)
+
+
+def _split_alike(text: str, path: str) -> None:
+    """An input error where the documents advisor reads are not the ones kubectl applies (review 34: a ConfigMap, a bare
+    carriage return and a quoted string hid a Pod of 8 H100 that kubectl applied beside it)."""
+    for pattern, why in ((_BARE_CR, "a carriage return not followed by a line feed"),
+                         (_HASH_SEPARATOR, "a line that starts '---#'")):
+        m = pattern.search(text)
+        if m is not None:
+            line = text.count("\n", 0, m.start()) + 1
+            col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+            raise InputError.single(path, line, col, f"{why}: YAML and kubectl split this file into different documents "
+                                    "(kubectl breaks lines at line feeds only and takes '---#' for a separator); write it "
+                                    "with plain line feeds and '--- #' separators")
+
+
+def _as_applied(data: Any, depth: int = 0) -> Any:
+    """A leniently read document as the tools that apply it read it: merge keys (``<<``: a mapping or a list of them)
+    merged under the mapping's own keys, as YAML 1.1's merge type, go-yaml and PyYAML do, and a root-level local tag
+    (read as ``{"!tag": value}``) dropped; nested no deeper than _MERGE_DEPTH."""
+    if depth > _MERGE_DEPTH:
+        return data
+    if isinstance(data, dict):
+        if depth == 0 and len(data) == 1 and isinstance(next(iter(data)), str) and str(next(iter(data))).startswith("!"):
+            return _as_applied(next(iter(data.values())), depth + 1)
+        merged: dict[Any, Any] = {}
+        src = data.get("<<")
+        for m in (src if isinstance(src, list) else [src]):
+            if isinstance(m, dict):
+                merged.update({k: v for k, v in _as_applied(m, depth + 1).items() if k not in merged})
+        merged.update({k: _as_applied(v, depth + 1) for k, v in data.items() if k != "<<"})
+        return merged
+    if isinstance(data, list):
+        return [_as_applied(v, depth + 1) for v in data]
+    return data
+
+
 def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[LoadedProfile], Any]:
     """A file's profiles and its parsed infrastructure (advisor.check.infra.model.Parsed): every
     document classified on its own, so a proposal is judged whatever else the file holds."""
@@ -502,6 +597,7 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
 
     if text is None:
         text = read_text(path, max_bytes=8 * 1024 * 1024)
+    _split_alike(text, path)
     try:
         docs = [d for d in load_documents(text, path, max_nodes=500_000) if d.data is not None]
     except InputError as exc:
@@ -520,6 +616,12 @@ def _read_one(path: str, ctx: Context, text: str | None = None) -> tuple[list[Lo
             from advisor.check.infra.read import split
 
             return split(path, lenient, [doc_kind(d.data) for d in lenient], name_index(ctx.catalog), len(text))
+        if lenient is not None and any(doc_kind(d.data).startswith("other") and not doc_kind(_as_applied(d.data)).startswith("other")
+                                       for d in lenient):
+            # a document that is a manifest, a task or a profile once its merge keys are merged and its root tag dropped, as
+            # kubectl, SkyPilot (PyYAML) and go-yaml read it: never "YAML the gate does not read" (review 34: a Pod of 8 H100
+            # behind `<<: {apiVersion: v1, kind: Pod}` or a `!pod` tag passed as no proposal); the strict error stands
+            raise exc
         if lenient is not None and all(doc_kind(d.data).startswith("other") for d in lenient):
             # mkdocs.yml's !!python/name tags, a catalog or compose file's merge keys (gpustack's model catalog)
             p = exc.problems[0]

@@ -537,8 +537,10 @@ def _overridden(
 
 # a block head of the file's text, read without parsing it: resource "TYPE" "NAME" { / module "NAME" {
 # (labels quoted or bare identifiers, which HCL's grammar takes as well: resource google_container_node_pool pool {)
+# (its words may stand on lines of their own: a /* ... */ comment between them is whitespace to Terraform, and blanked here
+# it keeps its line breaks, review 34)
 _BLOCK_HEAD = re.compile(
-    r'^[ \t]*(resource|module)[ \t]+"?([A-Za-z0-9_-]{1,200})"?(?:[ \t]+"?([A-Za-z0-9_.-]{1,200})"?)?[ \t]*\{', re.M)
+    r'^[ \t]*(resource|module)\s+"?([A-Za-z0-9_-]{1,200})"?(?:\s+"?([A-Za-z0-9_.-]{1,200})"?)?\s*\{', re.M)
 # where a top-level block of any kind starts: a block's text ends there
 _TOP_BLOCK = re.compile(r'^(?:resource|module|data|locals|variable|output|provider|terraform|moved|import|check|removed)\b', re.M)
 # what names an accelerator in Terraform text: the words, and machine / instance / VM size names of accelerator families

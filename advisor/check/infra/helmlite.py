@@ -284,8 +284,38 @@ def _string(v: Any) -> str:
     return str(v)
 
 
+MAX_PRINTED_NODES = 100_000  # values a toYaml / toJson / printed structure holds, at most (shared ones counted each time)
+
+
+def _to_json(v: Any) -> str:
+    import json
+
+    if not _printable(v):
+        raise _Limit(f"prints a structure of more than {MAX_PRINTED_NODES:,} values")
+    return json.dumps(v, sort_keys=True)
+
+
+def _printable(v: Any) -> bool:
+    """Whether a structure prints within MAX_PRINTED_NODES values: one built of itself (`$x = list $x $x` 60 times) holds
+    2^60 once printed (review 34's fromYaml alias chain filled 23 GB): counted as it would print, stopping at the bound."""
+    stack, seen = [v], 0
+    while stack:
+        x = stack.pop()
+        seen += 1
+        if seen > MAX_PRINTED_NODES:
+            return False
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return True
+
+
 def _to_yaml(v: Any) -> str:
     import yaml
+
+    if not _printable(v):
+        raise _Limit(f"prints a structure of more than {MAX_PRINTED_NODES:,} values")
 
     def plain(x: Any) -> Any:
         if isinstance(x, Unknown):
@@ -309,6 +339,14 @@ def _indent(n: Any, s: Any) -> Any:
         return Unknown("indent")
     pad = " " * max(0, min(n, 200))
     return "\n".join(pad + ln for ln in _string(s).split("\n"))
+
+
+def _int64(v: int) -> int:
+    """An integer Helm's int64 arithmetic holds; beyond it the caller's value is unknown (review 34: `mul $x $x` 34 times
+    over computed Python big integers for minutes)."""
+    if not -(2**63) <= v < 2**63:
+        raise ValueError("beyond int64")
+    return v
 
 
 def _num(v: Any) -> Any:
@@ -399,7 +437,7 @@ def _str_fn(fn: Callable[..., Any]) -> Callable[..., Any]:
                 return a
         try:
             return fn(*args)
-        except (TypeError, ValueError, AttributeError, IndexError):
+        except (TypeError, ValueError, AttributeError, IndexError, OverflowError, ZeroDivisionError):
             return Unknown("")
 
     return f
@@ -434,10 +472,19 @@ def _from_yaml(s: Any) -> Any:
         return Unknown("fromYaml")
     if len(s) > 1024 * 1024:
         return Unknown("fromYaml")
+    from advisor.errors import InputError
+    from advisor.yamlsrc import load_documents
+
+    # the bounded reader (aliases weighed as what they expand to; review 34: a 2 KB chain of 40 aliases expanded by
+    # toJson filled 23 GB); a document it refuses is unknown, one that is no YAML the error Helm's fromYaml returns
     try:
-        v = yaml.safe_load(s)
+        docs = load_documents(s, "fromYaml", max_nodes=100_000)
+    except InputError as exc:
+        limit = any(w in str(exc) for w in ("nodes", "deeper", "alias"))
+        return Unknown("fromYaml") if limit else {"Error": "fromYaml"}
     except yaml.YAMLError:
         return {"Error": "fromYaml"}
+    v = docs[0].data if docs else None
     return v if v is not None else {}
 
 
@@ -474,6 +521,8 @@ def _merge_fn(overwrite: bool) -> Callable[..., Any]:
         if not isinstance(dst, dict) or any(isinstance(x, Unknown) for x in srcs):
             return Unknown("merge")
         for x in srcs:
+            if not (_printable(x) and _printable(dst)):  # a structure built of itself is walked as what it prints to
+                raise _Limit(f"merges a structure of more than {MAX_PRINTED_NODES:,} values")
             _merge_deep(dst, x, overwrite)
         return dst
 
@@ -520,7 +569,7 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "quote": lambda *a: a[-1] if isinstance(a[-1], Unknown) else '"' + _string(a[-1]).replace('"', '\\"') + '"',
     "squote": lambda *a: a[-1] if isinstance(a[-1], Unknown) else "'" + _string(a[-1]) + "'",
     "toYaml": lambda v: Unknown("toYaml") if isinstance(v, Unknown) else _to_yaml(v),
-    "toJson": _str_fn(lambda v: __import__("json").dumps(v, sort_keys=True)),
+    "toJson": _str_fn(lambda v: _to_json(v)),
     "nindent": lambda n, s: v if isinstance(v := _indent(n, s), Unknown) else "\n" + v,
     "indent": _indent,
     "int": _num,
@@ -569,11 +618,11 @@ FUNCS: dict[str, Callable[..., Any]] = {
                                     "float64": isinstance(v, float), "map[string]interface {}": isinstance(v, dict),
                                     "[]interface {}": isinstance(v, list)}.get(_string(t), False)),
     "until": _str_fn(lambda n: list(range(max(0, min(int(n), 10_000))))),
-    "add": _str_fn(lambda *a: sum(int(_num(x)) for x in a)),
-    "add1": _str_fn(lambda a: int(_num(a)) + 1),
-    "sub": _str_fn(lambda a, b: int(_num(a)) - int(_num(b))),
-    "mul": _str_fn(lambda *a: __import__("math").prod(int(_num(x)) for x in a)),
-    "div": _str_fn(lambda a, b: int(_num(a)) // int(_num(b))),
+    "add": _str_fn(lambda *a: _int64(sum(int(_num(x)) for x in a))),
+    "add1": _str_fn(lambda a: _int64(int(_num(a)) + 1)),
+    "sub": _str_fn(lambda a, b: _int64(int(_num(a)) - int(_num(b)))),
+    "mul": _str_fn(lambda *a: _int64(__import__("math").prod(int(_num(x)) for x in a))),
+    "div": _str_fn(lambda a, b: _int64(int(_num(a)) // int(_num(b)))),
     "max": _str_fn(lambda *a: max(int(_num(x)) for x in a)),
     "min": _str_fn(lambda *a: min(int(_num(x)) for x in a)),
     "ternary": _ternary,
@@ -1446,7 +1495,7 @@ MAX_PACKAGED_BYTES = 64 * 1024 * 1024  # a packaged subchart read uncompressed, 
 
 def _packaged_asks(path: str) -> str | None:
     """What in a packaged subchart (charts/NAME-VERSION.tgz, not rendered without helm) asks for accelerators: the first
-    chip resource or accelerator selector its templates name; one that cannot be read (corrupt, larger than
+    chip resource or accelerator selector its templates or values files name; one that cannot be read (corrupt, larger than
     MAX_PACKAGED_BYTES uncompressed) is said too: never passed as asking for nothing."""
     import io
     import tarfile
@@ -1466,7 +1515,11 @@ def _packaged_asks(path: str) -> str | None:
             for i, member in enumerate(tar):
                 if i > 10_000:
                     return f"charts/{name}: more than 10,000 files, not read"
-                if not member.isfile() or "/templates/" not in f"/{member.name}":
+                # its templates, and its values files: a template that inserts a values subtree (toYaml .Values.resources)
+                # asks for what the subchart's own values.yaml names (review 34: 16 x 8 H100 passed as asking for nothing)
+                base = os.path.basename(member.name)
+                values = base.startswith("values") and base.endswith((".yaml", ".yml"))
+                if not member.isfile() or ("/templates/" not in f"/{member.name}" and not values):
                     continue
                 handle = tar.extractfile(member)
                 text = handle.read().decode("utf-8", "replace") if handle is not None else ""
@@ -1571,7 +1624,15 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
         docs = [d for d in load_documents(r.text, r.path, max_nodes=500_000) if d.data is not None]
         return split(r.path, docs, [doc_kind(d.data) for d in docs], index, len(r.text))[1]
 
-    chips_in_values = bool(_CHIP_TEXT.search(repr(values) + repr(_values(chart))))
+    from advisor.check.infra.names import names_hardware
+
+    def hardware(text: str) -> bool:
+        # a chip resource, or any word the name index resolves (a machine or instance type: p5.48xlarge, a3-highgpu-8g):
+        # a template advisor cannot read that names one is an input error, never skipped (review 34: a Cluster API
+        # MachineDeployment of 64 p5.48xlarge behind a merge key passed as "a Helm chart without accelerator requests")
+        return bool(_CHIP_TEXT.search(text)) or names_hardware(text, index)
+
+    chips_in_values = hardware(repr(values) + repr(_values(chart)))
     rendered_with = {**_values(chart), **(values or {})}  # what a template's .Values paths are looked up in
     for r in render_chart(chart, values, upgrade=upgrade):
         if not r.text.strip():
@@ -1596,12 +1657,12 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
                 if not parsed.requests:
                     source = _read(r.path, MAX_TEMPLATE_BYTES).split("\n")
                     at = "\n".join(source[line - 1] for _, line in left_out if 0 < line <= len(source))
-                    if _CHIP_TEXT.search(at) or chips_in_values:
+                    if hardware(at) or chips_in_values:
                         raise first from None
         except InputError as exc:
             found = remap(exc.problems, r)
             template = _read(r.path, MAX_TEMPLATE_BYTES)
-            if not _CHIP_TEXT.search(r.text) and not _CHIP_TEXT.search(template) and (
+            if not hardware(r.text) and not hardware(template) and (
                 not chips_in_values or not _inserts_chips(template, rendered_with)
             ):
                 # a template advisor cannot render that names no accelerator, and no values can bring one in: the values

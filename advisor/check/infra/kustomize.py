@@ -6,7 +6,8 @@ Evaluated: ``resources`` (files and directories, bases nested to any depth withi
 repository), ``components``, ``patches`` (strategic-merge and JSON 6902, from a file or inline,
 by the patch's own kind and name or by ``target`` kind / name / namespace),
 ``patchesStrategicMerge``, ``patchesJson6902``, ``replicas``, ``namespace``, ``namePrefix`` /
-``nameSuffix`` (autoscalers' targets renamed with them). Strategic merge follows Kubernetes'
+``nameSuffix`` (autoscalers' targets renamed with them), ``commonAnnotations`` and ``commonLabels`` (on every
+resource and the pod templates it holds). Strategic merge follows Kubernetes'
 merge keys for the lists a pod spec holds (containers by name, volume mounts by mount path, ...)
 and the ``$patch: delete / replace`` directives.
 
@@ -51,7 +52,7 @@ MAX_LOADS = 1_000  # kustomizations read in one build (a base reached through ma
 MAX_BYTES = 8 * 1024 * 1024
 OWN_FILES = (".yaml", ".yml", ".json")  # resource files the gate reads on their own, beside the build
 TRANSFORMS = ("patches", "patchesStrategicMerge", "patchesJson6902", "replicas", "components", "namePrefix", "nameSuffix", "namespace",
-              "transformers", "helmCharts", "replacements")
+              "transformers", "helmCharts", "replacements", "commonAnnotations", "commonLabels")
 # Kubernetes strategic-merge keys of the lists a workload's pod spec holds (k8s.io/api struct tags
 # patchMergeKey); any other list is replaced whole, as strategic merge does without a key.
 MERGE_KEYS = {
@@ -282,6 +283,7 @@ def _build_one(kfile: str, b: _Build, inherited: list[_Res] | None, doc: Documen
     # transformers after every builtin one
     _patches(k, doc, kfile, b, res, at, ("patchesStrategicMerge", "patches"))
     _names(k, doc, res, at)
+    _common_metadata(k, doc, res)
     _patches(k, doc, kfile, b, res, at, ("patchesJson6902",))
     if k.get("configurations"):  # field specs of the builtin transformers (replicas of a CRD, parallelism): not applied
         b.unresolved.append(("kustomize", "configurations (field specs of the builtin transformers, not applied here)",
@@ -563,6 +565,37 @@ def _transformers(refs: list[Any], doc: Document, kfile: str, b: _Build, res: li
 def _name(data: dict[str, Any]) -> str:
     meta = data.get("metadata")
     return str(meta.get("name")) if isinstance(meta, dict) and meta.get("name") is not None else ""
+
+
+# where kustomize's commonAnnotations / commonLabels go besides every resource's metadata (its default field specs, with
+# create: the pod template of the built-in workloads, a CronJob's through its job template): an annotation on the pod
+# template can ask for chips (KAI's gpu-fraction) and one on a Cluster API object bounds its autoscaling (review 34)
+_POD_TEMPLATE_META: tuple[tuple[str, ...], ...] = (
+    ("spec", "template", "metadata"), ("spec", "jobTemplate", "spec", "template", "metadata"))
+
+
+def _common_metadata(k: dict[str, Any], doc: Document, res: list[_Res]) -> None:
+    """commonAnnotations and commonLabels, as kustomize applies them: on every resource's metadata and on the pod
+    templates it holds (a value it sets replaces the resource's own)."""
+    for key, part in (("commonAnnotations", "annotations"), ("commonLabels", "labels")):
+        add = k.get(key)
+        if add is None:
+            continue
+        if not isinstance(add, dict):
+            raise InputError([doc.problem((key,), f"{key}: expected a mapping")])
+        add = {str(a): "" if v is None else str(v) if not isinstance(v, bool) else str(v).lower() for a, v in add.items()}
+        for r in res:
+            targets = [r.data.setdefault("metadata", {})]
+            for path in _POD_TEMPLATE_META:
+                node: Any = r.data
+                for step in path[:-1]:
+                    node = node.get(step) if isinstance(node, dict) else None
+                if isinstance(node, dict):
+                    targets.append(node.setdefault("metadata", {}))
+            for meta in targets:
+                if isinstance(meta, dict):
+                    cur = meta.get(part)
+                    meta[part] = {**(cur if isinstance(cur, dict) else {}), **add}
 
 
 def _names(k: dict[str, Any], doc: Document, res: list[_Res], at: Any) -> None:
