@@ -445,9 +445,9 @@ def parse(path: str, text: str, index: NameIndex) -> Parsed:
     _module_calls(ctx, scope, data, text, by_addr, unresolved)
     objects = Parsed("terraform-hcl")  # the Kubernetes objects the modules of the repository it calls apply
     modules = _local_modules(ctx, scope, data, by_addr, unresolved, objects=objects) if path != "-" else []
-    opaque = _opaque_modules(path, text, data, index)
+    opaque = _opaque_modules(path, text, data, index, scope)
     tfplan.read_resources(ctx, by_addr, out)
-    _report_unresolved(ctx, out, unresolved)
+    _report_unresolved(ctx, out, unresolved, scope)
     if any(typ in tfk8s.TYPES for typ, _n, _b in resources):  # Kubernetes objects Terraform applies
         _kubernetes_objects(ctx, scope, resources, out)
     out.requests += objects.requests
@@ -823,6 +823,17 @@ def _evaluate(
 
 # a field that names the accelerator itself (guest_accelerator.type, accelerator_type, accelerator_config, gpu_*, tpu_*)
 _ACCELERATOR_FIELD = re.compile(r"(?:^|[._])(?:guest_accelerator|accelerators?|gpus?|tpus?)(?:[._]|$)")
+# a field that names the machine (its accelerators come with it)
+_MACHINE_FIELD = re.compile(r"(?:^|[._])(?:machine_type|instance_types?|vm_size|node_type)(?:[._]|$)")
+
+
+def _first_line(text: str, address: str) -> int | None:
+    """The line of the module block a module's resource address starts with (module.NAME[...]), None where none."""
+    m = re.match(r'module\.([A-Za-z0-9_-]+)', address)
+    if m is None:
+        return None
+    head = re.search(rf'^[ \t]*module\s+"?{re.escape(m.group(1))}"?\s*\{{', text, re.M)
+    return None if head is None else text.count("\n", 0, head.start()) + 1
 
 
 def _kubernetes_objects(ctx: _HclCtx, scope: _Scope, resources: list[tuple[str, str, dict[str, Any]]], out: Parsed) -> None:
@@ -849,7 +860,7 @@ def _kubernetes_objects(ctx: _HclCtx, scope: _Scope, resources: list[tuple[str, 
             out.autoscalers += got.autoscalers
 
 
-def _report_unresolved(ctx: _HclCtx, out: Parsed, unresolved: dict[str, list[tuple[str, str]]]) -> None:
+def _report_unresolved(ctx: _HclCtx, out: Parsed, unresolved: dict[str, list[tuple[str, str]]], scope: _Scope | None = None) -> None:
     """What could not be evaluated: on the request read from that resource; a resource whose accelerator itself cannot be
     evaluated (``guest_accelerator { type = var.gpu }``, ``accelerator_type = var.tpu``) is a request of unknown hardware,
     never passed over; any other resource read no request from (a machine type from a variable) is a note naming it."""
@@ -863,6 +874,17 @@ def _report_unresolved(ctx: _HclCtx, out: Parsed, unresolved: dict[str, list[tup
         fields = ", ".join(sorted({f for f, _ in items}))
         named = [(f, e) for f, e in items if _ACCELERATOR_FIELD.search(f)]
         block = ctx.blocks.get(tfconfig.config_address(address))
+        machine = [(f, e) for f, e in items if _MACHINE_FIELD.search(f)]
+        if not named and machine:
+            # a machine type that cannot be evaluated (a module's for_each over another module's output) where the file
+            # gives accelerator machine types (a variable's default, a map of pools): a request of those, count unknown,
+            # never a note only (review 33: equinor/radix's two H100 NVL pools per cluster passed, exit 0)
+            given = _quoted(ctx.text, 0, len(ctx.text)) + (
+                _strings([scope.variables, scope.locals], [], [100_000]) if scope is not None else [])
+            hint = next((q for q in given if isinstance(q, str) and ctx.index.instance_accelerator(q) is not None), None)
+            if hint is not None:
+                named = [(machine[0][0], hint)]
+                block = block if block is not None else _first_line(ctx.text, address)
         if named and block is not None:
             req = Request(ctx.path, "terraform-hcl", address, block, 1)
             req.hardware, req.count = named[0][1][:80], None
@@ -1011,7 +1033,23 @@ _CHIP_KEY = re.compile(
 )
 
 
-def _opaque_modules(path: str, text: str, data: dict[str, Any], index: NameIndex) -> list[Request]:
+def _strings(v: Any, out: list[str], budget: list[int]) -> list[str]:
+    """The strings in an evaluated value (at most budget[0] nodes visited)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return out
+    if isinstance(v, str):
+        out.append(v)
+    elif isinstance(v, dict):
+        for x in v.values():
+            _strings(x, out, budget)
+    elif isinstance(v, list):
+        for x in v:
+            _strings(x, out, budget)
+    return out
+
+
+def _opaque_modules(path: str, text: str, data: dict[str, Any], index: NameIndex, scope: _Scope | None = None) -> list[Request]:
     """Fail closed on a call of a module this reader does not read (from a registry or Git, without a reader of its
     inputs: MODULE_READERS) whose inputs ask for chips: a chip resource of a device plugin in the values it passes on
     (``nvidia.com/gpu: 4`` in a Helm values heredoc) or a machine / instance type of an accelerator family the index
@@ -1026,6 +1064,14 @@ def _opaque_modules(path: str, text: str, data: dict[str, Any], index: NameIndex
         end = _block_end(text, head.end())
         chip = _CHIP_KEY.search(text, head.end(), end)
         machine = next((q for q in _quoted(text, head.end(), end) if index.instance_accelerator(q) is not None), None)
+        if machine is None and scope is not None:
+            # an input given by a variable, a local or a tfvars value (machine_type = var.mt, default "g2-standard-16"):
+            # the value the module gets, not only the text of the block (review 33: only a literal was seen)
+            try:
+                given = _strings(scope.literal({k: v for k, v in _body.items() if k not in ("source", "version")}), [], [100_000])
+            except (RecursionError, ValueError, TypeError):
+                given = []
+            machine = next((q for q in given if index.instance_accelerator(q) is not None), None)
         if chip is None and machine is None:
             continue
         line = text.count("\n", 0, head.start()) + 1

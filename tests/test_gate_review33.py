@@ -1,0 +1,32 @@
+"""Review 33: the gate on 193 real files of 13 public repositories (54 of 59 accelerator resources found). The cases
+here are cut down from the files it passed as asking for nothing (tests/data/gate-review33)."""
+
+from __future__ import annotations
+
+import json
+
+from .conftest import ROOT, run_cli
+
+DATA = ROOT / "tests" / "data" / "gate-review33"
+
+
+def _requests(path: str) -> tuple[int, list[dict]]:  # type: ignore[type-arg]
+    r = run_cli("check", path, "--format", "json")
+    data = json.loads(r.out)
+    return r.code, [x["proposal"]["request"] for x in data["results"]]
+
+
+def test_a_registry_module_given_a_gpu_machine_type_by_a_variable_is_a_request() -> None:
+    """terraform-google-modules/vm with machine_type = var.mt (default g2-standard-16, an L4 VM): only a literal
+    machine type in the module block was seen; this one was 'Terraform HCL without accelerator resources'."""
+    code, reqs = _requests(str(DATA / "module-var"))
+    assert code == 0 and len(reqs) == 1, reqs
+    assert reqs[0]["accelerator"] == "l4" and reqs[0]["count"] is None  # the module is not read: its count is not known
+
+
+def test_node_pools_whose_machine_type_cannot_be_evaluated_are_requests_where_the_module_names_gpu_machines() -> None:
+    """equinor/radix: a module called for_each cluster of a config file, its node pools from a lookup of variables whose
+    defaults are Standard_NC40ads_H100_v5 pools: a note only, exit 0, 0 proposals."""
+    code, reqs = _requests(str(DATA / "aks-foreach-lookup"))
+    assert code == 0 and len(reqs) == 1, reqs
+    assert reqs[0]["accelerator"] == "Standard_NC40ads_H100_v5" and reqs[0]["count"] is None
