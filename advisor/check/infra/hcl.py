@@ -875,7 +875,7 @@ def _report_unresolved(ctx: _HclCtx, out: Parsed, unresolved: dict[str, list[tup
         named = [(f, e) for f, e in items if _ACCELERATOR_FIELD.search(f)]
         block = ctx.blocks.get(tfconfig.config_address(address))
         machine = [(f, e) for f, e in items if _MACHINE_FIELD.search(f)]
-        if not named and machine:
+        if not named and machine and not seen:  # beside requests read, the file is not passed over: not guessed
             # a machine type that cannot be evaluated (a module's for_each over another module's output) where the file
             # gives accelerator machine types (a variable's default, a map of pools): a request of those, count unknown,
             # never a note only (review 33: equinor/radix's two H100 NVL pools per cluster passed, exit 0)
