@@ -30,3 +30,13 @@ def test_node_pools_whose_machine_type_cannot_be_evaluated_are_requests_where_th
     code, reqs = _requests(str(DATA / "aks-foreach-lookup"))
     assert code == 0 and len(reqs) == 1, reqs
     assert reqs[0]["accelerator"] == "Standard_NC40ads_H100_v5" and reqs[0]["count"] is None
+
+
+def test_an_optional_attributes_default_is_its_value_not_its_quoted_text() -> None:
+    """optional(string, "europe-west4") read as the region '"europe-west4"' (a policy allowing europe-west4 failed it),
+    and optional(string, "") as a value that is not empty (a pool of 3 zones counted in 1)."""
+    r = run_cli("check", str(DATA / "optional-default"), "--format", "json")
+    data = json.loads(r.out)
+    [res] = data["results"]
+    assert res["proposal"]["request"]["count"] == 9  # 1..3 nodes per zone, 3 zones of europe-west4
+    assert '"region": "europe-west4"' in r.out and '\\"europe-west4\\"' not in r.out

@@ -248,9 +248,11 @@ def _tfvars(directory: str, names: list[str], declared: set[str]) -> tuple[dict[
 
 
 def _raw(v: Any) -> Any:
-    """An evaluated value in the form python-hcl2 gives a literal (a string with its quotes)."""
+    """An evaluated value in the form _load gives a literal: python-hcl2 read with strip_string_quotes, so a string as it
+    is (review 33: quoted again, an optional(string, "europe-west4") default read as the region '"europe-west4"' and an
+    empty default '""' as a value that is not empty)."""
     if isinstance(v, str):
-        return json.dumps(v)
+        return v
     if isinstance(v, list):
         return [_raw(x) for x in v]
     if isinstance(v, dict):
