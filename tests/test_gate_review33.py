@@ -40,3 +40,14 @@ def test_an_optional_attributes_default_is_its_value_not_its_quoted_text() -> No
     [res] = data["results"]
     assert res["proposal"]["request"]["count"] == 9  # 1..3 nodes per zone, 3 zones of europe-west4
     assert '"region": "europe-west4"' in r.out and '\\"europe-west4\\"' not in r.out
+
+
+def test_a_chart_whose_values_are_left_empty_for_install_is_read_not_stopped() -> None:
+    """gpu-recipes' SGLang LeaderWorkerSet chart declares job.image.repository and tag empty (set at install):
+    `image: {{ .Values.job.image.repository }}:{{ .Values.job.image.tag }}` rendered as `image: :` and stopped the whole
+    repository's run with exit 2, even with --fail-on never."""
+    r = run_cli("check", str(DATA / "empty-values-chart"), "--format", "json")
+    assert r.code == 0, r.err
+    [res] = json.loads(r.out)["results"]
+    assert res["proposal"]["request"]["count"] == 16
+    assert any("declares empty" in n for n in res["notes"])

@@ -686,6 +686,9 @@ class _Renderer:
         self.steps = 0
         self.depth = 0
         self.guessed: list[tuple[str, int]] = []  # conditions that were unknown (first branch taken)
+        # print a value the chart leaves empty (`image: {repository: , tag: }`, given at install with --set) as unknown,
+        # not as nothing: the second reading of a template whose first does not parse (render_chart nil_unknown)
+        self.nil_unknown = False
 
     # -- output
     def emit(self, text: str, line: int, literal: bool) -> None:
@@ -865,6 +868,8 @@ class _Renderer:
                 self.emit(node.text, node.line, True)
             elif isinstance(node, _Act):
                 v = self.evaluate(node.expr, scope, node.line)
+                if v is None and self.nil_unknown and ".Values." in str(node.expr):
+                    v = Unknown(f"{str(node.expr).strip()[:80]} (empty in the chart's values)")
                 self.emit(_string(v), node.line, False)
             elif isinstance(node, _Block):
                 self.block(node, scope)
@@ -1160,7 +1165,7 @@ def _add_defines(nodes: list[Any], into: dict[str, list[Any]], override: bool = 
 
 def render_chart(
     chart: str, values: dict[str, Any] | None = None, depth: int = 0, count: list[int] | None = None, upgrade: bool = False,
-    shared: dict[str, list[Any]] | None = None,
+    shared: dict[str, list[Any]] | None = None, nil_unknown: bool = False,
 ) -> list[Rendered]:
     """Every template of ``chart`` (and of its unpacked subcharts) rendered with its values (as an upgrade: ``upgrade``);
     the named templates of the whole chart tree are one set (``shared``), as Helm compiles them."""
@@ -1192,6 +1197,7 @@ def render_chart(
             continue
         root["Template"]["Name"] = f
         r = _Renderer(f, root, defines)
+        r.nil_unknown = nil_unknown
         try:
             r.run(parsed[f], _Scope(root, {"$": root}))
         except _Limit as exc:
@@ -1205,7 +1211,7 @@ def render_chart(
             raise InputError.single(f, 1, 1, f"Helm chart: more than {MAX_CHART_BYTES >> 20} MiB of templates (subcharts included)")
         if not (_only_crds(text) and not _CHIP_TEXT.search(text)):
             out.append(Rendered(f, text, list(range(1, text.count("\n") + 2)), []))
-    if depth < MAX_SUBCHART_DEPTH:
+    if depth < MAX_SUBCHART_DEPTH and not nil_unknown:
         out += _subcharts(chart, meta, vals, depth, count, upgrade, shared)
     return out
 
@@ -1615,6 +1621,25 @@ def _inserts_chips(template: str, values: dict[str, Any]) -> bool:
     return False
 
 
+EMPTY_VALUES_NOTE = ("values the chart declares empty (given at install: --set) printed where YAML needed a value: read as "
+                     "unknown, not as nothing")
+
+
+def _with_empty_values_unknown(chart: str, values: dict[str, Any] | None, upgrade: bool, r: Rendered) -> Rendered | None:
+    """``r``'s template rendered again with the values the chart leaves empty printed as unknown, where that reads as
+    YAML; None otherwise (the template is broken for another reason)."""
+    from advisor.yamlsrc import load_documents
+
+    try:
+        again = next((x for x in render_chart(chart, values, upgrade=upgrade, nil_unknown=True) if x.path == r.path), None)
+        if again is None or again.text == r.text:
+            return None
+        load_documents(again.text, again.path, max_nodes=500_000)
+    except InputError:
+        return None
+    return again
+
+
 def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: ChartRead, upgrade: bool = False) -> None:
     from advisor.check.infra.read import split
     from advisor.check.infra.sniff import doc_kind
@@ -1650,15 +1675,24 @@ def _read_variant(chart: str, index: Any, values: dict[str, Any] | None, out: Ch
                 lines = r.text.split("\n")
                 left_out = [(m.group(1).strip(), source_line(r, i + 1))
                             for i, ln in enumerate(lines) if (m := _PLACEHOLDER_LINE.fullmatch(ln))]
-                if not left_out:
+                again = _with_empty_values_unknown(chart, values, upgrade, r)
+                if again is not None:  # values the chart declares empty, given at install (review 33: gpu-recipes'
+                    r = again  # `image: {{ .Values.job.image.repository }}:{{ ...tag }}` with both empty)
+                    left_out = []
+                    parsed = load(r)
+                    parsed.notes.append(EMPTY_VALUES_NOTE)
+                    for req in parsed.requests:
+                        req.notes.append(EMPTY_VALUES_NOTE)
+                elif not left_out:
                     raise
-                kept = "\n".join("" if _PLACEHOLDER_LINE.fullmatch(ln) else ln for ln in lines)
-                parsed = load(replace(r, text=kept))
-                if not parsed.requests:
-                    source = _read(r.path, MAX_TEMPLATE_BYTES).split("\n")
-                    at = "\n".join(source[line - 1] for _, line in left_out if 0 < line <= len(source))
-                    if hardware(at) or chips_in_values:
-                        raise first from None
+                else:
+                    kept = "\n".join("" if _PLACEHOLDER_LINE.fullmatch(ln) else ln for ln in lines)
+                    parsed = load(replace(r, text=kept))
+                    if not parsed.requests:
+                        source = _read(r.path, MAX_TEMPLATE_BYTES).split("\n")
+                        at = "\n".join(source[line - 1] for _, line in left_out if 0 < line <= len(source))
+                        if hardware(at) or chips_in_values:
+                            raise first from None
         except InputError as exc:
             found = remap(exc.problems, r)
             template = _read(r.path, MAX_TEMPLATE_BYTES)
