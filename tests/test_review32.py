@@ -65,3 +65,24 @@ def test_short_prompts_share_the_steps_of_the_servers_token_budget() -> None:
     assert p99["latency_ms"] <= 20 and p99["terms"]["prefill_queue_busy"] < 1.0, p99
     # in the queue, a prompt's share of a step, not a step of its own
     assert 0 < p99["terms"]["prefill_queued_ms"] < p99["terms"]["prefill_occupancy_ms"] / 4
+
+
+def test_a_team_that_accepts_reservations_only_is_not_told_its_count_is_beyond_on_demand_reach() -> None:
+    """24 L4 (on-demand reach on gcp: 256) for a team whose deployment.procurement is [reservation]: the warning said
+    '24 l4 are beyond on-demand reach on gcp'."""
+    out = run_cli("recommend", str(DATA / "reservation-only-l4.yaml")).out
+    assert "beyond on-demand reach" not in out
+    assert "under the kinds deployment.procurement accepts" in out, out
+
+
+def test_a_service_bought_for_itself_says_the_outlay_and_bears_its_own_hours() -> None:
+    """72 H100 bought for a 405B service around the clock: the $2.43M outlay and 16 weeks' lead time were in the JSON
+    only, and the month's cost divided the fixed part by the catalog's 80% utilisation ($72,086, not $58.5k)."""
+    d = _json(str(DATA / "onprem-purchase-service.yaml"))
+    e = d["estimate"]
+    assert e["purchase"]["capex_usd"] == 2430000 and e["purchase"]["utilisation_assumed"] == 1.0
+    assert 55000 < e["cost_usd"] < 62000, e["cost_usd"]
+    text = run_cli("recommend", str(DATA / "onprem-purchase-service.yaml")).out
+    assert "$2,430,000 up front, 16 weeks' lead time" in text
+    assert "no purchase (deployment.onprem.purchase: true)" not in run_cli(
+        "report", str(DATA / "onprem-purchase-service.yaml"), "-o", "-").out

@@ -55,8 +55,10 @@ def running_cost(acc: Accelerator, override: OnPrem | None = None) -> dict[str, 
             "hosting_usd_per_chip_month": hosting, "hosting_usd_per_hour": host}
 
 
-def rate(acc: Accelerator, override: OnPrem | None = None, *, owned: bool = False) -> Rate | None:
-    """The equivalent $/chip-hour of owning ``acc`` (running cost only when ``owned``)."""
+def rate(acc: Accelerator, override: OnPrem | None = None, *, owned: bool = False, in_use: float | None = None) -> Rate | None:
+    """The equivalent $/chip-hour of owning ``acc`` (running cost only when ``owned``). ``in_use``: the share of the
+    chips' hours the workload itself runs them (a service bought for itself: its hours a day over 24), in place of the
+    catalog's assumed utilisation, unless the profile states one (deployment.onprem.utilisation)."""
     run = running_cost(acc, override)
     if run is None:
         return None
@@ -68,7 +70,7 @@ def rate(acc: Accelerator, override: OnPrem | None = None, *, owned: bool = Fals
         return None
     o = override or OnPrem()
     years = _pick(o.amortisation_years, d.amortisation_years.value)
-    used = _pick(o.utilisation, d.utilisation.value if d.utilisation is not None else 1.0)
+    used = _pick(o.utilisation, in_use if in_use is not None else d.utilisation.value if d.utilisation is not None else 1.0)
     capex = acc.purchase.usd_per_chip / (years * HOURS_PER_YEAR)
     fixed = (capex + run["hosting_usd_per_hour"]) / used
     return Rate(fixed + run["power_usd_per_hour"], ONPREM_KIND,
@@ -83,12 +85,13 @@ def purchasing(dep: Deployment) -> bool:
 
 
 def purchase_terms(
-    acc: Accelerator, count: int, override: OnPrem | None, cloud_usd: float | None, cloud: str | None
+    acc: Accelerator, count: int, override: OnPrem | None, cloud_usd: float | None, cloud: str | None,
+    in_use: float | None = None,
 ) -> dict[str, Any] | None:
     """What buying ``count`` x ``acc`` takes: the capital outlay, the lead time, the amortisation
     and the utilisation the amortised rate assumes, and the break-even against renting at
     ``cloud_usd`` per chip-hour (the months of use at that utilisation after which owning is cheaper)."""
-    r = rate(acc, override)
+    r = rate(acc, override, in_use=in_use)
     run = running_cost(acc, override)
     d = acc.onprem_basis
     if r is None or run is None or acc.purchase is None or d is None:

@@ -35,11 +35,21 @@ def price_for(profile: Profile, acc: Accelerator, count: int = 0) -> Price:
     return _PRICES.get((acc,), key, lambda: _price_for(profile, acc, count or None))
 
 
+def service_use(profile: Profile) -> float | None:
+    """The share of a bought chip's hours a service runs it (its hours a day over 24: a chip bought for a service around
+    the clock is used all its hours, not the catalog's assumed utilisation; review 32: a 24/7 service's monthly cost was
+    the fixed part over 0.8, 23% high); None for a training run (the chips serve other work besides)."""
+    inf = profile.inference
+    if profile.task != "inference" or inf is None:
+        return None
+    return min(1.0, max(inf.run_hours_per_day / 24.0, 1e-3))
+
+
 def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> Price:
     """The cheapest of the clouds' price and, where on-prem is allowed, the amortised cost of owning it."""
     dep = profile.deployment
     cloud = _cloud_price_for(profile, acc, count)
-    own = onprem.rate(acc, dep.onprem) if onprem.purchasing(dep) else None
+    own = onprem.rate(acc, dep.onprem, in_use=service_use(profile)) if onprem.purchasing(dep) else None
     if own is not None and (cloud.usd is None or own.usd_per_chip_hour < cloud.usd):
         return Price(own.usd_per_chip_hour, "on-prem", own.kind, None)
     if (
@@ -49,9 +59,10 @@ def _price_for(profile: Profile, acc: Accelerator, count: int | None = None) -> 
         and not (set(dep.clouds) - {"on-prem"} & set(acc.clouds))
     ):
         # on-prem allowed but nothing to price it at: neither owned nor bought
-        return Price(
-            None, None, None, None, unavailable="on-prem: none owned (deployment.owned) and no purchase (deployment.onprem.purchase: true)"
-        )
+        buying = onprem.purchasing(dep)
+        return Price(None, None, None, None, unavailable=(
+            f"on-prem: none owned (deployment.owned) and no purchase price for {acc.id} in the catalog (add one with --catalog)"
+            if buying else "on-prem: none owned (deployment.owned) and no purchase (deployment.onprem.purchase: true)"))
     return cloud
 
 
@@ -153,7 +164,8 @@ def apply_price(
         need = e.count * (e.replicas or 1)
         owned = min(need, sum(o.count for o in dep.owned or () if o.accelerator == acc.id))
         e.purchase = onprem.purchase_terms(
-            acc, need - owned, dep.onprem, rent.usd_per_chip_hour if rent else None, rent.cloud if rent else None
+            acc, need - owned, dep.onprem, rent.usd_per_chip_hour if rent else None, rent.cloud if rent else None,
+            service_use(profile),
         ) if need > owned else None  # within what the team owns nothing is bought
         if e.purchase is not None:
             e.purchase["chips_bought"], e.purchase["chips_owned_used"] = need - owned, owned
@@ -165,6 +177,15 @@ def apply_price(
                 f"{e.purchase['lead_time_weeks']:g} weeks' lead time before the run can start; "
                 f"the amortised rate assumes {e.purchase['amortisation_years']:g} years at {e.purchase['utilisation_assumed']:.0%} use, "
                 f"this run is {e.hours / life:.1%} of that"
+            )
+        elif e.purchase is not None:  # a service: what it buys, before its first request (review 32: said in JSON only)
+            besides = f" besides the {owned} owned" if owned else ""
+            lead = e.purchase.get("lead_time_weeks")
+            e.warnings.append(
+                f"buying {need - owned} {acc.id}{besides}: ${e.purchase['capex_usd']:,.0f} up front"
+                + (f", {lead:g} weeks' lead time before it can serve" if lead is not None else "")
+                + f"; the monthly cost amortises it over {e.purchase['amortisation_years']:g} years at "
+                f"{e.purchase['utilisation_assumed']:.0%} use"
             )
     if e.mode == "training" and e.hours and _interruptions(e, acc, restart_hours) != 1.0:
         chip_hours = e.hours * e.count  # the run's hours as interruptions lengthen them (the start-up paid once)
@@ -430,8 +451,13 @@ def _procure(
     elif not math.isfinite(hours) and r.limit is not None and r.limit.min_hours > 0 and pricing == "on-demand":
         # a service beyond on-demand reach, priced at a term it commits to: what it commits and what autoscaling saves
         chips, usd = e.count * (e.replicas or 1), priced.usd or 0.0
+        accepts = capacity.accepted(dep.procurement)
+        # beyond on-demand reach only where on-demand was tried: a team that accepts reservations only has its kind by
+        # choice (review 32: 24 L4, well within on-demand reach, were said to be beyond it)
+        why = (f"{chips:,} {acc.id} are beyond on-demand reach on {priced.cloud}" if accepts is None or "on-demand" in accepts
+               else f"{chips:,} {acc.id} on {priced.cloud}, under the kinds deployment.procurement accepts")
         e.warnings.append(
-            f"{chips:,} {acc.id} are beyond on-demand reach on {priced.cloud}: priced as {r.title} "
+            f"{why}: priced as {r.title} "
             f"(${usd:,.2f}/chip-hour, a term of {r.limit.min_hours:,.0f} h: ${chips * usd * r.limit.min_hours:,.0f} "
             "committed, billed whether used or not, so autoscaling the reserved capacity down saves nothing)"
         )
