@@ -33,6 +33,7 @@ PLACEHOLDERS = frozenset(
         "gke_accelerator", "chips_per_host", "hosts", "model", "tp", "replicas",
         "max_model_len", "pp", "min_nodes", "max_nodes", "workload", "slices", "seq_len",
         "global_batch", "steps", "layers", "emb_dim", "vocab", "heads", "kv_heads", "head_dim", "mlp_dim", "moe_mlp_dim", "maxtext_mlp_dim",
+        "maxtext_model",
         "vertex_accelerator",
         "max_seqs", "server_seqs", "max_input_len", "per_device_batch", "num_experts", "experts_per_token",
         "weight_dtype", "disk_gb", "checkpoint_every", "mlx_quant", "gguf_quant", "vllm_dp_items", "vllm_dp_args", "engine_seqs",

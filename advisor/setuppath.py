@@ -360,6 +360,7 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
     # the replica's batch per chip (JetStream/MaxText per_device_batch_size)
     out["per_chip_batch"] = str(-(-int(out["max_seqs"]) // max(1, count)))
     out.update(jetstream_model(profile.model.hf_id))
+    out["maxtext_model"] = maxtext_model(profile.model.hf_id)
     # the longest prompt (a training profile on a serving path: half the context)
     out["max_input_len"] = str(
         min(max_model_len(profile, est), longest_request(profile)[0]) if inf else max_model_len(profile) // 2
@@ -399,6 +400,14 @@ def _layout(profile: Profile, est: Estimate | None, hosts: int, per_host: int) -
         out["moe_mlp_dim"] = "0"
         out["maxtext_mlp_dim"] = ""
     return out
+
+
+def maxtext_model(hf_id: str | None) -> str:
+    """MaxText's model_name of the profile's Hugging Face checkpoint (rules/maxtext-models.yaml, its converter's table);
+    where none matches, the shell variable setup.sh asks for."""
+    rows: dict[str, str] = bundled_data("maxtext-models.yaml")["models"]
+    wanted = (hf_id or "").lower()
+    return next((str(name) for hf, name in rows.items() if wanted and hf.lower() == wanted), "${MAXTEXT_MODEL_NAME}")
 
 
 def jetstream_model(hf_id: str | None) -> dict[str, str]:

@@ -86,3 +86,20 @@ def test_a_service_bought_for_itself_says_the_outlay_and_bears_its_own_hours() -
     assert "$2,430,000 up front, 16 weeks' lead time" in text
     assert "no purchase (deployment.onprem.purchase: true)" not in run_cli(
         "report", str(DATA / "onprem-purchase-service.yaml"), "-o", "-").out
+
+
+def test_a_maxtext_fine_tune_loads_the_base_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A 70B fine-tune of meta-llama/Llama-3.1-70B on TPU: MaxText's train ran with no load_parameters_path, a
+    pre-train from random weights billed as a fine-tune."""
+    out = tmp_path / "out"
+    r = run_cli("scaffold", str(DATA / "maxtext-finetune.yaml"), "-o", str(out))
+    assert r.code == 0, r.err
+    sh = (out / "setup.sh").read_text()
+    train = next(line for line in sh.splitlines() if "maxtext.trainers.pre_train.train " in line)
+    assert "load_parameters_path=${MAXTEXT_CKPT_PATH}" in train and "model_name=llama3.1-70b" in train
+    assert "override_model_config=True" in train
+    assert "need PROJECT_ID MAXTEXT_CKPT_PATH" in sh and "maxtext.checkpoint_conversion.to_maxtext model_name=llama3.1-70b" in sh
+    # a pre-train starts from nothing
+    pre = tmp_path / "pre"
+    r = run_cli("scaffold", str(ROOT / "profiles" / "llm-pretrain-70b.yaml"), "-o", str(pre))
+    assert r.code == 0 and "load_parameters_path=" not in (pre / "setup.sh").read_text()

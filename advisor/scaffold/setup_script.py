@@ -32,6 +32,9 @@ _VAR_COMMENTS = {
     "MAXTEXT_MODEL": "MaxText model family of your checkpoint (llama2, gemma, mistral, ...)",
     "MAXTEXT_SIZE": "its size as MaxText names it (7b, 13b, 70b, ...): model_name is MAXTEXT_MODEL-MAXTEXT_SIZE",
     "MAXTEXT_TOKENIZER": "its tokenizer asset in MaxText (assets/tokenizer.llama2, assets/tokenizer.gemma, ...)",
+    # a MaxText fine-tune: the base model's weights, converted once (the training step's note gives the command)
+    "MAXTEXT_CKPT_PATH": "the base model's MaxText checkpoint (gs://BUCKET/base/0/items, from maxtext.checkpoint_conversion.to_maxtext)",
+    "MAXTEXT_MODEL_NAME": "MaxText's model_name of the base model (src/maxtext/utils/globals.py HF_IDS: llama3.1-8b, qwen3-8b, ...)",
 }
 
 

@@ -195,6 +195,11 @@ def _rewrite(spec: Spec, raw: list[str]) -> list[str]:
             and "--accelerator" not in stripped
         ):
             out.append(f"{cmd} --accelerator=type={{gke_accelerator}},count={{chips_per_host}}")
+        elif "maxtext.trainers.pre_train.train " in stripped and spec.profile.task == "fine-tuning" and "run_name={name} " in cmd:
+            # a fine-tune starts from the base model's weights, converted to a MaxText checkpoint, with MaxText's own
+            # model config (rope, norms) over the plan's dimensions; before, it trained from random weights (review 32)
+            out.append(cmd.replace("run_name={name} ", "run_name={name} load_parameters_path=${MAXTEXT_CKPT_PATH} "
+                                   "model_name={maxtext_model} override_model_config=True ", 1))
         elif stripped.startswith("torchrun --standalone ") and spec.training and int(spec.values.get("hosts") or 1) > 1:
             # one training over several machines: torchrun on each meets at the first (the step that reaches them sets
             # MASTER_ADDR), not a machine of its own
