@@ -570,10 +570,11 @@ def _unobtainable(x: Estimate) -> bool:
 
 
 def by_quote_plan(cands: list[Estimate], profile: Profile) -> Estimate | None:
-    """The fastest configuration that meets every constraint but has no catalog price (a chip sold by quote), where
-    none of ``cands`` is both feasible and priced and the profile sets no budget (an unpriced plan cannot be held to
-    one: the nearest priced configuration stays the verdict there); None otherwise."""
-    ok = [x for x in cands if x.feasible]
+    """The fastest configuration that meets every constraint but has no catalog price (a chip sold by quote: placed in a
+    region of a cloud the profile allows), where none of ``cands`` is both feasible and priced and the profile sets no
+    budget (an unpriced plan cannot be held to one: the nearest priced configuration stays the verdict there); None
+    otherwise. A chip a team could only own (on-prem, none owned, no purchase) is none."""
+    ok = [x for x in cands if x.feasible and x.region is not None]
     if not ok or any(x.priced for x in ok) or profile.goal.budget_usd is not None:
         return None
     return min(ok, key=lambda x: (x.hours or x.latency_ms or math.inf, x.count, x.accelerator))
