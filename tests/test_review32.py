@@ -103,3 +103,36 @@ def test_a_maxtext_fine_tune_loads_the_base_model(tmp_path) -> None:  # type: ig
     pre = tmp_path / "pre"
     r = run_cli("scaffold", str(ROOT / "profiles" / "llm-pretrain-70b.yaml"), "-o", str(pre))
     assert r.code == 0 and "load_parameters_path=" not in (pre / "setup.sh").read_text()
+
+
+def test_a_what_if_never_flips_to_a_verdict_that_still_misses_the_constraints() -> None:
+    """70B on 15T tokens in 48 h (nothing meets it): each 'X -> Y makes it FAMILY' names a verdict that meets the
+    constraints at Y; before, 'tokens_b below 1,796 makes it TPU (tpu-v6e x 1024)' left that plan at 559 h."""
+    import re
+
+    import yaml
+
+    from advisor.api import Context, recommend
+
+    ctx = Context.load()
+    data = yaml.safe_load((DATA / "impossible-deadline.yaml").read_text())
+    # without TPU v7 (sold by quote, 398 h), no TPU plan comes near: a flip to TPU is to a plan that still misses 48 h
+    data["deployment"]["accelerators"] = ["tpu-v5e", "tpu-v6e", "tpu-v5p", "h100", "h200", "b200", "a100-80gb"]
+    from advisor.models import Profile
+
+    rec = recommend(Profile.model_validate(data), ctx.kb, ctx.catalog, ctx.constants)
+    assert not rec.decision.feasible
+    # nothing else makes a 48 h plan: before, 'software.framework: jax -> pytorch makes it TPU (tpu-v5p x 1024)', a TPU
+    # plan as far from the deadline as the verdict
+    assert not [f for f in rec.flip if " makes it " in f], rec.flip
+    data["deployment"].pop("accelerators")
+    rec = recommend(Profile.model_validate(data), ctx.kb, ctx.catalog, ctx.constants)
+    flips = [f for f in rec.flip if " makes it " in f]
+    for f in flips:
+        if not f.startswith("training.tokens_b"):
+            continue
+        m = re.search(r"-> (?:below|above|at) ([0-9,.]+)", f)
+        assert m, f
+        data["training"]["tokens_b"] = float(m.group(1).replace(",", "")) * (0.99 if "below" in f else 1.01)
+        again = recommend(Profile.model_validate(data), ctx.kb, ctx.catalog, ctx.constants, with_flip=False)
+        assert again.decision.feasible, (f, again.estimate.hours if again.estimate else None)
