@@ -51,3 +51,11 @@ def test_a_chart_whose_values_are_left_empty_for_install_is_read_not_stopped() -
     [res] = json.loads(r.out)["results"]
     assert res["proposal"]["request"]["count"] == 16
     assert any("declares empty" in n for n in res["notes"])
+
+
+def test_a_toolkit_tpu_pool_takes_its_topology_from_the_resource_policy_it_uses() -> None:
+    """Cluster Toolkit's gke-tpu-7x: the pool uses a resource policy whose workload_policy.accelerator_topology is
+    2x2x1 (4 chips, one tpu7x-standard-4t node); read at gke-node-pool's 0..1000 nodes, 4,000 chips."""
+    r = run_cli("check", str(DATA / "toolkit-tpu"), "--format", "json")  # with the vars of its deployment file beside it
+    [res] = json.loads(r.out)["results"]
+    assert res["proposal"]["request"]["count"] == 4 and any("2x2x1" in n for n in res["notes"]), res

@@ -127,7 +127,7 @@ def _blueprint(doc: Document, index: NameIndex, vars_: dict[str, Any]) -> list[R
                 continue
             if not _hardware(got, req, index):
                 continue
-            _replicas(got, req, kind)
+            _replicas(got, req, kind, _used_topology(module, modules, doc, (*loc[:-1],), vars_, req))
             _pricing(got, req)
             zones = got.value("zones", counted=False)
             zone = zones[0] if isinstance(zones, list) and zones and isinstance(zones[0], str) else got.value("zone", counted=False)
@@ -250,9 +250,31 @@ def _hardware(s: _Settings, req: Request, index: NameIndex) -> bool:
     return True
 
 
-def _replicas(s: _Settings, req: Request, kind: str) -> None:
+def _used_topology(module: dict[str, Any], modules: list[Any], doc: Document, at: KeyPath, vars_: dict[str, Any],
+                   req: Request) -> str | None:
+    """The TPU topology a node pool takes from a module it uses (``use:``): a resource policy's
+    ``workload_policy.accelerator_topology`` (modules/compute/resource-policy), which gcluster gives the pool as its
+    placement policy and from which it works out the pool's node count (review 33: Cluster Toolkit's gke-tpu-7x pool of
+    a 2x2x1 topology, one node, was read at gke-node-pool's default 0..1000 nodes, 4,000 chips)."""
+    use = module.get("use")
+    used: list[Any] = use if isinstance(use, list) else []
+    for mi, other in enumerate(modules):
+        if not isinstance(other, dict) or other.get("id") not in used or not isinstance(other.get("settings"), dict):
+            continue
+        got = _Settings(doc, (*at, mi, "settings"), other["settings"], vars_, req)
+        policy = got.value("workload_policy", counted=False)
+        topo = policy.get("accelerator_topology") if isinstance(policy, dict) else None
+        if isinstance(topo, str):
+            resolved = got._resolve("workload_policy.accelerator_topology", topo, None, True)
+            if isinstance(resolved, str):
+                return resolved
+    return None
+
+
+def _replicas(s: _Settings, req: Request, kind: str, used_topology: str | None = None) -> None:
     if kind == GKE_POOL:
         topo = (s.value("placement_policy") or {}).get("tpu_topology") if isinstance(s.value("placement_policy"), dict) else None
+        topo = topo or used_topology
         chips = topology_chips(topo) if isinstance(topo, str) else None
         if chips and req.count:  # a multi-host TPU slice: num_slices slices of the topology
             hosts = max(1, chips // req.count)
