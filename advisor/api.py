@@ -95,7 +95,7 @@ def estimate_file(path: str, accelerator: str, count: int | None, ctx: Context) 
     """``advisor estimate``: the one profile in ``path`` (``FILE#N``: the N-th document of a
     multi-document file) at a named configuration (``resolve_hardware``); a count that is not a
     real shape is estimated anyway, with a warning first."""
-    return _estimate_loaded(_one_profile(path), accelerator, count, ctx)
+    return _estimate_loaded(one_profile(path), accelerator, count, ctx)
 
 
 def _estimate_loaded(lp: LoadedProfile, accelerator: str, count: int | None, ctx: Context) -> Estimate:
@@ -108,7 +108,7 @@ def _estimate_loaded(lp: LoadedProfile, accelerator: str, count: int | None, ctx
     return est
 
 
-def _one_profile(path: str) -> LoadedProfile:
+def one_profile(path: str, command: str = "estimate") -> LoadedProfile:
     """The profile of ``path``, or of ``FILE#N``: the N-th (1-based) document, as ``check`` labels it."""
     import re
 
@@ -122,14 +122,14 @@ def _one_profile(path: str) -> LoadedProfile:
         return chosen[0]
     loaded = load_profiles([path])
     if len(loaded) != 1:
-        raise UsageError(f"{path}: estimate takes one profile, the file holds {len(loaded)}: "
+        raise UsageError(f"{path}: {command} takes one profile, the file holds {len(loaded)}: "
                          f"name one as FILE#N ({', '.join(lp.label for lp in loaded)})")
     return loaded[0]
 
 
 def estimate_files(paths: Sequence[str], accelerator: str, count: int | None, ctx: Context) -> list[tuple[str, Estimate]]:
     """``estimate_file`` for each path (``FILE#N`` too), as (label, estimate)."""
-    chosen = [_one_profile(path) for path in paths]
+    chosen = [one_profile(path) for path in paths]
     return [(lp.label, _estimate_loaded(lp, accelerator, count, ctx)) for lp in chosen]
 
 

@@ -136,3 +136,15 @@ def test_a_what_if_never_flips_to_a_verdict_that_still_misses_the_constraints() 
         data["training"]["tokens_b"] = float(m.group(1).replace(",", "")) * (0.99 if "below" in f else 1.01)
         again = recommend(Profile.model_validate(data), ctx.kb, ctx.catalog, ctx.constants, with_flip=False)
         assert again.decision.feasible, (f, again.estimate.hours if again.estimate else None)
+
+
+def test_scaffold_takes_one_profile_of_a_file_of_several_as_file_hash_n(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """estimate and check take FILE#N; scaffold said 'no such file'."""
+    many = str(DATA / "three-goals.yaml")
+    r = run_cli("scaffold", many, "-o", str(tmp_path / "all"))
+    assert r.code == 2 and "name one as FILE#N" in r.err, r.err
+    for n in (1, 3):
+        r = run_cli("scaffold", f"{many}#{n}", "-o", str(tmp_path / str(n)))
+        assert r.code == 0 and (tmp_path / str(n) / "setup.sh").exists(), r.err
+    r = run_cli("scaffold", f"{many}#9", "-o", str(tmp_path / "9"))
+    assert r.code == 2 and "has no document 9" in r.err

@@ -18,7 +18,8 @@ from advisor.commands.options import RulesOpt as _RulesOpt
 
 
 def scaffold_cmd(
-    file: Annotated[Path, typer.Argument(help="Workload profile, YAML.", show_default=False, metavar="FILE")],
+    file: Annotated[Path, typer.Argument(help="Workload profile, YAML; FILE#N: the N-th document of a multi-document file.",
+                                         show_default=False, metavar="FILE")],
     output: Annotated[
         Path,
         typer.Option(
@@ -36,14 +37,12 @@ def scaffold_cmd(
     catalog: _CatalogOpt = None,
 ) -> None:
     """Write setup.sh, Kubernetes manifests, train.py, sky.yaml and a README for the verdict."""
-    from advisor.api import Context, recommend_files, scaffold, write_scaffold
-    from advisor.errors import UsageError
+    from advisor.api import Context, check_accelerators, one_profile, recommend_profile, scaffold, write_scaffold
 
     ctx = Context.load([str(r) for r in rules or []], [str(c) for c in catalog or []])
-    recs = recommend_files([str(file)], ctx, with_flip=False)
-    if len(recs) != 1:
-        raise UsageError(f"{file}: scaffold takes one profile, the file holds {len(recs)}")
-    rec = recs[0]
+    loaded = one_profile(str(file), "scaffold")  # FILE#N: the N-th profile of a file of several, as estimate takes it
+    check_accelerators([loaded], ctx.catalog)
+    rec = recommend_profile(loaded.profile, ctx, label=loaded.label, with_flip=False)
     files = scaffold(rec, ctx, path)
     from advisor.api import refuse_links
 
