@@ -292,8 +292,10 @@ def _tf_ref(path: str, name: str, body: dict[str, Any], lines: dict[str, int], r
 
 
 def _local_chart(path: str, body: dict[str, Any], repo_root: str) -> str | None:
-    """The chart directory in the repository a ``helm_release`` installs (``chart`` a path, no ``repository``)."""
-    if not isinstance(body.get("chart"), str) or body.get("repository"):
+    """The chart directory in the repository a ``helm_release`` installs: ``chart`` a path to one, with a ``repository``
+    or not (Helm's LocateChart takes a path that exists before it consults a repository; review 33: NVIDIA nim-deploy's
+    ./helm/ngc-cache beside a repository was read as a remote chart, its GPU Job unrendered)."""
+    if not isinstance(body.get("chart"), str):
         return None
     chart_ref = _module_relative(body["chart"])
     return None if "${" in chart_ref else _chart_dir(os.path.dirname(path) or ".", chart_ref, repo_root)
