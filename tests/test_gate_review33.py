@@ -59,3 +59,14 @@ def test_a_toolkit_tpu_pool_takes_its_topology_from_the_resource_policy_it_uses(
     r = run_cli("check", str(DATA / "toolkit-tpu"), "--format", "json")  # with the vars of its deployment file beside it
     [res] = json.loads(r.out)["results"]
     assert res["proposal"]["request"]["count"] == 4 and any("2x2x1" in n for n in res["notes"]), res
+
+
+def test_a_chart_a_release_installs_is_judged_in_the_releases_namespace() -> None:
+    """A Terraform helm_release with namespace = "nim" rendered the chart's Job as Job/default/release-name, so a policy
+    that requires Spot in namespace nim passed it (exit 0)."""
+    r = run_cli("check", str(DATA / "release-namespace"), "--policy", str(DATA / "policy-ns.yaml"), "--format", "json")
+    assert r.code == 1, r.out[-400:]
+    data = json.loads(r.out)
+    addresses = [x["source"]["address"] for x in data["results"]]
+    assert any(a.startswith("Job/nim/") for a in addresses), addresses
+    assert any(f["rule"] == "policy-spot-required" for x in data["results"] for f in x["findings"])

@@ -518,16 +518,17 @@ def test_releases_of_a_chart_in_the_repository_are_judged_with_their_values(tmp_
     monkeypatch.chdir(tmp_path)
     _code, data, err = _check(".")
     got = {a: (q["accelerator"], q["count"], q["replicas_max"], q["path"], q["line"]) for a, q in _requests(data).items()}
-    name = "Deployment/default/release-name-serve"
-    assert got[f"{name} [argocd llm-prod]"] == ("h100", 2, 4, "apps/llm.yaml", 9), err  # parameters over valuesObject over files
-    assert got[f"{name} [flux llm-staging]"] == ("l4", 8, 1, "apps/flux.yaml", 8)
-    assert got[f"{name} [helmfile llm-batch]"] == ("a100-40gb", 8, 3, "helmfile.yaml", 3)
-    assert got[name][:3] == ("h100", 8, 16)  # the chart itself
+    # each rendered for its release: .Release.Name the Argo CD application's, the Flux HelmRelease's, the helmfile release's
+    # parameters over valuesObject over files
+    assert got["Deployment/default/llm-prod-serve [argocd llm-prod]"] == ("h100", 2, 4, "apps/llm.yaml", 9), err
+    assert got["Deployment/default/llm-staging-serve [flux llm-staging]"] == ("l4", 8, 1, "apps/flux.yaml", 8)
+    assert got["Deployment/default/llm-batch-serve [helmfile llm-batch]"] == ("a100-40gb", 8, 3, "helmfile.yaml", 3)
+    assert got["Deployment/default/release-name-serve"][:3] == ("h100", 8, 16)  # the chart itself, as helm template names it
     unread = {a: [f["message"] for f in r["findings"] if f["rule"] == "request-unresolved"] for a, r in
               ((r["source"]["address"], r) for r in data["results"])}
-    assert any("$values/envs/prod.yaml" in m for m in unread[f"{name} [argocd llm-prod]"])
-    assert any("valuesFrom" in m for m in unread[f"{name} [flux llm-staging]"])
-    assert any("secrets.yaml.gotmpl" in m for m in unread[f"{name} [helmfile llm-batch]"])
+    assert any("$values/envs/prod.yaml" in m for m in unread["Deployment/default/llm-prod-serve [argocd llm-prod]"])
+    assert any("valuesFrom" in m for m in unread["Deployment/default/llm-staging-serve [flux llm-staging]"])
+    assert any("secrets.yaml.gotmpl" in m for m in unread["Deployment/default/llm-batch-serve [helmfile llm-batch]"])
     assert not any("ingress" in a or "monitoring" in a for a in got)  # charts from a repository: not rendered here
 
 
@@ -564,7 +565,7 @@ def test_a_terraform_helm_release_of_a_chart_in_the_repository(tmp_path: Path, m
     monkeypatch.chdir(tmp_path)
     _code, data, err = _check(".")
     got = _requests(data)
-    q = got["Deployment/default/release-name-serve [terraform helm_release.llm]"]
+    q = got["Deployment/default/llm-serve [terraform helm_release.llm]"]
     assert (q["accelerator"], q["count"], q["replicas_max"], q["path"], q["line"]) == ("h100", 4, 6, "infra/main.tf", 1), err
     unread = [f["message"] for r in data["results"] if r["source"]["address"].endswith("helm_release.llm]") for f in r["findings"]
               if f["rule"] == "request-unresolved"]
@@ -803,7 +804,7 @@ def test_a_terraform_helm_release_heredoc_values_are_read(tmp_path: Path, monkey
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
     _code, data, err = _check(".")
-    q = _requests(data)["Deployment/default/release-name-serve [terraform helm_release.llm]"]
+    q = _requests(data)["Deployment/default/llm-serve [terraform helm_release.llm]"]
     assert (q["accelerator"], q["count"]) == ("h100", 2), err
     assert not any(f["rule"] == "request-unresolved" and "EOT" in f["message"] for r in data["results"] for f in r["findings"])
 
@@ -1016,7 +1017,8 @@ def test_an_argocd_application_set_renders_its_template_release(tmp_path: Path, 
     monkeypatch.chdir(tmp_path)
     _code, data, err = _check(".")
     got = {a: (r["total_chips"], r["path"], "request-unresolved" in r["rules"]) for a, r in _requests(data).items()}
-    assert got["Deployment/default/d [argocd applicationset trainers]"] == (128, "apps/set.yaml", True), (got, err)
+    # in the namespace its destination names (helm install puts the chart's objects there)
+    assert got["Deployment/ml/d [argocd applicationset trainers]"] == (128, "apps/set.yaml", True), (got, err)
 
 
 def test_len_of_a_string_counts_its_bytes_as_go_does() -> None:

@@ -341,7 +341,7 @@ def _without_vcs(chart: str, tmp: str) -> str | InputError:
     return dest
 
 
-def _render_chart(chart: str, overlay: str | list[str] | None = None, upgrade: bool = False) -> str | InputError:
+def _render_chart(chart: str, overlay: str | list[str] | None = None, upgrade: bool = False, release: Any = None) -> str | InputError:
     """``helm template CHART [-f VALUES ...] [--is-upgrade]`` (bounded in time and size): the manifests the chart renders to."""
     import subprocess
     import tempfile
@@ -355,7 +355,10 @@ def _render_chart(chart: str, overlay: str | list[str] | None = None, upgrade: b
             return staged
         try:
             overlays = [overlay] if isinstance(overlay, str) else list(overlay or [])
-            cmd = [helm, "template", staged, *(arg for f in overlays for arg in ("-f", f)), *(["--is-upgrade"] if upgrade else [])]
+            named = [release.release] if release is not None and release.release else []  # helm template [NAME] CHART
+            space = ["--namespace", release.namespace] if release is not None and release.namespace else []
+            cmd = [helm, "template", *named, staged, *space, *(arg for f in overlays for arg in ("-f", f)),
+                   *(["--is-upgrade"] if upgrade else [])]
             done = subprocess.run(cmd, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return InputError.single(chart, 1, 1, f"helm template failed: {type(exc).__name__}")
@@ -374,7 +377,20 @@ def _render_chart(chart: str, overlay: str | list[str] | None = None, upgrade: b
 
 def _release(ref: Any, ctx: Context, policy: Policy, day: dt.date, out: _Batch) -> None:
     """A chart in the repository as a release names it (Argo CD, Flux, helmfile): rendered with the
-    release's values files and inline values, judged at the reference."""
+    release's values files and inline values and its name and namespace, judged at the reference."""
+    from advisor.check.infra.helmlite import RELEASE, RELEASE_NAME
+    from advisor.check.infra.k8s import DEFAULT_NAMESPACE
+
+    names = RELEASE.set((ref.release or RELEASE_NAME, ref.namespace or "default"))
+    spaces = DEFAULT_NAMESPACE.set(ref.namespace or "default")
+    try:
+        _release_rendered(ref, ctx, policy, day, out)
+    finally:
+        RELEASE.reset(names)
+        DEFAULT_NAMESPACE.reset(spaces)
+
+
+def _release_rendered(ref: Any, ctx: Context, policy: Policy, day: dt.date, out: _Batch) -> None:
     from advisor.check.infra.helmlite import read_values
     from advisor.check.infra.model import label_variant
 
@@ -389,12 +405,13 @@ def _release(ref: Any, ctx: Context, policy: Policy, day: dt.date, out: _Batch) 
                 with open(p, "w", encoding="utf-8") as fh:
                     json.dump(layer, fh, default=str)  # JSON is YAML (a YAML date as its text)
                 extra.append(p)
-            _one_file(ref.chart, ctx, policy, day, got, text=_render_chart(ref.chart, [*ref.files, *extra]))
+            _one_file(ref.chart, ctx, policy, day, got, text=_render_chart(ref.chart, [*ref.files, *extra], release=ref))
             from advisor.check.infra.helmlite import mark_upgrade, release_states
 
             if True in release_states(ref.chart):
                 again = _Batch()  # the upgrade's requests only: its problems are said once, by the install's rendering
-                _one_file(ref.chart, ctx, policy, day, again, text=_render_chart(ref.chart, [*ref.files, *extra], upgrade=True))
+                _one_file(ref.chart, ctx, policy, day, again,
+                          text=_render_chart(ref.chart, [*ref.files, *extra], upgrade=True, release=ref))
                 mark_upgrade(again.requests, again.autoscalers)
                 got.requests += again.requests
                 got.autoscalers += again.autoscalers

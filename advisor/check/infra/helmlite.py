@@ -26,6 +26,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -1078,12 +1079,19 @@ UPGRADE_NOTE = ("rendered as an upgrade of the release (.Release.IsUpgrade true,
                 "--is-upgrade): the chart's templates branch on the release's state, and every upgrade after the install deploys this")
 
 
+# the release a chart is rendered for (a release naming it: Argo CD, Flux, helmfile, Terraform helm_release), else
+# helm template's defaults: its name and namespace are what templates read of .Release (review 33: a namespace-scoped
+# policy was passed by a chart released into its namespace, read as "default")
+RELEASE: ContextVar[tuple[str, str]] = ContextVar("RELEASE", default=(RELEASE_NAME, "default"))
+
+
 def release_root(values: dict[str, Any], meta: dict[str, Any], chart: str, upgrade: bool = False) -> dict[str, Any]:
     """What a template sees besides .Values, as ``helm template`` gives it with no flags (an install), or with
-    ``--is-upgrade``."""
+    ``--is-upgrade``; the release's name and namespace where one names the chart (RELEASE)."""
+    name, namespace = RELEASE.get()
     return {
         "Values": values,
-        "Release": {"Name": RELEASE_NAME, "Namespace": "default", "Service": "Helm", "IsInstall": not upgrade, "IsUpgrade": upgrade,
+        "Release": {"Name": name, "Namespace": namespace, "Service": "Helm", "IsInstall": not upgrade, "IsUpgrade": upgrade,
                     "Revision": 2 if upgrade else 1},
         "Chart": {
             "Name": meta.get("name", os.path.basename(os.path.abspath(chart))),

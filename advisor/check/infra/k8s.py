@@ -10,6 +10,7 @@ kind are in ``k8s_workloads``, what one pod spec asks for in ``k8s_pod``."""
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 from advisor.check.infra import capi, dra, karpenter, krm
@@ -26,6 +27,10 @@ from advisor.check.infra.model import (
 from advisor.check.infra.names import Hardware, NameIndex
 from advisor.errors import InputError
 from advisor.yamlsrc import Document, KeyPath
+
+# the namespace of an object that names none: kubectl's default, or the namespace of the release that installs the chart
+# it was rendered from (helm install puts such objects there)
+DEFAULT_NAMESPACE: ContextVar[str] = ContextVar("DEFAULT_NAMESPACE", default="default")
 
 
 def _subgroups_fill(part: Part, per_pod: int | None, topo_chips: int | None, req: Request) -> bool:
@@ -96,7 +101,7 @@ def parse(docs: list[Document], index: NameIndex) -> Parsed:
             if isinstance(meta.get("name"), str)
             else (str(meta["generateName"]) + "*" if isinstance(meta.get("generateName"), str) else "?")
         )
-        ns = d.namespace = str(meta["namespace"]) if isinstance(meta.get("namespace"), str) else "default"
+        ns = d.namespace = str(meta["namespace"]) if isinstance(meta.get("namespace"), str) else DEFAULT_NAMESPACE.get()
         spec = d.mapping(("spec",))
         if kind == "HorizontalPodAutoscaler" or (isinstance(spec.get("scaleTargetRef"), dict) and "maxReplicas" in spec):
             # an HPA, or an autoscaler of its shape (scaleTargetRef + minReplicas / maxReplicas: AIBrix's PodAutoscaler,

@@ -237,6 +237,10 @@ class ReleaseRef:
     files: list[str] = field(default_factory=list)  # values files, in order (helm -f)
     layers: list[dict[str, Any]] = field(default_factory=list)  # inline values, in order, after the files
     unread: list[tuple[str, str, Pos]] = field(default_factory=list)  # what it names that is not read
+    # the release's name and the namespace it installs into (.Release.Name / .Release.Namespace, and the namespace of
+    # every object the chart leaves without one); None: helm template's defaults (release-name, default)
+    release: str | None = None
+    namespace: str | None = None
 
 
 @dataclass

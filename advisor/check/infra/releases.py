@@ -110,6 +110,11 @@ def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
                 continue
             label = f" [argocd {name}]" if kind == "Application" else f" [argocd applicationset {name}]"
             ref = ReleaseRef(doc.path, doc.where((*loc, "path")), label, chart)
+            dest_v, helm_v = spec.get("destination"), src.get("helm")
+            dest: dict[str, Any] = dest_v if isinstance(dest_v, dict) else {}
+            helm_opts: dict[str, Any] = helm_v if isinstance(helm_v, dict) else {}
+            ref.release = _text(helm_opts.get("releaseName")) or _text(meta.get("name"))  # Argo CD: the app's name
+            ref.namespace = _text(dest.get("namespace"))
             if kind == "ApplicationSet":
                 ref.unread.append(("generators", "an ApplicationSet makes one Application per generator element: how many "
                                    "is not read (each renders this chart)", doc.where(("spec",))))
@@ -132,6 +137,10 @@ def from_manifest(doc: Document, repo_root: str) -> list[ReleaseRef]:
             chart = _chart_dir(repo_root, cs["chart"], repo_root)
             if chart is not None:
                 ref = ReleaseRef(doc.path, doc.where(("spec", "chart", "spec", "chart")), f" [flux {name}]", chart)
+                target = _text(spec.get("targetNamespace"))
+                # Flux: spec.releaseName, else [targetNamespace-]name; into targetNamespace, else the object's namespace
+                ref.release = _text(spec.get("releaseName")) or (f"{target}-{name}" if target else name)
+                ref.namespace = target or _text(meta.get("namespace"))
                 for j, f in enumerate(cs.get("valuesFiles") or [] if isinstance(cs.get("valuesFiles"), list) else []):
                     _value_file(ref, repo_root, f, doc.where(("spec", "chart", "spec", "valuesFiles", j)), repo_root)
                 if isinstance(spec.get("values"), dict):
@@ -214,6 +223,7 @@ def from_helmfile(doc: Document, repo_root: str) -> list[ReleaseRef]:
         if chart is None:
             continue
         ref = ReleaseRef(doc.path, doc.where(("releases", i, "chart")), f" [helmfile {r.get('name') or i}]", chart)
+        ref.release, ref.namespace = _text(r.get("name")), _text(r.get("namespace"))
         for j, v in enumerate(r.get("values") or [] if isinstance(r.get("values"), list) else []):
             if isinstance(v, dict):
                 ref.layers.append(v)
@@ -270,6 +280,11 @@ def tf_values(v: Any, load: Callable[[str], Any]) -> dict[str, Any] | None:
     return None if "${" in v else _inline(v)
 
 
+def _text(v: Any) -> str | None:
+    """A literal name (a release's, a namespace's); None for anything else (an interpolation, a number)."""
+    return v if isinstance(v, str) and v and "${" not in v and "{{" not in v and len(v) <= 253 else None
+
+
 def _tf_ref(path: str, name: str, body: dict[str, Any], lines: dict[str, int], repo_root: str, load: Callable[[str], Any],
             chart: str) -> ReleaseRef:
     """One ``helm_release``'s values as layers: ``values`` (``file(...)`` of a file in the repository, YAML text, a
@@ -278,6 +293,8 @@ def _tf_ref(path: str, name: str, body: dict[str, Any], lines: dict[str, int], r
     module = os.path.dirname(path) or "."
     pos = (lines.get(f"helm_release.{name}", 1), 1)
     ref = ReleaseRef(path, pos, f" [terraform helm_release.{name}]", chart)
+    ref.release = _text(body.get("name"))
+    ref.namespace = _text(body.get("namespace")) or "default"  # the helm provider's default
     for v in body.get("values") or [] if isinstance(body.get("values"), list) else []:
         m = _TF_FILE.match(v) if isinstance(v, str) else None
         if m:
