@@ -310,10 +310,11 @@ def test_a_release_is_rendered_by_helm_with_its_values_files(tmp_path: Path, mon
     bin_.mkdir()
     helm = bin_ / "helm"
     pods = {n: POD.format(name="from-helm", init=0, sidecar=0, main=n) for n in (1, 3)}
-    # one pod of 1 chip for the chart alone; 3 chips when given two values files (prod.yaml, then the inline values)
+    # one pod of 1 chip for the chart alone; 3 chips when given the release's name (helm template NAME CHART) and two
+    # values files (prod.yaml, then the inline values)
     helm.write_text(
         "#!/bin/sh\n[ \"$1\" = template ] || exit 1\n"
-        f"if [ \"$3\" = -f ] && [ \"$4\" = prod.yaml ] && [ \"$5\" = -f ] && grep -q replicas \"$6\"; then\n"
+        f"if [ \"$2\" = prod ] && [ \"$4\" = -f ] && [ \"$5\" = prod.yaml ] && [ \"$6\" = -f ] && grep -q replicas \"$7\"; then\n"
         f"cat <<'EOF'\n{pods[3]}EOF\nelse\ncat <<'EOF'\n{pods[1]}EOF\nfi\n"
     )
     helm.chmod(helm.stat().st_mode | stat.S_IEXEC)

@@ -148,3 +148,12 @@ def test_scaffold_takes_one_profile_of_a_file_of_several_as_file_hash_n(tmp_path
         assert r.code == 0 and (tmp_path / str(n) / "setup.sh").exists(), r.err
     r = run_cli("scaffold", f"{many}#9", "-o", str(tmp_path / "9"))
     assert r.code == 2 and "has no document 9" in r.err
+
+
+def test_the_jax_skeleton_uses_the_vocabulary_the_estimate_assumed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """train.py of the JAX path hard-coded a 32,000-token vocabulary while the estimate and MaxText's command used the
+    model's 128,256."""
+    out = tmp_path / "out"
+    r = run_cli("scaffold", str(DATA / "maxtext-finetune.yaml"), "-o", str(out), "--path", "tpu-vm-jax")
+    assert r.code == 0, r.err
+    assert "\nVOCAB = 128256 " in (out / "train.py").read_text()
