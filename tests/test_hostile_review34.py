@@ -164,3 +164,15 @@ def test_terraform_arithmetic_is_bounded(tmp_path: Path) -> None:
     assert took < 20 and code == 1, (code, took, out[-300:])
 
 
+
+
+def test_a_chart_that_links_to_itself_is_copied_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy without .git follows no link to a directory: templates/loop -> .. would copy the chart into itself down
+    to the longest path the system takes."""
+    repo = _repo(tmp_path, {"Chart.yaml": "apiVersion: v2\nname: leak\nversion: 0.1.0\n", "templates/pod.yaml": "x: 1\n",
+                            **{f"files/f{i}.txt": "x\n" for i in range(200)}})
+    (repo / "templates" / "loop").symlink_to("..")
+    monkeypatch.setenv("PATH", f"{_fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    start = time.monotonic()
+    _, out = _check(tmp_path, repo, "--format", "github")
+    assert time.monotonic() - start < 20 and "Pod/default/safe" in out, out[-300:]

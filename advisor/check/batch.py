@@ -330,9 +330,14 @@ def _without_vcs(chart: str, tmp: str) -> str | InputError:
                                  "read the version-control directory too); move the chart to a directory of its own")
     dest = os.path.join(tmp, os.path.basename(os.path.abspath(chart)) or "chart")
 
-    def left_out(d: str, names: list[str]) -> list[str]:  # the directories, and links into them
-        return [n for n in names if n in VCS_DIRS or (os.path.islink(os.path.join(d, n)) and VCS_DIRS & set(
-            Path(os.path.realpath(os.path.join(d, n))).parts))]
+    def left_out(d: str, names: list[str]) -> list[str]:
+        # the directories, links into them, and links to directories (a link to the chart itself would be copied into
+        # the copy again and again, down to the longest path the system takes)
+        def linked(n: str) -> bool:
+            at = os.path.join(d, n)
+            return os.path.islink(at) and (os.path.isdir(at) or bool(VCS_DIRS & set(Path(os.path.realpath(at)).parts)))
+
+        return [n for n in names if n in VCS_DIRS or linked(n)]
 
     try:
         shutil.copytree(chart, dest, ignore=left_out)
