@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.check import files
 from advisor.check.diff import apply_increase_limit, diff_against
@@ -40,6 +40,9 @@ from advisor.context import Context, check_accelerators
 from advisor.errors import InputError, Problem
 from advisor.loading import LoadedProfile
 from advisor.policy import Policy
+
+if TYPE_CHECKING:
+    from advisor.check.infra.model import ReleaseRef
 
 __all__ = [
     "CHECK_RULES", "RANK", "SEVERITIES", "CheckReport", "CheckRule", "Finding", "InvalidFile",
@@ -346,8 +349,11 @@ def _without_vcs(chart: str, tmp: str) -> str | InputError:
     return dest
 
 
-def _render_chart(chart: str, overlay: str | list[str] | None = None, upgrade: bool = False, release: Any = None) -> str | InputError:
-    """``helm template CHART [-f VALUES ...] [--is-upgrade]`` (bounded in time and size): the manifests the chart renders to."""
+def _render_chart(
+    chart: str, overlay: str | list[str] | None = None, upgrade: bool = False, release: ReleaseRef | None = None,
+) -> str | InputError:
+    """``helm template [NAME] CHART [--namespace NS] [-f VALUES ...] [--is-upgrade]`` (bounded in time and size): the
+    manifests the chart renders to, for ``release`` where one names it."""
     import subprocess
     import tempfile
 
@@ -360,8 +366,8 @@ def _render_chart(chart: str, overlay: str | list[str] | None = None, upgrade: b
             return staged
         try:
             overlays = [overlay] if isinstance(overlay, str) else list(overlay or [])
-            named = [release.release] if release is not None and release.release else []  # helm template [NAME] CHART
-            space = ["--namespace", release.namespace] if release is not None and release.namespace else []
+            named = [release.release] if release and release.release else []
+            space = ["--namespace", release.namespace] if release and release.namespace else []
             cmd = [helm, "template", *named, staged, *space, *(arg for f in overlays for arg in ("-f", f)),
                    *(["--is-upgrade"] if upgrade else [])]
             done = subprocess.run(cmd, capture_output=True, timeout=120, check=False, stdin=subprocess.DEVNULL)

@@ -870,6 +870,15 @@ def _report_unresolved(ctx: _HclCtx, out: Parsed, unresolved: dict[str, list[tup
     for req in out.requests:
         for field, expr in unresolved.get(req.address, []):
             req.unresolved.append((field, expr[:80], (req.line, req.col)))
+    hints: list[str | None] = []  # the accelerator machine type the file or its module's values name, looked up once
+
+    def module_machine() -> str | None:
+        if not hints:
+            given = _quoted(ctx.text, 0, len(ctx.text)) + (
+                _strings([scope.variables, scope.locals], [], [100_000]) if scope is not None else [])
+            hints.append(next((q for q in given if ctx.index.instance_accelerator(q) is not None), None))
+        return hints[0]
+
     for address, items in unresolved.items():
         if address in seen or not items:
             continue
@@ -881,9 +890,7 @@ def _report_unresolved(ctx: _HclCtx, out: Parsed, unresolved: dict[str, list[tup
             # a machine type that cannot be evaluated (a module's for_each over another module's output) where the file
             # gives accelerator machine types (a variable's default, a map of pools): a request of those, count unknown,
             # never a note only (review 33: equinor/radix's two H100 NVL pools per cluster passed, exit 0)
-            given = _quoted(ctx.text, 0, len(ctx.text)) + (
-                _strings([scope.variables, scope.locals], [], [100_000]) if scope is not None else [])
-            hint = next((q for q in given if isinstance(q, str) and ctx.index.instance_accelerator(q) is not None), None)
+            hint = module_machine()
             if hint is not None:
                 named = [(machine[0][0], hint)]
                 block = block if block is not None else _first_line(ctx.text, address)
